@@ -1,0 +1,73 @@
+// Every error this service raises, created here and nowhere else. HTTP errors carry the exact body the
+// original Django REST Framework service answers with; snapshot errors carry the editor-facing report.
+import createError from '@fastify/error'
+
+/** The JSON body a client sees for an error: DRF's shapes, never a stack trace or a file path. */
+export type ErrorBody = { detail: string } | Record<string, string[]>
+
+interface HttpError extends Error {
+  code: string
+  statusCode: number
+  body: ErrorBody
+}
+
+function httpError<Args extends unknown[]> (code: string, statusCode: number, message: string, body: (...args: Args) => ErrorBody) {
+  const Base = createError(code, message, statusCode)
+  return function create (...args: Args): HttpError {
+    const error = new Base(...args) as HttpError
+    error.body = body(...args)
+    return error
+  }
+}
+
+// `companies` is validated like Django's IntegerField, which answers with this exact message.
+export const companiesNotInteger = httpError('EXPLORE_ERR_COMPANIES', 400, 'companies must be whole numbers',
+  () => ({ companies: ['Enter a whole number.'] }))
+
+export const notFound = httpError('EXPLORE_ERR_NOT_FOUND', 404, 'Not found.',
+  () => ({ detail: 'Not found.' }))
+
+export const methodNotAllowed = httpError('EXPLORE_ERR_METHOD_NOT_ALLOWED', 405, 'Method "%s" not allowed.',
+  (method: string) => ({ detail: `Method "${method}" not allowed.` }))
+
+export const notAcceptable = httpError('EXPLORE_ERR_NOT_ACCEPTABLE', 406, 'Could not satisfy the request Accept header.',
+  () => ({ detail: 'Could not satisfy the request Accept header.' }))
+
+// Django refuses a query string of more than DATA_UPLOAD_MAX_NUMBER_FIELDS (1000) fields.
+export const tooManyFields = httpError('EXPLORE_ERR_TOO_MANY_FIELDS', 400, 'The number of GET/POST parameters exceeded 1000.',
+  () => ({ detail: 'The number of GET/POST parameters exceeded 1000.' }))
+
+// Django's host check (ALLOWED_HOSTS and the host syntax) answers 400 before anything else runs.
+export const invalidHost = httpError('EXPLORE_ERR_INVALID_HOST', 400, 'Invalid Host header.',
+  () => ({ detail: 'Invalid Host header.' }))
+
+export function isHttpError (error: unknown): error is HttpError {
+  return error instanceof Error && typeof (error as Partial<HttpError>).body === 'object' &&
+    typeof (error as Partial<HttpError>).statusCode === 'number'
+}
+
+/** A snapshot file that cannot be served: unreadable, or invalid with one line per problem. */
+export class SnapshotError extends Error {
+  readonly code: 'SNAPSHOT_ERR_UNREADABLE' | 'SNAPSHOT_ERR_INVALID'
+  readonly file: string
+  readonly problems: readonly string[]
+
+  constructor (code: SnapshotError['code'], file: string, problems: readonly string[]) {
+    const what = code === 'SNAPSHOT_ERR_UNREADABLE' ? 'cannot be read' : 'is invalid'
+    const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`
+    super(`snapshot ${file} ${what} (${count}):\n${problems.map(p => `  ${p}`).join('\n')}`)
+    this.name = 'SnapshotError'
+    this.code = code
+    this.file = file
+    this.problems = problems
+  }
+}
+
+/** A bad configuration value: the message names the variable or flag and the rule. */
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_ERR_INVALID'
+  constructor (message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}

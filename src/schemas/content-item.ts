@@ -1,0 +1,55 @@
+// The served content item (spec §2.2–2.5): the 16 fields in the order the original emits them.
+// This schema decides what reaches a client: items are serialized through it, so any field it does not
+// name (`companies`, unknown extras, nested extras) is dropped.
+import { Type, type Static } from '@sinclair/typebox'
+
+// pks and company ids are JSON numbers; past 2^53 JSON.parse silently rounds them, so they are refused.
+export const SafeInteger = (options: { minimum?: number } = {}) =>
+  Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, ...options })
+
+export const DisplayImageSchema = Type.Object({
+  url: Type.String(),
+  width: Type.Integer(),
+  height: Type.Integer()
+}, { title: 'DisplayImage' })
+
+export const LanguageVariantSchema = Type.Object({
+  language_code: Type.String(),
+  language: Type.String(),
+  url: Type.String()
+}, { title: 'LanguageVariant' })
+
+export const StoryReferenceSchema = Type.Object({
+  translated_title: Type.String(),
+  translated_url: Type.String()
+}, { title: 'StoryReference' })
+
+export const CompanyResponseSummarySchema = Type.Object({
+  responses: Type.Integer(),
+  non_responses: Type.Integer()
+}, { title: 'CompanyResponseSummary' })
+
+// The original showed only null for series, company_response_responded and responded_to_article, so
+// their type is unknown: any JSON value is accepted and served verbatim rather than guessed at.
+const OpaqueValue = (description: string) => Type.Unknown({ description })
+
+export const ContentItemSchema = Type.Object({
+  pk: SafeInteger(),
+  is_translated: Type.Boolean(),
+  translated_languages: Type.Array(LanguageVariantSchema),
+  translated_title: Type.String(),
+  backdate: Type.String({ format: 'date', description: 'Calendar date, YYYY-MM-DD.' }),
+  translated_abstract: Type.String(),
+  display_image: Type.Union([DisplayImageSchema, Type.Null()]),
+  series: OpaqueValue('null in all data seen; served as the snapshot gives it.'),
+  company_response_summary: CompanyResponseSummarySchema,
+  company_response_responded: OpaqueValue('null in all data seen; served as the snapshot gives it.'),
+  responded_to_article: OpaqueValue('null in all data seen; served as the snapshot gives it.'),
+  translated_url: Type.String(),
+  stories: Type.Array(StoryReferenceSchema),
+  story_item_count: Type.Union([Type.Integer(), Type.Null()]),
+  content_type_display: Type.String(),
+  untranslated_content_type: Type.String()
+}, { title: 'ContentItem' })
+
+export type ContentItem = Static<typeof ContentItemSchema>

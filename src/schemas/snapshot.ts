@@ -1,0 +1,36 @@
+// Snapshot format v1 (contract §1): what editors drop. The JSON Schema in schemas/ is generated from this.
+import { Type, type Static } from '@sinclair/typebox'
+import { ContentItemSchema, SafeInteger } from './content-item.js'
+
+export const LANGUAGE_PATTERN = '^[a-z]{2}(-[a-z]{2,4})?$'
+
+// An item as stored: the served fields plus `companies`. Extra fields are allowed (forward compatibility)
+// and never served.
+export const SnapshotItemSchema = Type.Composite([
+  ContentItemSchema,
+  Type.Object({
+    companies: Type.Array(SafeInteger({ minimum: 0 }), {
+      description: 'Companies the item is linked to (may be empty). Never served.'
+    })
+  })
+], { title: 'SnapshotItem', additionalProperties: true })
+
+export const SnapshotSchema = Type.Object({
+  generated_at: Type.Optional(Type.String({
+    format: 'date-time',
+    description: 'ISO-8601 timestamp; reported as the snapshot\'s version label.'
+  })),
+  languages: Type.Record(Type.String({ pattern: LANGUAGE_PATTERN }), Type.Array(SnapshotItemSchema), {
+    minProperties: 1,
+    // Without this a key that fails the pattern (`EN`, `__proto__`) would simply be ignored.
+    additionalProperties: false,
+    description: 'Path language segment → the items listed under /{segment}/api/internal/explore/, in any order.'
+  })
+}, {
+  $id: 'https://explore-replica.dev/schemas/snapshot.schema.json',
+  title: 'Explore snapshot v1',
+  additionalProperties: true
+})
+
+export type SnapshotItem = Static<typeof SnapshotItemSchema>
+export type Snapshot = Static<typeof SnapshotSchema>

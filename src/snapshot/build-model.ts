@@ -1,0 +1,134 @@
+// Builds a SnapshotModel from validated items, one at a time, so the whole-file JSON loader and a future
+// streaming (NDJSON) loader feed the same code. Each item is serialized once, here, through the compiled
+// ContentItem schema; only its bytes and its sort and filter keys are kept.
+import fastJson from 'fast-json-stringify'
+import { ContentItemSchema } from '../schemas/content-item.js'
+import type { SnapshotItem } from '../schemas/snapshot.js'
+import { LanguageListing, SnapshotModel, type SnapshotInfo } from './snapshot-model.js'
+
+// fast-json-stringify emits exactly the schema's properties: `companies` and unknown extras never leave.
+const serializeItem = fastJson(ContentItemSchema as object) as (item: SnapshotItem) => string
+
+// DRF's JSONRenderer writes non-ASCII as is but escapes these two, which break JavaScript string literals.
+const LINE_SEPARATORS = /[\u2028\u2029]/g
+function escapeSeparator (c: string): string {
+  return c === '\u2028' ? '\\u2028' : '\\u2029'
+}
+
+/** What DRF's JSONRenderer would write for one item. */
+export function renderItem (item: SnapshotItem): string {
+  const json = serializeItem(item)
+  return LINE_SEPARATORS.test(json) ? json.replace(LINE_SEPARATORS, escapeSeparator) : json
+}
+
+/** `YYYY-MM-DD` → YYYYMMDD, which sorts like the date. The item was validated as a calendar date. */
+function dateKey (backdate: string): number {
+  return Number(backdate.slice(0, 4)) * 10000 + Number(backdate.slice(5, 7)) * 100 + Number(backdate.slice(8, 10))
+}
+
+// Serialized items land in large chunks rather than one small Buffer or string each (less memory, less GC).
+const CHUNK_SIZE = 8 * 1024 * 1024
+
+class LanguageBuilder {
+  private readonly chunks: Buffer[] = []
+  private chunk: Buffer = Buffer.alloc(0)
+  private used = 0
+  readonly chunkOf: number[] = []
+  readonly offsetOf: number[] = []
+  readonly lengthOf: number[] = []
+  readonly dates: number[] = []
+  readonly pks: number[] = []
+  readonly companies: number[][] = []
+  /** pk → source index of the first item that had it, to report repeats. */
+  readonly firstIndexOfPk = new Map<number, number>()
+
+  constructor (readonly language: string) {}
+
+  get size (): number {
+    return this.pks.length
+  }
+
+  add (item: SnapshotItem): void {
+    const json = renderItem(item)
+    // A UTF-16 code unit is at most 3 UTF-8 bytes: check the cheap bound before measuring exactly.
+    let length = json.length * 3
+    if (this.used + length > this.chunk.length) {
+      length = Buffer.byteLength(json)
+      if (this.used + length > this.chunk.length) {
+        this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_SIZE, length))
+        this.chunks.push(this.chunk)
+        this.used = 0
+      }
+    }
+    const written = this.chunk.write(json, this.used)
+    this.chunkOf.push(this.chunks.length - 1)
+    this.offsetOf.push(this.used)
+    this.lengthOf.push(written)
+    this.used += written
+    this.dates.push(dateKey(item.backdate))
+    this.pks.push(item.pk)
+    this.companies.push(item.companies)
+  }
+
+  build (): LanguageListing {
+    const n = this.size
+    const { dates, pks } = this
+    const order = new Uint32Array(n)
+    for (let i = 0; i < n; i++) order[i] = i
+    // Newest first; the same day, higher pk first. pks are unique, so the order is total.
+    order.sort((a, b) => ((dates[b] as number) - (dates[a] as number)) || ((pks[b] as number) - (pks[a] as number)))
+
+    let total = 0
+    for (let i = 0; i < n; i++) total += (this.lengthOf[i] as number) + 1
+    const bytes = Buffer.allocUnsafe(total)
+    const starts = new Uint32Array(n + 1)
+    const lists = new Map<number, number[]>()
+    let at = 0
+    for (let rank = 0; rank < n; rank++) {
+      const i = order[rank] as number
+      starts[rank] = at
+      const offset = this.offsetOf[i] as number
+      at += (this.chunks[this.chunkOf[i] as number] as Buffer).copy(bytes, at, offset, offset + (this.lengthOf[i] as number))
+      bytes[at++] = 0x2c // ','
+      for (const company of this.companies[i] as number[]) {
+        const list = lists.get(company)
+        if (list === undefined) lists.set(company, [rank])
+        // Ranks arrive ascending, so a company listed twice on one item shows as a repeat of the last rank.
+        else if (list[list.length - 1] !== rank) list.push(rank)
+      }
+    }
+    starts[n] = at
+    const byCompany = new Map<number, Uint32Array>()
+    for (const [company, list] of lists) byCompany.set(company, Uint32Array.from(list))
+    return new LanguageListing(this.language, bytes, starts, byCompany)
+  }
+}
+
+export class SnapshotModelBuilder {
+  private readonly languages = new Map<string, LanguageBuilder>()
+
+  /** Declares a language, so one listed with no items still answers (with count 0). */
+  language (code: string): void {
+    if (!this.languages.has(code)) this.languages.set(code, new LanguageBuilder(code))
+  }
+
+  /**
+   * Adds a schema-valid item found at `index` of its language in the source. When an earlier item of the
+   * language has the same pk, the item is not added and that item's index is returned; otherwise -1.
+   */
+  add (language: string, index: number, item: SnapshotItem): number {
+    this.language(language)
+    const builder = this.languages.get(language) as LanguageBuilder
+    const first = builder.firstIndexOfPk.get(item.pk)
+    if (first !== undefined) return first
+    builder.firstIndexOfPk.set(item.pk, index)
+    builder.add(item)
+    return -1
+  }
+
+  build (info: SnapshotInfo): SnapshotModel {
+    const listings = new Map<string, LanguageListing>()
+    for (const [code, builder] of this.languages) listings.set(code, builder.build())
+    return new SnapshotModel(info, listings)
+  }
+}

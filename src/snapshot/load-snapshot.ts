@@ -1,0 +1,107 @@
+// file → validate → index → immutable model. Reads a snapshot file (format v1, one JSON document) and
+// either returns a SnapshotModel or throws a SnapshotError naming the file, the JSON path and the rule.
+import { readFile } from 'node:fs/promises'
+import { isUtf8 } from 'node:buffer'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import '../schemas/formats.js'
+import { SnapshotSchema, type Snapshot } from '../schemas/snapshot.js'
+import { SnapshotError } from '../errors.js'
+import { SnapshotModelBuilder } from './build-model.js'
+import type { SnapshotModel } from './snapshot-model.js'
+import { ValidationReport, jsonPath } from './validation-report.js'
+
+// Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema.
+const snapshotCheck = TypeCompiler.Compile(SnapshotSchema)
+
+export interface LoadOptions {
+  /** At most this many problems are listed for a bad file. */
+  problemCap?: number
+  /** Overrides the clock, for tests. */
+  now?: () => Date
+}
+
+/** Reads and validates a snapshot file. Throws SnapshotError, never anything else, for a bad file. */
+export async function loadSnapshotFile (file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
+  let raw: Buffer
+  try {
+    raw = await readFile(file)
+  } catch (error) {
+    throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(error)])
+  }
+  return parseSnapshot(raw, file, options)
+}
+
+function describeReadError (error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code
+  switch (code) {
+    case 'ENOENT': return 'the file does not exist'
+    case 'EACCES':
+    case 'EPERM': return 'permission denied'
+    case 'EISDIR': return 'the path is a directory, not a file'
+    default: return `the file could not be read (${code ?? String(error)})`
+  }
+}
+
+/** Parses and validates snapshot bytes; `file` names the source in the report. */
+export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions = {}): SnapshotModel {
+  const document = parseJson(raw, file)
+  const report = new ValidationReport(options.problemCap)
+  if (!snapshotCheck.Check(document)) {
+    report.addSchemaErrors(snapshotCheck.Errors(document))
+    throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, report.lines())
+  }
+  const snapshot = document as Snapshot
+  const builder = new SnapshotModelBuilder()
+  for (const [language, items] of Object.entries(snapshot.languages)) {
+    builder.language(language)
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as Snapshot['languages'][string][number]
+      const first = builder.add(language, i, item)
+      if (first >= 0) {
+        report.add(`${jsonPath(`/languages/${language}/${i}/pk`)}: ${item.pk} repeats ${jsonPath(`/languages/${language}/${first}`)}`)
+      }
+    }
+  }
+  if (report.problems.length > 0) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, report.lines())
+  return builder.build({
+    source: file,
+    generatedAt: snapshot.generated_at ?? null,
+    loadedAt: (options.now ?? (() => new Date()))()
+  })
+}
+
+function parseJson (raw: Buffer, file: string): unknown {
+  const invalid = (problem: string) => new SnapshotError('SNAPSHOT_ERR_INVALID', file, [problem])
+  if (raw.length === 0) throw invalid('the file is empty')
+  if (!isUtf8(raw)) throw invalid('the file is not valid UTF-8 text')
+  // Some editors (Notepad among them) start UTF-8 files with a byte order mark; JSON.parse rejects it.
+  const start = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? 3 : 0
+  let text: string
+  try {
+    text = raw.toString('utf8', start)
+  } catch {
+    throw invalid(`the file is too large to parse as one JSON document (${raw.length} bytes)`)
+  }
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw invalid(`not valid JSON: ${describeSyntaxError(error as Error, text)}`)
+  }
+}
+
+/** V8's message with the position turned into a line and column an editor can jump to. */
+function describeSyntaxError (error: Error, text: string): string {
+  const message = error.message.replace(/^JSON\.parse: /, '')
+  const position = /at position (\d+)/.exec(message)
+  if (position === null) {
+    return /Unexpected end of JSON input/.test(message) ? 'the file ends too early (truncated?)' : message
+  }
+  const at = Number(position[1])
+  let line = 1
+  let lineStart = 0
+  for (let i = text.indexOf('\n'); i !== -1 && i < at; i = text.indexOf('\n', i + 1)) {
+    line++
+    lineStart = i + 1
+  }
+  return `${message.replace(/ in JSON at position \d+.*$/, '').replace(/,? ?".*" is not valid JSON$/, '')} at line ${line}, column ${at - lineStart + 1}`
+}

@@ -1,0 +1,125 @@
+// Turns schema errors into the lines an editor reads: `languages.en[41].backdate: "2024-02-30" is not a
+// calendar date`. One line per broken rule, capped so a wholly wrong file does not flood the log.
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+
+export const DEFAULT_PROBLEM_CAP = 50
+
+/** `/languages/en/41/backdate` → `languages.en[41].backdate` (JSON Pointer escapes undone). */
+export function jsonPath (pointer: string, prefix = ''): string {
+  let out = prefix
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    if (/^(0|[1-9]\d*)$/.test(part)) out += `[${part}]`
+    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += out === '' ? part : `.${part}`
+    else out += `[${JSON.stringify(part)}]`
+  }
+  return out === '' ? '(top level)' : out
+}
+
+/** A short, safe rendering of an offending value. */
+export function preview (value: unknown): string {
+  if (value === undefined) return 'nothing'
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text
+}
+
+function kindOf (schema: Record<string, unknown>): string {
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as Array<Record<string, unknown>>).map(kindOf).join(' or ')
+  if (schema.type === 'object' && typeof schema.title === 'string') return `${schema.title} object`
+  if (schema.type === 'null') return 'null'
+  if (typeof schema.type === 'string') return schema.type === 'integer' || schema.type === 'array' ? `an ${schema.type}` : `a ${schema.type}`
+  return 'a value'
+}
+
+function describe (error: ValueError): string {
+  const schema = error.schema as unknown as Record<string, unknown>
+  const got = preview(error.value)
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return 'is required'
+    case ValueErrorType.StringFormat:
+      return schema.format === 'date'
+        ? `${got} is not a calendar date (YYYY-MM-DD)`
+        : `${got} is not an ISO-8601 timestamp`
+    case ValueErrorType.StringPattern:
+      return `${got} does not match ${String(schema.pattern)}`
+    case ValueErrorType.IntegerMinimum:
+    case ValueErrorType.NumberMinimum:
+      return `${got} is below ${String(schema.minimum)}`
+    case ValueErrorType.IntegerMaximum:
+    case ValueErrorType.NumberMaximum:
+      return `${got} is above ${String(schema.maximum)} (integers past 2^53 lose precision in JSON)`
+    case ValueErrorType.ObjectMinProperties:
+      return 'must name at least one language'
+    case ValueErrorType.ObjectAdditionalProperties:
+      // Only `languages` forbids extra keys: one that fails the language-segment pattern.
+      return 'is not a language segment (expected ^[a-z]{2}(-[a-z]{2,4})?$, e.g. en or pt-br)'
+    default:
+      return `expected ${kindOf(schema)}, got ${got}`
+  }
+}
+
+function jsonType (value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  return typeof value
+}
+
+/**
+ * The deepest useful errors: when a value has the JSON type of exactly one branch of a union (an object
+ * for `DisplayImage or null`), the report says why that branch failed instead of "expected X or null".
+ */
+function * flatten (errors: Iterable<ValueError>): Generator<ValueError> {
+  for (const error of errors) {
+    if (error.type === ValueErrorType.Union) {
+      const branches = ((error.schema as { anyOf?: Array<{ type?: string }> }).anyOf ?? [])
+      const type = jsonType(error.value)
+      const matching = branches.flatMap((branch, i) => branch.type === type ? [i] : [])
+      if (matching.length === 1 && error.errors[matching[0] as number] !== undefined) {
+        yield * flatten(error.errors[matching[0] as number] as Iterable<ValueError>)
+        continue
+      }
+    }
+    yield error
+  }
+}
+
+export class ValidationReport {
+  readonly problems: string[] = []
+  truncated = false
+  private readonly seenPaths = new Set<string>()
+
+  constructor (readonly cap = DEFAULT_PROBLEM_CAP) {}
+
+  get full (): boolean {
+    return this.problems.length >= this.cap
+  }
+
+  add (line: string): void {
+    if (this.full) {
+      this.truncated = true
+      return
+    }
+    this.problems.push(line)
+  }
+
+  /** Adds schema errors; a path gets one line (a missing field is not also "expected a string"). */
+  addSchemaErrors (errors: Iterable<ValueError>, prefix = ''): void {
+    for (const error of flatten(errors)) {
+      if (this.full) {
+        this.truncated = true
+        return
+      }
+      const path = jsonPath(error.path, prefix)
+      if (this.seenPaths.has(path)) continue
+      this.seenPaths.add(path)
+      this.add(`${path}: ${describe(error)}`)
+    }
+  }
+
+  lines (): string[] {
+    return this.truncated
+      ? [...this.problems, `(stopped after ${this.cap} problems; fix these and check again)`]
+      : [...this.problems]
+  }
+}
