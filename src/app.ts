@@ -1,0 +1,126 @@
+// buildApp(config): the whole service as one Fastify instance: CORS, the snapshot, the explore route,
+// one not-found handler and one error handler. server.ts listens; tests call this directly.
+import { STATUS_CODES } from 'node:http'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import cors from '@fastify/cors'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './config.js'
+import { invalidHost, isHttpError, notFound, type ErrorBody } from './errors.js'
+import { exploreRoute, LANGUAGE } from './explore/explore-route.js'
+import { fieldCount, MAX_FIELDS, parseQuery } from './explore/query-string.js'
+import { requestHost } from './explore/request-origin.js'
+import snapshotPlugin from './plugins/snapshot.js'
+
+/** Fastify's own options, the same for the server and for tests. */
+export function serverOptions (config: Config): FastifyServerOptions {
+  return {
+    logger: { level: config.logLevel },
+    trustProxy: config.trustProxy,
+    // A path Fastify cannot percent-decode is one the original's URLconf does not know either.
+    frameworkErrors: (error, _request, reply) => {
+      if (error.code === 'FST_ERR_BAD_URL') {
+        const missing = notFound()
+        sendJson(reply, missing.statusCode, missing.body)
+      } else {
+        sendJson(reply, 400, { detail: 'Bad Request.' })
+      }
+    },
+    routerOptions: {
+      // Django's QueryDict semantics: every value kept, repeated keys in order, `+` as space. A query
+      // with too many fields is not parsed at all (the route answers it with a 400).
+      querystringParser: (query: string) => fieldCount(query) > MAX_FIELDS ? Object.create(null) : parseQuery(query)
+    }
+  }
+}
+
+/** DRF's error bodies with its bare `application/json` (Fastify would append a charset to a string). */
+function sendJson (reply: FastifyReply, status: number, body: ErrorBody): void {
+  reply.code(status).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(body)))
+}
+
+// `/{lang}/api/internal/explore` without its slash: Django's APPEND_SLASH redirects it.
+const EXPLORE_WITHOUT_SLASH = /^\/([^/]+)\/api\/internal\/explore$/
+
+function decodePath (path: string): string | null {
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return null
+  }
+}
+
+export async function buildApp (config: Config): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions(config)).withTypeProvider<TypeBoxTypeProvider>()
+
+  // No endpoint reads a request body. Parsing one could only produce errors the original never gives
+  // (a POST with a broken JSON body still gets its 405), so every body is left unread.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null))
+
+  // Django checks the Host header before anything else; a malformed one would poison absolute links.
+  app.addHook('onRequest', async (request) => {
+    if (requestHost(request.raw, config.trustProxy) === null) throw invalidHost()
+  })
+
+  // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
+  app.setNotFoundHandler((request, reply) => {
+    const mark = request.url.indexOf('?')
+    const path = decodePath(mark < 0 ? request.url : request.url.slice(0, mark))
+    const match = path === null ? null : EXPLORE_WITHOUT_SLASH.exec(path)
+    if (match !== null && LANGUAGE.test(match[1] as string)) {
+      // Relative Location and an empty HTML body, as Django's CommonMiddleware sends them.
+      const query = mark < 0 ? '' : request.url.slice(mark + 1)
+      reply.code(301).header('location', `${path}/${query === '' ? '' : `?${query}`}`)
+        .type('text/html; charset=utf-8').send('')
+      return
+    }
+    const error = notFound()
+    sendJson(reply, error.statusCode, error.body)
+  })
+
+  app.setErrorHandler((error, request, reply) => {
+    if (isHttpError(error)) {
+      sendJson(reply, error.statusCode, error.body)
+      return
+    }
+    const status = (error as { statusCode?: number }).statusCode
+    if (status !== undefined && status >= 400 && status < 500) {
+      // Fastify's own refusals get their status text, never Fastify's message (it may echo internals).
+      sendJson(reply, status, { detail: `${STATUS_CODES[status] ?? 'Bad Request'}.` })
+      return
+    }
+    request.log.error({ err: error }, 'unhandled error')
+    sendJson(reply, 500, { detail: 'A server error occurred.' })
+  })
+
+  await app.register(cors, {
+    // Only a real preflight (Origin and Access-Control-Request-Method) is answered by CORS; any other
+    // OPTIONS reaches the route, which answers with DRF's metadata.
+    delegator: (request, callback) => callback(null, {
+      origin: config.corsOrigin,
+      preflight: request.method === 'OPTIONS' && request.headers.origin !== undefined &&
+        request.headers['access-control-request-method'] !== undefined
+    })
+  })
+  if (config.corsOrigin === '*') {
+    // The delegator makes @fastify/cors mark every answer `Vary: Origin`; with `*` nothing varies by
+    // Origin, and the original's answers vary by Accept alone.
+    app.addHook('onSend', async (_request, reply) => {
+      const vary = reply.getHeader('vary')
+      if (typeof vary === 'string') {
+        const kept = vary.split(',').map(v => v.trim()).filter(v => v.toLowerCase() !== 'origin')
+        if (kept.length === 0) reply.removeHeader('vary')
+        else reply.header('vary', kept.join(', '))
+      }
+    })
+  }
+  await app.register(snapshotPlugin, { snapshotPath: config.snapshotPath })
+  await app.register(exploreRoute, {
+    snapshot: () => app.snapshots.current(),
+    maxLimit: config.maxLimit,
+    publicBaseUrl: config.publicBaseUrl,
+    trustProxy: config.trustProxy
+  })
+
+  return app
+}

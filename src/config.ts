@@ -1,0 +1,163 @@
+// The service's configuration: one TypeBox schema, read from explicit overrides, then CLI flags, then
+// the environment, then defaults; validated once, frozen. Nothing else reads process.env.
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { ConfigError } from './errors.js'
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+export const ConfigSchema = Type.Object({
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  host: Type.String({ minLength: 1 }),
+  snapshotPath: Type.String({ minLength: 1 }),
+  maxLimit: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+  publicBaseUrl: Type.Union([Type.String(), Type.Null()]),
+  trustProxy: Type.Boolean(),
+  corsOrigin: Type.Union([Type.Literal('*'), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), Type.Literal(false)]),
+  logLevel: Type.Union(LOG_LEVELS.map(level => Type.Literal(level)))
+}, { additionalProperties: false })
+
+export type Config = Readonly<Static<typeof ConfigSchema>>
+
+interface Option<K extends keyof Config> {
+  key: K
+  env: string
+  flag: string
+  default: string | undefined
+  description: string
+  /** Raw text → value; throws a message without the option name (added by the caller). */
+  parse: (text: string) => Config[K]
+}
+
+function integer (min: number, max: number) {
+  return (text: string): number => {
+    if (!/^[0-9]+$/.test(text.trim())) throw new Error(`must be a whole number from ${min} to ${max}`)
+    const value = Number(text.trim())
+    if (value < min || value > max) throw new Error(`must be a whole number from ${min} to ${max}`)
+    return value
+  }
+}
+
+function boolean (text: string): boolean {
+  const value = text.trim().toLowerCase()
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true
+  if (['0', 'false', 'no', 'off', ''].includes(value)) return false
+  throw new Error('must be true or false')
+}
+
+function baseUrl (text: string): string | null {
+  const value = text.trim()
+  if (value === '') return null
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new Error('must be an absolute http(s) URL such as https://news.example.com')
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' ||
+      url.username !== '' || url.password !== '') {
+    throw new Error('must be an absolute http(s) URL with no query, fragment or credentials')
+  }
+  // Links are built as base + /{lang}/api/…: keep a path prefix, drop the trailing slash.
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`
+}
+
+function corsOrigin (text: string): Config['corsOrigin'] {
+  const value = text.trim()
+  if (value === '*') return '*'
+  if (['', 'false', 'off', 'none'].includes(value.toLowerCase())) return false
+  const origins = value.split(',').map(o => o.trim()).filter(o => o !== '')
+  for (const origin of origins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new Error(`"${origin}" is not an origin such as https://app.example.com`)
+  }
+  return origins
+}
+
+function logLevel (text: string): Config['logLevel'] {
+  const value = text.trim().toLowerCase()
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`)
+  return value as Config['logLevel']
+}
+
+export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
+  { key: 'port', env: 'PORT', flag: '--port', default: '3000', description: 'TCP port to listen on (0: any free port).', parse: integer(0, 65535) },
+  { key: 'host', env: 'HOST', flag: '--host', default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 or :: for every interface).', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
+  { key: 'snapshotPath', env: 'SNAPSHOT_PATH', flag: '--snapshot-path', default: 'data/snapshot.json', description: 'The snapshot file to serve.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
+  { key: 'maxLimit', env: 'MAX_LIMIT', flag: '--max-limit', default: '100', description: 'Largest page size; a larger `limit` is clamped to it.', parse: integer(1, 1_000_000) },
+  { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: '--public-base-url', default: undefined, description: 'Scheme and host (and optional path prefix) for next/previous links. Unset: the request\'s own.', parse: baseUrl },
+  { key: 'trustProxy', env: 'TRUST_PROXY', flag: '--trust-proxy', default: 'false', description: 'Believe X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).', parse: boolean },
+  { key: 'corsOrigin', env: 'CORS_ORIGIN', flag: '--cors-origin', default: '*', description: '`*` for any origin, a comma-separated list of origins, or `false` for no CORS headers.', parse: corsOrigin },
+  { key: 'logLevel', env: 'LOG_LEVEL', flag: '--log-level', default: 'info', description: `One of ${LOG_LEVELS.join(', ')}.`, parse: logLevel }
+]
+
+export interface ConfigSources {
+  env?: Record<string, string | undefined>
+  argv?: readonly string[]
+  /** Already-typed values that win over everything (tests use these). */
+  overrides?: Partial<Config>
+}
+
+/** Parses `--name value` and `--name=value`. Throws ConfigError on an unknown flag or a missing value. */
+function readFlags (argv: readonly string[]): Map<string, string> {
+  const flags = new Map<string, string>()
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    const eq = arg.indexOf('=')
+    const name = eq < 0 ? arg : arg.slice(0, eq)
+    const option = OPTIONS.find(o => o.flag === name)
+    if (option === undefined) throw new ConfigError(`unknown argument "${arg}" (see --help)`)
+    if (eq >= 0) {
+      flags.set(name, arg.slice(eq + 1))
+    } else if (option.key === 'trustProxy' && (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
+      flags.set(name, 'true') // a bare boolean flag
+    } else {
+      if (argv[i + 1] === undefined) throw new ConfigError(`${name} needs a value`)
+      flags.set(name, argv[++i] as string)
+    }
+  }
+  return flags
+}
+
+export function loadConfig ({ env = {}, argv = [], overrides = {} }: ConfigSources = {}): Config {
+  const flags = readFlags(argv)
+  const config: Record<string, unknown> = {}
+  for (const option of OPTIONS) {
+    if (option.key in overrides) {
+      config[option.key] = overrides[option.key]
+      continue
+    }
+    const fromFlag = flags.get(option.flag)
+    const fromEnv = env[option.env]
+    const [source, text] = fromFlag !== undefined
+      ? [option.flag, fromFlag]
+      : fromEnv !== undefined ? [option.env, fromEnv] : ['default', option.default]
+    if (text === undefined) {
+      config[option.key] = null
+      continue
+    }
+    try {
+      config[option.key] = option.parse(text)
+    } catch (error) {
+      throw new ConfigError(`${source === 'default' ? option.env : source}=${JSON.stringify(text)}: ${(error as Error).message}`)
+    }
+  }
+  if (!Value.Check(ConfigSchema, config)) {
+    const first = Value.Errors(ConfigSchema, config).First()
+    throw new ConfigError(`invalid configuration at ${first?.path ?? '/'}: ${first?.message ?? 'unknown problem'}`)
+  }
+  return Object.freeze(config as Config)
+}
+
+export function helpText (): string {
+  const rows = OPTIONS.map(o => `  ${`${o.flag} / ${o.env}`.padEnd(36)} ${o.description}${o.default !== undefined ? ` Default: ${o.default}.` : ''}`)
+  return [
+    'Usage: node dist/server.js [options]',
+    '',
+    'Serves the explore listing API from a JSON snapshot. Every option is a flag or an environment variable;',
+    'a flag wins over the variable.',
+    '',
+    ...rows,
+    '  --help'.padEnd(38) + ' Print this help and exit.',
+    ''
+  ].join('\n')
+}

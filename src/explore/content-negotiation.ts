@@ -1,0 +1,85 @@
+// DRF's content negotiation with JSONRenderer as the only renderer: `?format=` other than `json` is a
+// 404, an Accept header that admits no `application/json` a 406, and `application/json; indent=N` asks
+// for indented output. Quality values are ignored, as DRF ignores them.
+import { notAcceptable, notFound } from '../errors.js'
+
+interface MediaType {
+  text: string
+  main: string
+  sub: string
+  params: Map<string, string>
+  precedence: number
+}
+
+/** Django's `parse_header`: `type/sub; k=v; k2="v 2"`, type and keys lower-cased, values unquoted. */
+function parseMediaType (text: string): MediaType {
+  const parts: string[] = []
+  let rest = text
+  for (;;) {
+    let end = rest.indexOf(';')
+    // A `;` inside a quoted value does not end the parameter.
+    while (end > 0 && (rest.slice(0, end).split('"').length - 1) % 2 === 1) end = rest.indexOf(';', end + 1)
+    if (end < 0) {
+      parts.push(rest.trim())
+      break
+    }
+    parts.push(rest.slice(0, end).trim())
+    rest = rest.slice(end + 1)
+  }
+  const full = (parts.shift() as string).toLowerCase()
+  const params = new Map<string, string>()
+  for (const part of parts) {
+    const eq = part.indexOf('=')
+    if (eq < 0) continue
+    let value = part.slice(eq + 1).trim()
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
+      value = value.slice(1, -1).replace(/\\\\/g, '\\').replace(/\\"/g, '"')
+    }
+    params.set(part.slice(0, eq).trim().toLowerCase(), value)
+  }
+  const slash = full.indexOf('/')
+  const main = slash < 0 ? full : full.slice(0, slash)
+  const sub = slash < 0 ? '' : full.slice(slash + 1)
+  const onlyQ = params.size === 0 || (params.size === 1 && params.has('q'))
+  const precedence = main === '*' ? 0 : sub === '*' ? 1 : onlyQ ? 2 : 3
+  return { text, main, sub, params, precedence }
+}
+
+/** Python's `int()` on a header value: surrounding spaces, a sign, `_` between digits. */
+function pythonInt (text: string): number | null {
+  const m = /^\s*([+-]?)(\d+(?:_\d+)*)\s*$/.exec(text)
+  if (m === null) return null
+  const value = Number((m[2] as string).replace(/_/g, ''))
+  return m[1] === '-' ? -value : value
+}
+
+export interface Negotiation {
+  /** Spaces of indentation the client asked for (1–8), or null for DRF's compact output. */
+  indent: number | null
+}
+
+const COMPACT: Negotiation = { indent: null }
+
+/**
+ * Chooses the JSON renderer or throws as DRF would. `format` is the last `format` query value.
+ */
+export function negotiate (accept: string | undefined, format: string | undefined): Negotiation {
+  if (format !== undefined && format !== '' && format !== 'json') throw notFound()
+  // Without the header DRF assumes */*; an empty header is a list of one empty type, which matches nothing.
+  if (accept === undefined || accept === '*/*' || accept === 'application/json') return COMPACT
+  let best: MediaType | null = null
+  for (const token of accept.split(',')) {
+    const type = parseMediaType(token.trim())
+    const matches = (type.main === '*' || type.main === 'application') && (type.sub === '*' || type.sub === 'json')
+    if (matches && (best === null || type.precedence > best.precedence)) best = type
+  }
+  if (best === null) throw notAcceptable()
+  // DRF keeps the client's own media type when it is at least as specific as `application/json`, else
+  // `application/json` with the client's parameters: `indent` counts either way.
+  const indentText = best.params.get('indent')
+  if (indentText === undefined) return COMPACT
+  const indent = pythonInt(indentText)
+  if (indent === null) return COMPACT
+  const clamped = Math.max(Math.min(indent, 8), 0)
+  return clamped === 0 ? COMPACT : { indent: clamped }
+}

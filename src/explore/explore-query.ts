@@ -1,0 +1,56 @@
+// The explore parameters read by DRF's rules (contract §2–§3): `companies` repeatable with blanks
+// ignored and anything else but digits refused; `limit` and `offset` never refused, only defaulted.
+import { companiesNotInteger } from '../errors.js'
+import type { QueryDict } from './query-string.js'
+
+export const DEFAULT_LIMIT = 10
+
+const DIGITS = /^[0-9]+$/
+
+/** Digits → number, or Infinity past 2^53 (such a count or offset is beyond any snapshot). */
+function digitsValue (digits: string): number {
+  const value = Number(digits)
+  return Number.isSafeInteger(value) ? value : Infinity
+}
+
+/** The last value, as Django's `QueryDict.__getitem__` gives it. */
+export function lastValue (query: QueryDict, key: string): string | undefined {
+  const values = query[key]
+  return values === undefined ? undefined : values[values.length - 1]
+}
+
+/**
+ * Company ids to filter by, or null for no filter. Throws the DRF 400 for a value that is not all
+ * digits. Ids past 2^53 are kept as Infinity: valid, linked to nothing.
+ */
+export function readCompanies (query: QueryDict): number[] | null {
+  const values = query.companies
+  if (values === undefined) return null
+  let ids: number[] | null = null
+  for (const value of values) {
+    if (value === '') continue
+    if (!DIGITS.test(value)) throw companiesNotInteger()
+    ;(ids ??= []).push(digitsValue(value))
+  }
+  return ids
+}
+
+/** `limit`: all digits and > 0, else the default; above `maxLimit`, `maxLimit`. */
+export function readLimit (query: QueryDict, maxLimit: number): number {
+  const value = lastValue(query, 'limit')
+  if (value === undefined || !DIGITS.test(value)) return DEFAULT_LIMIT
+  const limit = digitsValue(value)
+  if (limit === 0) return DEFAULT_LIMIT
+  return Math.min(limit, maxLimit)
+}
+
+/**
+ * `offset`: all digits, else 0. Kept as the digit string too: an offset past 2^53 still has to come
+ * back exactly in a `previous` link, as Python's integers would write it.
+ */
+export function readOffset (query: QueryDict): { offset: number, digits: string } {
+  const value = lastValue(query, 'offset')
+  if (value === undefined || !DIGITS.test(value)) return { offset: 0, digits: '0' }
+  const digits = value.replace(/^0+(?=\d)/, '')
+  return { offset: digitsValue(digits), digits }
+}

@@ -1,0 +1,108 @@
+// GET/HEAD/OPTIONS /{lang}/api/internal/explore/ and every other method on it, answered in the order
+// DRF's APIView works: query fields, content negotiation, method, language, `companies`, then the page.
+import { METHODS } from 'node:http'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { methodNotAllowed, notFound, tooManyFields } from '../errors.js'
+import {
+  CompaniesErrorSchema, ErrorDetailSchema, ExplorePageSchema, ExploreParamsSchema, ExploreQuerySchema,
+  OptionsMetadataSchema, type OptionsMetadata
+} from '../schemas/explore-response.js'
+import type { SnapshotModel } from '../snapshot/snapshot-model.js'
+import { negotiate } from './content-negotiation.js'
+import { lastValue, readCompanies, readLimit, readOffset } from './explore-query.js'
+import { nextLink, previousLink } from './page-links.js'
+import { fieldCount, MAX_FIELDS, type QueryDict } from './query-string.js'
+import { renderJson, renderPage } from './render-page.js'
+import { linkOrigin, type OriginOptions } from './request-origin.js'
+
+export const EXPLORE_PATH = '/:lang/api/internal/explore/'
+export const LANGUAGE = /^[a-z]{2}(-[a-z]{2,4})?$/
+const ALLOW = 'GET, HEAD, OPTIONS'
+
+// The view's docstring, which DRF's SimpleMetadata reports as the description.
+const METADATA: OptionsMetadata = {
+  name: 'Explore',
+  description: 'Articles and stories linked to a company, newest first.',
+  renders: ['application/json'],
+  parses: ['application/json']
+}
+
+export interface ExploreRouteOptions extends OriginOptions {
+  /** The model a request is answered from; read once per request, so a swap never mixes two. */
+  snapshot: () => SnapshotModel
+  maxLimit: number
+}
+
+/** Adds `Accept` to Vary ahead of what is there (CORS may have put `Origin`), as DRF then CORS would. */
+function varyOnAccept (reply: FastifyReply): void {
+  const existing = reply.getHeader('vary')
+  reply.header('vary', existing === undefined || existing === '' ? 'Accept' : `Accept, ${String(existing)}`)
+}
+
+function rawQuery (url: string): string {
+  const mark = url.indexOf('?')
+  return mark < 0 ? '' : url.slice(mark + 1)
+}
+
+export async function exploreRoute (app: FastifyInstance, options: ExploreRouteOptions): Promise<void> {
+  const { snapshot, maxLimit } = options
+
+  async function explore (request: FastifyRequest<{ Params: { lang: string } }>, reply: FastifyReply): Promise<Buffer> {
+    const { lang } = request.params
+    // A segment that is not a language is a path the original's URLconf does not know at all.
+    if (!LANGUAGE.test(lang)) return reply.callNotFound() as unknown as Buffer
+    reply.header('allow', ALLOW)
+    varyOnAccept(reply)
+    reply.type('application/json')
+
+    if (fieldCount(rawQuery(request.url)) > MAX_FIELDS) throw tooManyFields()
+    const query = request.query as QueryDict
+    const { indent } = negotiate(request.headers.accept, lastValue(query, 'format'))
+    const method = request.method
+    if (method === 'OPTIONS') return renderJson(METADATA, indent)
+    if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method)
+
+    const model = snapshot()
+    const listing = model.language(lang)
+    if (listing === undefined) throw notFound()
+    const companies = readCompanies(query)
+    const limit = readLimit(query, maxLimit)
+    const { offset, digits } = readOffset(query)
+    const origin = linkOrigin(request.raw, options)
+    const page = listing.page(companies, offset, limit)
+    const url = `${origin}/${lang}/api/internal/explore/`
+    const position = { count: page.count, limit, offset, offsetDigits: digits }
+    return renderPage({
+      count: page.count,
+      next: nextLink(url, query, position),
+      previous: previousLink(url, query, position),
+      items: page.items
+    }, indent)
+  }
+
+  app.get(EXPLORE_PATH, {
+    schema: {
+      summary: 'A page of content items linked to a company, newest first',
+      params: ExploreParamsSchema,
+      querystring: ExploreQuerySchema,
+      response: {
+        200: ExplorePageSchema,
+        400: { ...CompaniesErrorSchema, description: 'A `companies` value is not a whole number.' },
+        404: { ...ErrorDetailSchema, description: 'The snapshot has no such language, or `format` is not json.' },
+        406: { ...ErrorDetailSchema, description: 'The Accept header admits no application/json.' }
+      }
+    }
+  }, explore)
+
+  app.options(EXPLORE_PATH, {
+    schema: { summary: 'The view\'s metadata (DRF SimpleMetadata)', params: ExploreParamsSchema, response: { 200: OptionsMetadataSchema } }
+  }, explore)
+
+  // Every other method gets DRF's 405 (after content negotiation, as in DRF). CONNECT never reaches a
+  // route in Node, so it is left out.
+  const others = METHODS.filter(m => m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS' && m !== 'CONNECT')
+  for (const method of others) {
+    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
+  }
+  app.route({ method: others, url: EXPLORE_PATH, handler: explore })
+}

@@ -1,0 +1,52 @@
+// The scheme and host that absolute links start with, found as Django's `build_absolute_uri` finds them,
+// and Django's host check, which refuses a Host header that could poison those links.
+import { invalidHost } from '../errors.js'
+
+export interface OriginOptions {
+  /** `https://example.com` or `https://example.com/prefix`, no trailing slash; null: use the request's. */
+  publicBaseUrl: string | null
+  /** Believe `X-Forwarded-Proto` and `X-Forwarded-Host` (a proxy in front sets them). */
+  trustProxy: boolean
+}
+
+interface RequestLike {
+  headers: Record<string, string | string[] | undefined>
+  socket: { localAddress?: string | undefined, localPort?: number | undefined, encrypted?: boolean }
+}
+
+// django.http.request.host_validation_re: a DNS name or a bracketed IPv6 address, then an optional port.
+const HOST_SYNTAX = /^([a-z0-9.-]+|\[[a-f0-9]*:[a-f0-9.:]+\])(:[0-9]+)?$/
+
+function firstValue (header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header[0] : header
+  if (value === undefined) return undefined
+  const comma = value.indexOf(',')
+  return (comma < 0 ? value : value.slice(0, comma)).trim()
+}
+
+/** The host as the client named it (case kept, as Django keeps it), or null if Django would refuse it. */
+export function requestHost (request: RequestLike, trustProxy: boolean): string | null {
+  let host = trustProxy ? firstValue(request.headers['x-forwarded-host']) : undefined
+  if (host === undefined) host = request.headers.host as string | undefined
+  if (host === undefined) {
+    // HTTP/1.0 may omit Host; Django then uses the server's own name and port.
+    const address = request.socket.localAddress ?? '127.0.0.1'
+    const port = request.socket.localPort ?? 80
+    host = `${address.includes(':') ? `[${address}]` : address}:${port}`
+  }
+  const lower = host.toLowerCase()
+  if (!HOST_SYNTAX.test(lower)) return null
+  // A domain of only dots (or nothing before the port) is refused too.
+  const domain = lower.endsWith(']') ? lower : lower.replace(/:[0-9]+$/, '').replace(/\.$/, '')
+  return domain === '' ? null : host
+}
+
+/** `scheme://host` (or the configured public base URL) for links; throws the 400 for a bad host. */
+export function linkOrigin (request: RequestLike, options: OriginOptions): string {
+  const host = requestHost(request, options.trustProxy)
+  if (host === null) throw invalidHost()
+  if (options.publicBaseUrl !== null) return options.publicBaseUrl
+  const proto = options.trustProxy ? firstValue(request.headers['x-forwarded-proto']) : undefined
+  const scheme = proto !== undefined ? (proto === 'https' ? 'https' : 'http') : (request.socket.encrypted === true ? 'https' : 'http')
+  return `${scheme}://${host}`
+}
