@@ -6,8 +6,9 @@ import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { invalidHost, isHttpError, notFound, type ErrorBody } from './errors.js'
-import { exploreRoute, LANGUAGE } from './explore/explore-route.js'
+import { exploreAnswer, exploreRoute, LANGUAGE } from './explore/explore-route.js'
 import { fieldCount, MAX_FIELDS, parseQuery } from './explore/query-string.js'
+import { renderJson } from './explore/render-page.js'
 import { requestHost } from './explore/request-origin.js'
 import snapshotPlugin from './plugins/snapshot.js'
 
@@ -16,14 +17,31 @@ export function serverOptions (config: Config): FastifyServerOptions {
   return {
     logger: { level: config.logLevel },
     trustProxy: config.trustProxy,
-    // A path Fastify cannot percent-decode is one the original's URLconf does not know either.
+    // A path Fastify cannot percent-decode, or with a segment too long to be a parameter, is one the
+    // original's URLconf does not know either.
     frameworkErrors: (error, _request, reply) => {
-      if (error.code === 'FST_ERR_BAD_URL') {
+      if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
         const missing = notFound()
         sendJson(reply, missing.statusCode, missing.body)
       } else {
         sendJson(reply, 400, { detail: 'Bad Request.' })
       }
+    },
+    // Errors Node's HTTP parser raises before Fastify sees a request (a raw non-ASCII byte in the
+    // target, oversized headers, a slow client): answered in the service's JSON, then the socket closes.
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
+      if (error.code === 'ECONNRESET' || !socket.writable) {
+        socket.destroy()
+        return
+      }
+      const [status, body] = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['408 Request Timeout', '{"detail":"Request Timeout."}']
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? ['431 Request Header Fields Too Large', '{"detail":"Request Header Fields Too Large."}']
+          : ['400 Bad Request', '{"detail":"Bad Request."}']
+      // A HEAD answer has no body, even one Node could not parse past its request line.
+      const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD '
+      socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${head ? '' : body}`)
     },
     routerOptions: {
       // Django's QueryDict semantics: every value kept, repeated keys in order, `+` as space. A query
@@ -34,12 +52,13 @@ export function serverOptions (config: Config): FastifyServerOptions {
 }
 
 /** DRF's error bodies with its bare `application/json` (Fastify would append a charset to a string). */
-function sendJson (reply: FastifyReply, status: number, body: ErrorBody): void {
-  reply.code(status).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(body)))
+function sendJson (reply: FastifyReply, status: number, body: ErrorBody, indent: number | null = null): void {
+  reply.code(status).header('content-type', 'application/json').send(renderJson(body, indent))
 }
 
-// `/{lang}/api/internal/explore` without its slash: Django's APPEND_SLASH redirects it.
-const EXPLORE_WITHOUT_SLASH = /^\/([^/]+)\/api\/internal\/explore$/
+// The explore path after percent-decoding (Django matches decoded paths: `explore%2F` is `explore/`),
+// and without its slash, which Django's APPEND_SLASH redirects.
+const EXPLORE_DECODED = /^\/([^/]+)\/api\/internal\/explore(\/?)$/
 
 function decodePath (path: string): string | null {
   try {
@@ -51,6 +70,7 @@ function decodePath (path: string): string | null {
 
 export async function buildApp (config: Config): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config)).withTypeProvider<TypeBoxTypeProvider>()
+  app.decorateRequest('jsonIndent', null)
 
   // No endpoint reads a request body. Parsing one could only produce errors the original never gives
   // (a POST with a broken JSON body still gets its 405), so every body is left unread.
@@ -63,24 +83,33 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   })
 
   // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
-  app.setNotFoundHandler((request, reply) => {
+  const answer = exploreAnswer({
+    snapshot: () => app.snapshots.current(),
+    maxLimit: config.maxLimit,
+    publicBaseUrl: config.publicBaseUrl,
+    trustProxy: config.trustProxy
+  })
+
+  app.setNotFoundHandler(async (request, reply) => {
     const mark = request.url.indexOf('?')
     const path = decodePath(mark < 0 ? request.url : request.url.slice(0, mark))
-    const match = path === null ? null : EXPLORE_WITHOUT_SLASH.exec(path)
+    const match = path === null ? null : EXPLORE_DECODED.exec(path)
     if (match !== null && LANGUAGE.test(match[1] as string)) {
+      if (match[2] === '/') return answer(request, reply, match[1] as string)
       // Relative Location and an empty HTML body, as Django's CommonMiddleware sends them.
       const query = mark < 0 ? '' : request.url.slice(mark + 1)
       reply.code(301).header('location', `${path}/${query === '' ? '' : `?${query}`}`)
         .type('text/html; charset=utf-8').send('')
-      return
+      return reply
     }
     const error = notFound()
     sendJson(reply, error.statusCode, error.body)
+    return reply
   })
 
   app.setErrorHandler((error, request, reply) => {
     if (isHttpError(error)) {
-      sendJson(reply, error.statusCode, error.body)
+      sendJson(reply, error.statusCode, error.body, request.jsonIndent)
       return
     }
     const status = (error as { statusCode?: number }).statusCode
@@ -115,12 +144,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     })
   }
   await app.register(snapshotPlugin, { snapshotPath: config.snapshotPath })
-  await app.register(exploreRoute, {
-    snapshot: () => app.snapshots.current(),
-    maxLimit: config.maxLimit,
-    publicBaseUrl: config.publicBaseUrl,
-    trustProxy: config.trustProxy
-  })
+  await app.register(exploreRoute, { answer })
 
   return app
 }

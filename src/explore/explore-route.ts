@@ -33,6 +33,13 @@ export interface ExploreRouteOptions extends OriginOptions {
   maxLimit: number
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The indentation content negotiation settled on; null until then, or for compact JSON. */
+    jsonIndent: number | null
+  }
+}
+
 /** Adds `Accept` to Vary ahead of what is there (CORS may have put `Origin`), as DRF then CORS would. */
 function varyOnAccept (reply: FastifyReply): void {
   const existing = reply.getHeader('vary')
@@ -44,20 +51,28 @@ function rawQuery (url: string): string {
   return mark < 0 ? '' : url.slice(mark + 1)
 }
 
-export async function exploreRoute (app: FastifyInstance, options: ExploreRouteOptions): Promise<void> {
+export type ExploreAnswer = (request: FastifyRequest, reply: FastifyReply, lang: string) => Promise<Buffer | FastifyReply>
+
+/** The view: answers any method on the explore path of language segment `lang`. */
+export function exploreAnswer (options: ExploreRouteOptions): ExploreAnswer {
   const { snapshot, maxLimit } = options
 
-  async function explore (request: FastifyRequest<{ Params: { lang: string } }>, reply: FastifyReply): Promise<Buffer> {
-    const { lang } = request.params
+  return async function explore (request, reply, lang) {
     // A segment that is not a language is a path the original's URLconf does not know at all.
-    if (!LANGUAGE.test(lang)) return reply.callNotFound() as unknown as Buffer
+    if (!LANGUAGE.test(lang)) {
+      reply.callNotFound()
+      return reply
+    }
+    // Too many fields fails as Django parses the query, outside the view: no view headers then.
+    if (fieldCount(rawQuery(request.url)) > MAX_FIELDS) throw tooManyFields()
     reply.header('allow', ALLOW)
     varyOnAccept(reply)
     reply.type('application/json')
 
-    if (fieldCount(rawQuery(request.url)) > MAX_FIELDS) throw tooManyFields()
     const query = request.query as QueryDict
     const { indent } = negotiate(request.headers.accept, lastValue(query, 'format'))
+    // DRF renders the view's errors with the renderer it negotiated: `indent` applies to them too.
+    request.jsonIndent = indent
     const method = request.method
     if (method === 'OPTIONS') return renderJson(METADATA, indent)
     if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method)
@@ -79,6 +94,10 @@ export async function exploreRoute (app: FastifyInstance, options: ExploreRouteO
       items: page.items
     }, indent)
   }
+}
+
+export async function exploreRoute (app: FastifyInstance, { answer }: { answer: ExploreAnswer }): Promise<void> {
+  const explore = (request: FastifyRequest<{ Params: { lang: string } }>, reply: FastifyReply) => answer(request, reply, request.params.lang)
 
   app.get(EXPLORE_PATH, {
     schema: {

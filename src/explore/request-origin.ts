@@ -11,6 +11,8 @@ export interface OriginOptions {
 
 interface RequestLike {
   headers: Record<string, string | string[] | undefined>
+  /** Node's headers with every occurrence kept; a request may carry Host twice. */
+  headersDistinct?: Record<string, string[] | undefined>
   socket: { localAddress?: string | undefined, localPort?: number | undefined, encrypted?: boolean }
 }
 
@@ -27,7 +29,11 @@ function firstValue (header: string | string[] | undefined): string | undefined 
 /** The host as the client named it (case kept, as Django keeps it), or null if Django would refuse it. */
 export function requestHost (request: RequestLike, trustProxy: boolean): string | null {
   let host = trustProxy ? firstValue(request.headers['x-forwarded-host']) : undefined
-  if (host === undefined) host = request.headers.host as string | undefined
+  if (host === undefined) {
+    // Django sees two Host headers joined by a comma, which no host matches.
+    if ((request.headersDistinct?.host?.length ?? 0) > 1) return null
+    host = request.headers.host as string | undefined
+  }
   if (host === undefined) {
     // HTTP/1.0 may omit Host; Django then uses the server's own name and port.
     const address = request.socket.localAddress ?? '127.0.0.1'
