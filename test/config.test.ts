@@ -1,0 +1,63 @@
+import t from 'tap'
+import { helpText, loadConfig, OPTIONS } from '../src/config.js'
+
+t.test('defaults', async t => {
+  t.same(loadConfig(), {
+    port: 3000,
+    host: '127.0.0.1',
+    snapshotPath: 'data/snapshot.json',
+    maxLimit: 100,
+    publicBaseUrl: null,
+    trustProxy: false,
+    corsOrigin: '*',
+    logLevel: 'info'
+  })
+  t.ok(Object.isFrozen(loadConfig()))
+})
+
+t.test('environment variables, each also a flag; the flag wins', async t => {
+  const env = { PORT: '8080', HOST: '0.0.0.0', SNAPSHOT_PATH: '/srv/snap.json', MAX_LIMIT: '50', PUBLIC_BASE_URL: 'https://news.example.com/', TRUST_PROXY: 'true', CORS_ORIGIN: 'https://a.test, https://b.test', LOG_LEVEL: 'WARN' }
+  t.same(loadConfig({ env }), {
+    port: 8080, host: '0.0.0.0', snapshotPath: '/srv/snap.json', maxLimit: 50, publicBaseUrl: 'https://news.example.com', trustProxy: true, corsOrigin: ['https://a.test', 'https://b.test'], logLevel: 'warn'
+  })
+  const flags = loadConfig({ env, argv: ['--port', '9000', '--max-limit=20', '--trust-proxy', '--cors-origin', 'false', '--public-base-url=https://x.test/prefix/'] })
+  t.same([flags.port, flags.maxLimit, flags.trustProxy, flags.corsOrigin, flags.publicBaseUrl, flags.host], [9000, 20, true, false, 'https://x.test/prefix', '0.0.0.0'])
+  t.equal(loadConfig({ argv: ['--trust-proxy', 'false'] }).trustProxy, false)
+  t.equal(loadConfig({ argv: ['--trust-proxy', '--port', '1'] }).trustProxy, true, 'a bare boolean flag')
+  t.equal(loadConfig({ env: { PUBLIC_BASE_URL: '' } }).publicBaseUrl, null, 'empty means unset')
+  t.equal(loadConfig({ env: { CORS_ORIGIN: '*' } }).corsOrigin, '*')
+})
+
+t.test('overrides win over everything (tests pass config, not process.env)', async t => {
+  t.equal(loadConfig({ env: { PORT: '1' }, argv: ['--port', '2'], overrides: { port: 3 } }).port, 3)
+})
+
+t.test('a bad value names the variable or flag, the value and the rule', async t => {
+  const bad: Array<[Parameters<typeof loadConfig>[0], RegExp]> = [
+    [{ env: { PORT: 'eighty' } }, /^PORT="eighty": must be a whole number from 0 to 65535$/],
+    [{ env: { PORT: '70000' } }, /^PORT="70000"/],
+    [{ argv: ['--port', '-1'] }, /^--port="-1"/],
+    [{ env: { MAX_LIMIT: '0' } }, /^MAX_LIMIT="0": must be a whole number from 1 to 1000000$/],
+    [{ env: { TRUST_PROXY: 'maybe' } }, /^TRUST_PROXY="maybe": must be true or false$/],
+    [{ env: { PUBLIC_BASE_URL: 'news.example.com' } }, /^PUBLIC_BASE_URL=.*absolute http\(s\) URL/],
+    [{ env: { PUBLIC_BASE_URL: 'ftp://x.test' } }, /^PUBLIC_BASE_URL=.*no query, fragment or credentials/],
+    [{ env: { PUBLIC_BASE_URL: 'https://x.test/?a=1' } }, /^PUBLIC_BASE_URL=/],
+    [{ env: { CORS_ORIGIN: 'app.test' } }, /^CORS_ORIGIN="app.test": "app.test" is not an origin/],
+    [{ env: { LOG_LEVEL: 'loud' } }, /^LOG_LEVEL="loud": must be one of fatal, error, warn, info, debug, trace, silent$/],
+    [{ env: { HOST: ' ' } }, /^HOST=" ": must not be empty$/],
+    [{ env: { SNAPSHOT_PATH: '' } }, /^SNAPSHOT_PATH="": must not be empty$/],
+    [{ argv: ['--nope'] }, /^unknown argument "--nope"/],
+    [{ argv: ['--port'] }, /^--port needs a value$/]
+  ]
+  for (const [sources, message] of bad) {
+    t.throws(() => loadConfig(sources), { name: 'ConfigError', code: 'CONFIG_ERR_INVALID', message }, String(message))
+  }
+})
+
+t.test('--help lists every option with its variable', async t => {
+  const help = helpText()
+  for (const option of OPTIONS) {
+    t.match(help, option.flag)
+    t.match(help, option.env)
+  }
+})

@@ -1,0 +1,50 @@
+import t from 'tap'
+import { nextLink, previousLink } from '../../src/explore/page-links.js'
+import { parseQuery } from '../../src/explore/query-string.js'
+
+const URL = 'http://testserver/en/api/internal/explore/'
+const links = (query: string, count: number, limit: number, offset: number, offsetDigits = String(offset)) => {
+  const position = { count, limit, offset, offsetDigits }
+  return { next: nextLink(URL, parseQuery(query), position), previous: previousLink(URL, parseQuery(query), position) }
+}
+
+t.test('the contract example: other parameters kept, query sorted, offset dropped at 0', async t => {
+  t.same(links('zeta=1&companies=7&offset=10', 100, 10, 10), {
+    next: `${URL}?companies=7&limit=10&offset=20&zeta=1`,
+    previous: `${URL}?companies=7&limit=10&zeta=1`
+  })
+})
+
+t.test('first page: next with limit even when the request had none; previous null', async t => {
+  t.same(links('companies=7', 25, 10, 0), { next: `${URL}?companies=7&limit=10&offset=10`, previous: null })
+})
+
+t.test('last page: next null when offset + limit reaches count', async t => {
+  t.same(links('offset=20', 25, 10, 20), { next: null, previous: `${URL}?limit=10&offset=10` })
+  t.equal(links('offset=15', 25, 10, 15).next, null, 'exactly reaching the count')
+  t.equal(links('offset=14', 25, 10, 14).next, `${URL}?limit=10&offset=24`)
+})
+
+t.test('previous keeps an offset that is not a multiple of the limit', async t => {
+  t.equal(links('offset=15', 100, 10, 15).previous, `${URL}?limit=10&offset=5`)
+  t.equal(links('offset=5', 100, 10, 5).previous, `${URL}?limit=10`)
+})
+
+t.test('beyond the end: no results, no next, previous one page back', async t => {
+  t.same(links('offset=500', 25, 10, 500), { next: null, previous: `${URL}?limit=10&offset=490` })
+})
+
+t.test('an empty result still links back when the offset is past 0', async t => {
+  t.same(links('companies=99&offset=20', 0, 10, 20), { next: null, previous: `${URL}?companies=99&limit=10&offset=10` })
+})
+
+t.test('offsets past 2^53 come back exact', async t => {
+  const digits = '123456789012345678901234567890'
+  t.equal(links(`offset=${digits}`, 25, 10, Infinity, digits).previous, `${URL}?limit=10&offset=123456789012345678901234567880`)
+})
+
+t.test('the effective limit and blank, repeated, unicode parameters are written as DRF writes them', async t => {
+  t.equal(links('limit=500&b=&a=1&a=2&q=caf%C3%A9+au+lait&x=%2B', 1000, 100, 0).next,
+    `${URL}?a=1&a=2&b=&limit=100&offset=100&q=caf%C3%A9+au+lait&x=%2B`)
+  t.equal(links('limit=x&limit=3', 30, 10, 0).next, `${URL}?limit=10&offset=10`, 'repeated limit collapses to the effective one')
+})

@@ -1,0 +1,83 @@
+import t from 'tap'
+import fc from 'fast-check'
+import {
+  compareCodePoints, encodeQuery, fieldCount, parseQuery, quotePlus, unquotePlus
+} from '../../src/explore/query-string.js'
+
+// Expected values are what CPython 3.11 answers for the same input.
+t.test('unquotePlus decodes like Python unquote(s.replace("+", " "))', async t => {
+  const cases: Array<[string, string]> = [
+    ['plain', 'plain'],
+    ['a+b', 'a b'],
+    ['a%2Bb', 'a+b'],
+    ['%C3%A9t%C3%A9', 'été'],
+    ['%c3%a9', 'é'], // lower-case hex
+    ['%E9', '\ufffd'], // a Latin-1 byte is not UTF-8
+    ['%C3', '\ufffd'],
+    ['%F0%9F%98%80', '😀'],
+    ['%F0%9F%98', '\ufffd'],
+    ['%ED%A0%80', '\ufffd\ufffd\ufffd'], // an encoded surrogate
+    ['%zz', '%zz'],
+    ['%', '%'],
+    ['%4', '%4'],
+    ['100%', '100%'],
+    ['é%C3%A9+x', 'éé x'], // raw non-ASCII passes through between decoded runs
+    ['%C3+%A9', '\ufffd \ufffd'] // a literal character splits a sequence
+  ]
+  for (const [input, expected] of cases) t.equal(unquotePlus(input), expected, input)
+})
+
+t.test('parseQuery keeps blank values, repeated keys in order, and skips empty fields', async t => {
+  t.same(parseQuery(''), {})
+  t.same(parseQuery('a=1&a=2&b&c=&&d=x=y'), { a: ['1', '2'], b: [''], c: [''], d: ['x=y'] })
+  t.same(parseQuery('compan%69es=7&%20=+'), { companies: ['7'], ' ': [' '] })
+  t.same(parseQuery('a=1;b=2'), { a: ['1;b=2'] }, 'only & separates fields')
+  t.equal(Object.getPrototypeOf(parseQuery('a=1')), null, 'no prototype: __proto__ is an ordinary key')
+  t.same(Object.entries(parseQuery('__proto__=1')), [['__proto__', ['1']]])
+})
+
+t.test('fieldCount counts like Django, empty fields included', async t => {
+  t.equal(fieldCount(''), 0)
+  t.equal(fieldCount('a=1'), 1)
+  t.equal(fieldCount('a=1&&b'), 3)
+  t.equal(fieldCount('&'.repeat(1000)), 1001)
+})
+
+t.test('quotePlus encodes like Python quote_plus', async t => {
+  t.equal(quotePlus('AZaz09_.-~'), 'AZaz09_.-~')
+  t.equal(quotePlus('a b+c/é~!*()\''), 'a+b%2Bc%2F%C3%A9~%21%2A%28%29%27')
+  t.equal(quotePlus('\n\u0000😀'), '%0A%00%F0%9F%98%80')
+  t.equal(quotePlus(''), '')
+})
+
+t.test('compareCodePoints orders by code point, as Python sorts strings', async t => {
+  t.ok(compareCodePoints('B', '_') < 0)
+  t.ok(compareCodePoints('_', 'a') < 0)
+  t.ok(compareCodePoints('a', 'ab') < 0)
+  t.equal(compareCodePoints('x', 'x'), 0)
+  // U+FFFF sorts before U+1F600 by code point, after it by UTF-16 unit.
+  t.ok(compareCodePoints('\uffff', '😀') < 0)
+  t.ok(compareCodePoints('😀', '\uffff') > 0)
+  t.ok(compareCodePoints('\ud7ff', '😀') < 0)
+  fc.assert(fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
+    const expected = [...a].map(c => c.codePointAt(0) as number)
+    const other = [...b].map(c => c.codePointAt(0) as number)
+    let sign = 0
+    for (let i = 0; i < Math.min(expected.length, other.length) && sign === 0; i++) sign = Math.sign((expected[i] as number) - (other[i] as number))
+    if (sign === 0) sign = Math.sign(expected.length - other.length)
+    return Math.sign(compareCodePoints(a, b)) === sign
+  }))
+})
+
+t.test('encodeQuery sorts keys and keeps the order of repeated values', async t => {
+  t.equal(encodeQuery(parseQuery('zeta=1&companies=7&companies=3&a=%20+x&B=')), 'B=&a=++x&companies=7&companies=3&zeta=1')
+  t.equal(encodeQuery(parseQuery('k=%7E%2a')), 'k=~%2A')
+})
+
+t.test('parse then encode then parse is stable for any query', async t => {
+  fc.assert(fc.property(fc.string(), query => {
+    const once = parseQuery(query)
+    const again = parseQuery(encodeQuery(once))
+    return JSON.stringify(Object.entries(again).sort()) === JSON.stringify(Object.entries(once).sort())
+  }), { numRuns: 500 })
+})

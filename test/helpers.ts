@@ -1,0 +1,80 @@
+// Shared test fixtures: items and snapshots built in code, written to real temporary directories, and
+// the app built from the same options the server uses.
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../src/app.js'
+import { loadConfig, type Config } from '../src/config.js'
+import type { SnapshotItem } from '../src/schemas/snapshot.js'
+
+export function makeItem (pk: number, backdate: string, companies: number[], extra: Partial<SnapshotItem> & Record<string, unknown> = {}): SnapshotItem {
+  return {
+    pk,
+    is_translated: true,
+    translated_languages: [],
+    translated_title: `Item ${pk}`,
+    backdate,
+    translated_abstract: '',
+    display_image: null,
+    series: null,
+    company_response_summary: { responses: 0, non_responses: 0 },
+    company_response_responded: null,
+    responded_to_article: null,
+    translated_url: `/en/latest-news/item-${pk}/`,
+    stories: [],
+    story_item_count: null,
+    content_type_display: 'Article',
+    untranslated_content_type: 'articlepage',
+    companies,
+    ...extra
+  }
+}
+
+export interface SnapshotDoc {
+  generated_at?: string
+  languages: Record<string, unknown[]>
+  [key: string]: unknown
+}
+
+/**
+ * 25 `en` items over 5 days (5 share each day), pks 1–25: company 7 has every third item, company 8
+ * the rest, company 9 the items whose pk is a multiple of 5. `es` has 2 items, `fr` none.
+ */
+export function smallSnapshot (): SnapshotDoc {
+  const en = Array.from({ length: 25 }, (_, i) => {
+    const pk = i + 1
+    const companies = [pk % 3 === 0 ? 7 : 8]
+    if (pk % 5 === 0) companies.push(9)
+    return makeItem(pk, `2024-01-${String(1 + (i % 5)).padStart(2, '0')}`, companies)
+  })
+  const es = [makeItem(101, '2023-05-01', [7]), makeItem(102, '2023-06-01', [8])]
+  return { generated_at: '2026-11-20T09:30:00Z', languages: { en, es, fr: [] } }
+}
+
+/** A fresh temporary directory, removed when the test ends. */
+export async function tempDir (t: Test): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'explore-test-'))
+  t.teardown(async () => {
+    const { rm } = await import('node:fs/promises')
+    await rm(dir, { recursive: true, force: true })
+  })
+  return dir
+}
+
+export async function writeSnapshot (t: Test, doc: unknown, name = 'snapshot.json'): Promise<string> {
+  const file = join(await tempDir(t), name)
+  await writeFile(file, typeof doc === 'string' ? doc : JSON.stringify(doc))
+  return file
+}
+
+/** The app on a snapshot document, closed when the test ends. */
+export async function buildTestApp (t: Test, doc: unknown = smallSnapshot(), overrides: Partial<Config> = {}): Promise<FastifyInstance> {
+  const snapshotPath = await writeSnapshot(t, doc)
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, ...overrides } }))
+  t.teardown(() => app.close())
+  return app
+}
+
+export const EXPLORE = '/en/api/internal/explore/'

@@ -1,0 +1,72 @@
+// The real entry point, as a process: what an operator sees at startup and shutdown.
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { join } from 'node:path'
+import { smallSnapshot, writeSnapshot } from './helpers.js'
+
+const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
+
+function start (args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, ...args], {
+    env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: env.LOG_LEVEL ?? 'info' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', chunk => { stdout += chunk })
+  child.stderr.on('data', chunk => { stderr += chunk })
+  const exited = once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout, stderr }))
+  /** Resolves with the address once the server logs that it listens. */
+  const listening = new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', () => {
+      const match = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout)
+      if (match) resolve(match[1] as string)
+    })
+    exited.then(result => reject(new Error(`exited early: ${JSON.stringify(result)}`)), reject)
+  })
+  // Tests of startup failures never wait for `listening`; its rejection is expected there.
+  listening.catch(() => {})
+  return { child, exited, listening }
+}
+
+t.test('serves the snapshot it is pointed at, and stops cleanly on SIGTERM', async t => {
+  const file = await writeSnapshot(t, smallSnapshot())
+  const server = start(['--snapshot-path', file])
+  const url = await server.listening
+  const res = await fetch(`${url}/en/api/internal/explore/?limit=1`)
+  t.equal(res.status, 200)
+  t.equal(((await res.json()) as { count: number }).count, 25)
+  server.child.kill('SIGTERM')
+  const { code, stdout } = await server.exited
+  t.equal(code, 0)
+  t.match(stdout, /"msg":"snapshot loaded"/)
+})
+
+t.test('a bad snapshot at startup: exit 1 with the validation report, no stack trace', async t => {
+  const file = await writeSnapshot(t, { languages: { en: [{ pk: 1 }], EN: [] } })
+  const { code, stderr } = await start(['--snapshot-path', file]).exited
+  t.equal(code, 1)
+  t.match(stderr, `snapshot ${file} is invalid`)
+  t.match(stderr, 'languages.EN: is not a language segment')
+  t.notMatch(stderr, /\n\s+at /, 'no stack trace')
+})
+
+t.test('a missing snapshot at startup: exit 1, says so', async t => {
+  const { code, stderr } = await start(['--snapshot-path', '/nonexistent/snapshot.json']).exited
+  t.equal(code, 1)
+  t.match(stderr, 'snapshot /nonexistent/snapshot.json cannot be read (1 problem):\n  the file does not exist')
+})
+
+t.test('a bad configuration value: exit 1 with the rule', async t => {
+  const { code, stderr } = await start([], { MAX_LIMIT: 'lots' }).exited
+  t.equal(code, 1)
+  t.equal(stderr, 'configuration error: MAX_LIMIT="lots": must be a whole number from 1 to 1000000\nRun with --help for the options.\n')
+})
+
+t.test('--help prints the options and exits 0', async t => {
+  const { code, stdout } = await start(['--help']).exited
+  t.equal(code, 0)
+  t.match(stdout, /^Usage: node dist\/server.js \[options\]/)
+  t.match(stdout, 'SNAPSHOT_PATH')
+})

@@ -1,0 +1,135 @@
+import t from 'tap'
+import { chmod, mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { loadSnapshotFile, parseSnapshot } from '../../src/snapshot/load-snapshot.js'
+import { SnapshotError } from '../../src/errors.js'
+import { makeItem, smallSnapshot, tempDir, writeSnapshot } from '../helpers.js'
+
+const problemsOf = (raw: string | Buffer): readonly string[] => {
+  try {
+    parseSnapshot(Buffer.isBuffer(raw) ? raw : Buffer.from(raw), 'test.json')
+  } catch (error) {
+    if (error instanceof SnapshotError) return error.problems
+    throw error
+  }
+  throw new Error('the snapshot was accepted')
+}
+
+t.test('a valid snapshot loads with its languages, counts and version label', async t => {
+  const file = await writeSnapshot(t, smallSnapshot())
+  const model = await loadSnapshotFile(file, { now: () => new Date('2026-11-21T00:00:00Z') })
+  t.same(model.itemCounts(), { en: 25, es: 2, fr: 0 })
+  t.same(model.languages, ['en', 'es', 'fr'])
+  t.same(model.info, { source: file, generatedAt: '2026-11-20T09:30:00Z', loadedAt: new Date('2026-11-21T00:00:00Z') })
+})
+
+t.test('generated_at is optional', async t => {
+  const model = parseSnapshot(Buffer.from(JSON.stringify({ languages: { en: [] } })), 'x.json')
+  t.equal(model.info.generatedAt, null)
+})
+
+t.test('a UTF-8 byte order mark is accepted (some editors write one)', async t => {
+  const model = parseSnapshot(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(smallSnapshot()))]), 'bom.json')
+  t.same(model.itemCounts(), { en: 25, es: 2, fr: 0 })
+})
+
+t.test('unknown fields are allowed, at the top, on items and inside them', async t => {
+  const doc = smallSnapshot()
+  doc.format_version = 2
+  doc.languages.en![0] = makeItem(1, '2024-01-01', [7], { internal_note: 'x', display_image: { url: 'u', width: 1, height: 2, alt: 'a' } as never })
+  t.doesNotThrow(() => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'x.json'))
+})
+
+t.test('not JSON: the problem says where, as a line and column', async t => {
+  t.same(problemsOf(''), ['the file is empty'])
+  t.match(problemsOf('{\n  "languages": {\n    x\n}'), [/^not valid JSON: .* at line 3, column 5$/])
+  t.same(problemsOf(JSON.stringify(smallSnapshot()).slice(0, -10)).length, 1)
+  t.match(problemsOf('{"languages": {"en": ['), [/^not valid JSON: /])
+  t.match(problemsOf('{"languages": {}} trailing'), [/^not valid JSON: /])
+  t.same(problemsOf(Buffer.from([0x7b, 0xff, 0x7d])), ['the file is not valid UTF-8 text'])
+})
+
+t.test('the shape of the document', async t => {
+  t.same(problemsOf('[]'), ['(top level): expected Explore snapshot v1 object, got []'])
+  t.same(problemsOf('null'), ['(top level): expected Explore snapshot v1 object, got null'])
+  t.same(problemsOf('{}'), ['languages: is required'])
+  t.same(problemsOf('{"languages": {}}'), ['languages: must name at least one language'])
+  t.same(problemsOf('{"languages": []}'), ['languages: expected a object, got []'])
+  t.same(problemsOf('{"languages": {"en": {}}}'), ['languages.en: expected an array, got {}'])
+  t.same(problemsOf('{"generated_at": "yesterday", "languages": {"en": []}}'), ['generated_at: "yesterday" is not an ISO-8601 timestamp'])
+})
+
+t.test('language keys must be path segments; __proto__ and constructor are refused', async t => {
+  for (const key of ['EN', 'eng', 'en_GB', 'pt-BR', '__proto__', 'constructor', '']) {
+    t.match(problemsOf(`{"languages": {"en": [], ${JSON.stringify(key)}: []}}`), [/is not a language segment/], key)
+  }
+  t.doesNotThrow(() => parseSnapshot(Buffer.from('{"languages": {"pt-br": [], "zh-hant": []}}'), 'x.json'))
+})
+
+t.test('every broken item rule is reported with its JSON path', async t => {
+  const doc = smallSnapshot()
+  const en = doc.languages.en as Array<Record<string, unknown>>
+  en[41 - 25 + 24] = undefined as never // keep indexes stable below
+  en.length = 25
+  Object.assign(en[1]!, { backdate: '2024-02-30' })
+  Object.assign(en[2]!, { pk: '3' })
+  delete en[3]!.stories
+  Object.assign(en[4]!, { display_image: { url: 'x', width: 1.5, height: 1 } })
+  Object.assign(en[5]!, { companies: [7, -1] })
+  Object.assign(en[6]!, { translated_languages: [{ language_code: 'fr', language: 'Français' }] })
+  Object.assign(en[7]!, { pk: 2 ** 53 })
+  Object.assign(en[8]!, { is_translated: 'yes', story_item_count: 'x' })
+  t.same(problemsOf(JSON.stringify(doc)), [
+    'languages.en[1].backdate: "2024-02-30" is not a calendar date (YYYY-MM-DD)',
+    'languages.en[2].pk: expected an integer, got "3"',
+    'languages.en[3].stories: is required',
+    'languages.en[4].display_image.width: expected an integer, got 1.5',
+    'languages.en[5].companies[1]: -1 is below 0',
+    'languages.en[6].translated_languages[0].url: is required',
+    'languages.en[7].pk: 9007199254740992 is above 9007199254740991 (integers past 2^53 lose precision in JSON)',
+    'languages.en[8].is_translated: expected a boolean, got "yes"',
+    'languages.en[8].story_item_count: expected an integer or null, got "x"'
+  ])
+})
+
+t.test('a pk repeated within a language is reported against its first use', async t => {
+  const doc = smallSnapshot()
+  ;(doc.languages.en as Array<Record<string, unknown>>)[7]!.pk = 3
+  ;(doc.languages.es as Array<Record<string, unknown>>)[1]!.pk = 101
+  t.same(problemsOf(JSON.stringify(doc)), ['languages.en[7].pk: 3 repeats languages.en[2]', 'languages.es[1].pk: 101 repeats languages.es[0]'])
+  const other = smallSnapshot()
+  other.languages.fr = [makeItem(1, '2024-01-01', [])]
+  t.doesNotThrow(() => parseSnapshot(Buffer.from(JSON.stringify(other)), 'x.json'), 'the same pk in two languages is fine')
+})
+
+t.test('a wholly wrong file is reported up to the cap', async t => {
+  const doc = { languages: { en: Array.from({ length: 200 }, (_, i) => ({ pk: i })) } }
+  const problems = problemsOf(JSON.stringify(doc))
+  t.equal(problems.length, 51)
+  t.equal(problems[50], '(stopped after 50 problems; fix these and check again)')
+  t.throws(() => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'x.json', { problemCap: 3 }), { code: 'SNAPSHOT_ERR_INVALID', problems: { length: 4 } })
+})
+
+t.test('the error names the file and lists each problem', async t => {
+  const file = await writeSnapshot(t, '{"languages": {}}', 'bad.json')
+  await t.rejects(loadSnapshotFile(file), {
+    name: 'SnapshotError',
+    code: 'SNAPSHOT_ERR_INVALID',
+    file,
+    message: `snapshot ${file} is invalid (1 problem):\n  languages: must name at least one language`
+  })
+})
+
+t.test('a file that cannot be read', async t => {
+  const dir = await tempDir(t)
+  await t.rejects(loadSnapshotFile(join(dir, 'missing.json')), { code: 'SNAPSHOT_ERR_UNREADABLE', problems: ['the file does not exist'] })
+  await mkdir(join(dir, 'folder.json'))
+  await t.rejects(loadSnapshotFile(join(dir, 'folder.json')), { code: 'SNAPSHOT_ERR_UNREADABLE', problems: ['the path is a directory, not a file'] })
+  const locked = await writeSnapshot(t, smallSnapshot(), 'locked.json')
+  await chmod(locked, 0o000)
+  t.teardown(() => chmod(locked, 0o644))
+  // root reads any file whatever its mode; the check only means something for other users.
+  if (process.getuid?.() !== 0) {
+    await t.rejects(loadSnapshotFile(locked), { code: 'SNAPSHOT_ERR_UNREADABLE', problems: ['permission denied'] })
+  }
+})

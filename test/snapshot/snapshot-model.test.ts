@@ -1,0 +1,101 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
+import { mergeRanks } from '../../src/snapshot/snapshot-model.js'
+import { renderItem } from '../../src/snapshot/build-model.js'
+import { makeItem, smallSnapshot, type SnapshotDoc } from '../helpers.js'
+
+const load = (doc: SnapshotDoc) => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'test.json')
+const pks = (items: Buffer): number[] => items.length === 0 ? [] : (JSON.parse(`[${items.toString()}]`) as Array<{ pk: number }>).map(i => i.pk)
+
+t.test('items are served newest first, the same day by pk descending', async t => {
+  const en = load(smallSnapshot()).language('en')!
+  // Days 2024-01-05 (pks 5,10,15,20,25) down to 2024-01-01 (pks 1,6,11,16,21).
+  t.same(pks(en.page(null, 0, 25).items), [25, 20, 15, 10, 5, 24, 19, 14, 9, 4, 23, 18, 13, 8, 3, 22, 17, 12, 7, 2, 21, 16, 11, 6, 1])
+})
+
+t.test('a page is a slice of the ordered list; past the end it is empty', async t => {
+  const en = load(smallSnapshot()).language('en')!
+  t.same(pks(en.page(null, 3, 4).items), [10, 5, 24, 19])
+  t.same(en.page(null, 23, 10).count, 25)
+  t.same(pks(en.page(null, 23, 10).items), [6, 1])
+  t.same(pks(en.page(null, 25, 10).items), [])
+  t.same(pks(en.page(null, 1000, 10).items), [])
+})
+
+t.test('one company: its items in the same order', async t => {
+  const en = load(smallSnapshot()).language('en')!
+  const page = en.page([7], 0, 100)
+  t.equal(page.count, 8)
+  t.same(pks(page.items), [15, 24, 9, 18, 3, 12, 21, 6])
+  t.same(pks(en.page([7], 2, 3).items), [9, 18, 3])
+  t.same(en.page([12345], 0, 10), { count: 0, items: Buffer.alloc(0) })
+  t.same(en.page([Infinity], 0, 10).count, 0)
+})
+
+t.test('several companies: the union, each item once, in order', async t => {
+  const en = load(smallSnapshot()).language('en')!
+  const union = en.page([7, 9], 0, 100)
+  t.same(pks(union.items), [25, 20, 15, 10, 5, 24, 9, 18, 3, 12, 21, 6])
+  t.equal(union.count, 12)
+  t.same(pks(en.page([9, 7, 9, 12345], 0, 100).items), pks(union.items), 'order of ids, repeats and unknown ids do not matter')
+  t.same(pks(en.page([7, 9], 4, 3).items), [5, 24, 9])
+  t.same(pks(en.page([9, 7], 4, 3).items), [5, 24, 9], 'served again from the cache')
+})
+
+t.test('an item listing a company twice appears once', async t => {
+  const en = load({ languages: { en: [makeItem(1, '2024-01-01', [7, 7, 7]), makeItem(2, '2024-01-02', [7])] } }).language('en')!
+  t.same(pks(en.page([7], 0, 10).items), [2, 1])
+})
+
+t.test('the union cache stays bounded', async t => {
+  const items = Array.from({ length: 300 }, (_, i) => makeItem(i + 1, '2024-01-01', [i, i + 1]))
+  const en = load({ languages: { en: items } }).language('en')!
+  for (let i = 0; i < 299; i++) t.equal(en.page([i, i + 2], 0, 10).count, i === 0 || i === 298 ? 3 : 4)
+  t.equal(en.page([0, 2], 0, 10).count, 3, 'an evicted union is computed again')
+})
+
+t.test('mergeRanks is the sorted union of its inputs', async t => {
+  t.same(mergeRanks([]), new Uint32Array(0))
+  fc.assert(fc.property(fc.array(fc.uniqueArray(fc.nat(500)), { maxLength: 6 }), lists => {
+    const sorted = lists.map(list => Uint32Array.from([...list].sort((a, b) => a - b)))
+    const expected = [...new Set(lists.flat())].sort((a, b) => a - b)
+    return JSON.stringify([...mergeRanks(sorted)]) === JSON.stringify(expected)
+  }))
+})
+
+t.test('an item is served as the 16 contract fields, in order, nothing else', async t => {
+  const item = makeItem(1, '2024-01-01', [7], {
+    secret: 'x',
+    display_image: { url: 'https://img/1.jpg', width: 10, height: 20, alt: 'no' } as never,
+    translated_languages: [{ language_code: 'fr', language: 'Français', url: '/fr/x/', extra: 1 } as never],
+    stories: [{ translated_title: 'S', translated_url: '/en/s/', pk: 3 } as never],
+    company_response_summary: { responses: 1, non_responses: 2, other: 3 } as never,
+    series: { id: 4, name: 'kept verbatim' }
+  })
+  const served = JSON.parse(renderItem(item))
+  t.same(Object.keys(served), ['pk', 'is_translated', 'translated_languages', 'translated_title', 'backdate',
+    'translated_abstract', 'display_image', 'series', 'company_response_summary', 'company_response_responded',
+    'responded_to_article', 'translated_url', 'stories', 'story_item_count', 'content_type_display', 'untranslated_content_type'])
+  t.same(served.display_image, { url: 'https://img/1.jpg', width: 10, height: 20 })
+  t.same(served.translated_languages, [{ language_code: 'fr', language: 'Français', url: '/fr/x/' }])
+  t.same(served.stories, [{ translated_title: 'S', translated_url: '/en/s/' }])
+  t.same(served.company_response_summary, { responses: 1, non_responses: 2 })
+  t.same(served.series, { id: 4, name: 'kept verbatim' })
+  t.notOk('companies' in served)
+})
+
+t.test('text is written as DRF writes it: non-ASCII as is, U+2028/U+2029 escaped', async t => {
+  const json = renderItem(makeItem(1, '2024-01-01', [], { translated_title: 'Société “Générale”\u2028\u2029\n"\\', translated_url: '/en/latest-news/société/' }))
+  t.match(json, '"translated_title":"Société “Générale”\\u2028\\u2029\\n\\"\\\\"')
+  t.match(json, '"translated_url":"/en/latest-news/société/"')
+  t.equal(JSON.parse(json).translated_title, 'Société “Générale”\u2028\u2029\n"\\')
+})
+
+t.test('the item bytes agree with JSON.stringify for any strings', async t => {
+  fc.assert(fc.property(fc.string({ unit: 'binary' }), fc.string(), (title, abstract) => {
+    const item = makeItem(1, '2024-01-01', [], { translated_title: title, translated_abstract: abstract })
+    const parsed = JSON.parse(renderItem(item))
+    return parsed.translated_title === title && parsed.translated_abstract === abstract
+  }), { numRuns: 300 })
+})
