@@ -11,6 +11,7 @@ import { fieldCount, MAX_FIELDS, parseQuery } from './explore/query-string.js'
 import { renderJson } from './explore/render-page.js'
 import { requestHost } from './explore/request-origin.js'
 import snapshotPlugin from './plugins/snapshot.js'
+import { statusRoute } from './status-route.js'
 
 /** Fastify's own options, the same for the server and for tests. */
 export function serverOptions (config: Config): FastifyServerOptions {
@@ -143,8 +144,9 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
       }
     })
   }
-  await app.register(snapshotPlugin, { snapshotPath: config.snapshotPath })
+  await app.register(snapshotPlugin, { snapshotPath: config.snapshotPath, watch: config.watch, reloadDebounceMs: config.reloadDebounceMs })
   await app.register(exploreRoute, { answer })
+  await app.register(statusRoute)
 
   return app
 }

@@ -14,7 +14,9 @@ export const ConfigSchema = Type.Object({
   publicBaseUrl: Type.Union([Type.String(), Type.Null()]),
   trustProxy: Type.Boolean(),
   corsOrigin: Type.Union([Type.Literal('*'), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), Type.Literal(false)]),
-  logLevel: Type.Union(LOG_LEVELS.map(level => Type.Literal(level)))
+  logLevel: Type.Union(LOG_LEVELS.map(level => Type.Literal(level))),
+  watch: Type.Boolean(),
+  reloadDebounceMs: Type.Integer({ minimum: 0, maximum: 60_000 })
 }, { additionalProperties: false })
 
 export type Config = Readonly<Static<typeof ConfigSchema>>
@@ -87,7 +89,9 @@ export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: '--public-base-url', default: undefined, description: 'Scheme and host (and optional path prefix) for next/previous links. Unset: the request\'s own.', parse: baseUrl },
   { key: 'trustProxy', env: 'TRUST_PROXY', flag: '--trust-proxy', default: 'false', description: 'Believe X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).', parse: boolean },
   { key: 'corsOrigin', env: 'CORS_ORIGIN', flag: '--cors-origin', default: '*', description: '`*` for any origin, a comma-separated list of origins, or `false` for no CORS headers.', parse: corsOrigin },
-  { key: 'logLevel', env: 'LOG_LEVEL', flag: '--log-level', default: 'info', description: `One of ${LOG_LEVELS.join(', ')}.`, parse: logLevel }
+  { key: 'logLevel', env: 'LOG_LEVEL', flag: '--log-level', default: 'info', description: `One of ${LOG_LEVELS.join(', ')}.`, parse: logLevel },
+  { key: 'watch', env: 'WATCH', flag: '--watch', default: 'true', description: 'Reload the snapshot when its file changes (SIGHUP reloads either way).', parse: boolean },
+  { key: 'reloadDebounceMs', env: 'RELOAD_DEBOUNCE_MS', flag: '--reload-debounce-ms', default: '150', description: 'Quiet time after the last write before a reload, in ms: a burst of saves costs one load.', parse: integer(0, 60_000) }
 ]
 
 export interface ConfigSources {
@@ -108,7 +112,7 @@ function readFlags (argv: readonly string[]): Map<string, string> {
     if (option === undefined) throw new ConfigError(`unknown argument "${arg}" (see --help)`)
     if (eq >= 0) {
       flags.set(name, arg.slice(eq + 1))
-    } else if (option.key === 'trustProxy' && (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
+    } else if ((option.key === 'trustProxy' || option.key === 'watch') && (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
       flags.set(name, 'true') // a bare boolean flag
     } else {
       if (argv[i + 1] === undefined) throw new ConfigError(`${name} needs a value`)

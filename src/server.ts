@@ -18,6 +18,11 @@ async function main (): Promise<void> {
       app.close().then(() => process.exit(0), () => process.exit(1))
     })
   }
+  // The Unix convention for daemons: SIGHUP re-reads the snapshot, whether or not the file is watched.
+  process.on('SIGHUP', () => {
+    app.log.info('SIGHUP: reloading the snapshot')
+    app.snapshots.reload().catch(() => {})
+  })
   await app.listen({ port: config.port, host: config.host })
 }
 

@@ -10,16 +10,19 @@ t.test('defaults', async t => {
     publicBaseUrl: null,
     trustProxy: false,
     corsOrigin: '*',
-    logLevel: 'info'
+    logLevel: 'info',
+    watch: true,
+    reloadDebounceMs: 150
   })
   t.ok(Object.isFrozen(loadConfig()))
 })
 
 t.test('environment variables, each also a flag; the flag wins', async t => {
-  const env = { PORT: '8080', HOST: '0.0.0.0', SNAPSHOT_PATH: '/srv/snap.json', MAX_LIMIT: '50', PUBLIC_BASE_URL: 'https://news.example.com/', TRUST_PROXY: 'true', CORS_ORIGIN: 'https://a.test, https://b.test', LOG_LEVEL: 'WARN' }
+  const env = { PORT: '8080', HOST: '0.0.0.0', SNAPSHOT_PATH: '/srv/snap.json', MAX_LIMIT: '50', PUBLIC_BASE_URL: 'https://news.example.com/', TRUST_PROXY: 'true', CORS_ORIGIN: 'https://a.test, https://b.test', LOG_LEVEL: 'WARN', WATCH: 'off', RELOAD_DEBOUNCE_MS: '500' }
   t.same(loadConfig({ env }), {
-    port: 8080, host: '0.0.0.0', snapshotPath: '/srv/snap.json', maxLimit: 50, publicBaseUrl: 'https://news.example.com', trustProxy: true, corsOrigin: ['https://a.test', 'https://b.test'], logLevel: 'warn'
+    port: 8080, host: '0.0.0.0', snapshotPath: '/srv/snap.json', maxLimit: 50, publicBaseUrl: 'https://news.example.com', trustProxy: true, corsOrigin: ['https://a.test', 'https://b.test'], logLevel: 'warn', watch: false, reloadDebounceMs: 500
   })
+  t.equal(loadConfig({ env, argv: ['--watch'] }).watch, true, 'a bare --watch')
   const flags = loadConfig({ env, argv: ['--port', '9000', '--max-limit=20', '--trust-proxy', '--cors-origin', 'false', '--public-base-url=https://x.test/prefix/'] })
   t.same([flags.port, flags.maxLimit, flags.trustProxy, flags.corsOrigin, flags.publicBaseUrl, flags.host], [9000, 20, true, false, 'https://x.test/prefix', '0.0.0.0'])
   t.equal(loadConfig({ argv: ['--trust-proxy', 'false'] }).trustProxy, false)

@@ -72,7 +72,7 @@ export async function writeSnapshot (t: Test, doc: unknown, name = 'snapshot.jso
 /** The app on a snapshot document, closed when the test ends. */
 export async function buildTestApp (t: Test, doc: unknown = smallSnapshot(), overrides: Partial<Config> = {}): Promise<FastifyInstance> {
   const snapshotPath = await writeSnapshot(t, doc)
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, ...overrides } }))
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, watch: false, ...overrides } }))
   t.teardown(() => app.close())
   return app
 }

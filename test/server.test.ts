@@ -27,7 +27,18 @@ function start (args: string[], env: Record<string, string> = {}) {
   })
   // Tests of startup failures never wait for `listening`; its rejection is expected there.
   listening.catch(() => {})
-  return { child, exited, listening }
+  /** Resolves when the server has logged a line matching `pattern` after this call. */
+  const logged = (pattern: RegExp) => new Promise<void>(resolve => {
+    const from = stdout.length
+    const check = () => {
+      if (pattern.test(stdout.slice(from))) {
+        child.stdout.off('data', check)
+        resolve()
+      }
+    }
+    child.stdout.on('data', check)
+  })
+  return { child, exited, listening, logged }
 }
 
 t.test('serves the snapshot it is pointed at, and stops cleanly on SIGTERM', async t => {
@@ -69,4 +80,36 @@ t.test('--help prints the options and exits 0', async t => {
   t.equal(code, 0)
   t.match(stdout, /^Usage: node dist\/server.js \[options\]/)
   t.match(stdout, 'SNAPSHOT_PATH')
+})
+
+t.test('SIGHUP reloads the snapshot, with the file watch off', async t => {
+  const file = await writeSnapshot(t, smallSnapshot())
+  const server = start(['--snapshot-path', file, '--watch', 'false'])
+  const url = await server.listening
+  const { writeFile } = await import('node:fs/promises')
+  await writeFile(file, JSON.stringify({ ...smallSnapshot(), generated_at: '2026-12-01T00:00:00Z', languages: { en: [] } }))
+  const reloaded = server.logged(/"msg":"snapshot reloaded"/)
+  server.child.kill('SIGHUP')
+  await reloaded
+  const res = await fetch(`${url}/-/status`)
+  t.match(await res.json(), { snapshot: { generatedAt: '2026-12-01T00:00:00Z', items: { en: 0 } }, reloads: { succeeded: 1 } })
+  server.child.kill('SIGTERM')
+  t.equal((await server.exited).code, 0)
+})
+
+t.test('the snapshot checker: every problem, exit 1; a valid file, exit 0', async t => {
+  const { execFile } = await import('node:child_process')
+  const check = (...files: string[]) => new Promise<{ code: number, stdout: string }>(resolve => {
+    execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'check-snapshot.ts'), ...files], (error, stdout) => {
+      resolve({ code: error === null ? 0 : (error.code as number), stdout })
+    })
+  })
+  const good = await writeSnapshot(t, smallSnapshot())
+  t.same(await check(good), { code: 0, stdout: `${good}: valid (en: 25, es: 2, fr: 0 items; generated_at 2026-11-20T09:30:00Z)\n` })
+  const bad = await writeSnapshot(t, { languages: { en: [{ pk: 1 }, { pk: 1 }] } }, 'bad.json')
+  const result = await check(good, bad)
+  t.equal(result.code, 1)
+  t.match(result.stdout, `snapshot ${bad} is invalid (33 problems):\n  languages.en[0].is_translated: is required`)
+  t.match(result.stdout, '  languages.en[1].pk: 1 repeats languages.en[0]\n', 'schema problems and repeated pks in one report')
+  t.equal((await check()).code, 1, 'no file: usage, exit 1')
 })

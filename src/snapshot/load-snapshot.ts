@@ -48,6 +48,8 @@ export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions =
   const report = new ValidationReport(options.problemCap)
   if (!snapshotCheck.Check(document)) {
     report.addSchemaErrors(snapshotCheck.Errors(document))
+    // Repeated pks too, so an editor gets every problem from one check, not one kind per attempt.
+    reportRepeatedPks(document, report)
     throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, report.lines())
   }
   const snapshot = document as Snapshot
@@ -68,6 +70,23 @@ export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions =
     generatedAt: snapshot.generated_at ?? null,
     loadedAt: (options.now ?? (() => new Date()))()
   })
+}
+
+/** Repeated pks in a document that failed the schema: only where the shape allows looking. */
+function reportRepeatedPks (document: unknown, report: ValidationReport): void {
+  const languages = (document as { languages?: unknown } | null)?.languages
+  if (languages === null || typeof languages !== 'object') return
+  for (const [language, items] of Object.entries(languages)) {
+    if (!Array.isArray(items)) continue
+    const first = new Map<number, number>()
+    items.forEach((item: unknown, i) => {
+      const pk = (item as { pk?: unknown } | null)?.pk
+      if (!Number.isSafeInteger(pk)) return
+      const seen = first.get(pk as number)
+      if (seen === undefined) first.set(pk as number, i)
+      else report.add(`${jsonPath(`/languages/${language}/${i}/pk`)}: ${pk as number} repeats ${jsonPath(`/languages/${language}/${seen}`)}`)
+    })
+  }
 }
 
 function parseJson (raw: Buffer, file: string): unknown {

@@ -1,19 +1,113 @@
 // Holds the model being served and swaps in a new one in a single assignment. Readers take the model
-// once per request (`current()`), so a request never sees two snapshots.
+// once per request (`current()`), so a request never sees two snapshots. Reloads never overlap: one
+// asked for while another runs makes exactly one more run after it.
+import { EventEmitter } from 'node:events'
+import { SnapshotError } from '../errors.js'
+import { loadSnapshotFile } from './load-snapshot.js'
 import type { SnapshotModel } from './snapshot-model.js'
 
-export class SnapshotStore {
-  private model: SnapshotModel
+export interface StoreLogger {
+  info: (fields: object, message: string) => void
+  warn: (fields: object, message: string) => void
+  error: (fields: object, message: string) => void
+}
 
-  constructor (initial: SnapshotModel) {
+export interface ReloadFailure {
+  at: Date
+  /** One line per problem, as the validator reported them. */
+  problems: readonly string[]
+}
+
+export interface ReloadStatus {
+  succeeded: number
+  failed: number
+  /** Failures since the last success; Hollow's "refreshes failed in a row". */
+  failedInARow: number
+  lastFailure: ReloadFailure | null
+}
+
+export type ReloadOutcome = 'loaded' | 'failed' | 'missing'
+
+export interface StoreOptions {
+  /** Loads a snapshot file; the real loader unless a test replaces it. */
+  load?: (file: string) => Promise<SnapshotModel>
+  log?: StoreLogger
+}
+
+const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
+
+/** Emits `reloaded` (outcome) after every load it attempts, so callers can await a swap. */
+export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
+  private model: SnapshotModel
+  private readonly load: (file: string) => Promise<SnapshotModel>
+  private readonly log: StoreLogger
+  private running: Promise<ReloadOutcome> | null = null
+  private again = false
+  private readonly counters: ReloadStatus = { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null }
+
+  constructor (readonly file: string, initial: SnapshotModel, options: StoreOptions = {}) {
+    super()
     this.model = initial
+    this.load = options.load ?? (path => loadSnapshotFile(path))
+    this.log = options.log ?? SILENT
   }
 
   current (): SnapshotModel {
     return this.model
   }
 
-  replace (model: SnapshotModel): void {
-    this.model = model
+  status (): ReloadStatus {
+    return { ...this.counters }
+  }
+
+  /**
+   * Loads the file again and serves it if it is valid. Resolves when the newest request for a reload
+   * has been carried out, with the outcome of the last run.
+   */
+  reload (): Promise<ReloadOutcome> {
+    if (this.running !== null) {
+      this.again = true
+      return this.running
+    }
+    const run = async (): Promise<ReloadOutcome> => {
+      let outcome: ReloadOutcome
+      do {
+        this.again = false
+        outcome = await this.loadOnce()
+        this.emit('reloaded', outcome)
+      } while (this.again)
+      return outcome
+    }
+    this.running = run().finally(() => { this.running = null })
+    return this.running
+  }
+
+  /** Resolves when no reload is running (for a clean shutdown). */
+  async idle (): Promise<void> {
+    while (this.running !== null) await this.running
+  }
+
+  private async loadOnce (): Promise<ReloadOutcome> {
+    const started = Date.now()
+    try {
+      const model = await this.load(this.file)
+      this.model = model
+      this.counters.succeeded++
+      this.counters.failedInARow = 0
+      this.log.info({ snapshot: this.file, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot reloaded')
+      return 'loaded'
+    } catch (error) {
+      if (error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_UNREADABLE' && error.problems[0] === 'the file does not exist') {
+        // Editors delete before they recreate; the new file's own event brings the next load.
+        this.log.warn({ snapshot: this.file }, 'snapshot file is missing; still serving the last good snapshot')
+        return 'missing'
+      }
+      const problems = error instanceof SnapshotError ? error.problems : [`unexpected error: ${(error as Error).message}`]
+      this.counters.failed++
+      this.counters.failedInARow++
+      this.counters.lastFailure = { at: new Date(), problems }
+      this.log.error({ snapshot: this.file, problems }, `snapshot reload failed; still serving the last good snapshot\n${error instanceof Error ? error.message : String(error)}`)
+      return 'failed'
+    }
   }
 }

@@ -102,6 +102,32 @@ t.test('a pk repeated within a language is reported against its first use', asyn
   t.doesNotThrow(() => parseSnapshot(Buffer.from(JSON.stringify(other)), 'x.json'), 'the same pk in two languages is fine')
 })
 
+t.test('repeated pks are reported along with schema problems', async t => {
+  t.same(problemsOf(JSON.stringify({ languages: { en: [makeItem(5, '2024-01-01', []), { ...makeItem(5, '2024-13-01', []) }], es: {}, fr: [null, { pk: 'x' }] } })), [
+    'languages.en[1].backdate: "2024-13-01" is not a calendar date (YYYY-MM-DD)',
+    'languages.es: expected an array, got {}',
+    'languages.fr[0]: expected SnapshotItem object, got null',
+    'languages.fr[1].is_translated: is required',
+    'languages.fr[1].translated_languages: is required',
+    'languages.fr[1].translated_title: is required',
+    'languages.fr[1].backdate: is required',
+    'languages.fr[1].translated_abstract: is required',
+    'languages.fr[1].display_image: is required',
+    'languages.fr[1].series: is required',
+    'languages.fr[1].company_response_summary: is required',
+    'languages.fr[1].company_response_responded: is required',
+    'languages.fr[1].responded_to_article: is required',
+    'languages.fr[1].translated_url: is required',
+    'languages.fr[1].stories: is required',
+    'languages.fr[1].story_item_count: is required',
+    'languages.fr[1].content_type_display: is required',
+    'languages.fr[1].untranslated_content_type: is required',
+    'languages.fr[1].companies: is required',
+    'languages.fr[1].pk: expected an integer, got "x"',
+    'languages.en[1].pk: 5 repeats languages.en[0]'
+  ])
+})
+
 t.test('a wholly wrong file is reported up to the cap', async t => {
   const doc = { languages: { en: Array.from({ length: 200 }, (_, i) => ({ pk: i })) } }
   const problems = problemsOf(JSON.stringify(doc))

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Differential test: the replica against a real Django REST Framework implementation of the contract,
+# request by request, on the same snapshot. Needs Debian's python3-django and python3-djangorestframework
+# (apt-get install python3-djangorestframework); skips with a message where they are missing.
+# Usage: npm run test:drf [-- SNAPSHOT [RANDOM_CASES [SEED]]]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+snapshot=${1:-data/snapshot.json}
+random=${2:-2000}
+seed=${3:-1}
+python=/usr/bin/python3
+if ! "$python" -c 'import django, rest_framework' 2>/dev/null; then
+  echo "SKIP: Django and DRF are not installed (apt-get install python3-djangorestframework)"
+  exit 0
+fi
+pids=()
+cleanup () { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+trap cleanup EXIT
+free_port () { node -e 's=require("net").createServer().listen(0,()=>{console.log(s.address().port);s.close()})'; }
+ref_port=$(free_port)
+"$python" test/drf-reference/serve.py --snapshot "$snapshot" --port "$ref_port" --quiet &
+pids+=($!)
+rep_port=$(free_port)
+node --import tsx src/server.ts --snapshot-path "$snapshot" --port "$rep_port" --log-level warn &
+pids+=($!)
+for port in "$ref_port" "$rep_port"; do
+  for _ in $(seq 1 100); do
+    if node -e "require('net').connect($port,'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))"; then break; fi
+    sleep 0.1
+  done
+done
+node test/drf-reference/compare.mjs --a "http://127.0.0.1:$ref_port" --b "http://127.0.0.1:$rep_port" --random "$random" --seed "$seed"

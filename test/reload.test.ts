@@ -1,0 +1,231 @@
+// Live reload with real files in real temporary directories: every way editors save, every kind of bad
+// file, and readers hammering the route while the file flips.
+import t, { type Test } from 'tap'
+import { once } from 'node:events'
+import { chmod, mkdir, open, rename, rm, unlink, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import type { ReloadOutcome } from '../src/snapshot/snapshot-store.js'
+import { makeItem, tempDir, type SnapshotDoc } from './helpers.js'
+
+/** A snapshot whose every title and generated_at name its version; `count` items in `en`. */
+function versioned (version: number, count = 20 + version): SnapshotDoc {
+  const en = Array.from({ length: count }, (_, i) => makeItem(i + 1, `2024-01-${String(1 + (i % 28)).padStart(2, '0')}`, [i % 3], { translated_title: `v${version} item ${i + 1}` }))
+  return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
+}
+
+const text = (doc: unknown) => JSON.stringify(doc)
+
+async function watchedApp (t: Test, initial: SnapshotDoc = versioned(1)): Promise<{ app: FastifyInstance, file: string }> {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.json')
+  await writeFile(file, text(initial))
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: true, reloadDebounceMs: 40 } }))
+  t.teardown(() => app.close())
+  return { app, file }
+}
+
+/** The version served: from the titles, checking the page is wholly one version with a matching count. */
+async function servedVersion (app: FastifyInstance): Promise<number> {
+  const res = await app.inject('/en/api/internal/explore/?limit=100')
+  const body = JSON.parse(res.body) as { count: number, results: Array<{ translated_title: string }> }
+  const versions = new Set(body.results.map(r => Number(/^v(\d+) /.exec(r.translated_title)?.[1])))
+  if (res.statusCode !== 200 || versions.size !== 1) throw new Error(`mixed or failed answer: ${res.statusCode} ${[...versions].join(',')}`)
+  const version = [...versions][0] as number
+  if (body.count !== 20 + version) throw new Error(`count ${body.count} does not belong to v${version}`)
+  return version
+}
+
+async function status (app: FastifyInstance) {
+  return JSON.parse((await app.inject('/-/status')).body)
+}
+
+/** Waits for reload outcomes until the served version is `version` (a slow copy may fail first). */
+async function untilServed (app: FastifyInstance, version: number): Promise<ReloadOutcome[]> {
+  const outcomes: ReloadOutcome[] = []
+  while (await servedVersion(app) !== version) {
+    const [outcome] = await once(app.snapshots, 'reloaded') as [ReloadOutcome]
+    outcomes.push(outcome)
+  }
+  return outcomes
+}
+
+const nextReload = (app: FastifyInstance) => once(app.snapshots, 'reloaded').then(([outcome]) => outcome as ReloadOutcome)
+
+t.test('/-/status describes the served snapshot', async t => {
+  const { app, file } = await watchedApp(t)
+  const body = await status(app)
+  t.same(body.snapshot.path, file)
+  t.same(body.snapshot.generatedAt, '2026-01-01T00:00:01Z')
+  t.ok(Date.parse(body.snapshot.loadedAt) > 0)
+  t.same(body.snapshot.items, { en: 21 })
+  t.same(body.reloads, { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null })
+})
+
+t.test('saved in place: the new file is served', async t => {
+  const { app, file } = await watchedApp(t)
+  const reloaded = nextReload(app)
+  await writeFile(file, text(versioned(2)))
+  t.equal(await reloaded, 'loaded')
+  t.equal(await servedVersion(app), 2)
+  t.match(await status(app), { snapshot: { generatedAt: '2026-01-01T00:00:02Z', items: { en: 22 } }, reloads: { succeeded: 1, failed: 0 } })
+})
+
+t.test('written to a temp file and renamed over: the new file is served', async t => {
+  const { app, file } = await watchedApp(t)
+  const reloaded = nextReload(app)
+  const temp = join(dirname(file), '.snapshot.json.tmp-123')
+  await writeFile(temp, text(versioned(3)))
+  await rename(temp, file)
+  t.equal(await reloaded, 'loaded')
+  t.equal(await servedVersion(app), 3)
+})
+
+t.test('deleted and recreated at once: the new file is served', async t => {
+  const { app, file } = await watchedApp(t)
+  await unlink(file)
+  await writeFile(file, text(versioned(4)))
+  await untilServed(app, 4)
+  t.equal(await servedVersion(app), 4)
+  t.match(await status(app), { reloads: { failed: 0 } })
+})
+
+t.test('deleted, then recreated later: the last good snapshot is served meanwhile', async t => {
+  const { app, file } = await watchedApp(t)
+  const unlinked = once(app.snapshotWatcher!, 'file', { signal: AbortSignal.timeout(10_000) })
+  await unlink(file)
+  t.same(await unlinked, ['unlink'])
+  t.equal(await servedVersion(app), 1, 'still served after the delete is seen')
+  t.equal(await app.snapshots.reload(), 'missing', 'a forced reload finds no file and changes nothing')
+  t.equal(await servedVersion(app), 1)
+  t.match(await status(app), { reloads: { succeeded: 0, failed: 0 } })
+  const reloaded = nextReload(app)
+  await writeFile(file, text(versioned(5)))
+  t.equal(await reloaded, 'loaded')
+  t.equal(await servedVersion(app), 5)
+})
+
+t.test('a slow copy in chunks: the complete file is served in the end', async t => {
+  const { app, file } = await watchedApp(t)
+  const bytes = Buffer.from(text(versioned(6)))
+  const handle = await open(file, 'w')
+  const chunk = Math.ceil(bytes.length / 6)
+  for (let at = 0; at < bytes.length; at += chunk) {
+    await handle.write(bytes.subarray(at, at + chunk))
+    await handle.sync()
+    // The pace of a slow copy: longer than the debounce, so half-written files are seen and refused.
+    await new Promise(resolve => setTimeout(resolve, 60))
+  }
+  await handle.close()
+  await untilServed(app, 6)
+  t.equal(await servedVersion(app), 6)
+  t.match(await status(app), { reloads: { failedInARow: 0 } })
+})
+
+t.test('a burst of ten saves: the last wins, in one or two loads', async t => {
+  const { app, file } = await watchedApp(t)
+  for (let version = 11; version <= 20; version++) await writeFile(file, text(versioned(version)))
+  await untilServed(app, 20)
+  await app.snapshots.idle()
+  t.equal(await servedVersion(app), 20)
+  const { reloads } = await status(app)
+  t.ok(reloads.succeeded + reloads.failed <= 3, `${reloads.succeeded + reloads.failed} loads for ten saves`)
+})
+
+const badFiles: Array<[string, string | Buffer, RegExp]> = [
+  ['truncated', text(versioned(7)).slice(0, 200), /^not valid JSON: /],
+  ['not JSON', 'this is not json', /^not valid JSON: /],
+  ['empty', '', /^the file is empty$/],
+  ['schema-invalid', text({ languages: { en: [{ pk: 1 }] } }), /^languages\.en\[0\]\.is_translated: is required$/],
+  ['an impossible date', text({ languages: { en: [makeItem(1, '2024-02-30', [])] } }), /^languages\.en\[0\]\.backdate: "2024-02-30" is not a calendar date/],
+  ['a repeated pk', text({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(1, '2024-01-02', [])] } }), /^languages\.en\[1\]\.pk: 1 repeats languages\.en\[0\]$/]
+]
+
+for (const [name, contents, problem] of badFiles) {
+  t.test(`a bad file (${name}) is reported and the last good snapshot stays`, async t => {
+    const { app, file } = await watchedApp(t)
+    const reloaded = nextReload(app)
+    await writeFile(file, contents)
+    t.equal(await reloaded, 'failed')
+    t.equal(await servedVersion(app), 1)
+    const { reloads } = await status(app)
+    t.match(reloads, { succeeded: 0, failed: 1, failedInARow: 1 })
+    t.match(reloads.lastFailure.problems[0], problem)
+    t.ok(Date.parse(reloads.lastFailure.at) > 0)
+    // The editor fixes the file: served at once, failures in a row back to 0.
+    const fixed = nextReload(app)
+    await writeFile(file, text(versioned(8)))
+    t.equal(await fixed, 'loaded')
+    t.equal(await servedVersion(app), 8)
+    t.match(await status(app), { reloads: { succeeded: 1, failed: 1, failedInARow: 0 } })
+  })
+}
+
+t.test('an unreadable file is reported and the last good snapshot stays', async t => {
+  const { app, file } = await watchedApp(t)
+  const reloaded = nextReload(app)
+  if (process.getuid?.() === 0) {
+    // root reads any file whatever its mode: a directory in the file's place is unreadable as a file.
+    await rm(file)
+    await mkdir(file)
+  } else {
+    await writeFile(file, text(versioned(9)))
+    await chmod(file, 0o000)
+  }
+  t.equal(await reloaded, 'failed')
+  t.equal(await servedVersion(app), 1)
+  t.match((await status(app)).reloads.lastFailure.problems[0], /^(permission denied|the path is a directory, not a file)$/)
+})
+
+t.test('readers never see a mix: every answer comes wholly from one snapshot', async t => {
+  const { app, file } = await watchedApp(t, versioned(1, 21))
+  const flipping = { on: true }
+  let answers = 0
+  const versionsSeen = new Set<number>()
+  const reader = async () => {
+    while (flipping.on) {
+      for (const url of ['/en/api/internal/explore/?limit=100', '/en/api/internal/explore/?companies=1&limit=5&offset=2', '/en/api/internal/explore/?companies=0&companies=2']) {
+        const res = await app.inject(url)
+        t.equal(res.statusCode, 200)
+        const body = JSON.parse(res.body) as { count: number, results: Array<{ translated_title: string }> }
+        const versions = new Set(body.results.map(r => Number(/^v(\d+) /.exec(r.translated_title)?.[1])))
+        if (versions.size !== 1) t.fail(`a page mixes versions ${[...versions]}`)
+        const version = [...versions][0] as number
+        versionsSeen.add(version)
+        // Each version has its own size, so a count from one snapshot and items from another would show.
+        const size = 20 + version
+        const companies = url.includes('companies=1') ? [1] : url.includes('companies=0') ? [0, 2] : [0, 1, 2]
+        const expected = Array.from({ length: size }, (_, i) => i % 3).filter(c => companies.includes(c)).length
+        if (body.count !== expected) t.fail(`count ${body.count} is not v${version}'s ${expected} for ${url}`)
+        answers++
+      }
+      // inject resolves on microtasks; without a turn of the event loop the readers would starve the
+      // watcher and its timers (a real server's sockets yield by themselves).
+      await new Promise(resolve => setImmediate(resolve))
+    }
+  }
+  const readers = Array.from({ length: 6 }, reader)
+  for (let flip = 0; flip < 12; flip++) {
+    const version = flip % 2 === 0 ? 2 : 1
+    const reloaded = nextReload(app)
+    await writeFile(file, text(versioned(version)))
+    t.equal(await reloaded, 'loaded', `flip ${flip}`)
+  }
+  flipping.on = false
+  await Promise.all(readers)
+  t.ok(answers > 12, `${answers} answers during 12 flips`)
+  t.same([...versionsSeen].sort(), [1, 2])
+})
+
+t.test('the watcher is closed when the app closes', async t => {
+  const { app, file } = await watchedApp(t)
+  await app.close()
+  let reloads = 0
+  app.snapshots.on('reloaded', () => reloads++)
+  await writeFile(file, text(versioned(3)))
+  // Nothing can be awaited for an event that must not come; a forced reload shows the store still works.
+  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(reloads, 1, 'only the forced reload ran')
+})

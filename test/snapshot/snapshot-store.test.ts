@@ -1,0 +1,86 @@
+import t from 'tap'
+import { SnapshotError } from '../../src/errors.js'
+import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
+import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
+import { SnapshotStore } from '../../src/snapshot/snapshot-store.js'
+import { smallSnapshot } from '../helpers.js'
+
+const model = (label: string): SnapshotModel => parseSnapshot(Buffer.from(JSON.stringify({ ...smallSnapshot(), generated_at: label })), 'x.json')
+
+/** A loader whose loads finish when the test says so. */
+function controlledLoader () {
+  const pending: Array<{ resolve: (m: SnapshotModel) => void, reject: (e: Error) => void }> = []
+  let calls = 0
+  const load = () => new Promise<SnapshotModel>((resolve, reject) => { calls++; pending.push({ resolve, reject }) })
+  return { load, pending, calls: () => calls }
+}
+
+t.test('a reload swaps the model and counts the success', async t => {
+  const store = new SnapshotStore('x.json', model('2026-01-01T00:00:00Z'), { load: async () => model('2026-01-02T00:00:00Z') })
+  t.equal(await store.reload(), 'loaded')
+  t.equal(store.current().info.generatedAt, '2026-01-02T00:00:00Z')
+  t.same(store.status(), { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null })
+})
+
+t.test('a failed reload keeps the model and records the report', async t => {
+  const first = model('2026-01-01T00:00:00Z')
+  const errors: string[] = []
+  const store = new SnapshotStore('x.json', first, {
+    load: async () => { throw new SnapshotError('SNAPSHOT_ERR_INVALID', 'x.json', ['languages: is required']) },
+    log: { info () {}, warn () {}, error: (_fields, message) => { errors.push(message) } }
+  })
+  t.equal(await store.reload(), 'failed')
+  t.equal(await store.reload(), 'failed')
+  t.equal(store.current(), first)
+  const status = store.status()
+  t.same([status.succeeded, status.failed, status.failedInARow], [0, 2, 2])
+  t.same(status.lastFailure?.problems, ['languages: is required'])
+  t.match(errors[0], /snapshot reload failed; still serving the last good snapshot\nsnapshot x.json is invalid/)
+})
+
+t.test('a success resets the failures in a row but not the totals', async t => {
+  let fail = true
+  const store = new SnapshotStore('x.json', model('2026-01-01T00:00:00Z'), {
+    load: async () => { if (fail) throw new Error('disk on fire'); return model('2026-01-02T00:00:00Z') }
+  })
+  await store.reload()
+  fail = false
+  await store.reload()
+  t.match(store.status(), { succeeded: 1, failed: 1, failedInARow: 0, lastFailure: { problems: ['unexpected error: disk on fire'] } })
+})
+
+t.test('a missing file is not a failure: editors delete before they recreate', async t => {
+  const first = model('2026-01-01T00:00:00Z')
+  const store = new SnapshotStore('x.json', first, {
+    load: async () => { throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', 'x.json', ['the file does not exist']) }
+  })
+  t.equal(await store.reload(), 'missing')
+  t.equal(store.current(), first)
+  t.same(store.status(), { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null })
+})
+
+t.test('reloads never overlap; requests during a load make exactly one more', async t => {
+  const loader = controlledLoader()
+  const store = new SnapshotStore('x.json', model('2026-01-01T00:00:00Z'), { load: loader.load })
+  const outcomes: string[] = []
+  store.on('reloaded', outcome => outcomes.push(outcome))
+  const first = store.reload()
+  const second = store.reload()
+  const third = store.reload()
+  t.equal(second, first, 'one promise for the whole run')
+  t.equal(third, first)
+  t.equal(loader.calls(), 1, 'no second load while the first runs')
+  loader.pending.shift()!.resolve(model('2026-01-02T00:00:00Z'))
+  await new Promise(resolve => store.once('reloaded', resolve))
+  t.equal(loader.calls(), 2, 'exactly one more load for the two requests that came during the first')
+  loader.pending.shift()!.resolve(model('2026-01-03T00:00:00Z'))
+  t.equal(await first, 'loaded')
+  t.equal(loader.calls(), 2)
+  t.same(outcomes, ['loaded', 'loaded'])
+  t.equal(store.current().info.generatedAt, '2026-01-03T00:00:00Z')
+  await store.idle()
+  const later = store.reload()
+  t.not(later, first, 'a request after the run starts a new one')
+  loader.pending.shift()!.resolve(model('2026-01-04T00:00:00Z'))
+  await later
+})
