@@ -78,3 +78,20 @@ export async function buildTestApp (t: Test, doc: unknown = smallSnapshot(), ove
 }
 
 export const EXPLORE = '/en/api/internal/explore/'
+
+/**
+ * Sends bytes as they are on a new connection to a listening app and resolves with everything it
+ * answers: for requests no HTTP client would send (two Host headers, raw non-ASCII in the target).
+ */
+export async function rawRequest (app: FastifyInstance, request: Buffer | string): Promise<string> {
+  if (app.server.address() === null) await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const { connect } = await import('node:net')
+  return new Promise<string>((resolve, reject) => {
+    let data = ''
+    const socket = connect(port, '127.0.0.1', () => socket.end(request))
+    socket.on('data', chunk => { data += chunk.toString() })
+    socket.on('end', () => resolve(data))
+    socket.on('error', reject)
+  })
+}

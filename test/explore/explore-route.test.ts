@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ExplorePageSchema } from '../../src/schemas/explore-response.js'
 import '../../src/schemas/formats.js'
-import { buildTestApp, EXPLORE, makeItem, smallSnapshot } from '../helpers.js'
+import { buildTestApp, EXPLORE, makeItem, rawRequest, smallSnapshot } from '../helpers.js'
 
 const pageCheck = TypeCompiler.Compile(ExplorePageSchema)
 const HOST = 'http://localhost:80'
@@ -113,38 +113,20 @@ t.test('a Host header Django would refuse: 400, before anything else', async t =
 
 t.test('two Host headers: 400, as Django sees them joined into one invalid host', async t => {
   const app = await buildTestApp(t)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = app.server.address() as { port: number }
-  const { connect } = await import('node:net')
-  const raw = await new Promise<string>((resolve, reject) => {
-    let data = ''
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.end(`GET ${EXPLORE} HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n`)
-    })
-    socket.on('data', chunk => { data += chunk.toString() })
-    socket.on('end', () => resolve(data))
-    socket.on('error', reject)
-  })
+  const raw = await rawRequest(app, `GET ${EXPLORE} HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n`)
   t.match(raw, /^HTTP\/1\.1 400 /)
   t.match(raw, /\{"detail":"Invalid Host header\."\}$/)
 })
 
 t.test('what Node\'s HTTP parser refuses is answered in JSON too', async t => {
   const app = await buildTestApp(t)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = app.server.address() as { port: number }
-  const { connect } = await import('node:net')
-  const send = (request: Buffer) => new Promise<string>((resolve, reject) => {
-    let data = ''
-    const socket = connect(port, '127.0.0.1', () => socket.write(request))
-    socket.on('data', chunk => { data += chunk.toString() })
-    socket.on('end', () => resolve(data))
-    socket.on('error', reject)
-  })
-  const raw = await send(Buffer.concat([Buffer.from(`GET ${EXPLORE}?q=`), Buffer.from([0xc3, 0xa9]), Buffer.from(' HTTP/1.1\r\nHost: x\r\n\r\n')]))
+  const target = Buffer.concat([Buffer.from(`${EXPLORE}?q=`), Buffer.from([0xc3, 0xa9])])
+  const raw = await rawRequest(app, Buffer.concat([Buffer.from('GET '), target, Buffer.from(' HTTP/1.1\r\nHost: x\r\n\r\n')]))
   t.match(raw, /^HTTP\/1\.1 400 Bad Request\r\nContent-Type: application\/json\r\n/)
   t.match(raw, /\r\n\r\n\{"detail":"Bad Request\."\}$/)
-  const huge = await send(Buffer.from(`GET ${EXPLORE} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`))
+  const head = await rawRequest(app, Buffer.concat([Buffer.from('HEAD '), target, Buffer.from(' HTTP/1.1\r\nHost: x\r\n\r\n')]))
+  t.match(head, /^HTTP\/1\.1 400 Bad Request\r\n.*\r\n\r\n$/s, 'no body after a HEAD')
+  const huge = await rawRequest(app, `GET ${EXPLORE} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`)
   t.match(huge, /^HTTP\/1\.1 431 /)
 })
 
