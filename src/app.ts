@@ -83,7 +83,6 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     if (requestHost(request.raw, config.trustProxy) === null) throw invalidHost()
   })
 
-  // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
   const answer = exploreAnswer({
     snapshot: () => app.snapshots.current(),
     maxLimit: config.maxLimit,
@@ -91,6 +90,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     trustProxy: config.trustProxy
   })
 
+  // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
   app.setNotFoundHandler(async (request, reply) => {
     const mark = request.url.indexOf('?')
     const path = decodePath(mark < 0 ? request.url : request.url.slice(0, mark))

@@ -27,7 +27,7 @@ const METADATA: OptionsMetadata = {
   parses: ['application/json']
 }
 
-export interface ExploreRouteOptions extends OriginOptions {
+export interface ExploreViewOptions extends OriginOptions {
   /** The model a request is answered from; read once per request, so a swap never mixes two. */
   snapshot: () => SnapshotModel
   maxLimit: number
@@ -54,7 +54,7 @@ function rawQuery (url: string): string {
 export type ExploreAnswer = (request: FastifyRequest, reply: FastifyReply, lang: string) => Promise<Buffer | FastifyReply>
 
 /** The view: answers any method on the explore path of language segment `lang`. */
-export function exploreAnswer (options: ExploreRouteOptions): ExploreAnswer {
+export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
   const { snapshot, maxLimit } = options
 
   return async function explore (request, reply, lang) {
