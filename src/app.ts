@@ -1,23 +1,39 @@
 // buildApp(config): the whole service as one Fastify instance: CORS, the snapshot, the explore route,
 // one not-found handler and one error handler. server.ts listens; tests call this directly.
 import { STATUS_CODES } from 'node:http'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import type { Server } from 'node:http'
+import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyReply } from 'fastify'
 import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
-import { invalidHost, isHttpError, notFound, type ErrorBody } from './errors.js'
+import { invalidHost, isHttpError, notFound, uriTooLong, type ErrorBody } from './errors.js'
 import { exploreAnswer, exploreRoute, LANGUAGE } from './explore/explore-route.js'
 import { fieldCount, MAX_FIELDS, parseQuery } from './explore/query-string.js'
 import { renderJson } from './explore/render-page.js'
 import { requestHost } from './explore/request-origin.js'
+import docsPlugin from './docs.js'
+import { drainOnClose } from './drain-on-close.js'
+import { healthRoutes } from './health-routes.js'
+import metricsPlugin from './metrics.js'
 import snapshotPlugin from './plugins/snapshot.js'
+import { OneLineRequestLog } from './request-log.js'
 import { statusRoute } from './status-route.js'
 
 /** Fastify's own options, the same for the server and for tests. */
-export function serverOptions (config: Config): FastifyServerOptions {
+export function serverOptions (config: Config): FastifyHttpOptions<Server> {
   return {
-    logger: { level: config.logLevel },
+    logger: {
+      level: config.logLevel,
+      // pino-pretty runs in a worker thread, and only for a person at a terminal.
+      ...(config.logPretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
+    },
+    logController: new OneLineRequestLog({ disableRequestLogging: !config.requestLog }),
     trustProxy: config.trustProxy,
+    // Limits for clients that are slow or send too much: 16 KiB of request line and headers (Node's
+    // default, stated), the whole request within requestTimeoutMs, idle sockets closed after 6× that.
+    http: { maxHeaderSize: 16 * 1024 },
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs * 6,
     // A path Fastify cannot percent-decode, or with a segment too long to be a parameter, is one the
     // original's URLconf does not know either.
     frameworkErrors: (error, _request, reply) => {
@@ -72,22 +88,27 @@ function decodePath (path: string): string | null {
 export async function buildApp (config: Config): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config)).withTypeProvider<TypeBoxTypeProvider>()
   app.decorateRequest('jsonIndent', null)
+  drainOnClose(app.server)
 
   // No endpoint reads a request body. Parsing one could only produce errors the original never gives
   // (a POST with a broken JSON body still gets its 405), so every body is left unread.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null))
 
-  // Django checks the Host header before anything else; a malformed one would poison absolute links.
+  // Django checks the Host header before anything else: a malformed or not allowed one would poison
+  // absolute links. Then the length of the target, which the original's proxy would have limited.
   app.addHook('onRequest', async (request) => {
-    if (requestHost(request.raw, config.trustProxy) === null) throw invalidHost()
+    if (requestHost(request.raw, config) === null) throw invalidHost()
+    if (request.url.length > config.maxUrlLength) throw uriTooLong()
   })
 
   const answer = exploreAnswer({
     snapshot: () => app.snapshots.current(),
     maxLimit: config.maxLimit,
     publicBaseUrl: config.publicBaseUrl,
-    trustProxy: config.trustProxy
+    trustProxy: config.trustProxy,
+    allowedHosts: config.allowedHosts,
+    cacheMaxAge: config.cacheMaxAge
   })
 
   // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
@@ -145,8 +166,11 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     })
   }
   await app.register(snapshotPlugin, { snapshotPath: config.snapshotPath, watch: config.watch, reloadDebounceMs: config.reloadDebounceMs })
+  if (config.docs) await app.register(docsPlugin)
+  if (config.metrics) await app.register(metricsPlugin)
   await app.register(exploreRoute, { answer })
   await app.register(statusRoute)
+  await app.register(healthRoutes)
 
   return app
 }

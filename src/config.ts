@@ -16,7 +16,16 @@ export const ConfigSchema = Type.Object({
   corsOrigin: Type.Union([Type.Literal('*'), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), Type.Literal(false)]),
   logLevel: Type.Union(LOG_LEVELS.map(level => Type.Literal(level))),
   watch: Type.Boolean(),
-  reloadDebounceMs: Type.Integer({ minimum: 0, maximum: 60_000 })
+  reloadDebounceMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
+  allowedHosts: Type.Union([Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), Type.Null()]),
+  cacheMaxAge: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+  metrics: Type.Boolean(),
+  docs: Type.Boolean(),
+  requestLog: Type.Boolean(),
+  logPretty: Type.Boolean(),
+  shutdownGraceMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
+  requestTimeoutMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
+  maxUrlLength: Type.Integer({ minimum: 64, maximum: 65_536 })
 }, { additionalProperties: false })
 
 export type Config = Readonly<Static<typeof ConfigSchema>>
@@ -75,6 +84,15 @@ function corsOrigin (text: string): Config['corsOrigin'] {
   return origins
 }
 
+function allowedHosts (text: string): string[] | null {
+  const hosts = text.split(',').map(h => h.trim().toLowerCase()).filter(h => h !== '')
+  if (hosts.length === 0) return null
+  for (const host of hosts) {
+    if (host !== '*' && !/^\.?[a-z0-9.-]+$|^\[[a-f0-9:.]+\]$/.test(host)) throw new Error(`"${host}" is not a host name, a .domain or *`)
+  }
+  return hosts
+}
+
 function logLevel (text: string): Config['logLevel'] {
   const value = text.trim().toLowerCase()
   if (!(LOG_LEVELS as readonly string[]).includes(value)) throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`)
@@ -91,15 +109,28 @@ export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'corsOrigin', env: 'CORS_ORIGIN', flag: '--cors-origin', default: '*', description: '`*` for any origin, a comma-separated list of origins, or `false` for no CORS headers.', parse: corsOrigin },
   { key: 'logLevel', env: 'LOG_LEVEL', flag: '--log-level', default: 'info', description: `One of ${LOG_LEVELS.join(', ')}.`, parse: logLevel },
   { key: 'watch', env: 'WATCH', flag: '--watch', default: 'true', description: 'Reload the snapshot when its file changes (SIGHUP reloads either way).', parse: boolean },
-  { key: 'reloadDebounceMs', env: 'RELOAD_DEBOUNCE_MS', flag: '--reload-debounce-ms', default: '150', description: 'Quiet time after the last write before a reload, in ms: a burst of saves costs one load.', parse: integer(0, 60_000) }
+  { key: 'reloadDebounceMs', env: 'RELOAD_DEBOUNCE_MS', flag: '--reload-debounce-ms', default: '150', description: 'Quiet time after the last write before a reload, in ms: a burst of saves costs one load.', parse: integer(0, 60_000) },
+  { key: 'allowedHosts', env: 'ALLOWED_HOSTS', flag: '--allowed-hosts', default: undefined, description: 'Comma-separated hosts a request may name (Django\'s ALLOWED_HOSTS: `news.example.com`, `.example.com` for subdomains, `*`). Unset: any.', parse: allowedHosts },
+  { key: 'cacheMaxAge', env: 'CACHE_MAX_AGE', flag: '--cache-max-age', default: undefined, description: 'Seconds for `Cache-Control: public, max-age=N` on pages. Unset: no Cache-Control, like the original.', parse: text => text.trim() === '' ? null : integer(0, 31_536_000)(text) },
+  { key: 'metrics', env: 'METRICS', flag: '--metrics', default: 'true', description: 'Serve Prometheus metrics at /-/metrics.', parse: boolean },
+  { key: 'docs', env: 'DOCS', flag: '--docs', default: 'true', description: 'Serve the OpenAPI document at /-/openapi.json and Swagger UI at /-/docs.', parse: boolean },
+  { key: 'requestLog', env: 'REQUEST_LOG', flag: '--request-log', default: 'true', description: 'One log line per request at info (method, URL, status, time).', parse: boolean },
+  { key: 'logPretty', env: 'LOG_PRETTY', flag: '--log-pretty', default: 'auto', description: 'Human-readable logs: `auto` (only on a terminal), true or false. Otherwise JSON lines.', parse: boolean },
+  { key: 'shutdownGraceMs', env: 'SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms', default: '10000', description: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).', parse: integer(1, 600_000) },
+  { key: 'requestTimeoutMs', env: 'REQUEST_TIMEOUT_MS', flag: '--request-timeout-ms', default: '10000', description: 'Time a client has to send a whole request; idle connections close after 6× this.', parse: integer(1, 600_000) },
+  { key: 'maxUrlLength', env: 'MAX_URL_LENGTH', flag: '--max-url-length', default: '8192', description: 'Longest request target accepted; longer ones get 414.', parse: integer(64, 65_536) }
 ]
 
 export interface ConfigSources {
   env?: Record<string, string | undefined>
   argv?: readonly string[]
+  /** Whether the log goes to a terminal: decides LOG_PRETTY=auto. */
+  tty?: boolean
   /** Already-typed values that win over everything (tests use these). */
   overrides?: Partial<Config>
 }
+
+const BOOLEAN_FLAGS = new Set<keyof Config>(['trustProxy', 'watch', 'metrics', 'docs', 'requestLog', 'logPretty'])
 
 /** Parses `--name value` and `--name=value`. Throws ConfigError on an unknown flag or a missing value. */
 function readFlags (argv: readonly string[]): Map<string, string> {
@@ -112,7 +143,7 @@ function readFlags (argv: readonly string[]): Map<string, string> {
     if (option === undefined) throw new ConfigError(`unknown argument "${arg}" (see --help)`)
     if (eq >= 0) {
       flags.set(name, arg.slice(eq + 1))
-    } else if ((option.key === 'trustProxy' || option.key === 'watch') && (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
+    } else if (BOOLEAN_FLAGS.has(option.key) && (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
       flags.set(name, 'true') // a bare boolean flag
     } else {
       if (argv[i + 1] === undefined) throw new ConfigError(`${name} needs a value`)
@@ -122,7 +153,7 @@ function readFlags (argv: readonly string[]): Map<string, string> {
   return flags
 }
 
-export function loadConfig ({ env = {}, argv = [], overrides = {} }: ConfigSources = {}): Config {
+export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }: ConfigSources = {}): Config {
   const flags = readFlags(argv)
   const config: Record<string, unknown> = {}
   for (const option of OPTIONS) {
@@ -140,7 +171,7 @@ export function loadConfig ({ env = {}, argv = [], overrides = {} }: ConfigSourc
       continue
     }
     try {
-      config[option.key] = option.parse(text)
+      config[option.key] = option.key === 'logPretty' && text.trim().toLowerCase() === 'auto' ? tty : option.parse(text)
     } catch (error) {
       throw new ConfigError(`${source === 'default' ? option.env : source}=${JSON.stringify(text)}: ${(error as Error).message}`)
     }

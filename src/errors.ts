@@ -41,6 +41,9 @@ export const tooManyFields = httpError('EXPLORE_ERR_TOO_MANY_FIELDS', 400, 'The 
 export const invalidHost = httpError('EXPLORE_ERR_INVALID_HOST', 400, 'Invalid Host header.',
   () => ({ detail: 'Invalid Host header.' }))
 
+export const uriTooLong = httpError('EXPLORE_ERR_URI_TOO_LONG', 414, 'URI Too Long.',
+  () => ({ detail: 'URI Too Long.' }))
+
 export function isHttpError (error: unknown): error is HttpError {
   return error instanceof Error && typeof (error as Partial<HttpError>).body === 'object' &&
     typeof (error as Partial<HttpError>).statusCode === 'number'

@@ -1,5 +1,6 @@
-// Entry point: configuration → buildApp → listen; closes cleanly on SIGINT/SIGTERM. Run it with
+// Entry point: configuration → buildApp → listen; graceful shutdown on SIGTERM/SIGINT. Run it with
 // `node dist/server.js` in production (npm may not forward signals).
+import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { helpText, loadConfig } from './config.js'
 import { ConfigError, SnapshotError } from './errors.js'
@@ -10,14 +11,25 @@ async function main (): Promise<void> {
     process.stdout.write(helpText())
     return
   }
-  const config = loadConfig({ env: process.env, argv })
+  const config = loadConfig({ env: process.env, argv, tty: process.stdout.isTTY === true })
   const app = await buildApp(config)
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      app.log.info({ signal }, 'shutting down')
-      app.close().then(() => process.exit(0), () => process.exit(1))
-    })
-  }
+
+  // SIGTERM or SIGINT: stop accepting, let in-flight requests finish, close the watcher, exit 0. A second
+  // signal, or the grace period running out, exits 1 at once.
+  closeWithGrace({
+    delay: config.shutdownGraceMs,
+    // SIGHUP means "reload" to this service (below), not "stop".
+    skip: ['SIGHUP'],
+    logger: { error: (message: string) => app.log.error(message) },
+    onSecondSignal: signal => app.log.error({ signal }, 'second signal: exiting now'),
+    onTimeout: delay => app.log.error({ graceMs: delay }, 'in-flight requests outlived the grace period: exiting now')
+  }, async ({ signal, err }) => {
+    if (err !== undefined) app.log.error({ err }, 'closing after an unexpected error')
+    else app.log.info({ signal }, 'shutting down: no new connections; finishing requests in flight')
+    await app.close()
+    app.log.info('closed')
+  })
+
   // The Unix convention for daemons: SIGHUP re-reads the snapshot, whether or not the file is watched.
   process.on('SIGHUP', () => {
     app.log.info('SIGHUP: reloading the snapshot')

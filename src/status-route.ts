@@ -6,6 +6,7 @@ import { Type, type Static } from '@sinclair/typebox'
 export const StatusSchema = Type.Object({
   snapshot: Type.Object({
     path: Type.String({ description: 'The snapshot file the service watches.' }),
+    version: Type.String({ description: 'A digest of the served file\'s bytes; ETags start with it.' }),
     generatedAt: Type.Union([Type.String(), Type.Null()], { description: 'The served snapshot\'s `generated_at`.' }),
     loadedAt: Type.String({ description: 'When the served snapshot was loaded (ISO-8601).' }),
     items: Type.Record(Type.String(), Type.Integer(), { description: 'Items per language.' })
@@ -31,7 +32,7 @@ export async function statusRoute (app: FastifyInstance): Promise<void> {
     const { info } = store.current()
     const reloads = store.status()
     return {
-      snapshot: { path: store.file, generatedAt: info.generatedAt, loadedAt: info.loadedAt.toISOString(), items: store.current().itemCounts() },
+      snapshot: { path: store.file, version: info.version, generatedAt: info.generatedAt, loadedAt: info.loadedAt.toISOString(), items: store.current().itemCounts() },
       reloads: {
         ...reloads,
         lastFailure: reloads.lastFailure === null ? null : { at: reloads.lastFailure.at.toISOString(), problems: [...reloads.lastFailure.problems] }

@@ -12,15 +12,30 @@ t.test('defaults', async t => {
     corsOrigin: '*',
     logLevel: 'info',
     watch: true,
-    reloadDebounceMs: 150
+    reloadDebounceMs: 150,
+    allowedHosts: null,
+    cacheMaxAge: null,
+    metrics: true,
+    docs: true,
+    requestLog: true,
+    logPretty: false,
+    shutdownGraceMs: 10000,
+    requestTimeoutMs: 10000,
+    maxUrlLength: 8192
   })
+  t.equal(loadConfig({ tty: true }).logPretty, true, 'LOG_PRETTY=auto: pretty only on a terminal')
+  t.equal(loadConfig({ tty: true, env: { LOG_PRETTY: 'false' } }).logPretty, false)
   t.ok(Object.isFrozen(loadConfig()))
 })
 
 t.test('environment variables, each also a flag; the flag wins', async t => {
-  const env = { PORT: '8080', HOST: '0.0.0.0', SNAPSHOT_PATH: '/srv/snap.json', MAX_LIMIT: '50', PUBLIC_BASE_URL: 'https://news.example.com/', TRUST_PROXY: 'true', CORS_ORIGIN: 'https://a.test, https://b.test', LOG_LEVEL: 'WARN', WATCH: 'off', RELOAD_DEBOUNCE_MS: '500' }
+  const env = {
+    PORT: '8080', HOST: '0.0.0.0', SNAPSHOT_PATH: '/srv/snap.json', MAX_LIMIT: '50', PUBLIC_BASE_URL: 'https://news.example.com/', TRUST_PROXY: 'true', CORS_ORIGIN: 'https://a.test, https://b.test', LOG_LEVEL: 'WARN', WATCH: 'off', RELOAD_DEBOUNCE_MS: '500',
+    ALLOWED_HOSTS: 'News.Example.com, .example.org', CACHE_MAX_AGE: '60', METRICS: 'no', DOCS: '0', REQUEST_LOG: 'false', LOG_PRETTY: 'true', SHUTDOWN_GRACE_MS: '2000', REQUEST_TIMEOUT_MS: '5000', MAX_URL_LENGTH: '4096'
+  }
   t.same(loadConfig({ env }), {
-    port: 8080, host: '0.0.0.0', snapshotPath: '/srv/snap.json', maxLimit: 50, publicBaseUrl: 'https://news.example.com', trustProxy: true, corsOrigin: ['https://a.test', 'https://b.test'], logLevel: 'warn', watch: false, reloadDebounceMs: 500
+    port: 8080, host: '0.0.0.0', snapshotPath: '/srv/snap.json', maxLimit: 50, publicBaseUrl: 'https://news.example.com', trustProxy: true, corsOrigin: ['https://a.test', 'https://b.test'], logLevel: 'warn', watch: false, reloadDebounceMs: 500,
+    allowedHosts: ['news.example.com', '.example.org'], cacheMaxAge: 60, metrics: false, docs: false, requestLog: false, logPretty: true, shutdownGraceMs: 2000, requestTimeoutMs: 5000, maxUrlLength: 4096
   })
   t.equal(loadConfig({ env, argv: ['--watch'] }).watch, true, 'a bare --watch')
   const flags = loadConfig({ env, argv: ['--port', '9000', '--max-limit=20', '--trust-proxy', '--cors-origin', 'false', '--public-base-url=https://x.test/prefix/'] })
@@ -49,6 +64,10 @@ t.test('a bad value names the variable or flag, the value and the rule', async t
     [{ env: { LOG_LEVEL: 'loud' } }, /^LOG_LEVEL="loud": must be one of fatal, error, warn, info, debug, trace, silent$/],
     [{ env: { HOST: ' ' } }, /^HOST=" ": must not be empty$/],
     [{ env: { SNAPSHOT_PATH: '' } }, /^SNAPSHOT_PATH="": must not be empty$/],
+    [{ env: { ALLOWED_HOSTS: 'a b' } }, /^ALLOWED_HOSTS="a b": "a b" is not a host name, a .domain or \*$/],
+    [{ env: { CACHE_MAX_AGE: 'soon' } }, /^CACHE_MAX_AGE="soon": must be a whole number/],
+    [{ env: { SHUTDOWN_GRACE_MS: '0' } }, /^SHUTDOWN_GRACE_MS="0"/],
+    [{ env: { MAX_URL_LENGTH: '10' } }, /^MAX_URL_LENGTH="10": must be a whole number from 64 to 65536$/],
     [{ argv: ['--nope'] }, /^unknown argument "--nope"/],
     [{ argv: ['--port'] }, /^--port needs a value$/]
   ]

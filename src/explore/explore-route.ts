@@ -8,6 +8,7 @@ import {
   OptionsMetadataSchema, type OptionsMetadata
 } from '../schemas/explore-response.js'
 import type { SnapshotModel } from '../snapshot/snapshot-model.js'
+import { entityTag, notModified } from './conditional-get.js'
 import { negotiate } from './content-negotiation.js'
 import { lastValue, readCompanies, readLimit, readOffset } from './explore-query.js'
 import { nextLink, previousLink } from './page-links.js'
@@ -31,6 +32,8 @@ export interface ExploreViewOptions extends OriginOptions {
   /** The model a request is answered from; read once per request, so a swap never mixes two. */
   snapshot: () => SnapshotModel
   maxLimit: number
+  /** `Cache-Control: public, max-age=N` on pages; null sends none, as the original. */
+  cacheMaxAge: number | null
 }
 
 declare module 'fastify' {
@@ -56,6 +59,7 @@ export type ExploreAnswer = (request: FastifyRequest, reply: FastifyReply, lang:
 /** The view: answers any method on the explore path of language segment `lang`. */
 export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
   const { snapshot, maxLimit } = options
+  const cacheControl = options.cacheMaxAge === null ? null : `public, max-age=${options.cacheMaxAge}`
 
   return async function explore (request, reply, lang) {
     // A segment that is not a language is a path the original's URLconf does not know at all.
@@ -84,6 +88,14 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
     const limit = readLimit(query, maxLimit)
     const { offset, digits } = readOffset(query)
     const origin = linkOrigin(request.raw, options)
+    const etag = entityTag(model.info.version, origin, request.url, indent)
+    reply.header('etag', etag)
+    if (cacheControl !== null) reply.header('cache-control', cacheControl)
+    if (notModified(request.headers['if-none-match'], etag)) {
+      reply.code(304)
+      reply.removeHeader('content-type')
+      return reply.send()
+    }
     const page = listing.page(companies, offset, limit)
     const url = `${origin}/${lang}/api/internal/explore/`
     const position = { count: page.count, limit, offset, offsetDigits: digits }
@@ -123,5 +135,5 @@ export async function exploreRoute (app: FastifyInstance, { answer }: { answer: 
   for (const method of others) {
     if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
   }
-  app.route({ method: others, url: EXPLORE_PATH, handler: explore })
+  app.route({ method: others, url: EXPLORE_PATH, schema: { hide: true }, handler: explore })
 }

@@ -2,11 +2,25 @@
 // and Django's host check, which refuses a Host header that could poison those links.
 import { invalidHost } from '../errors.js'
 
+/**
+ * Django's `validate_host`: `*` allows any host; `.example.com` allows example.com and its subdomains;
+ * anything else must equal the host's domain (port and a trailing dot ignored, case-insensitive).
+ */
+export function hostAllowed (host: string, allowed: readonly string[] | null): boolean {
+  if (allowed === null) return true
+  const lower = host.toLowerCase()
+  const domain = lower.endsWith(']') ? lower : lower.replace(/:[0-9]+$/, '').replace(/\.$/, '')
+  return allowed.some(pattern => pattern === '*' || pattern === domain ||
+    (pattern.startsWith('.') && (domain.endsWith(pattern) || domain === pattern.slice(1))))
+}
+
 export interface OriginOptions {
   /** `https://example.com` or `https://example.com/prefix`, no trailing slash; null: use the request's. */
   publicBaseUrl: string | null
   /** Believe `X-Forwarded-Proto` and `X-Forwarded-Host` (a proxy in front sets them). */
   trustProxy: boolean
+  /** Django's ALLOWED_HOSTS; null allows any host of valid syntax. */
+  allowedHosts: readonly string[] | null
 }
 
 interface RequestLike {
@@ -27,7 +41,7 @@ function firstValue (header: string | string[] | undefined): string | undefined 
 }
 
 /** The host as the client named it (case kept, as Django keeps it), or null if Django would refuse it. */
-export function requestHost (request: RequestLike, trustProxy: boolean): string | null {
+export function requestHost (request: RequestLike, { trustProxy, allowedHosts }: Pick<OriginOptions, 'trustProxy' | 'allowedHosts'>): string | null {
   let host = trustProxy ? firstValue(request.headers['x-forwarded-host']) : undefined
   if (host === undefined) {
     // Django sees two Host headers joined by a comma, which no host matches.
@@ -44,12 +58,13 @@ export function requestHost (request: RequestLike, trustProxy: boolean): string 
   if (!HOST_SYNTAX.test(lower)) return null
   // A domain of only dots (or nothing before the port) is refused too.
   const domain = lower.endsWith(']') ? lower : lower.replace(/:[0-9]+$/, '').replace(/\.$/, '')
-  return domain === '' ? null : host
+  if (domain === '' || !hostAllowed(host, allowedHosts)) return null
+  return host
 }
 
 /** `scheme://host` (or the configured public base URL) for links; throws the 400 for a bad host. */
 export function linkOrigin (request: RequestLike, options: OriginOptions): string {
-  const host = requestHost(request, options.trustProxy)
+  const host = requestHost(request, options)
   if (host === null) throw invalidHost()
   if (options.publicBaseUrl !== null) return options.publicBaseUrl
   const proto = options.trustProxy ? firstValue(request.headers['x-forwarded-proto']) : undefined

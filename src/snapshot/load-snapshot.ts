@@ -1,5 +1,6 @@
 // file → validate → index → immutable model. Reads a snapshot file (format v1, one JSON document) and
 // either returns a SnapshotModel or throws a SnapshotError naming the file, the JSON path and the rule.
+import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
@@ -67,6 +68,7 @@ export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions =
   if (report.problems.length > 0) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, report.lines())
   return builder.build({
     source: file,
+    version: createHash('sha256').update(raw).digest('base64url').slice(0, 22),
     generatedAt: snapshot.generated_at ?? null,
     loadedAt: (options.now ?? (() => new Date()))()
   })

@@ -125,6 +125,8 @@ function mergeTwo (a: Uint32Array, b: Uint32Array): Uint32Array {
 export interface SnapshotInfo {
   /** Where the snapshot was read from. */
   source: string
+  /** A digest of the file's bytes: the same file gives the same version, on every replica. */
+  version: string
   /** The snapshot's own version label (`generated_at`), if it has one. */
   generatedAt: string | null
   loadedAt: Date

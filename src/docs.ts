@@ -1,0 +1,20 @@
+// The OpenAPI 3 document, generated from the routes' TypeBox schemas, at /-/openapi.json, and Swagger
+// UI at /-/docs so demo users can click through the API. Registered before the routes it describes.
+import fp from 'fastify-plugin'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+
+export default fp(async function docsPlugin (app) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Explore replica',
+        description: 'Articles and stories linked to a company, newest first: a read replica of the explore listing API.',
+        version: '1'
+      }
+    }
+  })
+  await app.register(swaggerUi, { routePrefix: '/-/docs' })
+  app.get('/-/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+}, { name: 'docs' })

@@ -1,0 +1,80 @@
+// GET /-/metrics in Prometheus text format (prom-client): requests and latency by route and status,
+// the snapshot's items, age and reloads. Each app has its own registry, so tests can build several.
+import fp from 'fastify-plugin'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+export default fp(async function metricsPlugin (app) {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry, prefix: 'explore_' })
+  const requests = new Counter({
+    name: 'explore_http_requests_total',
+    help: 'HTTP requests answered, by route template, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry]
+  })
+  const duration = new Histogram({
+    name: 'explore_http_request_duration_seconds',
+    help: 'Time to answer, by route template, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry]
+  })
+  // Snapshot figures are read when Prometheus scrapes, from whatever model is served then.
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_snapshot_items',
+    help: 'Items in the served snapshot, by language.',
+    labelNames: ['language'] as const,
+    registers: [registry],
+    collect () {
+      this.reset()
+      for (const [language, count] of Object.entries(app.snapshots.current().itemCounts())) this.set({ language }, count)
+    }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_snapshot_age_seconds',
+    help: 'Seconds since the served snapshot was generated (its generated_at), or loaded if it has none.',
+    registers: [registry],
+    collect () {
+      const { generatedAt, loadedAt } = app.snapshots.current().info
+      const since = generatedAt === null ? loadedAt.getTime() : Date.parse(generatedAt)
+      this.set((Date.now() - since) / 1000)
+    }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_snapshot_loaded_timestamp_seconds',
+    help: 'When the served snapshot was loaded (Unix time).',
+    registers: [registry],
+    collect () { this.set(app.snapshots.current().info.loadedAt.getTime() / 1000) }
+  })
+  new Counter({ // eslint-disable-line no-new
+    name: 'explore_snapshot_reloads_total',
+    help: 'Snapshot reloads since start, by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect () {
+      const { succeeded, failed } = app.snapshots.status()
+      this.reset()
+      this.inc({ outcome: 'success' }, succeeded)
+      this.inc({ outcome: 'failure' }, failed)
+    }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_snapshot_reload_failures_in_a_row',
+    help: 'Failed reloads since the last success: not 0 means the file on disk is not the one served.',
+    registers: [registry],
+    collect () { this.set(app.snapshots.status().failedInARow) }
+  })
+
+  app.addHook('onResponse', async (request, reply) => {
+    // The route template, never the raw URL: label values must stay few.
+    const route = request.routeOptions.url ?? 'unmatched'
+    const labels = { route, method: request.method, status: String(reply.statusCode) }
+    requests.inc(labels)
+    duration.observe(labels, reply.elapsedTime / 1000)
+  })
+
+  app.get('/-/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {
+    reply.type(registry.contentType)
+    return registry.metrics()
+  })
+}, { name: 'metrics', dependencies: ['snapshot'] })

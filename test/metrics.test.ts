@@ -1,0 +1,40 @@
+import t from 'tap'
+import { writeFile } from 'node:fs/promises'
+import { buildTestApp, EXPLORE, smallSnapshot } from './helpers.js'
+
+const metric = (body: string, name: string): string[] => body.split('\n').filter(line => line.startsWith(name))
+
+t.test('Prometheus metrics: requests and latency by route template and status', async t => {
+  const app = await buildTestApp(t)
+  await app.inject(`${EXPLORE}?companies=7`)
+  await app.inject(`${EXPLORE}?companies=8&limit=2`)
+  await app.inject(`${EXPLORE}?companies=x`)
+  await app.inject('/nowhere')
+  const res = await app.inject('/-/metrics')
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /^text\/plain; version=0\.0\.4/)
+  t.ok(metric(res.body, 'explore_http_requests_total{route="/:lang/api/internal/explore/",method="GET",status="200"} 2').length === 1, 'raw URLs never become labels')
+  t.ok(metric(res.body, 'explore_http_requests_total{route="/:lang/api/internal/explore/",method="GET",status="400"} 1').length === 1)
+  t.ok(metric(res.body, 'explore_http_requests_total{route="unmatched",method="GET",status="404"} 1').length === 1)
+  t.ok(metric(res.body, 'explore_http_request_duration_seconds_count{route="/:lang/api/internal/explore/",method="GET",status="200"} 2').length === 1)
+  t.ok(metric(res.body, 'explore_process_cpu_seconds_total').length > 0, 'process metrics too')
+})
+
+t.test('snapshot metrics: items, age, reloads', async t => {
+  const app = await buildTestApp(t)
+  await writeFile(app.snapshots.file, 'not json')
+  await app.snapshots.reload()
+  await writeFile(app.snapshots.file, JSON.stringify(smallSnapshot()))
+  await app.snapshots.reload()
+  const body = (await app.inject('/-/metrics')).body
+  t.same(metric(body, 'explore_snapshot_items{'), ['explore_snapshot_items{language="en"} 25', 'explore_snapshot_items{language="es"} 2', 'explore_snapshot_items{language="fr"} 0'])
+  t.same(metric(body, 'explore_snapshot_reloads_total{'), ['explore_snapshot_reloads_total{outcome="success"} 1', 'explore_snapshot_reloads_total{outcome="failure"} 1'])
+  t.same(metric(body, 'explore_snapshot_reload_failures_in_a_row '), ['explore_snapshot_reload_failures_in_a_row 0'])
+  const age = Number(metric(body, 'explore_snapshot_age_seconds ')[0]?.split(' ')[1])
+  t.ok(age > 0, `age ${age}s since generated_at`)
+})
+
+t.test('METRICS=false: no endpoint', async t => {
+  const app = await buildTestApp(t, smallSnapshot(), { metrics: false })
+  t.equal((await app.inject('/-/metrics')).statusCode, 404)
+})
