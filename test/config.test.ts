@@ -30,12 +30,46 @@ t.test('defaults', async t => {
 
 t.test('environment variables, each also a flag; the flag wins', async t => {
   const env = {
-    PORT: '8080', HOST: '0.0.0.0', SNAPSHOT_PATH: '/srv/snap.json', MAX_LIMIT: '50', PUBLIC_BASE_URL: 'https://news.example.com/', TRUST_PROXY: 'true', CORS_ORIGIN: 'https://a.test, https://b.test', LOG_LEVEL: 'WARN', WATCH: 'off', RELOAD_DEBOUNCE_MS: '500',
-    ALLOWED_HOSTS: 'News.Example.com, .example.org', CACHE_MAX_AGE: '60', METRICS: 'no', DOCS: '0', REQUEST_LOG: 'false', LOG_PRETTY: 'true', SHUTDOWN_GRACE_MS: '2000', REQUEST_TIMEOUT_MS: '5000', MAX_URL_LENGTH: '4096'
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    SNAPSHOT_PATH: '/srv/snap.json',
+    MAX_LIMIT: '50',
+    PUBLIC_BASE_URL: 'https://news.example.com/',
+    TRUST_PROXY: 'true',
+    CORS_ORIGIN: 'https://a.test, https://b.test',
+    LOG_LEVEL: 'WARN',
+    WATCH: 'off',
+    RELOAD_DEBOUNCE_MS: '500',
+    ALLOWED_HOSTS: 'News.Example.com, .example.org',
+    CACHE_MAX_AGE: '60',
+    METRICS: 'no',
+    DOCS: '0',
+    REQUEST_LOG: 'false',
+    LOG_PRETTY: 'true',
+    SHUTDOWN_GRACE_MS: '2000',
+    REQUEST_TIMEOUT_MS: '5000',
+    MAX_URL_LENGTH: '4096'
   }
   t.same(loadConfig({ env }), {
-    port: 8080, host: '0.0.0.0', snapshotPath: '/srv/snap.json', maxLimit: 50, publicBaseUrl: 'https://news.example.com', trustProxy: true, corsOrigin: ['https://a.test', 'https://b.test'], logLevel: 'warn', watch: false, reloadDebounceMs: 500,
-    allowedHosts: ['news.example.com', '.example.org'], cacheMaxAge: 60, metrics: false, docs: false, requestLog: false, logPretty: true, shutdownGraceMs: 2000, requestTimeoutMs: 5000, maxUrlLength: 4096
+    port: 8080,
+    host: '0.0.0.0',
+    snapshotPath: '/srv/snap.json',
+    maxLimit: 50,
+    publicBaseUrl: 'https://news.example.com',
+    trustProxy: true,
+    corsOrigin: ['https://a.test', 'https://b.test'],
+    logLevel: 'warn',
+    watch: false,
+    reloadDebounceMs: 500,
+    allowedHosts: ['news.example.com', '.example.org'],
+    cacheMaxAge: 60,
+    metrics: false,
+    docs: false,
+    requestLog: false,
+    logPretty: true,
+    shutdownGraceMs: 2000,
+    requestTimeoutMs: 5000,
+    maxUrlLength: 4096
   })
   t.equal(loadConfig({ env, argv: ['--watch'] }).watch, true, 'a bare --watch')
   const flags = loadConfig({ env, argv: ['--port', '9000', '--max-limit=20', '--trust-proxy', '--cors-origin', 'false', '--public-base-url=https://x.test/prefix/'] })

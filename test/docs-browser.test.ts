@@ -1,0 +1,63 @@
+// Drives Swagger UI at /-/docs in a real headless Chromium: the explore operation renders, and "Try it out" → "Execute" shows a live 200 page.
+import { existsSync } from 'node:fs'
+import t from 'tap'
+import { chromium } from 'playwright-core'
+import { buildTestApp } from './helpers.js'
+
+// Debian's own build, not one Playwright downloads: CI installs it with apt-get and nothing is fetched
+// at test time.
+const CHROMIUM = '/usr/bin/chromium'
+const skip = existsSync(CHROMIUM)
+  ? false
+  : 'Debian chromium is not installed (apt-get install chromium); the browser test of /-/docs is skipped'
+
+// No sandbox: CI runs as root in a container, where Chromium's sandbox cannot start. The rest keeps the
+// browser from reaching the network on its own (updates, sync, QUIC probes).
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+const EXPLORE_TEMPLATE = '/{lang}/api/internal/explore/'
+
+t.test('Swagger UI: try the explore GET with lang=en and companies=7, and execute it', { skip }, async t => {
+  const app = await buildTestApp(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+
+  // chromium.launch gives each browser a fresh temporary profile and removes it on close.
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+  t.teardown(() => browser.close())
+  const page = await browser.newPage()
+  // Swagger UI renders asynchronously after loading a 1 MB bundle: generous, but bounded, waits.
+  page.setDefaultTimeout(30_000)
+  const pageErrors: string[] = []
+  page.on('pageerror', error => pageErrors.push(error.message))
+
+  const docs = await page.goto(`http://127.0.0.1:${port}/-/docs`)
+  t.equal(docs?.status(), 200, '/-/docs answers')
+
+  // The GET block of the explore path; OPTIONS on the same path is a separate block.
+  const operation = page.locator('.opblock.opblock-get', { has: page.locator(`[data-path="${EXPLORE_TEMPLATE}"]`) })
+  await operation.locator('.opblock-summary').waitFor()
+  t.equal(await operation.count(), 1, 'the explore GET operation is rendered once')
+
+  await operation.locator('.opblock-summary').click()
+  await operation.locator('.try-out__btn').click()
+  await operation.locator('tr[data-param-name="lang"][data-param-in="path"] input').fill('en')
+  // `companies` is an array parameter: its first input appears after "Add string item".
+  const companies = operation.locator('tr[data-param-name="companies"][data-param-in="query"]')
+  await companies.locator('button.json-schema-form-item-add').click()
+  await companies.locator('.json-schema-form-item input').first().fill('7')
+  await operation.locator('.execute').click()
+
+  // The live response row, not the table's "Code" header cell, which has the same class.
+  const status = operation.locator('.live-responses-table td.response-col_status:not(.col_header)')
+  await status.waitFor()
+  t.equal((await status.textContent())?.trim(), '200', 'the live response is a 200')
+  const body = await operation.locator('.live-responses-table .response-col_description .highlight-code code').first().textContent() ?? ''
+  t.match(body, /"count"/, 'the live body is the page envelope')
+  // smallSnapshot links company 7 to every third of its 25 `en` items.
+  t.match(body, /"count":\s*8\b/, 'the companies value reached the service')
+  const requestUrl = await operation.locator('.request-url pre').textContent() ?? ''
+  t.match(requestUrl, `http://127.0.0.1:${port}/en/api/internal/explore/?companies=7`, 'the request Swagger UI sent')
+  t.same(pageErrors, [], 'no uncaught errors in the page')
+})
