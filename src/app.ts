@@ -7,6 +7,8 @@ import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { invalidHost, isHttpError, notFound, uriTooLong, type ErrorBody } from './errors.js'
+import { notModified } from './explore/conditional-get.js'
+import { pageCacheOf } from './explore/page-cache.js'
 import { exploreAnswer, exploreRoute, LANGUAGE } from './explore/explore-route.js'
 import { fieldCount, MAX_FIELDS, parseQuery } from './explore/query-string.js'
 import { renderJson } from './explore/render-page.js'
@@ -95,11 +97,33 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null))
 
-  // Django checks the Host header before anything else: a malformed or not allowed one would poison
-  // absolute links. Then the length of the target, which the original's proxy would have limited.
-  app.addHook('onRequest', async (request) => {
-    if (requestHost(request.raw, config) === null) throw invalidHost()
-    if (request.url.length > config.maxUrlLength) throw uriTooLong()
+  app.decorateRequest('linkHost', '')
+  app.decorateRequest('pageKey', null)
+  const pageCacheBytes = config.pageCacheMb * 1024 * 1024
+  // Answers that depend on the requesting Origin (CORS limited to listed origins) are cached per Origin.
+  const corsVaries = Array.isArray(config.corsOrigin)
+
+  // The first hook, so that a cached answer costs as little as a static file. Django checks the Host
+  // header before anything else (a malformed or not allowed one would poison absolute links), then the
+  // length of the target, which the original's proxy would have limited; then the page cache.
+  app.addHook('onRequest', (request, reply, done) => {
+    const host = requestHost(request.raw, config)
+    if (host === null) return done(invalidHost())
+    if (request.url.length > config.maxUrlLength) return done(uriTooLong())
+    request.linkHost = host
+    if (pageCacheBytes > 0 && (request.method === 'GET' || request.method === 'HEAD')) {
+      // Everything the bytes of an answer depend on, besides the snapshot (the cache is per snapshot).
+      const { accept, origin } = request.headers
+      const key = `${request.url}\n${host}\n${accept ?? ''}${config.trustProxy ? `\n${String(request.headers['x-forwarded-proto'])}` : ''}${corsVaries ? `\n${origin ?? ''}` : ''}`
+      request.pageKey = key
+      const page = pageCacheOf(app.snapshots.current(), pageCacheBytes).get(key)
+      if (page !== undefined) {
+        if (notModified(request.headers['if-none-match'], page.etag)) reply.code(304).headers(page.headers).removeHeader('content-type').send()
+        else reply.headers(page.headers).send(page.body)
+        return
+      }
+    }
+    done()
   })
 
   const answer = exploreAnswer({
@@ -107,8 +131,9 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     maxLimit: config.maxLimit,
     publicBaseUrl: config.publicBaseUrl,
     trustProxy: config.trustProxy,
-    allowedHosts: config.allowedHosts,
-    cacheMaxAge: config.cacheMaxAge
+    cacheMaxAge: config.cacheMaxAge,
+    corsVaries,
+    pageCacheBytes
   })
 
   // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
@@ -144,25 +169,15 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     sendJson(reply, 500, { detail: 'A server error occurred.' })
   })
 
-  await app.register(cors, {
-    // Only a real preflight (Origin and Access-Control-Request-Method) is answered by CORS; any other
-    // OPTIONS reaches the route, which answers with DRF's metadata.
-    delegator: (request, callback) => callback(null, {
-      origin: config.corsOrigin,
-      preflight: request.method === 'OPTIONS' && request.headers.origin !== undefined &&
-        request.headers['access-control-request-method'] !== undefined
-    })
-  })
-  if (config.corsOrigin === '*') {
-    // The delegator makes @fastify/cors mark every answer `Vary: Origin`; with `*` nothing varies by
-    // Origin, and the original's answers vary by Accept alone.
-    app.addHook('onSend', async (_request, reply) => {
-      const vary = reply.getHeader('vary')
-      if (typeof vary === 'string') {
-        const kept = vary.split(',').map(v => v.trim()).filter(v => v.toLowerCase() !== 'origin')
-        if (kept.length === 0) reply.removeHeader('vary')
-        else reply.header('vary', kept.join(', '))
-      }
+  if (config.corsOrigin !== false) {
+    const plain = { origin: config.corsOrigin, preflight: false }
+    const preflight = { origin: config.corsOrigin, preflight: true }
+    await app.register(cors, {
+      // Only a real preflight (Origin and Access-Control-Request-Method) is answered by CORS; any other
+      // OPTIONS reaches the route, which answers with DRF's metadata. (The delegator makes the plugin
+      // add `Vary: Origin` everywhere; the view sets its own Vary.)
+      delegator: (request, callback) => callback(null,
+        request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined ? preflight : plain)
     })
   }
   await app.register(snapshotPlugin, { snapshotPath: config.snapshotPath, watch: config.watch, reloadDebounceMs: config.reloadDebounceMs })

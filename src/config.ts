@@ -25,7 +25,8 @@ export const ConfigSchema = Type.Object({
   logPretty: Type.Boolean(),
   shutdownGraceMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
   requestTimeoutMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
-  maxUrlLength: Type.Integer({ minimum: 64, maximum: 65_536 })
+  maxUrlLength: Type.Integer({ minimum: 64, maximum: 65_536 }),
+  pageCacheMb: Type.Integer({ minimum: 0, maximum: 65_536 })
 }, { additionalProperties: false })
 
 export type Config = Readonly<Static<typeof ConfigSchema>>
@@ -118,7 +119,8 @@ export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'logPretty', env: 'LOG_PRETTY', flag: '--log-pretty', default: 'auto', description: 'Human-readable logs: `auto` (only on a terminal), true or false. Otherwise JSON lines.', parse: boolean },
   { key: 'shutdownGraceMs', env: 'SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms', default: '10000', description: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).', parse: integer(1, 600_000) },
   { key: 'requestTimeoutMs', env: 'REQUEST_TIMEOUT_MS', flag: '--request-timeout-ms', default: '10000', description: 'Time a client has to send a whole request; idle connections close after 6× this.', parse: integer(1, 600_000) },
-  { key: 'maxUrlLength', env: 'MAX_URL_LENGTH', flag: '--max-url-length', default: '8192', description: 'Longest request target accepted; longer ones get 414.', parse: integer(64, 65_536) }
+  { key: 'maxUrlLength', env: 'MAX_URL_LENGTH', flag: '--max-url-length', default: '8192', description: 'Longest request target accepted; longer ones get 414.', parse: integer(64, 65_536) },
+  { key: 'pageCacheMb', env: 'PAGE_CACHE_MB', flag: '--page-cache-mb', default: '64', description: 'Memory for whole answers kept per snapshot, in MiB (0: no cache).', parse: integer(0, 65_536) }
 ]
 
 export interface ConfigSources {

@@ -65,12 +65,22 @@ export default fp(async function metricsPlugin (app) {
     collect () { this.set(app.snapshots.status().failedInARow) }
   })
 
-  app.addHook('onResponse', async (request, reply) => {
-    // The route template, never the raw URL: label values must stay few.
+  // Label-bound children, kept: prom-client would otherwise hash a label object twice per request.
+  // There are few (route templates × methods × statuses): raw URLs never become labels.
+  type Labels = 'route' | 'method' | 'status'
+  const children = new Map<string, { count: Counter.Internal, time: Histogram.Internal<Labels> }>()
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched'
-    const labels = { route, method: request.method, status: String(reply.statusCode) }
-    requests.inc(labels)
-    duration.observe(labels, reply.elapsedTime / 1000)
+    const key = `${route} ${request.method} ${reply.statusCode}`
+    let child = children.get(key)
+    if (child === undefined) {
+      const status = String(reply.statusCode)
+      child = { count: requests.labels(route, request.method, status), time: duration.labels(route, request.method, status) }
+      children.set(key, child)
+    }
+    child.count.inc()
+    child.time.observe(reply.elapsedTime / 1000)
+    done()
   })
 
   app.get('/-/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {

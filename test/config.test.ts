@@ -21,7 +21,8 @@ t.test('defaults', async t => {
     logPretty: false,
     shutdownGraceMs: 10000,
     requestTimeoutMs: 10000,
-    maxUrlLength: 8192
+    maxUrlLength: 8192,
+    pageCacheMb: 64
   })
   t.equal(loadConfig({ tty: true }).logPretty, true, 'LOG_PRETTY=auto: pretty only on a terminal')
   t.equal(loadConfig({ tty: true, env: { LOG_PRETTY: 'false' } }).logPretty, false)
@@ -48,7 +49,8 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     LOG_PRETTY: 'true',
     SHUTDOWN_GRACE_MS: '2000',
     REQUEST_TIMEOUT_MS: '5000',
-    MAX_URL_LENGTH: '4096'
+    MAX_URL_LENGTH: '4096',
+    PAGE_CACHE_MB: '0'
   }
   t.same(loadConfig({ env }), {
     port: 8080,
@@ -69,7 +71,8 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     logPretty: true,
     shutdownGraceMs: 2000,
     requestTimeoutMs: 5000,
-    maxUrlLength: 4096
+    maxUrlLength: 4096,
+    pageCacheMb: 0
   })
   t.equal(loadConfig({ env, argv: ['--watch'] }).watch, true, 'a bare --watch')
   const flags = loadConfig({ env, argv: ['--port', '9000', '--max-limit=20', '--trust-proxy', '--cors-origin', 'false', '--public-base-url=https://x.test/prefix/'] })

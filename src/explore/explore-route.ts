@@ -14,6 +14,7 @@ import { lastValue, readCompanies, readLimit, readOffset } from './explore-query
 import { nextLink, previousLink } from './page-links.js'
 import { fieldCount, MAX_FIELDS, type QueryDict } from './query-string.js'
 import { renderJson, renderPage } from './render-page.js'
+import { pageCacheOf } from './page-cache.js'
 import { linkOrigin, type OriginOptions } from './request-origin.js'
 
 export const EXPLORE_PATH = '/:lang/api/internal/explore/'
@@ -28,25 +29,27 @@ const METADATA: OptionsMetadata = {
   parses: ['application/json']
 }
 
-export interface ExploreViewOptions extends OriginOptions {
+export interface ExploreViewOptions extends Omit<OriginOptions, 'allowedHosts'> {
   /** The model a request is answered from; read once per request, so a swap never mixes two. */
   snapshot: () => SnapshotModel
   maxLimit: number
   /** `Cache-Control: public, max-age=N` on pages; null sends none, as the original. */
   cacheMaxAge: number | null
+  /** CORS is limited to listed origins, so answers vary by Origin too. */
+  corsVaries: boolean
+  /** Room for whole answers per snapshot (0: none are kept). */
+  pageCacheBytes: number
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The indentation content negotiation settled on; null until then, or for compact JSON. */
     jsonIndent: number | null
+    /** The Host (or trusted X-Forwarded-Host), checked once by the first hook. */
+    linkHost: string
+    /** The page cache key of a GET or HEAD, or null when the answer is not to be cached. */
+    pageKey: string | null
   }
-}
-
-/** Adds `Accept` to Vary ahead of what is there (CORS may have put `Origin`), as DRF then CORS would. */
-function varyOnAccept (reply: FastifyReply): void {
-  const existing = reply.getHeader('vary')
-  reply.header('vary', existing === undefined || existing === '' ? 'Accept' : `Accept, ${String(existing)}`)
 }
 
 function rawQuery (url: string): string {
@@ -58,8 +61,10 @@ export type ExploreAnswer = (request: FastifyRequest, reply: FastifyReply, lang:
 
 /** The view: answers any method on the explore path of language segment `lang`. */
 export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
-  const { snapshot, maxLimit } = options
+  const { snapshot, maxLimit, pageCacheBytes } = options
   const cacheControl = options.cacheMaxAge === null ? null : `public, max-age=${options.cacheMaxAge}`
+  // DRF's Vary, then CORS's when the allowed origin depends on the request's.
+  const vary = options.corsVaries ? 'Accept, Origin' : 'Accept'
 
   return async function explore (request, reply, lang) {
     // A segment that is not a language is a path the original's URLconf does not know at all.
@@ -70,7 +75,7 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
     // Too many fields fails as Django parses the query, outside the view: no view headers then.
     if (fieldCount(rawQuery(request.url)) > MAX_FIELDS) throw tooManyFields()
     reply.header('allow', ALLOW)
-    varyOnAccept(reply)
+    reply.header('vary', vary)
     reply.type('application/json')
 
     const query = request.query as QueryDict
@@ -87,7 +92,7 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
     const companies = readCompanies(query)
     const limit = readLimit(query, maxLimit)
     const { offset, digits } = readOffset(query)
-    const origin = linkOrigin(request.raw, options)
+    const origin = linkOrigin(request, options)
     const etag = entityTag(model.info.version, origin, request.url, indent)
     reply.header('etag', etag)
     if (cacheControl !== null) reply.header('cache-control', cacheControl)
@@ -99,12 +104,17 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
     const page = listing.page(companies, offset, limit)
     const url = `${origin}/${lang}/api/internal/explore/`
     const position = { count: page.count, limit, offset, offsetDigits: digits }
-    return renderPage({
+    const body = renderPage({
       count: page.count,
       next: nextLink(url, query, position),
       previous: previousLink(url, query, position),
       items: page.items
     }, indent)
+    // Kept in the cache of the model it came from, with the headers it goes out with.
+    if (request.pageKey !== null && pageCacheBytes > 0) {
+      pageCacheOf(model, pageCacheBytes).set(request.pageKey, { body, etag, headers: reply.getHeaders() as Record<string, string> })
+    }
+    return body
   }
 }
 

@@ -1,14 +1,14 @@
 // Writes the page envelope around items that were serialized at load, as DRF's JSONRenderer would:
 // compact, non-ASCII as is, U+2028/U+2029 escaped; indented when the client asked for `indent=N`.
 
-const CLOSE = Buffer.from(']}')
+import type { PageItems } from '../snapshot/snapshot-model.js'
 
 export interface PageEnvelope {
   count: number
   next: string | null
   previous: string | null
-  /** The items as JSON array contents, already in their served form. */
-  items: Buffer
+  /** The items, already in their served form, written straight into the answer. */
+  items: PageItems
 }
 
 function link (url: string | null): string {
@@ -17,8 +17,14 @@ function link (url: string | null): string {
 }
 
 export function renderPage (page: PageEnvelope, indent: number | null): Buffer {
-  const head = Buffer.from(`{"count":${page.count},"next":${link(page.next)},"previous":${link(page.previous)},"results":[`)
-  const compact = Buffer.concat([head, page.items, CLOSE], head.length + page.items.length + CLOSE.length)
+  const head = `{"count":${page.count},"next":${link(page.next)},"previous":${link(page.previous)},"results":[`
+  // One allocation for the whole answer; the head is ASCII, so its length is its byte length.
+  const itemsLength = page.items.byteLength
+  const compact = Buffer.allocUnsafe(head.length + itemsLength + 2)
+  compact.write(head, 0, 'latin1')
+  page.items.copyTo(compact, head.length)
+  compact[head.length + itemsLength] = 0x5d // ]
+  compact[head.length + itemsLength + 1] = 0x7d // }
   return indent === null ? compact : renderJson(JSON.parse(compact.toString('utf8')), indent)
 }
 

@@ -1,6 +1,5 @@
 // The scheme and host that absolute links start with, found as Django's `build_absolute_uri` finds them,
 // and Django's host check, which refuses a Host header that could poison those links.
-import { invalidHost } from '../errors.js'
 
 /**
  * Django's `validate_host`: `*` allows any host; `.example.com` allows example.com and its subdomains;
@@ -62,12 +61,13 @@ export function requestHost (request: RequestLike, { trustProxy, allowedHosts }:
   return host
 }
 
-/** `scheme://host` (or the configured public base URL) for links; throws the 400 for a bad host. */
-export function linkOrigin (request: RequestLike, options: OriginOptions): string {
-  const host = requestHost(request, options)
-  if (host === null) throw invalidHost()
+/**
+ * `scheme://host` for links, or the configured public base URL. `linkHost` is the host `requestHost`
+ * accepted for this request.
+ */
+export function linkOrigin (request: { linkHost: string, headers: RequestLike['headers'], socket: RequestLike['socket'] }, options: Pick<OriginOptions, 'publicBaseUrl' | 'trustProxy'>): string {
   if (options.publicBaseUrl !== null) return options.publicBaseUrl
   const proto = options.trustProxy ? firstValue(request.headers['x-forwarded-proto']) : undefined
   const scheme = proto !== undefined ? (proto === 'https' ? 'https' : 'http') : (request.socket.encrypted === true ? 'https' : 'http')
-  return `${scheme}://${host}`
+  return `${scheme}://${request.linkHost}`
 }

@@ -1,13 +1,57 @@
 // The served state: immutable, per language, items already serialized in served order. Plain TypeScript,
 // no Fastify: the route asks a LanguageListing for a count and a page and gets bytes back.
 
-/** A page of items as JSON array contents (`{…},{…}`), without the brackets. */
-export interface Page {
-  count: number
-  items: Buffer
+/**
+ * A page's items as JSON array contents (`{…},{…}`, no brackets), not yet copied anywhere: the caller
+ * allocates the whole answer once and has the items written into it.
+ */
+export class PageItems {
+  constructor (
+    private readonly bytes: Buffer,
+    private readonly starts: Uint32Array,
+    /** Ranks to take from, or null for consecutive ranks `from`..`to`. */
+    private readonly ranks: Uint32Array | null,
+    private readonly from: number,
+    private readonly to: number
+  ) {}
+
+  get byteLength (): number {
+    const { starts, ranks, from, to } = this
+    if (to <= from) return 0
+    if (ranks === null) return (starts[to] as number) - (starts[from] as number) - 1
+    let length = 0
+    for (let i = from; i < to; i++) {
+      const rank = ranks[i] as number
+      length += (starts[rank + 1] as number) - (starts[rank] as number)
+    }
+    return length - 1 // the last item's trailing comma is not part of the page
+  }
+
+  /** Writes the items into `target` at `at`; returns the number of bytes written. */
+  copyTo (target: Buffer, at: number): number {
+    const { bytes, starts, ranks, from, to } = this
+    if (to <= from) return 0
+    if (ranks === null) return bytes.copy(target, at, starts[from], (starts[to] as number) - 1)
+    let written = 0
+    for (let i = from; i < to; i++) {
+      const rank = ranks[i] as number
+      const end = i === to - 1 ? (starts[rank + 1] as number) - 1 : starts[rank + 1]
+      written += bytes.copy(target, at + written, starts[rank], end)
+    }
+    return written
+  }
+
+  toString (): string {
+    const out = Buffer.allocUnsafe(this.byteLength)
+    this.copyTo(out, 0)
+    return out.toString('utf8')
+  }
 }
 
-const EMPTY = Buffer.alloc(0)
+export interface Page {
+  count: number
+  items: PageItems
+}
 // Unions of several companies are worth keeping: the same filter is usually paged through.
 const UNION_CACHE_SIZE = 256
 
@@ -36,35 +80,11 @@ export class LanguageListing {
 
   /** Items linked to a company, or every item when `companies` is null; a union when there are several. */
   page (companies: readonly number[] | null, offset: number, limit: number): Page {
-    if (companies === null) return this.pageOfAll(offset, limit)
-    const ranks = this.ranksFor(companies)
-    const count = ranks.length
-    if (offset >= count) return { count, items: EMPTY }
-    return { count, items: this.copyItems(ranks, offset, Math.min(count, offset + limit)) }
-  }
-
-  private pageOfAll (offset: number, limit: number): Page {
-    const count = this.size
-    if (offset >= count) return { count, items: EMPTY }
-    const end = Math.min(count, offset + limit)
-    // Consecutive ranks are consecutive bytes: the page is a view, not a copy.
-    return { count, items: this.bytes.subarray(this.starts[offset], (this.starts[end] as number) - 1) }
-  }
-
-  private copyItems (ranks: Uint32Array, from: number, to: number): Buffer {
-    const { bytes, starts } = this
-    let length = 0
-    for (let i = from; i < to; i++) {
-      const rank = ranks[i] as number
-      length += (starts[rank + 1] as number) - (starts[rank] as number)
-    }
-    const out = Buffer.allocUnsafe(length)
-    let at = 0
-    for (let i = from; i < to; i++) {
-      const rank = ranks[i] as number
-      at += bytes.copy(out, at, starts[rank], starts[rank + 1])
-    }
-    return out.subarray(0, length - 1) // drop the last item's trailing comma
+    // Without a filter the ranks are the positions themselves: consecutive items, consecutive bytes.
+    const ranks = companies === null ? null : this.ranksFor(companies)
+    const count = ranks === null ? this.size : ranks.length
+    const from = Math.min(offset, count)
+    return { count, items: new PageItems(this.bytes, this.starts, ranks, from, Math.min(count, from + limit)) }
   }
 
   private ranksFor (companies: readonly number[]): Uint32Array {
