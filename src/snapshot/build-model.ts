@@ -26,8 +26,9 @@ function dateKey (backdate: string): number {
   return Number(backdate.slice(0, 4)) * 10000 + Number(backdate.slice(5, 7)) * 100 + Number(backdate.slice(8, 10))
 }
 
-// Serialized items land in large chunks rather than one small Buffer or string each (less memory, less GC).
-const CHUNK_SIZE = 8 * 1024 * 1024
+// Serialized items land in large chunks rather than one small Buffer or string each (less memory, less GC),
+// and stay there: the served model reads them in place.
+const CHUNK_SIZE = 4 * 1024 * 1024
 
 class LanguageBuilder {
   private readonly chunks: Buffer[] = []
@@ -78,18 +79,16 @@ class LanguageBuilder {
     // Newest first; the same day, higher pk first. pks are unique, so the order is total.
     order.sort((a, b) => ((dates[b] as number) - (dates[a] as number)) || ((pks[b] as number) - (pks[a] as number)))
 
-    let total = 0
-    for (let i = 0; i < n; i++) total += (this.lengthOf[i] as number) + 1
-    const bytes = Buffer.allocUnsafe(total)
-    const starts = new Uint32Array(n + 1)
+    // Items stay in the chunks they were written to; only where each one is goes into served order.
+    const chunkOf = new Uint32Array(n)
+    const startOf = new Uint32Array(n)
+    const lengthOf = new Uint32Array(n)
     const lists = new Map<number, number[]>()
-    let at = 0
     for (let rank = 0; rank < n; rank++) {
       const i = order[rank] as number
-      starts[rank] = at
-      const offset = this.offsetOf[i] as number
-      at += (this.chunks[this.chunkOf[i] as number] as Buffer).copy(bytes, at, offset, offset + (this.lengthOf[i] as number))
-      bytes[at++] = 0x2c // ','
+      chunkOf[rank] = this.chunkOf[i] as number
+      startOf[rank] = this.offsetOf[i] as number
+      lengthOf[rank] = this.lengthOf[i] as number
       for (const company of this.companies[i] as number[]) {
         const list = lists.get(company)
         if (list === undefined) lists.set(company, [rank])
@@ -97,10 +96,11 @@ class LanguageBuilder {
         else if (list[list.length - 1] !== rank) list.push(rank)
       }
     }
-    starts[n] = at
     const byCompany = new Map<number, Uint32Array>()
     for (const [company, list] of lists) byCompany.set(company, Uint32Array.from(list))
-    return new LanguageListing(this.language, bytes, starts, byCompany)
+    // The last chunk is rarely full: keep only what it holds.
+    const chunks = this.chunks.map((chunk, c) => c === this.chunks.length - 1 ? Buffer.from(chunk.subarray(0, this.used)) : chunk)
+    return new LanguageListing(this.language, { chunks, chunkOf, startOf, lengthOf }, byCompany)
   }
 }
 

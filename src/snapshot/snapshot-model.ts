@@ -1,44 +1,50 @@
 // The served state: immutable, per language, items already serialized in served order. Plain TypeScript,
 // no Fastify: the route asks a LanguageListing for a count and a page and gets bytes back.
 
+/** Where each item's served JSON is, by rank (position in served order). */
+export interface ItemStore {
+  chunks: readonly Buffer[]
+  chunkOf: Uint32Array
+  startOf: Uint32Array
+  lengthOf: Uint32Array
+}
+
 /**
  * A page's items as JSON array contents (`{…},{…}`, no brackets), not yet copied anywhere: the caller
  * allocates the whole answer once and has the items written into it.
  */
 export class PageItems {
   constructor (
-    private readonly bytes: Buffer,
-    private readonly starts: Uint32Array,
+    private readonly store: ItemStore,
     /** Ranks to take from, or null for consecutive ranks `from`..`to`. */
     private readonly ranks: Uint32Array | null,
     private readonly from: number,
     private readonly to: number
   ) {}
 
+  private rank (i: number): number {
+    return this.ranks === null ? i : this.ranks[i] as number
+  }
+
   get byteLength (): number {
-    const { starts, ranks, from, to } = this
-    if (to <= from) return 0
-    if (ranks === null) return (starts[to] as number) - (starts[from] as number) - 1
-    let length = 0
-    for (let i = from; i < to; i++) {
-      const rank = ranks[i] as number
-      length += (starts[rank + 1] as number) - (starts[rank] as number)
-    }
-    return length - 1 // the last item's trailing comma is not part of the page
+    const { lengthOf } = this.store
+    if (this.to <= this.from) return 0
+    let length = this.to - this.from - 1 // the commas between items
+    for (let i = this.from; i < this.to; i++) length += lengthOf[this.rank(i)] as number
+    return length
   }
 
   /** Writes the items into `target` at `at`; returns the number of bytes written. */
   copyTo (target: Buffer, at: number): number {
-    const { bytes, starts, ranks, from, to } = this
-    if (to <= from) return 0
-    if (ranks === null) return bytes.copy(target, at, starts[from], (starts[to] as number) - 1)
-    let written = 0
-    for (let i = from; i < to; i++) {
-      const rank = ranks[i] as number
-      const end = i === to - 1 ? (starts[rank + 1] as number) - 1 : starts[rank + 1]
-      written += bytes.copy(target, at + written, starts[rank], end)
+    const { chunks, chunkOf, startOf, lengthOf } = this.store
+    let end = at
+    for (let i = this.from; i < this.to; i++) {
+      if (i > this.from) target[end++] = 0x2c // ','
+      const rank = this.rank(i)
+      const start = startOf[rank] as number
+      end += (chunks[chunkOf[rank] as number] as Buffer).copy(target, end, start, start + (lengthOf[rank] as number))
     }
-    return written
+    return end - at
   }
 
   toString (): string {
@@ -52,26 +58,25 @@ export interface Page {
   count: number
   items: PageItems
 }
+
 // Unions of several companies are worth keeping: the same filter is usually paged through.
 const UNION_CACHE_SIZE = 256
 
 export class LanguageListing {
   /**
-   * @param bytes every item's JSON followed by a comma, in served order (backdate desc, pk desc)
-   * @param starts item i occupies bytes[starts[i], starts[i + 1] - 1); starts.length is size + 1
-   * @param byCompany company id → ranks (indexes into served order) of its items, ascending
+   * @param store every item's served JSON, located by rank (served order: backdate desc, pk desc)
+   * @param byCompany company id → ranks of its items, ascending
    */
   constructor (
     readonly language: string,
-    private readonly bytes: Buffer,
-    private readonly starts: Uint32Array,
+    private readonly store: ItemStore,
     private readonly byCompany: ReadonlyMap<number, Uint32Array>
   ) {}
 
   private readonly unions = new Map<string, Uint32Array>()
 
   get size (): number {
-    return this.starts.length - 1
+    return this.store.lengthOf.length
   }
 
   get companyCount (): number {
@@ -80,11 +85,11 @@ export class LanguageListing {
 
   /** Items linked to a company, or every item when `companies` is null; a union when there are several. */
   page (companies: readonly number[] | null, offset: number, limit: number): Page {
-    // Without a filter the ranks are the positions themselves: consecutive items, consecutive bytes.
+    // Without a filter the ranks are the positions themselves.
     const ranks = companies === null ? null : this.ranksFor(companies)
     const count = ranks === null ? this.size : ranks.length
     const from = Math.min(offset, count)
-    return { count, items: new PageItems(this.bytes, this.starts, ranks, from, Math.min(count, from + limit)) }
+    return { count, items: new PageItems(this.store, ranks, from, Math.min(count, from + limit)) }
   }
 
   private ranksFor (companies: readonly number[]): Uint32Array {
