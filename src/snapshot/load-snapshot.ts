@@ -29,7 +29,11 @@ export interface LoadOptions {
   whole?: boolean
 }
 
-/** Reads and validates a snapshot file. Throws SnapshotError, never anything else, for a bad file. */
+/**
+ * Reads and validates a snapshot file. Throws SnapshotError, never anything else, for a bad file.
+ * Items are processed in slices that give the event loop a turn, so a service reloading a large
+ * snapshot keeps answering from the one it serves.
+ */
 export async function loadSnapshotFile (file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
   let raw: Buffer
   try {
@@ -37,7 +41,23 @@ export async function loadSnapshotFile (file: string, options: LoadOptions = {})
   } catch (error) {
     throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(error)])
   }
-  return parseSnapshot(raw, file, options)
+  return await loadSnapshotBytes(raw, file, options)
+}
+
+/** parseSnapshot, with a turn of the event loop every SLICE_MS of work. */
+export async function loadSnapshotBytes (raw: Buffer, file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
+  const { start, info } = begin(raw, file, options)
+  const scanned = options.whole === true ? null : scanDocument(raw, start)
+  if (scanned !== null) {
+    const builder = newBuilder(scanned)
+    let valid = true
+    for (let from = 0; from < scanned.itemCount && valid; from = scanned.next) {
+      valid = addItems(raw, scanned, builder, from, SLICE_MS)
+      if (valid) await new Promise(resolve => setImmediate(resolve))
+    }
+    if (valid) return builder.build({ ...info, generatedAt: scanned.generatedAt })
+  }
+  return loadWhole(raw, start, file, info, options)
 }
 
 function describeReadError (error: unknown): string {
@@ -51,8 +71,21 @@ function describeReadError (error: unknown): string {
   }
 }
 
-/** Parses and validates snapshot bytes; `file` names the source in the report. */
+/** Parses and validates snapshot bytes in one go; `file` names the source in the report. */
 export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions = {}): SnapshotModel {
+  const { start, info } = begin(raw, file, options)
+  const scanned = options.whole === true ? null : scanDocument(raw, start)
+  if (scanned !== null) {
+    const builder = newBuilder(scanned)
+    if (addItems(raw, scanned, builder, 0, Infinity)) return builder.build({ ...info, generatedAt: scanned.generatedAt })
+  }
+  return loadWhole(raw, start, file, info, options)
+}
+
+/** Work between two turns of the event loop while items are added. */
+const SLICE_MS = 8
+
+function begin (raw: Buffer, file: string, options: LoadOptions) {
   const start = checkText(raw, file)
   const info = {
     source: file,
@@ -60,46 +93,86 @@ export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions =
     version: createHash('sha1').update(raw).digest('base64url'),
     loadedAt: (options.now ?? (() => new Date()))()
   }
-  const byItems = options.whole === true ? null : loadByItems(raw, start)
-  if (byItems !== null) return byItems.builder.build({ ...info, generatedAt: byItems.generatedAt })
-  return loadWhole(raw, start, file, info, options)
+  return { start, info }
+}
+
+/** What the scan found: top-level members, checked; every item's place, not yet parsed. */
+interface ScannedDocument {
+  generatedAt: string | null
+  languages: string[]
+  itemCount: number
+  itemLanguage: number[]
+  itemIndex: number[]
+  itemStart: number[]
+  itemEnd: number[]
+  /** Where the last call to addItems stopped. */
+  next: number
 }
 
 const INVALID = new Error('invalid snapshot')
 
 /**
- * The fast path: items parsed and checked one at a time as the scanner finds them, never the whole
- * document at once. Returns null at the first problem of any kind; the whole-document path then
- * builds the report (or, for a valid document the scanner did not follow, the model).
+ * The fast path's first step: the document's outline, without parsing any item. Returns null at the
+ * first problem of any kind; the whole-document path then builds the report (or, for a valid document
+ * the scanner did not follow, the model).
  */
-function loadByItems (raw: Buffer, start: number): { builder: SnapshotModelBuilder, generatedAt: string | null } | null {
-  const builder = new SnapshotModelBuilder()
-  let generatedAt: string | null = null
-  let languages = 0
+function scanDocument (raw: Buffer, start: number): ScannedDocument | null {
+  const scanned: ScannedDocument = { generatedAt: null, languages: [], itemCount: 0, itemLanguage: [], itemIndex: [], itemStart: [], itemEnd: [], next: 0 }
   try {
-    const scanned = scanSnapshot(raw, start, {
+    const ok = scanSnapshot(raw, start, {
       member (key, from, to) {
         // Any other member is allowed, but it must be JSON too.
         const value: unknown = JSON.parse(raw.toString('utf8', from, to))
         if (key !== 'generated_at') return
         if (!generatedAtCheck.Check({ generated_at: value })) throw INVALID
-        generatedAt = value as string
+        scanned.generatedAt = value as string
       },
       language (code) {
         if (!LANGUAGE.test(code)) throw INVALID
-        languages++
-        builder.language(code)
+        scanned.languages.push(code)
       },
-      item (language, index, from, to) {
-        const item: unknown = JSON.parse(raw.toString('utf8', from, to))
-        if (!itemCheck.Check(item) || builder.add(language, index, item as SnapshotItem) >= 0) throw INVALID
+      item (_language, index, from, to) {
+        scanned.itemLanguage.push(scanned.languages.length - 1)
+        scanned.itemIndex.push(index)
+        scanned.itemStart.push(from)
+        scanned.itemEnd.push(to)
       }
     })
-    return scanned && languages > 0 ? { builder, generatedAt } : null
+    scanned.itemCount = scanned.itemStart.length
+    return ok && scanned.languages.length > 0 ? scanned : null
   } catch (error) {
     if (error === INVALID || error instanceof SyntaxError) return null
     throw error
   }
+}
+
+function newBuilder (scanned: ScannedDocument): SnapshotModelBuilder {
+  const builder = new SnapshotModelBuilder()
+  for (const code of scanned.languages) builder.language(code)
+  return builder
+}
+
+/**
+ * Parses, checks and adds items from `from` on, for about `budgetMs` (the rest are left for the next
+ * call, from `scanned.next`). Returns false at the first item that is not valid.
+ */
+function addItems (raw: Buffer, scanned: ScannedDocument, builder: SnapshotModelBuilder, from: number, budgetMs: number): boolean {
+  const deadline = performance.now() + budgetMs
+  let i = from
+  try {
+    for (; i < scanned.itemCount; i++) {
+      // Reading the clock costs more than an item: look at it every 64 items.
+      if ((i & 63) === 0 && i > from && performance.now() > deadline) break
+      const item: unknown = JSON.parse(raw.toString('utf8', scanned.itemStart[i], scanned.itemEnd[i]))
+      const language = scanned.languages[scanned.itemLanguage[i] as number] as string
+      if (!itemCheck.Check(item) || builder.add(language, scanned.itemIndex[i] as number, item as SnapshotItem) >= 0) return false
+    }
+  } catch (error) {
+    if (error instanceof SyntaxError) return false
+    throw error
+  }
+  scanned.next = i
+  return true
 }
 
 /** The whole document at once: the precise report for a bad file. */

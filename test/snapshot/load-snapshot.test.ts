@@ -1,7 +1,7 @@
 import t from 'tap'
-import { chmod, mkdir } from 'node:fs/promises'
+import { chmod, mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { loadSnapshotFile, parseSnapshot } from '../../src/snapshot/load-snapshot.js'
+import { loadSnapshotBytes, loadSnapshotFile, parseSnapshot } from '../../src/snapshot/load-snapshot.js'
 import { SnapshotError } from '../../src/errors.js'
 import { makeItem, smallSnapshot, tempDir, writeSnapshot } from '../helpers.js'
 
@@ -23,6 +23,23 @@ t.test('a valid snapshot loads with its languages, counts and version label', as
   t.match(model.info, { source: file, generatedAt: '2026-11-20T09:30:00Z', loadedAt: new Date('2026-11-21T00:00:00Z'), version: /^[A-Za-z0-9_-]{27}$/ })
   t.equal((await loadSnapshotFile(file)).info.version, model.info.version, 'the same bytes, the same version')
   t.not(parseSnapshot(Buffer.from(`${JSON.stringify(smallSnapshot())} `), 'x').info.version, model.info.version, 'any byte changes it')
+})
+
+t.test('loading a large file gives the event loop turns (a reloading service keeps answering)', async t => {
+  const { writeSnapshot: generate } = await import('../../scripts/generate-snapshot.js')
+  const file = join(await tempDir(t), 'large.json')
+  await generate(file, { items: 12000, format: 'lines' })
+  const raw = await readFile(file)
+  let turns = 0
+  let loading = true
+  const tick = () => { if (loading) { turns++; setImmediate(tick) } }
+  setImmediate(tick)
+  // No I/O in here: every turn the ticker gets is one the loader gave up.
+  const model = await loadSnapshotBytes(raw, file)
+  loading = false
+  t.equal(model.itemCounts().en, 12000)
+  t.ok(turns > 3, `${turns} turns of the event loop during the load`)
+  t.same(model.itemCounts(), parseSnapshot(raw, file).itemCounts(), 'the same model as in one go')
 })
 
 t.test('generated_at is optional', async t => {
