@@ -2,6 +2,7 @@
 // DRF's APIView works: query fields, content negotiation, method, language, `companies`, then the page.
 import { METHODS } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyCorsOptions } from '@fastify/cors'
 import { methodNotAllowed, notFound, tooManyFields } from '../errors.js'
 import {
   CompaniesErrorSchema, ErrorDetailSchema, ExplorePageSchema, ExploreParamsSchema, ExploreQuerySchema,
@@ -42,6 +43,11 @@ export interface ExploreViewOptions extends Omit<OriginOptions, 'allowedHosts'> 
 }
 
 declare module 'fastify' {
+  // @fastify/cors merges a route's `config.cors` over its options (index.js, addCorsHeadersHandler)
+  // but does not declare it.
+  interface FastifyContextConfig {
+    cors?: false | FastifyCorsOptions
+  }
   interface FastifyRequest {
     /** The indentation content negotiation settled on; null until then, or for compact JSON. */
     jsonIndent: number | null
@@ -137,6 +143,12 @@ export async function exploreRoute (app: FastifyInstance, { answer }: { answer: 
 
   app.options(EXPLORE_PATH, {
     schema: { summary: 'The view\'s metadata (DRF SimpleMetadata)', params: ExploreParamsSchema, response: { 200: OptionsMetadataSchema } }
+  }, explore)
+  // A CORS preflight is answered by @fastify/cors in its hook; the handler runs only when CORS is off.
+  app.options(EXPLORE_PATH, {
+    constraints: { corsPreflight: 'yes' },
+    config: { cors: { preflight: true } },
+    schema: { hide: true }
   }, explore)
 
   // Every other method gets DRF's 405 (after content negotiation, as in DRF). CONNECT never reaches a
