@@ -1,0 +1,116 @@
+// The benchmark's settings: command-line flags, then BENCH_* environment variables, then defaults (--quick
+// changes the defaults, not explicit values).
+import { parseArgs } from 'node:util'
+
+export interface BenchOptions {
+  /** Total items per snapshot (all languages), smallest first. */
+  sizes: number[]
+  warmupSeconds: number
+  durationSeconds: number
+  /** Measured runs per server and workload, alternating service and ceiling, pooled. */
+  rounds: number
+  connections: number
+  /** Idle time after a load before the idle RSS is read and a full GC forced. */
+  settleSeconds: number
+  hotPaths: number
+  coldPaths: number
+  /** Distinct cold pages for the warm-up, drawn apart from the measured ones so none repeats in the measurement. */
+  coldWarmupPaths: number
+  seed: number
+  /** Longest wait for other processes to go quiet before a measurement (0: do not wait). */
+  quietWaitSeconds: number
+  /** Tries of a service + ceiling pair when other processes disturb it; the least disturbed one is kept. */
+  attempts: number
+  quick: boolean
+  /** Run the service under --cpu-prof (its figures are then not comparable). */
+  profile: boolean
+  /** Another checkout of the service to measure (built there, run from its dist/); default: this one. */
+  serviceDir: string | undefined
+}
+
+export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run.ts [options])
+  --quick              smoke run: sizes 10k,50k, 1 s warm-up, 1 round of 3 s, 2 s settle   (BENCH_QUICK=1)
+  --sizes LIST         total items per snapshot, e.g. 10k,50k,200k                          (BENCH_SIZES)
+  --warmup S           warm-up seconds per server and workload (default 3)                  (BENCH_WARMUP)
+  --duration S         measured seconds per run (default 10)                                (BENCH_DURATION)
+  --rounds N           measured runs per server and workload, service and ceiling alternating (default 2)  (BENCH_ROUNDS)
+  --connections N      concurrent connections (default 32)                                  (BENCH_CONNECTIONS)
+  --settle S           idle seconds after load before the idle RSS is read (default 5; the settled
+                       figure comes from a forced GC after that)                            (BENCH_SETTLE)
+  --hot-paths N        distinct hot paths (default 2000)                                    (BENCH_HOT_PATHS)
+  --cold-paths N       distinct cold pages measured (default 100000)                        (BENCH_COLD_PATHS)
+  --seed S             seed for the snapshots and the paths (default 1)                     (BENCH_SEED)
+  --quiet-wait S       wait up to S seconds for other processes to go idle before measuring (default 60, 0: never)  (BENCH_QUIET_WAIT)
+  --attempts N         repeat a service + ceiling pair other processes disturbed, up to N tries (default 3)  (BENCH_ATTEMPTS)
+  --profile            run the service with --cpu-prof into bench/results/profiles/
+  --service DIR        measure the service in another checkout (e.g. a git archive of an older commit,
+                       with node_modules linked in): built there if stale, run from DIR/dist/server.js  (BENCH_SERVICE)
+  -h, --help           this text`
+
+function positive (name: string, text: string, allowFraction = false): number {
+  const value = Number(text)
+  if (!Number.isFinite(value) || value <= 0 || (!allowFraction && !Number.isInteger(value))) {
+    throw new TypeError(`${name} must be a positive ${allowFraction ? 'number' : 'whole number'}, got ${JSON.stringify(text)}`)
+  }
+  return value
+}
+
+/** `10k`, `200k`, `1m` or a plain number. */
+function size (text: string): number {
+  const match = /^(\d+(?:\.\d+)?)([km]?)$/i.exec(text.trim())
+  if (match === null) throw new TypeError(`a size must look like 10000, 10k or 1m, got ${JSON.stringify(text)}`)
+  const scale = { '': 1, k: 1e3, m: 1e6 }[(match[2] ?? '').toLowerCase() as '' | 'k' | 'm']
+  return positive('a size', String(Math.round(Number(match[1]) * scale)))
+}
+
+export function readOptions (argv: string[], env: Record<string, string | undefined>): BenchOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean' },
+      sizes: { type: 'string' },
+      warmup: { type: 'string' },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      connections: { type: 'string' },
+      settle: { type: 'string' },
+      'hot-paths': { type: 'string' },
+      'cold-paths': { type: 'string' },
+      seed: { type: 'string' },
+      'quiet-wait': { type: 'string' },
+      attempts: { type: 'string' },
+      profile: { type: 'boolean' },
+      service: { type: 'string' },
+      help: { type: 'boolean', short: 'h' }
+    }
+  })
+  if (values.help === true) return 'help'
+  const quick = values.quick ?? ['1', 'true', 'yes'].includes((env.BENCH_QUICK ?? '').toLowerCase())
+  const pick = (flag: string | undefined, variable: string): string | undefined => flag ?? env[variable]
+
+  const sizesText = pick(values.sizes, 'BENCH_SIZES')
+  const sizes = sizesText === undefined ? (quick ? [10_000, 50_000] : [10_000, 50_000, 200_000]) : sizesText.split(',').map(size)
+  sizes.sort((a, b) => a - b)
+  const number = (flag: string | undefined, variable: string, fallback: number, fraction = false): number => {
+    const text = pick(flag, variable)
+    return text === undefined ? fallback : positive(variable, text, fraction)
+  }
+  const coldPaths = number(values['cold-paths'], 'BENCH_COLD_PATHS', 100_000)
+  return {
+    sizes,
+    warmupSeconds: number(values.warmup, 'BENCH_WARMUP', quick ? 1 : 3, true),
+    durationSeconds: number(values.duration, 'BENCH_DURATION', quick ? 3 : 10, true),
+    rounds: number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 2),
+    connections: number(values.connections, 'BENCH_CONNECTIONS', 32),
+    settleSeconds: number(values.settle, 'BENCH_SETTLE', quick ? 2 : 5, true),
+    hotPaths: number(values['hot-paths'], 'BENCH_HOT_PATHS', 2000),
+    coldPaths,
+    coldWarmupPaths: Math.max(1000, Math.round(coldPaths / 5)),
+    seed: number(values.seed, 'BENCH_SEED', 1),
+    quietWaitSeconds: pick(values['quiet-wait'], 'BENCH_QUIET_WAIT') === '0' ? 0 : number(values['quiet-wait'], 'BENCH_QUIET_WAIT', 60, true),
+    attempts: number(values.attempts, 'BENCH_ATTEMPTS', 3),
+    quick,
+    profile: values.profile === true,
+    serviceDir: pick(values.service, 'BENCH_SERVICE')
+  }
+}

@@ -1,0 +1,434 @@
+// `npm run bench`: the service against its ceiling on generated snapshots of several sizes (hot and cold
+// workloads), and its load cost against a bare read + parse; prints the tables and writes bench/results/.
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { availableParallelism, release, totalmem } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { CeilingJob, CeilingMessage } from './ceiling-server.js'
+import { forceGc } from './force-gc.js'
+import { REQUEST_HEADERS, replayedHeaders } from './http-headers.js'
+import { sample, summarize, warmUp, type LoadSettings, type Sample } from './load-test.js'
+import { readOptions, USAGE, type BenchOptions } from './options.js'
+import {
+  freePort, get, killAllNow, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
+} from './processes.js'
+import { checkTargets, markdown, NOISY_CORES, type BenchResult, type LoadMeasure, type Machine, type SizeResult, type WorkloadResult } from './report.js'
+import { ensureSnapshot, warmPageCache, type SnapshotInfo } from './snapshots.js'
+import { coldWorkload, hotWorkload, type Workload } from './workloads.js'
+
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
+const DATA_DIR = join(ROOT, 'bench', '.data')
+const RESULTS_DIR = join(ROOT, 'bench', 'results')
+const LOCK_FILE = join(DATA_DIR, 'run.lock')
+// A 200k-item snapshot loads in seconds; a minute means something is wrong, not slow.
+const STARTUP_TIMEOUT_MS = 120_000
+// Cold pages fetched before the load to learn the mean answer size (and check counts against the generator's).
+const COLD_SAMPLE = 1000
+// "RSS after traffic" is informational: a short pause, not a full settle.
+const AFTER_TRAFFIC_SECONDS = 5
+
+function log (message: string): void {
+  process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`)
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Setup: the build, the machine.
+
+async function newestChange (path: string): Promise<number> {
+  const info = await stat(path)
+  if (!info.isDirectory()) return info.mtimeMs
+  let newest = info.mtimeMs
+  for (const name of await readdir(path)) newest = Math.max(newest, await newestChange(join(path, name)))
+  return newest
+}
+
+/** `npm run build` in the service's checkout when its dist/ is missing or older than anything it is built from. */
+async function ensureBuild (serviceRoot: string): Promise<void> {
+  if (!existsSync(join(serviceRoot, 'node_modules'))) {
+    throw new Error(`${serviceRoot} has no node_modules: run npm ci there, or link this checkout's (ln -s ${join(ROOT, 'node_modules')} ${serviceRoot}/)`)
+  }
+  const entry = join(serviceRoot, 'dist', 'server.js')
+  const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
+  const sources = await Promise.all(inputs.map(async p => await newestChange(join(serviceRoot, p))))
+  if (existsSync(entry) && (await stat(entry)).mtimeMs >= Math.max(...sources)) return
+  log(`${join(serviceRoot, 'dist')} is missing or stale: npm run build`)
+  const build = spawnSync('npm', ['run', 'build'], { cwd: serviceRoot, stdio: 'inherit' })
+  if (build.status !== 0) throw new Error(`npm run build failed (exit ${String(build.status ?? build.signal)})`)
+}
+
+/**
+ * One benchmark at a time: two would share two cores and spoil each other's figures (and results files).
+ * The lock holds our pid; a lock whose process is gone is taken over.
+ */
+async function lock (): Promise<void> {
+  try {
+    const pid = Number((await readFile(LOCK_FILE, 'utf8')).trim())
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) {
+      process.kill(pid, 0)
+      throw new Error(`another benchmark (pid ${pid}) is running; two at once would disturb each other. (Stale? remove ${LOCK_FILE})`)
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'ENOENT' && code !== 'ESRCH') throw error
+  }
+  await writeFile(LOCK_FILE, `${process.pid}\n`)
+  process.once('exit', () => {
+    try {
+      if (readFileSync(LOCK_FILE, 'utf8').trim() === String(process.pid)) rmSync(LOCK_FILE)
+    } catch {}
+  })
+}
+
+function machine (): Machine {
+  let cpu = 'unknown'
+  try {
+    cpu = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? cpu
+  } catch {}
+  return { nproc: availableParallelism(), cpu, node: process.version, memoryBytes: totalmem(), kernel: release() }
+}
+
+/**
+ * Waits (up to the configured time) until the machine is idle apart from us: our servers idle between runs,
+ * so a busy machine means someone else's work, which would steal a core from the service or the client.
+ */
+async function waitForQuiet (options: BenchOptions): Promise<void> {
+  if (options.quietWaitSeconds <= 0) return
+  const deadline = performance.now() + options.quietWaitSeconds * 1000
+  let warned = false
+  for (;;) {
+    const busy = await busyCores(1500)
+    if (busy <= NOISY_CORES) return
+    if (performance.now() > deadline) {
+      log(`other processes still use ${busy.toFixed(2)} cores after ${options.quietWaitSeconds} s: measuring anyway`)
+      return
+    }
+    if (!warned) log(`other processes use ${busy.toFixed(2)} cores: waiting up to ${options.quietWaitSeconds} s for quiet`)
+    warned = true
+  }
+}
+
+/** Cores the whole machine keeps busy over `ms` while we wait. */
+async function busyCores (ms: number): Promise<number> {
+  const before = await machineCpuSeconds()
+  await sleep(ms)
+  const after = await machineCpuSeconds()
+  return (after.busy - before.busy) / (ms / 1000)
+}
+
+function gitState (dir: string): { commit: string, dirtyFiles: number } {
+  // Read-only git: which code was measured. Outside a checkout (a git archive): "not a git checkout".
+  const head = spawnSync('git', ['rev-parse', '--show-toplevel', 'HEAD'], { cwd: dir, encoding: 'utf8' })
+  const [top, commit] = (head.stdout ?? '').trim().split('\n')
+  if (head.status !== 0 || top === undefined || commit === undefined || resolve(top) !== resolve(dir)) return { commit: 'not a git checkout', dirtyFiles: 0 }
+  // Only the service's own files count; the bench's are not what is measured.
+  const status = spawnSync('git', ['status', '--porcelain', '--', '.', ':!bench', ':!BENCHMARKS.md'], { cwd: dir, encoding: 'utf8' }).stdout ?? ''
+  return { commit: commit.slice(0, 7), dirtyFiles: status.split('\n').filter(line => line.trim() !== '').length }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The processes.
+
+async function startExplore (serviceRoot: string, info: SnapshotInfo, port: number, options: BenchOptions): Promise<Child> {
+  const profile = options.profile
+    ? ['--cpu-prof', '--cpu-prof-dir', join(RESULTS_DIR, 'profiles'), '--cpu-prof-name', `explore-${info.label}.cpuprofile`]
+    : []
+  if (options.profile) await mkdir(join(RESULTS_DIR, 'profiles'), { recursive: true })
+  return startChild('explore', [
+    ...profile, join(serviceRoot, 'dist', 'server.js'),
+    '--snapshot-path', info.file, '--port', String(port), '--log-level', 'warn', '--watch', 'false'
+  ], { cwd: serviceRoot })
+}
+
+interface Ceiling {
+  child: Child
+  port: number
+  ready: Extract<CeilingMessage, { type: 'ready' }>
+  setMode: (mode: 'hot' | 'cold') => Promise<void>
+}
+
+async function nextMessage (child: Child, timeoutMs: number): Promise<CeilingMessage> {
+  return await new Promise<CeilingMessage>((resolve, reject) => {
+    const timer = setTimeout(() => { finish(); reject(new Error(`${child.name}: no message within ${timeoutMs / 1000} s:\n${child.output()}`)) }, timeoutMs)
+    const onMessage = (message: CeilingMessage): void => { finish(); resolve(message) }
+    const onExit = (): void => { finish(); reject(new Error(`${child.name} exited:\n${child.output()}`)) }
+    const finish = (): void => {
+      clearTimeout(timer)
+      child.process.off('message', onMessage)
+      child.process.off('exit', onExit)
+    }
+    child.process.on('message', onMessage)
+    child.process.once('exit', onExit)
+  })
+}
+
+async function startCeiling (source: string, hotPaths: string[], cold: ColdSample): Promise<Ceiling> {
+  const port = await freePort()
+  const child = startChild('ceiling', ['--import', 'tsx', join(ROOT, 'bench', 'ceiling-server.ts')], {
+    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc']
+  })
+  try {
+    const job: CeilingJob = { source, hotPaths, coldBody: cold.page, coldHeaders: cold.headers, requestHeaders: REQUEST_HEADERS, port }
+    const answer = nextMessage(child, STARTUP_TIMEOUT_MS)
+    child.process.send(job)
+    const ready = await answer
+    if (ready.type !== 'ready') throw new Error(`ceiling failed to start: ${ready.type === 'error' ? ready.message : ready.type}`)
+    if (ready.failureCount > 0) {
+      throw new Error(`the service did not answer 200 to ${ready.failureCount} hot paths, e.g. ${JSON.stringify(ready.failures.slice(0, 3))}`)
+    }
+    const setMode = async (mode: 'hot' | 'cold'): Promise<void> => {
+      const ack = nextMessage(child, 10_000)
+      child.process.send({ type: 'mode', mode } satisfies CeilingMessage)
+      await ack
+    }
+    return { child, port, ready, setMode }
+  } catch (error) {
+    await stopChild(child)
+    throw error
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// One snapshot size.
+
+interface ColdSample { meanBodyBytes: number, page: string, headers: Record<string, string> }
+
+/**
+ * Fetches a sample of cold pages from the service (from the warm-up list, so no measured page is seen
+ * early): every one must be 200, non-empty and count what the generator said. Returns the mean body size
+ * and a real page padded to exactly that size for the ceiling.
+ */
+async function sampleCold (base: string, workload: Workload, info: SnapshotInfo): Promise<ColdSample> {
+  const counts = new Map(info.companies.map(c => [c.id, c.items]))
+  const step = Math.max(1, Math.floor(workload.warmup.length / COLD_SAMPLE))
+  const sample = workload.warmup.filter((_, i) => i % step === 0).slice(0, COLD_SAMPLE)
+  const bodies: Array<{ body: Buffer, headers: Headers }> = []
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < sample.length) {
+      const path = sample[next++] ?? '/'
+      const answer = await get(`${base}${path}`, REQUEST_HEADERS)
+      if (answer.status !== 200) throw new Error(`cold sample: ${path} answered ${answer.status}: ${answer.body.toString('utf8').slice(0, 200)}`)
+      const page = JSON.parse(answer.body.toString('utf8')) as { count: number, results: unknown[] }
+      const match = /^\/([^/]+)\/.*companies=(\d+)/.exec(path)
+      const expected = counts.get(Number(match?.[2]))?.[match?.[1] ?? ''] ?? -1
+      if (page.count !== expected || page.results.length === 0) {
+        throw new Error(`cold sample: ${path} has count ${page.count} and ${page.results.length} results; the generator says ${expected} items`)
+      }
+      bodies.push({ body: answer.body, headers: answer.headers })
+    }
+  }
+  await Promise.all(Array.from({ length: 8 }, worker))
+  const mean = bodies.reduce((n, b) => n + b.body.length, 0) / bodies.length
+  const target = Math.round(mean)
+  // The largest real page no bigger than the mean, padded with spaces inside the object: still valid JSON.
+  const below = bodies.filter(b => b.body.length <= target).sort((a, b) => b.body.length - a.body.length)[0] ?? bodies[0]
+  if (below === undefined) throw new Error('cold sample: no page fetched')
+  const text = below.body.toString('utf8')
+  const page = `${text.slice(0, -1)}${' '.repeat(Math.max(0, target - below.body.length))}}`
+  return { meanBodyBytes: mean, page, headers: replayedHeaders(below.headers) }
+}
+
+function describe (name: string, s: Sample): string {
+  const r = summarize([s])
+  return `  ${name.padEnd(8)} ${Math.round(r.requestsPerSecond).toString().padStart(6)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  ` +
+    `errors ${r.errors} non-2xx ${r.non2xx} timeouts ${r.timeouts}  cpu ${r.serverCores.toFixed(2)} (client ${r.clientCores.toFixed(2)}, other ${r.otherCores.toFixed(2)})`
+}
+
+/**
+ * Warm-up of both servers, then rounds of (service, ceiling) measured one after the other, so slow drift
+ * of the machine hits both alike. A pair disturbed by other processes is run again (up to --attempts).
+ */
+async function runWorkload (workload: Workload, explore: { port: number, pid: number }, ceiling: Ceiling, options: BenchOptions): Promise<{ served: Sample[], bare: Sample[], pairsRun: number }> {
+  const settings: LoadSettings = { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds }
+  await ceiling.setMode(workload.name)
+  await waitForQuiet(options)
+  await warmUp(explore.port, workload.warmup, settings)
+  await warmUp(ceiling.port, workload.warmup, settings)
+  const served: Sample[] = []
+  const bare: Sample[] = []
+  const cursor = { explore: 0, ceiling: 0 }
+  let pairsRun = 0
+  const disturbance = (pair: readonly [Sample, Sample]): number => Math.max(pair[0].otherCores, pair[1].otherCores)
+  for (let round = 1; round <= options.rounds; round++) {
+    let best: [Sample, Sample] | undefined
+    for (let attempt = 1; attempt <= options.attempts; attempt++) {
+      if (round > 1 || attempt > 1) await waitForQuiet(options)
+      pairsRun++
+      log(`round ${round} of ${options.rounds}${attempt > 1 ? `, try ${attempt} of ${options.attempts}` : ''}`)
+      const s = await sample(explore.port, explore.pid, workload.measured, settings, cursor.explore)
+      cursor.explore += s.requests
+      log(describe('service', s))
+      const c = await sample(ceiling.port, ceiling.child.pid, workload.measured, settings, cursor.ceiling)
+      cursor.ceiling += c.requests
+      log(describe('ceiling', c))
+      const pair = [s, c] as const
+      if (best === undefined || disturbance(pair) < disturbance(best)) best = [s, c]
+      if (disturbance(pair) <= NOISY_CORES) break
+      log(`other processes used ${disturbance(pair).toFixed(2)} cores during that pair${attempt < options.attempts ? ': again' : ': keeping the least disturbed'}`)
+    }
+    if (best !== undefined) { served.push(best[0]); bare.push(best[1]) }
+  }
+  return { served, bare, pairsRun }
+}
+
+/**
+ * Time to a parsed document (bare) or a first answer (service) from the spawn, peak RSS, RSS after
+ * `settleSeconds` idle, and RSS after a forced full GC (the settled figure; null if the inspector port was
+ * taken). The process is stopped afterwards: the inspector a forced GC opens stays open.
+ */
+async function measureLoad (child: Child, ready: Promise<number>, options: BenchOptions): Promise<LoadMeasure> {
+  try {
+    const readyMs = await ready
+    await sleep(options.settleSeconds * 1000)
+    const idle = await memoryOf(child.pid)
+    let gcRssBytes: number | null = null
+    if (await forceGc(child.pid)) {
+      // Freed pages leave RSS as the GC returns them; a moment lets that finish.
+      await sleep(500)
+      gcRssBytes = (await memoryOf(child.pid)).rssBytes
+    }
+    const { peakRssBytes } = await memoryOf(child.pid)
+    return { readyMs, peakRssBytes, idleRssBytes: idle.rssBytes, gcRssBytes }
+  } finally {
+    await stopChild(child)
+  }
+}
+
+const mbText = (bytes: number | null): string => bytes === null ? 'n/a' : `${(bytes / 1e6).toFixed(0)} MB`
+
+async function benchSize (serviceRoot: string, info: SnapshotInfo, options: BenchOptions): Promise<SizeResult> {
+  const label = info.label
+  await warmPageCache(info.file)
+
+  // Load, one process at a time on a quiet machine, each in a process of its own that is then stopped.
+  await waitForQuiet(options)
+  const bareChild = startChild('bare parse', [join(ROOT, 'bench', 'bare-parse.mjs'), info.file])
+  const bare = await measureLoad(bareChild, waitForOutput(bareChild, 'parsed', STARTUP_TIMEOUT_MS), options)
+  log(`${label}: bare readFile + JSON.parse ${(bare.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(bare.peakRssBytes)}, ` +
+    `idle ${mbText(bare.idleRssBytes)}, after GC ${mbText(bare.gcRssBytes)}`)
+  await waitForQuiet(options)
+  const loadPort = await freePort()
+  const loading = await startExplore(serviceRoot, info, loadPort, { ...options, profile: false })
+  const service = await measureLoad(loading, waitUntilAnswering(loading, `http://127.0.0.1:${loadPort}/-/status`, STARTUP_TIMEOUT_MS), options)
+  log(`${label}: service first answer ${(service.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(service.peakRssBytes)}, ` +
+    `idle ${mbText(service.idleRssBytes)}, after GC ${mbText(service.gcRssBytes)}`)
+
+  // Traffic, on a fresh service: the load above has been measured, and its inspector is open.
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const explore = await startExplore(serviceRoot, info, port, options)
+  try {
+    await waitUntilAnswering(explore, `${base}/-/status`, STARTUP_TIMEOUT_MS)
+    const status = JSON.parse((await get(`${base}/-/status`)).body.toString('utf8')) as { snapshot: { items: Record<string, number> } }
+    if (JSON.stringify(status.snapshot.items) !== JSON.stringify(info.items)) {
+      throw new Error(`the service serves ${JSON.stringify(status.snapshot.items)} items, the generator wrote ${JSON.stringify(info.items)}`)
+    }
+
+    const hot = hotWorkload(info.items, info.companies, options.hotPaths, options.seed)
+    const cold = coldWorkload(info.companies, options.coldPaths, options.coldWarmupPaths, options.seed)
+    const coldSample = await sampleCold(base, cold, info)
+    const ceiling = await startCeiling(base, hot.measured, coldSample)
+    const results: Partial<Record<'hot' | 'cold', WorkloadResult>> = {}
+    let afterTraffic: Memory
+    try {
+      for (const workload of [hot, cold]) {
+        log(`${label} ${workload.name}: ${options.warmupSeconds} s warm-up of each server, then ${options.rounds} × ` +
+          `(${options.durationSeconds} s service, ${options.durationSeconds} s ceiling)`)
+        const { served, bare, pairsRun } = await runWorkload(workload, { port, pid: explore.pid }, ceiling, options)
+        if (explore.exitedYet()) throw new Error(`the service died under load:\n${explore.output()}`)
+        const e = summarize(served)
+        const c = summarize(bare)
+        results[workload.name] = {
+          explore: e,
+          ceiling: c,
+          ratio: e.requestsPerSecond / c.requestsPerSecond,
+          roundRatios: served.map((s, i) => (s.requests / s.seconds) / ((bare[i]?.requests ?? 0) / (bare[i]?.seconds ?? 1))),
+          meanBodyBytes: workload.name === 'hot' ? ceiling.ready.meanHotBytes : coldSample.meanBodyBytes,
+          mix: workload.mix,
+          pairsRun
+        }
+      }
+      await sleep(AFTER_TRAFFIC_SECONDS * 1000)
+      afterTraffic = await memoryOf(explore.pid)
+    } finally {
+      await stopChild(ceiling.child)
+    }
+
+    if (results.hot === undefined || results.cold === undefined) throw new Error('a workload did not run')
+    return {
+      label,
+      totalItems: info.totalItems,
+      items: info.items,
+      companies: info.companies.length,
+      file: info.file,
+      fileBytes: info.bytes,
+      load: { service, bare, exploreAfterTrafficRssBytes: afterTraffic.rssBytes, exploreAfterTrafficPeakRssBytes: afterTraffic.peakRssBytes },
+      hot: results.hot,
+      cold: results.cold
+    }
+  } finally {
+    // SIGTERM: the service closes gracefully, which also lets --cpu-prof write its profile.
+    await stopChild(explore, 15_000)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+async function main (): Promise<void> {
+  const argv = process.argv.slice(2)
+  const options = readOptions(argv, process.env)
+  if (options === 'help') {
+    console.log(USAGE)
+    return
+  }
+  const startedAt = new Date().toISOString()
+  await mkdir(DATA_DIR, { recursive: true })
+  await mkdir(RESULTS_DIR, { recursive: true })
+  await lock()
+  const serviceRoot = resolve(options.serviceDir ?? ROOT)
+  await ensureBuild(serviceRoot)
+  const busyCoresBefore = await busyCores(3000)
+  if (busyCoresBefore > 0.15) log(`warning: the machine is busy (${busyCoresBefore.toFixed(2)} cores in use by other processes): figures will be disturbed`)
+
+  const sizes: SizeResult[] = []
+  for (const total of options.sizes) {
+    const info = await ensureSnapshot(ROOT, DATA_DIR, total, options.seed)
+    log(`${info.label}: ${info.file} (${(info.bytes / 1e6).toFixed(1)} MB, ${info.totalItems} items, ${info.companies.length} companies` +
+      `${info.generatedSeconds === null ? ', cached' : `, generated in ${info.generatedSeconds.toFixed(1)} s`})`)
+    sizes.push(await benchSize(serviceRoot, info, options))
+  }
+
+  const result: BenchResult = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    machine: machine(),
+    service: { dir: serviceRoot, ...gitState(serviceRoot) },
+    busyCoresBefore,
+    command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
+    options,
+    sizes,
+    targets: checkTargets(sizes)
+  }
+  const text = markdown(result)
+  await writeFile(join(RESULTS_DIR, 'latest.md'), text)
+  await writeFile(join(RESULTS_DIR, 'latest.json'), JSON.stringify(result, null, 2) + '\n')
+  process.stdout.write(`\n${text}\nWritten to bench/results/latest.md and latest.json\n`)
+}
+
+// Whatever happens, no server is left behind.
+process.once('exit', killAllNow)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the servers`)
+    stopAll().finally(() => process.exit(130)).catch(() => {})
+  })
+}
+
+main().catch(async (error: unknown) => {
+  console.error(error instanceof Error ? error.stack ?? error.message : error)
+  await stopAll()
+  process.exitCode = 1
+})

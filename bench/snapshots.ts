@@ -1,0 +1,96 @@
+// Benchmark snapshots from the project's generator, cached in bench/.data/ with the per-company counts the
+// workloads are drawn from, keyed by every parameter and the generator's own source so a change regenerates.
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { finished } from 'node:stream/promises'
+import { writeSnapshot } from '../scripts/generate-snapshot.js'
+
+export interface CompanyCounts {
+  id: number
+  /** Items per language linked to the company. */
+  items: Record<string, number>
+}
+
+export interface SnapshotInfo {
+  /** The size asked for, e.g. 200k (the generator's rounding makes the real total differ by a few items). */
+  label: string
+  key: string
+  file: string
+  bytes: number
+  /** Items per language, as the generator wrote them. */
+  items: Record<string, number>
+  totalItems: number
+  companies: CompanyCounts[]
+  /** The generator's `items` (the `en` count) and company count. */
+  params: { enItems: number, companies: number, seed: number }
+  /** Seconds the generation took, or null when the cached file was reused. */
+  generatedSeconds: number | null
+}
+
+// The generator's default language set adds 35% (es) and 25% (fr) on top of `items` (en).
+const TOTAL_PER_EN_ITEM = 1.6
+// "Many companies": one per 50 items in all languages; the generator makes their sizes Zipf-like.
+const ITEMS_PER_COMPANY = 50
+
+export function sizeLabel (total: number): string {
+  if (total >= 1e6 && total % 1e5 === 0) return `${total / 1e6}M`
+  if (total >= 1e3 && total % 100 === 0) return `${total / 1e3}k`
+  return String(total)
+}
+
+async function generatorHash (root: string): Promise<string> {
+  const source = await readFile(join(root, 'scripts', 'generate-snapshot.ts'))
+  return createHash('sha256').update(source).digest('hex').slice(0, 10)
+}
+
+async function readCached (metaFile: string, label: string): Promise<SnapshotInfo | undefined> {
+  try {
+    const info = JSON.parse(await readFile(metaFile, 'utf8')) as SnapshotInfo
+    // A snapshot deleted or rewritten by hand is regenerated, not trusted.
+    if ((await stat(info.file)).size !== info.bytes) return undefined
+    return { ...info, label, generatedSeconds: null }
+  } catch {
+    return undefined
+  }
+}
+
+/** The snapshot of `total` items (all languages together), generated on first use. */
+export async function ensureSnapshot (root: string, dataDir: string, total: number, seed: number): Promise<SnapshotInfo> {
+  const label = sizeLabel(total)
+  const enItems = Math.round(total / TOTAL_PER_EN_ITEM)
+  const companies = Math.max(1, Math.round(total / ITEMS_PER_COMPANY))
+  const prefix = `snapshot-${label}-`
+  const key = `${prefix}en${enItems}-c${companies}-s${seed}-g${await generatorHash(root)}`
+  const file = join(dataDir, `${key}.json`)
+  const metaFile = join(dataDir, `${key}.meta.json`)
+  const cached = await readCached(metaFile, label)
+  if (cached !== undefined) return cached
+
+  // Files of the same size from an older generator or other parameters would only fill the disk.
+  for (const name of await readdir(dataDir)) {
+    if (name.startsWith(prefix) && !name.startsWith(key)) await rm(join(dataDir, name), { force: true })
+  }
+  const started = performance.now()
+  const result = await writeSnapshot(file, { items: enItems, companies, seed, format: 'lines' })
+  const info: SnapshotInfo = {
+    label,
+    key,
+    file: result.path,
+    bytes: result.bytes,
+    items: result.items,
+    totalItems: Object.values(result.items).reduce((a, b) => a + b, 0),
+    companies: result.companies.map(c => ({ id: c.id, items: c.items })),
+    params: { enItems, companies, seed },
+    generatedSeconds: (performance.now() - started) / 1000
+  }
+  // The meta file is written last: without it the snapshot counts as missing and is made again.
+  await writeFile(metaFile, JSON.stringify(info))
+  return info
+}
+
+/** Reads the file once so both the bare parse and the service start from a warm page cache. */
+export async function warmPageCache (file: string): Promise<void> {
+  await finished(createReadStream(file, { highWaterMark: 1 << 20 }).resume())
+}
