@@ -75,6 +75,11 @@ function sendJson (reply: FastifyReply, status: number, body: ErrorBody, indent:
   reply.code(status).header('content-type', 'application/json').send(renderJson(body, indent))
 }
 
+/** A header's part of a page cache key: absent and empty apart, and nothing one value could forge. */
+function headerKey (value: string | string[] | undefined): string {
+  return value === undefined ? '\n-' : `\n=${String(value)}`
+}
+
 // The explore path after percent-decoding (Django matches decoded paths: `explore%2F` is `explore/`),
 // and without its slash, which Django's APPEND_SLASH redirects.
 const EXPLORE_DECODED = /^\/([^/]+)\/api\/internal\/explore(\/?)$/
@@ -113,8 +118,10 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     request.linkHost = host
     if (pageCacheBytes > 0 && (request.method === 'GET' || request.method === 'HEAD')) {
       // Everything the bytes of an answer depend on, besides the snapshot (the cache is per snapshot).
+      // An absent header and an empty one are different requests (an empty Accept is a 406).
       const { accept, origin } = request.headers
-      const key = `${request.url}\n${host}\n${accept ?? ''}${config.trustProxy ? `\n${String(request.headers['x-forwarded-proto'])}` : ''}${corsVaries ? `\n${origin ?? ''}` : ''}`
+      const proto = request.headers['x-forwarded-proto']
+      const key = `${request.url}\n${host}\n${headerKey(accept)}${config.trustProxy ? headerKey(proto) : ''}${corsVaries ? headerKey(origin) : ''}`
       request.pageKey = key
       const page = pageCacheOf(app.snapshots.current(), pageCacheBytes).get(key)
       if (page !== undefined) {

@@ -52,6 +52,15 @@ t.test('a cached answer is exactly the answer', async t => {
   }
 })
 
+t.test('an empty header is not an absent one: Accept: "" stays a 406 after the page is cached', async t => {
+  const app = await buildTestApp(t)
+  for (let i = 0; i < 3; i++) t.equal((await app.inject(EXPLORE)).statusCode, 200)
+  const res = await app.inject({ url: EXPLORE, headers: { accept: '' } })
+  t.equal(res.statusCode, 406)
+  for (let i = 0; i < 3; i++) await app.inject({ url: EXPLORE, headers: { accept: 'text/html' } })
+  t.equal((await app.inject(EXPLORE)).statusCode, 200)
+})
+
 t.test('conditional requests are answered from the cache too', async t => {
   const app = await buildTestApp(t)
   const first = await app.inject(`${EXPLORE}?companies=8`)
