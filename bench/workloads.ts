@@ -1,6 +1,7 @@
 // The two workloads' request paths, drawn with a seeded PRNG from the generator's per-company counts (never
 // from the server), so every run and both servers get exactly the same paths.
 import type { CompanyCounts } from './snapshots.js'
+import { Rng } from '../scripts/generate-snapshot.js'
 
 export interface Workload {
   name: 'hot' | 'cold'
@@ -23,35 +24,6 @@ const COLD_LIMIT_MAX = 35
 // Rejection sampling for distinct paths gives up after this many draws per path wanted.
 const DRAWS_PER_PATH = 200
 
-// mulberry32: small, fast, and the same sequence on every machine.
-class Rng {
-  private state: number
-
-  constructor (seed: number, stream: string) {
-    let h = 0x811c9dc5 ^ seed
-    for (let i = 0; i < stream.length; i++) h = Math.imul(h ^ stream.charCodeAt(i), 0x01000193)
-    this.state = h >>> 0
-  }
-
-  float (): number {
-    this.state = (this.state + 0x6d2b79f5) | 0
-    let t = Math.imul(this.state ^ (this.state >>> 15), 1 | this.state)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-
-  /** Integer in [min, max]. */
-  int (min: number, max: number): number {
-    return min + Math.floor(this.float() * (max - min + 1))
-  }
-
-  pick<T> (list: readonly T[]): T {
-    const value = list[Math.floor(this.float() * list.length)]
-    if (value === undefined) throw new RangeError('pick from an empty list')
-    return value
-  }
-}
-
 /** Draws entries in proportion to their weights (binary search over the running sums). */
 class Weighted<T> {
   private readonly sums: Float64Array
@@ -64,16 +36,8 @@ class Weighted<T> {
   }
 
   draw (rng: Rng): T {
-    const target = rng.float() * (this.sums[this.sums.length - 1] ?? 0)
-    let lo = 0
-    let hi = this.sums.length - 1
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if ((this.sums[mid] ?? 0) > target) hi = mid
-      else lo = mid + 1
-    }
-    const entry = this.entries[lo]
-    if (entry === undefined) throw new RangeError('weighted draw out of range')
+    const entry = this.entries[rng.weighted(this.sums)]
+    if (entry === undefined) throw new RangeError('nothing to draw from')
     return entry
   }
 }

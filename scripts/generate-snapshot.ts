@@ -73,7 +73,8 @@ function hashString (text: string): number {
   return h >>> 0
 }
 
-class Rng {
+/** The seeded random source of the generator; the benchmark draws its workloads from it too. */
+export class Rng {
   private state: number
 
   constructor (seed: number, stream: string) {
