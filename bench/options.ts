@@ -37,7 +37,7 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
   --connections N      concurrent connections (default 32)                                  (BENCH_CONNECTIONS)
   --settle S           idle seconds after load before the idle RSS is read (default 5; the settled
                        figure comes from a forced GC after that)                            (BENCH_SETTLE)
-  --hot-paths N        distinct hot paths (default 2000)                                    (BENCH_HOT_PATHS)
+  --hot-paths N        hot requests cycled through (default 2000, drawn with repeats)       (BENCH_HOT_PATHS)
   --cold-paths N       distinct cold pages measured (default 100000)                        (BENCH_COLD_PATHS)
   --seed S             seed for the snapshots and the paths (default 1)                     (BENCH_SEED)
   --quiet-wait S       wait up to S seconds for other processes to go idle before measuring (default 60, 0: never)  (BENCH_QUIET_WAIT)

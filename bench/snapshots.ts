@@ -2,7 +2,7 @@
 // workloads are drawn from, keyed by every parameter and the generator's own source so a change regenerates.
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { open, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { finished } from 'node:stream/promises'
 import { writeSnapshot } from '../scripts/generate-snapshot.js'
@@ -74,6 +74,13 @@ export async function ensureSnapshot (root: string, dataDir: string, total: numb
   }
   const started = performance.now()
   const result = await writeSnapshot(file, { items: enItems, companies, seed, format: 'lines' })
+  // Hundreds of MB still being written back to disk would slow the first load measured after this.
+  const handle = await open(result.path, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
   const info: SnapshotInfo = {
     label,
     key,
