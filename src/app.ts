@@ -10,7 +10,7 @@ import { invalidHost, isHttpError, notFound, uriTooLong, type ErrorBody } from '
 import { notModified } from './explore/conditional-get.js'
 import { pageCacheOf } from './explore/page-cache.js'
 import { exploreAnswer, exploreRoute, LANGUAGE } from './explore/explore-route.js'
-import { fieldCount, MAX_FIELDS, parseQuery } from './explore/query-string.js'
+import { parseRequestQuery } from './explore/query-string.js'
 import { renderJson } from './explore/render-page.js'
 import { requestHost } from './explore/request-origin.js'
 import docsPlugin from './docs.js'
@@ -65,7 +65,7 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
     routerOptions: {
       // Django's QueryDict semantics: every value kept, repeated keys in order, `+` as space. A query
       // with too many fields is not parsed at all (the route answers it with a 400).
-      querystringParser: (query: string) => fieldCount(query) > MAX_FIELDS ? Object.create(null) : parseQuery(query)
+      querystringParser: parseRequestQuery
     }
   }
 }

@@ -13,7 +13,7 @@ import { entityTag, notModified } from './conditional-get.js'
 import { negotiate } from './content-negotiation.js'
 import { lastValue, readCompanies, readLimit, readOffset } from './explore-query.js'
 import { nextLink, previousLink } from './page-links.js'
-import { fieldCount, MAX_FIELDS, type QueryDict } from './query-string.js'
+import { TOO_MANY_FIELDS, type QueryDict } from './query-string.js'
 import { renderJson, renderPage } from './render-page.js'
 import { pageCacheOf } from './page-cache.js'
 import { linkOrigin, type OriginOptions } from './request-origin.js'
@@ -58,11 +58,6 @@ declare module 'fastify' {
   }
 }
 
-function rawQuery (url: string): string {
-  const mark = url.indexOf('?')
-  return mark < 0 ? '' : url.slice(mark + 1)
-}
-
 export type ExploreAnswer = (request: FastifyRequest, reply: FastifyReply, lang: string) => Promise<Buffer | FastifyReply>
 
 /** The view: answers any method on the explore path of language segment `lang`. */
@@ -79,12 +74,12 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
       return reply
     }
     // Too many fields fails as Django parses the query, outside the view: no view headers then.
-    if (fieldCount(rawQuery(request.url)) > MAX_FIELDS) throw tooManyFields()
+    const query = request.query as QueryDict
+    if (query === TOO_MANY_FIELDS) throw tooManyFields()
     reply.header('allow', ALLOW)
     reply.header('vary', vary)
     reply.type('application/json')
 
-    const query = request.query as QueryDict
     const { indent } = negotiate(request.headers.accept, lastValue(query, 'format'))
     // DRF renders the view's errors with the renderer it negotiated: `indent` applies to them too.
     request.jsonIndent = indent

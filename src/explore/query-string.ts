@@ -58,9 +58,17 @@ export function fieldCount (query: string): number {
   return n
 }
 
+/** What a query of more than MAX_FIELDS fields parses to: nothing, and the route answers 400. */
+export const TOO_MANY_FIELDS: QueryDict = Object.freeze(Object.create(null) as QueryDict)
+
+/** A request's query as Django would see it, or TOO_MANY_FIELDS (Django refuses to parse it at all). */
+export function parseRequestQuery (query: string): QueryDict {
+  return fieldCount(query) > MAX_FIELDS ? TOO_MANY_FIELDS : parseQuery(query)
+}
+
 /**
  * `parse_qsl(query, keep_blank_values=True)` into a QueryDict: split on `&` only, skip empty fields,
- * a field without `=` has the value ''. Callers check `fieldCount` against MAX_FIELDS first.
+ * a field without `=` has the value ''. Requests go through parseRequestQuery, which counts fields first.
  */
 export function parseQuery (query: string): QueryDict {
   const dict: QueryDict = Object.create(null)

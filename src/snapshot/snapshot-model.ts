@@ -79,10 +79,6 @@ export class LanguageListing {
     return this.store.lengthOf.length
   }
 
-  get companyCount (): number {
-    return this.byCompany.size
-  }
-
   /** Items linked to a company, or every item when `companies` is null; a union when there are several. */
   page (companies: readonly number[] | null, offset: number, limit: number): Page {
     // Without a filter the ranks are the positions themselves.
