@@ -80,6 +80,20 @@ export async function buildTestApp (t: Test, doc: unknown = smallSnapshot(), ove
 export const EXPLORE = '/en/api/internal/explore/'
 
 /**
+ * The environment for a Node process a test starts (the real server, the checker), without tap's
+ * coverage instrumentation: such a child runs src/ through tsx, and its coverage of the same files,
+ * compiled differently, corrupts tap's merged report (seen: every file at 100%, or only one file left).
+ */
+export function childEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key === 'NODE_OPTIONS' || key === 'NODE_V8_COVERAGE' || key.startsWith('_TAPJS_PROCESSINFO')) continue
+    env[key] = value
+  }
+  return { ...env, ...extra }
+}
+
+/**
  * Sends bytes as they are on a new connection to a listening app and resolves with everything it
  * answers: for requests no HTTP client would send (two Host headers, raw non-ASCII in the target).
  */

@@ -3,13 +3,13 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
-import { smallSnapshot, writeSnapshot } from './helpers.js'
+import { childEnv, smallSnapshot, writeSnapshot } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 
 function start (args: string[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER, ...args], {
-    env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: env.LOG_LEVEL ?? 'info' },
+    env: childEnv({ ...env, PORT: '0', LOG_LEVEL: env.LOG_LEVEL ?? 'info' }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''
@@ -100,7 +100,7 @@ t.test('SIGHUP reloads the snapshot, with the file watch off', async t => {
 t.test('the snapshot checker: every problem, exit 1; a valid file, exit 0', async t => {
   const { execFile } = await import('node:child_process')
   const check = (...files: string[]) => new Promise<{ code: number, stdout: string }>(resolve => {
-    execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'check-snapshot.ts'), ...files], (error, stdout) => {
+    execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'check-snapshot.ts'), ...files], { env: childEnv() }, (error, stdout) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout })
     })
   })

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { makeItem, writeSnapshot } from './helpers.js'
+import { childEnv, makeItem, writeSnapshot } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 
@@ -17,7 +17,7 @@ function bigSnapshot () {
 
 async function startServer (t: Test, graceMs: number) {
   const file = await writeSnapshot(t, bigSnapshot())
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-path', file, '--port', '0', '--shutdown-grace-ms', String(graceMs), '--watch', 'false'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-path', file, '--port', '0', '--shutdown-grace-ms', String(graceMs), '--watch', 'false'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
   let stdout = ''
   child.stdout.on('data', chunk => { stdout += chunk })
   const exited = once(child, 'exit').then(([code]) => code as number)
