@@ -23,6 +23,7 @@ export interface SnapshotPluginOptions {
 export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, watch, reloadDebounceMs }) {
   const log = app.log.child({ component: 'snapshot' })
   const store = new SnapshotStore(snapshotPath, await loadSnapshotFile(snapshotPath), {
+    settleMs: watch ? reloadDebounceMs : 0,
     log: {
       info: (fields, message) => log.info(fields, message),
       warn: (fields, message) => log.warn(fields, message),

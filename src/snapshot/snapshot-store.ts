@@ -2,6 +2,8 @@
 // once per request (`current()`), so a request never sees two snapshots. Reloads never overlap: one
 // asked for while another runs makes exactly one more run after it.
 import { EventEmitter } from 'node:events'
+import { stat } from 'node:fs/promises'
+import { setTimeout as delay } from 'node:timers/promises'
 import { SnapshotError } from '../errors.js'
 import { loadSnapshotFile } from './load-snapshot.js'
 import type { SnapshotModel } from './snapshot-model.js'
@@ -26,12 +28,21 @@ export interface ReloadStatus {
   lastFailure: ReloadFailure | null
 }
 
-export type ReloadOutcome = 'loaded' | 'failed' | 'missing'
+/**
+ * `superseded`: the load failed but the file changed while it was read (an editor saving in place
+ * truncates, then writes); it is not a failure, and the file is loaded again.
+ */
+export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded'
 
 export interface StoreOptions {
   /** Loads a snapshot file; the real loader unless a test replaces it. */
   load?: (file: string) => Promise<SnapshotModel>
   log?: StoreLogger
+  /**
+   * How long a failed load waits before it checks whether the file was still being written; the
+   * watcher's quiet time is the natural value. 0 checks at once.
+   */
+  settleMs?: number
 }
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
@@ -41,6 +52,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private model: SnapshotModel
   private readonly load: (file: string) => Promise<SnapshotModel>
   private readonly log: StoreLogger
+  private readonly settleMs: number
   private running: Promise<ReloadOutcome> | null = null
   private again = false
   private readonly counters: ReloadStatus = { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null }
@@ -50,6 +62,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     this.model = initial
     this.load = options.load ?? (path => loadSnapshotFile(path))
     this.log = options.log ?? SILENT
+    this.settleMs = options.settleMs ?? 0
   }
 
   current (): SnapshotModel {
@@ -89,6 +102,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   private async loadOnce (): Promise<ReloadOutcome> {
     const started = Date.now()
+    const before = await fileStamp(this.file)
     try {
       const model = await this.load(this.file)
       this.model = model
@@ -102,6 +116,14 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
         this.log.warn({ snapshot: this.file }, 'snapshot file is missing; still serving the last good snapshot')
         return 'missing'
       }
+      if (this.settleMs > 0) await delay(this.settleMs)
+      if (before !== await fileStamp(this.file)) {
+        // A save in place shows an empty or half-written file for a moment; its last write brings the
+        // complete file. Loading again here (not waiting for the watcher) also covers SIGHUP reloads.
+        this.log.warn({ snapshot: this.file }, 'snapshot file changed while it was read; loading it again')
+        this.again = true
+        return 'superseded'
+      }
       const problems = error instanceof SnapshotError ? error.problems : [`unexpected error: ${(error as Error).message}`]
       this.counters.failed++
       this.counters.failedInARow++
@@ -109,5 +131,15 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       this.log.error({ snapshot: this.file, problems }, `snapshot reload failed; still serving the last good snapshot\n${error instanceof Error ? error.message : String(error)}`)
       return 'failed'
     }
+  }
+}
+
+/** Identifies one version of a file on disk; null when it cannot be read. */
+async function fileStamp (file: string): Promise<string | null> {
+  try {
+    const s = await stat(file, { bigint: true })
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`
+  } catch {
+    return null
   }
 }

@@ -1,9 +1,12 @@
 import t from 'tap'
+import { EventEmitter, once } from 'node:events'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { SnapshotError } from '../../src/errors.js'
 import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
 import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
 import { SnapshotStore } from '../../src/snapshot/snapshot-store.js'
-import { smallSnapshot } from '../helpers.js'
+import { smallSnapshot, tempDir } from '../helpers.js'
 
 const model = (label: string): SnapshotModel => parseSnapshot(Buffer.from(JSON.stringify({ ...smallSnapshot(), generated_at: label })), 'x.json')
 
@@ -11,8 +14,15 @@ const model = (label: string): SnapshotModel => parseSnapshot(Buffer.from(JSON.s
 function controlledLoader () {
   const pending: Array<{ resolve: (m: SnapshotModel) => void, reject: (e: Error) => void }> = []
   let calls = 0
-  const load = () => new Promise<SnapshotModel>((resolve, reject) => { calls++; pending.push({ resolve, reject }) })
-  return { load, pending, calls: () => calls }
+  const started = new EventEmitter()
+  const load = () => new Promise<SnapshotModel>((resolve, reject) => {
+    calls++
+    pending.push({ resolve, reject })
+    started.emit('load')
+  })
+  /** Resolves once the store has called the loader (it stats the file first). */
+  const nextLoad = () => once(started, 'load')
+  return { load, pending, calls: () => calls, nextLoad }
 }
 
 t.test('a reload swaps the model and counts the success', async t => {
@@ -64,14 +74,18 @@ t.test('reloads never overlap; requests during a load make exactly one more', as
   const store = new SnapshotStore('x.json', model('2026-01-01T00:00:00Z'), { load: loader.load })
   const outcomes: string[] = []
   store.on('reloaded', outcome => outcomes.push(outcome))
+  const firstLoad = loader.nextLoad()
   const first = store.reload()
+  await firstLoad
   const second = store.reload()
   const third = store.reload()
   t.equal(second, first, 'one promise for the whole run')
   t.equal(third, first)
   t.equal(loader.calls(), 1, 'no second load while the first runs')
+  const secondLoad = loader.nextLoad()
   loader.pending.shift()!.resolve(model('2026-01-02T00:00:00Z'))
-  await new Promise(resolve => store.once('reloaded', resolve))
+  await secondLoad
+  t.same(outcomes, ['loaded'])
   t.equal(loader.calls(), 2, 'exactly one more load for the two requests that came during the first')
   loader.pending.shift()!.resolve(model('2026-01-03T00:00:00Z'))
   t.equal(await first, 'loaded')
@@ -79,8 +93,47 @@ t.test('reloads never overlap; requests during a load make exactly one more', as
   t.same(outcomes, ['loaded', 'loaded'])
   t.equal(store.current().info.generatedAt, '2026-01-03T00:00:00Z')
   await store.idle()
+  const laterLoad = loader.nextLoad()
   const later = store.reload()
   t.not(later, first, 'a request after the run starts a new one')
+  await laterLoad
   loader.pending.shift()!.resolve(model('2026-01-04T00:00:00Z'))
   await later
+})
+
+t.test('a file changed while it was read is loaded again, not counted as a failure', async t => {
+  // An editor saving in place truncates, then writes: a load can read the empty file in between.
+  const file = join(await tempDir(t), 'snapshot.json')
+  await writeFile(file, '')
+  let calls = 0
+  const warnings: string[] = []
+  const store = new SnapshotStore(file, model('2026-01-01T00:00:00Z'), {
+    settleMs: 1,
+    log: { info () {}, warn: (_fields, message) => { warnings.push(message) }, error () {} },
+    load: async path => {
+      calls++
+      if (calls === 1) {
+        await writeFile(path, 'the rest of the save')
+        throw new SnapshotError('SNAPSHOT_ERR_INVALID', path, ['the file is empty'])
+      }
+      return model('2026-01-02T00:00:00Z')
+    }
+  })
+  const outcomes: string[] = []
+  store.on('reloaded', outcome => outcomes.push(outcome))
+  t.equal(await store.reload(), 'loaded')
+  t.same(outcomes, ['superseded', 'loaded'])
+  t.same(store.status(), { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null })
+  t.match(warnings, ['snapshot file changed while it was read; loading it again'])
+})
+
+t.test('a file that stays bad after the settle time is a failure', async t => {
+  const file = join(await tempDir(t), 'snapshot.json')
+  await writeFile(file, '{')
+  const store = new SnapshotStore(file, model('2026-01-01T00:00:00Z'), {
+    settleMs: 1,
+    load: async path => { throw new SnapshotError('SNAPSHOT_ERR_INVALID', path, ['1:2: unexpected end of the file']) }
+  })
+  t.equal(await store.reload(), 'failed')
+  t.equal(store.status().failed, 1)
 })
