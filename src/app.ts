@@ -1,15 +1,16 @@
 // buildApp(config): the whole service as one Fastify instance: CORS, the snapshot, the explore route,
 // one not-found handler and one error handler. server.ts listens; tests call this directly.
 import { STATUS_CODES } from 'node:http'
-import type { Server } from 'node:http'
+import type { IncomingMessage, Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyReply } from 'fastify'
 import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { invalidHost, isHttpError, notFound, uriTooLong, type ErrorBody } from './errors.js'
+import { CacheFront, nextRequestId } from './explore/cache-front.js'
 import { notModified } from './explore/conditional-get.js'
 import { pageCacheOf } from './explore/page-cache.js'
-import { exploreAnswer, exploreRoute, LANGUAGE } from './explore/explore-route.js'
+import { exploreAnswer, exploreRoute, frontPage, LANGUAGE } from './explore/explore-route.js'
 import { parseRequestQuery } from './explore/query-string.js'
 import { renderJson } from './explore/render-page.js'
 import { requestHost } from './explore/request-origin.js'
@@ -21,9 +22,14 @@ import snapshotPlugin from './plugins/snapshot.js'
 import { OneLineRequestLog } from './request-log.js'
 import { statusRoute } from './status-route.js'
 
-/** Fastify's own options, the same for the server and for tests. */
-export function serverOptions (config: Config): FastifyHttpOptions<Server> {
+/**
+ * Fastify's own options, the same for the server and for tests. With a cache front, the HTTP server
+ * answers cached pages itself before handing a request to Fastify.
+ */
+export function serverOptions (config: Config, front?: CacheFront): FastifyHttpOptions<Server> {
   return {
+    ...(front === undefined ? {} : { serverFactory: front.serverFactory }),
+    genReqId: () => nextRequestId(),
     logger: {
       level: config.logLevel,
       // pino-pretty runs in a worker thread, and only for a person at a terminal.
@@ -80,6 +86,17 @@ function headerKey (value: string | string[] | undefined): string {
   return value === undefined ? '\n-' : `\n=${String(value)}`
 }
 
+/**
+ * The page cache key of a GET or HEAD: everything the bytes of its answer depend on besides the
+ * snapshot (the cache is per snapshot). An absent header and an empty one are different requests (an
+ * empty Accept is a 406).
+ */
+function pageKey (request: IncomingMessage, host: string, config: Config, corsVaries: boolean): string {
+  const { accept, origin } = request.headers
+  const proto = request.headers['x-forwarded-proto']
+  return `${request.url as string}\n${host}\n${headerKey(accept)}${config.trustProxy ? headerKey(proto) : ''}${corsVaries ? headerKey(origin) : ''}`
+}
+
 // The explore path after percent-decoding (Django matches decoded paths: `explore%2F` is `explore/`),
 // and without its slash, which Django's APPEND_SLASH redirects.
 const EXPLORE_DECODED = /^\/([^/]+)\/api\/internal\/explore(\/?)$/
@@ -92,9 +109,19 @@ function decodePath (path: string): string | null {
   }
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Answers cached pages before Fastify; null when the page cache is off. */
+    cacheFront: CacheFront | null
+  }
+}
+
 export async function buildApp (config: Config): Promise<FastifyInstance> {
-  const app = Fastify(serverOptions(config)).withTypeProvider<TypeBoxTypeProvider>()
+  const pageCacheBytes = config.pageCacheMb * 1024 * 1024
+  const front = pageCacheBytes > 0 ? new CacheFront() : undefined
+  const app = Fastify(serverOptions(config, front)).withTypeProvider<TypeBoxTypeProvider>()
   app.decorateRequest('jsonIndent', null)
+  app.decorate('cacheFront', front ?? null)
   drainOnClose(app.server)
 
   // No endpoint reads a request body. Parsing one could only produce errors the original never gives
@@ -104,7 +131,6 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
 
   app.decorateRequest('linkHost', '')
   app.decorateRequest('pageKey', null)
-  const pageCacheBytes = config.pageCacheMb * 1024 * 1024
   // Answers that depend on the requesting Origin (CORS limited to listed origins) are cached per Origin.
   const corsVaries = Array.isArray(config.corsOrigin)
 
@@ -117,11 +143,9 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     if (request.url.length > config.maxUrlLength) return done(uriTooLong())
     request.linkHost = host
     if (pageCacheBytes > 0 && (request.method === 'GET' || request.method === 'HEAD')) {
-      // Everything the bytes of an answer depend on, besides the snapshot (the cache is per snapshot).
-      // An absent header and an empty one are different requests (an empty Accept is a 406).
-      const { accept, origin } = request.headers
-      const proto = request.headers['x-forwarded-proto']
-      const key = `${request.url}\n${host}\n${headerKey(accept)}${config.trustProxy ? headerKey(proto) : ''}${corsVaries ? headerKey(origin) : ''}`
+      // Over HTTP the cache front has answered plain hits already; what reaches here is a miss, a
+      // conditional request, or an injected one.
+      const key = pageKey(request.raw, host, config, corsVaries)
       request.pageKey = key
       const page = pageCacheOf(app.snapshots.current(), pageCacheBytes).get(key)
       if (page !== undefined) {
@@ -133,7 +157,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     done()
   })
 
-  const answer = exploreAnswer({
+  const viewOptions = {
     snapshot: () => app.snapshots.current(),
     maxLimit: config.maxLimit,
     publicBaseUrl: config.publicBaseUrl,
@@ -141,7 +165,8 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     cacheMaxAge: config.cacheMaxAge,
     corsVaries,
     pageCacheBytes
-  })
+  }
+  const answer = exploreAnswer(viewOptions)
 
   // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
   app.setNotFoundHandler(async (request, reply) => {
@@ -199,6 +224,34 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   await app.register(exploreRoute, { answer })
   await app.register(statusRoute)
   await app.register(healthRoutes)
+
+  if (front !== undefined) {
+    // Pages are built in the front only when CORS adds the same headers to every answer.
+    const build = corsVaries
+      ? null
+      : frontPage({ ...viewOptions, corsAnyOrigin: config.corsOrigin === '*' })
+    // The same checks as the first hook, in the same order; anything else is left to Fastify.
+    front.setLookup(request => {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return undefined
+      if ((request.url as string).length > config.maxUrlLength || request.headers['if-none-match'] !== undefined) return undefined
+      const host = requestHost(request, config)
+      if (host === null) return undefined
+      const key = pageKey(request, host, config, corsVaries)
+      const cached = pageCacheOf(app.snapshots.current(), pageCacheBytes).get(key)
+      if (cached !== undefined) return cached
+      return build?.(request, host, key)
+    })
+    if (config.requestLog) {
+      front.onAnswer(({ reqId, method, url, statusCode, responseTime }) => {
+        // The line OneLineRequestLog writes, with the request id where Fastify's child logger puts it
+        // (below `info`, pino's method is a no-op).
+        app.log.info({ reqId, method, url, statusCode, responseTime }, 'request')
+      })
+    }
+    app.addHook('onReady', async () => { front.open = true })
+    // From the first moment of closing, Fastify answers everything (its 503s while it closes included).
+    app.addHook('preClose', async () => { front.open = false })
+  }
 
   return app
 }

@@ -3,37 +3,40 @@
 // a connection once its reply is *ended*, even with most of a large page still unsent: the client gets
 // a truncated body. This sweep closes only connections sitting between requests, and ends the others
 // once their replies have been handed to the OS.
-import type { Server } from 'node:http'
+//
+// Nothing is done per request while the server runs (a listener per reply cost a few percent of a
+// cached answer): a connection is marked when it carries its first request, and at close the reply in
+// progress on it, if any, is Node's `socket._httpMessage` (set while a reply owns the socket, cleared
+// when the reply has been handed to the OS: what `on-finished` and Node's own http client rely on).
+import type { Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
-export function drainOnClose (server: Server): void {
-  /** Sockets that have answered at least one request → replies still being written on them. */
-  const pending = new Map<Socket, number>()
-  let closing = false
+const used = Symbol('carried a request')
 
-  server.on('request', (request, response) => {
-    const socket = request.socket
-    pending.set(socket, (pending.get(socket) ?? 0) + 1)
-    let done = false
-    const finished = () => {
-      if (done) return
-      done = true
-      const left = (pending.get(socket) ?? 1) - 1
-      pending.set(socket, left)
-      // The last reply on this connection is out: let the client have it, then say goodbye.
-      if (closing && left === 0) socket.end()
-    }
-    // 'finish': the whole reply is handed to the OS; 'close': the connection went away first.
-    response.once('finish', finished)
-    response.once('close', finished)
+interface TrackedSocket extends Socket {
+  [used]?: true
+  _httpMessage?: ServerResponse | null
+}
+
+export function drainOnClose (server: Server): void {
+  const sockets = new Set<TrackedSocket>()
+  server.on('connection', (socket: TrackedSocket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
   })
-  server.on('connection', socket => socket.once('close', () => pending.delete(socket)))
+  server.on('request', request => { (request.socket as TrackedSocket)[used] = true })
 
   // Connections that never sent a request are left to Node's request timeout, as Node leaves them.
   server.closeIdleConnections = function closeBetweenRequests () {
-    closing = true
-    for (const [socket, replies] of pending) {
-      if (replies === 0) socket.destroy()
+    for (const socket of sockets) {
+      const reply = socket._httpMessage
+      if (reply != null) {
+        // The last reply on this connection: let the client have it, then say goodbye.
+        if (reply.writableFinished) socket.end()
+        else reply.once('finish', () => socket.end())
+      } else if (socket[used] === true) {
+        socket.destroy()
+      }
     }
   }
 }

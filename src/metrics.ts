@@ -1,6 +1,7 @@
 // GET /-/metrics in Prometheus text format (prom-client): requests and latency by route and status,
 // the snapshot's items, age and reloads. Each app has its own registry, so tests can build several.
 import fp from 'fastify-plugin'
+import { EXPLORE_PATH } from './explore/explore-route.js'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 export default fp(async function metricsPlugin (app) {
@@ -69,19 +70,23 @@ export default fp(async function metricsPlugin (app) {
   // There are few (route templates × methods × statuses): raw URLs never become labels.
   type Labels = 'route' | 'method' | 'status'
   const children = new Map<string, { count: Counter.Internal, time: Histogram.Internal<Labels> }>()
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched'
-    const key = `${route} ${request.method} ${reply.statusCode}`
+  const record = (route: string, method: string, statusCode: number, ms: number) => {
+    const key = `${route} ${method} ${statusCode}`
     let child = children.get(key)
     if (child === undefined) {
-      const status = String(reply.statusCode)
-      child = { count: requests.labels(route, request.method, status), time: duration.labels(route, request.method, status) }
+      const status = String(statusCode)
+      child = { count: requests.labels(route, method, status), time: duration.labels(route, method, status) }
       children.set(key, child)
     }
     child.count.inc()
-    child.time.observe(reply.elapsedTime / 1000)
+    child.time.observe(ms / 1000)
+  }
+  app.addHook('onResponse', (request, reply, done) => {
+    record(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime)
     done()
   })
+  // Pages the cache front answered never reach Fastify; they are counted under the route they came from.
+  app.cacheFront?.onAnswer(({ method, statusCode, responseTime }) => record(EXPLORE_PATH, method, statusCode, responseTime))
 
   app.get('/-/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {
     reply.type(registry.contentType)

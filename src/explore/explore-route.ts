@@ -1,6 +1,6 @@
 // GET/HEAD/OPTIONS /{lang}/api/internal/explore/ and every other method on it, answered in the order
 // DRF's APIView works: query fields, content negotiation, method, language, `companies`, then the page.
-import { METHODS } from 'node:http'
+import { METHODS, type IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyCorsOptions } from '@fastify/cors'
 import { methodNotAllowed, notFound, tooManyFields } from '../errors.js'
@@ -8,14 +8,14 @@ import {
   CompaniesErrorSchema, ErrorDetailSchema, ExplorePageSchema, ExploreParamsSchema, ExploreQuerySchema,
   OptionsMetadataSchema, type OptionsMetadata
 } from '../schemas/explore-response.js'
-import type { SnapshotModel } from '../snapshot/snapshot-model.js'
+import type { LanguageListing, SnapshotModel } from '../snapshot/snapshot-model.js'
 import { entityTag, notModified } from './conditional-get.js'
 import { negotiate } from './content-negotiation.js'
 import { lastValue, readCompanies, readLimit, readOffset } from './explore-query.js'
-import { nextLink, previousLink } from './page-links.js'
-import { TOO_MANY_FIELDS, type QueryDict } from './query-string.js'
+import { pageLinks } from './page-links.js'
+import { parseRequestQuery, TOO_MANY_FIELDS, type QueryDict } from './query-string.js'
 import { renderJson, renderPage } from './render-page.js'
-import { pageCacheOf } from './page-cache.js'
+import { pageCacheOf, type PageAnswer } from './page-cache.js'
 import { linkOrigin, type OriginOptions } from './request-origin.js'
 
 export const EXPLORE_PATH = '/:lang/api/internal/explore/'
@@ -56,6 +56,13 @@ declare module 'fastify' {
     /** The page cache key of a GET or HEAD, or null when the answer is not to be cached. */
     pageKey: string | null
   }
+}
+
+/** A page's bytes: its items, count and links. Shared by the route and the cache front. */
+export function pageBody (listing: LanguageListing, query: QueryDict, url: string, companies: number[] | null, limit: number, offset: number, offsetDigits: string, indent: number | null): Buffer {
+  const page = listing.page(companies, offset, limit)
+  const { next, previous } = pageLinks(url, query, { count: page.count, limit, offset, offsetDigits })
+  return renderPage({ count: page.count, next, previous, items: page.items }, indent)
 }
 
 export type ExploreAnswer = (request: FastifyRequest, reply: FastifyReply, lang: string) => Promise<Buffer | FastifyReply>
@@ -102,15 +109,7 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
       reply.removeHeader('content-type')
       return reply.send()
     }
-    const page = listing.page(companies, offset, limit)
-    const url = `${origin}/${lang}/api/internal/explore/`
-    const position = { count: page.count, limit, offset, offsetDigits: digits }
-    const body = renderPage({
-      count: page.count,
-      next: nextLink(url, query, position),
-      previous: previousLink(url, query, position),
-      items: page.items
-    }, indent)
+    const body = pageBody(listing, query, `${origin}/${lang}/api/internal/explore/`, companies, limit, offset, digits, indent)
     // Kept in the cache of the model it came from, with the headers it goes out with.
     if (request.pageKey !== null && pageCacheBytes > 0) {
       pageCacheOf(model, pageCacheBytes).set(request.pageKey, { body, etag, headers: reply.getHeaders() as Record<string, string> })
@@ -119,10 +118,78 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
   }
 }
 
+// The explore path as a client writes it: nothing percent-encoded, nothing after a `#` or `;` for the
+// router to reinterpret. Other spellings reach the route through Fastify.
+const PLAIN_TARGET = /^\/([a-z]{2}(?:-[a-z]{2,4})?)\/api\/internal\/explore\/(?:\?([^#;]*))?$/
+
+export interface FrontPageOptions extends ExploreViewOptions {
+  /** `Access-Control-Allow-Origin: *` on every answer (CORS `*`), or no CORS header (CORS off). */
+  corsAnyOrigin: boolean
+}
+
+/** A page the front built: the route's answer, and its headers as a list for `writeHead`. */
+export interface FrontPageAnswer extends PageAnswer {
+  headerList: string[]
+}
+
+/**
+ * For the cache front: the answer the route would give a plain GET or HEAD of a page, or undefined
+ * when the route might answer anything but a 200 (then Fastify answers it, from the start). The same
+ * checks in the same order as `explore` above, the same headers in the order Fastify writes them, the
+ * same page cache. `host` is the Host the front checked; `key` the request's page cache key.
+ */
+export function frontPage (options: FrontPageOptions): (request: IncomingMessage, host: string, key: string) => FrontPageAnswer | undefined {
+  const { snapshot, maxLimit, pageCacheBytes, corsAnyOrigin } = options
+  const cacheControl = options.cacheMaxAge === null ? null : `public, max-age=${options.cacheMaxAge}`
+  return (request, host, key) => {
+    const url = request.url as string
+    const target = PLAIN_TARGET.exec(url)
+    if (target === null) return undefined
+    const lang = target[1] as string
+    const query = parseRequestQuery(target[2] ?? '')
+    if (query === TOO_MANY_FIELDS) return undefined
+    const model = snapshot()
+    const listing = model.language(lang)
+    if (listing === undefined) return undefined
+    let indent: number | null
+    let companies: number[] | null
+    try {
+      indent = negotiate(request.headers.accept, lastValue(query, 'format')).indent
+      companies = readCompanies(query)
+    } catch {
+      return undefined // a 400, 404 or 406: the route's to answer
+    }
+    const limit = readLimit(query, maxLimit)
+    const { offset, digits } = readOffset(query)
+    const origin = linkOrigin({ linkHost: host, headers: request.headers, socket: request.socket }, options)
+    const etag = entityTag(model.info.version, origin, url, indent)
+    const body = pageBody(listing, query, `${origin}/${lang}/api/internal/explore/`, companies, limit, offset, digits, indent)
+    // Written out rather than copied from an object: this runs for every uncached page.
+    const headerList = corsAnyOrigin ? ['access-control-allow-origin', '*'] : []
+    headerList.push('allow', ALLOW, 'vary', 'Accept', 'content-type', 'application/json', 'etag', etag)
+    if (cacheControl !== null) headerList.push('cache-control', cacheControl)
+    headerList.push('content-length', String(body.length))
+    const answer: FrontPageAnswer = { body, etag, headers: headersOf(headerList), headerList }
+    if (pageCacheBytes > 0) pageCacheOf(model, pageCacheBytes).set(key, answer)
+    return answer
+  }
+}
+
+/** The headers as Fastify's reply holds them (Content-Length is Fastify's to add). */
+function headersOf (list: string[]): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (let i = 0; i < list.length - 2; i += 2) headers[list[i] as string] = list[i + 1] as string
+  return headers
+}
+
 export async function exploreRoute (app: FastifyInstance, { answer }: { answer: ExploreAnswer }): Promise<void> {
   const explore = (request: FastifyRequest<{ Params: { lang: string } }>, reply: FastifyReply) => answer(request, reply, request.params.lang)
 
   app.get(EXPLORE_PATH, {
+    // The parameter schemas document the route; they are never used to refuse a request (DRF refuses
+    // nothing but a bad `companies`, with its own body), and our query parser only ever yields arrays of
+    // strings, which is all they say. Checking that again on every request cost an uncached answer ~2%.
+    validatorCompiler: () => () => true,
     schema: {
       summary: 'A page of content items linked to a company, newest first',
       params: ExploreParamsSchema,

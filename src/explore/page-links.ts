@@ -1,6 +1,7 @@
 // `next` and `previous` exactly as DRF's LimitOffsetPagination builds them: the request's own URL with
 // `limit` and `offset` replaced (or `offset` removed), every other parameter kept, re-encoded and sorted.
-import { encodeQuery, type QueryDict } from './query-string.js'
+// Both links share everything but those two values, so the query is sorted and encoded once per page.
+import { compareCodePoints, quotePlus, type QueryDict } from './query-string.js'
 
 export interface PagePosition {
   count: number
@@ -10,25 +11,52 @@ export interface PagePosition {
   offsetDigits: string
 }
 
-function withParams (url: string, query: QueryDict, limit: string, offset: string | null): string {
-  const dict: QueryDict = Object.assign(Object.create(null) as QueryDict, query)
-  dict.limit = [limit]
-  if (offset === null) delete dict.offset
-  else dict.offset = [offset]
-  return `${url}?${encodeQuery(dict)}`
+export interface PageLinks {
+  next: string | null
+  previous: string | null
+}
+
+/** The encoded query around `limit` and `offset`: `urlencode(sorted(...), doseq=True)` in three parts. */
+interface QueryTemplate {
+  /** Fields sorting before `limit`, each followed by `&`. */
+  beforeLimit: string
+  /** Fields sorting between `limit` and `offset`, each preceded by `&`. */
+  between: string
+  /** Fields sorting after `offset`, each preceded by `&`. */
+  afterOffset: string
+}
+
+function template (query: QueryDict): QueryTemplate {
+  const keys = Object.keys(query).filter(key => key !== 'limit' && key !== 'offset').sort(compareCodePoints)
+  let beforeLimit = ''
+  let between = ''
+  let afterOffset = ''
+  for (const key of keys) {
+    const name = quotePlus(key)
+    for (const value of query[key] as string[]) {
+      const field = `${name}=${quotePlus(value)}`
+      if (compareCodePoints(key, 'limit') < 0) beforeLimit += `${field}&`
+      else if (compareCodePoints(key, 'offset') < 0) between += `&${field}`
+      else afterOffset += `&${field}`
+    }
+  }
+  return { beforeLimit, between, afterOffset }
+}
+
+function link (url: string, { beforeLimit, between, afterOffset }: QueryTemplate, limit: number, offset: string | null): string {
+  return `${url}?${beforeLimit}limit=${limit}${between}${offset === null ? '' : `&offset=${offset}`}${afterOffset}`
 }
 
 /** `url` is the absolute URL of the page without its query string. */
-export function nextLink (url: string, query: QueryDict, { count, limit, offset }: PagePosition): string | null {
-  if (offset + limit >= count) return null
-  return withParams(url, query, String(limit), String(offset + limit))
-}
-
-export function previousLink (url: string, query: QueryDict, { limit, offset, offsetDigits }: PagePosition): string | null {
-  if (offset <= 0) return null
-  if (offset - limit <= 0) return withParams(url, query, String(limit), null)
-  const previous = Number.isSafeInteger(offset)
-    ? String(offset - limit)
-    : (BigInt(offsetDigits) - BigInt(limit)).toString()
-  return withParams(url, query, String(limit), previous)
+export function pageLinks (url: string, query: QueryDict, { count, limit, offset, offsetDigits }: PagePosition): PageLinks {
+  const hasNext = offset + limit < count
+  const hasPrevious = offset > 0
+  if (!hasNext && !hasPrevious) return { next: null, previous: null }
+  const parts = template(query)
+  let previous: string | null = null
+  if (hasPrevious) {
+    if (offset - limit <= 0) previous = link(url, parts, limit, null)
+    else previous = link(url, parts, limit, Number.isSafeInteger(offset) ? String(offset - limit) : (BigInt(offsetDigits) - BigInt(limit)).toString())
+  }
+  return { next: hasNext ? link(url, parts, limit, String(offset + limit)) : null, previous }
 }

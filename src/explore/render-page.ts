@@ -2,6 +2,7 @@
 // compact, non-ASCII as is, U+2028/U+2029 escaped; indented when the client asked for `indent=N`.
 
 import type { PageItems } from '../snapshot/snapshot-model.js'
+import { allocAnswer } from './page-slab.js'
 
 export interface PageEnvelope {
   count: number
@@ -20,7 +21,7 @@ export function renderPage (page: PageEnvelope, indent: number | null): Buffer {
   const head = `{"count":${page.count},"next":${link(page.next)},"previous":${link(page.previous)},"results":[`
   // One allocation for the whole answer; the head is ASCII, so its length is its byte length.
   const itemsLength = page.items.byteLength
-  const compact = Buffer.allocUnsafe(head.length + itemsLength + 2)
+  const compact = allocAnswer(head.length + itemsLength + 2)
   compact.write(head, 0, 'latin1')
   page.items.copyTo(compact, head.length)
   compact[head.length + itemsLength] = 0x5d // ]

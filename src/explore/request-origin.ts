@@ -24,9 +24,21 @@ export interface OriginOptions {
 
 interface RequestLike {
   headers: Record<string, string | string[] | undefined>
-  /** Node's headers with every occurrence kept; a request may carry Host twice. */
-  headersDistinct?: Record<string, string[] | undefined>
+  /** Header names and values as received, every occurrence kept; a request may carry Host twice. */
+  rawHeaders?: string[]
   socket: { localAddress?: string | undefined, localPort?: number | undefined, encrypted?: boolean }
+}
+
+/** More than one Host header (Node keeps the first in `headers`). */
+function repeatedHost (rawHeaders: string[] | undefined): boolean {
+  // Node's `headersDistinct` would say so too, but builds an object of every header to do it.
+  if (rawHeaders === undefined) return false
+  let seen = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++seen > 1) return true
+  }
+  return false
 }
 
 // django.http.request.host_validation_re: a DNS name or a bracketed IPv6 address, then an optional port.
@@ -44,7 +56,7 @@ export function requestHost (request: RequestLike, { trustProxy, allowedHosts }:
   let host = trustProxy ? firstValue(request.headers['x-forwarded-host']) : undefined
   if (host === undefined) {
     // Django sees two Host headers joined by a comma, which no host matches.
-    if ((request.headersDistinct?.host?.length ?? 0) > 1) return null
+    if (repeatedHost(request.rawHeaders)) return null
     host = request.headers.host as string | undefined
   }
   if (host === undefined) {

@@ -99,3 +99,20 @@ t.test('a bad Host is refused even for a cached URL', async t => {
   t.equal((await app.inject({ url: EXPLORE, headers: { host: 'ok.test' } })).statusCode, 200)
   t.equal((await app.inject({ url: EXPLORE, headers: { host: 'evil.test' } })).statusCode, 400)
 })
+
+t.test('long runs of pages: the byte budget holds, the newest stay, the doorkeeper forgets the oldest', async t => {
+  const cache = new PageCache(10 * 110)
+  for (let i = 0; i < 5000; i++) {
+    cache.set(`k${i}`, page(100 - String(i).length))
+    cache.set(`k${i}`, page(100 - String(i).length))
+  }
+  t.equal(cache.size, 10)
+  for (let i = 4990; i < 5000; i++) t.ok(cache.get(`k${i}`), `k${i} kept`)
+  t.equal(cache.get('k4989'), undefined)
+  // 10,000 keys seen once: the first of them is forgotten, so its next make is a "first" again.
+  for (let i = 0; i < 10_001; i++) cache.set(`once${i}`, page(1))
+  cache.set('once0', page(1))
+  t.equal(cache.get('once0'), undefined, 'forgotten, so seen once more only')
+  cache.set('once10000', page(1))
+  t.ok(cache.get('once10000'), 'remembered, so kept the second time')
+})

@@ -1,11 +1,11 @@
 import t from 'tap'
-import { nextLink, previousLink } from '../../src/explore/page-links.js'
+import { pageLinks } from '../../src/explore/page-links.js'
 import { parseQuery } from '../../src/explore/query-string.js'
 
 const URL = 'http://testserver/en/api/internal/explore/'
 const links = (query: string, count: number, limit: number, offset: number, offsetDigits = String(offset)) => {
   const position = { count, limit, offset, offsetDigits }
-  return { next: nextLink(URL, parseQuery(query), position), previous: previousLink(URL, parseQuery(query), position) }
+  return pageLinks(URL, parseQuery(query), position)
 }
 
 t.test('the contract example: other parameters kept, query sorted, offset dropped at 0', async t => {
@@ -47,4 +47,30 @@ t.test('the effective limit and blank, repeated, unicode parameters are written 
   t.equal(links('limit=500&b=&a=1&a=2&q=caf%C3%A9+au+lait&x=%2B', 1000, 100, 0).next,
     `${URL}?a=1&a=2&b=&limit=100&offset=100&q=caf%C3%A9+au+lait&x=%2B`)
   t.equal(links('limit=x&limit=3', 30, 10, 0).next, `${URL}?limit=10&offset=10`, 'repeated limit collapses to the effective one')
+})
+
+t.test('property: the same links as re-encoding the whole query with limit and offset replaced', async t => {
+  const { default: fc } = await import('fast-check')
+  const { encodeQuery } = await import('../../src/explore/query-string.js')
+  // DRF's replace_query_param, written the plain way: copy, replace, sort and encode everything.
+  const plain = (query: Record<string, string[]>, limit: number, offset: number | null) => {
+    const dict: Record<string, string[]> = Object.assign(Object.create(null), query, { limit: [String(limit)] })
+    if (offset === null) delete dict.offset
+    else dict.offset = [String(offset)]
+    return `${URL}?${encodeQuery(dict)}`
+  }
+  const key = fc.oneof(fc.constantFrom('limit', 'offset', 'companies', 'l', 'limit2', 'm', 'o', 'offsetx', 'p', 'z', 'A', '\u00e9', '\u{1F600}', '\uE000', ''), fc.string({ maxLength: 6 }))
+  fc.assert(fc.property(
+    fc.array(fc.tuple(key, fc.string({ maxLength: 6 })), { maxLength: 8 }),
+    fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 20 }), fc.integer({ min: 0, max: 60 }),
+    (fields, count, limit, offset) => {
+      const query: Record<string, string[]> = Object.create(null)
+      for (const [k, v] of fields) (query[k] ??= []).push(v)
+      const got = pageLinks(URL, query, { count, limit, offset, offsetDigits: String(offset) })
+      const next = offset + limit < count ? plain(query, limit, offset + limit) : null
+      const previous = offset <= 0 ? null : plain(query, limit, offset - limit <= 0 ? null : offset - limit)
+      return got.next === next && got.previous === previous
+    }
+  ), { numRuns: 2000 })
+  t.pass('2,000 random queries')
 })
