@@ -1,0 +1,21 @@
+// One measured run of the bench's own client and workload against a server already listening: the
+// figure to compare servers side by side, one at a time, without the full `npm run bench`.
+// Usage: npx tsx bench/experiments/load-once.ts SNAPSHOT.meta.json PORT PID hot|cold [SECONDS]
+// (the meta file is written beside each snapshot in bench/.data/ by `npm run bench`).
+import { readFileSync } from 'node:fs'
+import { sample, warmUp } from '../load-test.js'
+import { coldWorkload, hotWorkload } from '../workloads.js'
+
+const [meta, port, pid, which = 'cold', seconds = '5'] = process.argv.slice(2)
+if (meta === undefined || port === undefined || pid === undefined) {
+  console.error('usage: npx tsx bench/experiments/load-once.ts SNAPSHOT.meta.json PORT PID hot|cold [SECONDS]')
+  process.exit(2)
+}
+const info = JSON.parse(readFileSync(meta, 'utf8'))
+const workload = which === 'hot'
+  ? hotWorkload(info.items, info.companies, 2000, 1)
+  : coldWorkload(info.companies, 100_000, 20_000, 1)
+const settings = { connections: 32, warmupSeconds: 2, durationSeconds: Number(seconds) }
+await warmUp(Number(port), workload.warmup, settings)
+const result = await sample(Number(port), Number(pid), workload.measured, settings)
+console.log(`${which}: ${Math.round(result.requests / result.seconds)} req/s; server ${result.serverCores.toFixed(2)} cores, client ${result.clientCores.toFixed(2)}; errors ${result.errors}, non-2xx ${result.non2xx}, timeouts ${result.timeouts}`)

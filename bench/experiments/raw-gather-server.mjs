@@ -1,0 +1,41 @@
+// A bare Node HTTP server (no Fastify, no model) answering every request with 23,000 bytes, to see what
+// building a fresh answer costs by itself. Modes: `same` re-sends one buffer (what the cold ceiling does);
+// `reuse` gathers 20 slices of a 200 MB arena into that one buffer; `slab` gathers into slices of 1 MiB
+// slabs; `fresh` gathers into a new Buffer.allocUnsafe each time.
+// Usage: node bench/experiments/raw-gather-server.mjs MODE PORT
+import { createServer } from 'node:http'
+
+const [mode = 'same', port = '3222'] = process.argv.slice(2)
+const SIZE = 23_000
+const ITEM = 1150
+const same = Buffer.alloc(SIZE, 97)
+const arena = Buffer.alloc(200 * 1024 * 1024, 98)
+const headers = ['content-type', 'application/json', 'content-length', String(SIZE)]
+let seed = 1
+let slab = Buffer.allocUnsafe(1 << 20)
+let slabAt = 0
+
+function slabSlice () {
+  if (slabAt + SIZE > slab.length) {
+    slab = Buffer.allocUnsafe(1 << 20)
+    slabAt = 0
+  }
+  slabAt += SIZE
+  return slab.subarray(slabAt - SIZE, slabAt)
+}
+
+function gathered () {
+  const body = mode === 'reuse' ? same : mode === 'slab' ? slabSlice() : Buffer.allocUnsafe(SIZE)
+  for (let i = 0; i < SIZE / ITEM; i++) {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff
+    const at = seed % (arena.length - 2 * ITEM)
+    arena.copy(body, i * ITEM, at, at + ITEM)
+  }
+  return body
+}
+
+createServer((request, response) => {
+  response.writeHead(200, headers)
+  response.end(mode === 'same' ? same : gathered())
+}).listen(Number(port), '127.0.0.1')
+process.on('SIGINT', () => process.exit(0))
