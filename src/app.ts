@@ -9,7 +9,7 @@ import type { Config } from './config.js'
 import { invalidHost, isHttpError, notFound, uriTooLong, type ErrorBody } from './errors.js'
 import { CacheFront, nextRequestId } from './explore/cache-front.js'
 import { notModified } from './explore/conditional-get.js'
-import { pageCacheOf } from './explore/page-cache.js'
+import { headersOf, pageCacheOf } from './explore/page-cache.js'
 import { exploreAnswer, exploreRoute, frontPage, LANGUAGE } from './explore/explore-route.js'
 import { parseRequestQuery } from './explore/query-string.js'
 import { renderJson } from './explore/render-page.js'
@@ -23,13 +23,13 @@ import { OneLineRequestLog } from './request-log.js'
 import { statusRoute } from './status-route.js'
 
 /**
- * Fastify's own options, the same for the server and for tests. With a cache front, the HTTP server
- * answers cached pages itself before handing a request to Fastify.
+ * Fastify's own options, the same for the server and for tests. With a front, the HTTP server answers
+ * plain page requests itself before handing a request to Fastify.
  */
 export function serverOptions (config: Config, front?: CacheFront): FastifyHttpOptions<Server> {
   return {
     ...(front === undefined ? {} : { serverFactory: front.serverFactory }),
-    genReqId: () => nextRequestId(),
+    genReqId: nextRequestId,
     logger: {
       level: config.logLevel,
       // pino-pretty runs in a worker thread, and only for a person at a terminal.
@@ -111,7 +111,7 @@ function decodePath (path: string): string | null {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Answers cached pages before Fastify; null when the page cache is off. */
+    /** Answers plain page requests before Fastify (cached or built); null when the page cache is off. */
     cacheFront: CacheFront | null
   }
 }
@@ -149,8 +149,9 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
       request.pageKey = key
       const page = pageCacheOf(app.snapshots.current(), pageCacheBytes).get(key)
       if (page !== undefined) {
-        if (notModified(request.headers['if-none-match'], page.etag)) reply.code(304).headers(page.headers).removeHeader('content-type').send()
-        else reply.headers(page.headers).send(page.body)
+        const headers = headersOf(page.headerList)
+        if (notModified(request.headers['if-none-match'], page.etag)) reply.code(304).headers(headers).removeHeader('content-type').send()
+        else reply.headers(headers).send(page.body)
         return
       }
     }
@@ -237,9 +238,9 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
       const host = requestHost(request, config)
       if (host === null) return undefined
       const key = pageKey(request, host, config, corsVaries)
-      const cached = pageCacheOf(app.snapshots.current(), pageCacheBytes).get(key)
-      if (cached !== undefined) return cached
-      return build?.(request, host, key)
+      // The model is read once: the cached page and a built one come from the same snapshot.
+      const model = app.snapshots.current()
+      return pageCacheOf(model, pageCacheBytes).get(key) ?? build?.(request, model, host, key)
     })
     if (config.requestLog) {
       front.onAnswer(({ reqId, method, url, statusCode, responseTime }) => {

@@ -5,7 +5,7 @@
 import { createServer } from 'node:http'
 import { loadSnapshotFile } from '../../dist/snapshot/load-snapshot.js'
 import { parseRequestQuery } from '../../dist/explore/query-string.js'
-import { readCompanies, readLimit, readOffset } from '../../dist/explore/explore-query.js'
+import { readPageParams } from '../../dist/explore/explore-query.js'
 import { pageBody } from '../../dist/explore/explore-route.js'
 
 const [file, port = '3444'] = process.argv.slice(2)
@@ -17,8 +17,7 @@ createServer((request, response) => {
   const path = mark < 0 ? url : url.slice(0, mark)
   const query = parseRequestQuery(mark < 0 ? '' : url.slice(mark + 1))
   const listing = model.language(path.split('/')[1])
-  const { offset, digits } = readOffset(query)
-  const body = pageBody(listing, query, `http://${request.headers.host}${path}`, readCompanies(query), readLimit(query, 1000), offset, digits, null)
+  const body = pageBody(listing, query, `http://${request.headers.host}${path}`, readPageParams(query, 1000), null)
   response.writeHead(200, ['content-type', 'application/json', 'allow', 'GET, HEAD, OPTIONS', 'vary', 'Accept', 'etag', '"x"', 'access-control-allow-origin', '*', 'content-length', String(body.length)])
   response.end(body)
 }).listen(Number(port), '127.0.0.1')

@@ -7,6 +7,7 @@
 // paths), and every request while the app is not ready or is closing, goes to Fastify untouched.
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
+import type { CachedPage } from './page-cache.js'
 
 /** One answer the front sent, for the metrics and the request log. */
 export interface FrontAnswer {
@@ -19,11 +20,7 @@ export interface FrontAnswer {
 }
 
 /** An answer the front can send: a 200 with these headers and bytes. */
-export interface FrontPage {
-  body: Buffer
-  /** Header names and values in one list, Content-Length included, as `writeHead` takes them. */
-  headerList: string[]
-}
+export type FrontPage = Pick<CachedPage, 'body' | 'headerList'>
 
 /** The answer to a request, or undefined when Fastify is to answer it. */
 export type FrontLookup = (request: IncomingMessage) => FrontPage | undefined
@@ -54,7 +51,7 @@ export class CacheFront {
   private lookup: FrontLookup | null = null
   private readonly observers: Array<(answer: FrontAnswer) => void> = []
 
-  /** Sets how a request finds its cached page (the app does, once its snapshot is loaded). */
+  /** Sets how a request finds its answer, cached or built (the app does, once its snapshot is loaded). */
   setLookup (lookup: FrontLookup): void {
     this.lookup = lookup
   }
@@ -77,7 +74,7 @@ export class CacheFront {
     return server
   }
 
-  /** Answers the request from the cache and returns true, or returns false having written nothing. */
+  /** Answers the request and returns true, or returns false having written nothing. */
   answer (request: IncomingMessage, response: ServerResponse): boolean {
     if (!this.open || this.lookup === null) return false
     const started = performance.now()

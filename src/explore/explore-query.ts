@@ -54,3 +54,19 @@ export function readOffset (query: QueryDict): { offset: number, digits: string 
   const digits = value.replace(/^0+(?=\d)/, '')
   return { offset: digitsValue(digits), digits }
 }
+
+/** What a page is made of, read by the rules above; throws the DRF 400 for a bad `companies`. */
+export interface PageParams {
+  companies: number[] | null
+  limit: number
+  offset: number
+  /** The offset as the client wrote it, leading zeros removed (see readOffset). */
+  offsetDigits: string
+}
+
+export function readPageParams (query: QueryDict, maxLimit: number): PageParams {
+  const companies = readCompanies(query)
+  const limit = readLimit(query, maxLimit)
+  const { offset, digits } = readOffset(query)
+  return { companies, limit, offset, offsetDigits: digits }
+}

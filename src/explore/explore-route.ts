@@ -8,18 +8,21 @@ import {
   CompaniesErrorSchema, ErrorDetailSchema, ExplorePageSchema, ExploreParamsSchema, ExploreQuerySchema,
   OptionsMetadataSchema, type OptionsMetadata
 } from '../schemas/explore-response.js'
+import { LANGUAGE_PATTERN } from '../schemas/snapshot.js'
 import type { LanguageListing, SnapshotModel } from '../snapshot/snapshot-model.js'
 import { entityTag, notModified } from './conditional-get.js'
 import { negotiate } from './content-negotiation.js'
-import { lastValue, readCompanies, readLimit, readOffset } from './explore-query.js'
+import { lastValue, readPageParams, type PageParams } from './explore-query.js'
 import { pageLinks } from './page-links.js'
 import { parseRequestQuery, TOO_MANY_FIELDS, type QueryDict } from './query-string.js'
 import { renderJson, renderPage } from './render-page.js'
-import { pageCacheOf, type PageAnswer } from './page-cache.js'
+import { headerListOf, pageCacheOf, type CachedPage } from './page-cache.js'
 import { linkOrigin, type OriginOptions } from './request-origin.js'
 
 export const EXPLORE_PATH = '/:lang/api/internal/explore/'
-export const LANGUAGE = /^[a-z]{2}(-[a-z]{2,4})?$/
+// A language segment as the snapshot format defines it (`en`, `pt-br`), whole or inside a path.
+export const LANGUAGE = new RegExp(LANGUAGE_PATTERN)
+const LANGUAGE_SEGMENT = LANGUAGE_PATTERN.slice(1, -1) // without its ^ and $
 const ALLOW = 'GET, HEAD, OPTIONS'
 
 // The view's docstring, which DRF's SimpleMetadata reports as the description.
@@ -59,7 +62,7 @@ declare module 'fastify' {
 }
 
 /** A page's bytes: its items, count and links. Shared by the route and the cache front. */
-export function pageBody (listing: LanguageListing, query: QueryDict, url: string, companies: number[] | null, limit: number, offset: number, offsetDigits: string, indent: number | null): Buffer {
+export function pageBody (listing: LanguageListing, query: QueryDict, url: string, { companies, limit, offset, offsetDigits }: PageParams, indent: number | null): Buffer {
   const page = listing.page(companies, offset, limit)
   const { next, previous } = pageLinks(url, query, { count: page.count, limit, offset, offsetDigits })
   return renderPage({ count: page.count, next, previous, items: page.items }, indent)
@@ -97,9 +100,7 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
     const model = snapshot()
     const listing = model.language(lang)
     if (listing === undefined) throw notFound()
-    const companies = readCompanies(query)
-    const limit = readLimit(query, maxLimit)
-    const { offset, digits } = readOffset(query)
+    const params = readPageParams(query, maxLimit)
     const origin = linkOrigin(request, options)
     const etag = entityTag(model.info.version, origin, request.url, indent)
     reply.header('etag', etag)
@@ -109,10 +110,10 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
       reply.removeHeader('content-type')
       return reply.send()
     }
-    const body = pageBody(listing, query, `${origin}/${lang}/api/internal/explore/`, companies, limit, offset, digits, indent)
+    const body = pageBody(listing, query, `${origin}/${lang}/api/internal/explore/`, params, indent)
     // Kept in the cache of the model it came from, with the headers it goes out with.
     if (request.pageKey !== null && pageCacheBytes > 0) {
-      pageCacheOf(model, pageCacheBytes).set(request.pageKey, { body, etag, headers: reply.getHeaders() as Record<string, string> })
+      pageCacheOf(model, pageCacheBytes).set(request.pageKey, { body, etag, headerList: headerListOf(reply.getHeaders() as Record<string, string>, body.length) })
     }
     return body
   }
@@ -120,66 +121,52 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
 
 // The explore path as a client writes it: nothing percent-encoded, nothing after a `#` or `;` for the
 // router to reinterpret. Other spellings reach the route through Fastify.
-const PLAIN_TARGET = /^\/([a-z]{2}(?:-[a-z]{2,4})?)\/api\/internal\/explore\/(?:\?([^#;]*))?$/
+const PLAIN_TARGET = new RegExp(`^/(?<lang>${LANGUAGE_SEGMENT})/api/internal/explore/(?:\\?(?<query>[^#;]*))?$`)
 
-export interface FrontPageOptions extends ExploreViewOptions {
+export interface FrontPageOptions extends Omit<ExploreViewOptions, 'snapshot'> {
   /** `Access-Control-Allow-Origin: *` on every answer (CORS `*`), or no CORS header (CORS off). */
   corsAnyOrigin: boolean
-}
-
-/** A page the front built: the route's answer, and its headers as a list for `writeHead`. */
-export interface FrontPageAnswer extends PageAnswer {
-  headerList: string[]
 }
 
 /**
  * For the cache front: the answer the route would give a plain GET or HEAD of a page, or undefined
  * when the route might answer anything but a 200 (then Fastify answers it, from the start). The same
  * checks in the same order as `explore` above, the same headers in the order Fastify writes them, the
- * same page cache. `host` is the Host the front checked; `key` the request's page cache key.
+ * same page cache. `model` is the snapshot the front read for this request, `host` the Host it
+ * checked, `key` the request's page cache key.
  */
-export function frontPage (options: FrontPageOptions): (request: IncomingMessage, host: string, key: string) => FrontPageAnswer | undefined {
-  const { snapshot, maxLimit, pageCacheBytes, corsAnyOrigin } = options
+export function frontPage (options: FrontPageOptions): (request: IncomingMessage, model: SnapshotModel, host: string, key: string) => CachedPage | undefined {
+  const { maxLimit, pageCacheBytes, corsAnyOrigin } = options
   const cacheControl = options.cacheMaxAge === null ? null : `public, max-age=${options.cacheMaxAge}`
-  return (request, host, key) => {
+  return (request, model, host, key) => {
     const url = request.url as string
-    const target = PLAIN_TARGET.exec(url)
-    if (target === null) return undefined
-    const lang = target[1] as string
-    const query = parseRequestQuery(target[2] ?? '')
+    const target = PLAIN_TARGET.exec(url)?.groups
+    if (target === undefined) return undefined
+    const lang = target.lang as string
+    const query = parseRequestQuery(target.query ?? '')
     if (query === TOO_MANY_FIELDS) return undefined
-    const model = snapshot()
     const listing = model.language(lang)
     if (listing === undefined) return undefined
     let indent: number | null
-    let companies: number[] | null
+    let params: PageParams
     try {
       indent = negotiate(request.headers.accept, lastValue(query, 'format')).indent
-      companies = readCompanies(query)
+      params = readPageParams(query, maxLimit)
     } catch {
       return undefined // a 400, 404 or 406: the route's to answer
     }
-    const limit = readLimit(query, maxLimit)
-    const { offset, digits } = readOffset(query)
     const origin = linkOrigin({ linkHost: host, headers: request.headers, socket: request.socket }, options)
     const etag = entityTag(model.info.version, origin, url, indent)
-    const body = pageBody(listing, query, `${origin}/${lang}/api/internal/explore/`, companies, limit, offset, digits, indent)
+    const body = pageBody(listing, query, `${origin}/${lang}/api/internal/explore/`, params, indent)
     // Written out rather than copied from an object: this runs for every uncached page.
     const headerList = corsAnyOrigin ? ['access-control-allow-origin', '*'] : []
     headerList.push('allow', ALLOW, 'vary', 'Accept', 'content-type', 'application/json', 'etag', etag)
     if (cacheControl !== null) headerList.push('cache-control', cacheControl)
     headerList.push('content-length', String(body.length))
-    const answer: FrontPageAnswer = { body, etag, headers: headersOf(headerList), headerList }
-    if (pageCacheBytes > 0) pageCacheOf(model, pageCacheBytes).set(key, answer)
-    return answer
+    const page: CachedPage = { body, etag, headerList }
+    if (pageCacheBytes > 0) pageCacheOf(model, pageCacheBytes).set(key, page)
+    return page
   }
-}
-
-/** The headers as Fastify's reply holds them (Content-Length is Fastify's to add). */
-function headersOf (list: string[]): Record<string, string> {
-  const headers: Record<string, string> = {}
-  for (let i = 0; i < list.length - 2; i += 2) headers[list[i] as string] = list[i + 1] as string
-  return headers
 }
 
 export async function exploreRoute (app: FastifyInstance, { answer }: { answer: ExploreAnswer }): Promise<void> {

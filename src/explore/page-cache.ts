@@ -4,18 +4,13 @@
 import type { SnapshotModel } from '../snapshot/snapshot-model.js'
 import { detachAnswer } from './page-slab.js'
 
-/** An answer as the route made it. */
-export interface PageAnswer {
+/** A 200 answer as it goes out, kept whole. */
+export interface CachedPage {
   body: Buffer
-  /** The headers the answer was sent with (content type, Allow, Vary, ETag, CORS…). */
-  headers: Record<string, string>
   etag: string
-}
-
-export interface CachedPage extends PageAnswer {
   /**
-   * The status line's headers as Fastify writes them for this answer (its headers in the order they
-   * were set, then Content-Length), names and values in one list for `writeHead`.
+   * Its headers as Fastify writes them (in the order they were set, then Content-Length), names and
+   * values in one list, as `writeHead` takes them.
    */
   headerList: string[]
 }
@@ -49,17 +44,16 @@ export class PageCache {
     return this.pages.get(key)
   }
 
-  set (key: string, answer: PageAnswer): void {
+  set (key: string, page: CachedPage): void {
     if (!this.seen.has(key)) {
       this.remember(key)
       return
     }
-    const size = answer.body.length + key.length
+    const size = page.body.length + key.length
     if (size > this.maxBytes || this.pages.has(key)) return
     while (this.bytes + size > this.maxBytes) this.evictOldest()
-    const headerList = (answer as Partial<CachedPage>).headerList ?? headerListOf(answer)
     // The body may be a slice of a slab shared with other answers: a kept page gets its own buffer.
-    this.pages.set(key, { ...answer, body: detachAnswer(answer.body), headerList })
+    this.pages.set(key, { ...page, body: detachAnswer(page.body) })
     this.order.push(key)
     this.bytes += size
   }
@@ -93,12 +87,21 @@ export class PageCache {
   }
 }
 
-/** An answer's headers as Fastify writes them (in the order they were set, then Content-Length). */
-export function headerListOf ({ headers, body }: PageAnswer): string[] {
+/** Headers as a reply holds them, as Fastify writes them: in the order they were set, then Content-Length. */
+export function headerListOf (headers: Record<string, string>, bodyLength: number): string[] {
   const list: string[] = []
   for (const name in headers) list.push(name, headers[name] as string)
-  list.push('content-length', String(body.length))
+  list.push('content-length', String(bodyLength))
   return list
+}
+
+/** A header list back as a reply's headers, without Content-Length (Fastify adds its own). */
+export function headersOf (list: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (let i = 0; i < list.length; i += 2) {
+    if (list[i] !== 'content-length') headers[list[i] as string] = list[i + 1] as string
+  }
+  return headers
 }
 
 const caches = new WeakMap<SnapshotModel, PageCache>()

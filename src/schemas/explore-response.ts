@@ -2,6 +2,7 @@
 // The JSON Schema in schemas/ and the OpenAPI document are generated from these.
 import { Type, type Static } from '@sinclair/typebox'
 import { ContentItemSchema } from './content-item.js'
+import { LANGUAGE_PATTERN } from './snapshot.js'
 
 export const ExplorePageSchema = Type.Object({
   count: Type.Integer({ minimum: 0, description: 'Items matching the query across all pages.' }),
@@ -30,7 +31,7 @@ export const OptionsMetadataSchema = Type.Object({
 
 export const ExploreParamsSchema = Type.Object({
   // No `pattern`: a segment that is not a language is a 404 (an unknown path), not a validation error.
-  lang: Type.String({ description: 'Language segment (^[a-z]{2}(-[a-z]{2,4})?$): a key of the snapshot\'s `languages`.' })
+  lang: Type.String({ description: `Language segment (${LANGUAGE_PATTERN}): a key of the snapshot's \`languages\`.` })
 })
 
 // Documents the parameters. They are read by DRF's rules in explore-query.ts, not refused by a schema:

@@ -1,6 +1,7 @@
 // Turns schema errors into the lines an editor reads: `languages.en[41].backdate: "2024-02-30" is not a
 // calendar date`. One line per broken rule, capped so a wholly wrong file does not flood the log.
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { LANGUAGE_PATTERN } from '../schemas/snapshot.js'
 
 export const DEFAULT_PROBLEM_CAP = 50
 
@@ -53,7 +54,7 @@ function describe (error: ValueError): string {
       return 'must name at least one language'
     case ValueErrorType.ObjectAdditionalProperties:
       // Only `languages` forbids extra keys: one that fails the language-segment pattern.
-      return 'is not a language segment (expected ^[a-z]{2}(-[a-z]{2,4})?$, e.g. en or pt-br)'
+      return `is not a language segment (expected ${LANGUAGE_PATTERN}, e.g. en or pt-br)`
     default:
       return `expected ${kindOf(schema)}, got ${got}`
   }

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises'
 import { PageCache } from '../../src/explore/page-cache.js'
 import { buildTestApp, EXPLORE, smallSnapshot } from '../helpers.js'
 
-const page = (bytes: number) => ({ body: Buffer.alloc(bytes), headers: {}, etag: '"x"' })
+const page = (bytes: number) => ({ body: Buffer.alloc(bytes), headerList: ['content-length', String(bytes)], etag: '"x"' })
 
 t.test('the cache keeps pages within its byte budget, oldest out first', async t => {
   const cache = new PageCache(100)
