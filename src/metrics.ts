@@ -2,24 +2,17 @@
 // the snapshot's items, age and reloads. Each app has its own registry, so tests can build several.
 import fp from 'fastify-plugin'
 import { EXPLORE_PATH } from './explore/explore-route.js'
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { RequestTally } from './request-tally.js'
 
 export default fp(async function metricsPlugin (app) {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'explore_' })
-  const requests = new Counter({
-    name: 'explore_http_requests_total',
-    help: 'HTTP requests answered, by route template, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [registry]
-  })
-  const duration = new Histogram({
-    name: 'explore_http_request_duration_seconds',
-    help: 'Time to answer, by route template, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    registers: [registry]
-  })
+  // Counted in plain numbers, read when scraped (request-tally.ts says why).
+  const tally = new RequestTally([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
+  // prom-client's registry reads a metric through `get()`, which is all these have of its classes.
+  registry.registerMetric(tally.counter('explore_http_requests_total', 'HTTP requests answered, by route template, method and status.') as unknown as Metric)
+  registry.registerMetric(tally.histogram('explore_http_request_duration_seconds', 'Time to answer, by route template, method and status.') as unknown as Metric)
   // Snapshot figures are read when Prometheus scrapes, from whatever model is served then.
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_snapshot_items',
@@ -66,27 +59,18 @@ export default fp(async function metricsPlugin (app) {
     collect () { this.set(app.snapshots.status().failedInARow) }
   })
 
-  // Label-bound children, kept: prom-client would otherwise hash a label object twice per request.
-  // There are few (route templates × methods × statuses): raw URLs never become labels.
-  type Labels = 'route' | 'method' | 'status'
-  const children = new Map<string, { count: Counter.Internal, time: Histogram.Internal<Labels> }>()
-  const record = (route: string, method: string, statusCode: number, ms: number) => {
-    const key = `${route} ${method} ${statusCode}`
-    let child = children.get(key)
-    if (child === undefined) {
-      const status = String(statusCode)
-      child = { count: requests.labels(route, method, status), time: duration.labels(route, method, status) }
-      children.set(key, child)
-    }
-    child.count.inc()
-    child.time.observe(ms / 1000)
-  }
+  // Few series (route templates × methods × statuses): raw URLs never become labels.
   app.addHook('onResponse', (request, reply, done) => {
-    record(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime)
+    tally.record(tally.series(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode), reply.elapsedTime / 1000)
     done()
   })
   // Pages the cache front answered never reach Fastify; they are counted under the route they came from.
-  app.cacheFront?.onAnswer(({ method, statusCode, responseTime }) => record(EXPLORE_PATH, method, statusCode, responseTime))
+  // The front answers GET and HEAD with 200s only: their series are found once.
+  const frontSeries = { GET: tally.series(EXPLORE_PATH, 'GET', 200), HEAD: tally.series(EXPLORE_PATH, 'HEAD', 200) }
+  app.cacheFront?.onAnswer(({ method, statusCode, responseTime }) => {
+    const series = statusCode === 200 && (method === 'GET' || method === 'HEAD') ? frontSeries[method] : tally.series(EXPLORE_PATH, method, statusCode)
+    tally.record(series, responseTime / 1000)
+  })
 
   app.get('/-/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {
     reply.type(registry.contentType)
