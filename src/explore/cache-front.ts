@@ -7,7 +7,7 @@
 // paths), and every request while the app is not ready or is closing, goes to Fastify untouched.
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
-import type { CachedPage } from './page-cache.js'
+import type { PageParts } from './render-page.js'
 
 /** One answer the front sent, for the metrics and the request log. */
 export interface FrontAnswer {
@@ -19,8 +19,12 @@ export interface FrontAnswer {
   responseTime: number
 }
 
-/** An answer the front can send: a 200 with these headers and bytes. */
-export type FrontPage = Pick<CachedPage, 'body' | 'headerList'>
+/** An answer the front can send: a 200 with these headers (as a cached page keeps them) and bytes. */
+export interface FrontPage {
+  headerList: string[]
+  /** The body in one buffer, or in parts that are sent in order without being copied together. */
+  body: Buffer | PageParts
+}
 
 /** The answer to a request, or undefined when Fastify is to answer it. */
 export type FrontLookup = (request: IncomingMessage) => FrontPage | undefined
@@ -82,7 +86,18 @@ export class CacheFront {
     if (page === undefined) return false
     response.writeHead(200, page.headerList)
     // Node writes no body for HEAD, and keeps the Content-Length of the GET, as Fastify's reply does.
-    response.end(page.body)
+    const { body } = page
+    if (Buffer.isBuffer(body)) {
+      response.end(body)
+    } else if (request.method === 'HEAD') {
+      response.end()
+    } else {
+      // Written in one tick, so Node sends them in one writev with the headers (it corks the socket on the
+      // first write until the next tick).
+      response.write(body.head, 'latin1')
+      for (const view of body.items) response.write(view)
+      response.end(body.tail)
+    }
     if (this.observers.length > 0) {
       const answer: FrontAnswer = {
         reqId: nextRequestId(),

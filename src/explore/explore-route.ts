@@ -15,8 +15,9 @@ import { negotiate } from './content-negotiation.js'
 import { lastValue, readPageParams, type PageParams } from './explore-query.js'
 import { pageLinks } from './page-links.js'
 import { parseRequestQuery, TOO_MANY_FIELDS, type QueryDict } from './query-string.js'
-import { renderJson, renderPage } from './render-page.js'
-import { headerListOf, pageCacheOf, type CachedPage } from './page-cache.js'
+import { pageParts, renderJson, renderPage, type PageEnvelope } from './render-page.js'
+import { headerListOf, pageCacheOf } from './page-cache.js'
+import type { FrontPage } from './cache-front.js'
 import { linkOrigin, type OriginOptions } from './request-origin.js'
 
 export const EXPLORE_PATH = '/:lang/api/internal/explore/'
@@ -61,11 +62,16 @@ declare module 'fastify' {
   }
 }
 
-/** A page's bytes: its items, count and links. Shared by the route and the cache front. */
-export function pageBody (listing: LanguageListing, query: QueryDict, url: string, { companies, limit, offset, offsetDigits }: PageParams, indent: number | null): Buffer {
+/** What a page holds: its items, count and links. Shared by the route and the cache front. */
+function pageEnvelope (listing: LanguageListing, query: QueryDict, url: string, { companies, limit, offset, offsetDigits }: PageParams): PageEnvelope {
   const page = listing.page(companies, offset, limit)
   const { next, previous } = pageLinks(url, query, { count: page.count, limit, offset, offsetDigits })
-  return renderPage({ count: page.count, next, previous, items: page.items }, indent)
+  return { count: page.count, next, previous, items: page.items }
+}
+
+/** A page's bytes, in one buffer. */
+export function pageBody (listing: LanguageListing, query: QueryDict, url: string, params: PageParams, indent: number | null): Buffer {
+  return renderPage(pageEnvelope(listing, query, url, params), indent)
 }
 
 export type ExploreAnswer = (request: FastifyRequest, reply: FastifyReply, lang: string) => Promise<Buffer | FastifyReply>
@@ -135,7 +141,7 @@ export interface FrontPageOptions extends Omit<ExploreViewOptions, 'snapshot'> {
  * same page cache. `model` is the snapshot the front read for this request, `host` the Host it
  * checked, `key` the request's page cache key.
  */
-export function frontPage (options: FrontPageOptions): (request: IncomingMessage, model: SnapshotModel, host: string, key: string) => CachedPage | undefined {
+export function frontPage (options: FrontPageOptions): (request: IncomingMessage, model: SnapshotModel, host: string, key: string) => FrontPage | undefined {
   const { maxLimit, pageCacheBytes, corsAnyOrigin } = options
   const cacheControl = options.cacheMaxAge === null ? null : `public, max-age=${options.cacheMaxAge}`
   return (request, model, host, key) => {
@@ -157,15 +163,19 @@ export function frontPage (options: FrontPageOptions): (request: IncomingMessage
     }
     const origin = linkOrigin({ linkHost: host, headers: request.headers, socket: request.socket }, options)
     const etag = entityTag(model.info.version, origin, url, indent)
-    const body = pageBody(listing, query, `${origin}/${lang}/api/internal/explore/`, params, indent)
+    const envelope = pageEnvelope(listing, query, `${origin}/${lang}/api/internal/explore/`, params)
+    // A page the cache will keep (or an indented one, which is rare) is made in one buffer; any other is
+    // sent in parts, its items straight from the model.
+    const cache = pageCacheBytes > 0 ? pageCacheOf(model, pageCacheBytes) : null
+    const kept = cache !== null && cache.wants(key)
+    const body = kept || indent !== null ? renderPage(envelope, indent) : pageParts(envelope)
     // Written out rather than copied from an object: this runs for every uncached page.
     const headerList = corsAnyOrigin ? ['access-control-allow-origin', '*'] : []
     headerList.push('allow', ALLOW, 'vary', 'Accept', 'content-type', 'application/json', 'etag', etag)
     if (cacheControl !== null) headerList.push('cache-control', cacheControl)
-    headerList.push('content-length', String(body.length))
-    const page: CachedPage = { body, etag, headerList }
-    if (pageCacheBytes > 0) pageCacheOf(model, pageCacheBytes).set(key, page)
-    return page
+    headerList.push('content-length', String(Buffer.isBuffer(body) ? body.length : body.byteLength))
+    if (kept && Buffer.isBuffer(body)) cache.keep(key, { body, etag, headerList })
+    return { body, headerList }
   }
 }
 

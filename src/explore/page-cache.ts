@@ -44,11 +44,26 @@ export class PageCache {
     return this.pages.get(key)
   }
 
+  /** Offers the page made for `key`: kept if `wants(key)` says so. */
   set (key: string, page: CachedPage): void {
+    if (this.wants(key)) this.keep(key, page)
+  }
+
+  /**
+   * Whether a page about to be made for `key` would be kept: not the first time it is made (then the key
+   * is remembered), nor when it is kept already. Asked before the page is made, so that a page that will
+   * not be kept can be sent in parts, never copied into one buffer.
+   */
+  wants (key: string): boolean {
     if (!this.seen.has(key)) {
       this.remember(key)
-      return
+      return false
     }
+    return !this.pages.has(key)
+  }
+
+  /** Keeps a page `wants` asked for, unless it could never fit. */
+  keep (key: string, page: CachedPage): void {
     const size = page.body.length + key.length
     if (size > this.maxBytes || this.pages.has(key)) return
     while (this.bytes + size > this.maxBytes) this.evictOldest()

@@ -17,16 +17,44 @@ function link (url: string | null): string {
   return url === null ? 'null' : JSON.stringify(url)
 }
 
+/** The page up to its items: ASCII, so its length is its byte length. */
+function pageHead (page: PageEnvelope): string {
+  return `{"count":${page.count},"next":${link(page.next)},"previous":${link(page.previous)},"results":[`
+}
+
+const PAGE_TAIL = Buffer.from(']}')
+
 export function renderPage (page: PageEnvelope, indent: number | null): Buffer {
-  const head = `{"count":${page.count},"next":${link(page.next)},"previous":${link(page.previous)},"results":[`
-  // One allocation for the whole answer; the head is ASCII, so its length is its byte length.
+  const head = pageHead(page)
+  // One allocation for the whole answer.
   const itemsLength = page.items.byteLength
-  const compact = allocAnswer(head.length + itemsLength + 2)
+  const compact = allocAnswer(head.length + itemsLength + PAGE_TAIL.length)
   compact.write(head, 0, 'latin1')
   page.items.copyTo(compact, head.length)
-  compact[head.length + itemsLength] = 0x5d // ]
-  compact[head.length + itemsLength + 1] = 0x7d // }
+  PAGE_TAIL.copy(compact, head.length + itemsLength)
   return indent === null ? compact : renderJson(JSON.parse(compact.toString('utf8')), indent)
+}
+
+/** A compact page as the pieces that make it, in order: nothing copied (the items are views of the model). */
+export interface PageParts {
+  head: string
+  items: Buffer[]
+  tail: Buffer
+  /** Bytes in all: the Content-Length. */
+  byteLength: number
+}
+
+/**
+ * The bytes `renderPage(page, null)` would return, in parts. Sending views of the items where they are
+ * kept, rather than copying them into one buffer first, let a bare server gathering 20 items answer a
+ * quarter faster (BENCHMARKS.md): the kernel copies them once, into the socket.
+ */
+export function pageParts (page: PageEnvelope): PageParts {
+  const head = pageHead(page)
+  const items = page.items.views()
+  let byteLength = head.length + PAGE_TAIL.length
+  for (const view of items) byteLength += view.length
+  return { head, items, tail: PAGE_TAIL, byteLength }
 }
 
 /**

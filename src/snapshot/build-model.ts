@@ -51,10 +51,13 @@ class LanguageBuilder {
 
   add (item: SnapshotItem): void {
     const json = renderItem(item)
-    // A UTF-16 code unit is at most 3 UTF-8 bytes: check the cheap bound before measuring exactly.
-    let length = json.length * 3
+    // Each item is followed by the comma that separates it from the next one in a page, so a page's
+    // items go out as views of this memory, a comma included with every item but the last
+    // (snapshot-model.ts, PageItems). A UTF-16 code unit is at most 3 UTF-8 bytes: check the cheap
+    // bound before measuring exactly.
+    let length = json.length * 3 + 1
     if (this.used + length > this.chunk.length) {
-      length = Buffer.byteLength(json)
+      length = Buffer.byteLength(json) + 1
       if (this.used + length > this.chunk.length) {
         this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_SIZE, length))
         this.chunks.push(this.chunk)
@@ -62,10 +65,11 @@ class LanguageBuilder {
       }
     }
     const written = this.chunk.write(json, this.used)
+    this.chunk[this.used + written] = 0x2c // ','
     this.chunkOf.push(this.chunks.length - 1)
     this.offsetOf.push(this.used)
     this.lengthOf.push(written)
-    this.used += written
+    this.used += written + 1
     this.dates.push(dateKey(item.backdate))
     this.pks.push(item.pk)
     this.companies.push(item.companies)

@@ -1,7 +1,10 @@
 // The served state: immutable, per language, items already serialized in served order. Plain TypeScript,
 // no Fastify: the route asks a LanguageListing for a count and a page and gets bytes back.
 
-/** Where each item's served JSON is, by rank (position in served order). */
+/**
+ * Where each item's served JSON is, by rank (position in served order). Every item is followed in its
+ * chunk by a comma (at `startOf + lengthOf`), so the items of a page are copied or sent a comma included.
+ */
 export interface ItemStore {
   chunks: readonly Buffer[]
   chunkOf: Uint32Array
@@ -11,7 +14,8 @@ export interface ItemStore {
 
 /**
  * A page's items as JSON array contents (`{…},{…}`, no brackets), not yet copied anywhere: the caller
- * allocates the whole answer once and has the items written into it.
+ * either allocates the whole answer once and has the items written into it, or sends views of the
+ * memory they are kept in.
  */
 export class PageItems {
   constructor (
@@ -39,12 +43,41 @@ export class PageItems {
     const { chunks, chunkOf, startOf, lengthOf } = this.store
     let end = at
     for (let i = this.from; i < this.to; i++) {
-      if (i > this.from) target[end++] = 0x2c // ','
       const rank = this.rank(i)
       const start = startOf[rank] as number
-      end += (chunks[chunkOf[rank] as number] as Buffer).copy(target, end, start, start + (lengthOf[rank] as number))
+      // Each item with the comma after it, but the last.
+      const stop = start + (lengthOf[rank] as number) + (i + 1 < this.to ? 1 : 0)
+      end += (chunks[chunkOf[rank] as number] as Buffer).copy(target, end, start, stop)
     }
     return end - at
+  }
+
+  /**
+   * The items as views of the chunks they are kept in, nothing copied: items that lie side by side in
+   * one chunk come as one view. Together the views hold exactly the bytes `copyTo` writes.
+   */
+  views (): Buffer[] {
+    const { chunks, chunkOf, startOf, lengthOf } = this.store
+    const views: Buffer[] = []
+    let chunk = -1
+    let start = 0
+    let end = 0
+    for (let i = this.from; i < this.to; i++) {
+      const rank = this.rank(i)
+      const at = startOf[rank] as number
+      const next = at + (lengthOf[rank] as number) + 1 // with its comma
+      if (chunkOf[rank] === chunk && at === end) {
+        end = next
+        continue
+      }
+      if (chunk >= 0) views.push((chunks[chunk] as Buffer).subarray(start, end))
+      chunk = chunkOf[rank] as number
+      start = at
+      end = next
+    }
+    // The last item goes without its comma.
+    if (chunk >= 0) views.push((chunks[chunk] as Buffer).subarray(start, end - 1))
+    return views
   }
 
   toString (): string {

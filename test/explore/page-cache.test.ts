@@ -30,6 +30,16 @@ t.test('a page asked for once is not kept', async t => {
   t.ok(cache.get('once'), 'the second time it is')
 })
 
+t.test('wants: asked before a page is made, so one not kept can be sent in parts', async t => {
+  const cache = new PageCache(1000)
+  t.equal(cache.wants('k'), false, 'the first time: remembered, not wanted')
+  t.equal(cache.get('k'), undefined)
+  t.equal(cache.wants('k'), true, 'the second time')
+  cache.keep('k', page(10))
+  t.ok(cache.get('k'))
+  t.equal(cache.wants('k'), false, 'not once it is kept')
+})
+
 /** Everything a client sees of an answer, but the date. */
 const seen = (res: { statusCode: number, headers: Record<string, unknown>, body: string }) => {
   const { date, ...headers } = res.headers

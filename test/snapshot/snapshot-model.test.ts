@@ -102,3 +102,26 @@ t.test('the item bytes agree with JSON.stringify for any strings', async t => {
     return parsed.translated_title === title && parsed.translated_abstract === abstract
   }), { numRuns: 300 })
 })
+
+t.test('a page in views of the model holds exactly the bytes it copies, items side by side in one view', async t => {
+  const bytes = (items: PageItems): Buffer => {
+    const out = Buffer.alloc(items.byteLength)
+    t.equal(items.copyTo(out, 0), items.byteLength)
+    return out
+  }
+  const en = load(smallSnapshot()).language('en')!
+  const pages = [en.page(null, 0, 25), en.page(null, 3, 4), en.page(null, 24, 5), en.page(null, 30, 5), en.page([7], 0, 100), en.page([7, 9], 4, 3), en.page([12345], 0, 10)]
+  for (const { items } of pages) {
+    t.same(Buffer.concat(items.views()), bytes(items))
+    t.same(JSON.parse(`[${Buffer.concat(items.views()).toString()}]`), JSON.parse(`[${items.toString()}]`))
+  }
+  t.same(en.page(null, 30, 5).items.views(), [], 'nothing for an empty page')
+  // Items are kept in the order the file lists them. Listed newest first, a page of the whole language
+  // is one run of memory, sent as one view; a company's items are apart.
+  const sorted = { languages: { en: Array.from({ length: 50 }, (_, i) => makeItem(50 - i, '2024-01-01', [i % 2])) } }
+  const listing = load(sorted).language('en')!
+  t.equal(listing.page(null, 5, 20).items.views().length, 1)
+  t.equal(listing.page([0], 0, 10).items.views().length, 10)
+  t.same(pks(listing.page(null, 5, 3).items), [45, 44, 43])
+  t.equal(Buffer.concat(listing.page(null, 5, 3).items.views()).toString(), listing.page(null, 5, 3).items.toString())
+})
