@@ -30,6 +30,23 @@ function dateKey (backdate: string): number {
 // and stay there: the served model reads them in place.
 const CHUNK_SIZE = 4 * 1024 * 1024
 
+/**
+ * One language's items as a worker thread hands them over: the chunks they were written to and, per item
+ * in source order, where it is and its sort and filter keys. Typed arrays and buffers only, so a
+ * postMessage moves them rather than copying.
+ */
+export interface LanguagePart {
+  chunks: Uint8Array[]
+  chunkOf: Uint32Array<ArrayBuffer>
+  offsetOf: Uint32Array<ArrayBuffer>
+  lengthOf: Uint32Array<ArrayBuffer>
+  dates: Uint32Array<ArrayBuffer>
+  pks: Float64Array<ArrayBuffer>
+  /** The items' company ids, one item's after another: item k's end at `companyEnd[k]`. */
+  companyIds: Float64Array<ArrayBuffer>
+  companyEnd: Uint32Array<ArrayBuffer>
+}
+
 class LanguageBuilder {
   private readonly chunks: Buffer[] = []
   private chunk: Buffer = Buffer.alloc(0)
@@ -39,7 +56,9 @@ class LanguageBuilder {
   readonly lengthOf: number[] = []
   readonly dates: number[] = []
   readonly pks: number[] = []
-  readonly companies: number[][] = []
+  /** Every item's company ids in one list (no small array per item): item i's end at `companyEnd[i]`. */
+  readonly companyIds: number[] = []
+  readonly companyEnd: number[] = []
   /** pk → source index of the first item that had it, to report repeats. */
   readonly firstIndexOfPk = new Map<number, number>()
 
@@ -59,7 +78,8 @@ class LanguageBuilder {
     if (this.used + length > this.chunk.length) {
       length = Buffer.byteLength(json) + 1
       if (this.used + length > this.chunk.length) {
-        this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_SIZE, length))
+        // The few bytes left at the end of a full chunk are not worth a copy of the chunk.
+        this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_SIZE, length))
         this.chunks.push(this.chunk)
         this.used = 0
       }
@@ -72,7 +92,64 @@ class LanguageBuilder {
     this.used += written + 1
     this.dates.push(dateKey(item.backdate))
     this.pks.push(item.pk)
-    this.companies.push(item.companies)
+    for (const company of item.companies) this.companyIds.push(company)
+    this.companyEnd.push(this.companyIds.length)
+  }
+
+  /**
+   * Closes the chunk being written: a chunk is rarely full when the items run out, so only what it holds
+   * is kept, in a buffer of its own (never a slice of Node's shared pool, which could not be moved to
+   * another thread). The next item starts a new chunk.
+   */
+  private seal (): void {
+    if (this.chunks.length > 0 && this.used < this.chunk.length) {
+      const kept = Buffer.allocUnsafeSlow(this.used)
+      this.chunk.copy(kept, 0, 0, this.used)
+      this.chunks[this.chunks.length - 1] = kept
+    }
+    this.chunk = Buffer.alloc(0)
+    this.used = 0
+  }
+
+  /** Everything added, to be handed to another thread's builder (`absorb`). */
+  part (): LanguagePart {
+    this.seal()
+    return {
+      chunks: this.chunks,
+      chunkOf: Uint32Array.from(this.chunkOf),
+      offsetOf: Uint32Array.from(this.offsetOf),
+      lengthOf: Uint32Array.from(this.lengthOf),
+      dates: Uint32Array.from(this.dates),
+      pks: Float64Array.from(this.pks),
+      companyIds: Float64Array.from(this.companyIds),
+      companyEnd: Uint32Array.from(this.companyEnd)
+    }
+  }
+
+  /**
+   * Adds items another builder made (a worker thread's), after those added here; `indexes` are their
+   * places in the language in the source. Returns the index of an earlier item that had the pk of one of
+   * them, or -1.
+   */
+  absorb (part: LanguagePart, indexes: ArrayLike<number>): number {
+    this.seal()
+    const base = this.chunks.length
+    for (const chunk of part.chunks) this.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+    const companyBase = this.companyIds.length
+    for (const company of part.companyIds) this.companyIds.push(company)
+    for (let k = 0; k < part.pks.length; k++) {
+      const pk = part.pks[k] as number
+      const first = this.firstIndexOfPk.get(pk)
+      if (first !== undefined) return first
+      this.firstIndexOfPk.set(pk, indexes[k] as number)
+      this.chunkOf.push(base + (part.chunkOf[k] as number))
+      this.offsetOf.push(part.offsetOf[k] as number)
+      this.lengthOf.push(part.lengthOf[k] as number)
+      this.dates.push(part.dates[k] as number)
+      this.pks.push(pk)
+      this.companyEnd.push(companyBase + (part.companyEnd[k] as number))
+    }
+    return -1
   }
 
   build (): LanguageListing {
@@ -88,12 +165,14 @@ class LanguageBuilder {
     const startOf = new Uint32Array(n)
     const lengthOf = new Uint32Array(n)
     const lists = new Map<number, number[]>()
+    const { companyIds, companyEnd } = this
     for (let rank = 0; rank < n; rank++) {
       const i = order[rank] as number
       chunkOf[rank] = this.chunkOf[i] as number
       startOf[rank] = this.offsetOf[i] as number
       lengthOf[rank] = this.lengthOf[i] as number
-      for (const company of this.companies[i] as number[]) {
+      for (let c = i === 0 ? 0 : companyEnd[i - 1] as number; c < (companyEnd[i] as number); c++) {
+        const company = companyIds[c] as number
         const list = lists.get(company)
         if (list === undefined) lists.set(company, [rank])
         // Ranks arrive ascending, so a company listed twice on one item shows as a repeat of the last rank.
@@ -102,8 +181,8 @@ class LanguageBuilder {
     }
     const byCompany = new Map<number, Uint32Array>()
     for (const [company, list] of lists) byCompany.set(company, Uint32Array.from(list))
-    // The last chunk is rarely full: keep only what it holds.
-    const chunks = this.chunks.map((chunk, c) => c === this.chunks.length - 1 ? Buffer.from(chunk.subarray(0, this.used)) : chunk)
+    this.seal()
+    const chunks = this.chunks
     return new LanguageListing(this.language, { chunks, chunkOf, startOf, lengthOf }, byCompany)
   }
 }
@@ -128,6 +207,22 @@ export class SnapshotModelBuilder {
     builder.firstIndexOfPk.set(item.pk, index)
     builder.add(item)
     return -1
+  }
+
+  /** Every language's items so far, to be handed to another thread's builder. */
+  parts (): Map<string, LanguagePart> {
+    const parts = new Map<string, LanguagePart>()
+    for (const [code, builder] of this.languages) parts.set(code, builder.part())
+    return parts
+  }
+
+  /**
+   * Adds a language's items made by another builder (see LanguageBuilder.absorb), after those added here.
+   * Returns the index of an earlier item with the pk of one of them, or -1.
+   */
+  absorb (language: string, part: LanguagePart, indexes: ArrayLike<number>): number {
+    this.language(language)
+    return (this.languages.get(language) as LanguageBuilder).absorb(part, indexes)
   }
 
   build (info: SnapshotInfo): SnapshotModel {

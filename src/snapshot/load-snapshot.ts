@@ -8,7 +8,8 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../schemas/formats.js'
 import { LANGUAGE_PATTERN, SnapshotItemSchema, SnapshotSchema, type Snapshot, type SnapshotItem } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
-import { SnapshotModelBuilder } from './build-model.js'
+import { SnapshotModelBuilder, type LanguagePart } from './build-model.js'
+import { ItemHelper } from './item-helper.js'
 import { scanSnapshot } from './scan-snapshot.js'
 import type { SnapshotInfo, SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, jsonPath } from './validation-report.js'
@@ -27,7 +28,18 @@ export interface LoadOptions {
   now?: () => Date
   /** Parse the document whole, skipping the item-by-item path (tests compare the two). */
   whole?: boolean
+  /**
+   * Files of at least this many bytes have the second half of their items added by a worker thread
+   * (default PARALLEL_BYTES; Infinity: never). Only `loadSnapshotBytes` and `loadSnapshotFile` use one.
+   */
+  parallelBytes?: number
 }
+
+/**
+ * From this size on, a worker thread adds half the items. Starting one costs ~0.1 s (its own copy of
+ * the schema code), which a file this size repays several times over; below it, one thread is quicker.
+ */
+export const PARALLEL_BYTES = 32 * 1024 * 1024
 
 /**
  * Reads and validates a snapshot file. Throws SnapshotError, never anything else, for a bad file.
@@ -44,20 +56,56 @@ export async function loadSnapshotFile (file: string, options: LoadOptions = {})
   return await loadSnapshotBytes(raw, file, options)
 }
 
-/** parseSnapshot, with a turn of the event loop every SLICE_MS of work. */
+/**
+ * parseSnapshot, with a turn of the event loop every SLICE_MS of work, and, for a large file, a worker
+ * thread adding the second half of the items while this thread adds the first (item-worker.ts).
+ */
 export async function loadSnapshotBytes (raw: Buffer, file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
-  const { start, info } = begin(raw, file, options)
-  const scanned = options.whole === true ? null : scanDocument(raw, start)
-  if (scanned !== null) {
-    const builder = newBuilder(scanned)
-    let valid = true
-    for (let from = 0; from < scanned.itemCount && valid; from = scanned.next) {
-      valid = addItems(raw, scanned, builder, from, SLICE_MS)
-      if (valid) await new Promise(resolve => setImmediate(resolve))
+  // Started first, so that the worker loads its modules while this thread scans the document.
+  const helper = options.whole !== true && raw.length >= (options.parallelBytes ?? PARALLEL_BYTES) ? new ItemHelper() : null
+  try {
+    const { start, info } = begin(raw, file, options)
+    const scanned = options.whole === true ? null : scanDocument(raw, start)
+    if (scanned !== null) {
+      const builder = newBuilder(scanned)
+      const half = helper === null ? scanned.itemCount : scanned.itemCount >>> 1
+      const rest = helper?.add(raw, scanned, half)
+      let valid = true
+      for (let from = 0; from < half && valid; from = scanned.next) {
+        valid = addItems(raw, scanned, builder, from, half, SLICE_MS)
+        if (valid) await new Promise(resolve => setImmediate(resolve))
+      }
+      if (valid && rest !== undefined) {
+        const parts = await rest
+        // A worker that could not run leaves its half to this thread.
+        if (parts === 'invalid') {
+          valid = false
+        } else if (parts === 'unavailable') {
+          for (let from = half; from < scanned.itemCount && valid; from = scanned.next) {
+            valid = addItems(raw, scanned, builder, from, scanned.itemCount, SLICE_MS)
+            if (valid) await new Promise(resolve => setImmediate(resolve))
+          }
+        } else {
+          valid = absorbParts(builder, scanned, half, parts)
+        }
+      }
+      if (valid) return builder.build({ ...info, generatedAt: scanned.generatedAt })
     }
-    if (valid) return builder.build({ ...info, generatedAt: scanned.generatedAt })
+    return loadWhole(raw, start, file, info, options)
+  } finally {
+    helper?.stop()
   }
-  return loadWhole(raw, start, file, info, options)
+}
+
+/** The worker's items, after this thread's; false when one repeats the pk of an earlier item. */
+function absorbParts (builder: SnapshotModelBuilder, scanned: ScannedDocument, from: number, parts: Map<string, LanguagePart>): boolean {
+  // Each language's items in the worker's half, in order: their indexes in the language's array.
+  const indexes = scanned.languages.map((): number[] => [])
+  for (let i = from; i < scanned.itemCount; i++) (indexes[scanned.itemLanguage[i] as number] as number[]).push(scanned.itemIndex[i] as number)
+  for (const [code, part] of parts) {
+    if (builder.absorb(code, part, indexes[scanned.languages.indexOf(code)] as number[]) >= 0) return false
+  }
+  return true
 }
 
 function describeReadError (error: unknown): string {
@@ -77,7 +125,7 @@ export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions =
   const scanned = options.whole === true ? null : scanDocument(raw, start)
   if (scanned !== null) {
     const builder = newBuilder(scanned)
-    if (addItems(raw, scanned, builder, 0, Infinity)) return builder.build({ ...info, generatedAt: scanned.generatedAt })
+    if (addItems(raw, scanned, builder, 0, scanned.itemCount, Infinity)) return builder.build({ ...info, generatedAt: scanned.generatedAt })
   }
   return loadWhole(raw, start, file, info, options)
 }
@@ -96,17 +144,25 @@ function begin (raw: Buffer, file: string, options: LoadOptions) {
   return { start, info }
 }
 
-/** What the scan found: top-level members, checked; every item's place, not yet parsed. */
-interface ScannedDocument {
-  generatedAt: string | null
+/** Where items are in a document's bytes, and which language's array each is in, at which index. */
+export interface ItemPlaces {
   languages: string[]
   itemCount: number
+  itemLanguage: ArrayLike<number>
+  itemIndex: ArrayLike<number>
+  itemStart: ArrayLike<number>
+  itemEnd: ArrayLike<number>
+  /** Where the last call to addItems stopped. */
+  next: number
+}
+
+/** What the scan found: top-level members, checked; every item's place, not yet parsed. */
+interface ScannedDocument extends ItemPlaces {
+  generatedAt: string | null
   itemLanguage: number[]
   itemIndex: number[]
   itemStart: number[]
   itemEnd: number[]
-  /** Where the last call to addItems stopped. */
-  next: number
 }
 
 const INVALID = new Error('invalid snapshot')
@@ -116,7 +172,7 @@ const INVALID = new Error('invalid snapshot')
  * first problem of any kind; the whole-document path then builds the report (or, for a valid document
  * the scanner did not follow, the model).
  */
-function scanDocument (raw: Buffer, start: number): ScannedDocument | null {
+export function scanDocument (raw: Buffer, start: number): ScannedDocument | null {
   const scanned: ScannedDocument = { generatedAt: null, languages: [], itemCount: 0, itemLanguage: [], itemIndex: [], itemStart: [], itemEnd: [], next: 0 }
   try {
     const ok = scanSnapshot(raw, start, {
@@ -153,14 +209,14 @@ function newBuilder (scanned: ScannedDocument): SnapshotModelBuilder {
 }
 
 /**
- * Parses, checks and adds items from `from` on, for about `budgetMs` (the rest are left for the next
- * call, from `scanned.next`). Returns false at the first item that is not valid.
+ * Parses, checks and adds items from `from` up to `to`, for about `budgetMs` (the rest are left for the
+ * next call, from `scanned.next`). Returns false at the first item that is not valid.
  */
-function addItems (raw: Buffer, scanned: ScannedDocument, builder: SnapshotModelBuilder, from: number, budgetMs: number): boolean {
+export function addItems (raw: Buffer, scanned: ItemPlaces, builder: SnapshotModelBuilder, from: number, to: number, budgetMs: number): boolean {
   const deadline = performance.now() + budgetMs
   let i = from
   try {
-    for (; i < scanned.itemCount; i++) {
+    for (; i < to; i++) {
       // Reading the clock costs more than an item: look at it every 64 items.
       if ((i & 63) === 0 && i > from && performance.now() > deadline) break
       const item: unknown = JSON.parse(raw.toString('utf8', scanned.itemStart[i], scanned.itemEnd[i]))

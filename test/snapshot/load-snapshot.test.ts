@@ -1,9 +1,14 @@
 import t from 'tap'
+import { existsSync } from 'node:fs'
 import { chmod, mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { loadSnapshotBytes, loadSnapshotFile, parseSnapshot } from '../../src/snapshot/load-snapshot.js'
+import { loadSnapshotBytes, loadSnapshotFile, parseSnapshot, scanDocument } from '../../src/snapshot/load-snapshot.js'
 import { SnapshotError } from '../../src/errors.js'
-import { makeItem, smallSnapshot, tempDir, writeSnapshot } from '../helpers.js'
+import { ItemHelper } from '../../src/snapshot/item-helper.js'
+import { renderItem, type LanguagePart } from '../../src/snapshot/build-model.js'
+import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
+import type { SnapshotItem } from '../../src/schemas/snapshot.js'
+import { makeItem, smallSnapshot, tempDir, writeSnapshot, type SnapshotDoc } from '../helpers.js'
 
 const problemsOf = (raw: string | Buffer): readonly string[] => {
   try {
@@ -177,4 +182,79 @@ t.test('a file that cannot be read', async t => {
   if (process.getuid?.() !== 0) {
     await t.rejects(loadSnapshotFile(locked), { code: 'SNAPSHOT_ERR_UNREADABLE', problems: ['permission denied'] })
   }
+})
+
+t.test('a worker thread adding half the items: the same model, the same errors', async t => {
+  const { writeSnapshot: generate } = await import('../../scripts/generate-snapshot.js')
+  const file = join(await tempDir(t), 'generated.json')
+  await generate(file, { items: 3000, format: 'lines' })
+  const raw = await readFile(file)
+  // Every page the model can give, with its companies' pages, as text.
+  const everything = (model: SnapshotModel): string[] => model.languages.flatMap(code => {
+    const listing = model.language(code)!
+    const all = listing.page(null, 0, listing.size)
+    const pks = (JSON.parse(`[${all.items.toString()}]`) as SnapshotItem[]).map(item => item.pk)
+    const companies = [...new Set((JSON.parse(raw.toString()) as { languages: Record<string, SnapshotItem[]> }).languages[code]!.flatMap(item => item.companies))]
+    return [`${code} ${all.count} ${pks.join(',')} ${all.items.toString().length}`, ...companies.map(c => `${code}/${c} ${listing.page([c], 0, 10_000).items.toString()}`)]
+  })
+  const alone = parseSnapshot(raw, file)
+  const helped = await loadSnapshotBytes(raw, file, { parallelBytes: 0 })
+  t.same(helped.itemCounts(), alone.itemCounts())
+  t.ok(everything(helped).length > 100)
+  t.same(everything(helped), everything(alone))
+  t.equal(helped.info.version, alone.info.version)
+
+  const errorOf = async (doc: SnapshotDoc): Promise<readonly string[]> => {
+    const bytes = Buffer.from(JSON.stringify(doc))
+    const whole = problemsOf(bytes)
+    const rejected = await loadSnapshotBytes(bytes, 'test.json', { parallelBytes: 0 }).then(() => null, (error: unknown) => error)
+    t.type(rejected, SnapshotError)
+    t.same((rejected as SnapshotError).problems, whole, 'reported as the single thread reports it')
+    return whole
+  }
+  const items = Array.from({ length: 40 }, (_, i) => makeItem(i + 1, '2024-01-01', [1]))
+  const badLate = structuredClone(items)
+  badLate[35]!.backdate = '2024-02-30'
+  t.match(await errorOf({ languages: { en: badLate } }), [/^languages\.en\[35\]\.backdate: /])
+  const badEarly = structuredClone(items)
+  badEarly[2]!.pk = -0.5
+  t.match(await errorOf({ languages: { en: badEarly } }), [/^languages\.en\[2\]\.pk: /])
+  const repeatedAcross = structuredClone(items)
+  repeatedAcross[30]!.pk = 3
+  t.match(await errorOf({ languages: { en: repeatedAcross } }), ['languages.en[30].pk: 3 repeats languages.en[2]'])
+  const repeatedInWorker = structuredClone(items)
+  repeatedInWorker[38]!.pk = 31
+  t.match(await errorOf({ languages: { en: repeatedInWorker } }), ['languages.en[38].pk: 31 repeats languages.en[30]'])
+})
+
+t.test('the worker really does the second half (here and in the built code)', async t => {
+  const items = Array.from({ length: 10 }, (_, i) => makeItem(i + 1, '2024-01-01', [i % 3]))
+  const raw = Buffer.from(JSON.stringify({ languages: { en: items.slice(0, 6), es: items.slice(6) } }))
+  const places = scanDocument(raw, 0)!
+  t.equal(places.itemCount, 10)
+  // The built code starts item-worker.js, the source item-worker.ts: both are tried where both exist
+  // (CI builds before it tests; a clean clone's `npm test` has no dist/ yet).
+  const built = new URL('../../dist/snapshot/item-helper.js', import.meta.url)
+  if (!existsSync(built)) t.comment('dist/ is not built: only the source worker is tried')
+  for (const module of existsSync(built) ? ['../../src/snapshot/item-helper.js', built.href] : ['../../src/snapshot/item-helper.js']) {
+    const { ItemHelper: Helper } = await import(module) as typeof import('../../src/snapshot/item-helper.js')
+    const helper = new Helper()
+    const parts = await helper.add(raw, places, 4)
+    helper.stop()
+    t.ok(parts instanceof Map, `${module}: answered`)
+    const { en, es } = Object.fromEntries(parts as Map<string, LanguagePart>)
+    t.same([...en!.pks], [5, 6])
+    t.same([...es!.pks], [7, 8, 9, 10])
+    t.same(Buffer.from(es!.chunks[0]!).toString(), items.slice(6).map(item => renderItem(item) + ',').join(''), 'served bytes, each with its comma')
+  }
+})
+
+t.test('a worker that cannot help leaves its half to the loading thread', async t => {
+  const raw = Buffer.from(JSON.stringify(smallSnapshot()))
+  const helper = new ItemHelper()
+  helper.stop()
+  t.equal(await helper.add(raw, { languages: ['en'], itemCount: 2, itemLanguage: [0, 0], itemIndex: [0, 1], itemStart: [0, 1], itemEnd: [1, 2], next: 0 }, 1), 'unavailable')
+  const idle = new ItemHelper()
+  t.same(await idle.add(raw, { languages: [], itemCount: 0, itemLanguage: [], itemIndex: [], itemStart: [], itemEnd: [], next: 0 }, 0), new Map(), 'nothing to add')
+  idle.stop()
 })
