@@ -70,24 +70,13 @@ export async function loadSnapshotBytes (raw: Buffer, file: string, options: Loa
       const builder = newBuilder(scanned)
       const half = helper === null ? scanned.itemCount : scanned.itemCount >>> 1
       const rest = helper?.add(raw, scanned, half)
-      let valid = true
-      for (let from = 0; from < half && valid; from = scanned.next) {
-        valid = addItems(raw, scanned, builder, from, half, SLICE_MS)
-        if (valid) await new Promise(resolve => setImmediate(resolve))
-      }
+      let valid = await addInSlices(raw, scanned, builder, 0, half)
       if (valid && rest !== undefined) {
         const parts = await rest
         // A worker that could not run leaves its half to this thread.
-        if (parts === 'invalid') {
-          valid = false
-        } else if (parts === 'unavailable') {
-          for (let from = half; from < scanned.itemCount && valid; from = scanned.next) {
-            valid = addItems(raw, scanned, builder, from, scanned.itemCount, SLICE_MS)
-            if (valid) await new Promise(resolve => setImmediate(resolve))
-          }
-        } else {
-          valid = absorbParts(builder, scanned, half, parts)
-        }
+        if (parts === 'invalid') valid = false
+        else if (parts === 'unavailable') valid = await addInSlices(raw, scanned, builder, half, scanned.itemCount)
+        else valid = absorbParts(builder, scanned, half, parts)
       }
       if (valid) return builder.build({ ...info, generatedAt: scanned.generatedAt })
     }
@@ -95,6 +84,15 @@ export async function loadSnapshotBytes (raw: Buffer, file: string, options: Loa
   } finally {
     helper?.stop()
   }
+}
+
+/** addItems from `from` up to `to`, a slice of SLICE_MS at a time with a turn of the event loop after each. */
+async function addInSlices (raw: Buffer, scanned: ScannedDocument, builder: SnapshotModelBuilder, from: number, to: number): Promise<boolean> {
+  for (let at = from; at < to; at = scanned.next) {
+    if (!addItems(raw, scanned, builder, at, to, SLICE_MS)) return false
+    await new Promise(resolve => setImmediate(resolve))
+  }
+  return true
 }
 
 /** The worker's items, after this thread's; false when one repeats the pk of an earlier item. */

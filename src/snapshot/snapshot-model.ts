@@ -40,15 +40,8 @@ export class PageItems {
 
   /** Writes the items into `target` at `at`; returns the number of bytes written. */
   copyTo (target: Buffer, at: number): number {
-    const { chunks, chunkOf, startOf, lengthOf } = this.store
     let end = at
-    for (let i = this.from; i < this.to; i++) {
-      const rank = this.rank(i)
-      const start = startOf[rank] as number
-      // Each item with the comma after it, but the last.
-      const stop = start + (lengthOf[rank] as number) + (i + 1 < this.to ? 1 : 0)
-      end += (chunks[chunkOf[rank] as number] as Buffer).copy(target, end, start, stop)
-    }
+    for (const view of this.views()) end += view.copy(target, end)
     return end - at
   }
 
