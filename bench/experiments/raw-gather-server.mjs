@@ -1,9 +1,12 @@
 // A bare Node HTTP server (no Fastify, no model) answering every request with 23,000 bytes, to see what
 // building a fresh answer costs by itself. Modes: `same` re-sends one buffer (what the cold ceiling does);
 // `reuse` gathers 20 slices of a 200 MB arena into that one buffer; `slab` gathers into slices of 1 MiB
-// slabs; `fresh` gathers into a new Buffer.allocUnsafe each time; `views` copies nothing and writes the 20
-// slices themselves, in one tick (Node sends them in one writev).
-// Usage: node bench/experiments/raw-gather-server.mjs same|reuse|slab|fresh|views PORT
+// slabs; `fresh` gathers into a new Buffer.allocUnsafe each time; `pool` gathers into buffers reused once
+// their answer has finished; `views` copies nothing and writes the 20 slices themselves, in one tick (Node
+// sends them in one writev).
+// LIKE_SERVICE=timeout,listener,headers (or all) adds what the service's HTTP server does besides
+// answering: request and socket timeouts, a second 'request' listener, reading three request headers.
+// Usage: [LIKE_SERVICE=all] node bench/experiments/raw-gather-server.mjs same|reuse|slab|fresh|pool|views PORT
 import { createServer } from 'node:http'
 
 const [mode = 'same', port = '3222'] = process.argv.slice(2)
@@ -25,8 +28,13 @@ function slabSlice () {
   return slab.subarray(slabAt - SIZE, slabAt)
 }
 
+const pool = []
+function pooled () {
+  return pool.pop() ?? Buffer.allocUnsafeSlow(SIZE)
+}
+
 function gathered () {
-  const body = mode === 'reuse' ? same : mode === 'slab' ? slabSlice() : Buffer.allocUnsafe(SIZE)
+  const body = mode === 'reuse' ? same : mode === 'slab' ? slabSlice() : mode === 'pool' ? pooled() : Buffer.allocUnsafe(SIZE)
   for (let i = 0; i < SIZE / ITEM; i++) {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff
     const at = seed % (arena.length - 2 * ITEM)
@@ -44,9 +52,18 @@ function sendViews (response) {
   response.end()
 }
 
-createServer((request, response) => {
+// LIKE_SERVICE=timeout|listener|headers|all: what the service's server does besides answering.
+const like = process.env.LIKE_SERVICE ?? ''
+const has = what => like === 'all' || like.split(',').includes(what)
+const server = createServer({ maxHeaderSize: 16 * 1024 }, (request, response) => {
+  if (has('headers') && (request.headers.host === undefined || request.headers['if-none-match'] !== undefined || request.headers.accept === 'x')) return
   response.writeHead(200, headers)
   if (mode === 'views') sendViews(response)
-  else response.end(mode === 'same' ? same : gathered())
+  else if (mode === 'pool') {
+    const body = gathered()
+    response.end(body, () => pool.push(body))
+  } else response.end(mode === 'same' ? same : gathered())
 }).listen(Number(port), '127.0.0.1')
+if (has('timeout')) { server.requestTimeout = 10_000; server.setTimeout(60_000) }
+if (has('listener')) server.on('request', request => { request.socket.used = true })
 process.on('SIGINT', () => process.exit(0))
