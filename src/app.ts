@@ -10,7 +10,8 @@ import { invalidHost, isHttpError, notFound, uriTooLong, type ErrorBody } from '
 import { CacheFront, nextRequestId } from './explore/cache-front.js'
 import { notModified } from './explore/conditional-get.js'
 import { headersOf, pageCacheOf } from './explore/page-cache.js'
-import { exploreAnswer, exploreRoute, frontPage, LANGUAGE } from './explore/explore-route.js'
+import { exploreAnswer, exploreRoute, frontPage } from './explore/explore-route.js'
+import { LANGUAGE } from './schemas/snapshot.js'
 import { parseRequestQuery } from './explore/query-string.js'
 import { renderJson } from './explore/render-page.js'
 import { requestHost } from './explore/request-origin.js'
@@ -240,7 +241,8 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
       const key = pageKey(request, host, config, corsVaries)
       // The model is read once: the cached page and a built one come from the same snapshot.
       const model = app.snapshots.current()
-      return pageCacheOf(model, pageCacheBytes).get(key) ?? build?.(request, model, host, key)
+      const cache = pageCacheOf(model, pageCacheBytes)
+      return cache.get(key) ?? build?.(request, model, cache, host, key)
     })
     if (config.requestLog) {
       front.onAnswer(({ reqId, method, url, statusCode, responseTime }) => {

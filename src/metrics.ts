@@ -67,9 +67,8 @@ export default fp(async function metricsPlugin (app) {
   // Pages the cache front answered never reach Fastify; they are counted under the route they came from.
   // The front answers GET and HEAD with 200s only: their series are found once.
   const frontSeries = { GET: tally.series(EXPLORE_PATH, 'GET', 200), HEAD: tally.series(EXPLORE_PATH, 'HEAD', 200) }
-  app.cacheFront?.onAnswer(({ method, statusCode, responseTime }) => {
-    const series = statusCode === 200 && (method === 'GET' || method === 'HEAD') ? frontSeries[method] : tally.series(EXPLORE_PATH, method, statusCode)
-    tally.record(series, responseTime / 1000)
+  app.cacheFront?.onAnswer(({ method, responseTime }) => {
+    tally.record(frontSeries[method as 'GET' | 'HEAD'], responseTime / 1000)
   })
 
   app.get('/-/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {

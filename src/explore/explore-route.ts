@@ -8,7 +8,7 @@ import {
   CompaniesErrorSchema, ErrorDetailSchema, ExplorePageSchema, ExploreParamsSchema, ExploreQuerySchema,
   OptionsMetadataSchema, type OptionsMetadata
 } from '../schemas/explore-response.js'
-import { LANGUAGE_PATTERN } from '../schemas/snapshot.js'
+import { LANGUAGE, LANGUAGE_PATTERN } from '../schemas/snapshot.js'
 import type { LanguageListing, SnapshotModel } from '../snapshot/snapshot-model.js'
 import { entityTag, notModified } from './conditional-get.js'
 import { negotiate } from './content-negotiation.js'
@@ -16,13 +16,13 @@ import { lastValue, readPageParams, type PageParams } from './explore-query.js'
 import { pageLinks } from './page-links.js'
 import { parseRequestQuery, TOO_MANY_FIELDS, type QueryDict } from './query-string.js'
 import { pageParts, renderJson, renderPage, type PageEnvelope } from './render-page.js'
-import { headerListOf, pageCacheOf } from './page-cache.js'
+import { headerListOf, pageCacheOf, type PageCache } from './page-cache.js'
+import { allocAnswer, ownAnswer } from './page-slab.js'
 import type { FrontPage } from './cache-front.js'
 import { linkOrigin, type OriginOptions } from './request-origin.js'
 
 export const EXPLORE_PATH = '/:lang/api/internal/explore/'
-// A language segment as the snapshot format defines it (`en`, `pt-br`), whole or inside a path.
-export const LANGUAGE = new RegExp(LANGUAGE_PATTERN)
+// A language segment as the snapshot format defines it (`en`, `pt-br`), inside a path.
 const LANGUAGE_SEGMENT = LANGUAGE_PATTERN.slice(1, -1) // without its ^ and $
 const ALLOW = 'GET, HEAD, OPTIONS'
 
@@ -69,9 +69,9 @@ function pageEnvelope (listing: LanguageListing, query: QueryDict, url: string, 
   return { count: page.count, next, previous, items: page.items }
 }
 
-/** A page's bytes, in one buffer. */
-export function pageBody (listing: LanguageListing, query: QueryDict, url: string, params: PageParams, indent: number | null): Buffer {
-  return renderPage(pageEnvelope(listing, query, url, params), indent)
+/** A page's bytes, in one buffer; `kept` when the page cache will keep it (then in memory of its own). */
+export function pageBody (listing: LanguageListing, query: QueryDict, url: string, params: PageParams, indent: number | null, kept = false): Buffer {
+  return renderPage(pageEnvelope(listing, query, url, params), indent, kept ? ownAnswer : allocAnswer)
 }
 
 export type ExploreAnswer = (request: FastifyRequest, reply: FastifyReply, lang: string) => Promise<Buffer | FastifyReply>
@@ -116,11 +116,12 @@ export function exploreAnswer (options: ExploreViewOptions): ExploreAnswer {
       reply.removeHeader('content-type')
       return reply.send()
     }
-    const body = pageBody(listing, query, `${origin}/${lang}/api/internal/explore/`, params, indent)
-    // Kept in the cache of the model it came from, with the headers it goes out with.
-    if (request.pageKey !== null && pageCacheBytes > 0) {
-      pageCacheOf(model, pageCacheBytes).set(request.pageKey, { body, etag, headerList: headerListOf(reply.getHeaders() as Record<string, string>, body.length) })
-    }
+    // Kept in the cache of the model it came from, with the headers it goes out with, if the cache wants it.
+    const key = request.pageKey
+    const cache = key !== null && pageCacheBytes > 0 ? pageCacheOf(model, pageCacheBytes) : null
+    const kept = cache !== null && cache.wants(key as string)
+    const body = pageBody(listing, query, `${origin}/${lang}/api/internal/explore/`, params, indent, kept)
+    if (kept) cache.keep(key as string, { body, etag, headerList: headerListOf(reply.getHeaders() as Record<string, string>, body.length) })
     return body
   }
 }
@@ -138,13 +139,13 @@ export interface FrontPageOptions extends Omit<ExploreViewOptions, 'snapshot'> {
  * For the cache front: the answer the route would give a plain GET or HEAD of a page, or undefined
  * when the route might answer anything but a 200 (then Fastify answers it, from the start). The same
  * checks in the same order as `explore` above, the same headers in the order Fastify writes them, the
- * same page cache. `model` is the snapshot the front read for this request, `host` the Host it
- * checked, `key` the request's page cache key.
+ * same page cache. `model` is the snapshot the front read for this request, `cache` its page cache,
+ * `host` the Host the front checked, `key` the request's page cache key.
  */
-export function frontPage (options: FrontPageOptions): (request: IncomingMessage, model: SnapshotModel, host: string, key: string) => FrontPage | undefined {
-  const { maxLimit, pageCacheBytes, corsAnyOrigin } = options
+export function frontPage (options: FrontPageOptions): (request: IncomingMessage, model: SnapshotModel, cache: PageCache, host: string, key: string) => FrontPage | undefined {
+  const { maxLimit, corsAnyOrigin } = options
   const cacheControl = options.cacheMaxAge === null ? null : `public, max-age=${options.cacheMaxAge}`
-  return (request, model, host, key) => {
+  return (request, model, cache, host, key) => {
     const url = request.url as string
     const target = PLAIN_TARGET.exec(url)?.groups
     if (target === undefined) return undefined
@@ -164,11 +165,10 @@ export function frontPage (options: FrontPageOptions): (request: IncomingMessage
     const origin = linkOrigin({ linkHost: host, headers: request.headers, socket: request.socket }, options)
     const etag = entityTag(model.info.version, origin, url, indent)
     const envelope = pageEnvelope(listing, query, `${origin}/${lang}/api/internal/explore/`, params)
-    // A page the cache will keep (or an indented one, which is rare) is made in one buffer; any other is
-    // sent in parts, its items straight from the model.
-    const cache = pageCacheBytes > 0 ? pageCacheOf(model, pageCacheBytes) : null
-    const kept = cache !== null && cache.wants(key)
-    const body = kept || indent !== null ? renderPage(envelope, indent) : pageParts(envelope)
+    // A page the cache will keep is made in memory of its own, an indented one (rare) in one buffer; any
+    // other is sent in parts, its items straight from the model.
+    const kept = cache.wants(key)
+    const body = kept ? renderPage(envelope, indent, ownAnswer) : indent !== null ? renderPage(envelope, indent) : pageParts(envelope)
     // Written out rather than copied from an object: this runs for every uncached page.
     const headerList = corsAnyOrigin ? ['access-control-allow-origin', '*'] : []
     headerList.push('allow', ALLOW, 'vary', 'Accept', 'content-type', 'application/json', 'etag', etag)

@@ -25,6 +25,11 @@ export function allocAnswer (size: number): Buffer {
   return out
 }
 
+/** Memory of its own for an answer made to be kept (the page cache): never a slice of a slab. */
+export function ownAnswer (size: number): Buffer {
+  return Buffer.allocUnsafeSlow(size)
+}
+
 /** A buffer of its own with the same bytes, for an answer that outlives the request. */
 export function detachAnswer (buffer: Buffer): Buffer {
   return buffer.byteLength === buffer.buffer.byteLength ? buffer : Buffer.from(buffer)

@@ -24,11 +24,12 @@ function pageHead (page: PageEnvelope): string {
 
 const PAGE_TAIL = Buffer.from(']}')
 
-export function renderPage (page: PageEnvelope, indent: number | null): Buffer {
+/** The page in one buffer, compact or indented; `alloc` gives the compact bytes their memory. */
+export function renderPage (page: PageEnvelope, indent: number | null, alloc: (size: number) => Buffer = allocAnswer): Buffer {
   const head = pageHead(page)
   // One allocation for the whole answer.
   const itemsLength = page.items.byteLength
-  const compact = allocAnswer(head.length + itemsLength + PAGE_TAIL.length)
+  const compact = alloc(head.length + itemsLength + PAGE_TAIL.length)
   compact.write(head, 0, 'latin1')
   page.items.copyTo(compact, head.length)
   PAGE_TAIL.copy(compact, head.length + itemsLength)

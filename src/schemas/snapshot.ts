@@ -3,6 +3,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ContentItemSchema, SafeInteger } from './content-item.js'
 
 export const LANGUAGE_PATTERN = '^[a-z]{2}(-[a-z]{2,4})?$'
+/** LANGUAGE_PATTERN compiled, for the loader and the route alike. */
+export const LANGUAGE = new RegExp(LANGUAGE_PATTERN)
 
 // An item as stored: the served fields plus `companies`. Extra fields are allowed (forward compatibility)
 // and never served.

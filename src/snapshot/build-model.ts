@@ -127,11 +127,11 @@ class LanguageBuilder {
   }
 
   /**
-   * Adds items another builder made (a worker thread's), after those added here; `indexes` are their
-   * places in the language in the source. Returns the index of an earlier item that had the pk of one of
-   * them, or -1.
+   * Adds items another builder made (a worker thread's), after those added here, as the last items of the
+   * language. False when one has the pk of an item added here: the caller then reports the document whole.
+   * (The worker refused repeats within its own items, so only the pks added here need checking.)
    */
-  absorb (part: LanguagePart, indexes: ArrayLike<number>): number {
+  absorb (part: LanguagePart): boolean {
     this.seal()
     const base = this.chunks.length
     for (const chunk of part.chunks) this.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
@@ -139,9 +139,7 @@ class LanguageBuilder {
     for (const company of part.companyIds) this.companyIds.push(company)
     for (let k = 0; k < part.pks.length; k++) {
       const pk = part.pks[k] as number
-      const first = this.firstIndexOfPk.get(pk)
-      if (first !== undefined) return first
-      this.firstIndexOfPk.set(pk, indexes[k] as number)
+      if (this.firstIndexOfPk.has(pk)) return false
       this.chunkOf.push(base + (part.chunkOf[k] as number))
       this.offsetOf.push(part.offsetOf[k] as number)
       this.lengthOf.push(part.lengthOf[k] as number)
@@ -149,7 +147,7 @@ class LanguageBuilder {
       this.pks.push(pk)
       this.companyEnd.push(companyBase + (part.companyEnd[k] as number))
     }
-    return -1
+    return true
   }
 
   build (): LanguageListing {
@@ -218,11 +216,11 @@ export class SnapshotModelBuilder {
 
   /**
    * Adds a language's items made by another builder (see LanguageBuilder.absorb), after those added here.
-   * Returns the index of an earlier item with the pk of one of them, or -1.
+   * False when one repeats the pk of an item added here.
    */
-  absorb (language: string, part: LanguagePart, indexes: ArrayLike<number>): number {
+  absorb (language: string, part: LanguagePart): boolean {
     this.language(language)
-    return (this.languages.get(language) as LanguageBuilder).absorb(part, indexes)
+    return (this.languages.get(language) as LanguageBuilder).absorb(part)
   }
 
   build (info: SnapshotInfo): SnapshotModel {

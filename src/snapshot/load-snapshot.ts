@@ -6,7 +6,7 @@ import { isUtf8 } from 'node:buffer'
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../schemas/formats.js'
-import { LANGUAGE_PATTERN, SnapshotItemSchema, SnapshotSchema, type Snapshot, type SnapshotItem } from '../schemas/snapshot.js'
+import { LANGUAGE, SnapshotItemSchema, SnapshotSchema, type Snapshot, type SnapshotItem } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder, type LanguagePart } from './build-model.js'
 import { ItemHelper } from './item-helper.js'
@@ -19,7 +19,6 @@ import { ValidationReport, jsonPath } from './validation-report.js'
 const snapshotCheck = TypeCompiler.Compile(SnapshotSchema)
 const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
 const generatedAtCheck = TypeCompiler.Compile(Type.Pick(SnapshotSchema, ['generated_at']))
-const LANGUAGE = new RegExp(LANGUAGE_PATTERN)
 
 export interface LoadOptions {
   /** At most this many problems are listed for a bad file. */
@@ -76,7 +75,7 @@ export async function loadSnapshotBytes (raw: Buffer, file: string, options: Loa
         // A worker that could not run leaves its half to this thread.
         if (parts === 'invalid') valid = false
         else if (parts === 'unavailable') valid = await addInSlices(raw, scanned, builder, half, scanned.itemCount)
-        else valid = absorbParts(builder, scanned, half, parts)
+        else valid = absorbParts(builder, parts)
       }
       if (valid) return builder.build({ ...info, generatedAt: scanned.generatedAt })
     }
@@ -96,12 +95,9 @@ async function addInSlices (raw: Buffer, scanned: ScannedDocument, builder: Snap
 }
 
 /** The worker's items, after this thread's; false when one repeats the pk of an earlier item. */
-function absorbParts (builder: SnapshotModelBuilder, scanned: ScannedDocument, from: number, parts: Map<string, LanguagePart>): boolean {
-  // Each language's items in the worker's half, in order: their indexes in the language's array.
-  const indexes = scanned.languages.map((): number[] => [])
-  for (let i = from; i < scanned.itemCount; i++) (indexes[scanned.itemLanguage[i] as number] as number[]).push(scanned.itemIndex[i] as number)
+function absorbParts (builder: SnapshotModelBuilder, parts: Map<string, LanguagePart>): boolean {
   for (const [code, part] of parts) {
-    if (builder.absorb(code, part, indexes[scanned.languages.indexOf(code)] as number[]) >= 0) return false
+    if (!builder.absorb(code, part)) return false
   }
   return true
 }
