@@ -5,7 +5,7 @@ import { createReadStream } from 'node:fs'
 import { open, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { finished } from 'node:stream/promises'
-import { writeSnapshot } from '../scripts/generate-snapshot.js'
+import { writeSnapshot } from '../scripts/generate/write-snapshot.js'
 
 export interface CompanyCounts {
   id: number
@@ -41,8 +41,13 @@ export function sizeLabel (total: number): string {
 }
 
 async function generatorHash (root: string): Promise<string> {
-  const source = await readFile(join(root, 'scripts', 'generate-snapshot.ts'))
-  return createHash('sha256').update(source).digest('hex').slice(0, 10)
+  // The generator is a folder of modules: a change in any of them can change the snapshot.
+  const dir = join(root, 'scripts', 'generate')
+  const hash = createHash('sha256')
+  for (const name of (await readdir(dir)).filter(n => n.endsWith('.ts')).sort()) {
+    hash.update(name).update(await readFile(join(dir, name)))
+  }
+  return hash.digest('hex').slice(0, 10)
 }
 
 async function readCached (metaFile: string, label: string): Promise<SnapshotInfo | undefined> {
