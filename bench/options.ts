@@ -7,7 +7,7 @@ export interface BenchOptions {
   sizes: number[]
   warmupSeconds: number
   durationSeconds: number
-  /** Measured runs per server and workload, alternating service and ceiling, pooled. */
+  /** Measured runs per server and workload, alternating service, baseline (if any) and ceiling, pooled. */
   rounds: number
   connections: number
   /** Idle time after a load before the idle RSS is read and a full GC forced. */
@@ -19,13 +19,20 @@ export interface BenchOptions {
   seed: number
   /** Longest wait for other processes to go quiet before a measurement (0: do not wait). */
   quietWaitSeconds: number
-  /** Tries of a service + ceiling pair when other processes disturb it; the least disturbed one is kept. */
+  /** Tries of a round (one run of each server) when other processes disturb it; the least disturbed one is kept. */
   attempts: number
   quick: boolean
-  /** Run the service under --cpu-prof (its figures are then not comparable). */
+  /** Run the service (and the baseline) under --cpu-prof (their figures are then not comparable to a run without). */
   profile: boolean
   /** Another checkout of the service to measure (built there, run from its dist/); default: this one. */
   serviceDir: string | undefined
+  /** Flags added after the bench's own to the service's command line (so they win over them). */
+  serviceArgs: string[]
+  /**
+   * A second build measured in the same run, round for round with the service: another checkout, or the
+   * service's own with other flags (`baselineArgs` alone). Undefined: no baseline.
+   */
+  baseline: { dir: string | undefined, args: string[] } | undefined
 }
 
 export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run.ts [options])
@@ -33,7 +40,7 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
   --sizes LIST         total items per snapshot, e.g. 10k,50k,200k                          (BENCH_SIZES)
   --warmup S           warm-up seconds per server and workload (default 3)                  (BENCH_WARMUP)
   --duration S         measured seconds per run (default 10)                                (BENCH_DURATION)
-  --rounds N           measured runs per server and workload, service and ceiling alternating (default 2)  (BENCH_ROUNDS)
+  --rounds N           measured runs per server and workload, service, baseline and ceiling alternating (default 2)  (BENCH_ROUNDS)
   --connections N      concurrent connections (default 32)                                  (BENCH_CONNECTIONS)
   --settle S           idle seconds after load before the idle RSS is read (default 5; the settled
                        figure comes from a forced GC after that)                            (BENCH_SETTLE)
@@ -41,11 +48,30 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
   --cold-paths N       distinct cold pages measured (default 100000)                        (BENCH_COLD_PATHS)
   --seed S             seed for the snapshots and the paths (default 1)                     (BENCH_SEED)
   --quiet-wait S       wait up to S seconds for other processes to go idle before measuring (default 60, 0: never)  (BENCH_QUIET_WAIT)
-  --attempts N         repeat a service + ceiling pair other processes disturbed, up to N tries (default 3)  (BENCH_ATTEMPTS)
-  --profile            run the service with --cpu-prof into bench/results/profiles/
+  --attempts N         repeat a round (service, baseline, ceiling) other processes disturbed, up to N tries (default 3)  (BENCH_ATTEMPTS)
+  --profile            run the service (and the baseline) with --cpu-prof into bench/results/profiles/
   --service DIR        measure the service in another checkout (e.g. a git archive of an older commit,
                        with node_modules linked in): built there if stale, run from DIR/dist/server.js  (BENCH_SERVICE)
+  --service-args "…"   extra flags for the service, split on spaces, e.g. "--page-cache-mb 0"  (BENCH_SERVICE_ARGS)
+  --baseline DIR       also measure a second checkout in the same run, built there if stale, its rounds
+                       alternating with the service's and the ceiling's; the report adds its req/s,
+                       p50 / p99, load cost and service ÷ baseline. A worktree of another commit:
+                         git worktree add --detach /tmp/base COMMIT && ln -s $PWD/node_modules /tmp/base/
+                       (then: rm /tmp/base/node_modules && git worktree remove /tmp/base)  (BENCH_BASELINE)
+  --baseline-args "…"  extra flags for the baseline; without --baseline the baseline is the service's
+                       own checkout, so one build is compared under two settings            (BENCH_BASELINE_ARGS)
   -h, --help           this text`
+
+// Flags the bench sets itself, on which it depends (it polls its own port and checks the snapshot's items).
+const RESERVED_FLAGS = ['--port', '--snapshot-path']
+
+/** Extra server flags, split on spaces (no quoting: no flag of the service takes a value with spaces). */
+function serverArgs (name: string, text: string | undefined): string[] {
+  const args = (text ?? '').split(/\s+/).filter(arg => arg !== '')
+  const reserved = args.map(arg => arg.split('=')[0] ?? '').find(flag => RESERVED_FLAGS.includes(flag))
+  if (reserved !== undefined) throw new TypeError(`${name}: the bench sets ${reserved} itself`)
+  return args
+}
 
 function positive (name: string, text: string, allowFraction = false): number {
   const value = Number(text)
@@ -63,9 +89,28 @@ function size (text: string): number {
   return positive('a size', String(Math.round(Number(match[1]) * scale)))
 }
 
+/**
+ * `--service-args --page-cache-mb 0` as `--service-args=--page-cache-mb 0`: parseArgs refuses a separate
+ * value that starts with a dash, and every value of these flags does.
+ */
+function joinServerArgs (argv: readonly string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? ''
+    const value = argv[i + 1]
+    if ((arg === '--service-args' || arg === '--baseline-args') && value !== undefined) {
+      out.push(`${arg}=${value}`)
+      i++
+    } else {
+      out.push(arg)
+    }
+  }
+  return out
+}
+
 export function readOptions (argv: string[], env: Record<string, string | undefined>): BenchOptions | 'help' {
   const { values } = parseArgs({
-    args: argv,
+    args: joinServerArgs(argv),
     options: {
       quick: { type: 'boolean' },
       sizes: { type: 'string' },
@@ -81,6 +126,9 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
       attempts: { type: 'string' },
       profile: { type: 'boolean' },
       service: { type: 'string' },
+      'service-args': { type: 'string' },
+      baseline: { type: 'string' },
+      'baseline-args': { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -96,6 +144,8 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     return text === undefined ? fallback : positive(variable, text, fraction)
   }
   const coldPaths = number(values['cold-paths'], 'BENCH_COLD_PATHS', 100_000)
+  const baselineDir = pick(values.baseline, 'BENCH_BASELINE')
+  const baselineArgs = serverArgs('--baseline-args', pick(values['baseline-args'], 'BENCH_BASELINE_ARGS'))
   return {
     sizes,
     warmupSeconds: number(values.warmup, 'BENCH_WARMUP', quick ? 1 : 3, true),
@@ -111,6 +161,8 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     attempts: number(values.attempts, 'BENCH_ATTEMPTS', 3),
     quick,
     profile: values.profile === true,
-    serviceDir: pick(values.service, 'BENCH_SERVICE')
+    serviceDir: pick(values.service, 'BENCH_SERVICE'),
+    serviceArgs: serverArgs('--service-args', pick(values['service-args'], 'BENCH_SERVICE_ARGS')),
+    baseline: baselineDir !== undefined || baselineArgs.length > 0 ? { dir: baselineDir, args: baselineArgs } : undefined
   }
 }

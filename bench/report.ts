@@ -13,8 +13,10 @@ export interface WorkloadResult {
   /** Body bytes of the service's answers, per request (hot: as replayed; cold: mean of a sample). */
   meanBodyBytes: number
   mix: Record<string, number>
-  /** Pairs run, counting those repeated because other processes disturbed them. */
+  /** Rounds run (one run of each server), counting those repeated because other processes disturbed them. */
   pairsRun: number
+  /** With a baseline: its figures, and service req/s ÷ baseline req/s, pooled and for each round. */
+  baseline?: { result: LoadResult, ratio: number, roundRatios: number[] }
 }
 
 /** One process's load: the bare parse or the service, each measured in a process of its own. */
@@ -35,6 +37,8 @@ export interface LoadFigures {
   /** The traffic process 5 s after both workloads. */
   exploreAfterTrafficRssBytes: number
   exploreAfterTrafficPeakRssBytes: number
+  /** With a baseline: its load, measured as the service's, and its traffic process after both workloads. */
+  baseline?: { load: LoadMeasure, afterTrafficRssBytes: number, afterTrafficPeakRssBytes: number }
 }
 
 /** RSS after the forced GC, or after idling when no GC could be forced. */
@@ -69,12 +73,22 @@ export interface Target {
   pass: boolean
 }
 
+/** A build that was measured: its checkout, and the flags added after the bench's own. */
+export interface Build {
+  dir: string
+  commit: string
+  dirtyFiles: number
+  args: string[]
+}
+
 export interface BenchResult {
   startedAt: string
   finishedAt: string
   machine: Machine
   /** The checkout whose dist/server.js was measured. */
-  service: { dir: string, commit: string, dirtyFiles: number }
+  service: Build
+  /** The second build measured in the same run (--baseline, --baseline-args), if any. */
+  baseline?: Build
   /** Busy cores of the machine over a few seconds before the run: should be about 0. */
   busyCoresBefore: number
   command: string
@@ -142,64 +156,111 @@ export function checkTargets (sizes: readonly SizeResult[]): Target[] {
   return targets
 }
 
+/** A markdown table column: its header, its cell in the alignment row ('---', '--:', ':-:') and a row's cell. */
+type Column<Row> = [string, string, (row: Row) => string]
+
+function table<Row> (columns: ReadonlyArray<Column<Row>>, rows: readonly Row[]): string[] {
+  return [
+    `| ${columns.map(c => c[0]).join(' | ')} |`,
+    `|${columns.map(c => c[1]).join('|')}|`,
+    ...rows.map(row => `| ${columns.map(c => c[2](row)).join(' | ')} |`)
+  ]
+}
+
+const capital = (name: string): string => `${name.slice(0, 1).toUpperCase()}${name.slice(1)}`
+/** "a then b", "a, b then c". */
+const inTurn = (parts: readonly string[]): string => `${parts.slice(0, -1).join(', ')} then ${parts[parts.length - 1] ?? ''}`
+/** A pooled ratio in bold, with the range over the rounds in brackets when there were several. */
+const pooled = (x: number, rounds: readonly number[]): string =>
+  `**${ratio(x)}**${rounds.length > 1 ? ` (${ratio(Math.min(...rounds))}–${ratio(Math.max(...rounds))})` : ''}`
+
+function describeBuild (name: string, b: Build): string {
+  return `${name}: \`${b.dir}/dist/server.js\`, ${b.commit}${b.dirtyFiles > 0 ? ` + ${b.dirtyFiles} uncommitted files` : ''}` +
+    `${b.args.length > 0 ? `, with \`${b.args.join(' ')}\`` : ''}.`
+}
+
 export function markdown (result: BenchResult): string {
   const o = result.options
   const lines: string[] = []
   const m = result.machine
+  const withBaseline = result.baseline !== undefined
+  // The servers under traffic, in the order their rounds run.
+  const servers = withBaseline ? ['service', 'baseline', 'ceiling'] : ['service', 'ceiling']
   lines.push(`Run ${result.startedAt} → ${result.finishedAt} · \`${result.command}\``)
   lines.push('')
   lines.push(`Machine: ${m.nproc} cores (${m.cpu}), ${mb(m.memoryBytes)} RAM, Linux ${m.kernel}, Node ${m.node}.`)
-  const s = result.service
-  lines.push(`Service: \`${s.dir}/dist/server.js\`, ${s.commit}${s.dirtyFiles > 0 ? ` + ${s.dirtyFiles} uncommitted files` : ''}.`)
+  lines.push(describeBuild('Service', result.service))
+  if (result.baseline !== undefined) lines.push(describeBuild('Baseline', result.baseline))
   lines.push(`Load: autocannon, ${o.connections} connections; per workload a ${o.warmupSeconds} s warm-up of each server, then ${o.rounds} round(s) of ` +
-    `${o.durationSeconds} s on the service then ${o.durationSeconds} s on the ceiling (never both at once), pooled. ` +
-    'Service: `node dist/server.js --log-level warn --watch false`.')
+    `${inTurn(servers.map(name => `${o.durationSeconds} s on the ${name}`))} (never ${withBaseline ? 'two' : 'both'} at once), pooled. ` +
+    `Service${withBaseline ? ' and baseline' : ''}: \`node dist/server.js --log-level warn --watch false\`${withBaseline || result.service.args.length > 0 ? ' + the flags above' : ''}.`)
   lines.push('')
-  lines.push('### Throughput: the service against the ceiling')
+  lines.push(`### Throughput: the service against ${withBaseline ? 'the baseline and ' : ''}the ceiling`)
   lines.push('')
-  lines.push('| Snapshot | Workload | Service req/s | Ceiling req/s | Ratio | Service p50 / p99 | Ceiling p50 / p99 | Err·non-2xx·timeouts (service / ceiling) | Mean body | CPU service / ceiling / client | Other load |')
-  lines.push('|---|---|--:|--:|--:|--:|--:|:-:|--:|:-:|--:|')
-  for (const size of result.sizes) {
-    for (const name of ['hot', 'cold'] as const) {
-      const w = size[name]
-      const spread = w.roundRatios.length > 1 ? ` (${ratio(Math.min(...w.roundRatios))}–${ratio(Math.max(...w.roundRatios))})` : ''
-      lines.push(`| ${size.label} | ${name} | ${int(w.explore.requestsPerSecond)} | ${int(w.ceiling.requestsPerSecond)} | **${ratio(w.ratio)}**${spread} | ` +
-        `${ms(w.explore.p50Ms)} / ${ms(w.explore.p99Ms)} ms | ${ms(w.ceiling.p50Ms)} / ${ms(w.ceiling.p99Ms)} ms | ` +
-        `${failures(w.explore)} / ${failures(w.ceiling)} | ${kb(w.meanBodyBytes)} | ` +
-        `${w.explore.serverCores.toFixed(2)} / ${w.ceiling.serverCores.toFixed(2)} / ${w.explore.clientCores.toFixed(2)}–${w.ceiling.clientCores.toFixed(2)} | ` +
-        `${Math.max(w.explore.otherCores, w.ceiling.otherCores).toFixed(2)} |`)
-    }
-  }
+  type Row = { label: string, name: string, w: WorkloadResult, runs: LoadResult[] }
+  const rows: Row[] = result.sizes.flatMap(size => (['hot', 'cold'] as const).map(name => {
+    const w = size[name]
+    return { label: size.label, name, w, runs: [w.explore, ...(w.baseline === undefined ? [] : [w.baseline.result]), w.ceiling] }
+  }))
+  const run = (row: Row, i: number): LoadResult => row.runs[i] ?? row.w.explore
+  const versus = (row: Row): string => row.w.baseline === undefined ? 'n/a' : pooled(row.w.baseline.ratio, row.w.baseline.roundRatios)
+  lines.push(...table<Row>([
+    ['Snapshot', '---', r => r.label],
+    ['Workload', '---', r => r.name],
+    ...servers.map((name, i): Column<Row> => [`${capital(name)} req/s`, '--:', r => int(run(r, i).requestsPerSecond)]),
+    ...(withBaseline ? [['Service ÷ baseline', '--:', versus] satisfies Column<Row>] : []),
+    [withBaseline ? 'Service ÷ ceiling' : 'Ratio', '--:', r => pooled(r.w.ratio, r.w.roundRatios)],
+    ...servers.map((name, i): Column<Row> => [`${capital(name)} p50 / p99`, '--:', r => `${ms(run(r, i).p50Ms)} / ${ms(run(r, i).p99Ms)} ms`]),
+    [`Err·non-2xx·timeouts (${servers.join(' / ')})`, ':-:', r => r.runs.map(failures).join(' / ')],
+    ['Mean body', '--:', r => kb(r.w.meanBodyBytes)],
+    [`CPU ${servers.join(' / ')} / client`, ':-:', r => `${r.runs.map(x => x.serverCores.toFixed(2)).join(' / ')} / ${r.runs.map(x => x.clientCores.toFixed(2)).join('–')}`],
+    ['Other load', '--:', r => Math.max(...r.runs.map(x => x.otherCores)).toFixed(2)]
+  ], rows))
   lines.push('')
-  lines.push('Ratio: pooled, with the range over rounds in brackets. CPU is in cores during the measured runs (1.00 = one core all the time); the client is the benchmark ' +
-    'process running autocannon (service run–ceiling run); other load is every other process on the machine (the larger of the two runs).')
-  const noisy = result.sizes.flatMap(s => [s.hot, s.cold]).some(w => Math.max(w.explore.otherCores, w.ceiling.otherCores) > NOISY_CORES)
+  lines.push(`${withBaseline ? 'Ratios' : 'Ratio'}: pooled, with the range over rounds in brackets. ` +
+    'CPU is in cores during the measured runs (1.00 = one core all the time); the client is the benchmark ' +
+    `process running autocannon (${servers.map(name => `${name} run`).join('–')}); other load is every other process on the machine ` +
+    `(the ${withBaseline ? 'largest of the three' : 'larger of the two'} runs).`)
+  const noisy = rows.some(r => r.runs.some(x => x.otherCores > NOISY_CORES))
   if (noisy || result.busyCoresBefore > NOISY_CORES) {
     lines.push('')
     lines.push(`**Warning: other processes were busy** (${result.busyCoresBefore.toFixed(2)} cores before the run; see "Other load"): ` +
       'these figures are not a clean measurement.')
   }
   lines.push('')
-  lines.push('### Load: the service against a bare `readFile` + `JSON.parse` in its own process')
+  lines.push(`### Load: the service${withBaseline ? ' and the baseline' : ''} against a bare \`readFile\` + \`JSON.parse\` in its own process`)
   lines.push('')
-  lines.push('| Snapshot | File | Items | First answer (service / bare parse) | Ratio | Peak RSS (service / bare) | Ratio | ' +
-    'Settled RSS (service / bare) | Ratio | Settled RSS ÷ file | RSS idle, no GC (service / bare) | RSS after traffic |')
-  lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
-  for (const size of result.sizes) {
-    const { service: s, bare: b } = size.load
-    const mark = (m: LoadMeasure): string => m.gcRssBytes === null ? '†' : ''
-    lines.push(`| ${size.label} | ${mb(size.fileBytes)} | ${int(size.totalItems)} | ${seconds(s.readyMs)} / ${seconds(b.readyMs)} | ` +
-      `**${ratio(s.readyMs / b.readyMs)}** | ${mb(s.peakRssBytes)} / ${mb(b.peakRssBytes)} | ` +
-      `**${ratio(s.peakRssBytes / b.peakRssBytes)}** | ${mb(settledRss(s))}${mark(s)} / ${mb(settledRss(b))}${mark(b)} | ` +
-      `**${ratio(settledRss(s) / settledRss(b))}** | **${ratio(settledRss(s) / size.fileBytes)}** | ` +
-      `${mb(s.idleRssBytes)} / ${mb(b.idleRssBytes)} | ${mb(size.load.exploreAfterTrafficRssBytes)} |`)
-  }
+  const loaded = withBaseline ? 'service / baseline' : 'service'
+  const mark = (x: LoadMeasure): string => x.gcRssBytes === null ? '†' : ''
+  const settled = (x: LoadMeasure): string => `${mb(settledRss(x))}${mark(x)}`
+  // Service, baseline (if any) and bare, in the order the headers name them.
+  const loads = (size: SizeResult): LoadMeasure[] => [size.load.service, ...(size.load.baseline === undefined ? [] : [size.load.baseline.load]), size.load.bare]
+  // Per figure: service (/ baseline) / bare, then service ÷ bare and (service ÷ baseline).
+  const figure = (title: string, bare: string, text: (x: LoadMeasure) => string, value: (x: LoadMeasure) => number): Array<Column<SizeResult>> => [
+    [`${title} (${loaded} / ${bare})`, '--:', size => loads(size).map(text).join(' / ')],
+    [withBaseline ? 'Service ÷ bare' : 'Ratio', '--:', size => `**${ratio(value(size.load.service) / value(size.load.bare))}**`],
+    ...(withBaseline
+      ? [['Service ÷ baseline', '--:', size => size.load.baseline === undefined ? 'n/a' : `**${ratio(value(size.load.service) / value(size.load.baseline.load))}**`] satisfies Column<SizeResult>]
+      : [])
+  ]
+  lines.push(...table<SizeResult>([
+    ['Snapshot', '---', size => size.label],
+    ['File', '--:', size => mb(size.fileBytes)],
+    ['Items', '--:', size => int(size.totalItems)],
+    ...figure('First answer', 'bare parse', x => seconds(x.readyMs), x => x.readyMs),
+    ...figure('Peak RSS', 'bare', x => mb(x.peakRssBytes), x => x.peakRssBytes),
+    ...figure('Settled RSS', 'bare', settled, settledRss),
+    ['Settled RSS ÷ file', '--:', size => `**${ratio(settledRss(size.load.service) / size.fileBytes)}**`],
+    [`RSS idle, no GC (${loaded} / bare)`, '--:', size => loads(size).map(x => mb(x.idleRssBytes)).join(' / ')],
+    [withBaseline ? 'RSS after traffic (service / baseline)' : 'RSS after traffic', '--:',
+      size => [size.load.exploreAfterTrafficRssBytes, size.load.baseline?.afterTrafficRssBytes].flatMap(x => x === undefined ? [] : [mb(x)]).join(' / ')]
+  ], result.sizes))
   lines.push('')
   lines.push('Each figure from a process of its own, started alone on a quiet machine. First answer: from the spawn to the first 200 of ' +
-    '`GET /-/status` (service) or to "parsed" (bare). Peak: VmHWM. Settled: VmRSS after a full GC forced from outside ' +
+    `\`GET /-/status\` (${loaded.replace(' / ', ', ')}) or to "parsed" (bare). Peak: VmHWM. Settled: VmRSS after a full GC forced from outside ` +
     '(SIGUSR1, then the inspector\'s HeapProfiler.collectGarbage; † where port 9229 was taken: idle figure instead). ' +
     `Idle: VmRSS ${o.settleSeconds} s after load without a forced GC (V8 may give memory back later). ` +
-    '"RSS after traffic": the traffic process 5 s after both workloads.')
+    `"RSS after traffic": the traffic process${withBaseline ? 'es' : ''} 5 s after both workloads.`)
   lines.push('')
   lines.push('### Targets (issue 4)')
   lines.push('')

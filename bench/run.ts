@@ -1,5 +1,6 @@
-// `npm run bench`: the service against its ceiling on generated snapshots of several sizes (hot and cold
-// workloads), and its load cost against a bare read + parse; prints the tables and writes bench/results/.
+// `npm run bench`: the service against its ceiling (and a baseline build, if given) on generated snapshots of
+// several sizes (hot and cold workloads), and its load cost against a bare read + parse; prints the tables
+// and writes bench/results/.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
@@ -15,7 +16,9 @@ import { readOptions, USAGE, type BenchOptions } from './options.js'
 import {
   freePort, get, killAllNow, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
 } from './processes.js'
-import { checkTargets, markdown, NOISY_CORES, type BenchResult, type LoadMeasure, type Machine, type SizeResult, type WorkloadResult } from './report.js'
+import {
+  checkTargets, markdown, NOISY_CORES, type BenchResult, type Build, type LoadMeasure, type Machine, type SizeResult, type WorkloadResult
+} from './report.js'
 import { ensureSnapshot, warmPageCache, type SnapshotInfo } from './snapshots.js'
 import { coldWorkload, hotWorkload, type Workload } from './workloads.js'
 
@@ -118,28 +121,42 @@ async function busyCores (ms: number): Promise<number> {
   return (after.busy - before.busy) / (ms / 1000)
 }
 
-function gitState (dir: string): { commit: string, dirtyFiles: number } {
+/** What a server runs: its checkout's commit and uncommitted files, and the flags added to the bench's own. */
+function buildOf ({ root, args }: Contender): Build {
   // Read-only git: which code was measured. Outside a checkout (a git archive): "not a git checkout".
-  const head = spawnSync('git', ['rev-parse', '--show-toplevel', 'HEAD'], { cwd: dir, encoding: 'utf8' })
+  const head = spawnSync('git', ['-C', root, 'rev-parse', '--show-toplevel', '--short', 'HEAD'], { encoding: 'utf8' })
   const [top, commit] = (head.stdout ?? '').trim().split('\n')
-  if (head.status !== 0 || top === undefined || commit === undefined || resolve(top) !== resolve(dir)) return { commit: 'not a git checkout', dirtyFiles: 0 }
-  // Only the service's own files count; the bench's are not what is measured.
-  const status = spawnSync('git', ['status', '--porcelain', '--', '.', ':!bench', ':!BENCHMARKS.md'], { cwd: dir, encoding: 'utf8' }).stdout ?? ''
-  return { commit: commit.slice(0, 7), dirtyFiles: status.split('\n').filter(line => line.trim() !== '').length }
+  if (head.status !== 0 || top === undefined || commit === undefined || resolve(top) !== resolve(root)) {
+    return { dir: root, commit: 'not a git checkout', dirtyFiles: 0, args }
+  }
+  // Only the service's own files count: not the bench's, nor a node_modules linked into a worktree.
+  const status = spawnSync('git', ['-C', root, 'status', '--porcelain', '--', '.', ':!bench', ':!BENCHMARKS.md', ':!node_modules'], { encoding: 'utf8' }).stdout ?? ''
+  return { dir: root, commit, dirtyFiles: status.split('\n').filter(line => line.trim() !== '').length, args }
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // The processes.
 
-async function startExplore (serviceRoot: string, info: SnapshotInfo, port: number, options: BenchOptions): Promise<Child> {
+/** A build of the service to measure: the service itself, or the baseline it is compared with. */
+interface Contender {
+  name: 'service' | 'baseline'
+  /** The checkout, run from its dist/server.js. */
+  root: string
+  /** Flags after the bench's own, so they win (the service reads the last of a repeated flag). */
+  args: string[]
+}
+
+async function startExplore (contender: Contender, info: SnapshotInfo, port: number, options: BenchOptions): Promise<Child> {
+  // The service's profiles keep the name they had before there was a baseline.
+  const tag = contender.name === 'service' ? 'explore' : contender.name
   const profile = options.profile
-    ? ['--cpu-prof', '--cpu-prof-dir', join(RESULTS_DIR, 'profiles'), '--cpu-prof-name', `explore-${info.label}.cpuprofile`]
+    ? ['--cpu-prof', '--cpu-prof-dir', join(RESULTS_DIR, 'profiles'), '--cpu-prof-name', `${tag}-${info.label}.cpuprofile`]
     : []
   if (options.profile) await mkdir(join(RESULTS_DIR, 'profiles'), { recursive: true })
-  return startChild('explore', [
-    ...profile, join(serviceRoot, 'dist', 'server.js'),
-    '--snapshot-path', info.file, '--port', String(port), '--log-level', 'warn', '--watch', 'false'
-  ], { cwd: serviceRoot })
+  return startChild(contender.name, [
+    ...profile, join(contender.root, 'dist', 'server.js'),
+    '--snapshot-path', info.file, '--port', String(port), '--log-level', 'warn', '--watch', 'false', ...contender.args
+  ], { cwd: contender.root })
 }
 
 interface Ceiling {
@@ -237,41 +254,44 @@ function describe (name: string, s: Sample): string {
     `errors ${r.errors} non-2xx ${r.non2xx} timeouts ${r.timeouts}  cpu ${r.serverCores.toFixed(2)} (client ${r.clientCores.toFixed(2)}, other ${r.otherCores.toFixed(2)})`
 }
 
+/** A server under traffic: the service, the baseline or the ceiling. */
+interface UnderLoad { name: string, port: number, pid: number }
+
 /**
- * Warm-up of both servers, then rounds of (service, ceiling) measured one after the other, so slow drift
- * of the machine hits both alike. A pair disturbed by other processes is run again (up to --attempts).
+ * Warm-up of each server, then rounds of (service, baseline if any, ceiling) measured one after the other,
+ * so slow drift of the machine hits them all alike. A round disturbed by other processes is run again (up
+ * to --attempts). Returns each target's samples, in the order given.
  */
-async function runWorkload (workload: Workload, explore: { port: number, pid: number }, ceiling: Ceiling, options: BenchOptions): Promise<{ served: Sample[], bare: Sample[], pairsRun: number }> {
+async function runWorkload (workload: Workload, targets: readonly UnderLoad[], ceiling: Ceiling, options: BenchOptions): Promise<{ samples: Sample[][], pairsRun: number }> {
   const settings: LoadSettings = { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds }
   await ceiling.setMode(workload.name)
   await waitForQuiet(options)
-  await warmUp(explore.port, workload.warmup, settings)
-  await warmUp(ceiling.port, workload.warmup, settings)
-  const served: Sample[] = []
-  const bare: Sample[] = []
-  const cursor = { explore: 0, ceiling: 0 }
+  for (const target of targets) await warmUp(target.port, workload.warmup, settings)
+  const samples: Sample[][] = targets.map(() => [])
+  // Where each server is in the measured list: the next run goes on from there, so no cold page repeats.
+  const cursors = targets.map(() => 0)
   let pairsRun = 0
-  const disturbance = (pair: readonly [Sample, Sample]): number => Math.max(pair[0].otherCores, pair[1].otherCores)
+  const disturbance = (round: readonly Sample[]): number => Math.max(...round.map(s => s.otherCores))
   for (let round = 1; round <= options.rounds; round++) {
-    let best: [Sample, Sample] | undefined
+    let best: Sample[] | undefined
     for (let attempt = 1; attempt <= options.attempts; attempt++) {
       if (round > 1 || attempt > 1) await waitForQuiet(options)
       pairsRun++
       log(`round ${round} of ${options.rounds}${attempt > 1 ? `, try ${attempt} of ${options.attempts}` : ''}`)
-      const s = await sample(explore.port, explore.pid, workload.measured, settings, cursor.explore)
-      cursor.explore += s.requests
-      log(describe('service', s))
-      const c = await sample(ceiling.port, ceiling.child.pid, workload.measured, settings, cursor.ceiling)
-      cursor.ceiling += c.requests
-      log(describe('ceiling', c))
-      const pair = [s, c] as const
-      if (best === undefined || disturbance(pair) < disturbance(best)) best = [s, c]
-      if (disturbance(pair) <= NOISY_CORES) break
-      log(`other processes used ${disturbance(pair).toFixed(2)} cores during that pair${attempt < options.attempts ? ': again' : ': keeping the least disturbed'}`)
+      const runs: Sample[] = []
+      for (const [i, target] of targets.entries()) {
+        const s = await sample(target.port, target.pid, workload.measured, settings, cursors[i] ?? 0)
+        cursors[i] = (cursors[i] ?? 0) + s.requests
+        log(describe(target.name, s))
+        runs.push(s)
+      }
+      if (best === undefined || disturbance(runs) < disturbance(best)) best = runs
+      if (disturbance(runs) <= NOISY_CORES) break
+      log(`other processes used ${disturbance(runs).toFixed(2)} cores during that round${attempt < options.attempts ? ': again' : ': keeping the least disturbed'}`)
     }
-    if (best !== undefined) { served.push(best[0]); bare.push(best[1]) }
+    best?.forEach((s, i) => samples[i]?.push(s))
   }
-  return { served, bare, pairsRun }
+  return { samples, pairsRun }
 }
 
 /**
@@ -299,7 +319,19 @@ async function measureLoad (child: Child, ready: Promise<number>, options: Bench
 
 const mbText = (bytes: number | null): string => bytes === null ? 'n/a' : `${(bytes / 1e6).toFixed(0)} MB`
 
-async function benchSize (serviceRoot: string, info: SnapshotInfo, options: BenchOptions): Promise<SizeResult> {
+const rate = (s: Sample): number => s.requests / s.seconds
+/** a's req/s ÷ b's, pooled and for each round (the runs of a round were measured one after the other). */
+function versus (a: Sample[], b: Sample[]): { ratio: number, roundRatios: number[] } {
+  return {
+    ratio: summarize(a).requestsPerSecond / summarize(b).requestsPerSecond,
+    roundRatios: a.map((s, i) => rate(s) / (b[i] === undefined ? Number.NaN : rate(b[i])))
+  }
+}
+
+/** A contender's traffic process. */
+interface Serving { contender: Contender, child: Child, port: number, base: string }
+
+async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, options: BenchOptions): Promise<SizeResult> {
   const label = info.label
   await warmPageCache(info.file)
 
@@ -309,55 +341,77 @@ async function benchSize (serviceRoot: string, info: SnapshotInfo, options: Benc
   const bare = await measureLoad(bareChild, waitForOutput(bareChild, 'parsed', STARTUP_TIMEOUT_MS), options)
   log(`${label}: bare readFile + JSON.parse ${(bare.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(bare.peakRssBytes)}, ` +
     `idle ${mbText(bare.idleRssBytes)}, after GC ${mbText(bare.gcRssBytes)}`)
-  await waitForQuiet(options)
-  const loadPort = await freePort()
-  const loading = await startExplore(serviceRoot, info, loadPort, { ...options, profile: false })
-  const service = await measureLoad(loading, waitUntilAnswering(loading, `http://127.0.0.1:${loadPort}/-/status`, STARTUP_TIMEOUT_MS), options)
-  log(`${label}: service first answer ${(service.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(service.peakRssBytes)}, ` +
-    `idle ${mbText(service.idleRssBytes)}, after GC ${mbText(service.gcRssBytes)}`)
+  const loads: LoadMeasure[] = []
+  for (const contender of contenders) {
+    await waitForQuiet(options)
+    const loadPort = await freePort()
+    const loading = await startExplore(contender, info, loadPort, { ...options, profile: false })
+    const load = await measureLoad(loading, waitUntilAnswering(loading, `http://127.0.0.1:${loadPort}/-/status`, STARTUP_TIMEOUT_MS), options)
+    log(`${label}: ${contender.name} first answer ${(load.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(load.peakRssBytes)}, ` +
+      `idle ${mbText(load.idleRssBytes)}, after GC ${mbText(load.gcRssBytes)}`)
+    loads.push(load)
+  }
 
-  // Traffic, on a fresh service: the load above has been measured, and its inspector is open.
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const explore = await startExplore(serviceRoot, info, port, options)
+  // Traffic, on fresh processes: the loads above have been measured, and their inspectors are open.
+  const serving: Serving[] = []
   try {
-    await waitUntilAnswering(explore, `${base}/-/status`, STARTUP_TIMEOUT_MS)
-    const status = JSON.parse((await get(`${base}/-/status`)).body.toString('utf8')) as { snapshot: { items: Record<string, number> } }
-    if (JSON.stringify(status.snapshot.items) !== JSON.stringify(info.items)) {
-      throw new Error(`the service serves ${JSON.stringify(status.snapshot.items)} items, the generator wrote ${JSON.stringify(info.items)}`)
+    for (const contender of contenders) {
+      const port = await freePort()
+      const base = `http://127.0.0.1:${port}`
+      const child = await startExplore(contender, info, port, options)
+      serving.push({ contender, child, port, base })
+      await waitUntilAnswering(child, `${base}/-/status`, STARTUP_TIMEOUT_MS)
+      const status = JSON.parse((await get(`${base}/-/status`)).body.toString('utf8')) as { snapshot: { items: Record<string, number> } }
+      if (JSON.stringify(status.snapshot.items) !== JSON.stringify(info.items)) {
+        throw new Error(`the ${contender.name} serves ${JSON.stringify(status.snapshot.items)} items, the generator wrote ${JSON.stringify(info.items)}`)
+      }
     }
+    const [explore, baseline] = serving
+    if (explore === undefined) throw new Error('no service to measure')
 
     const hot = hotWorkload(info.items, info.companies, options.hotPaths, options.seed)
     const cold = coldWorkload(info.companies, options.coldPaths, options.coldWarmupPaths, options.seed)
-    const coldSample = await sampleCold(base, cold, info)
-    const ceiling = await startCeiling(base, hot.measured, coldSample)
+    const coldSample = await sampleCold(explore.base, cold, info)
+    // The baseline is checked the same way, and so sees the same sampled pages before its warm-up.
+    if (baseline !== undefined) await sampleCold(baseline.base, cold, info)
+    const ceiling = await startCeiling(explore.base, hot.measured, coldSample)
     const results: Partial<Record<'hot' | 'cold', WorkloadResult>> = {}
-    let afterTraffic: Memory
+    let afterTraffic: Memory[]
     try {
+      const targets: UnderLoad[] = [
+        ...serving.map(s => ({ name: s.contender.name, port: s.port, pid: s.child.pid })),
+        { name: 'ceiling', port: ceiling.port, pid: ceiling.child.pid }
+      ]
       for (const workload of [hot, cold]) {
         log(`${label} ${workload.name}: ${options.warmupSeconds} s warm-up of each server, then ${options.rounds} × ` +
-          `(${options.durationSeconds} s service, ${options.durationSeconds} s ceiling)`)
-        const { served, bare, pairsRun } = await runWorkload(workload, { port, pid: explore.pid }, ceiling, options)
-        if (explore.exitedYet()) throw new Error(`the service died under load:\n${explore.output()}`)
+          `(${targets.map(t => `${options.durationSeconds} s ${t.name}`).join(', ')})`)
+        const { samples, pairsRun } = await runWorkload(workload, targets, ceiling, options)
+        for (const s of serving) if (s.child.exitedYet()) throw new Error(`the ${s.contender.name} died under load:\n${s.child.output()}`)
+        const served = samples[0] ?? []
+        const ceilingRuns = samples[samples.length - 1] ?? []
         const e = summarize(served)
-        const c = summarize(bare)
+        const c = summarize(ceilingRuns)
+        const { ratio, roundRatios } = versus(served, ceilingRuns)
         results[workload.name] = {
           explore: e,
           ceiling: c,
-          ratio: e.requestsPerSecond / c.requestsPerSecond,
-          roundRatios: served.map((s, i) => (s.requests / s.seconds) / ((bare[i]?.requests ?? 0) / (bare[i]?.seconds ?? 1))),
+          ratio,
+          roundRatios,
           meanBodyBytes: workload.name === 'hot' ? ceiling.ready.meanHotBytes : coldSample.meanBodyBytes,
           mix: workload.mix,
-          pairsRun
+          pairsRun,
+          ...(baseline === undefined ? {} : { baseline: { result: summarize(samples[1] ?? []), ...versus(served, samples[1] ?? []) } })
         }
       }
       await sleep(AFTER_TRAFFIC_SECONDS * 1000)
-      afterTraffic = await memoryOf(explore.pid)
+      afterTraffic = await Promise.all(serving.map(async s => await memoryOf(s.child.pid)))
     } finally {
       await stopChild(ceiling.child)
     }
 
-    if (results.hot === undefined || results.cold === undefined) throw new Error('a workload did not run')
+    const [serviceLoad, baselineLoad] = loads
+    const [serviceAfter, baselineAfter] = afterTraffic
+    if (results.hot === undefined || results.cold === undefined || serviceLoad === undefined || serviceAfter === undefined) throw new Error('a workload did not run')
     return {
       label,
       totalItems: info.totalItems,
@@ -365,17 +419,28 @@ async function benchSize (serviceRoot: string, info: SnapshotInfo, options: Benc
       companies: info.companies.length,
       file: info.file,
       fileBytes: info.bytes,
-      load: { service, bare, exploreAfterTrafficRssBytes: afterTraffic.rssBytes, exploreAfterTrafficPeakRssBytes: afterTraffic.peakRssBytes },
+      load: {
+        service: serviceLoad,
+        bare,
+        exploreAfterTrafficRssBytes: serviceAfter.rssBytes,
+        exploreAfterTrafficPeakRssBytes: serviceAfter.peakRssBytes,
+        ...(baselineLoad === undefined || baselineAfter === undefined
+          ? {}
+          : { baseline: { load: baselineLoad, afterTrafficRssBytes: baselineAfter.rssBytes, afterTrafficPeakRssBytes: baselineAfter.peakRssBytes } })
+      },
       hot: results.hot,
       cold: results.cold
     }
   } finally {
-    // SIGTERM: the service closes gracefully, which also lets --cpu-prof write its profile.
-    await stopChild(explore, 15_000)
+    // SIGTERM: the servers close gracefully, which also lets --cpu-prof write their profiles.
+    await Promise.all(serving.map(async s => await stopChild(s.child, 15_000)))
   }
 }
 
 // ---------------------------------------------------------------------------------------------------------
+
+/** An argument as a shell would need it, so the recorded command runs again as it is (--service-args "…"). */
+const shellQuoted = (arg: string): string => /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`
 
 async function main (): Promise<void> {
   const argv = process.argv.slice(2)
@@ -388,8 +453,15 @@ async function main (): Promise<void> {
   await mkdir(DATA_DIR, { recursive: true })
   await mkdir(RESULTS_DIR, { recursive: true })
   await lock()
-  const serviceRoot = resolve(options.serviceDir ?? ROOT)
-  await ensureBuild(serviceRoot)
+  const service: Contender = { name: 'service', root: resolve(options.serviceDir ?? ROOT), args: options.serviceArgs }
+  // Only --baseline-args: the service's own checkout under other flags.
+  const contenders = options.baseline === undefined
+    ? [service]
+    : [service, { name: 'baseline', root: resolve(options.baseline.dir ?? service.root), args: options.baseline.args } satisfies Contender]
+  for (const root of new Set(contenders.map(c => c.root))) await ensureBuild(root)
+  if (contenders.some(c => c.args.length > 0 || c.name === 'baseline')) {
+    for (const c of contenders) log(`${c.name}: ${c.root}/dist/server.js ${c.args.join(' ')}`)
+  }
   const busyCoresBefore = await busyCores(3000)
   if (busyCoresBefore > 0.15) log(`warning: the machine is busy (${busyCoresBefore.toFixed(2)} cores in use by other processes): figures will be disturbed`)
 
@@ -398,16 +470,17 @@ async function main (): Promise<void> {
     const info = await ensureSnapshot(ROOT, DATA_DIR, total, options.seed)
     log(`${info.label}: ${info.file} (${(info.bytes / 1e6).toFixed(1)} MB, ${info.totalItems} items, ${info.companies.length} companies` +
       `${info.generatedSeconds === null ? ', cached' : `, generated in ${info.generatedSeconds.toFixed(1)} s`})`)
-    sizes.push(await benchSize(serviceRoot, info, options))
+    sizes.push(await benchSize(contenders, info, options))
   }
 
   const result: BenchResult = {
     startedAt,
     finishedAt: new Date().toISOString(),
     machine: machine(),
-    service: { dir: serviceRoot, ...gitState(serviceRoot) },
+    service: buildOf(service),
+    ...(contenders[1] === undefined ? {} : { baseline: buildOf(contenders[1]) }),
     busyCoresBefore,
-    command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
+    command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv.map(shellQuoted)] : [])].join(' '),
     options,
     sizes,
     targets: checkTargets(sizes)
