@@ -2,6 +2,7 @@
 // 404, an Accept header that admits no `application/json` a 406, and `application/json; indent=N` asks
 // for indented output. Quality values are ignored, as DRF ignores them.
 import { notAcceptable, notFound } from '../errors.js'
+import { pythonInt } from './python-int.js'
 
 interface MediaType {
   text: string
@@ -45,14 +46,6 @@ function parseMediaType (text: string): MediaType {
   return { text, main, sub, params, precedence }
 }
 
-/** Python's `int()` on a header value: surrounding spaces, a sign, `_` between digits. */
-function pythonInt (text: string): number | null {
-  const m = /^\s*([+-]?)(\d+(?:_\d+)*)\s*$/.exec(text)
-  if (m === null) return null
-  const value = Number((m[2] as string).replace(/_/g, ''))
-  return m[1] === '-' ? -value : value
-}
-
 export interface Negotiation {
   /** Spaces of indentation the client asked for (1–8), or null for DRF's compact output. */
   indent: number | null
@@ -78,8 +71,9 @@ export function negotiate (accept: string | undefined, format: string | undefine
   // `application/json` with the client's parameters: `indent` counts either way.
   const indentText = best.params.get('indent')
   if (indentText === undefined) return COMPACT
+  // DRF: `int(params['indent'])`, a ValueError meaning compact output.
   const indent = pythonInt(indentText)
   if (indent === null) return COMPACT
-  const clamped = Math.max(Math.min(indent, 8), 0)
+  const clamped = Math.max(Math.min(indent.value, 8), 0)
   return clamped === 0 ? COMPACT : { indent: clamped }
 }

@@ -1,6 +1,7 @@
 // The explore parameters read by DRF's rules (contract §2–§3): `companies` repeatable with blanks
 // ignored and anything else but digits refused; `limit` and `offset` never refused, only defaulted.
 import { companiesNotInteger } from '../errors.js'
+import { pythonInt } from './python-int.js'
 import type { QueryDict } from './query-string.js'
 
 export const DEFAULT_LIMIT = 10
@@ -35,24 +36,28 @@ export function readCompanies (query: QueryDict): number[] | null {
   return ids
 }
 
-/** `limit`: all digits and > 0, else the default; above `maxLimit`, `maxLimit`. */
+/**
+ * `limit`: DRF's `_positive_int(value, strict=True, cutoff=max_limit)`: Python's int() of the last
+ * value, > 0, else the default; above `maxLimit`, `maxLimit`.
+ */
 export function readLimit (query: QueryDict, maxLimit: number): number {
   const value = lastValue(query, 'limit')
-  if (value === undefined || !DIGITS.test(value)) return DEFAULT_LIMIT
-  const limit = digitsValue(value)
-  if (limit === 0) return DEFAULT_LIMIT
-  return Math.min(limit, maxLimit)
+  const limit = value === undefined ? null : pythonInt(value)
+  if (limit === null || limit.value <= 0) return DEFAULT_LIMIT
+  return Math.min(limit.value, maxLimit)
 }
 
+const NO_OFFSET = { offset: 0, digits: '0' }
+
 /**
- * `offset`: all digits, else 0. Kept as the digit string too: an offset past 2^53 still has to come
- * back exactly in a `previous` link, as Python's integers would write it.
+ * `offset`: DRF's `_positive_int(value)`: Python's int() of the last value, >= 0, else 0. Kept as
+ * Python's digits too: an offset past 2^53 still has to come back exactly in a `previous` link.
  */
 export function readOffset (query: QueryDict): { offset: number, digits: string } {
   const value = lastValue(query, 'offset')
-  if (value === undefined || !DIGITS.test(value)) return { offset: 0, digits: '0' }
-  const digits = value.replace(/^0+(?=\d)/, '')
-  return { offset: digitsValue(digits), digits }
+  const offset = value === undefined ? null : pythonInt(value)
+  if (offset === null || offset.value < 0) return NO_OFFSET
+  return { offset: offset.value, digits: offset.digits }
 }
 
 /** What a page is made of, read by the rules above; throws the DRF 400 for a bad `companies`. */
@@ -60,7 +65,7 @@ export interface PageParams {
   companies: number[] | null
   limit: number
   offset: number
-  /** The offset as the client wrote it, leading zeros removed (see readOffset). */
+  /** The offset exactly, as Python writes it (see readOffset). */
   offsetDigits: string
 }
 

@@ -7,7 +7,7 @@ export interface PagePosition {
   count: number
   limit: number
   offset: number
-  /** The offset as the client wrote it, leading zeros removed; exact even past 2^53. */
+  /** The offset as Python writes it (no leading zeros); exact even past 2^53. */
   offsetDigits: string
 }
 

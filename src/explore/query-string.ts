@@ -8,7 +8,8 @@ export const MAX_FIELDS = 1000
 /** A parsed query: key → values in request order (Django's QueryDict), no prototype. */
 export type QueryDict = Record<string, string[]>
 
-const utf8 = new TextDecoder('utf-8') // not fatal: bad bytes become U+FFFD, as Python's errors='replace'
+// Not fatal: bad bytes become U+FFFD, as Python's errors='replace'; a BOM is a character to Python, kept.
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true })
 
 function hexValue (code: number): number {
   if (code >= 0x30 && code <= 0x39) return code - 0x30

@@ -186,6 +186,31 @@ function builtinCases () {
   add('offset-encoded-key', q('?offs%65t=2&limit=2'))
   add('offset-only-last-page', q('?offset=50'))
 
+  // ---- limit and offset read by Python's int() (DRF's _positive_int; contract §3): spaces as
+  // str.isspace() has them but \x1c-\x1f, one sign, `_` between digits, any Unicode Nd digit;
+  // the links carry the number read. A literal `+` in a query is a space.
+  const intValues = [
+    ['plus-zero-underscore', '%2B0_5'], ['plus-literal-both-sides', '+5+'], ['tab-cr-lf', '%095%0D%0A'],
+    ['vt-ff', '%0B5%0C'], ['nbsp', '%C2%A05'], ['nel', '%C2%855'], ['ideographic-space', '%E3%80%805%E3%80%80'],
+    ['em-space', '%E2%80%835'], ['line-separator', '5%E2%80%A8'], ['ogham-space', '%E1%9A%805'],
+    ['devanagari-2', '%E0%A5%A8'], ['arabic-indic-12', '%D9%A1%D9%A2'], ['extended-arabic-7', '%DB%B7'],
+    ['fullwidth-underscore', '%EF%BC%91_%EF%BC%92'], ['mixed-scripts', '1%D9%A2'], ['math-bold-7', '%F0%9D%9F%95'],
+    ['raw-utf8-arabic-indic', '\u0665'], ['minus-arabic-indic', '-%D9%A5'], ['minus-30-digits', '-' + '9'.repeat(30)],
+    ['4300-digits', '7'.repeat(4300)], ['4301-digits', '7'.repeat(4301)], ['4301-zeros', '0'.repeat(4301)],
+    ['not-0x10', '0x10'], ['not-1e3', '1e3'], ['not-1.0', '1.0'], ['not-minus-minus', '--1'],
+    ['not-plus-space-1', '%2B+1'], ['not-plus-pct20-1', '%2B%201'], ['not-lead-underscore', '_1'],
+    ['not-trail-underscore', '1_'], ['not-double-underscore', '1__0'], ['not-superscript', '%C2%B2'],
+    ['not-circled', '%E2%91%A4'], ['not-fs-1c', '%1C5'], ['not-us-1f', '5%1F'], ['not-nul', '5%00'],
+    ['not-bom', '%EF%BB%BF5'], ['not-zwsp', '%E2%80%8B5'], ['not-kawi-unicode-15', '%F0%91%BD%95'],
+    ['not-only-plus', '+'], ['not-sign-only', '%2B'], ['not-minus-only', '-']
+  ]
+  for (const [n, v] of intValues) add(`int-limit-${n}`, q(`?limit=${v}&offset=10`))
+  for (const [n, v] of intValues) add(`int-offset-${n}`, q(`?offset=${v}`))
+  add('int-brief-example', q('?offset=+0_5'))
+  add('int-both-normalised', q('?limit=%2B0_5&offset=+%D9%A1%D9%A5'))
+  add('int-offset-huge-arabic-indic', q(`?offset=${'%D9%A9'.repeat(25)}&limit=%2B3`))
+  add('int-repeated-last-wins', q('?offset=%D9%A5&limit=%2B3&offset=%2B7&limit=%C2%B2'))
+
   // ---- unknown parameters and link re-encoding
   add('unknown-blank-kept', q('?a=&b=1&offset=10'))
   add('unknown-no-equals-kept', q('?flag&offset=10'))
@@ -242,7 +267,10 @@ function builtinCases () {
     ['json-upper', 'APPLICATION/JSON'], ['json-indent-abc', 'application/json; indent=abc'],
     ['json-indent0', 'application/json; indent=0'], ['json-indent20', 'application/json; indent=20'],
     ['browser', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'],
-    ['garbage', ';;;'], ['json-ld', 'application/ld+json'], ['json-indent2-q', 'application/json; indent=2; q=0.5']
+    ['garbage', ';;;'], ['json-ld', 'application/ld+json'], ['json-indent2-q', 'application/json; indent=2; q=0.5'],
+    ['json-indent-plus', 'application/json; indent=+3'], ['json-indent-underscore', 'application/json; indent=0_3'],
+    ['json-indent-float', 'application/json; indent=3.0'], ['json-indent-huge', `application/json; indent=${'9'.repeat(30)}`],
+    ['json-indent-negative-huge', `application/json; indent=-${'9'.repeat(30)}`]
   ]
   for (const [n, v] of accepts) add(`accept-${n}`, q('?limit=2&offset=2'), { headers: { Accept: v } })
   add('accept-none', q('?limit=2'), { headers: { Accept: null } })
@@ -423,11 +451,11 @@ function randomCases (n, seed) {
   ]
   const limitValues = [
     [10, ['1', '2', '3', '5', '10', '7', '25', '100']], [4, ['0', '101', '1000', '007', '', '9'.repeat(30)]],
-    [3, ['-1', 'abc', '%2B5', '+5', '5.0', '%EF%BC%95', '1_0', '5%0A', '-0']]
+    [3, ['-1', 'abc', '%2B5', '+5', '5.0', '%EF%BC%95', '1_0', '5%0A', '-0', '%D9%A5', '%C2%A05', '%2B0_5', '1__0']]
   ]
   const offsetValues = [
     [10, ['0', '1', '2', '5', '9', '10', '13', '20', '28', '50', '56', '57']], [4, ['58', '100', '0015', '', '9'.repeat(30)]],
-    [3, ['-1', 'abc', '%2B5', '+5', '5.0', '%EF%BC%95', '1_5', '-0']]
+    [3, ['-1', 'abc', '%2B5', '+5', '5.0', '%EF%BC%95', '1_5', '-0', '%D9%A5', '%C2%A05', '%2B0_5', '1__0']]
   ]
   const unknownKeys = ['zeta', 'a', 'Z', '_', '~', 'q', 'page', 'format', '%C3%A9', 'k%20ey', 'k+ey', '%FF', 'x[]', 'companies_', 'LIMIT', '']
   const unknownValues = ['', '1', 'hello+world', 'hello%20world', 'a%2Bb', '%C3%A9', '%FF', 'a=b', '%', '%2', '~*-._', 'x%26y', '\u00e9', 'json', 'api']

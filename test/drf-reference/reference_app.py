@@ -41,8 +41,9 @@ SERVED_FIELDS = (
     'untranslated_content_type',
 )
 
-# CONTRACT: "all decimal digits". Read as ASCII 0-9 only (Python's int() would
-# also take ' 7', '+7', '1_0', '7\n', fullwidth and Arabic-Indic digits).
+# CONTRACT: companies are "all decimal digits", read as ASCII 0-9 only (Python's
+# int() would also take ' 7', '+7', '1_0', '7\n', fullwidth and Arabic-Indic
+# digits). limit and offset are not narrowed: DRF's own int() applies.
 ASCII_DIGITS = re.compile(r'[0-9]+')
 
 # lang segment -> items, pre-sorted by (backdate desc, pk desc)
@@ -60,7 +61,7 @@ def load_snapshot(path):
 
 
 def stock_parsing():
-    """--stock-parsing: undo the CONTRACT narrowings, to observe what plain DRF/Django do."""
+    """--stock-parsing: undo the CONTRACT narrowing of companies, to observe what plain DRF/Django do."""
     return getattr(settings, 'EXPLORE_STOCK_PARSING', False)
 
 
@@ -78,19 +79,8 @@ class ExplorePagination(LimitOffsetPagination):
     def max_limit(self):
         return settings.EXPLORE_MAX_LIMIT
 
-    def get_limit(self, request):
-        # CONTRACT: "limit: all decimal digits and > 0, else the default".
-        raw = request.query_params.get(self.limit_query_param)
-        if not stock_parsing() and (raw is None or not ASCII_DIGITS.fullmatch(raw)):
-            return self.default_limit
-        return super().get_limit(request)
-
-    def get_offset(self, request):
-        # CONTRACT: "offset: all decimal digits, else 0".
-        raw = request.query_params.get(self.offset_query_param)
-        if not stock_parsing() and (raw is None or not ASCII_DIGITS.fullmatch(raw)):
-            return 0
-        return super().get_offset(request)
+    # limit and offset: stock DRF (_positive_int, i.e. Python's int()), as the
+    # contract (section 3) now says.
 
 
 class ExploreView(generics.ListAPIView):

@@ -22,7 +22,8 @@ t.test('unquotePlus decodes like Python unquote(s.replace("+", " "))', async t =
     ['%4', '%4'],
     ['100%', '100%'],
     ['é%C3%A9+x', 'éé x'], // raw non-ASCII passes through between decoded runs
-    ['%C3+%A9', '\ufffd \ufffd'] // a literal character splits a sequence
+    ['%C3+%A9', '\ufffd \ufffd'], // a literal character splits a sequence
+    ['%EF%BB%BF5', '\ufeff5'] // a byte order mark is a character to Python, kept (limit=%EF%BB%BF5 is no number)
   ]
   for (const [input, expected] of cases) t.equal(unquotePlus(input), expected, input)
 })

@@ -1,0 +1,101 @@
+// Python's `int(text)` (base 10) on a string, as DRF reads `limit`, `offset` and `indent` (contract §3).
+
+/** An integer read as Python would: exact as `digits`, and as a number where one is exact. */
+export interface PythonInt {
+  /** The value; -Infinity or Infinity past 2^53, where no number is exact. */
+  value: number
+  /** Python's `str()` of the value: no leading zeros, `-` when negative, exact however large. */
+  digits: string
+}
+
+/**
+ * Python (3.10.7+, 3.11+) raises ValueError for more digits than this (`sys.get_int_max_str_digits()`,
+ * default 4300; leading zeros count, underscores do not), so DRF falls back to its default.
+ */
+export const MAX_STR_DIGITS = 4300
+
+/**
+ * The first code point (value 0) of each run of ten Unicode decimal digits, as Python 3.11's
+ * `unicodedata` (Unicode 14.0, the reference's Python) has them. A table rather than `\p{Nd}`: Node's
+ * ICU knows newer Unicode versions (Kawi, Nag Mundari, ...), which Python 3.11's int() refuses.
+ */
+const DIGIT_RUNS = [
+  0x30, 0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xde6,
+  0xe50, 0xed0, 0xf20, 0x1040, 0x1090, 0x17e0, 0x1810, 0x1946, 0x19d0, 0x1a80, 0x1a90, 0x1b50, 0x1bb0,
+  0x1c40, 0x1c50, 0xa620, 0xa8d0, 0xa900, 0xa9d0, 0xa9f0, 0xaa50, 0xabf0, 0xff10, 0x104a0, 0x10d30,
+  0x11066, 0x110f0, 0x11136, 0x111d0, 0x112f0, 0x11450, 0x114d0, 0x11650, 0x116c0, 0x11730, 0x118e0,
+  0x11950, 0x11c50, 0x11d50, 0x11da0, 0x16a60, 0x16ac0, 0x16b50, 0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec,
+  0x1d7f6, 0x1e140, 0x1e2f0, 0x1e950, 0x1fbf0
+]
+
+const ASCII_DIGITS = /^[0-9]+$/
+
+const ZERO: PythonInt = { value: 0, digits: '0' }
+
+/** The decimal value of a code point, or -1 when Python's int() does not read it as a digit. */
+function digitValue (code: number): number {
+  if (code < 0x660) return code >= 0x30 && code <= 0x39 ? code - 0x30 : -1
+  let low = 0
+  let high = DIGIT_RUNS.length - 1
+  while (low < high) { // the last run starting at or before `code`
+    const mid = (low + high + 1) >> 1
+    if ((DIGIT_RUNS[mid] as number) <= code) low = mid
+    else high = mid - 1
+  }
+  const value = code - (DIGIT_RUNS[low] as number)
+  return value < 10 ? value : -1
+}
+
+/**
+ * Whitespace int() skips around the number. Not all of `str.isspace()`: int() hands ASCII to C's
+ * `Py_ISSPACE`, which lacks \x1c-\x1f; non-ASCII Unicode spaces (\x85, NBSP, U+3000, ...) count.
+ */
+function isSpace (code: number): boolean {
+  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d)
+  return code === 0x85 || code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000
+}
+
+/** ASCII digits, not empty and not over MAX_STR_DIGITS, with a sign → the value. */
+function fromDigits (digits: string, negative: boolean): PythonInt {
+  let start = 0
+  while (start < digits.length - 1 && digits.charCodeAt(start) === 0x30) start++
+  const magnitude = start === 0 ? digits : digits.slice(start)
+  if (magnitude === '0') return ZERO
+  const number = Number(magnitude)
+  const value = Number.isSafeInteger(number) ? number : Infinity
+  return negative ? { value: -value, digits: `-${magnitude}` } : { value, digits: magnitude }
+}
+
+/**
+ * `int(text)`, or null where Python raises ValueError. Accepted: surrounding whitespace, one `+` or
+ * `-`, Unicode decimal digits with single `_` between two digits. Not: `1.0`, `0x10`, `1e3`, `²`.
+ */
+export function pythonInt (text: string): PythonInt | null {
+  // What clients send: plain ASCII digits.
+  if (text.length <= MAX_STR_DIGITS && ASCII_DIGITS.test(text)) return fromDigits(text, false)
+  const end = text.length
+  let i = 0
+  while (i < end && isSpace(text.charCodeAt(i))) i++
+  const sign = text.charCodeAt(i)
+  if (sign === 0x2b || sign === 0x2d) i++
+  let digits = ''
+  let afterDigit = false
+  while (i < end) {
+    const code = text.codePointAt(i) as number
+    const value = digitValue(code)
+    if (value >= 0) {
+      digits += value
+      afterDigit = true
+      i += code > 0xffff ? 2 : 1
+    } else if (code === 0x5f && afterDigit) {
+      afterDigit = false // a `_` only between digits: the next one must be a digit
+      i++
+    } else {
+      break
+    }
+  }
+  if (!afterDigit || digits.length > MAX_STR_DIGITS) return null
+  while (i < end && isSpace(text.charCodeAt(i))) i++
+  return i === end ? fromDigits(digits, sign === 0x2d) : null
+}
