@@ -26,7 +26,8 @@ export const ConfigSchema = Type.Object({
   shutdownGraceMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
   requestTimeoutMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
   maxUrlLength: Type.Integer({ minimum: 64, maximum: 65_536 }),
-  pageCacheMb: Type.Integer({ minimum: 0, maximum: 65_536 })
+  pageCacheMb: Type.Integer({ minimum: 0, maximum: 65_536 }),
+  fastPath: Type.Boolean()
 }, { additionalProperties: false })
 
 export type Config = Readonly<Static<typeof ConfigSchema>>
@@ -120,7 +121,8 @@ export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'shutdownGraceMs', env: 'SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms', default: '10000', description: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).', parse: integer(1, 600_000) },
   { key: 'requestTimeoutMs', env: 'REQUEST_TIMEOUT_MS', flag: '--request-timeout-ms', default: '10000', description: 'Time a client has to send a whole request; idle connections close after 6× this.', parse: integer(1, 600_000) },
   { key: 'maxUrlLength', env: 'MAX_URL_LENGTH', flag: '--max-url-length', default: '8192', description: 'Longest request target accepted; longer ones get 414.', parse: integer(64, 65_536) },
-  { key: 'pageCacheMb', env: 'PAGE_CACHE_MB', flag: '--page-cache-mb', default: '64', description: 'Memory for whole answers kept per snapshot, in MiB (0: no cache).', parse: integer(0, 65_536) }
+  { key: 'pageCacheMb', env: 'PAGE_CACHE_MB', flag: '--page-cache-mb', default: '64', description: 'Memory for whole answers kept per snapshot, in MiB (0: no cache).', parse: integer(0, 65_536) },
+  { key: 'fastPath', env: 'FAST_PATH', flag: '--fast-path', default: 'true', description: 'Answer GET and HEAD of pages before Fastify routes them (same answers; see BENCHMARKS.md for what it buys).', parse: boolean }
 ]
 
 export interface ConfigSources {
@@ -132,7 +134,7 @@ export interface ConfigSources {
   overrides?: Partial<Config>
 }
 
-const BOOLEAN_FLAGS = new Set<keyof Config>(['trustProxy', 'watch', 'metrics', 'docs', 'requestLog', 'logPretty'])
+const BOOLEAN_FLAGS = new Set<keyof Config>(['trustProxy', 'watch', 'metrics', 'docs', 'requestLog', 'logPretty', 'fastPath'])
 
 /** Parses `--name value` and `--name=value`. Throws ConfigError on an unknown flag or a missing value. */
 function readFlags (argv: readonly string[]): Map<string, string> {

@@ -1,14 +1,20 @@
 // Every error this service raises, created here and nowhere else. HTTP errors carry the exact body the
 // original Django REST Framework service answers with; snapshot errors carry the editor-facing report.
+import { STATUS_CODES } from 'node:http'
 import createError from '@fastify/error'
 
 /** The JSON body a client sees for an error: DRF's shapes, never a stack trace or a file path. */
 export type ErrorBody = { detail: string } | Record<string, string[]>
 
-interface HttpError extends Error {
+export interface HttpError extends Error {
   code: string
   statusCode: number
   body: ErrorBody
+  /**
+   * The indentation the view negotiated before it failed: DRF renders a view's errors with the renderer it
+   * chose (`application/json; indent=4` indents a 404 too). Unset: compact.
+   */
+  indent?: number | null
 }
 
 function httpError<Args extends unknown[]> (code: string, statusCode: number, message: string, body: (...args: Args) => ErrorBody) {
@@ -43,6 +49,31 @@ export const invalidHost = httpError('EXPLORE_ERR_INVALID_HOST', 400, 'Invalid H
 
 export const uriTooLong = httpError('EXPLORE_ERR_URI_TOO_LONG', 414, 'URI Too Long.',
   () => ({ detail: 'URI Too Long.' }))
+
+// Refusals that come before any view: a path the router cannot decode, a request Fastify refuses, and
+// the ones Node's HTTP parser raises before Fastify sees a request (written on the raw socket).
+export const badRequest = httpError('EXPLORE_ERR_BAD_REQUEST', 400, 'Bad Request.',
+  () => ({ detail: 'Bad Request.' }))
+
+export const requestTimeout = httpError('EXPLORE_ERR_REQUEST_TIMEOUT', 408, 'Request Timeout.',
+  () => ({ detail: 'Request Timeout.' }))
+
+export const headersTooLarge = httpError('EXPLORE_ERR_HEADERS_TOO_LARGE', 431, 'Request Header Fields Too Large.',
+  () => ({ detail: 'Request Header Fields Too Large.' }))
+
+/** The body of any other 4xx Fastify raises: its status text, never Fastify's message (it may echo internals). */
+export function refusalBody (statusCode: number): ErrorBody {
+  return { detail: `${STATUS_CODES[statusCode] ?? 'Bad Request'}.` }
+}
+
+export const serverError = httpError('EXPLORE_ERR_SERVER', 500, 'A server error occurred.',
+  () => ({ detail: 'A server error occurred.' }))
+
+/** The error, to be rendered with the indentation the view negotiated before it failed. */
+export function negotiatedAs<E extends HttpError> (error: E, indent: number | null): E {
+  error.indent = indent
+  return error
+}
 
 export function isHttpError (error: unknown): error is HttpError {
   return error instanceof Error && typeof (error as Partial<HttpError>).body === 'object' &&

@@ -22,7 +22,8 @@ t.test('defaults', async t => {
     shutdownGraceMs: 10000,
     requestTimeoutMs: 10000,
     maxUrlLength: 8192,
-    pageCacheMb: 64
+    pageCacheMb: 64,
+    fastPath: true
   })
   t.equal(loadConfig({ tty: true }).logPretty, true, 'LOG_PRETTY=auto: pretty only on a terminal')
   t.equal(loadConfig({ tty: true, env: { LOG_PRETTY: 'false' } }).logPretty, false)
@@ -50,7 +51,8 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     SHUTDOWN_GRACE_MS: '2000',
     REQUEST_TIMEOUT_MS: '5000',
     MAX_URL_LENGTH: '4096',
-    PAGE_CACHE_MB: '0'
+    PAGE_CACHE_MB: '0',
+    FAST_PATH: 'false'
   }
   t.same(loadConfig({ env }), {
     port: 8080,
@@ -72,7 +74,8 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     shutdownGraceMs: 2000,
     requestTimeoutMs: 5000,
     maxUrlLength: 4096,
-    pageCacheMb: 0
+    pageCacheMb: 0,
+    fastPath: false
   })
   t.equal(loadConfig({ env, argv: ['--watch'] }).watch, true, 'a bare --watch')
   const flags = loadConfig({ env, argv: ['--port', '9000', '--max-limit=20', '--trust-proxy', '--cors-origin', 'false', '--public-base-url=https://x.test/prefix/'] })

@@ -100,7 +100,7 @@ t.test('SIGHUP reloads the snapshot, with the file watch off', async t => {
 t.test('the snapshot checker: every problem, exit 1; a valid file, exit 0', async t => {
   const { execFile } = await import('node:child_process')
   const check = (...files: string[]) => new Promise<{ code: number, stdout: string }>(resolve => {
-    execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'check-snapshot.ts'), ...files], { env: childEnv() }, (error, stdout) => {
+    execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'cli', 'check-snapshot.ts'), ...files], { env: childEnv() }, (error, stdout) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout })
     })
   })

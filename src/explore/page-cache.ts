@@ -2,17 +2,32 @@
 // file. The cache belongs to the model it was filled from, so a new snapshot starts with an empty one
 // and the old one goes with the old model: nothing stale can be served, nothing needs invalidating.
 import type { SnapshotModel } from '../snapshot/snapshot-model.js'
-import { detachAnswer } from './page-slab.js'
+import type { PageRequest } from './page-request.js'
+import { ownCopy } from './page-slab.js'
 
-/** A 200 answer as it goes out, kept whole. */
+/** A 200 page answer as it goes out (a PageAnswer, page-answer.ts), kept whole: its body in one buffer. */
 export interface CachedPage {
+  status: 200
+  /** Names and values in one list, as `writeHead` takes them. */
+  headers: string[]
   body: Buffer
-  etag: string
-  /**
-   * Its headers as Fastify writes them (in the order they were set, then Content-Length), names and
-   * values in one list, as `writeHead` takes them.
-   */
-  headerList: string[]
+}
+
+/** A header's part of a page cache key: absent and empty apart, and nothing one value could forge. */
+function headerKey (value: string | string[] | undefined): string {
+  return value === undefined ? '\n-' : `\n=${String(value)}`
+}
+
+/**
+ * The page cache key of a page request: everything the bytes of its answer depend on besides the snapshot
+ * (the cache is per snapshot). An absent header and an empty one are different requests (an empty Accept
+ * is a 406). GET and HEAD share a key: a HEAD answer is the GET's without its body. X-Forwarded-Proto
+ * counts only when proxies are trusted, Origin only when CORS varies by it.
+ */
+export function pageKey (request: PageRequest, trustProxy: boolean, corsVaries: boolean): string {
+  const { accept, origin } = request.headers
+  const proto = request.headers['x-forwarded-proto']
+  return `${request.url}\n${request.linkHost}\n${headerKey(accept)}${trustProxy ? headerKey(proto) : ''}${corsVaries ? headerKey(origin) : ''}`
 }
 
 /** Keys remembered by the doorkeeper: about a megabyte of keys. */
@@ -68,7 +83,7 @@ export class PageCache {
     if (size > this.maxBytes || this.pages.has(key)) return
     while (this.bytes + size > this.maxBytes) this.evictOldest()
     // The body may be a slice of a slab shared with other answers: a kept page gets its own buffer.
-    this.pages.set(key, { ...page, body: detachAnswer(page.body) })
+    this.pages.set(key, { ...page, body: ownCopy(page.body) })
     this.order.push(key)
     this.bytes += size
   }
@@ -100,23 +115,6 @@ export class PageCache {
       this.oldest = 0
     }
   }
-}
-
-/** Headers as a reply holds them, as Fastify writes them: in the order they were set, then Content-Length. */
-export function headerListOf (headers: Record<string, string>, bodyLength: number): string[] {
-  const list: string[] = []
-  for (const name in headers) list.push(name, headers[name] as string)
-  list.push('content-length', String(bodyLength))
-  return list
-}
-
-/** A header list back as a reply's headers, without Content-Length (Fastify adds its own). */
-export function headersOf (list: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {}
-  for (let i = 0; i < list.length; i += 2) {
-    if (list[i] !== 'content-length') headers[list[i] as string] = list[i + 1] as string
-  }
-  return headers
 }
 
 const caches = new WeakMap<SnapshotModel, PageCache>()

@@ -13,7 +13,7 @@ let slab = Buffer.allocUnsafe(0)
 let used = 0
 
 /** A buffer of `size` bytes, contents undefined (like Buffer.allocUnsafe). */
-export function allocAnswer (size: number): Buffer {
+export function slabBytes (size: number): Buffer {
   if (size > LARGEST_CARVED) return Buffer.allocUnsafe(size)
   if (used + size > slab.length) {
     slab = Buffer.allocUnsafeSlow(SLAB_BYTES)
@@ -26,11 +26,11 @@ export function allocAnswer (size: number): Buffer {
 }
 
 /** Memory of its own for an answer made to be kept (the page cache): never a slice of a slab. */
-export function ownAnswer (size: number): Buffer {
+export function ownBytes (size: number): Buffer {
   return Buffer.allocUnsafeSlow(size)
 }
 
 /** A buffer of its own with the same bytes, for an answer that outlives the request. */
-export function detachAnswer (buffer: Buffer): Buffer {
+export function ownCopy (buffer: Buffer): Buffer {
   return buffer.byteLength === buffer.buffer.byteLength ? buffer : Buffer.from(buffer)
 }

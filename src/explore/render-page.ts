@@ -2,7 +2,7 @@
 // compact, non-ASCII as is, U+2028/U+2029 escaped; indented when the client asked for `indent=N`.
 
 import type { PageItems } from '../snapshot/snapshot-model.js'
-import { allocAnswer } from './page-slab.js'
+import { slabBytes } from './page-slab.js'
 
 export interface PageEnvelope {
   count: number
@@ -25,7 +25,7 @@ function pageHead (page: PageEnvelope): string {
 const PAGE_TAIL = Buffer.from(']}')
 
 /** The page in one buffer, compact or indented; `alloc` gives the compact bytes their memory. */
-export function renderPage (page: PageEnvelope, indent: number | null, alloc: (size: number) => Buffer = allocAnswer): Buffer {
+export function renderPage (page: PageEnvelope, indent: number | null, alloc: (size: number) => Buffer = slabBytes): Buffer {
   const head = pageHead(page)
   // One allocation for the whole answer.
   const itemsLength = page.items.byteLength

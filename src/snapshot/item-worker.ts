@@ -1,9 +1,9 @@
-// The worker thread of item-helper.ts: adds the items it is sent to a model builder of its own, exactly
-// as the loading thread adds its half (load-snapshot.ts, addItems), and sends back what it built.
+// The worker thread of worker-half.ts: adds the items it is sent to a model builder of its own, exactly
+// as the loading thread adds its half (add-items.ts), and sends back what it built.
 import { parentPort } from 'node:worker_threads'
 import { SnapshotModelBuilder } from './build-model.js'
-import type { ItemOutcome, ItemTask } from './item-helper.js'
-import { addItems } from './load-snapshot.js'
+import { addItems } from './add-items.js'
+import type { ItemOutcome, ItemTask } from './worker-half.js'
 
 parentPort?.once('message', (task: ItemTask) => {
   const port = parentPort as NonNullable<typeof parentPort>

@@ -6,10 +6,11 @@ import { isUtf8 } from 'node:buffer'
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../schemas/formats.js'
-import { LANGUAGE, SnapshotItemSchema, SnapshotSchema, type Snapshot, type SnapshotItem } from '../schemas/snapshot.js'
+import { LANGUAGE, SnapshotSchema, type Snapshot, type SnapshotItem } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder, type LanguagePart } from './build-model.js'
-import { ItemHelper } from './item-helper.js'
+import { addItems, type ItemPlaces } from './add-items.js'
+import { WorkerHalf } from './worker-half.js'
 import { scanSnapshot } from './scan-snapshot.js'
 import type { SnapshotInfo, SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, jsonPath } from './validation-report.js'
@@ -17,7 +18,6 @@ import { ValidationReport, jsonPath } from './validation-report.js'
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
 // and top-level checks are parts of the one snapshot schema, not rules of their own.
 const snapshotCheck = TypeCompiler.Compile(SnapshotSchema)
-const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
 const generatedAtCheck = TypeCompiler.Compile(Type.Pick(SnapshotSchema, ['generated_at']))
 
 export interface LoadOptions {
@@ -61,14 +61,14 @@ export async function loadSnapshotFile (file: string, options: LoadOptions = {})
  */
 export async function loadSnapshotBytes (raw: Buffer, file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
   // Started first, so that the worker loads its modules while this thread scans the document.
-  const helper = options.whole !== true && raw.length >= (options.parallelBytes ?? PARALLEL_BYTES) ? new ItemHelper() : null
+  const worker = options.whole !== true && raw.length >= (options.parallelBytes ?? PARALLEL_BYTES) ? new WorkerHalf() : null
   try {
     const { start, info } = begin(raw, file, options)
     const scanned = options.whole === true ? null : scanDocument(raw, start)
     if (scanned !== null) {
       const builder = newBuilder(scanned)
-      const half = helper === null ? scanned.itemCount : scanned.itemCount >>> 1
-      const rest = helper?.add(raw, scanned, half)
+      const half = worker === null ? scanned.itemCount : scanned.itemCount >>> 1
+      const rest = worker?.add(raw, scanned, half)
       let valid = await addInSlices(raw, scanned, builder, 0, half)
       if (valid && rest !== undefined) {
         const parts = await rest
@@ -81,7 +81,7 @@ export async function loadSnapshotBytes (raw: Buffer, file: string, options: Loa
     }
     return loadWhole(raw, start, file, info, options)
   } finally {
-    helper?.stop()
+    worker?.stop()
   }
 }
 
@@ -138,18 +138,6 @@ function begin (raw: Buffer, file: string, options: LoadOptions) {
   return { start, info }
 }
 
-/** Where items are in a document's bytes, and which language's array each is in, at which index. */
-export interface ItemPlaces {
-  languages: string[]
-  itemCount: number
-  itemLanguage: ArrayLike<number>
-  itemIndex: ArrayLike<number>
-  itemStart: ArrayLike<number>
-  itemEnd: ArrayLike<number>
-  /** Where the last call to addItems stopped. */
-  next: number
-}
-
 /** What the scan found: top-level members, checked; every item's place, not yet parsed. */
 interface ScannedDocument extends ItemPlaces {
   generatedAt: string | null
@@ -200,29 +188,6 @@ function newBuilder (scanned: ScannedDocument): SnapshotModelBuilder {
   const builder = new SnapshotModelBuilder()
   for (const code of scanned.languages) builder.language(code)
   return builder
-}
-
-/**
- * Parses, checks and adds items from `from` up to `to`, for about `budgetMs` (the rest are left for the
- * next call, from `scanned.next`). Returns false at the first item that is not valid.
- */
-export function addItems (raw: Buffer, scanned: ItemPlaces, builder: SnapshotModelBuilder, from: number, to: number, budgetMs: number): boolean {
-  const deadline = performance.now() + budgetMs
-  let i = from
-  try {
-    for (; i < to; i++) {
-      // Reading the clock costs more than an item: look at it every 64 items.
-      if ((i & 63) === 0 && i > from && performance.now() > deadline) break
-      const item: unknown = JSON.parse(raw.toString('utf8', scanned.itemStart[i], scanned.itemEnd[i]))
-      const language = scanned.languages[scanned.itemLanguage[i] as number] as string
-      if (!itemCheck.Check(item) || builder.add(language, scanned.itemIndex[i] as number, item as SnapshotItem) >= 0) return false
-    }
-  } catch (error) {
-    if (error instanceof SyntaxError) return false
-    throw error
-  }
-  scanned.next = i
-  return true
 }
 
 /** The whole document at once: the precise report for a bad file. */

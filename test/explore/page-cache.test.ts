@@ -1,9 +1,47 @@
 import t from 'tap'
 import { writeFile } from 'node:fs/promises'
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
+import type { FastifyInstance } from 'fastify'
 import { PageCache } from '../../src/explore/page-cache.js'
-import { buildTestApp, EXPLORE, smallSnapshot } from '../helpers.js'
+import { buildTestApp, EXPLORE, rawRequest, smallSnapshot } from '../helpers.js'
 
-const page = (bytes: number) => ({ body: Buffer.alloc(bytes), headerList: ['content-length', String(bytes)], etag: '"x"' })
+/**
+ * The one look inside. Whether an answer came from the page cache cannot be seen over HTTP (that is the
+ * point of the cache), so this makes it visible: from now on the served snapshot cannot make a page
+ * (it knows no language), so a request that still gets its page (or its 304) got it from the cache, and
+ * one whose page is not cached gets a 404. Re-point this if pages stop asking the model for a language.
+ */
+function stopMakingPages (app: FastifyInstance): void {
+  Object.defineProperty(app.snapshots.current(), 'language', { value: () => undefined })
+}
+
+/** What a client sees of an answer over real HTTP, but the date and the connection's headers. */
+interface Seen {
+  status: number
+  headers: IncomingHttpHeaders
+  body: string
+}
+
+/** One request on its own connection to the app (listening from the first call); Host: replica.test unless given. */
+async function fetchSeen (app: FastifyInstance, url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Seen> {
+  if (app.server.address() === null) await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path: url, headers: { host: 'replica.test', ...headers }, agent: false }, res => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => { body += chunk })
+      res.on('end', () => {
+        const { date, connection, 'keep-alive': keepAlive, ...rest } = res.headers
+        resolve({ status: res.statusCode as number, headers: rest, body })
+      })
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+const page = (bytes: number) => ({ status: 200 as const, headers: ['content-length', String(bytes)], body: Buffer.alloc(bytes) })
 
 t.test('the cache keeps pages within its byte budget, oldest out first', async t => {
   const cache = new PageCache(100)
@@ -71,43 +109,96 @@ t.test('an empty header is not an absent one: Accept: "" stays a 406 after the p
   t.equal((await app.inject(EXPLORE)).statusCode, 200)
 })
 
-t.test('conditional requests are answered from the cache too', async t => {
+t.test('a conditional request for a cached page is answered from the cache: 304 for its tag, the page for another', async t => {
   const app = await buildTestApp(t)
-  const first = await app.inject(`${EXPLORE}?companies=8`)
-  await app.inject(`${EXPLORE}?companies=8`)
-  await app.inject(`${EXPLORE}?companies=8`)
-  const res = await app.inject({ url: `${EXPLORE}?companies=8`, headers: { 'if-none-match': String(first.headers.etag) } })
-  t.equal(res.statusCode, 304)
-  t.equal(res.body, '')
-  t.equal(res.headers.etag, first.headers.etag)
-  t.equal(res.headers['content-type'], undefined)
-  t.equal(res.headers.vary, 'Accept')
+  const url = `${EXPLORE}?companies=8`
+  const first = await fetchSeen(app, url)
+  t.equal(first.status, 200)
+  t.same(await fetchSeen(app, url), first, 'the second answer: made again, and kept')
+  stopMakingPages(app)
+  t.same(await fetchSeen(app, url), first, 'the third answer, from the cache, is the first')
+  const etag = String(first.headers.etag)
+  for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+    const res = await fetchSeen(app, url, { 'if-none-match': ifNoneMatch })
+    t.equal(res.status, 304, `If-None-Match: ${ifNoneMatch}`)
+    t.equal(res.body, '')
+    t.equal(res.headers.etag, etag)
+    t.equal(res.headers['content-type'], undefined)
+    t.equal(res.headers.vary, 'Accept')
+    t.equal(res.headers.allow, 'GET, HEAD, OPTIONS')
+  }
+  t.same(await fetchSeen(app, url, { 'if-none-match': '"other"' }), first, 'another tag: the cached page')
+  const head = await fetchSeen(app, url, { 'if-none-match': '"other"' }, 'HEAD')
+  t.same({ ...head, body: first.body }, first, 'HEAD: the cached page\'s headers')
+  t.equal(head.body, '')
+  t.equal((await fetchSeen(app, `${EXPLORE}?companies=7`)).status, 404, 'a page not in the cache cannot be made now')
 })
 
-t.test('a new snapshot starts with an empty cache', async t => {
+t.test('a page cached from one snapshot is never served from the next', async t => {
   const app = await buildTestApp(t)
-  const before = JSON.parse((await app.inject(EXPLORE)).body)
-  t.equal(before.count, 25)
+  const first = await fetchSeen(app, EXPLORE)
+  t.equal(JSON.parse(first.body).count, 25)
+  await fetchSeen(app, EXPLORE)
+  stopMakingPages(app)
+  t.same(await fetchSeen(app, EXPLORE), first, 'the page is in the cache of the first snapshot')
+
   const doc = smallSnapshot()
   doc.languages.en = doc.languages.en!.slice(0, 5)
   await writeFile(app.snapshots.file, JSON.stringify(doc))
   t.equal(await app.snapshots.reload(), 'loaded')
-  t.equal(JSON.parse((await app.inject(EXPLORE)).body).count, 5)
+  const after = await fetchSeen(app, EXPLORE)
+  t.equal(after.status, 200)
+  t.equal(JSON.parse(after.body).count, 5, 'the new snapshot\'s page, not the cached one')
+  t.not(after.headers.etag, first.headers.etag, 'with the new snapshot\'s tag')
+  const conditional = await fetchSeen(app, EXPLORE, { 'if-none-match': String(first.headers.etag) })
+  t.equal(conditional.status, 200, 'the old tag is not current')
+  t.equal(JSON.parse(conditional.body).count, 5)
+  for (let i = 0; i < 2; i++) t.same(await fetchSeen(app, EXPLORE), after, 'kept and served from the new snapshot\'s cache')
 })
 
-t.test('with CORS limited to listed origins, answers are kept per Origin', async t => {
+t.test('with CORS limited to listed origins, a page cached for one Origin is not served for another', async t => {
   const app = await buildTestApp(t, smallSnapshot(), { corsOrigin: ['https://a.test'] })
-  const allowed = await app.inject({ url: EXPLORE, headers: { origin: 'https://a.test' } })
+  const a = { origin: 'https://a.test' }
+  const b = { origin: 'https://b.test' }
+  const allowed = await fetchSeen(app, EXPLORE, a)
   t.equal(allowed.headers['access-control-allow-origin'], 'https://a.test')
-  const other = await app.inject({ url: EXPLORE, headers: { origin: 'https://b.test' } })
-  t.equal(other.headers['access-control-allow-origin'], undefined, 'not the cached answer for another origin')
-  t.equal((await app.inject({ url: EXPLORE, headers: { origin: 'https://a.test' } })).headers['access-control-allow-origin'], 'https://a.test')
+  t.equal(allowed.headers.vary, 'Accept, Origin')
+  await fetchSeen(app, EXPLORE, a)
+  // a.test's page is kept now: a cache that ignored the Origin would answer the next two with it.
+  const other = await fetchSeen(app, EXPLORE, b)
+  t.equal(other.status, 200)
+  t.equal(other.headers['access-control-allow-origin'], undefined, 'not the answer kept for another origin')
+  t.equal(other.body, allowed.body)
+  const none = await fetchSeen(app, EXPLORE)
+  t.equal(none.headers['access-control-allow-origin'], undefined, 'nor for a request without Origin')
+  await fetchSeen(app, EXPLORE, b)
+  await fetchSeen(app, EXPLORE)
+  stopMakingPages(app)
+  t.same(await fetchSeen(app, EXPLORE, a), allowed, 'from the cache: a.test\'s own answer')
+  t.same(await fetchSeen(app, EXPLORE, b), other, 'from the cache: b.test\'s own answer')
+  t.same(await fetchSeen(app, EXPLORE), none, 'from the cache: the answer without Origin')
+  t.equal((await fetchSeen(app, EXPLORE, { origin: 'https://c.test' })).status, 404, 'an origin not asked for before has nothing cached')
 })
 
-t.test('a bad Host is refused even for a cached URL', async t => {
+t.test('a bad Host is refused even for a URL whose page is cached', async t => {
   const app = await buildTestApp(t, smallSnapshot(), { allowedHosts: ['ok.test'] })
-  t.equal((await app.inject({ url: EXPLORE, headers: { host: 'ok.test' } })).statusCode, 200)
-  t.equal((await app.inject({ url: EXPLORE, headers: { host: 'evil.test' } })).statusCode, 400)
+  const ok = { host: 'ok.test' }
+  const page = await fetchSeen(app, EXPLORE, ok)
+  t.equal(page.status, 200)
+  await fetchSeen(app, EXPLORE, ok)
+  stopMakingPages(app)
+  t.same(await fetchSeen(app, EXPLORE, ok), page, 'the page is cached for Host: ok.test')
+  // Node keeps the first of two Host headers: a cache looked up before the host check would find the page.
+  for (const extra of ['', `If-None-Match: ${String(page.headers.etag)}\r\n`]) {
+    const answer = await rawRequest(app, `GET ${EXPLORE} HTTP/1.1\r\nHost: ok.test\r\nHost: ok.test\r\n${extra}Connection: close\r\n\r\n`)
+    t.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/, `two Host headers${extra === '' ? '' : ' and the page\'s tag'}: a 400`)
+    t.ok(answer.endsWith('\r\n\r\n{"detail":"Invalid Host header."}'), 'with Django\'s detail')
+  }
+  for (const method of ['GET', 'HEAD']) {
+    const evil = await fetchSeen(app, EXPLORE, { host: 'evil.test' }, method)
+    t.equal(evil.status, 400, `${method} with a Host not allowed`)
+    t.equal(evil.body, method === 'GET' ? '{"detail":"Invalid Host header."}' : '')
+  }
 })
 
 t.test('long runs of pages: the byte budget holds, the newest stay, the doorkeeper forgets the oldest', async t => {

@@ -4,7 +4,7 @@ import { chmod, mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadSnapshotBytes, loadSnapshotFile, parseSnapshot, scanDocument } from '../../src/snapshot/load-snapshot.js'
 import { SnapshotError } from '../../src/errors.js'
-import { ItemHelper } from '../../src/snapshot/item-helper.js'
+import { WorkerHalf } from '../../src/snapshot/worker-half.js'
 import { renderItem, type LanguagePart } from '../../src/snapshot/build-model.js'
 import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
 import type { SnapshotItem } from '../../src/schemas/snapshot.js'
@@ -31,7 +31,7 @@ t.test('a valid snapshot loads with its languages, counts and version label', as
 })
 
 t.test('loading a large file gives the event loop turns (a reloading service keeps answering)', async t => {
-  const { writeSnapshot: generate } = await import('../../scripts/generate-snapshot.js')
+  const { writeSnapshot: generate } = await import('../../scripts/generate/write-snapshot.js')
   const file = join(await tempDir(t), 'large.json')
   await generate(file, { items: 12000, format: 'lines' })
   const raw = await readFile(file)
@@ -185,7 +185,7 @@ t.test('a file that cannot be read', async t => {
 })
 
 t.test('a worker thread adding half the items: the same model, the same errors', async t => {
-  const { writeSnapshot: generate } = await import('../../scripts/generate-snapshot.js')
+  const { writeSnapshot: generate } = await import('../../scripts/generate/write-snapshot.js')
   const file = join(await tempDir(t), 'generated.json')
   await generate(file, { items: 3000, format: 'lines' })
   const raw = await readFile(file)
@@ -234,11 +234,11 @@ t.test('the worker really does the second half (here and in the built code)', as
   t.equal(places.itemCount, 10)
   // The built code starts item-worker.js, the source item-worker.ts: both are tried where both exist
   // (CI builds before it tests; a clean clone's `npm test` has no dist/ yet).
-  const built = new URL('../../dist/snapshot/item-helper.js', import.meta.url)
+  const built = new URL('../../dist/snapshot/worker-half.js', import.meta.url)
   if (!existsSync(built)) t.comment('dist/ is not built: only the source worker is tried')
-  for (const module of existsSync(built) ? ['../../src/snapshot/item-helper.js', built.href] : ['../../src/snapshot/item-helper.js']) {
-    const { ItemHelper: Helper } = await import(module) as typeof import('../../src/snapshot/item-helper.js')
-    const helper = new Helper()
+  for (const module of existsSync(built) ? ['../../src/snapshot/worker-half.js', built.href] : ['../../src/snapshot/worker-half.js']) {
+    const { WorkerHalf: Half } = await import(module) as typeof import('../../src/snapshot/worker-half.js')
+    const helper = new Half()
     const parts = await helper.add(raw, places, 4)
     helper.stop()
     t.ok(parts instanceof Map, `${module}: answered`)
@@ -251,10 +251,10 @@ t.test('the worker really does the second half (here and in the built code)', as
 
 t.test('a worker that cannot help leaves its half to the loading thread', async t => {
   const raw = Buffer.from(JSON.stringify(smallSnapshot()))
-  const helper = new ItemHelper()
+  const helper = new WorkerHalf()
   helper.stop()
   t.equal(await helper.add(raw, { languages: ['en'], itemCount: 2, itemLanguage: [0, 0], itemIndex: [0, 1], itemStart: [0, 1], itemEnd: [1, 2], next: 0 }, 1), 'unavailable')
-  const idle = new ItemHelper()
+  const idle = new WorkerHalf()
   t.same(await idle.add(raw, { languages: [], itemCount: 0, itemLanguage: [], itemIndex: [], itemStart: [], itemEnd: [], next: 0 }, 0), new Map(), 'nothing to add')
   idle.stop()
 })

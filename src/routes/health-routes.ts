@@ -1,13 +1,7 @@
 // Probes for load balancers and Kubernetes: /-/healthz says the process answers; /-/readyz says it
 // serves the snapshot it should (the last reload did not fail), 503 with the reason otherwise.
 import type { FastifyInstance } from 'fastify'
-import { Type } from '@sinclair/typebox'
-
-const HealthSchema = Type.Object({ status: Type.Literal('ok') }, { title: 'Health' })
-const ReadinessSchema = Type.Object({
-  status: Type.Union([Type.Literal('ready'), Type.Literal('unready')]),
-  reason: Type.Optional(Type.String())
-}, { title: 'Readiness' })
+import { HealthSchema, ReadinessSchema } from '../schemas/operations.js'
 
 export async function healthRoutes (app: FastifyInstance): Promise<void> {
   app.get('/-/healthz', {

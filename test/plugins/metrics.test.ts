@@ -1,6 +1,6 @@
 import t from 'tap'
 import { writeFile } from 'node:fs/promises'
-import { buildTestApp, EXPLORE, smallSnapshot } from './helpers.js'
+import { buildTestApp, EXPLORE, smallSnapshot } from '../helpers.js'
 
 const metric = (body: string, name: string): string[] => body.split('\n').filter(line => line.startsWith(name))
 

@@ -1,10 +1,9 @@
-// The front over real HTTP: what it answers, built or cached, is byte for byte what the route answers
-// (an app with the page cache off has no front), and whatever it must not answer reaches Fastify.
+// The fast path over real HTTP: what it answers, built or cached, is byte for byte what the Fastify route
+// answers (an app with FAST_PATH off), and whatever is not a page answer reaches Fastify.
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { writeFile } from 'node:fs/promises'
-import type { FrontAnswer } from '../../src/explore/cache-front.js'
-import { pageCacheOf } from '../../src/explore/page-cache.js'
+import type { FastAnswered } from '../../src/http/fast-path.js'
 import { buildTestApp, EXPLORE, rawRequest, smallSnapshot } from '../helpers.js'
 
 /** A whole HTTP/1.1 exchange on its own connection; the answer without its Date header. */
@@ -14,34 +13,36 @@ async function exchange (app: FastifyInstance, method: string, url: string, head
   return answer.replace(/\r\nDate: [^\r]*/i, '')
 }
 
-/** The app listening, and the answers its front sends. */
-async function frontedApp (t: Parameters<typeof buildTestApp>[0], overrides = {}) {
+/** The app listening, and the answers its fast path sends. */
+async function fastApp (t: Parameters<typeof buildTestApp>[0], overrides = {}) {
   const app = await buildTestApp(t, smallSnapshot(), overrides)
   await app.listen({ port: 0, host: '127.0.0.1' })
-  const fronted: FrontAnswer[] = []
-  app.cacheFront?.onAnswer(answer => fronted.push(answer))
-  return { app, fronted }
+  const answered: FastAnswered[] = []
+  app.fastPath?.onAnswer(answer => answered.push(answer))
+  return { app, answered }
 }
 
-/** A listening app without the front (page cache off): every answer comes from the route. */
+/** A listening app without the fast path: every answer comes through Fastify's route. */
 async function referenceApp (t: Parameters<typeof buildTestApp>[0], overrides = {}) {
-  const app = await buildTestApp(t, smallSnapshot(), { pageCacheMb: 0, ...overrides })
+  const app = await buildTestApp(t, smallSnapshot(), { fastPath: false, ...overrides })
   await app.listen({ port: 0, host: '127.0.0.1' })
-  t.equal(app.cacheFront, null)
+  t.equal(app.fastPath, null)
   return app
 }
 
-t.test('what the front answers, built or cached, is byte for byte what the route answers', async t => {
-  const { app, fronted } = await frontedApp(t)
+t.test('what the fast path answers, built, kept or cached, is byte for byte what the route answers', async t => {
+  const { app, answered } = await fastApp(t)
   const reference = await referenceApp(t)
   const pages: Array<[string, string, Record<string, string>]> = [
     ['GET', `${EXPLORE}?companies=7`, {}],
     ['GET', `${EXPLORE}?companies=7&companies=9&limit=3&offset=2&x=%20y`, {}],
     ['GET', `${EXPLORE}?companies=&limit=abc&offset=-1&zeta=%E2%82%AC&alpha=1+2`, {}],
     ['GET', `${EXPLORE}?offset=123456789012345678901234567890`, {}],
+    ['GET', `${EXPLORE}?limit=%D9%A5&offset=+1_0`, {}],
     ['GET', `${EXPLORE}?`, {}],
     ['GET', `${EXPLORE}?format=json&limit=2`, {}],
     ['GET', '/es/api/internal/explore/', {}],
+    ['GET', '/%65n/api/internal/explore/?companies=7', {}],
     ['GET', `${EXPLORE}?companies=7`, { Accept: 'application/json; indent=2' }],
     ['GET', `${EXPLORE}?companies=7`, { Accept: 'text/html, application/json;q=0.5' }],
     ['GET', `${EXPLORE}?companies=7`, { Origin: 'https://a.example' }],
@@ -52,16 +53,15 @@ t.test('what the front answers, built or cached, is byte for byte what the route
     const expected = await exchange(reference, method, url, headers)
     t.match(expected, /^HTTP\/1\.1 200 OK\r\n/, label)
     for (const attempt of ['built', 'built again and kept', 'cached']) {
-      const before = fronted.length
+      const before = answered.length
       t.equal(await exchange(app, method, url, headers), expected, `${attempt}: ${label}`)
-      t.equal(fronted.length, before + 1, `the front answered (${attempt}): ${label}`)
+      t.equal(answered.length, before + 1, `the fast path answered (${attempt}): ${label}`)
     }
   }
-  t.match(fronted.at(-1), { method: 'HEAD', statusCode: 200, url: `${EXPLORE}?companies=9` })
-  t.ok(fronted.every(answer => /^req-[0-9a-z]+$/.test(answer.reqId) && answer.responseTime >= 0))
-  t.equal(new Set(fronted.map(answer => answer.reqId)).size, fronted.length, 'request ids are unique')
+  t.match(answered.at(-1), { method: 'HEAD', statusCode: 200, url: `${EXPLORE}?companies=9` })
+  t.ok(answered.every(answer => answer.responseTime >= 0))
 
-  // Anything but a 200, and any other spelling of the path, is the route's to answer.
+  // Anything but a page answer, and any other path, is Fastify's to answer.
   const others: Array<[string, string, Record<string, string>]> = [
     ['GET', `${EXPLORE}?companies=x`, {}],
     ['GET', `${EXPLORE}?format=xml`, {}],
@@ -69,78 +69,91 @@ t.test('what the front answers, built or cached, is byte for byte what the route
     ['GET', EXPLORE, { Accept: '' }],
     ['GET', '/zz/api/internal/explore/', {}],
     ['GET', '/EN/api/internal/explore/', {}],
-    ['GET', '/%65n/api/internal/explore/?companies=7', {}],
     ['GET', '/en/api/internal/explore?companies=7', {}],
-    ['GET', `${EXPLORE}?companies=7#top`, {}],
+    ['GET', `${EXPLORE}#top`, {}],
     ['GET', `${EXPLORE}?${Array.from({ length: 1001 }, (_, i) => `f${i}=1`).join('&')}`, {}],
     ['POST', `${EXPLORE}?companies=7`, {}],
     ['OPTIONS', EXPLORE, {}]
   ]
   for (const [method, url, headers] of others) {
     const label = `${method} ${url.slice(0, 60)} ${JSON.stringify(headers)}`
-    const before = fronted.length
+    const before = answered.length
     t.equal(await exchange(app, method, url, headers), await exchange(reference, method, url, headers), label)
-    t.equal(fronted.length, before, `not the front's: ${label}`)
+    t.equal(answered.length, before, `not the fast path's: ${label}`)
   }
 })
 
-t.test('with CORS for listed origins the front keeps to cached pages', async t => {
+t.test('with CORS for listed origins the fast path answers per Origin, as the route does', async t => {
   const overrides = { corsOrigin: ['https://a.example'] }
-  const { app, fronted } = await frontedApp(t, overrides)
+  const { app, answered } = await fastApp(t, overrides)
   const reference = await referenceApp(t, overrides)
   for (const origin of ['https://a.example', 'https://b.example']) {
     const expected = await exchange(reference, 'GET', `${EXPLORE}?companies=7`, { Origin: origin })
-    t.equal(await exchange(app, 'GET', `${EXPLORE}?companies=7`, { Origin: origin }), expected)
-    t.equal(await exchange(app, 'GET', `${EXPLORE}?companies=7`, { Origin: origin }), expected)
-    const before = fronted.length
-    t.equal(await exchange(app, 'GET', `${EXPLORE}?companies=7`, { Origin: origin }), expected, `cached for ${origin}`)
-    t.equal(fronted.length, before + 1)
+    t.match(expected, origin === 'https://a.example' ? /\r\naccess-control-allow-origin: https:\/\/a\.example\r\n/ : /^(?![^]*access-control-allow-origin)/)
+    for (let i = 0; i < 3; i++) t.equal(await exchange(app, 'GET', `${EXPLORE}?companies=7`, { Origin: origin }), expected, `${origin}, answer ${i + 1}`)
   }
-  t.equal(fronted.length, 2, 'only the cached answers went through the front')
+  t.equal(answered.length, 6, 'every one of them on the fast path')
 })
 
-t.test('what the front must not answer reaches the route', async t => {
-  const { app, fronted } = await frontedApp(t, { allowedHosts: ['localhost'], maxUrlLength: 200 })
+t.test('a conditional request gets its 304 on the fast path, built or cached', async t => {
+  const { app, answered } = await fastApp(t)
+  const reference = await referenceApp(t)
   const url = `${EXPLORE}?companies=8`
   const etag = /\r\netag: ([^\r]*)/i.exec(await exchange(app, 'GET', url))?.[1] as string
-  t.equal(fronted.length, 1)
+  await exchange(app, 'GET', url) // kept: the next answers come from the cache
+  for (const method of ['GET', 'HEAD']) {
+    const expected = await exchange(reference, method, url, { 'If-None-Match': etag })
+    t.match(expected, /^HTTP\/1\.1 304 [^]*\r\netag: /)
+    t.equal(await exchange(app, method, url, { 'If-None-Match': etag }), expected, `${method}, from the cache`)
+  }
+  t.equal(answered.filter(answer => answer.statusCode === 304).length, 2)
+})
 
-  t.match(await exchange(app, 'GET', url, { 'If-None-Match': etag }), /^HTTP\/1\.1 304 /, 'a conditional request gets its 304 from the route')
+t.test('what the fast path must not answer reaches the route', async t => {
+  const { app, answered } = await fastApp(t, { allowedHosts: ['localhost'], maxUrlLength: 200 })
+  const url = `${EXPLORE}?companies=8`
   t.match(await rawRequest(app, `GET ${url} HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n`), /^HTTP\/1\.1 400 /, 'a host not allowed')
   t.match(await exchange(app, 'DELETE', url), /^HTTP\/1\.1 405 /)
   t.match(await exchange(app, 'OPTIONS', url), /^HTTP\/1\.1 200 [^]*"name":"Explore"/)
   t.match(await exchange(app, 'GET', `${url}&${'x'.repeat(300)}`), /^HTTP\/1\.1 414 /)
-  t.equal(fronted.length, 1, 'none of these went through the front')
+  t.equal(answered.length, 0, 'none of these went through the fast path')
 })
 
 t.test('a new snapshot is never answered from the old one\'s pages', async t => {
-  const { app } = await frontedApp(t)
+  const { app, answered } = await fastApp(t)
   for (let i = 0; i < 3; i++) t.match(await exchange(app, 'GET', EXPLORE), /"count":25,/)
-  const before = pageCacheOf(app.snapshots.current(), 1).size
-  t.equal(before, 1, 'the page is cached')
   await writeFile(app.snapshots.file, JSON.stringify({ languages: { en: [] } }))
   t.equal(await app.snapshots.reload(), 'loaded')
   t.match(await exchange(app, 'GET', EXPLORE), /"count":0,/, 'the new snapshot\'s page, not the cached one')
+  t.equal(answered.length, 4)
 })
 
-t.test('while the app closes, Fastify answers (and its close is not held up)', async t => {
-  const { app, fronted } = await frontedApp(t)
-  await exchange(app, 'GET', EXPLORE)
-  t.equal(fronted.length, 1)
-  t.equal(app.cacheFront?.open, true)
+t.test('from the moment the app starts closing, Fastify answers', async t => {
+  const app = await buildTestApp(t, smallSnapshot())
+  // Registered after buildApp's own preClose hook, so it runs after it, while the server still listens.
+  let duringClose = ''
+  app.addHook('preClose', async () => { duringClose = await exchange(app, 'GET', EXPLORE) })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const answered: FastAnswered[] = []
+  app.fastPath?.onAnswer(answer => answered.push(answer))
+  t.match(await exchange(app, 'GET', EXPLORE), /^HTTP\/1\.1 200 /)
+  t.equal(answered.length, 1)
   await app.close()
-  t.equal(app.cacheFront?.open, false)
+  t.match(duringClose, /^HTTP\/1\.1 503 /, 'Fastify\'s answer while it closes, not a page')
+  t.equal(answered.length, 1, 'not through the fast path')
 })
 
-t.test('front answers are counted in the metrics under the explore route', async t => {
-  const { app, fronted } = await frontedApp(t)
+t.test('fast path answers are counted in the metrics under the explore route', async t => {
+  const { app, answered } = await fastApp(t)
   for (let i = 0; i < 5; i++) await exchange(app, 'GET', EXPLORE)
-  t.equal(fronted.length, 5)
+  t.equal(answered.length, 5)
   const metrics = (await app.inject('/-/metrics')).body
   t.match(metrics, /explore_http_requests_total\{route="\/:lang\/api\/internal\/explore\/",method="GET",status="200"\} 5\n/)
 })
 
-t.test('no front when the page cache is off', async t => {
-  const app = await buildTestApp(t, smallSnapshot(), { pageCacheMb: 0 })
-  t.equal(app.cacheFront, null)
+t.test('no fast path when FAST_PATH is off; the page cache works without it', async t => {
+  const app = await referenceApp(t)
+  for (let i = 0; i < 3; i++) t.match(await exchange(app, 'GET', EXPLORE), /"count":25,/)
+  const metrics = (await app.inject('/-/metrics')).body
+  t.match(metrics, /explore_http_requests_total\{route="\/:lang\/api\/internal\/explore\/",method="GET",status="200"\} 3\n/, 'route answers counted by Fastify\'s hook')
 })

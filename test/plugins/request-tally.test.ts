@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Histogram, Registry, type Metric } from 'prom-client'
-import { RequestTally } from '../src/request-tally.js'
+import { RequestTally } from '../../src/plugins/request-tally.js'
 
 const bounds = [0.001, 0.01, 0.1]
 

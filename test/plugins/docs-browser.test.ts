@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs'
 import t from 'tap'
 import { chromium } from 'playwright-core'
-import { buildTestApp } from './helpers.js'
+import { buildTestApp } from '../helpers.js'
 
 // Debian's own build, not one Playwright downloads: CI installs it with apt-get and nothing is fetched
 // at test time.

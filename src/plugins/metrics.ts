@@ -1,9 +1,9 @@
 // GET /-/metrics in Prometheus text format (prom-client): requests and latency by route and status,
 // the snapshot's items, age and reloads. Each app has its own registry, so tests can build several.
 import fp from 'fastify-plugin'
-import { EXPLORE_PATH } from './explore/explore-route.js'
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
-import { RequestTally } from './request-tally.js'
+import { EXPLORE_ROUTE } from '../explore/explore-path.js'
+import { RequestTally, type RequestSeries } from './request-tally.js'
 
 export default fp(async function metricsPlugin (app) {
   const registry = new Registry()
@@ -64,11 +64,14 @@ export default fp(async function metricsPlugin (app) {
     tally.record(tally.series(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode), reply.elapsedTime / 1000)
     done()
   })
-  // Pages the cache front answered never reach Fastify; they are counted under the route they came from.
-  // The front answers GET and HEAD with 200s only: their series are found once.
-  const frontSeries = { GET: tally.series(EXPLORE_PATH, 'GET', 200), HEAD: tally.series(EXPLORE_PATH, 'HEAD', 200) }
-  app.cacheFront?.onAnswer(({ method, responseTime }) => {
-    tally.record(frontSeries[method as 'GET' | 'HEAD'], responseTime / 1000)
+  // Pages the fast path answered never reach Fastify; they are counted under the route they came from.
+  // It answers GET and HEAD with 200s and 304s only: their four series are found once.
+  const fastSeries = new Map<string, RequestSeries>()
+  for (const method of ['GET', 'HEAD']) {
+    for (const status of [200, 304]) fastSeries.set(`${method} ${status}`, tally.series(EXPLORE_ROUTE, method, status))
+  }
+  app.fastPath?.onAnswer(({ method, statusCode, responseTime }) => {
+    tally.record(fastSeries.get(`${method} ${statusCode}`) as RequestSeries, responseTime / 1000)
   })
 
   app.get('/-/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {

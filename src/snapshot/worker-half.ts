@@ -4,7 +4,7 @@
 // buffers and typed arrays, moved between the threads, never copied item by item.
 import { Worker } from 'node:worker_threads'
 import type { LanguagePart } from './build-model.js'
-import type { ItemPlaces } from './load-snapshot.js'
+import type { ItemPlaces } from './add-items.js'
 
 /** What the loading thread sends: the items from `from` on, their bytes and places in those bytes. */
 export interface ItemTask {
@@ -23,12 +23,12 @@ export type ItemOutcome = { valid: true, parts: Array<[string, LanguagePart]> } 
  * The worker's half: its items by language; 'invalid' when one is not valid (the loader then reports the
  * file as a whole); 'unavailable' when the worker could not do it (the loader adds them itself).
  */
-export type HelperResult = Map<string, LanguagePart> | 'invalid' | 'unavailable'
+export type WorkerHalfResult = Map<string, LanguagePart> | 'invalid' | 'unavailable'
 
 // Built code runs item-worker.js; tests run the TypeScript source, through the loader they run under.
 const WORKER = new URL(import.meta.url.endsWith('.ts') ? './item-worker.ts' : './item-worker.js', import.meta.url)
 
-export class ItemHelper {
+export class WorkerHalf {
   private readonly worker: Worker | null
   private readonly ended: Promise<'unavailable'>
 
@@ -52,7 +52,7 @@ export class ItemHelper {
   }
 
   /** Hands the worker the items of `places` from `from` on. */
-  async add (raw: Buffer, places: ItemPlaces, from: number): Promise<HelperResult> {
+  async add (raw: Buffer, places: ItemPlaces, from: number): Promise<WorkerHalfResult> {
     const { worker } = this
     if (worker === null) return 'unavailable'
     const count = places.itemCount - from
@@ -74,7 +74,7 @@ export class ItemHelper {
       task.itemStart[k] = (places.itemStart[from + k] as number) - base
       task.itemEnd[k] = (places.itemEnd[from + k] as number) - base
     }
-    const answer = new Promise<HelperResult>(resolve => {
+    const answer = new Promise<WorkerHalfResult>(resolve => {
       worker.once('message', (outcome: ItemOutcome) => resolve(outcome.valid ? new Map(outcome.parts) : 'invalid'))
     })
     // Kept referenced while it works: a process with nothing else to do (the snapshot check command)

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run snapshot:check -- FILE…`: validates snapshot files with the service's own loader, so an editor
 // can check a file before dropping it. Prints every problem; exit 0 when all are valid, 1 otherwise.
-import { SnapshotError } from './errors.js'
-import { loadSnapshotFile } from './snapshot/load-snapshot.js'
+import { SnapshotError } from '../errors.js'
+import { loadSnapshotFile } from '../snapshot/load-snapshot.js'
 
 const files = process.argv.slice(2)
 if (files.length === 0 || files.includes('--help')) {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { writeFile } from 'node:fs/promises'
-import { buildTestApp, smallSnapshot } from './helpers.js'
+import { buildTestApp, smallSnapshot } from '../helpers.js'
 
 t.test('healthz: the process answers', async t => {
   const app = await buildTestApp(t)

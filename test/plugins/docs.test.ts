@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp, smallSnapshot } from './helpers.js'
+import { buildTestApp, smallSnapshot } from '../helpers.js'
 
 t.test('the OpenAPI document is generated from the route schemas', async t => {
   const app = await buildTestApp(t)

@@ -1,0 +1,44 @@
+// The one matcher of the explore URL: `/{lang}/api/internal/explore/`, as Django's URLconf matches it (on the
+// percent-decoded path, everything after the first `?` being the query), and without its trailing slash,
+// which Django's APPEND_SLASH answers with a redirect. Every path that answers or redirects a page asks it.
+import { LANGUAGE } from '../schemas/snapshot.js'
+
+/** The route Fastify dispatches on; the handler still asks `matchExplorePath`, which has the last word. */
+export const EXPLORE_ROUTE = '/:lang/api/internal/explore/'
+
+export interface ExploreTarget {
+  /** The language segment (`en`, `pt-br`). */
+  lang: string
+  /** False for `/{lang}/api/internal/explore` (no slash): APPEND_SLASH redirects it. */
+  slash: boolean
+  /** The decoded path. */
+  path: string
+  /** The raw query string after the first `?`, '' when there is none. */
+  query: string
+}
+
+const EXPLORE = /^\/([^/]+)\/api\/internal\/explore(\/?)$/
+// RFC 9112 §3.2.2: a server must accept a target in absolute form (`http://host/path`) and route its path,
+// as Fastify's router does.
+const ABSOLUTE_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/
+
+/** The explore path in a request target, or null for any other path. */
+export function matchExplorePath (target: string): ExploreTarget | null {
+  const mark = target.indexOf('?')
+  let raw = mark < 0 ? target : target.slice(0, mark)
+  if (raw.charCodeAt(0) !== 0x2f) raw = raw.replace(ABSOLUTE_FORM, '')
+  // Django matches decoded paths: `explore%2F` is `explore/`. A path that cannot be decoded matches nothing.
+  const path = raw.includes('%') ? decodePath(raw) : raw
+  if (path === null) return null
+  const match = EXPLORE.exec(path)
+  if (match === null || !LANGUAGE.test(match[1] as string)) return null
+  return { lang: match[1] as string, slash: match[2] === '/', path, query: mark < 0 ? '' : target.slice(mark + 1) }
+}
+
+function decodePath (path: string): string | null {
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return null
+  }
+}

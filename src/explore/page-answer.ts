@@ -1,0 +1,123 @@
+// The one definition of a page answer: what GET or HEAD of `/{lang}/api/internal/explore/` answers, status,
+// headers and body, decided here for every path that answers pages (the fast path before Fastify and the
+// Fastify route alike) and kept whole in the page cache. Plain TypeScript: no Fastify, no socket.
+// Steps in the order DRF's view takes them: negotiation, language, `companies`, then the page.
+import { negotiatedAs, notFound, type HttpError } from '../errors.js'
+import { allowedOrigin, corsVaries, type CorsPolicy } from '../http/cors-policy.js'
+import type { SnapshotModel } from '../snapshot/snapshot-model.js'
+import { entityTag, notModified } from './conditional-get.js'
+import { negotiate } from './content-negotiation.js'
+import { lastValue, readPageParams } from './explore-query.js'
+import { pageCacheOf, pageKey, type CachedPage } from './page-cache.js'
+import { pageLinks } from './page-links.js'
+import type { PageRequest } from './page-request.js'
+import { ownBytes } from './page-slab.js'
+import { pageParts, renderPage, type PageParts } from './render-page.js'
+import { linkOrigin } from './request-origin.js'
+
+/** An answer to a page request, as it goes on the wire. */
+export interface PageAnswer {
+  status: 200 | 304
+  /** Names and values in one list, in the order they are written (as `writeHead` takes them). */
+  headers: string[]
+  /**
+   * One buffer, or parts sent in order without being copied together (the items as views of the model);
+   * null for a 304. A HEAD answer is the GET's: its writer leaves the body out.
+   */
+  body: Buffer | PageParts | null
+}
+
+export interface PageSettings {
+  maxLimit: number
+  /** `https://example.com[/prefix]` for links; null: the request's own scheme and host. */
+  publicBaseUrl: string | null
+  trustProxy: boolean
+  /** `Cache-Control: public, max-age=N` on pages; null sends none, as the original. */
+  cacheMaxAge: number | null
+  cors: CorsPolicy
+  /** Room for whole answers per snapshot (0: none are kept). */
+  pageCacheBytes: number
+}
+
+/** The headers every answer of the view carries, errors included (DRF's APIView sets them). */
+export const ALLOW = 'GET, HEAD, OPTIONS'
+
+/** DRF's Vary, then CORS's when the allowed origin depends on the request's. */
+export function viewVary (cors: CorsPolicy): string {
+  return corsVaries(cors) ? 'Accept, Origin' : 'Accept'
+}
+
+/**
+ * The answer to a GET or HEAD of a page from `model`. Throws the view's coded errors (404 for a language
+ * the snapshot lacks or a `format` other than json, 406, 400 for `companies`), carrying the indentation
+ * negotiated for them.
+ */
+export function answerPage (model: SnapshotModel, request: PageRequest, settings: PageSettings): PageAnswer {
+  const cache = settings.pageCacheBytes > 0 ? pageCacheOf(model, settings.pageCacheBytes) : null
+  const key = cache === null ? null : pageKey(request, settings.trustProxy, corsVaries(settings.cors))
+  const cached = key === null ? undefined : cache?.get(key)
+  if (cached !== undefined) return cachedAnswer(cached, request)
+
+  const { indent } = negotiate(request.headers.accept, lastValue(request.query, 'format'))
+  const listing = model.language(request.lang)
+  let params
+  try {
+    if (listing === undefined) throw notFound()
+    params = readPageParams(request.query, settings.maxLimit)
+  } catch (error) {
+    // DRF renders the view's errors with the renderer it negotiated: `indent` applies to them too.
+    throw negotiatedAs(error as HttpError, indent)
+  }
+  const origin = linkOrigin(request, settings)
+  const etag = entityTag(model.info.version, origin, request.url, indent)
+  const headers = pageHeaders(settings, request, etag)
+  // Decided before the page is made: a current copy costs no page.
+  if (notModified(request.headers['if-none-match'], etag)) return notModifiedAnswer(headers)
+
+  const page = listing.page(params.companies, params.offset, params.limit)
+  const { next, previous } = pageLinks(`${origin}/${request.lang}/api/internal/explore/`, request.query, { count: page.count, ...params })
+  const envelope = { count: page.count, next, previous, items: page.items }
+  // A page the cache will keep is made in memory of its own; an indented one (rare) in one buffer; any
+  // other is sent in parts, its items straight from the model.
+  const kept = key !== null && cache !== null && cache.wants(key)
+  const body = kept ? renderPage(envelope, indent, ownBytes) : indent !== null ? renderPage(envelope, indent) : pageParts(envelope)
+  headers.push('content-length', String(Buffer.isBuffer(body) ? body.length : body.byteLength))
+  const answer: PageAnswer = { status: 200, headers, body }
+  if (kept) cache.keep(key, answer as CachedPage)
+  return answer
+}
+
+/**
+ * A page's headers but its length, in the order the original service's stack writes them: CORS's (set
+ * first, by @fastify/cors's hook), then the view's, the ETag and Cache-Control.
+ */
+function pageHeaders (settings: PageSettings, request: PageRequest, etag: string): string[] {
+  const { cors } = settings
+  const headers: string[] = []
+  const allowOrigin = allowedOrigin(cors, request.headers.origin)
+  if (corsVaries(cors)) headers.push('vary', viewVary(cors))
+  if (allowOrigin !== null) headers.push('access-control-allow-origin', allowOrigin)
+  headers.push('allow', ALLOW)
+  if (!corsVaries(cors)) headers.push('vary', viewVary(cors))
+  headers.push('content-type', 'application/json', 'etag', etag)
+  if (settings.cacheMaxAge !== null) headers.push('cache-control', `public, max-age=${settings.cacheMaxAge}`)
+  return headers
+}
+
+/** A kept page, or its 304 when the client's copy is current. */
+function cachedAnswer (page: CachedPage, request: PageRequest): PageAnswer {
+  const ifNoneMatch = request.headers['if-none-match']
+  if (ifNoneMatch === undefined) return page
+  const { headers } = page
+  return notModified(ifNoneMatch, headers[headers.indexOf('etag') + 1] as string) ? notModifiedAnswer(headers) : page
+}
+
+/** RFC 9110 §15.4.5: the 200's headers but those that describe its body. */
+function notModifiedAnswer (headers: readonly string[]): PageAnswer {
+  const kept: string[] = []
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i] as string
+    if (name !== 'content-type' && name !== 'content-length') kept.push(name, headers[i + 1] as string)
+  }
+  return { status: 304, headers: kept, body: null }
+}

@@ -1,0 +1,75 @@
+// Page requests answered at the HTTP server, before Fastify routes them (FAST_PATH). Through Fastify an
+// answer also pays for routing, request and reply objects and the hook chain: BENCHMARKS.md measures what
+// that costs against this path. The fast path answers a GET or HEAD of a page only when the page answer
+// is a 200 or a 304, with the same reader, answer and writer the route uses; every other request (errors,
+// other methods and paths), and every request while the app is not ready or is closing, goes to Fastify
+// untouched, which answers it from the start.
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import { answerPage, type PageSettings } from '../explore/page-answer.js'
+import { readPageRequest } from '../explore/page-request.js'
+import type { SnapshotModel } from '../snapshot/snapshot-model.js'
+import type { RequestCheckSettings } from './request-checks.js'
+import type { RequestLine } from './request-log.js'
+import { writeAnswer } from './write-answer.js'
+
+/** A request the fast path answered, for the metrics and the request log. */
+export type FastAnswered = RequestLine
+
+/** What Fastify hands a server factory: its own options, of which the HTTP server's are used here. */
+interface FactoryOptions {
+  http?: ServerOptions
+  keepAliveTimeout?: number
+  requestTimeout?: number
+  connectionTimeout?: number
+  maxRequestsPerSocket?: number
+}
+
+export class FastPath {
+  /** Off until the app is ready, and again from the moment it starts closing. */
+  open = false
+  private readonly observers: Array<(answered: FastAnswered) => void> = []
+
+  constructor (
+    private readonly snapshot: () => SnapshotModel,
+    private readonly settings: PageSettings & RequestCheckSettings
+  ) {}
+
+  /** Called after every answer the fast path sends (metrics, the request log). */
+  onAnswer (observer: (answered: FastAnswered) => void): void {
+    this.observers.push(observer)
+  }
+
+  /** Fastify's `serverFactory`: the server Fastify would make, with the fast path in its request handler. */
+  readonly serverFactory = (handler: (request: IncomingMessage, response: ServerResponse) => void, options: FactoryOptions): Server => {
+    const server = createServer(options.http ?? {}, (request, response) => {
+      if (!this.answer(request, response)) handler(request, response)
+    })
+    // What Fastify does to the server it makes itself (lib/server.js, getServerInstance).
+    if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout
+    if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout
+    if (options.connectionTimeout !== undefined) server.setTimeout(options.connectionTimeout)
+    if (options.maxRequestsPerSocket !== undefined && options.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket
+    return server
+  }
+
+  /** Answers the request and returns true, or returns false having written nothing. */
+  answer (request: IncomingMessage, response: ServerResponse): boolean {
+    if (!this.open || (request.method !== 'GET' && request.method !== 'HEAD')) return false
+    const started = performance.now()
+    let answer
+    try {
+      const page = readPageRequest(request, this.settings)
+      if (page === null) return false
+      answer = answerPage(this.snapshot(), page, this.settings)
+    } catch {
+      return false // a refusal or an error of the view: Fastify's to answer, with its error handler
+    }
+    writeAnswer(response, answer)
+    if (this.observers.length > 0) {
+      const answered: FastAnswered = { method: request.method, url: request.url as string, statusCode: answer.status, responseTime: performance.now() - started }
+      for (const observer of this.observers) observer(answered)
+    }
+    return true
+  }
+}

@@ -1,0 +1,18 @@
+// What Django checks of every request before any view runs: the Host header (a malformed or not allowed one
+// would poison absolute links), then the length of the target, which the original's proxy would have
+// limited. Called once per request, by whichever path answers it.
+import type { IncomingMessage } from 'node:http'
+import { invalidHost, uriTooLong } from '../errors.js'
+import { requestHost, type OriginOptions } from '../explore/request-origin.js'
+
+export interface RequestCheckSettings extends Pick<OriginOptions, 'trustProxy' | 'allowedHosts'> {
+  maxUrlLength: number
+}
+
+/** The host links are built with; throws the 400 or the 414 Django would answer. */
+export function checkRequest (raw: IncomingMessage, settings: RequestCheckSettings): string {
+  const host = requestHost(raw, settings)
+  if (host === null) throw invalidHost()
+  if ((raw.url as string).length > settings.maxUrlLength) throw uriTooLong()
+  return host
+}

@@ -1,0 +1,61 @@
+// Fastify's own options, the same for the server and for tests: logging, request ids, proxies, the
+// limits a slow or oversized client meets, and answers to requests Fastify or Node refuse before any route.
+import { STATUS_CODES, type Server } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { FastifyHttpOptions } from 'fastify'
+import type { Config } from '../config.js'
+import { badRequest, headersTooLarge, notFound, requestTimeout, type HttpError } from '../errors.js'
+import { parseRequestQuery } from '../explore/query-string.js'
+import { sendError } from './error-handler.js'
+import type { FastPath } from './fast-path.js'
+import { OneLineRequestLog } from './request-log.js'
+import { nextRequestId } from './request-id.js'
+
+export function serverOptions (config: Config, fastPath?: FastPath): FastifyHttpOptions<Server> {
+  return {
+    ...(fastPath === undefined ? {} : { serverFactory: fastPath.serverFactory }),
+    genReqId: nextRequestId,
+    logger: {
+      level: config.logLevel,
+      // pino-pretty runs in a worker thread, and only for a person at a terminal.
+      ...(config.logPretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
+    },
+    logController: new OneLineRequestLog({ disableRequestLogging: !config.requestLog }),
+    trustProxy: config.trustProxy,
+    // Limits for clients that are slow or send too much: 16 KiB of request line and headers (Node's
+    // default, stated), the whole request within requestTimeoutMs, idle sockets closed after 6× that.
+    http: { maxHeaderSize: 16 * 1024 },
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs * 6,
+    // A path Fastify cannot percent-decode, or with a segment too long to be a parameter, is one the
+    // original's URLconf does not know either.
+    frameworkErrors: (error, _request, reply) => {
+      const refusal = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : badRequest()
+      sendError(reply, refusal)
+    },
+    clientErrorHandler: refuseOnSocket,
+    routerOptions: {
+      // Django's QueryDict semantics: every value kept, repeated keys in order, `+` as space. A query
+      // with too many fields parses to a marker the page reader refuses with Django's 400.
+      querystringParser: parseRequestQuery
+    }
+  }
+}
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (a raw non-ASCII byte in the target,
+ * oversized headers, a slow client): answered in the service's JSON on the raw socket, which then closes.
+ */
+function refuseOnSocket (error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const refusal: HttpError = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? requestTimeout()
+    : error.code === 'HPE_HEADER_OVERFLOW' ? headersTooLarge() : badRequest()
+  const body = JSON.stringify(refusal.body)
+  // A HEAD answer has no body, even one Node could not parse past its request line.
+  const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD '
+  socket.end(`HTTP/1.1 ${refusal.statusCode} ${STATUS_CODES[refusal.statusCode] as string}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${head ? '' : body}`)
+}

@@ -1,0 +1,20 @@
+// The one writer of a page answer onto a Node response, for the fast path and the Fastify route alike.
+import type { ServerResponse } from 'node:http'
+import type { PageAnswer } from '../explore/page-answer.js'
+
+export function writeAnswer (response: ServerResponse, answer: PageAnswer): void {
+  response.writeHead(answer.status, answer.headers)
+  const { body } = answer
+  // A HEAD answer keeps the GET's Content-Length and sends no body (Node would drop one anyway).
+  if (body === null || response.req.method === 'HEAD') {
+    response.end()
+  } else if (Buffer.isBuffer(body)) {
+    response.end(body)
+  } else {
+    // Written in one tick, so Node sends them in one writev with the headers (it corks the socket on the
+    // first write until the next tick).
+    response.write(body.head, 'latin1')
+    for (const view of body.items) response.write(view)
+    response.end(body.tail)
+  }
+}
