@@ -228,13 +228,24 @@ t.test('readers never see a mix: every answer comes wholly from one snapshot', a
   t.same([...versionsSeen].sort(), [1, 2])
 })
 
-t.test('the watcher is closed when the app closes', async t => {
-  const { app, file } = await watchedApp(t)
+t.test('once the app is closed, a write to its snapshot file reloads nothing', async t => {
+  const { app, file } = await watchedApp(t) // debounce 40 ms
   await app.close()
   let reloads = 0
   app.snapshots.on('reloaded', () => reloads++)
+  // A witness: a second app watching the same file, with a longer debounce. Both watchers get the same
+  // file system events, so by the time the witness has seen the write, waited out its 200 ms and loaded
+  // the file, the closed app's watcher, had it still been open, would have fired 160 ms earlier.
+  const witness = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: true, reloadDebounceMs: 200 } }))
+  t.teardown(() => witness.close())
+  const witnessed = nextReload(witness)
   await writeFile(file, text(versioned(3)))
-  // Nothing can be awaited for an event that must not come; a forced reload shows the store still works.
+  t.equal(await witnessed, 'loaded', 'an open watcher saw the write and loaded it')
+  // A reload the closed app had started would have finished here.
+  await app.snapshots.idle()
+  t.equal(reloads, 0, 'the closed app reloaded nothing')
+  t.equal(app.snapshots.current().info.generatedAt, '2026-01-01T00:00:01Z', 'and still holds the first snapshot')
+  // The store itself still works: a forced reload loads the file.
   t.equal(await app.snapshots.reload(), 'loaded')
   t.equal(reloads, 1, 'only the forced reload ran')
 })

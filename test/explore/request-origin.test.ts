@@ -1,15 +1,39 @@
 import t from 'tap'
-import { invalidHost } from '../../src/errors.js'
+import type { FastifyInstance } from 'fastify'
 import { linkOrigin, requestHost, type OriginOptions } from '../../src/explore/request-origin.js'
+import { buildTestApp, EXPLORE, rawRequest } from '../helpers.js'
 
 const request = (headers: Record<string, string>, socket = {}) => ({ headers, socket })
 
-/** What the app does: the first hook checks the host, the view builds links from it. */
+/** What the app does for a host it accepts: the check yields the host, the view builds links from it. */
 function linkFor (req: ReturnType<typeof request>, options: OriginOptions): string {
   const host = requestHost(req, options)
-  if (host === null) throw invalidHost()
+  // Not the service's refusal (the app's answers to refused hosts are checked over HTTP below).
+  if (host === null) throw new Error(`requestHost refused ${JSON.stringify(req.headers)}`)
   return linkOrigin({ ...req, linkHost: host }, options)
 }
+
+/**
+ * What a listening app answers to these request heads (each on its own connection): status line and
+ * body. The refusal is the service's own, a 400 with Django's detail, on every path and method.
+ */
+async function answersTo (app: FastifyInstance, heads: string[]): Promise<string[]> {
+  const answers: string[] = []
+  for (const head of heads) {
+    const answer = await rawRequest(app, `${head}\r\nConnection: close\r\n\r\n`)
+    answers.push(`${answer.slice(0, answer.indexOf('\r\n'))} ${answer.slice(answer.indexOf('\r\n\r\n') + 4)}`)
+  }
+  return answers
+}
+
+const REFUSED = 'HTTP/1.1 400 Bad Request {"detail":"Invalid Host header."}'
+
+/** GET of a page (the fast path's), GET of another path, a POST: each refused before anything else. */
+const headsFor = (hostLines: string) => [
+  `GET ${EXPLORE}?companies=7&limit=2 HTTP/1.1\r\n${hostLines}`,
+  `GET /nowhere HTTP/1.1\r\n${hostLines}`,
+  `POST ${EXPLORE} HTTP/1.1\r\n${hostLines}`
+]
 const direct = { publicBaseUrl: null, trustProxy: false, allowedHosts: null }
 
 t.test('links use the request\'s scheme and Host, case kept', async t => {
@@ -39,18 +63,42 @@ t.test('ALLOWED_HOSTS as Django reads it', async t => {
   for (const host of ['news.example.com', 'NEWS.example.com:8080', 'news.example.com.', 'example.org', 'a.b.example.org:1']) {
     t.equal(requestHost(request({ host }), allowed), host, host)
   }
-  for (const host of ['example.com', 'evil.com', 'news.example.com.evil.com', 'notexample.org', '127.0.0.1']) {
-    t.equal(requestHost(request({ host }), allowed), null, host)
-    t.throws(() => linkFor(request({ host }), allowed), { code: 'EXPLORE_ERR_INVALID_HOST' })
-  }
+  const refused = ['example.com', 'evil.com', 'news.example.com.evil.com', 'notexample.org', '127.0.0.1']
+  for (const host of refused) t.equal(requestHost(request({ host }), allowed), null, host)
   t.equal(requestHost(request({ host: 'anything.test' }), { ...direct, allowedHosts: ['*'] }), 'anything.test')
   t.equal(requestHost(request({ host: 'internal', 'x-forwarded-host': 'evil.com' }), { ...allowed, trustProxy: true }), null, 'the forwarded host is the one checked')
 })
 
-t.test('Django\'s host syntax: anything else is a 400', async t => {
-  for (const bad of ['bad_host', 'a b', 'x.com/path', 'x.com:port', '', '.', ':80', 'é.com', 'x.com@evil', '[::1']) {
-    t.equal(requestHost(request({ host: bad }), direct), null, JSON.stringify(bad))
-    t.throws(() => linkFor(request({ host: bad }), direct), { code: 'EXPLORE_ERR_INVALID_HOST', statusCode: 400, body: { detail: 'Invalid Host header.' } })
+t.test('a host ALLOWED_HOSTS does not name gets the service\'s 400 on every path; an allowed one its page', async t => {
+  const heads = (host: string) => headsFor(`Host: ${host}`)
+  const allowedHosts = ['news.example.com', '.example.org']
+  const app = await buildTestApp(t, undefined, { allowedHosts })
+  for (const host of ['example.com', 'evil.com', 'news.example.com.evil.com', 'notexample.org', '127.0.0.1']) {
+    t.same(await answersTo(app, heads(host)), [REFUSED, REFUSED, REFUSED], host)
   }
-  t.throws(() => linkFor(request({ host: 'ok.test', 'x-forwarded-host': 'bad_host' }), { publicBaseUrl: null, trustProxy: true, allowedHosts: null }), { code: 'EXPLORE_ERR_INVALID_HOST', statusCode: 400 })
+  const [page] = await answersTo(app, heads('a.b.example.org:1'))
+  t.match(page, /^HTTP\/1\.1 200 OK \{"count":8,"next":"http:\/\/a\.b\.example\.org:1\/en\/api\/internal\/explore\/\?companies=7&limit=2&offset=2"/)
+  const proxied = await buildTestApp(t, undefined, { allowedHosts, trustProxy: true })
+  const forwarded = 'Host: news.example.com\r\nX-Forwarded-Host: evil.com'
+  t.same(await answersTo(proxied, headsFor(forwarded)), [REFUSED, REFUSED, REFUSED], 'a trusted X-Forwarded-Host is the one checked')
+})
+
+const BAD_SYNTAX = ['bad_host', 'a b', 'x.com/path', 'x.com:port', '', '.', ':80', 'é.com', 'x.com@evil', '[::1']
+
+t.test('Django\'s host syntax: requestHost refuses anything else', async t => {
+  for (const bad of BAD_SYNTAX) t.equal(requestHost(request({ host: bad }), direct), null, JSON.stringify(bad))
+  t.equal(requestHost(request({ host: 'ok.test', 'x-forwarded-host': 'bad_host' }), { ...direct, trustProxy: true }), null, 'a trusted X-Forwarded-Host')
+})
+
+t.test('a Host of any other syntax gets the service\'s 400 on every path, with any host allowed', async t => {
+  const app = await buildTestApp(t)
+  for (const bad of BAD_SYNTAX) {
+    // Sent as bytes: 'é' as its UTF-8 bytes, which Node passes on as latin1 text.
+    t.same(await answersTo(app, headsFor(`Host: ${Buffer.from(bad).toString('latin1')}`)), [REFUSED, REFUSED, REFUSED], JSON.stringify(bad))
+  }
+  t.same(await answersTo(app, headsFor('Host: ok.test\r\nHost: ok.test')), [REFUSED, REFUSED, REFUSED], 'two Host headers')
+  const proxied = await buildTestApp(t, undefined, { trustProxy: true })
+  t.same(await answersTo(proxied, headsFor('Host: ok.test\r\nX-Forwarded-Host: bad_host')), [REFUSED, REFUSED, REFUSED], 'a trusted X-Forwarded-Host')
+  const [page] = await answersTo(app, headsFor('Host: ok.test\r\nX-Forwarded-Host: bad_host'))
+  t.match(page, /^HTTP\/1\.1 200 OK \{"count":/, 'an untrusted X-Forwarded-Host is not looked at')
 })
