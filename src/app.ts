@@ -11,6 +11,7 @@ import type { PageSettings } from './explore/page-answer.js'
 import { corsPreflightStrategy } from './http/cors-preflight.js'
 import { drainOnClose } from './http/drain-on-close.js'
 import { errorHandler } from './http/error-handler.js'
+import { ignoreExpectations } from './http/expectations.js'
 import { FastPath } from './http/fast-path.js'
 import { checkRequest, type RequestCheckSettings } from './http/request-checks.js'
 import { nextRequestId } from './http/request-id.js'
@@ -52,6 +53,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   app.decorate('fastPath', fastPath ?? null)
   app.decorateRequest('linkHost', '')
   drainOnClose(app.server)
+  ignoreExpectations(app.server)
 
   // No endpoint reads a request body. Parsing one could only produce errors the original never gives
   // (a POST with a broken JSON body still gets its 405), so every body is left unread.

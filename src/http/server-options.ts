@@ -24,7 +24,9 @@ export function serverOptions (config: Config, fastPath?: FastPath): FastifyHttp
     trustProxy: config.trustProxy,
     // Limits for clients that are slow or send too much: 16 KiB of request line and headers (Node's
     // default, stated), the whole request within requestTimeoutMs, idle sockets closed after 6× that.
-    http: { maxHeaderSize: 16 * 1024 },
+    // Without Host (HTTP/1.0, or a client that omits it) Django serves the request with the server's own
+    // name; the Host check (request-checks.ts) does the same, rather than Node's bare 400.
+    http: { maxHeaderSize: 16 * 1024, requireHostHeader: false },
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.requestTimeoutMs * 6,
     // A path Fastify cannot percent-decode, or with a segment too long to be a parameter, is one the
@@ -46,8 +48,10 @@ export function serverOptions (config: Config, fastPath?: FastPath): FastifyHttp
  * Errors Node's HTTP parser raises before Fastify sees a request (a raw non-ASCII byte in the target,
  * oversized headers, a slow client): answered in the service's JSON on the raw socket, which then closes.
  */
-function refuseOnSocket (error: NodeJS.ErrnoException, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+function refuseOnSocket (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { _headerSent?: boolean } | null }): void {
+  // Node's own rule (_http_server.js, socketOnError): no refusal once an answer to this request has begun,
+  // or the client would read two answers to one request.
+  if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?._headerSent === true) {
     socket.destroy()
     return
   }
