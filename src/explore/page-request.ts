@@ -6,32 +6,47 @@ import { checkRequest, type RequestCheckSettings } from '../http/request-checks.
 import { matchExplorePath } from './explore-path.js'
 import { parseRequestQuery, TOO_MANY_FIELDS, type QueryDict } from './query-string.js'
 
-export interface PageRequest {
-  method: string
-  /** The request target as sent: links, ETags and cache keys are made from it. */
-  url: string
-  lang: string
-  query: QueryDict
-  /** The host Django's check accepted, for absolute links. */
-  linkHost: string
-  headers: IncomingHttpHeaders
-  /** Header names and values as received (a repeated Host is refused by the check). */
-  rawHeaders: string[]
-  socket: { encrypted?: boolean, localAddress?: string | undefined, localPort?: number | undefined }
+export class PageRequest {
+  private parsed: QueryDict | null
+
+  constructor (
+    readonly method: string,
+    /** The request target as sent: links, ETags and cache keys are made from it. */
+    readonly url: string,
+    readonly lang: string,
+    /** The raw query string, read (and refused) only when a page is made: a kept page does not need it. */
+    private readonly queryText: string,
+    /** The host Django's check accepted, for absolute links. */
+    readonly linkHost: string,
+    readonly headers: IncomingHttpHeaders,
+    /** Header names and values as received (a repeated Host is refused by the check). */
+    readonly rawHeaders: string[],
+    readonly socket: { encrypted?: boolean, localAddress?: string | undefined, localPort?: number | undefined },
+    query: QueryDict | null
+  ) {
+    this.parsed = query
+  }
+
+  /** The query as Django's QueryDict; throws Django's 400 for more than 1,000 fields. */
+  get query (): QueryDict {
+    this.parsed ??= parseRequestQuery(this.queryText)
+    if (this.parsed === TOO_MANY_FIELDS) throw tooManyFields()
+    return this.parsed
+  }
 }
 
 /**
  * The page request of a raw request to the explore path (with its slash), or null for any other path.
- * Throws the refusals Django makes before a view runs: Host (400), target length (414), too many query
- * fields (400). `linkHost` and `query` are passed when Fastify has checked and parsed them already.
+ * Throws the refusals Django makes before a view runs: Host (400), target length (414). `linkHost` and
+ * `query` are passed when Fastify has checked and parsed them already; a query Fastify parsed is refused
+ * here if it has too many fields, one read here when it is first used.
  */
 export function readPageRequest (raw: IncomingMessage, settings: RequestCheckSettings, linkHost?: string, query?: QueryDict): PageRequest | null {
   const host = linkHost ?? checkRequest(raw, settings)
   const url = raw.url as string
   const target = matchExplorePath(url)
   if (target === null || !target.slash) return null
-  const fields = query ?? parseRequestQuery(target.query)
   // Django refuses to parse such a query at all, outside the view: no view headers on that answer.
-  if (fields === TOO_MANY_FIELDS) throw tooManyFields()
-  return { method: raw.method as string, url, lang: target.lang, query: fields, linkHost: host, headers: raw.headers, rawHeaders: raw.rawHeaders, socket: raw.socket }
+  if (query === TOO_MANY_FIELDS) throw tooManyFields()
+  return new PageRequest(raw.method as string, url, target.lang, target.query, host, raw.headers, raw.rawHeaders, raw.socket, query ?? null)
 }
