@@ -21,7 +21,7 @@ export interface WorkloadResult {
 
 /** One process's load: the bare parse or the service, each measured in a process of its own. */
 export interface LoadMeasure {
-  /** From the spawn to "parsed" (bare) or to the first 200 of GET /-/status (service). */
+  /** From the spawn to "parsed" (bare) or to the first 200 of GET /-/readyz (service: a snapshot is served). */
   readyMs: number
   /** VmHWM when measured. */
   peakRssBytes: number
@@ -257,7 +257,7 @@ export function markdown (result: BenchResult): string {
   ], result.sizes))
   lines.push('')
   lines.push('Each figure from a process of its own, started alone on a quiet machine. First answer: from the spawn to the first 200 of ' +
-    `\`GET /-/status\` (${loaded.replace(' / ', ', ')}) or to "parsed" (bare). Peak: VmHWM. Settled: VmRSS after a full GC forced from outside ` +
+    `\`GET /-/readyz\` (${loaded.replace(' / ', ', ')}) or to "parsed" (bare). Peak: VmHWM. Settled: VmRSS after a full GC forced from outside ` +
     '(SIGUSR1, then the inspector\'s HeapProfiler.collectGarbage; † where port 9229 was taken: idle figure instead). ' +
     `Idle: VmRSS ${o.settleSeconds} s after load without a forced GC (V8 may give memory back later). ` +
     `"RSS after traffic": the traffic process${withBaseline ? 'es' : ''} 5 s after both workloads.`)

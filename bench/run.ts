@@ -346,7 +346,7 @@ async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, 
     await waitForQuiet(options)
     const loadPort = await freePort()
     const loading = await startExplore(contender, info, loadPort, { ...options, profile: false })
-    const load = await measureLoad(loading, waitUntilAnswering(loading, `http://127.0.0.1:${loadPort}/-/status`, STARTUP_TIMEOUT_MS), options)
+    const load = await measureLoad(loading, waitUntilAnswering(loading, `http://127.0.0.1:${loadPort}/-/readyz`, STARTUP_TIMEOUT_MS), options)
     log(`${label}: ${contender.name} first answer ${(load.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(load.peakRssBytes)}, ` +
       `idle ${mbText(load.idleRssBytes)}, after GC ${mbText(load.gcRssBytes)}`)
     loads.push(load)
@@ -360,7 +360,7 @@ async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, 
       const base = `http://127.0.0.1:${port}`
       const child = await startExplore(contender, info, port, options)
       serving.push({ contender, child, port, base })
-      await waitUntilAnswering(child, `${base}/-/status`, STARTUP_TIMEOUT_MS)
+      await waitUntilAnswering(child, `${base}/-/readyz`, STARTUP_TIMEOUT_MS)
       const status = JSON.parse((await get(`${base}/-/status`)).body.toString('utf8')) as { snapshot: { items: Record<string, number> } }
       if (JSON.stringify(status.snapshot.items) !== JSON.stringify(info.items)) {
         throw new Error(`the ${contender.name} serves ${JSON.stringify(status.snapshot.items)} items, the generator wrote ${JSON.stringify(info.items)}`)

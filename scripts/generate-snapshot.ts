@@ -13,7 +13,8 @@ const USAGE = `Usage: npx tsx scripts/generate-snapshot.ts [options]
   --seed S           PRNG seed (default ${DEFAULT_SEED})
   --companies C      company ids 1..C (default max(${DEFAULT_COMPANIES}, largest language / ${ITEMS_PER_COMPANY}))
   --generated-at T   ISO-8601 timestamp of the snapshot (default ${DEFAULT_GENERATED_AT})
-  --format F         pretty | lines (default pretty up to ${PRETTY_MAX_ITEMS} items, else one item per line)
+  --format F         pretty | lines | jsonl (default: jsonl for a .jsonl or .ndjson --out; else pretty up to
+                     ${PRETTY_MAX_ITEMS} items, else lines: one JSON document with an item per line)
   --out FILE         output path (default ${DEFAULT_OUT})`
 
 function integerArg (name: string, value: string | undefined, signed = false): number | undefined {
@@ -56,8 +57,8 @@ async function main (argv: string[]): Promise<void> {
     console.log(USAGE)
     return
   }
-  if (values.format !== undefined && values.format !== 'pretty' && values.format !== 'lines') {
-    throw new TypeError(`--format must be pretty or lines, got ${JSON.stringify(values.format)}`)
+  if (values.format !== undefined && values.format !== 'pretty' && values.format !== 'lines' && values.format !== 'jsonl') {
+    throw new TypeError(`--format must be pretty, lines or jsonl, got ${JSON.stringify(values.format)}`)
   }
   const options: WriteOptions = {
     seed: integerArg('seed', values.seed, true) ?? DEFAULT_SEED,

@@ -46,8 +46,9 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     cors: config.corsOrigin,
     pageCacheBytes: config.pageCacheMb * 1024 * 1024
   }
-  // The snapshot is read through this from the first request on; the plugin below sets `app.snapshots`.
-  const snapshot = (): SnapshotModel => app.snapshots.current()
+  // The served snapshot, read once per request; none while the first load is under way. The plugin below
+  // sets `app.snapshots`.
+  const snapshot = (): SnapshotModel | null => app.snapshots.current()
   const fastPath = config.fastPath ? new FastPath(snapshot, settings) : undefined
   const app = Fastify(serverOptions(config, fastPath)).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('fastPath', fastPath ?? null)

@@ -50,6 +50,10 @@ export const invalidHost = httpError('EXPLORE_ERR_INVALID_HOST', 400, 'Invalid H
 export const uriTooLong = httpError('EXPLORE_ERR_URI_TOO_LONG', 414, 'URI Too Long.',
   () => ({ detail: 'URI Too Long.' }))
 
+// No snapshot is served yet (the first load is under way): DRF's ServiceUnavailable, with its default detail.
+export const snapshotLoading = httpError('EXPLORE_ERR_SNAPSHOT_LOADING', 503, 'Service temporarily unavailable, try again later.',
+  () => ({ detail: 'Service temporarily unavailable, try again later.' }))
+
 // Refusals that come before any view: a path the router cannot decode, a request Fastify refuses, and
 // the ones Node's HTTP parser raises before Fastify sees a request (written on the raw socket).
 export const badRequest = httpError('EXPLORE_ERR_BAD_REQUEST', 400, 'Bad Request.',

@@ -1,5 +1,5 @@
-// Entry point: configuration → buildApp → listen; graceful shutdown on SIGTERM/SIGINT. Run it with
-// `node dist/server.js` in production (npm may not forward signals).
+// Entry point: configuration → buildApp → listen → the first snapshot; graceful shutdown on SIGTERM/SIGINT.
+// Run it with `node dist/server.js` in production (npm may not forward signals).
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { helpText, loadConfig } from './config.js'
@@ -35,7 +35,10 @@ async function main (): Promise<void> {
     app.log.info('SIGHUP: reloading the snapshot')
     app.snapshots.reload().catch(() => {})
   })
+  // Listening before the snapshot is loaded: a large file takes what it takes, and meanwhile /-/healthz
+  // answers and /-/readyz says it is loading. A bad file still stops the service (contract §5).
   await app.listen({ port: config.port, host: config.host })
+  await app.snapshots.start()
 }
 
 main().catch((error: unknown) => {

@@ -53,6 +53,21 @@ export function smallSnapshot (): SnapshotDoc {
   return { generated_at: '2026-11-20T09:30:00Z', languages: { en, es, fr: [] } }
 }
 
+/**
+ * A snapshot document as JSON Lines: a header (with `generated_at` and every language, unless `header` is
+ * false), then one item per line, each with its `language`.
+ */
+export function toJsonLines (doc: SnapshotDoc, { header = true, eol = '\n' }: { header?: boolean, eol?: string } = {}): string {
+  const lines: string[] = []
+  if (header) {
+    lines.push(JSON.stringify({ snapshot: 'explore', version: 1, ...(doc.generated_at === undefined ? {} : { generated_at: doc.generated_at }), languages: Object.keys(doc.languages) }))
+  }
+  for (const [language, items] of Object.entries(doc.languages)) {
+    for (const item of items) lines.push(JSON.stringify({ language, ...(item as object) }))
+  }
+  return lines.map(line => `${line}${eol}`).join('')
+}
+
 /** A fresh temporary directory, removed when the test ends. */
 export async function tempDir (t: Test): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'explore-test-'))
@@ -69,11 +84,13 @@ export async function writeSnapshot (t: Test, doc: unknown, name = 'snapshot.jso
   return file
 }
 
-/** The app on a snapshot document, closed when the test ends. */
+/** The app on a snapshot document, its snapshot loaded, closed when the test ends. */
 export async function buildTestApp (t: Test, doc: unknown = smallSnapshot(), overrides: Partial<Config> = {}): Promise<FastifyInstance> {
   const snapshotPath = await writeSnapshot(t, doc)
   const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, watch: false, ...overrides } }))
   t.teardown(() => app.close())
+  // As server.ts does once it listens: the tests start from a served snapshot.
+  await app.snapshots.start()
   return app
 }
 

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ReloadOutcome } from '../src/snapshot/snapshot-store.js'
-import { makeItem, tempDir, type SnapshotDoc } from './helpers.js'
+import { makeItem, tempDir, toJsonLines, type SnapshotDoc } from './helpers.js'
 
 /** A snapshot whose every title and generated_at name its version; `count` items in `en`. */
 function versioned (version: number, count = 20 + version): SnapshotDoc {
@@ -16,14 +16,24 @@ function versioned (version: number, count = 20 + version): SnapshotDoc {
   return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
 }
 
-const text = (doc: unknown) => JSON.stringify(doc)
+/** A snapshot format: its file name and how a document is written in it. */
+interface Format {
+  name: string
+  file: string
+  text: (doc: SnapshotDoc) => string
+}
 
-async function watchedApp (t: Test, initial: SnapshotDoc = versioned(1)): Promise<{ app: FastifyInstance, file: string }> {
+const JSON_FORMAT: Format = { name: 'JSON', file: 'snapshot.json', text: doc => JSON.stringify(doc) }
+const FORMATS: Format[] = [JSON_FORMAT, { name: 'JSON Lines', file: 'snapshot.jsonl', text: doc => toJsonLines(doc) }]
+const text = JSON_FORMAT.text
+
+async function watchedApp (t: Test, format: Format = JSON_FORMAT, initial: SnapshotDoc = versioned(1)): Promise<{ app: FastifyInstance, file: string }> {
   const dir = await tempDir(t)
-  const file = join(dir, 'snapshot.json')
-  await writeFile(file, text(initial))
+  const file = join(dir, format.file)
+  await writeFile(file, format.text(initial))
   const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: true, reloadDebounceMs: 40 } }))
   t.teardown(() => app.close())
+  await app.snapshots.start()
   return { app, file }
 }
 
@@ -57,102 +67,113 @@ const nextReload = (app: FastifyInstance) => once(app.snapshots, 'reloaded').the
 t.test('/-/status describes the served snapshot', async t => {
   const { app, file } = await watchedApp(t)
   const body = await status(app)
-  t.same(body.snapshot.path, file)
+  t.same(body.path, file)
   t.same(body.snapshot.generatedAt, '2026-01-01T00:00:01Z')
   t.ok(Date.parse(body.snapshot.loadedAt) > 0)
   t.same(body.snapshot.items, { en: 21 })
-  t.same(body.reloads, { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null })
+  t.same(body.reloads, { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null })
 })
 
-t.test('saved in place: the new file is served', async t => {
-  const { app, file } = await watchedApp(t)
-  const reloaded = nextReload(app)
-  await writeFile(file, text(versioned(2)))
-  t.equal(await reloaded, 'loaded')
-  t.equal(await servedVersion(app), 2)
-  t.match(await status(app), { snapshot: { generatedAt: '2026-01-01T00:00:02Z', items: { en: 22 } }, reloads: { succeeded: 1, failed: 0 } })
-})
+for (const format of FORMATS) {
+  t.test(`${format.name}: saved in place: the new file is served`, async t => {
+    const { app, file } = await watchedApp(t, format)
+    const reloaded = nextReload(app)
+    await writeFile(file, format.text(versioned(2)))
+    t.equal(await reloaded, 'loaded')
+    t.equal(await servedVersion(app), 2)
+    t.match(await status(app), { snapshot: { generatedAt: '2026-01-01T00:00:02Z', items: { en: 22 } }, reloads: { succeeded: 1, failed: 0 } })
+  })
 
-t.test('written to a temp file and renamed over: the new file is served', async t => {
-  const { app, file } = await watchedApp(t)
-  const reloaded = nextReload(app)
-  const temp = join(dirname(file), '.snapshot.json.tmp-123')
-  await writeFile(temp, text(versioned(3)))
-  await rename(temp, file)
-  t.equal(await reloaded, 'loaded')
-  t.equal(await servedVersion(app), 3)
-  t.match(await status(app), { snapshot: { generatedAt: '2026-01-01T00:00:03Z', items: { en: 23 } }, reloads: { succeeded: 1, failed: 0 } })
-})
+  t.test(`${format.name}: written to a temp file and renamed over: the new file is served`, async t => {
+    const { app, file } = await watchedApp(t, format)
+    const reloaded = nextReload(app)
+    const temp = join(dirname(file), '.snapshot.json.tmp-123')
+    await writeFile(temp, format.text(versioned(3)))
+    await rename(temp, file)
+    t.equal(await reloaded, 'loaded')
+    t.equal(await servedVersion(app), 3)
+    t.match(await status(app), { snapshot: { generatedAt: '2026-01-01T00:00:03Z', items: { en: 23 } }, reloads: { succeeded: 1, failed: 0 } })
+  })
 
-t.test('deleted and recreated at once: the new file is served', async t => {
-  const { app, file } = await watchedApp(t)
-  await unlink(file)
-  await writeFile(file, text(versioned(4)))
-  await untilServed(app, 4)
-  t.equal(await servedVersion(app), 4)
-  t.match(await status(app), { snapshot: { generatedAt: '2026-01-01T00:00:04Z' }, reloads: { failed: 0, lastFailure: null } })
-})
+  t.test(`${format.name}: deleted and recreated at once: the new file is served`, async t => {
+    const { app, file } = await watchedApp(t, format)
+    await unlink(file)
+    await writeFile(file, format.text(versioned(4)))
+    await untilServed(app, 4)
+    t.equal(await servedVersion(app), 4)
+    t.match(await status(app), { snapshot: { generatedAt: '2026-01-01T00:00:04Z' }, reloads: { failed: 0, lastFailure: null } })
+  })
 
-t.test('deleted, then recreated later: the last good snapshot is served meanwhile', async t => {
-  const { app, file } = await watchedApp(t)
-  const unlinked = once(app.snapshotWatcher!, 'file', { signal: AbortSignal.timeout(10_000) })
-  await unlink(file)
-  t.same(await unlinked, ['unlink'])
-  t.equal(await servedVersion(app), 1, 'still served after the delete is seen')
-  t.equal(await app.snapshots.reload(), 'missing', 'a forced reload finds no file and changes nothing')
-  t.equal(await servedVersion(app), 1)
-  t.match(await status(app), { reloads: { succeeded: 0, failed: 0 } })
-  const reloaded = nextReload(app)
-  await writeFile(file, text(versioned(5)))
-  t.equal(await reloaded, 'loaded')
-  t.equal(await servedVersion(app), 5)
-  t.match(await status(app), { snapshot: { generatedAt: '2026-01-01T00:00:05Z' }, reloads: { succeeded: 1, failed: 0 } })
-})
+  t.test(`${format.name}: deleted, then recreated later: the last good snapshot is served meanwhile`, async t => {
+    const { app, file } = await watchedApp(t, format)
+    const unlinked = once(app.snapshotWatcher!, 'file', { signal: AbortSignal.timeout(10_000) })
+    await unlink(file)
+    t.same(await unlinked, ['unlink'])
+    t.equal(await servedVersion(app), 1, 'still served after the delete is seen')
+    t.equal(await app.snapshots.reload(), 'missing', 'a forced reload finds no file and changes nothing')
+    t.equal(await servedVersion(app), 1)
+    t.match(await status(app), { reloads: { succeeded: 0, failed: 0 } })
+    const reloaded = nextReload(app)
+    await writeFile(file, format.text(versioned(5)))
+    t.equal(await reloaded, 'loaded')
+    t.equal(await servedVersion(app), 5)
+    t.match(await status(app), { snapshot: { generatedAt: '2026-01-01T00:00:05Z' }, reloads: { succeeded: 1, failed: 0 } })
+  })
 
-t.test('a slow copy in chunks: the complete file is served in the end', async t => {
-  const { app, file } = await watchedApp(t)
-  const bytes = Buffer.from(text(versioned(6)))
-  const handle = await open(file, 'w')
-  const chunk = Math.ceil(bytes.length / 6)
-  for (let at = 0; at < bytes.length; at += chunk) {
-    await handle.write(bytes.subarray(at, at + chunk))
-    await handle.sync()
-    // The pace of a slow copy: longer than the debounce, so half-written files are seen and refused.
-    await new Promise(resolve => setTimeout(resolve, 60))
-  }
-  await handle.close()
-  await untilServed(app, 6)
-  t.equal(await servedVersion(app), 6)
-  // Half-written states may have been seen and refused on the way; the last load succeeded.
-  const { snapshot, reloads } = await status(app)
-  t.equal(snapshot.generatedAt, '2026-01-01T00:00:06Z')
-  t.equal(reloads.failedInARow, 0)
-  t.ok(reloads.succeeded >= 1, `${reloads.failed} half-written states refused, then served`)
-})
+  t.test(`${format.name}: a slow copy in chunks: the complete file is served in the end`, async t => {
+    const { app, file } = await watchedApp(t, format)
+    const bytes = Buffer.from(format.text(versioned(6)))
+    const handle = await open(file, 'w')
+    const chunk = Math.ceil(bytes.length / 6)
+    for (let at = 0; at < bytes.length; at += chunk) {
+      await handle.write(bytes.subarray(at, at + chunk))
+      await handle.sync()
+      // The pace of a slow copy: longer than the debounce, so half-written files are seen and refused.
+      await new Promise(resolve => setTimeout(resolve, 60))
+    }
+    await handle.close()
+    await untilServed(app, 6)
+    t.equal(await servedVersion(app), 6)
+    // Half-written states may have been seen and refused on the way; the last load succeeded.
+    const { snapshot, reloads } = await status(app)
+    t.equal(snapshot.generatedAt, '2026-01-01T00:00:06Z')
+    t.equal(reloads.failedInARow, 0)
+    t.ok(reloads.succeeded >= 1, `${reloads.failed} half-written states refused, then served`)
+  })
 
-t.test('a burst of ten saves: the last wins, in one or two loads', async t => {
-  const { app, file } = await watchedApp(t)
-  for (let version = 11; version <= 20; version++) await writeFile(file, text(versioned(version)))
-  await untilServed(app, 20)
-  await app.snapshots.idle()
-  t.equal(await servedVersion(app), 20)
-  const { snapshot, reloads } = await status(app)
-  t.equal(snapshot.generatedAt, '2026-01-01T00:00:20Z')
-  t.ok(reloads.succeeded + reloads.failed <= 3, `${reloads.succeeded + reloads.failed} loads for ten saves`)
-})
+  t.test(`${format.name}: a burst of ten saves: the last wins, in one or two loads`, async t => {
+    const { app, file } = await watchedApp(t, format)
+    for (let version = 11; version <= 20; version++) await writeFile(file, format.text(versioned(version)))
+    await untilServed(app, 20)
+    await app.snapshots.idle()
+    t.equal(await servedVersion(app), 20)
+    const { snapshot, reloads } = await status(app)
+    t.equal(snapshot.generatedAt, '2026-01-01T00:00:20Z')
+    t.ok(reloads.succeeded + reloads.failed <= 3, `${reloads.succeeded + reloads.failed} loads for ten saves`)
+  })
+}
 
-const badFiles: Array<[string, string | Buffer, RegExp]> = [
-  ['truncated', text(versioned(7)).slice(0, 200), /^not valid JSON: /],
-  ['not JSON', 'this is not json', /^not valid JSON: /],
-  ['empty', '', /^the file is empty$/],
-  ['schema-invalid', text({ languages: { en: [{ pk: 1 }] } }), /^languages\.en\[0\]\.is_translated: is required$/],
-  ['an impossible date', text({ languages: { en: [makeItem(1, '2024-02-30', [])] } }), /^languages\.en\[0\]\.backdate: "2024-02-30" is not a calendar date/],
-  ['a repeated pk', text({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(1, '2024-01-02', [])] } }), /^languages\.en\[1\]\.pk: 1 repeats languages\.en\[0\]$/]
+const badFiles: Array<[Format, string, string | Buffer, RegExp]> = [
+  [JSON_FORMAT, 'truncated', text(versioned(7)).slice(0, 200), /^not valid JSON: /],
+  [JSON_FORMAT, 'not JSON', 'this is not json', /^not valid JSON: /],
+  [JSON_FORMAT, 'empty', '', /^the file is empty$/],
+  [JSON_FORMAT, 'schema-invalid', text({ languages: { en: [{ pk: 1 }] } }), /^languages\.en\[0\]\.is_translated: is required$/],
+  [JSON_FORMAT, 'an impossible date', text({ languages: { en: [makeItem(1, '2024-02-30', [])] } }), /^languages\.en\[0\]\.backdate: "2024-02-30" is not a calendar date/],
+  [JSON_FORMAT, 'a repeated pk', text({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(1, '2024-01-02', [])] } }), /^languages\.en\[1\]\.pk: 1 repeats languages\.en\[0\]$/]
 ]
+const lines = FORMATS[1] as Format
+badFiles.push(
+  [lines, 'truncated', toJsonLines(versioned(7)).slice(0, 200), /^snapshot\.jsonl:2: not valid JSON: /],
+  [lines, 'not JSON', 'this is not json', /^snapshot\.jsonl:1: not valid JSON: /],
+  [lines, 'empty', '', /^the file is empty$/],
+  [lines, 'schema-invalid', '{"language": "en", "pk": 1}\n', /^snapshot\.jsonl:1: is_translated: is required$/],
+  [lines, 'an impossible date', toJsonLines({ languages: { en: [makeItem(1, '2024-02-30', [])] } }), /^snapshot\.jsonl:2: backdate: "2024-02-30" is not a calendar date/],
+  [lines, 'a repeated pk', toJsonLines({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(1, '2024-01-02', [])] } }), /^snapshot\.jsonl:3: pk: 1 repeats line 2$/]
+)
 
-for (const [name, contents, problem] of badFiles) {
-  t.test(`a bad file (${name}) is reported and the last good snapshot stays`, async t => {
-    const { app, file } = await watchedApp(t)
+for (const [format, name, contents, problem] of badFiles) {
+  t.test(`${format.name}: a bad file (${name}) is reported and the last good snapshot stays`, async t => {
+    const { app, file } = await watchedApp(t, format)
     const reloaded = nextReload(app)
     await writeFile(file, contents)
     t.equal(await reloaded, 'failed')
@@ -163,7 +184,7 @@ for (const [name, contents, problem] of badFiles) {
     t.ok(Date.parse(reloads.lastFailure.at) > 0)
     // The editor fixes the file: served at once, failures in a row back to 0.
     const fixed = nextReload(app)
-    await writeFile(file, text(versioned(8)))
+    await writeFile(file, format.text(versioned(8)))
     t.equal(await fixed, 'loaded')
     t.equal(await servedVersion(app), 8)
     t.match(await status(app), { reloads: { succeeded: 1, failed: 1, failedInARow: 0 } })
@@ -186,47 +207,49 @@ t.test('an unreadable file is reported and the last good snapshot stays', async 
   t.match((await status(app)).reloads.lastFailure.problems[0], /^(permission denied|the path is a directory, not a file)$/)
 })
 
-t.test('readers never see a mix: every answer comes wholly from one snapshot', async t => {
-  const { app, file } = await watchedApp(t, versioned(1, 21))
-  const flipping = { on: true }
-  let answers = 0
-  const versionsSeen = new Set<number>()
-  const reader = async () => {
-    while (flipping.on) {
-      for (const url of ['/en/api/internal/explore/?limit=100', '/en/api/internal/explore/?companies=1&limit=5&offset=2', '/en/api/internal/explore/?companies=0&companies=2']) {
-        const res = await app.inject(url)
-        t.equal(res.statusCode, 200)
-        const body = JSON.parse(res.body) as { count: number, results: Array<{ translated_title: string }> }
-        const versions = new Set(body.results.map(r => Number(/^v(\d+) /.exec(r.translated_title)?.[1])))
-        if (versions.size !== 1) t.fail(`a page mixes versions ${[...versions]}`)
-        const version = [...versions][0] as number
-        versionsSeen.add(version)
-        // Each version has its own size, so a count from one snapshot and items from another would show.
-        const size = 20 + version
-        const companies = url.includes('companies=1') ? [1] : url.includes('companies=0') ? [0, 2] : [0, 1, 2]
-        const expected = Array.from({ length: size }, (_, i) => i % 3).filter(c => companies.includes(c)).length
-        if (body.count !== expected) t.fail(`count ${body.count} is not v${version}'s ${expected} for ${url}`)
-        answers++
+for (const format of FORMATS) {
+  t.test(`${format.name}: readers never see a mix: every answer comes wholly from one snapshot`, async t => {
+    const { app, file } = await watchedApp(t, format, versioned(1, 21))
+    const flipping = { on: true }
+    let answers = 0
+    const versionsSeen = new Set<number>()
+    const reader = async () => {
+      while (flipping.on) {
+        for (const url of ['/en/api/internal/explore/?limit=100', '/en/api/internal/explore/?companies=1&limit=5&offset=2', '/en/api/internal/explore/?companies=0&companies=2']) {
+          const res = await app.inject(url)
+          t.equal(res.statusCode, 200)
+          const body = JSON.parse(res.body) as { count: number, results: Array<{ translated_title: string }> }
+          const versions = new Set(body.results.map(r => Number(/^v(\d+) /.exec(r.translated_title)?.[1])))
+          if (versions.size !== 1) t.fail(`a page mixes versions ${[...versions]}`)
+          const version = [...versions][0] as number
+          versionsSeen.add(version)
+          // Each version has its own size, so a count from one snapshot and items from another would show.
+          const size = 20 + version
+          const companies = url.includes('companies=1') ? [1] : url.includes('companies=0') ? [0, 2] : [0, 1, 2]
+          const expected = Array.from({ length: size }, (_, i) => i % 3).filter(c => companies.includes(c)).length
+          if (body.count !== expected) t.fail(`count ${body.count} is not v${version}'s ${expected} for ${url}`)
+          answers++
+        }
+        // inject resolves on microtasks; without a turn of the event loop the readers would starve the
+        // watcher and its timers (a real server's sockets yield by themselves).
+        await new Promise(resolve => setImmediate(resolve))
       }
-      // inject resolves on microtasks; without a turn of the event loop the readers would starve the
-      // watcher and its timers (a real server's sockets yield by themselves).
-      await new Promise(resolve => setImmediate(resolve))
     }
-  }
-  const readers = Array.from({ length: 6 }, reader)
-  for (let flip = 0; flip < 12; flip++) {
-    const version = flip % 2 === 0 ? 2 : 1
-    await writeFile(file, text(versioned(version)))
-    // A reload may read the file between writeFile's truncate and its write (readers keep the loop
-    // busy); that load is superseded or fails, and the write's own event brings the version.
-    const outcomes = await untilServed(app, version)
-    t.equal(await servedVersion(app), version, `flip ${flip} served after reloads: ${outcomes.join(', ')}`)
-  }
-  flipping.on = false
-  await Promise.all(readers)
-  t.ok(answers > 12, `${answers} answers during 12 flips`)
-  t.same([...versionsSeen].sort(), [1, 2])
-})
+    const readers = Array.from({ length: 6 }, reader)
+    for (let flip = 0; flip < 12; flip++) {
+      const version = flip % 2 === 0 ? 2 : 1
+      await writeFile(file, format.text(versioned(version)))
+      // A reload may read the file between writeFile's truncate and its write (readers keep the loop
+      // busy); that load is superseded or fails, and the write's own event brings the version.
+      const outcomes = await untilServed(app, version)
+      t.equal(await servedVersion(app), version, `flip ${flip} served after reloads: ${outcomes.join(', ')}`)
+    }
+    flipping.on = false
+    await Promise.all(readers)
+    t.ok(answers > 12, `${answers} answers during 12 flips`)
+    t.same([...versionsSeen].sort(), [1, 2])
+  })
+}
 
 t.test('once the app is closed, a write to its snapshot file reloads nothing', async t => {
   const { app, file } = await watchedApp(t) // debounce 40 ms
@@ -238,13 +261,14 @@ t.test('once the app is closed, a write to its snapshot file reloads nothing', a
   // the file, the closed app's watcher, had it still been open, would have fired 160 ms earlier.
   const witness = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: true, reloadDebounceMs: 200 } }))
   t.teardown(() => witness.close())
+  await witness.snapshots.start()
   const witnessed = nextReload(witness)
   await writeFile(file, text(versioned(3)))
   t.equal(await witnessed, 'loaded', 'an open watcher saw the write and loaded it')
   // A reload the closed app had started would have finished here.
   await app.snapshots.idle()
   t.equal(reloads, 0, 'the closed app reloaded nothing')
-  t.equal(app.snapshots.current().info.generatedAt, '2026-01-01T00:00:01Z', 'and still holds the first snapshot')
+  t.equal(app.snapshots.current()!.info.generatedAt, '2026-01-01T00:00:01Z', 'and still holds the first snapshot')
   // The store itself still works: a forced reload loads the file.
   t.equal(await app.snapshots.reload(), 'loaded')
   t.equal(reloads, 1, 'only the forced reload ran')

@@ -28,6 +28,8 @@ async function startServer (t: Test, graceMs: number) {
     check()
   })
   await logged(/Server listening at http:\/\/127\.0\.0\.1:\d+/)
+  // It listens first and loads the snapshot after.
+  await logged(/"msg":"snapshot loaded"/)
   const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1])
   return { child, exited, logged, port, log: () => stdout }
 }
@@ -91,7 +93,7 @@ t.test('a second signal: exit 1 at once', async t => {
   t.match(server.log(), /second signal: exiting now/)
 })
 
-t.test('one structured log line per request, whether the route or the cache front answered it', async t => {
+t.test('one structured log line per request, whether the route or the fast path answered it', async t => {
   const server = await startServer(t, 1000)
   const url = '/en/api/internal/explore/?limit=1&companies=1'
   // The third request for a page is answered from the page cache, before Fastify.

@@ -8,9 +8,15 @@ import type { Snapshot } from '../../src/schemas/snapshot.js'
 import { planSnapshot, type Context, type GenerateOptions } from './plan-snapshot.js'
 import { itemsOf } from './write-items.js'
 
+/**
+ * 'pretty' matches JSON.stringify(snapshot, null, 2); 'lines' is the same JSON document with each item on
+ * one line; 'jsonl' is a JSON Lines snapshot (contract §1): a header line, then one item per line.
+ */
+export type SnapshotFormat = 'pretty' | 'lines' | 'jsonl'
+
 export interface WriteOptions extends GenerateOptions {
-  /** 'pretty' matches JSON.stringify(snapshot, null, 2); 'lines' puts each item on one line. */
-  format?: 'pretty' | 'lines'
+  /** Default: 'jsonl' for a `.jsonl` or `.ndjson` path, else 'pretty' up to PRETTY_MAX_ITEMS items, else 'lines'. */
+  format?: SnapshotFormat
 }
 
 export interface CompanySummary {
@@ -23,7 +29,7 @@ export interface CompanySummary {
 export interface WriteResult {
   path: string
   bytes: number
-  format: 'pretty' | 'lines'
+  format: SnapshotFormat
   items: Record<string, number>
   /** Every company id, most linked in the first language first. */
   companies: CompanySummary[]
@@ -67,7 +73,7 @@ function summarize (ctx: Context): CompanySummary[] {
 export async function writeSnapshot (path: string, options: WriteOptions = {}): Promise<WriteResult> {
   const ctx = planSnapshot(options)
   const total = ctx.plans.reduce((n, p) => n + p.count, 0)
-  const format = options.format ?? (total <= PRETTY_MAX_ITEMS ? 'pretty' : 'lines')
+  const format = options.format ?? (/\.(jsonl|ndjson)$/i.test(path) ? 'jsonl' : total <= PRETTY_MAX_ITEMS ? 'pretty' : 'lines')
   let target = resolve(path)
   let direct = false
   try {
@@ -102,20 +108,14 @@ export async function writeSnapshot (path: string, options: WriteOptions = {}): 
   }
 
   try {
-    await emit(`{\n  "generated_at": ${JSON.stringify(ctx.generatedAt)},\n  "languages": {`)
-    for (const [l, plan] of ctx.plans.entries()) {
-      await emit(`${l === 0 ? '' : ','}\n    ${JSON.stringify(plan.code)}: [`)
-      let first = true
-      for (const item of itemsOf(ctx, plan)) {
-        const json = format === 'pretty'
-          ? JSON.stringify(item, null, 2).replaceAll('\n', '\n      ')
-          : JSON.stringify(item)
-        await emit(`${first ? '' : ','}\n      ${json}`)
-        first = false
+    if (format === 'jsonl') {
+      await emit(`${JSON.stringify({ snapshot: 'explore', version: 1, generated_at: ctx.generatedAt, languages: ctx.plans.map(plan => plan.code) })}\n`)
+      for (const plan of ctx.plans) {
+        for (const item of itemsOf(ctx, plan)) await emit(`${JSON.stringify({ language: plan.code, ...item })}\n`)
       }
-      await emit(first ? ']' : '\n    ]')
+    } else {
+      await writeDocument(ctx, format, emit)
     }
-    await emit(ctx.plans.length === 0 ? '}\n}\n' : '\n  }\n}\n')
     await flush()
     out.end()
     await Promise.race([finished(out), failed])
@@ -130,4 +130,22 @@ export async function writeSnapshot (path: string, options: WriteOptions = {}): 
   const items: Record<string, number> = {}
   for (const plan of ctx.plans) items[plan.code] = plan.count
   return { path: target, bytes, format, items, companies: summarize(ctx) }
+}
+
+/** A JSON document (format v1), item by item. */
+async function writeDocument (ctx: Context, format: 'pretty' | 'lines', emit: (piece: string) => Promise<void>): Promise<void> {
+  await emit(`{\n  "generated_at": ${JSON.stringify(ctx.generatedAt)},\n  "languages": {`)
+  for (const [l, plan] of ctx.plans.entries()) {
+    await emit(`${l === 0 ? '' : ','}\n    ${JSON.stringify(plan.code)}: [`)
+    let first = true
+    for (const item of itemsOf(ctx, plan)) {
+      const json = format === 'pretty'
+        ? JSON.stringify(item, null, 2).replaceAll('\n', '\n      ')
+        : JSON.stringify(item)
+      await emit(`${first ? '' : ','}\n      ${json}`)
+      first = false
+    }
+    await emit(first ? ']' : '\n    ]')
+  }
+  await emit(ctx.plans.length === 0 ? '}\n}\n' : '\n  }\n}\n')
 }

@@ -4,7 +4,7 @@
 import { METHODS } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyCorsOptions } from '@fastify/cors'
-import { methodNotAllowed, negotiatedAs } from '../errors.js'
+import { methodNotAllowed, negotiatedAs, snapshotLoading } from '../errors.js'
 import type { RequestCheckSettings } from '../http/request-checks.js'
 import { writeAnswer } from '../http/write-answer.js'
 import {
@@ -39,7 +39,7 @@ declare module 'fastify' {
 export type ExploreHandler = (request: FastifyRequest, reply: FastifyReply) => void
 
 /** The view: answers any method on the explore path; the not-found handler calls it for encoded spellings. */
-export function exploreView (snapshot: () => SnapshotModel, settings: PageSettings & RequestCheckSettings): ExploreHandler {
+export function exploreView (snapshot: () => SnapshotModel | null, settings: PageSettings & RequestCheckSettings): ExploreHandler {
   const vary = viewVary(settings.cors)
   return function explore (request, reply) {
     const page = readPageRequest(request.raw, settings, request.linkHost, request.query as QueryDict)
@@ -52,7 +52,9 @@ export function exploreView (snapshot: () => SnapshotModel, settings: PageSettin
     reply.header('allow', ALLOW).header('vary', vary).header('content-type', 'application/json')
     const method = request.method
     if (method === 'GET' || method === 'HEAD') {
-      const answer = answerPage(snapshot(), page, settings)
+      const model = snapshot()
+      if (model === null) throw snapshotLoading()
+      const answer = answerPage(model, page, settings)
       // Written whole by the one writer; Fastify still logs, counts and times it (its onResponse runs).
       reply.hijack()
       writeAnswer(reply.raw, answer)

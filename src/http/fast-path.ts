@@ -31,7 +31,7 @@ export class FastPath {
   private readonly observers: Array<(answered: FastAnswered) => void> = []
 
   constructor (
-    private readonly snapshot: () => SnapshotModel,
+    private readonly snapshot: () => SnapshotModel | null,
     private readonly settings: PageSettings & RequestCheckSettings
   ) {}
 
@@ -57,11 +57,14 @@ export class FastPath {
   answer (request: IncomingMessage, response: ServerResponse): boolean {
     if (!this.open || (request.method !== 'GET' && request.method !== 'HEAD')) return false
     const started = performance.now()
+    const model = this.snapshot()
+    // Before the first snapshot is served, Fastify answers (a 503 for a page).
+    if (model === null) return false
     let answer
     try {
       const page = readPageRequest(request, this.settings)
       if (page === null) return false
-      answer = answerPage(this.snapshot(), page, this.settings)
+      answer = answerPage(model, page, this.settings)
     } catch {
       return false // a refusal or an error of the view: Fastify's to answer, with its error handler
     }

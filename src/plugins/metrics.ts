@@ -21,7 +21,7 @@ export default fp(async function metricsPlugin (app) {
     registers: [registry],
     collect () {
       this.reset()
-      for (const [language, count] of Object.entries(app.snapshots.current().itemCounts())) this.set({ language }, count)
+      for (const [language, count] of Object.entries(app.snapshots.current()?.itemCounts() ?? {})) this.set({ language }, count)
     }
   })
   new Gauge({ // eslint-disable-line no-new
@@ -29,7 +29,9 @@ export default fp(async function metricsPlugin (app) {
     help: 'Seconds since the served snapshot was generated (its generated_at), or loaded if it has none.',
     registers: [registry],
     collect () {
-      const { generatedAt, loadedAt } = app.snapshots.current().info
+      const model = app.snapshots.current()
+      if (model === null) return
+      const { generatedAt, loadedAt } = model.info
       const since = generatedAt === null ? loadedAt.getTime() : Date.parse(generatedAt)
       this.set((Date.now() - since) / 1000)
     }
@@ -38,7 +40,10 @@ export default fp(async function metricsPlugin (app) {
     name: 'explore_snapshot_loaded_timestamp_seconds',
     help: 'When the served snapshot was loaded (Unix time).',
     registers: [registry],
-    collect () { this.set(app.snapshots.current().info.loadedAt.getTime() / 1000) }
+    collect () {
+      const model = app.snapshots.current()
+      if (model !== null) this.set(model.info.loadedAt.getTime() / 1000)
+    }
   })
   new Counter({ // eslint-disable-line no-new
     name: 'explore_snapshot_reloads_total',
@@ -66,12 +71,11 @@ export default fp(async function metricsPlugin (app) {
   })
   // Pages the fast path answered never reach Fastify; they are counted under the route they came from.
   // It answers GET and HEAD with 200s and 304s only: their four series are found once.
-  const fastSeries = new Map<string, RequestSeries>()
-  for (const method of ['GET', 'HEAD']) {
-    for (const status of [200, 304]) fastSeries.set(`${method} ${status}`, tally.series(EXPLORE_ROUTE, method, status))
-  }
+  const [get200, get304, head200, head304] = [['GET', 200], ['GET', 304], ['HEAD', 200], ['HEAD', 304]]
+    .map(([method, status]) => tally.series(EXPLORE_ROUTE, method as string, status as number))
   app.fastPath?.onAnswer(({ method, statusCode, responseTime }) => {
-    tally.record(fastSeries.get(`${method} ${statusCode}`) as RequestSeries, responseTime / 1000)
+    const series = method === 'GET' ? (statusCode === 200 ? get200 : get304) : (statusCode === 200 ? head200 : head304)
+    tally.record(series as RequestSeries, responseTime / 1000)
   })
 
   app.get('/-/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {

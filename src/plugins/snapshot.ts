@@ -1,8 +1,7 @@
-// The snapshot as a Fastify service: loaded when the app starts (a bad or missing file fails
-// `app.ready()` with the validation report), reloaded when its file changes, exposed as `app.snapshots`.
-// The watcher is closed, and any reload in flight awaited, when the app closes.
+// The snapshot as a Fastify service: its first load started with the app (`app.snapshots.start()`, which
+// rejects with the validation report of a bad or missing file), reloaded when its file changes, exposed as
+// `app.snapshots`. The watcher is closed, and any load in flight awaited, when the app closes.
 import fp from 'fastify-plugin'
-import { loadSnapshotFile } from '../snapshot/load-snapshot.js'
 import { SnapshotStore } from '../snapshot/snapshot-store.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/watch-snapshot.js'
 
@@ -22,7 +21,7 @@ export interface SnapshotPluginOptions {
 
 export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, watch, reloadDebounceMs }) {
   const log = app.log.child({ component: 'snapshot' })
-  const store = new SnapshotStore(snapshotPath, await loadSnapshotFile(snapshotPath), {
+  const store = new SnapshotStore(snapshotPath, {
     settleMs: watch ? reloadDebounceMs : 0,
     log: {
       info: (fields, message) => log.info(fields, message),
@@ -31,22 +30,26 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     }
   })
   app.decorate('snapshots', store)
-  const model = store.current()
-  log.info({ snapshot: snapshotPath, generatedAt: model.info.generatedAt, items: model.itemCounts() }, 'snapshot loaded')
+  app.decorate('snapshotWatcher', null)
+  // The first load is not awaited here: a plugin has 10 s to load, a snapshot as long as its size needs.
+  // The server answers meanwhile (/-/healthz, /-/readyz 503); server.ts exits if the file is bad.
+  const started = Date.now()
+  store.start().then(model => {
+    log.info({ snapshot: snapshotPath, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot loaded')
+  }, () => {})
 
+  let watcher: SnapshotWatcher | null = null
   if (watch) {
-    const watcher = watchSnapshot(snapshotPath, () => { store.reload().catch(() => {}) }, {
+    // Watched from the start: a save during the first load is loaded after it (the store runs one at a time).
+    watcher = watchSnapshot(snapshotPath, () => { store.reload().catch(() => {}) }, {
       debounceMs: reloadDebounceMs,
       onError: error => log.error({ err: error }, 'snapshot watcher error')
     })
     await watcher.ready
-    app.decorate('snapshotWatcher', watcher)
-    app.addHook('onClose', async () => {
-      await watcher.close()
-      await store.idle()
-    })
-  } else {
-    app.decorate('snapshotWatcher', null)
-    app.addHook('onClose', () => store.idle())
+    app.snapshotWatcher = watcher
   }
+  app.addHook('onClose', async () => {
+    await watcher?.close()
+    await store.idle()
+  })
 }, { name: 'snapshot' })

@@ -1,5 +1,6 @@
 // GET /-/status: what an operator checks when an editor says "my file is not showing": which file,
-// which version, loaded when, how many items, and how reloads have gone.
+// which version, loaded when, how many items, and how reloads have gone (and since when the file on disk
+// is not the one served).
 import type { FastifyInstance } from 'fastify'
 import { StatusSchema, type Status } from '../schemas/operations.js'
 
@@ -8,13 +9,17 @@ export async function statusRoute (app: FastifyInstance): Promise<void> {
     schema: { summary: 'The served snapshot and the history of reloads', response: { 200: StatusSchema } }
   }, async (): Promise<Status> => {
     const store = app.snapshots
-    const { info } = store.current()
+    const model = store.current()
     const reloads = store.status()
     return {
-      snapshot: { path: store.file, version: info.version, generatedAt: info.generatedAt, loadedAt: info.loadedAt.toISOString(), items: store.current().itemCounts() },
+      path: store.file,
+      snapshot: model === null
+        ? null
+        : { version: model.info.version, generatedAt: model.info.generatedAt, loadedAt: model.info.loadedAt.toISOString(), items: model.itemCounts() },
       reloads: {
         ...reloads,
-        lastFailure: reloads.lastFailure === null ? null : { at: reloads.lastFailure.at.toISOString(), problems: [...reloads.lastFailure.problems] }
+        lastFailure: reloads.lastFailure === null ? null : { at: reloads.lastFailure.at.toISOString(), problems: [...reloads.lastFailure.problems] },
+        staleSince: reloads.staleSince?.toISOString() ?? null
       }
     }
   })

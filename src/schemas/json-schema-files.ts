@@ -1,7 +1,7 @@
 // The JSON Schema files in schemas/, as generated from the TypeBox sources. `npm run schemas` writes
 // them; a test fails when the committed files differ, so they are never edited by hand.
 import { ExplorePageSchema } from './explore-response.js'
-import { SnapshotSchema } from './snapshot.js'
+import { JsonLinesHeaderSchema, JsonLinesItemSchema, SnapshotSchema } from './snapshot.js'
 
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema'
 
@@ -10,6 +10,8 @@ export function jsonSchemaFiles (): Record<string, string> {
   const render = (schema: object) => `${JSON.stringify({ $schema: DIALECT, ...schema }, null, 2)}\n`
   return {
     'snapshot.schema.json': render(SnapshotSchema),
+    'snapshot-header.schema.json': render(JsonLinesHeaderSchema),
+    'snapshot-line.schema.json': render(JsonLinesItemSchema),
     'explore-page.schema.json': render(ExplorePageSchema)
   }
 }

@@ -36,3 +36,35 @@ export const SnapshotSchema = Type.Object({
 
 export type SnapshotItem = Static<typeof SnapshotItemSchema>
 export type Snapshot = Static<typeof SnapshotSchema>
+
+// Snapshot format v1 as JSON Lines (contract §1): an optional header line, then one item per line.
+
+export const JsonLinesHeaderSchema = Type.Object({
+  snapshot: Type.Literal('explore'),
+  version: Type.Literal(1),
+  generated_at: Type.Optional(Type.String({
+    format: 'date-time',
+    description: 'ISO-8601 timestamp; reported as the snapshot\'s version label.'
+  })),
+  languages: Type.Optional(Type.Array(Type.String({ pattern: LANGUAGE_PATTERN }), {
+    description: 'The languages served, those without items included; an item\'s `language` must be one of them.'
+  }))
+}, {
+  $id: 'https://explore-replica.dev/schemas/snapshot-header.schema.json',
+  title: 'Explore snapshot v1, JSON Lines header (the optional first line)',
+  additionalProperties: true
+})
+
+export const JsonLinesItemSchema = Type.Composite([
+  SnapshotItemSchema,
+  Type.Object({
+    language: Type.String({ pattern: LANGUAGE_PATTERN, description: 'The path language segment the item is listed under.' })
+  })
+], {
+  $id: 'https://explore-replica.dev/schemas/snapshot-line.schema.json',
+  title: 'Explore snapshot v1, JSON Lines item (every other line)',
+  additionalProperties: true
+})
+
+export type JsonLinesHeader = Static<typeof JsonLinesHeaderSchema>
+export type JsonLinesItem = Static<typeof JsonLinesItemSchema>

@@ -207,6 +207,11 @@ export class SnapshotModelBuilder {
     return -1
   }
 
+  /** Languages declared or named by an item so far. */
+  get languageCount (): number {
+    return this.languages.size
+  }
+
   /** Every language's items so far, to be handed to another thread's builder. */
   parts (): Map<string, LanguagePart> {
     const parts = new Map<string, LanguagePart>()

@@ -13,26 +13,14 @@ import { addItems, type ItemPlaces } from './add-items.js'
 import { WorkerHalf } from './worker-half.js'
 import { scanSnapshot } from './scan-snapshot.js'
 import type { SnapshotInfo, SnapshotModel } from './snapshot-model.js'
+import { isJsonLinesPath, loadJsonLinesFile } from './load-json-lines.js'
+import { describeReadError, type LoadOptions } from './load-options.js'
 import { ValidationReport, jsonPath } from './validation-report.js'
 
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
 // and top-level checks are parts of the one snapshot schema, not rules of their own.
 const snapshotCheck = TypeCompiler.Compile(SnapshotSchema)
 const generatedAtCheck = TypeCompiler.Compile(Type.Pick(SnapshotSchema, ['generated_at']))
-
-export interface LoadOptions {
-  /** At most this many problems are listed for a bad file. */
-  problemCap?: number
-  /** Overrides the clock, for tests. */
-  now?: () => Date
-  /** Parse the document whole, skipping the item-by-item path (tests compare the two). */
-  whole?: boolean
-  /**
-   * Files of at least this many bytes have the second half of their items added by a worker thread
-   * (default PARALLEL_BYTES; Infinity: never). Only `loadSnapshotBytes` and `loadSnapshotFile` use one.
-   */
-  parallelBytes?: number
-}
 
 /**
  * From this size on, a worker thread adds half the items. Starting one costs ~0.1 s (its own copy of
@@ -46,6 +34,7 @@ export const PARALLEL_BYTES = 32 * 1024 * 1024
  * snapshot keeps answering from the one it serves.
  */
 export async function loadSnapshotFile (file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
+  if (isJsonLinesPath(file)) return await loadJsonLinesFile(file, options)
   let raw: Buffer
   try {
     raw = await readFile(file)
@@ -100,17 +89,6 @@ function absorbParts (builder: SnapshotModelBuilder, parts: Map<string, Language
     if (!builder.absorb(code, part)) return false
   }
   return true
-}
-
-function describeReadError (error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code
-  switch (code) {
-    case 'ENOENT': return 'the file does not exist'
-    case 'EACCES':
-    case 'EPERM': return 'permission denied'
-    case 'EISDIR': return 'the path is a directory, not a file'
-    default: return `the file could not be read (${code ?? String(error)})`
-  }
 }
 
 /** Parses and validates snapshot bytes in one go; `file` names the source in the report. */

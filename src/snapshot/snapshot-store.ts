@@ -1,6 +1,7 @@
 // Holds the model being served and swaps in a new one in a single assignment. Readers take the model
-// once per request (`current()`), so a request never sees two snapshots. Reloads never overlap: one
-// asked for while another runs makes exactly one more run after it.
+// once per request (`current()`), so a request never sees two snapshots. The first load is started by
+// `start()` and may take as long as the file needs; until it ends there is no model. Reloads never
+// overlap: one asked for while another runs makes exactly one more run after it.
 import { EventEmitter } from 'node:events'
 import { stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -26,11 +27,13 @@ export interface ReloadStatus {
   /** Failures since the last success; Hollow's "refreshes failed in a row". */
   failedInARow: number
   lastFailure: ReloadFailure | null
+  /** When the first of the failures in a row happened: since then the file is not the one served. */
+  staleSince: Date | null
 }
 
 /**
- * `superseded`: the load failed but the file changed while it was read (an editor saving in place
- * truncates, then writes); it is not a failure, and the file is loaded again.
+ * `superseded`: the file changed while it was read (an editor saving in place truncates, then writes),
+ * whether the load failed or not; it is not a failure, nothing is swapped, and the file is loaded again.
  */
 export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded'
 
@@ -49,24 +52,37 @@ const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
 
 /** Emits `reloaded` (outcome) after every load it attempts, so callers can await a swap. */
 export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
-  private model: SnapshotModel
+  private model: SnapshotModel | null = null
+  private first: Promise<SnapshotModel> | null = null
   private readonly load: (file: string) => Promise<SnapshotModel>
   private readonly log: StoreLogger
   private readonly settleMs: number
   private running: Promise<ReloadOutcome> | null = null
   private again = false
-  private readonly counters: ReloadStatus = { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null }
+  private readonly counters: ReloadStatus = { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null }
 
-  constructor (readonly file: string, initial: SnapshotModel, options: StoreOptions = {}) {
+  constructor (readonly file: string, options: StoreOptions = {}) {
     super()
-    this.model = initial
     this.load = options.load ?? (path => loadSnapshotFile(path))
     this.log = options.log ?? SILENT
     this.settleMs = options.settleMs ?? 0
   }
 
-  current (): SnapshotModel {
+  /** The served model; null until the first load has ended. */
+  current (): SnapshotModel | null {
     return this.model
+  }
+
+  /**
+   * Loads the file for the first time; the same promise on every call. Rejects with the SnapshotError of
+   * a bad file: a service must not start on one (contract §5).
+   */
+  start (): Promise<SnapshotModel> {
+    this.first ??= this.load(this.file).then(model => {
+      this.model = model
+      return model
+    })
+    return this.first
   }
 
   status (): ReloadStatus {
@@ -83,6 +99,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       return this.running
     }
     const run = async (): Promise<ReloadOutcome> => {
+      // A reload asked for during the first load (SIGHUP, a save) runs after it, never beside it.
+      await this.first?.catch(() => {})
       let outcome: ReloadOutcome
       do {
         this.again = false
@@ -95,8 +113,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return this.running
   }
 
-  /** Resolves when no reload is running (for a clean shutdown). */
+  /** Resolves when neither the first load nor a reload is running (for a clean shutdown). */
   async idle (): Promise<void> {
+    await this.first?.catch(() => {})
     while (this.running !== null) await this.running
   }
 
@@ -105,9 +124,17 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     const before = await fileStamp(this.file)
     try {
       const model = await this.load(this.file)
+      if (before !== await fileStamp(this.file)) {
+        // Written to while it was read: what was read may be a valid beginning of the file (a JSON Lines
+        // file cut at a line's end is one). Its last write brings the file whole; load that instead.
+        this.log.warn({ snapshot: this.file }, 'snapshot file changed while it was read; loading it again')
+        this.again = true
+        return 'superseded'
+      }
       this.model = model
       this.counters.succeeded++
       this.counters.failedInARow = 0
+      this.counters.staleSince = null
       this.log.info({ snapshot: this.file, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot reloaded')
       return 'loaded'
     } catch (error) {
@@ -125,9 +152,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
         return 'superseded'
       }
       const problems = error instanceof SnapshotError ? error.problems : [`unexpected error: ${(error as Error).message}`]
+      const at = new Date()
       this.counters.failed++
       this.counters.failedInARow++
-      this.counters.lastFailure = { at: new Date(), problems }
+      this.counters.lastFailure = { at, problems }
+      this.counters.staleSince ??= at
       this.log.error({ snapshot: this.file, problems }, `snapshot reload failed; still serving the last good snapshot\n${error instanceof Error ? error.message : String(error)}`)
       return 'failed'
     }

@@ -50,6 +50,8 @@ function describe (error: ValueError): string {
     case ValueErrorType.IntegerMaximum:
     case ValueErrorType.NumberMaximum:
       return `${got} is above ${String(schema.maximum)} (integers past 2^53 lose precision in JSON)`
+    case ValueErrorType.Literal:
+      return `${got} is not ${JSON.stringify(schema.const)}`
     case ValueErrorType.ObjectMinProperties:
       return 'must name at least one language'
     case ValueErrorType.ObjectAdditionalProperties:
@@ -104,14 +106,17 @@ export class ValidationReport {
     this.problems.push(line)
   }
 
-  /** Adds schema errors; a path gets one line (a missing field is not also "expected a string"). */
-  addSchemaErrors (errors: Iterable<ValueError>, prefix = ''): void {
+  /**
+   * Adds schema errors; a path gets one line (a missing field is not also "expected a string"). `where`
+   * starts each line (a JSON Lines file's `name:line: `).
+   */
+  addSchemaErrors (errors: Iterable<ValueError>, where = ''): void {
     for (const error of flatten(errors)) {
       if (this.full) {
         this.truncated = true
         return
       }
-      const path = jsonPath(error.path, prefix)
+      const path = `${where}${jsonPath(error.path)}`
       if (this.seenPaths.has(path)) continue
       this.seenPaths.add(path)
       this.add(`${path}: ${describe(error)}`)

@@ -29,4 +29,9 @@ for port in "$ref_port" "$rep_port"; do
     sleep 0.1
   done
 done
+# The replica listens before its snapshot is loaded: wait until it serves one.
+for _ in $(seq 1 300); do
+  if node -e "require('http').get('http://127.0.0.1:$rep_port/-/readyz',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1))"; then break; fi
+  sleep 0.1
+done
 node test/drf-reference/compare.mjs --a "http://127.0.0.1:$ref_port" --b "http://127.0.0.1:$rep_port" --random "$random" --seed "$seed"

@@ -1,6 +1,10 @@
 import t from 'tap'
+import { execFileSync } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
-import { buildTestApp, smallSnapshot } from '../helpers.js'
+import { join } from 'node:path'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { buildTestApp, EXPLORE, smallSnapshot, tempDir, toJsonLines } from '../helpers.js'
 
 t.test('healthz: the process answers', async t => {
   const app = await buildTestApp(t)
@@ -9,18 +13,50 @@ t.test('healthz: the process answers', async t => {
   t.same(JSON.parse(res.body), { status: 'ok' })
 })
 
-t.test('readyz: ready while the last reload did not fail; 503 with the reason when it did', async t => {
+t.test('readyz: ready while a snapshot is served, also while newer files fail (contract §6)', async t => {
   const app = await buildTestApp(t)
   t.same(JSON.parse((await app.inject('/-/readyz')).body), { status: 'ready' })
   await writeFile(app.snapshots.file, '{"languages": {}}')
   t.equal(await app.snapshots.reload(), 'failed')
-  const unready = await app.inject('/-/readyz')
-  t.equal(unready.statusCode, 503)
-  t.same(JSON.parse(unready.body), { status: 'unready', reason: 'the last reload of the snapshot failed: languages: must name at least one language' })
+  const stale = await app.inject('/-/readyz')
+  t.equal(stale.statusCode, 200, 'a bad file must not take the replica out of its load balancer')
+  t.same(JSON.parse(stale.body), { status: 'ready', reason: 'serving the last good snapshot: the last reload failed: languages: must name at least one language' })
+  const status = JSON.parse((await app.inject('/-/status')).body)
+  t.match(status.reloads, { failedInARow: 1, staleSince: status.reloads.lastFailure.at })
   await app.snapshots.reload()
-  t.match(JSON.parse((await app.inject('/-/readyz')).body), { reason: /^the last 2 reloads of the snapshot failed/ })
+  t.match(JSON.parse((await app.inject('/-/readyz')).body), { status: 'ready', reason: /^serving the last good snapshot: the last 2 reloads failed/ })
+  t.equal(JSON.parse((await app.inject('/-/status')).body).reloads.staleSince, status.reloads.staleSince, 'stale since the first failure in the row')
   await writeFile(app.snapshots.file, JSON.stringify(smallSnapshot()))
   t.equal(await app.snapshots.reload(), 'loaded')
-  t.equal((await app.inject('/-/readyz')).statusCode, 200, 'ready again once a good file is loaded')
-  t.equal((await app.inject('/-/healthz')).statusCode, 200, 'alive throughout')
+  t.same(JSON.parse((await app.inject('/-/readyz')).body), { status: 'ready' }, 'no reason once a good file is served')
+  t.equal(JSON.parse((await app.inject('/-/status')).body).reloads.staleSince, null)
+})
+
+t.test('while the first snapshot loads: alive, not ready, pages 503, status says so', async t => {
+  // A named pipe: the load waits, with no timer, until the test writes the snapshot into it.
+  const file = join(await tempDir(t), 'snapshot.jsonl')
+  execFileSync('mkfifo', [file])
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: false } }))
+  t.teardown(() => app.close())
+  const started = app.snapshots.start()
+  t.equal((await app.inject('/-/healthz')).statusCode, 200)
+  const readyz = await app.inject('/-/readyz')
+  t.equal(readyz.statusCode, 503)
+  t.same(JSON.parse(readyz.body), { status: 'unready', reason: 'the first snapshot is still loading' })
+  const page = await app.inject(EXPLORE)
+  t.equal(page.statusCode, 503)
+  t.same(JSON.parse(page.body), { detail: 'Service temporarily unavailable, try again later.' })
+  t.match(JSON.parse((await app.inject('/-/status')).body), { path: file, snapshot: null })
+  t.equal((await app.inject('/-/metrics')).statusCode, 200, 'metrics answer with no snapshot')
+  await writeFile(file, toJsonLines(smallSnapshot()))
+  await started
+  t.equal((await app.inject('/-/readyz')).statusCode, 200)
+  t.equal((await app.inject(EXPLORE)).statusCode, 200)
+})
+
+t.test('a bad first snapshot: start() rejects with the report, and the app stays unready', async t => {
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: join(await tempDir(t), 'missing.json'), watch: false } }))
+  t.teardown(() => app.close())
+  await t.rejects(app.snapshots.start(), { code: 'SNAPSHOT_ERR_UNREADABLE', problems: ['the file does not exist'] })
+  t.equal((await app.inject('/-/readyz')).statusCode, 503)
 })

@@ -5,10 +5,25 @@ import { join } from 'node:path'
 import { SnapshotError } from '../../src/errors.js'
 import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
 import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
-import { SnapshotStore } from '../../src/snapshot/snapshot-store.js'
+import { SnapshotStore, type StoreOptions } from '../../src/snapshot/snapshot-store.js'
 import { smallSnapshot, tempDir } from '../helpers.js'
 
 const model = (label: string): SnapshotModel => parseSnapshot(Buffer.from(JSON.stringify({ ...smallSnapshot(), generated_at: label })), 'x.json')
+
+/** A store whose first load gave `initial`; `options.load` does every later one. */
+async function startedStore (file: string, initial: SnapshotModel, options: StoreOptions = {}): Promise<SnapshotStore> {
+  let first = true
+  const store = new SnapshotStore(file, {
+    ...options,
+    load: async path => {
+      if (!first) return await (options.load as (file: string) => Promise<SnapshotModel>)(path)
+      first = false
+      return initial
+    }
+  })
+  await store.start()
+  return store
+}
 
 /** A loader whose loads finish when the test says so. */
 function controlledLoader () {
@@ -26,16 +41,16 @@ function controlledLoader () {
 }
 
 t.test('a reload swaps the model and counts the success', async t => {
-  const store = new SnapshotStore('x.json', model('2026-01-01T00:00:00Z'), { load: async () => model('2026-01-02T00:00:00Z') })
+  const store = await startedStore('x.json', model('2026-01-01T00:00:00Z'), { load: async () => model('2026-01-02T00:00:00Z') })
   t.equal(await store.reload(), 'loaded')
-  t.equal(store.current().info.generatedAt, '2026-01-02T00:00:00Z')
-  t.same(store.status(), { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null })
+  t.equal(store.current()!.info.generatedAt, '2026-01-02T00:00:00Z')
+  t.same(store.status(), { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null })
 })
 
 t.test('a failed reload keeps the model and records the report', async t => {
   const first = model('2026-01-01T00:00:00Z')
   const errors: string[] = []
-  const store = new SnapshotStore('x.json', first, {
+  const store = await startedStore('x.json', first, {
     load: async () => { throw new SnapshotError('SNAPSHOT_ERR_INVALID', 'x.json', ['languages: is required']) },
     log: { info () {}, warn () {}, error: (_fields, message) => { errors.push(message) } }
   })
@@ -50,7 +65,7 @@ t.test('a failed reload keeps the model and records the report', async t => {
 
 t.test('a success resets the failures in a row but not the totals', async t => {
   let fail = true
-  const store = new SnapshotStore('x.json', model('2026-01-01T00:00:00Z'), {
+  const store = await startedStore('x.json', model('2026-01-01T00:00:00Z'), {
     load: async () => { if (fail) throw new Error('disk on fire'); return model('2026-01-02T00:00:00Z') }
   })
   await store.reload()
@@ -61,17 +76,17 @@ t.test('a success resets the failures in a row but not the totals', async t => {
 
 t.test('a missing file is not a failure: editors delete before they recreate', async t => {
   const first = model('2026-01-01T00:00:00Z')
-  const store = new SnapshotStore('x.json', first, {
+  const store = await startedStore('x.json', first, {
     load: async () => { throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', 'x.json', ['the file does not exist']) }
   })
   t.equal(await store.reload(), 'missing')
   t.equal(store.current(), first)
-  t.same(store.status(), { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null })
+  t.same(store.status(), { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null })
 })
 
 t.test('reloads never overlap; requests during a load make exactly one more', async t => {
   const loader = controlledLoader()
-  const store = new SnapshotStore('x.json', model('2026-01-01T00:00:00Z'), { load: loader.load })
+  const store = await startedStore('x.json', model('2026-01-01T00:00:00Z'), { load: loader.load })
   const outcomes: string[] = []
   store.on('reloaded', outcome => outcomes.push(outcome))
   const firstLoad = loader.nextLoad()
@@ -91,7 +106,7 @@ t.test('reloads never overlap; requests during a load make exactly one more', as
   t.equal(await first, 'loaded')
   t.equal(loader.calls(), 2)
   t.same(outcomes, ['loaded', 'loaded'])
-  t.equal(store.current().info.generatedAt, '2026-01-03T00:00:00Z')
+  t.equal(store.current()!.info.generatedAt, '2026-01-03T00:00:00Z')
   await store.idle()
   const laterLoad = loader.nextLoad()
   const later = store.reload()
@@ -107,7 +122,7 @@ t.test('a file changed while it was read is loaded again, not counted as a failu
   await writeFile(file, '')
   let calls = 0
   const warnings: string[] = []
-  const store = new SnapshotStore(file, model('2026-01-01T00:00:00Z'), {
+  const store = await startedStore(file, model('2026-01-01T00:00:00Z'), {
     settleMs: 1,
     log: { info () {}, warn: (_fields, message) => { warnings.push(message) }, error () {} },
     load: async path => {
@@ -123,14 +138,36 @@ t.test('a file changed while it was read is loaded again, not counted as a failu
   store.on('reloaded', outcome => outcomes.push(outcome))
   t.equal(await store.reload(), 'loaded')
   t.same(outcomes, ['superseded', 'loaded'])
-  t.same(store.status(), { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null })
+  t.same(store.status(), { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null })
   t.match(warnings, ['snapshot file changed while it was read; loading it again'])
+})
+
+t.test('a file changed while a load read it is not swapped in, even when what was read is valid', async t => {
+  // A JSON Lines file cut at a line's end is valid: the first lines of a save in progress must not be served.
+  const file = join(await tempDir(t), 'snapshot.jsonl')
+  await writeFile(file, 'the first lines')
+  let calls = 0
+  const store = await startedStore(file, model('2026-01-01T00:00:00Z'), {
+    load: async path => {
+      calls++
+      if (calls === 1) {
+        await writeFile(path, 'the first lines and the rest')
+        return model('2026-01-01T12:00:00Z')
+      }
+      return model('2026-01-02T00:00:00Z')
+    }
+  })
+  const swapped: Array<string | null> = []
+  store.on('reloaded', () => swapped.push(store.current()!.info.generatedAt))
+  t.equal(await store.reload(), 'loaded')
+  t.same(swapped, ['2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z'], 'the half-read file was never served')
+  t.equal(calls, 2)
 })
 
 t.test('a file that stays bad after the settle time is a failure', async t => {
   const file = join(await tempDir(t), 'snapshot.json')
   await writeFile(file, '{')
-  const store = new SnapshotStore(file, model('2026-01-01T00:00:00Z'), {
+  const store = await startedStore(file, model('2026-01-01T00:00:00Z'), {
     settleMs: 1,
     load: async path => { throw new SnapshotError('SNAPSHOT_ERR_INVALID', path, ['1:2: unexpected end of the file']) }
   })

@@ -1,0 +1,169 @@
+// JSON Lines snapshots (contract §1): the same model as format v1, streamed in chunks, and every problem
+// reported with its line number.
+import t from 'tap'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { SnapshotError } from '../../src/errors.js'
+import { loadJsonLinesFile } from '../../src/snapshot/load-json-lines.js'
+import { READ_CHUNK } from '../../src/snapshot/read-lines.js'
+import { loadSnapshotFile } from '../../src/snapshot/load-snapshot.js'
+import type { LoadOptions } from '../../src/snapshot/load-options.js'
+import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
+import { buildTestApp, EXPLORE, makeItem, smallSnapshot, tempDir, toJsonLines } from '../helpers.js'
+
+async function writeLines (t: Parameters<typeof tempDir>[0], text: string | Buffer, name = 'snapshot.jsonl'): Promise<string> {
+  const file = join(await tempDir(t), name)
+  await writeFile(file, text)
+  return file
+}
+
+async function problemsOf (t: Parameters<typeof tempDir>[0], text: string | Buffer, options: LoadOptions = {}): Promise<readonly string[]> {
+  const file = await writeLines(t, text)
+  try {
+    await loadJsonLinesFile(file, options)
+  } catch (error) {
+    if (error instanceof SnapshotError) return error.problems
+    throw error
+  }
+  throw new Error('the snapshot was accepted')
+}
+
+/** Every page of every language, as the model serves it. */
+function pagesOf (model: SnapshotModel): string[] {
+  return model.languages.flatMap(code => {
+    const listing = model.language(code)!
+    return [null, [7], [8, 9]].map(companies => `${code} ${String(companies)}: ${listing.page(companies, 0, 100).items.toString()}`)
+  })
+}
+
+t.test('a JSON Lines snapshot gives the model the same items give as one JSON document', async t => {
+  const doc = smallSnapshot()
+  const json = join(await tempDir(t), 'snapshot.json')
+  await writeFile(json, JSON.stringify(doc))
+  const lines = await writeLines(t, toJsonLines(doc), 'snapshot.ndjson')
+  const fromJson = await loadSnapshotFile(json)
+  const fromLines = await loadSnapshotFile(lines)
+  t.same(fromLines.itemCounts(), { en: 25, es: 2, fr: 0 }, 'fr, listed by the header only, is served empty')
+  t.equal(fromLines.info.generatedAt, '2026-11-20T09:30:00Z')
+  t.match(fromLines.info.version, /^[A-Za-z0-9_-]{27}$/)
+  t.same(pagesOf(fromLines), pagesOf(fromJson))
+})
+
+t.test('the same items answer the same bytes, whatever the format', async t => {
+  const doc = smallSnapshot()
+  const fromJson = await buildTestApp(t, doc)
+  const fromLines = await buildTestApp(t, doc, { snapshotPath: await writeLines(t, toJsonLines(doc)) })
+  t.match(fromLines.snapshots.file, /\.jsonl$/)
+  for (const url of [EXPLORE, `${EXPLORE}?companies=7&limit=3&offset=3`, '/es/api/internal/explore/', '/fr/api/internal/explore/']) {
+    const a = await fromJson.inject(url)
+    const b = await fromLines.inject(url)
+    t.equal(b.statusCode, 200, url)
+    t.equal(b.body, a.body, url)
+  }
+})
+
+t.test('without a header: the languages are those items name, and there is no generated_at', async t => {
+  const model = await loadJsonLinesFile(await writeLines(t, toJsonLines(smallSnapshot(), { header: false })))
+  t.same(model.itemCounts(), { en: 25, es: 2 })
+  t.equal(model.info.generatedAt, null)
+})
+
+t.test('CRLF line ends, blank lines and a byte order mark are accepted', async t => {
+  const text = `\ufeff${toJsonLines(smallSnapshot(), { eol: '\r\n' }).replace(/\r\n/, '\r\n\r\n   \r\n\t\n')}\n\n`
+  const model = await loadJsonLinesFile(await writeLines(t, text))
+  t.same(model.itemCounts(), { en: 25, es: 2, fr: 0 })
+})
+
+t.test('a file read in chunks smaller than its lines, with characters cut by the chunks, loads whole', async t => {
+  const items = Array.from({ length: 60 }, (_, i) => makeItem(i + 1, '2024-03-01', [1], { translated_title: `Ünïcödé 😀 ${'é'.repeat(i)} 日本` }))
+  const text = toJsonLines({ languages: { en: items } })
+  const big = await loadJsonLinesFile(await writeLines(t, text), { readChunk: 7 })
+  const whole = await loadJsonLinesFile(await writeLines(t, text))
+  t.equal(big.itemCounts().en, 60)
+  t.same(pagesOf(big), pagesOf(whole), 'every character intact across 7-byte chunks')
+  t.match(big.language('en')!.page(null, 0, 1).items.toString(), /"translated_title":"Ünïcödé 😀 (é){59} 日本"/)
+  t.ok(Buffer.byteLength(text) > 7 * 100)
+  t.equal(READ_CHUNK, 1024 * 1024, 'the real chunk: 1 MiB')
+})
+
+t.test('every kind of bad line is reported with its line number', async t => {
+  const item = (pk: number, extra: object = {}) => JSON.stringify({ language: 'en', ...makeItem(pk, '2024-01-01', [1]), ...extra })
+  const header = JSON.stringify({ snapshot: 'explore', version: 1, languages: ['en', 'es'] })
+  const text = [
+    header, //                                                   1
+    item(1), //                                                  2
+    '{"language": "en", "pk": 2,', //                            3  not JSON
+    '[1, 2]', //                                                 4  not an object
+    item(3, { backdate: '2023-02-29' }), //                      5  not a calendar date
+    JSON.stringify({ language: 'en', pk: 4 }), //               6  missing fields
+    item(1), //                                                  7  repeated pk
+    item(5, { language: 'de' }), //                              8  not in the header's list
+    item(6, { language: 'EN' }), //                              9  not a language segment
+    '', //                                                      10  blank: fine
+    item(7) //                                                  11  fine
+  ].join('\n')
+  const problems = await problemsOf(t, text)
+  t.match(problems, [
+    /^snapshot\.jsonl:3: not valid JSON: .+ at column \d+$|^snapshot\.jsonl:3: not valid JSON: the line ends too early$/,
+    'snapshot.jsonl:4: expected a JSON object, got [1,2]',
+    'snapshot.jsonl:5: backdate: "2023-02-29" is not a calendar date (YYYY-MM-DD)',
+    'snapshot.jsonl:6: is_translated: is required'
+  ])
+  t.ok(problems.includes('snapshot.jsonl:7: pk: 1 repeats line 2'), problems.join('\n'))
+  t.ok(problems.includes('snapshot.jsonl:8: language: "de" is not one of the header\'s languages (en, es)'))
+  t.ok(problems.some(p => p.startsWith('snapshot.jsonl:9: language: "EN" does not match')))
+  t.notOk(problems.some(p => /:(1|2|10|11): /.test(p)), 'good lines are not reported')
+})
+
+t.test('a bad header', async t => {
+  t.same(await problemsOf(t, '{"snapshot": "explore", "version": 2}\n'), ['snapshot.jsonl:1: version: 2 is not 1'])
+  t.match(await problemsOf(t, '{"snapshot": "other", "version": 1, "generated_at": "yesterday", "languages": ["EN"]}\n'), [
+    'snapshot.jsonl:1: snapshot: "other" is not "explore"',
+    /^snapshot\.jsonl:1: generated_at: "yesterday" is not an ISO-8601 timestamp$/,
+    /^snapshot\.jsonl:1: languages\[0\]: "EN" does not match /
+  ])
+  const late = await problemsOf(t, `${JSON.stringify({ language: 'en', ...makeItem(1, '2024-01-01', []) })}\n{"snapshot": "explore", "version": 1}\n`)
+  t.match(late, [/^snapshot\.jsonl:2: /], 'a header is only the first line: later, it is an item without its fields')
+})
+
+t.test('empty, blank or language-less files are refused', async t => {
+  t.same(await problemsOf(t, ''), ['the file is empty'])
+  t.same(await problemsOf(t, '\n  \n'), ['the file has no line but blank ones'])
+  t.match(await problemsOf(t, '{"snapshot": "explore", "version": 1}\n'), [/names no language/])
+})
+
+t.test('invalid UTF-8 on a line is reported for that line', async t => {
+  const good = JSON.stringify({ language: 'en', ...makeItem(1, '2024-01-01', []) })
+  const problems = await problemsOf(t, Buffer.concat([Buffer.from(`${good}\n{"language": "en", "x": "`), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n')]))
+  t.same(problems, ['snapshot.jsonl:2: not valid UTF-8 text'])
+})
+
+t.test('a wholly wrong file stops at the cap, and the error names the file', async t => {
+  const text = Array.from({ length: 500 }, () => 'nope').join('\n')
+  const file = await writeLines(t, text)
+  const error = await loadJsonLinesFile(file, { problemCap: 5 }).then(() => null, (e: unknown) => e)
+  t.ok(error instanceof SnapshotError)
+  t.equal((error as SnapshotError).code, 'SNAPSHOT_ERR_INVALID')
+  t.equal((error as SnapshotError).problems.length, 6)
+  t.match((error as SnapshotError).problems.at(-1), /stopped after 5 problems/)
+  t.match((error as SnapshotError).message, new RegExp(`^snapshot ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is invalid`))
+})
+
+t.test('a file that cannot be read', async t => {
+  const dir = await tempDir(t)
+  const missing = await loadJsonLinesFile(join(dir, 'none.jsonl')).then(() => null, (e: unknown) => e)
+  t.match(missing, { code: 'SNAPSHOT_ERR_UNREADABLE', problems: ['the file does not exist'] })
+})
+
+t.test('loading gives the event loop turns', async t => {
+  const items = Array.from({ length: 8000 }, (_, i) => makeItem(i + 1, '2024-01-01', [i % 50], { translated_abstract: 'x'.repeat(400) }))
+  const file = await writeLines(t, toJsonLines({ languages: { en: items } }))
+  let turns = 0
+  let loading = true
+  const tick = () => { if (loading) { turns++; setImmediate(tick) } }
+  setImmediate(tick)
+  const model = await loadJsonLinesFile(file)
+  loading = false
+  t.equal(model.itemCounts().en, 8000)
+  t.ok(turns > 3, `${turns} turns of the event loop during the load`)
+})
