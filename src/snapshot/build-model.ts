@@ -150,13 +150,18 @@ class LanguageBuilder {
     return true
   }
 
-  build (): LanguageListing {
+  /**
+   * The steps of building the served listing, yielding every few thousand items so that a caller can give
+   * the event loop a turn (buildInSlices): at a million items the whole build is about a second.
+   */
+  * steps (): Generator<void, LanguageListing> {
     const n = this.size
     const { dates, pks } = this
-    const order = new Uint32Array(n)
-    for (let i = 0; i < n; i++) order[i] = i
+    const unsorted = new Uint32Array(n)
+    for (let i = 0; i < n; i++) unsorted[i] = i
     // Newest first; the same day, higher pk first. pks are unique, so the order is total.
-    order.sort((a, b) => ((dates[b] as number) - (dates[a] as number)) || ((pks[b] as number) - (pks[a] as number)))
+    const order = yield * mergeSort(unsorted, (a, b) => (dates[a] as number) > (dates[b] as number) ||
+      (dates[a] === dates[b] && (pks[a] as number) > (pks[b] as number)))
 
     // Items stay in the chunks they were written to; only where each one is goes into served order.
     const chunkOf = new Uint32Array(n)
@@ -176,13 +181,61 @@ class LanguageBuilder {
         // Ranks arrive ascending, so a company listed twice on one item shows as a repeat of the last rank.
         else if (list[list.length - 1] !== rank) list.push(rank)
       }
+      if ((rank & STEP_MASK) === STEP_MASK) yield
     }
     const byCompany = new Map<number, Uint32Array>()
-    for (const [company, list] of lists) byCompany.set(company, Uint32Array.from(list))
+    let copied = 0
+    for (const [company, list] of lists) {
+      byCompany.set(company, Uint32Array.from(list))
+      copied += list.length
+      if (copied > STEP_MASK) {
+        copied = 0
+        yield
+      }
+    }
     this.seal()
     const chunks = this.chunks
     return new LanguageListing(this.language, { chunks, chunkOf, startOf, lengthOf }, byCompany)
   }
+}
+
+/** Items (or merged elements) between two points where a build may pause: a few milliseconds of work. */
+const STEP_MASK = 0x3fff
+
+/**
+ * A bottom-up merge sort of `order` by `before`, yielding every STEP_MASK + 1 elements merged. Unlike
+ * TypedArray#sort it can pause, so sorting a million items never holds the event loop for long.
+ */
+function * mergeSort (order: Uint32Array<ArrayBuffer>, before: (a: number, b: number) => boolean): Generator<void, Uint32Array<ArrayBuffer>> {
+  const n = order.length
+  let from = order
+  let to = new Uint32Array(n)
+  let merged = 0
+  for (let width = 1; width < n; width *= 2) {
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = Math.min(lo + width, n)
+      const hi = Math.min(lo + 2 * width, n)
+      let i = lo
+      let j = mid
+      let k = lo
+      while (i < mid && j < hi) {
+        const a = from[i] as number
+        const b = from[j] as number
+        if (before(b, a)) { to[k++] = b; j++ } else { to[k++] = a; i++ }
+      }
+      while (i < mid) to[k++] = from[i++] as number
+      while (j < hi) to[k++] = from[j++] as number
+      merged += hi - lo
+      if (merged > STEP_MASK) {
+        merged = 0
+        yield
+      }
+    }
+    const swap = from
+    from = to
+    to = swap
+  }
+  return from
 }
 
 export class SnapshotModelBuilder {
@@ -228,9 +281,35 @@ export class SnapshotModelBuilder {
     return (this.languages.get(language) as LanguageBuilder).absorb(part)
   }
 
+  /** The model, in one go (a small file, or tests). */
   build (info: SnapshotInfo): SnapshotModel {
+    const steps = this.steps(info)
+    for (;;) {
+      const step = steps.next()
+      if (step.done === true) return step.value
+    }
+  }
+
+  /**
+   * The model, with a turn of the event loop after every `sliceMs` of work: a service building a large
+   * snapshot beside the one it serves keeps answering (sorting and indexing a million items is ~1 s).
+   */
+  async buildInSlices (info: SnapshotInfo, sliceMs: number): Promise<SnapshotModel> {
+    const steps = this.steps(info)
+    let deadline = performance.now() + sliceMs
+    for (;;) {
+      const step = steps.next()
+      if (step.done === true) return step.value
+      if (performance.now() > deadline) {
+        await new Promise(resolve => setImmediate(resolve))
+        deadline = performance.now() + sliceMs
+      }
+    }
+  }
+
+  private * steps (info: SnapshotInfo): Generator<void, SnapshotModel> {
     const listings = new Map<string, LanguageListing>()
-    for (const [code, builder] of this.languages) listings.set(code, builder.build())
+    for (const [code, builder] of this.languages) listings.set(code, yield * builder.steps())
     return new SnapshotModel(info, listings)
   }
 }

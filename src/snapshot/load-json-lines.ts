@@ -9,7 +9,7 @@ import '../schemas/formats.js'
 import { JsonLinesHeaderSchema, JsonLinesItemSchema, type JsonLinesItem } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder } from './build-model.js'
-import { describeReadError, type LoadOptions } from './load-options.js'
+import { describeReadError, SLICE_MS, type LoadOptions } from './load-options.js'
 import { readLines } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
@@ -33,7 +33,7 @@ export async function loadJsonLinesFile (file: string, options: LoadOptions = {}
   } catch (error) {
     throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(error)])
   }
-  return reader.finish(file, options)
+  return await reader.finish(file, options)
 }
 
 /** The state of one read: the header, the builder, the report, the digest and where the lines are. */
@@ -120,19 +120,19 @@ class LineReader {
     }
   }
 
-  finish (file: string, options: LoadOptions): SnapshotModel {
+  async finish (file: string, options: LoadOptions): Promise<SnapshotModel> {
     if (!this.content && this.report.problems.length === 0) {
       this.report.add(this.number === 0 ? 'the file is empty' : 'the file has no line but blank ones')
     } else if (this.report.problems.length === 0 && this.builder.languageCount === 0) {
       this.report.add(`${this.name}: names no language: a header with \`languages\`, or at least one item, is needed`)
     }
     if (this.report.problems.length > 0) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, this.report.lines())
-    return this.builder.build({
+    return await this.builder.buildInSlices({
       source: file,
       version: this.hash.digest('base64url'),
       generatedAt: this.generatedAt,
       loadedAt: (options.now ?? (() => new Date()))()
-    })
+    }, SLICE_MS)
   }
 }
 

@@ -1,4 +1,8 @@
-// What both snapshot formats' loaders take, and how they name a file they cannot read.
+// What both snapshot formats' loaders take, how long they work between turns of the event loop, and how
+// they name a file they cannot read.
+
+/** Work between two turns of the event loop while a snapshot loads: a reloading service keeps answering. */
+export const SLICE_MS = 8
 
 export interface LoadOptions {
   /** At most this many problems are listed for a bad file. */

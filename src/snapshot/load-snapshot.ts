@@ -14,7 +14,7 @@ import { WorkerHalf } from './worker-half.js'
 import { scanSnapshot } from './scan-snapshot.js'
 import type { SnapshotInfo, SnapshotModel } from './snapshot-model.js'
 import { isJsonLinesPath, loadJsonLinesFile } from './load-json-lines.js'
-import { describeReadError, type LoadOptions } from './load-options.js'
+import { describeReadError, SLICE_MS, type LoadOptions } from './load-options.js'
 import { ValidationReport, jsonPath } from './validation-report.js'
 
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
@@ -66,7 +66,7 @@ export async function loadSnapshotBytes (raw: Buffer, file: string, options: Loa
         else if (parts === 'unavailable') valid = await addInSlices(raw, scanned, builder, half, scanned.itemCount)
         else valid = absorbParts(builder, parts)
       }
-      if (valid) return builder.build({ ...info, generatedAt: scanned.generatedAt })
+      if (valid) return await builder.buildInSlices({ ...info, generatedAt: scanned.generatedAt }, SLICE_MS)
     }
     return loadWhole(raw, start, file, info, options)
   } finally {
@@ -101,9 +101,6 @@ export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions =
   }
   return loadWhole(raw, start, file, info, options)
 }
-
-/** Work between two turns of the event loop while items are added. */
-const SLICE_MS = 8
 
 function begin (raw: Buffer, file: string, options: LoadOptions) {
   const start = checkText(raw, file)

@@ -2,11 +2,10 @@
 // by a chunk's end joined with its rest, and a turn of the event loop every few milliseconds of work, so
 // a service reading a large file keeps answering. The JSON Lines loader and the converter read with it.
 import { createReadStream } from 'node:fs'
+import { SLICE_MS } from './load-options.js'
 
 /** Bytes read at a time: a few thousand items, so lines straddle chunks all the time and cost one copy. */
 export const READ_CHUNK = 1024 * 1024
-/** Work between two turns of the event loop. */
-const SLICE_MS = 8
 const NEWLINE = 0x0a
 
 export interface LineHandlers {

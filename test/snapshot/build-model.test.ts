@@ -1,0 +1,53 @@
+// The model builder: built in one go or in slices that give the event loop turns, the same model.
+import t from 'tap'
+import fc from 'fast-check'
+import { SnapshotModelBuilder } from '../../src/snapshot/build-model.js'
+import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
+import { makeItem } from '../helpers.js'
+
+const info = { source: 'x', version: 'v', generatedAt: null, loadedAt: new Date(0) }
+
+function builderOf (items: Array<[number, string, number[]]>): SnapshotModelBuilder {
+  const builder = new SnapshotModelBuilder()
+  builder.language('en')
+  items.forEach(([pk, backdate, companies], index) => builder.add('en', index, makeItem(pk, backdate, companies)))
+  return builder
+}
+
+function served (model: SnapshotModel, companies: number[] | null): number[] {
+  const page = model.language('en')!.page(companies, 0, 1_000_000)
+  return JSON.parse(`[${page.items.toString()}]`).map((item: { pk: number }) => item.pk)
+}
+
+t.test('in slices or in one go: the same order, newest first then pk descending, and the same company lists', async t => {
+  const dates = ['2024-01-01', '2024-01-02', '2023-12-31', '2024-02-29']
+  await fc.assert(fc.asyncProperty(
+    fc.uniqueArray(fc.integer({ min: 1, max: 1e6 }), { maxLength: 300 }).chain(pks => fc.tuple(fc.constant(pks),
+      fc.array(fc.tuple(fc.constantFrom(...dates), fc.uniqueArray(fc.integer({ min: 0, max: 5 }), { maxLength: 3 })), { minLength: pks.length, maxLength: pks.length }))),
+    async ([pks, rest]) => {
+      const items = pks.map((pk, i) => [pk, rest[i]![0], rest[i]![1]] as [number, string, number[]])
+      const expected = [...items].sort((a, b) => b[1].localeCompare(a[1]) || b[0] - a[0])
+      const whole = builderOf(items).build(info)
+      const sliced = await builderOf(items).buildInSlices(info, 0)
+      for (const companies of [null, [0], [1, 4], [5]]) {
+        const want = expected.filter(([, , linked]) => companies === null || linked.some(c => companies.includes(c))).map(([pk]) => pk)
+        t.same(served(whole, companies), want)
+        t.same(served(sliced, companies), want)
+      }
+    }), { numRuns: 60 })
+})
+
+t.test('a large build gives the event loop turns', async t => {
+  const items = Array.from({ length: 60_000 }, (_, i) => [i + 1, `2024-0${1 + (i % 9)}-1${i % 10}`, [i % 97]] as [number, string, number[]])
+  const builder = builderOf(items)
+  let turns = 0
+  let building = true
+  const tick = () => { if (building) { turns++; setImmediate(tick) } }
+  setImmediate(tick)
+  const model = await builder.buildInSlices(info, 1)
+  building = false
+  t.equal(model.itemCounts().en, 60_000)
+  t.ok(turns > 2, `${turns} turns of the event loop during the build`)
+  const expected = [...items].sort((a, b) => b[1].localeCompare(a[1]) || b[0] - a[0]).map(([pk]) => pk)
+  t.same(served(model, null), expected, 'newest first, then pk descending')
+})
