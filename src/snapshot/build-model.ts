@@ -203,7 +203,7 @@ class LanguageBuilder {
 const STEP_MASK = 0x3fff
 
 /**
- * A bottom-up merge sort of `order` by `before`, yielding every STEP_MASK + 1 elements merged. Unlike
+ * A bottom-up merge sort of `order` by `before`, yielding every STEP_MASK + 1 comparisons. Unlike
  * TypedArray#sort it can pause, so sorting a million items never holds the event loop for long.
  */
 function * mergeSort (order: Uint32Array<ArrayBuffer>, before: (a: number, b: number) => boolean): Generator<void, Uint32Array<ArrayBuffer>> {
@@ -222,14 +222,14 @@ function * mergeSort (order: Uint32Array<ArrayBuffer>, before: (a: number, b: nu
         const a = from[i] as number
         const b = from[j] as number
         if (before(b, a)) { to[k++] = b; j++ } else { to[k++] = a; i++ }
+        // Inside the merge, not between merges: the last passes merge runs of half a language each.
+        if (++merged > STEP_MASK) {
+          merged = 0
+          yield
+        }
       }
       while (i < mid) to[k++] = from[i++] as number
       while (j < hi) to[k++] = from[j++] as number
-      merged += hi - lo
-      if (merged > STEP_MASK) {
-        merged = 0
-        yield
-      }
     }
     const swap = from
     from = to
