@@ -90,8 +90,8 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
 
   if (fastPath !== undefined) {
     if (config.requestLog) {
-      // The request's logger as Fastify makes it for each request: a child with the next request id.
-      fastPath.onAnswer(answered => logRequest(app.log.child({ reqId: nextRequestId() }), answered))
+      // The line Fastify's answers get, with the next request id where Fastify's child logger puts it.
+      fastPath.onAnswer(answered => logRequest(app.log, answered, nextRequestId()))
     }
     app.addHook('onReady', async () => { fastPath.open = true })
     // From the first moment of closing, Fastify answers everything (its 503s while it closes included).

@@ -4,13 +4,14 @@
 // the service would serve is converted; OUT is written through a temporary file and a rename, so a watching
 // service never sees half of it. Every field of every item is kept, `companies` and unknown ones included.
 import { createWriteStream } from 'node:fs'
-import { readFile, rename, rm } from 'node:fs/promises'
+import { readFile, rename, rm, stat } from 'node:fs/promises'
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { SnapshotError } from '../errors.js'
 import { isJsonLinesPath } from '../snapshot/load-json-lines.js'
-import { loadSnapshotFile, scanDocument } from '../snapshot/load-snapshot.js'
+import { loadSnapshotBytes, loadSnapshotFile, scanDocument } from '../snapshot/load-snapshot.js'
+import { startsWithBom } from '../snapshot/load-options.js'
 import { readLines } from '../snapshot/read-lines.js'
 
 const USAGE = `Usage: npm run snapshot:convert -- IN OUT
@@ -36,19 +37,30 @@ async function main (args: string[]): Promise<number> {
     return 1
   }
   const started = performance.now()
+  // A JSON input is read once, for the check and the conversion alike; a JSON Lines one is streamed twice,
+  // and must not change in between.
+  const raw = toLines ? await readFile(input).catch(() => null) : null
+  const stamp = await fileStamp(input)
   let model
   try {
-    model = await loadSnapshotFile(input)
+    model = raw === null ? await loadSnapshotFile(input) : await loadSnapshotBytes(raw, input)
   } catch (error) {
     process.stderr.write(`${error instanceof SnapshotError ? error.message : `${input}: ${(error as Error).message}`}\n`)
     return 1
   }
   const { generatedAt } = model.info
   const languages = model.languages
-  await writeThroughRename(output, async emit => {
-    if (toLines) {
+  const expected = model.itemCounts()
+  const written = await writeThroughRename(output, async emit => {
+    if (raw !== null) {
       await emit(`${JSON.stringify({ snapshot: 'explore', version: 1, ...(generatedAt === null ? {} : { generated_at: generatedAt }), languages })}\n`)
-      await forEachDocumentItem(input, async (language, item) => { await emit(`${JSON.stringify({ language, ...item })}\n`) })
+      await forEachDocumentItem(raw, async (language, index, item) => {
+        const own = (item as { language?: unknown }).language
+        if (own !== undefined && own !== language) {
+          throw new ConvertError(`languages.${language}[${index}] has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language: rename it first`)
+        }
+        await emit(`${JSON.stringify({ language, ...item })}\n`)
+      })
     } else {
       await emit(`{\n  ${generatedAt === null ? '' : `"generated_at": ${JSON.stringify(generatedAt)},\n  `}"languages": {`)
       for (const [l, code] of languages.entries()) {
@@ -62,29 +74,48 @@ async function main (args: string[]): Promise<number> {
         await emit(first ? ']' : '\n    ]')
       }
       await emit('\n  }\n}\n')
+      if (await fileStamp(input) !== stamp) throw new ConvertError(`${input} changed while it was converted: run again`)
+    }
+  }, async temporary => {
+    // The output must be a snapshot the service serves, with the input's items.
+    const counts = (await loadSnapshotFile(temporary)).itemCounts()
+    if (JSON.stringify(counts) !== JSON.stringify(expected)) {
+      throw new ConvertError(`the output has ${JSON.stringify(counts)} items, the input ${JSON.stringify(expected)}: nothing written`)
     }
   })
-  const counts = Object.entries(model.itemCounts()).map(([code, n]) => `${code}: ${n}`).join(', ')
+  if (written instanceof Error) {
+    process.stderr.write(`${written instanceof SnapshotError ? `the output would not load: ${written.message}` : written.message}\n`)
+    return 1
+  }
+  const counts = Object.entries(expected).map(([code, n]) => `${code}: ${n}`).join(', ')
   process.stdout.write(`Wrote ${output} (${counts} items) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
   return 0
 }
 
-/** The items of a valid format v1 file, language by language, as they are in it. */
-async function forEachDocumentItem (file: string, each: (language: string, item: object) => Promise<void>): Promise<void> {
-  const raw = await readFile(file)
-  const start = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? 3 : 0
+/** A reason to write nothing, for the person converting. */
+class ConvertError extends Error {}
+
+/** Identifies one version of a file on disk; null when it cannot be read. */
+async function fileStamp (file: string): Promise<string | null> {
+  const info = await stat(file, { bigint: true }).catch(() => null)
+  return info === null ? null : `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}`
+}
+
+/** The items of a valid format v1 document, language by language, as they are in it. */
+async function forEachDocumentItem (raw: Buffer, each: (language: string, index: number, item: object) => Promise<void>): Promise<void> {
+  const start = startsWithBom(raw) ? 3 : 0
   const scanned = scanDocument(raw, start)
   if (scanned === null) {
     // A valid document the scanner does not follow (a repeated key, say): JSON.parse decides, as the loader.
     const document = JSON.parse(raw.toString('utf8', start)) as { languages: Record<string, object[]> }
     for (const [language, items] of Object.entries(document.languages)) {
-      for (const item of items) await each(language, item)
+      for (const [index, item] of items.entries()) await each(language, index, item)
     }
     return
   }
   for (let i = 0; i < scanned.itemCount; i++) {
     const item = JSON.parse(raw.toString('utf8', scanned.itemStart[i], scanned.itemEnd[i])) as object
-    await each(scanned.languages[scanned.itemLanguage[i] as number] as string, item)
+    await each(scanned.languages[scanned.itemLanguage[i] as number] as string, scanned.itemIndex[i] as number, item)
   }
 }
 
@@ -93,7 +124,8 @@ async function forEachLineItem (file: string, code: string, each: (item: object)
   let first = true
   await readLines(file, {
     line: async bytes => {
-      const text = bytes.toString('utf8').replace(/^\ufeff/, '').trim()
+      // The loader accepted the file: only its blank lines, its byte order mark and its header to skip.
+      const text = bytes.toString('utf8', startsWithBom(bytes) ? 3 : 0).trim()
       if (text === '') return true
       const value = JSON.parse(text) as Record<string, unknown>
       const header = first && 'snapshot' in value
@@ -106,10 +138,13 @@ async function forEachLineItem (file: string, code: string, each: (item: object)
   })
 }
 
-/** Writes OUT through a temporary file beside it, renamed into place once whole. */
-async function writeThroughRename (path: string, write: (emit: Emit) => Promise<void>): Promise<void> {
+/**
+ * Writes OUT through a temporary file beside it (with OUT's extension, so it loads as OUT will), checked by
+ * `check`, then renamed into place. Returns the error that stopped it, with nothing written; rethrows others.
+ */
+async function writeThroughRename (path: string, write: (emit: Emit) => Promise<void>, check: (temporary: string) => Promise<void>): Promise<Error | null> {
   const target = resolve(path)
-  const temporary = join(dirname(target), `.${basename(target)}.${process.pid}.tmp`)
+  const temporary = join(dirname(target), `.${process.pid}.${basename(target)}`)
   const out = createWriteStream(temporary)
   const failed = new Promise<never>((_resolve, reject) => { out.once('error', reject) })
   failed.catch(() => {})
@@ -119,10 +154,13 @@ async function writeThroughRename (path: string, write: (emit: Emit) => Promise<
     })
     out.end()
     await Promise.race([finished(out), failed])
+    await check(temporary)
     await rename(temporary, target)
+    return null
   } catch (error) {
     out.destroy()
     await rm(temporary, { force: true }).catch(() => {})
+    if (error instanceof ConvertError || error instanceof SnapshotError) return error
     throw error
   }
 }

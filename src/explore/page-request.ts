@@ -10,21 +10,28 @@ export class PageRequest {
   private parsed: QueryDict | null
 
   constructor (
-    readonly method: string,
-    /** The request target as sent: links, ETags and cache keys are made from it. */
-    readonly url: string,
+    private readonly raw: IncomingMessage,
     readonly lang: string,
     /** The raw query string, read (and refused) only when a page is made: a kept page does not need it. */
     private readonly queryText: string,
     /** The host Django's check accepted, for absolute links. */
     readonly linkHost: string,
-    readonly headers: IncomingHttpHeaders,
-    /** Header names and values as received (a repeated Host is refused by the check). */
-    readonly rawHeaders: string[],
-    readonly socket: { encrypted?: boolean, localAddress?: string | undefined, localPort?: number | undefined },
     query: QueryDict | null
   ) {
     this.parsed = query
+  }
+
+  /** The request target as sent: links, ETags and cache keys are made from it. */
+  get url (): string {
+    return this.raw.url as string
+  }
+
+  get headers (): IncomingHttpHeaders {
+    return this.raw.headers
+  }
+
+  get socket (): { encrypted?: boolean } {
+    return this.raw.socket as { encrypted?: boolean }
   }
 
   /** The query as Django's QueryDict; throws Django's 400 for more than 1,000 fields. */
@@ -42,11 +49,11 @@ export class PageRequest {
  * here if it has too many fields, one read here when it is first used.
  */
 export function readPageRequest (raw: IncomingMessage, settings: RequestCheckSettings, linkHost?: string, query?: QueryDict): PageRequest | null {
-  const host = linkHost ?? checkRequest(raw, settings)
-  const url = raw.url as string
-  const target = matchExplorePath(url)
+  // The path first: any other request is Fastify's, which checks its Host itself.
+  const target = matchExplorePath(raw.url as string)
   if (target === null || !target.slash) return null
+  const host = linkHost ?? checkRequest(raw, settings)
   // Django refuses to parse such a query at all, outside the view: no view headers on that answer.
   if (query === TOO_MANY_FIELDS) throw tooManyFields()
-  return new PageRequest(raw.method as string, url, target.lang, target.query, host, raw.headers, raw.rawHeaders, raw.socket, query ?? null)
+  return new PageRequest(raw, target.lang, target.query, host, query ?? null)
 }

@@ -13,9 +13,6 @@ import type { RequestCheckSettings } from './request-checks.js'
 import type { RequestLine } from './request-log.js'
 import { writeAnswer } from './write-answer.js'
 
-/** A request the fast path answered, for the metrics and the request log. */
-export type FastAnswered = RequestLine
-
 /** What Fastify hands a server factory: its own options, of which the HTTP server's are used here. */
 interface FactoryOptions {
   http?: ServerOptions
@@ -28,7 +25,7 @@ interface FactoryOptions {
 export class FastPath {
   /** Off until the app is ready, and again from the moment it starts closing. */
   open = false
-  private readonly observers: Array<(answered: FastAnswered) => void> = []
+  private readonly observers: Array<(answered: RequestLine) => void> = []
 
   constructor (
     private readonly snapshot: () => SnapshotModel | null,
@@ -36,7 +33,7 @@ export class FastPath {
   ) {}
 
   /** Called after every answer the fast path sends (metrics, the request log). */
-  onAnswer (observer: (answered: FastAnswered) => void): void {
+  onAnswer (observer: (answered: RequestLine) => void): void {
     this.observers.push(observer)
   }
 
@@ -70,7 +67,7 @@ export class FastPath {
     }
     writeAnswer(response, answer)
     if (this.observers.length > 0) {
-      const answered: FastAnswered = { method: request.method, url: request.url as string, statusCode: answer.status, responseTime: performance.now() - started }
+      const answered: RequestLine = { method: request.method, url: request.url as string, statusCode: answer.status, responseTime: performance.now() - started }
       for (const observer of this.observers) observer(answered)
     }
     return true

@@ -1,6 +1,6 @@
 // What Django checks of every request before any view runs: the Host header (a malformed or not allowed one
 // would poison absolute links), then the length of the target, which the original's proxy would have
-// limited. Called once per request, by whichever path answers it.
+// limited. Fastify's first hook runs it for every request it answers; the fast path, for the pages it answers.
 import type { IncomingMessage } from 'node:http'
 import { invalidHost, uriTooLong } from '../errors.js'
 import { requestHost, type OriginOptions } from '../explore/request-origin.js'

@@ -12,9 +12,12 @@ export interface RequestLine {
   responseTime: number
 }
 
-/** Writes the line; `log` is the request's logger (Fastify's child with its `reqId`, or one made alike). */
-export function logRequest (log: FastifyBaseLogger, line: RequestLine): void {
-  log.info(line, 'request')
+/**
+ * Writes the line. `log` is Fastify's request logger (a child that carries the `reqId`), or the app's with
+ * the `reqId` given (the fast path makes no child per answer).
+ */
+export function logRequest (log: FastifyBaseLogger, line: RequestLine, reqId?: string): void {
+  log.info(reqId === undefined ? line : { reqId, ...line }, 'request')
 }
 
 export class OneLineRequestLog extends LogController {

@@ -1,5 +1,5 @@
-// Builds a SnapshotModel from validated items, one at a time, so the whole-file JSON loader and a future
-// streaming (NDJSON) loader feed the same code. Each item is serialized once, here, through the compiled
+// Builds a SnapshotModel from validated items, one at a time, so both formats' loaders (format v1 and JSON
+// Lines) feed the same code. Each item is serialized once, here, through the compiled
 // ContentItem schema; only its bytes and its sort and filter keys are kept.
 import fastJson from 'fast-json-stringify'
 import { ContentItemSchema } from '../schemas/content-item.js'

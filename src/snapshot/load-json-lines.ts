@@ -9,8 +9,8 @@ import '../schemas/formats.js'
 import { JsonLinesHeaderSchema, JsonLinesItemSchema, type JsonLinesItem } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder } from './build-model.js'
-import { describeReadError, SLICE_MS, type LoadOptions } from './load-options.js'
-import { readLines } from './read-lines.js'
+import { describeReadError, describeSyntaxError, SLICE_MS, startsWithBom, type LoadOptions } from './load-options.js'
+import { LineTooLong, readLines } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
 
@@ -29,8 +29,13 @@ export async function loadJsonLinesFile (file: string, options: LoadOptions = {}
     await readLines(file, {
       chunk: bytes => reader.digest(bytes),
       line: (bytes, number) => reader.line(bytes, number)
-    }, options.readChunk)
+    }, options.readChunk, options.maxLineBytes)
   } catch (error) {
+    if (error instanceof LineTooLong) {
+      throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, [`${basename(file)}:${error.number}: ${error.message}: is it one JSON document named .jsonl?`])
+    }
+    // Only the file system's errors are the file's; anything else is the service's, and not an editor's to read.
+    if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error
     throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(error)])
   }
   return await reader.finish(file, options)
@@ -69,9 +74,15 @@ class LineReader {
     let line = bytes
     if (line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1)
     // Some editors start UTF-8 files with a byte order mark.
-    if (at === 1 && line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf) line = line.subarray(3)
-    if (isBlank(line)) return
     const where = `${this.name}:${at}: `
+    if (startsWithBom(line)) {
+      if (at !== 1) {
+        this.report.add(`${where}a byte order mark in the middle of the file (were files joined?)`)
+        return
+      }
+      line = line.subarray(3)
+    }
+    if (isBlank(line)) return
     if (!isUtf8(line)) {
       this.report.add(`${where}not valid UTF-8 text`)
       return
@@ -80,7 +91,7 @@ class LineReader {
     try {
       value = JSON.parse(line.toString('utf8'))
     } catch (error) {
-      this.report.add(`${where}not valid JSON: ${describeLineSyntaxError(error as Error)}`)
+      this.report.add(`${where}not valid JSON: ${describeSyntaxError(error as Error, null)}`)
       return
     }
     const first = !this.content
@@ -89,7 +100,8 @@ class LineReader {
       this.report.add(`${where}expected a JSON object, got ${preview(value)}`)
       return
     }
-    if (first && 'snapshot' in value) {
+    // A header names the snapshot and is no item (an item may carry any extra field, `snapshot` too).
+    if (first && 'snapshot' in value && !('pk' in value)) {
       this.header(value, where)
       return
     }
@@ -108,6 +120,10 @@ class LineReader {
   }
 
   private header (value: object, where: string): void {
+    if ('language' in value) {
+      this.report.add(`${where}language: belongs on item lines; a header lists its languages in \`languages\``)
+      return
+    }
     if (!headerCheck.Check(value)) {
       this.report.addSchemaErrors(headerCheck.Errors(value), where)
       return
@@ -141,12 +157,4 @@ function isBlank (line: Buffer): boolean {
     if (byte !== 0x20 && byte !== 0x09) return false
   }
   return true
-}
-
-/** V8's message for one line: its position as a column an editor can jump to. */
-function describeLineSyntaxError (error: Error): string {
-  const message = error.message.replace(/^JSON\.parse: /, '')
-  const position = /at position (\d+)/.exec(message)
-  if (position === null) return /Unexpected end of JSON input/.test(message) ? 'the line ends too early' : message
-  return `${message.replace(/ in JSON at position \d+.*$/, '').replace(/,? ?".*" is not valid JSON$/, '')} at column ${Number(position[1]) + 1}`
 }

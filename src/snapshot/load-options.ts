@@ -18,6 +18,8 @@ export interface LoadOptions {
   parallelBytes?: number
   /** Bytes read at a time from a JSON Lines file (tests make it small to cut lines and characters). */
   readChunk?: number
+  /** Longest line of a JSON Lines file (default read-lines.ts, MAX_LINE_BYTES). */
+  maxLineBytes?: number
 }
 
 /** An editor-facing reason a file could not be read. */
@@ -30,4 +32,32 @@ export function describeReadError (error: unknown): string {
     case 'EISDIR': return 'the path is a directory, not a file'
     default: return `the file could not be read (${code ?? String(error)})`
   }
+}
+
+/** Some editors (Notepad among them) start UTF-8 files with a byte order mark; JSON.parse rejects it. */
+export function startsWithBom (bytes: Uint8Array): boolean {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+}
+
+/**
+ * V8's JSON.parse message with its position turned into what an editor can jump to: a line and column of
+ * `text` (a whole document), or a column (`text` null: one line of a JSON Lines file).
+ */
+export function describeSyntaxError (error: Error, text: string | null): string {
+  const message = error.message.replace(/^JSON\.parse: /, '')
+  const position = /at position (\d+)/.exec(message)
+  if (position === null) {
+    if (!/Unexpected end of JSON input/.test(message)) return message
+    return text === null ? 'the line ends too early' : 'the file ends too early (truncated?)'
+  }
+  const at = Number(position[1])
+  const what = message.replace(/ in JSON at position \d+.*$/, '').replace(/,? ?".*" is not valid JSON$/, '')
+  if (text === null) return `${what} at column ${at + 1}`
+  let line = 1
+  let lineStart = 0
+  for (let i = text.indexOf('\n'); i !== -1 && i < at; i = text.indexOf('\n', i + 1)) {
+    line++
+    lineStart = i + 1
+  }
+  return `${what} at line ${line}, column ${at - lineStart + 1}`
 }

@@ -1,5 +1,6 @@
-// file → validate → index → immutable model. Reads a snapshot file (format v1, one JSON document) and
-// either returns a SnapshotModel or throws a SnapshotError naming the file, the JSON path and the rule.
+// file → validate → index → immutable model. Reads a snapshot file (format v1, one JSON document; a JSON
+// Lines file goes to load-json-lines.ts) and either returns a SnapshotModel or throws a SnapshotError naming
+// the file, the JSON path and the rule.
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
@@ -14,7 +15,7 @@ import { WorkerHalf } from './worker-half.js'
 import { scanSnapshot } from './scan-snapshot.js'
 import type { SnapshotInfo, SnapshotModel } from './snapshot-model.js'
 import { isJsonLinesPath, loadJsonLinesFile } from './load-json-lines.js'
-import { describeReadError, SLICE_MS, type LoadOptions } from './load-options.js'
+import { describeReadError, describeSyntaxError, SLICE_MS, startsWithBom, type LoadOptions } from './load-options.js'
 import { ValidationReport, jsonPath } from './validation-report.js'
 
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
@@ -213,8 +214,7 @@ function checkText (raw: Buffer, file: string): number {
   const invalid = (problem: string) => new SnapshotError('SNAPSHOT_ERR_INVALID', file, [problem])
   if (raw.length === 0) throw invalid('the file is empty')
   if (!isUtf8(raw)) throw invalid('the file is not valid UTF-8 text')
-  // Some editors (Notepad among them) start UTF-8 files with a byte order mark; JSON.parse rejects it.
-  return raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? 3 : 0
+  return startsWithBom(raw) ? 3 : 0
 }
 
 function parseJson (raw: Buffer, start: number, file: string): unknown {
@@ -230,21 +230,4 @@ function parseJson (raw: Buffer, start: number, file: string): unknown {
   } catch (error) {
     throw invalid(`not valid JSON: ${describeSyntaxError(error as Error, text)}`)
   }
-}
-
-/** V8's message with the position turned into a line and column an editor can jump to. */
-function describeSyntaxError (error: Error, text: string): string {
-  const message = error.message.replace(/^JSON\.parse: /, '')
-  const position = /at position (\d+)/.exec(message)
-  if (position === null) {
-    return /Unexpected end of JSON input/.test(message) ? 'the file ends too early (truncated?)' : message
-  }
-  const at = Number(position[1])
-  let line = 1
-  let lineStart = 0
-  for (let i = text.indexOf('\n'); i !== -1 && i < at; i = text.indexOf('\n', i + 1)) {
-    line++
-    lineStart = i + 1
-  }
-  return `${message.replace(/ in JSON at position \d+.*$/, '').replace(/,? ?".*" is not valid JSON$/, '')} at line ${line}, column ${at - lineStart + 1}`
 }

@@ -1,11 +1,13 @@
 // A file's lines, read in chunks and handed over one at a time: never the whole file in memory, a line cut
-// by a chunk's end joined with its rest, and a turn of the event loop every few milliseconds of work, so
-// a service reading a large file keeps answering. The JSON Lines loader and the converter read with it.
+// by chunks joined once it is whole, and a turn of the event loop every few milliseconds of work, so a
+// service reading a large file keeps answering. The JSON Lines loader and the converter read with it.
 import { createReadStream } from 'node:fs'
 import { SLICE_MS } from './load-options.js'
 
 /** Bytes read at a time: a few thousand items, so lines straddle chunks all the time and cost one copy. */
 export const READ_CHUNK = 1024 * 1024
+/** Longest line: an item is a few KB; a longer line is a JSON document named as JSON Lines, or worse. */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024
 const NEWLINE = 0x0a
 
 export interface LineHandlers {
@@ -18,17 +20,32 @@ export interface LineHandlers {
   line: (bytes: Buffer, number: number) => boolean | Promise<boolean>
 }
 
-/** Reads `file` line by line; rejects with the file system's error when it cannot be read. */
-export async function readLines (file: string, handlers: LineHandlers, chunkBytes = READ_CHUNK): Promise<void> {
+/** A line longer than MAX_LINE_BYTES: reading stops there. */
+export class LineTooLong extends Error {
+  constructor (readonly number: number, limit: number) {
+    super(`line ${number} is longer than ${limit >= 1024 * 1024 ? `${limit / 1024 / 1024} MiB` : `${limit} bytes`}`)
+  }
+}
+
+/**
+ * Reads `file` line by line. Rejects with the file system's error when it cannot be read, with
+ * LineTooLong, or with whatever a handler throws.
+ */
+export async function readLines (file: string, handlers: LineHandlers, chunkBytes = READ_CHUNK, maxLineBytes = MAX_LINE_BYTES): Promise<void> {
   let number = 0
   let deadline = performance.now() + SLICE_MS
-  let carry: Buffer | null = null
+  // The pieces of a line cut by chunks, joined once its end arrives (joining at every chunk would copy a
+  // long line again and again).
+  let pieces: Buffer[] = []
+  let pending = 0
   for await (const chunk of createReadStream(file, { highWaterMark: chunkBytes }) as AsyncIterable<Buffer>) {
     handlers.chunk?.(chunk)
-    const data: Buffer = carry === null ? chunk : Buffer.concat([carry, chunk])
     let start = 0
-    for (let end = data.indexOf(NEWLINE); end !== -1; end = data.indexOf(NEWLINE, start)) {
-      let go = handlers.line(data.subarray(start, end), ++number)
+    for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
+      const line = pieces.length === 0 ? chunk.subarray(start, end) : Buffer.concat([...pieces, chunk.subarray(start, end)])
+      pieces = []
+      pending = 0
+      let go = handlers.line(line, ++number)
       if (typeof go !== 'boolean') go = await go
       if (!go) return
       start = end + 1
@@ -38,8 +55,12 @@ export async function readLines (file: string, handlers: LineHandlers, chunkByte
         deadline = performance.now() + SLICE_MS
       }
     }
-    // A line cut by the chunk's end: kept (copied, so the chunk is not) until the next chunk completes it.
-    carry = start < data.length ? Buffer.from(data.subarray(start)) : null
+    if (start < chunk.length) {
+      // Copied, so that the chunk itself is not kept for one line's sake.
+      pieces.push(Buffer.from(chunk.subarray(start)))
+      pending += chunk.length - start
+      if (pending > maxLineBytes) throw new LineTooLong(number + 1, maxLineBytes)
+    }
   }
-  if (carry !== null) await handlers.line(carry, ++number)
+  if (pieces.length > 0) await handlers.line(Buffer.concat(pieces), ++number)
 }

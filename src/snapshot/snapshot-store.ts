@@ -50,7 +50,7 @@ export interface StoreOptions {
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
 
-/** Emits `reloaded` (outcome) after every load it attempts, so callers can await a swap. */
+/** Emits `reloaded` (outcome) after every reload it attempts (not the first load), so callers can await a swap. */
 export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private model: SnapshotModel | null = null
   private first: Promise<SnapshotModel> | null = null
@@ -78,11 +78,29 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
    * a bad file: a service must not start on one (contract §5).
    */
   start (): Promise<SnapshotModel> {
-    this.first ??= this.load(this.file).then(model => {
-      this.model = model
-      return model
-    })
+    this.first ??= this.loadFirst()
     return this.first
+  }
+
+  /** Like a reload: a file written to while it was read is read again, never served half. */
+  private async loadFirst (): Promise<SnapshotModel> {
+    for (;;) {
+      const before = await fileStamp(this.file)
+      let model: SnapshotModel
+      try {
+        model = await this.load(this.file)
+      } catch (error) {
+        if (this.settleMs > 0) await delay(this.settleMs)
+        if (before === await fileStamp(this.file)) throw error
+        this.log.warn({ snapshot: this.file }, 'snapshot file changed while it was read; loading it again')
+        continue
+      }
+      if (before === await fileStamp(this.file)) {
+        this.model = model
+        return model
+      }
+      this.log.warn({ snapshot: this.file }, 'snapshot file changed while it was read; loading it again')
+    }
   }
 
   status (): ReloadStatus {
@@ -113,9 +131,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return this.running
   }
 
-  /** Resolves when neither the first load nor a reload is running (for a clean shutdown). */
+  /**
+   * Resolves when no reload is running (for a clean shutdown). A first load still running is not waited
+   * for: it has nothing to finish, and a large one would hold a SIGTERM for as long as it takes.
+   */
   async idle (): Promise<void> {
-    await this.first?.catch(() => {})
     while (this.running !== null) await this.running
   }
 
@@ -151,13 +171,14 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
         this.again = true
         return 'superseded'
       }
-      const problems = error instanceof SnapshotError ? error.problems : [`unexpected error: ${(error as Error).message}`]
+      // The report is shown in /-/status and /-/readyz: an unexpected error's own message stays in the log.
+      const problems = error instanceof SnapshotError ? error.problems : ['unexpected error while loading the snapshot (see the service\'s log)']
       const at = new Date()
       this.counters.failed++
       this.counters.failedInARow++
       this.counters.lastFailure = { at, problems }
       this.counters.staleSince ??= at
-      this.log.error({ snapshot: this.file, problems }, `snapshot reload failed; still serving the last good snapshot\n${error instanceof Error ? error.message : String(error)}`)
+      this.log.error({ snapshot: this.file, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
       return 'failed'
     }
   }
@@ -167,6 +188,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 async function fileStamp (file: string): Promise<string | null> {
   try {
     const s = await stat(file, { bigint: true })
+    // A pipe or a device has no versions to tell apart (writing into a pipe changes its times).
+    if (!s.isFile()) return 'not a regular file'
     return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`
   } catch {
     return null

@@ -64,3 +64,13 @@ t.test('convert: a bad input is reported and nothing is written; same formats ar
   t.equal((await run('convert-snapshot.ts')).code, 1, 'no files: usage, exit 1')
   t.match((await run('convert-snapshot.ts', '--help')).stdout, /^Usage: npm run snapshot:convert/)
 })
+
+t.test('convert: an item whose own `language` field would move it to another language is refused', async t => {
+  const dir = await tempDir(t)
+  const json = await writeSnapshot(t, { languages: { 'pt-br': [makeItem(1, '2024-01-01', [], { language: 'en' })], en: [makeItem(2, '2024-01-01', [])] } })
+  const out = join(dir, 'out.jsonl')
+  const result = await run('convert-snapshot.ts', json, out)
+  t.equal(result.code, 1)
+  t.match(result.stderr, 'languages.pt-br[0] has a field "language" ("en"), which JSON Lines reads as the item\'s language: rename it first')
+  await t.rejects(readFile(out), { code: 'ENOENT' }, 'nothing written')
+})

@@ -3,7 +3,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { writeFile } from 'node:fs/promises'
-import type { FastAnswered } from '../../src/http/fast-path.js'
+import type { RequestLine } from '../../src/http/request-log.js'
 import { buildTestApp, EXPLORE, rawRequest, smallSnapshot } from '../helpers.js'
 
 /** A whole HTTP/1.1 exchange on its own connection; the answer without its Date header. */
@@ -17,7 +17,7 @@ async function exchange (app: FastifyInstance, method: string, url: string, head
 async function fastApp (t: Parameters<typeof buildTestApp>[0], overrides = {}) {
   const app = await buildTestApp(t, smallSnapshot(), overrides)
   await app.listen({ port: 0, host: '127.0.0.1' })
-  const answered: FastAnswered[] = []
+  const answered: RequestLine[] = []
   app.fastPath?.onAnswer(answer => answered.push(answer))
   return { app, answered }
 }
@@ -134,7 +134,7 @@ t.test('from the moment the app starts closing, Fastify answers', async t => {
   let duringClose = ''
   app.addHook('preClose', async () => { duringClose = await exchange(app, 'GET', EXPLORE) })
   await app.listen({ port: 0, host: '127.0.0.1' })
-  const answered: FastAnswered[] = []
+  const answered: RequestLine[] = []
   app.fastPath?.onAnswer(answer => answered.push(answer))
   t.match(await exchange(app, 'GET', EXPLORE), /^HTTP\/1\.1 200 /)
   t.equal(answered.length, 1)

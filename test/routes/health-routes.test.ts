@@ -54,6 +54,19 @@ t.test('while the first snapshot loads: alive, not ready, pages 503, status says
   t.equal((await app.inject(EXPLORE)).statusCode, 200)
 })
 
+t.test('closing during a long first load does not wait for it', async t => {
+  const file = join(await tempDir(t), 'snapshot.jsonl')
+  execFileSync('mkfifo', [file])
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: false } }))
+  const started = app.snapshots.start()
+  // The pipe has no writer yet: the load waits for one, and close must not.
+  await app.close()
+  t.equal(app.snapshots.current(), null)
+  // Let the load end, so that the test leaves nothing open.
+  await writeFile(file, toJsonLines(smallSnapshot()))
+  await started
+})
+
 t.test('a bad first snapshot: start() rejects with the report, and the app stays unready', async t => {
   const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: join(await tempDir(t), 'missing.json'), watch: false } }))
   t.teardown(() => app.close())

@@ -167,3 +167,13 @@ t.test('loading gives the event loop turns', async t => {
   t.equal(model.itemCounts().en, 8000)
   t.ok(turns > 3, `${turns} turns of the event loop during the load`)
 })
+
+t.test('what a joined, mislabelled or odd file gets told', async t => {
+  const item = (pk: number) => JSON.stringify({ language: 'en', ...makeItem(pk, '2024-01-01', []) })
+  t.same(await problemsOf(t, `${item(1)}\n\ufeff${item(2)}\n`), ['snapshot.jsonl:2: a byte order mark in the middle of the file (were files joined?)'])
+  t.same(await problemsOf(t, '{"snapshot": "explore", "version": 1, "language": "en"}\n'), ['snapshot.jsonl:1: language: belongs on item lines; a header lists its languages in `languages`'])
+  const model = await loadJsonLinesFile(await writeLines(t, `${JSON.stringify({ snapshot: 'a field of the item', language: 'en', ...makeItem(1, '2024-01-01', []) })}\n`))
+  t.same(model.itemCounts(), { en: 1 }, 'a first line with a pk is an item, whatever extra fields it has')
+  const document = JSON.stringify({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(2, '2024-01-01', [])] } })
+  t.same(await problemsOf(t, document, { maxLineBytes: 100, readChunk: 16 }), ['snapshot.jsonl:1: line 1 is longer than 100 bytes: is it one JSON document named .jsonl?'])
+})

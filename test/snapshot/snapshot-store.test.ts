@@ -71,7 +71,7 @@ t.test('a success resets the failures in a row but not the totals', async t => {
   await store.reload()
   fail = false
   await store.reload()
-  t.match(store.status(), { succeeded: 1, failed: 1, failedInARow: 0, lastFailure: { problems: ['unexpected error: disk on fire'] } })
+  t.match(store.status(), { succeeded: 1, failed: 1, failedInARow: 0, lastFailure: { problems: ['unexpected error while loading the snapshot (see the service\'s log)'] } }, 'an unexpected error\'s own message is for the log, not for /-/status')
 })
 
 t.test('a missing file is not a failure: editors delete before they recreate', async t => {
@@ -161,6 +161,24 @@ t.test('a file changed while a load read it is not swapped in, even when what wa
   store.on('reloaded', () => swapped.push(store.current()!.info.generatedAt))
   t.equal(await store.reload(), 'loaded')
   t.same(swapped, ['2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z'], 'the half-read file was never served')
+  t.equal(calls, 2)
+})
+
+t.test('the first load, too, reads again a file written to while it was read', async t => {
+  const file = join(await tempDir(t), 'snapshot.jsonl')
+  await writeFile(file, 'the first lines')
+  let calls = 0
+  const store = new SnapshotStore(file, {
+    load: async path => {
+      calls++
+      if (calls === 1) {
+        await writeFile(path, 'the first lines and the rest')
+        return model('2026-01-01T12:00:00Z')
+      }
+      return model('2026-01-02T00:00:00Z')
+    }
+  })
+  t.equal((await store.start()).info.generatedAt, '2026-01-02T00:00:00Z', 'the half-read file was never served')
   t.equal(calls, 2)
 })
 
