@@ -5,6 +5,7 @@ import fastJson from 'fast-json-stringify'
 import { ContentItemSchema } from '../schemas/content-item.js'
 import type { SnapshotItem } from '../schemas/snapshot.js'
 import { LanguageListing, SnapshotModel, type SnapshotInfo } from './snapshot-model.js'
+import { runInSlices, runToEnd } from './slices.js'
 
 // fast-json-stringify emits exactly the schema's properties: `companies` and unknown extras never leave.
 const serializeItem = fastJson(ContentItemSchema as object) as (item: SnapshotItem) => string
@@ -283,28 +284,15 @@ export class SnapshotModelBuilder {
 
   /** The model, in one go (a small file, or tests). */
   build (info: SnapshotInfo): SnapshotModel {
-    const steps = this.steps(info)
-    for (;;) {
-      const step = steps.next()
-      if (step.done === true) return step.value
-    }
+    return runToEnd(this.steps(info))
   }
 
   /**
    * The model, with a turn of the event loop after every `sliceMs` of work: a service building a large
    * snapshot beside the one it serves keeps answering (sorting and indexing a million items is ~1 s).
    */
-  async buildInSlices (info: SnapshotInfo, sliceMs: number): Promise<SnapshotModel> {
-    const steps = this.steps(info)
-    let deadline = performance.now() + sliceMs
-    for (;;) {
-      const step = steps.next()
-      if (step.done === true) return step.value
-      if (performance.now() > deadline) {
-        await new Promise(resolve => setImmediate(resolve))
-        deadline = performance.now() + sliceMs
-      }
-    }
+  async buildInSlices (info: SnapshotInfo, sliceMs?: number): Promise<SnapshotModel> {
+    return await runInSlices(this.steps(info), sliceMs)
   }
 
   private * steps (info: SnapshotInfo): Generator<void, SnapshotModel> {

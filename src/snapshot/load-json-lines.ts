@@ -9,7 +9,7 @@ import '../schemas/formats.js'
 import { JsonLinesHeaderSchema, JsonLinesItemSchema, type JsonLinesItem } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder } from './build-model.js'
-import { describeReadError, describeSyntaxError, SLICE_MS, startsWithBom, type LoadOptions } from './load-options.js'
+import { describeReadError, describeSyntaxError, startsWithBom, type LoadOptions } from './load-options.js'
 import { LineTooLong, readLines } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
@@ -148,7 +148,7 @@ class LineReader {
       version: this.hash.digest('base64url'),
       generatedAt: this.generatedAt,
       loadedAt: (options.now ?? (() => new Date()))()
-    }, SLICE_MS)
+    })
   }
 }
 

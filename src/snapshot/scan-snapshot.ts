@@ -6,6 +6,8 @@
 // expect (a syntax error, `languages` not an object of arrays, a repeated key) makes it give up, and the
 // loader falls back to parsing the whole document, which then reports the problem precisely.
 
+import { runToEnd } from './slices.js'
+
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const OPEN_BRACE = 0x7b
@@ -29,9 +31,18 @@ function isSpace (c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 }
 
+/** Scans in one go: true when the document was followed to its end. */
 export function scanSnapshot (buf: Buffer, from: number, handlers: ScanHandlers): boolean {
+  return runToEnd(scanSteps(buf, from, handlers))
+}
+
+/**
+ * The scan as steps, yielding every few thousand items, so a caller can give the event loop a turn (the
+ * scan of a 280 MB document is ~0.5 s). Returns true when the document was followed to its end.
+ */
+export function * scanSteps (buf: Buffer, from: number, handlers: ScanHandlers): Generator<void, boolean> {
   try {
-    scan(buf, from, handlers)
+    yield * scan(buf, from, handlers)
     return true
   } catch (error) {
     if (error instanceof GiveUp) return false
@@ -39,7 +50,10 @@ export function scanSnapshot (buf: Buffer, from: number, handlers: ScanHandlers)
   }
 }
 
-function scan (buf: Buffer, from: number, handlers: ScanHandlers): void {
+/** Items between two points where a scan may pause. */
+const STEP_ITEMS = 2048
+
+function * scan (buf: Buffer, from: number, handlers: ScanHandlers): Generator<void, void> {
   const n = buf.length
   let i = from
 
@@ -93,8 +107,8 @@ function scan (buf: Buffer, from: number, handlers: ScanHandlers): void {
     }
     if (i === start) throw new GiveUp()
   }
-  /** Calls `each` per member of the object at i; leaves i after its closing brace. */
-  const members = (each: (key: string) => void) => {
+  /** Runs `each` per member of the object at i; leaves i after its closing brace. */
+  const members = function * (each: (key: string) => Generator<void, void>): Generator<void, void> {
     expect(OPEN_BRACE)
     skipSpace()
     if (buf[i] === CLOSE_BRACE) { i++; return }
@@ -105,7 +119,7 @@ function scan (buf: Buffer, from: number, handlers: ScanHandlers): void {
       if (seen.has(key)) throw new GiveUp()
       seen.add(key)
       expect(COLON)
-      each(key)
+      yield * each(key)
       skipSpace()
       if (buf[i] === COMMA) { i++; continue }
       if (buf[i] === CLOSE_BRACE) { i++; return }
@@ -113,7 +127,7 @@ function scan (buf: Buffer, from: number, handlers: ScanHandlers): void {
     }
   }
 
-  members(key => {
+  yield * members(function * (key) {
     if (key !== 'languages') {
       skipSpace()
       const start = i
@@ -123,7 +137,7 @@ function scan (buf: Buffer, from: number, handlers: ScanHandlers): void {
     }
     skipSpace()
     if (buf[i] !== OPEN_BRACE) throw new GiveUp()
-    members(language => {
+    yield * members(function * (language) {
       handlers.language(language)
       expect(OPEN_BRACKET)
       skipSpace()
@@ -133,6 +147,7 @@ function scan (buf: Buffer, from: number, handlers: ScanHandlers): void {
         const start = i
         skipValue()
         handlers.item(language, index, start, i)
+        if (index % STEP_ITEMS === STEP_ITEMS - 1) yield
         skipSpace()
         if (buf[i] === COMMA) { i++; continue }
         if (buf[i] === CLOSE_BRACKET) { i++; return }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
-import { scanSnapshot } from '../../src/snapshot/scan-snapshot.js'
+import { scanSnapshot, scanSteps } from '../../src/snapshot/scan-snapshot.js'
 import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
 import { makeItem } from '../helpers.js'
 
@@ -65,4 +65,20 @@ t.test('item by item and whole, a valid document gives the same model, however i
 t.test('a valid document the scanner does not follow still loads (repeated keys: the last wins)', async t => {
   const raw = Buffer.from(`{"languages": {"en": [${JSON.stringify(makeItem(1, '2024-01-01', []))}]}, "languages": {"es": []}}`)
   t.same(parseSnapshot(raw, 'x.json').languages, ['es'])
+})
+
+t.test('the scan pauses every few thousand items, and its steps find what the whole scan finds', async t => {
+  const items = Array.from({ length: 5000 }, (_, i) => ({ pk: i }))
+  const raw = Buffer.from(JSON.stringify({ languages: { en: items, es: [] } }))
+  const found: number[] = []
+  const steps = scanSteps(raw, 0, { member () {}, language () {}, item (_language, index) { found.push(index) } })
+  let pauses = 0
+  let step = steps.next()
+  while (step.done !== true) {
+    pauses++
+    step = steps.next()
+  }
+  t.equal(step.value, true)
+  t.equal(found.length, 5000)
+  t.ok(pauses >= 2, `${pauses} pauses for 5,000 items`)
 })
