@@ -5,6 +5,12 @@ import { parseArgs } from 'node:util'
 export interface BenchOptions {
   /** Total items per snapshot (all languages), smallest first. */
   sizes: number[]
+  /** Snapshot format: JSON (format v1) or JSON Lines; auto: JSON Lines from AUTO_JSONL_ITEMS items on. */
+  format: 'auto' | 'json' | 'jsonl'
+  /** Seconds of hot load on a fresh service during which its snapshot is replaced (0: no reload workload). */
+  reloadWindowSeconds: number
+  /** Seconds into that window at which the copy is renamed over the file. */
+  reloadAtSeconds: number
   warmupSeconds: number
   durationSeconds: number
   /** Measured runs per server and workload, alternating service, baseline (if any) and ceiling, pooled. */
@@ -36,8 +42,16 @@ export interface BenchOptions {
 }
 
 export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run.ts [options])
-  --quick              smoke run: sizes 10k,50k, 1 s warm-up, 1 round of 3 s, 2 s settle   (BENCH_QUICK=1)
-  --sizes LIST         total items per snapshot, e.g. 10k,50k,200k                          (BENCH_SIZES)
+  --quick              smoke run: sizes 10k,50k, 1 s warm-up, 1 round of 3 s, 2 s settle, 6 s reload window  (BENCH_QUICK=1)
+  --sizes LIST         total items per snapshot, default 10k,50k,200k; 10k,50k,200k,1m adds a
+                       million items (JSON Lines, 1.4 GB, generated once in about 40 s)     (BENCH_SIZES)
+  --format F           auto (default: JSON up to 999,999 items, JSON Lines from 1m on), json or jsonl
+                       for every size; the bare floor follows it: readFile + JSON.parse for JSON,
+                       line by line + JSON.parse per line for JSON Lines                    (BENCH_FORMAT)
+  --reload-window S    reload under load: S seconds of hot load on a fresh service (--watch true) during
+                       which a copy of its snapshot (one byte longer) is renamed over it (default 20,
+                       --quick 6; 0: skip this workload)                                    (BENCH_RELOAD_WINDOW)
+  --reload-at S        seconds into that window at which the rename happens (default 5, --quick 2)  (BENCH_RELOAD_AT)
   --warmup S           warm-up seconds per server and workload (default 3)                  (BENCH_WARMUP)
   --duration S         measured seconds per run (default 10)                                (BENCH_DURATION)
   --rounds N           measured runs per server and workload, service, baseline and ceiling alternating (default 2)  (BENCH_ROUNDS)
@@ -114,6 +128,9 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     options: {
       quick: { type: 'boolean' },
       sizes: { type: 'string' },
+      format: { type: 'string' },
+      'reload-window': { type: 'string' },
+      'reload-at': { type: 'string' },
       warmup: { type: 'string' },
       duration: { type: 'string' },
       rounds: { type: 'string' },
@@ -143,11 +160,23 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     const text = pick(flag, variable)
     return text === undefined ? fallback : positive(variable, text, fraction)
   }
+  const format = pick(values.format, 'BENCH_FORMAT') ?? 'auto'
+  if (format !== 'auto' && format !== 'json' && format !== 'jsonl') throw new TypeError(`--format must be auto, json or jsonl, got ${JSON.stringify(format)}`)
+  // 0 is allowed here (no reload workload), which `number` refuses.
+  const reloadWindowText = pick(values['reload-window'], 'BENCH_RELOAD_WINDOW')
+  const reloadWindowSeconds = reloadWindowText === '0' ? 0 : number(values['reload-window'], 'BENCH_RELOAD_WINDOW', quick ? 6 : 20, true)
+  const reloadAtSeconds = number(values['reload-at'], 'BENCH_RELOAD_AT', quick ? 2 : 5, true)
+  if (reloadWindowSeconds > 0 && reloadAtSeconds >= reloadWindowSeconds) {
+    throw new TypeError(`--reload-at (${reloadAtSeconds} s) must fall inside --reload-window (${reloadWindowSeconds} s)`)
+  }
   const coldPaths = number(values['cold-paths'], 'BENCH_COLD_PATHS', 100_000)
   const baselineDir = pick(values.baseline, 'BENCH_BASELINE')
   const baselineArgs = serverArgs('--baseline-args', pick(values['baseline-args'], 'BENCH_BASELINE_ARGS'))
   return {
     sizes,
+    format,
+    reloadWindowSeconds,
+    reloadAtSeconds,
     warmupSeconds: number(values.warmup, 'BENCH_WARMUP', quick ? 1 : 3, true),
     durationSeconds: number(values.duration, 'BENCH_DURATION', quick ? 3 : 10, true),
     rounds: number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 2),

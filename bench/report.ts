@@ -2,6 +2,7 @@
 // tables printed at the end and written to bench/results/.
 import type { BenchOptions } from './options.js'
 import type { LoadResult } from './load-test.js'
+import type { SnapshotFormat } from './snapshots.js'
 
 export interface WorkloadResult {
   explore: LoadResult
@@ -46,8 +47,28 @@ export function settledRss (m: LoadMeasure): number {
   return m.gcRssBytes ?? m.idleRssBytes
 }
 
+/** The reload workload: a fresh service under hot load while its snapshot is renamed over. */
+export interface ReloadResult {
+  windowSeconds: number
+  reloadAtSeconds: number
+  /** autocannon over the whole window. */
+  load: LoadResult
+  /** From the rename to /-/status counting the reload (the watcher's debounce included); null: never counted. */
+  reloadMs: number | null
+  /** prom-client's event-loop lag max and p99 from the rename to the end of the window (or of the reload). */
+  lagMaxMs: number | null
+  lagP99Ms: number | null
+  /** VmRSS just before the window. */
+  rssBeforeBytes: number
+  /** VmHWM after the window and the reload: reset before the window, or since start when that failed. */
+  peakRssBytes: number
+  peakFromWindow: boolean
+  rssAfterBytes: number
+}
+
 export interface SizeResult {
   label: string
+  format: SnapshotFormat
   totalItems: number
   items: Record<string, number>
   companies: number
@@ -56,6 +77,8 @@ export interface SizeResult {
   load: LoadFigures
   hot: WorkloadResult
   cold: WorkloadResult
+  /** Absent with --reload-window 0. */
+  reload?: ReloadResult
 }
 
 export interface Machine {
@@ -107,6 +130,7 @@ const int = (x: number): string => Math.round(x).toLocaleString('en-US')
 const ms = (x: number): string => x >= 100 ? x.toFixed(0) : x.toFixed(x >= 10 ? 1 : 2)
 const seconds = (milliseconds: number): string => `${(milliseconds / 1000).toFixed(2)} s`
 const failures = (r: LoadResult): string => `${r.errors}·${r.non2xx}·${r.timeouts}`
+const formatName = (f: SnapshotFormat): string => f === 'jsonl' ? 'JSON Lines' : 'JSON'
 const clean = (r: LoadResult): boolean => r.errors === 0 && r.non2xx === 0 && r.timeouts === 0
 
 export function checkTargets (sizes: readonly SizeResult[]): Target[] {
@@ -140,7 +164,7 @@ export function checkTargets (sizes: readonly SizeResult[]): Target[] {
     const { service, bare } = largest.load
     const startup = service.readyMs / bare.readyMs
     targets.push({
-      name: `Time to first answer, ${largest.label}`,
+      name: `Time to first answer, ${largest.label} (${formatName(largest.format)})`,
       goal: '≤ 1.5× bare read + parse',
       measured: `${ratio(startup)} (${seconds(service.readyMs)} vs ${seconds(bare.readyMs)})`,
       pass: startup <= 1.5
@@ -228,7 +252,7 @@ export function markdown (result: BenchResult): string {
       'these figures are not a clean measurement.')
   }
   lines.push('')
-  lines.push(`### Load: the service${withBaseline ? ' and the baseline' : ''} against a bare \`readFile\` + \`JSON.parse\` in its own process`)
+  lines.push(`### Load: the service${withBaseline ? ' and the baseline' : ''} against a bare parse in its own process`)
   lines.push('')
   const loaded = withBaseline ? 'service / baseline' : 'service'
   const mark = (x: LoadMeasure): string => x.gcRssBytes === null ? '†' : ''
@@ -245,6 +269,7 @@ export function markdown (result: BenchResult): string {
   ]
   lines.push(...table<SizeResult>([
     ['Snapshot', '---', size => size.label],
+    ['Format', '---', size => formatName(size.format)],
     ['File', '--:', size => mb(size.fileBytes)],
     ['Items', '--:', size => int(size.totalItems)],
     ...figure('First answer', 'bare parse', x => seconds(x.readyMs), x => x.readyMs),
@@ -257,10 +282,43 @@ export function markdown (result: BenchResult): string {
   ], result.sizes))
   lines.push('')
   lines.push('Each figure from a process of its own, started alone on a quiet machine. First answer: from the spawn to the first 200 of ' +
-    `\`GET /-/readyz\` (${loaded.replace(' / ', ', ')}) or to "parsed" (bare). Peak: VmHWM. Settled: VmRSS after a full GC forced from outside ` +
+    `\`GET /-/readyz\` (${loaded.replace(' / ', ', ')}) or to "parsed" (bare: \`readFile\` + \`JSON.parse\` for JSON, \`bench/bare-parse.mjs\`; ` +
+    'for JSON Lines the file read line by line with `readline` and each line `JSON.parse`d, `bench/bare-parse-lines.mjs`). Peak: VmHWM. Settled: VmRSS after a full GC forced from outside ' +
     '(SIGUSR1, then the inspector\'s HeapProfiler.collectGarbage; † where port 9229 was taken: idle figure instead). ' +
     `Idle: VmRSS ${o.settleSeconds} s after load without a forced GC (V8 may give memory back later). ` +
     `"RSS after traffic": the traffic process${withBaseline ? 'es' : ''} 5 s after both workloads.`)
+  const reloads = result.sizes.flatMap(size => size.reload === undefined ? [] : [{ size, r: size.reload }])
+  const firstReload = reloads[0]?.r
+  if (firstReload !== undefined) {
+    lines.push('')
+    lines.push('### Reload under load: the snapshot replaced while the hot paths are served')
+    lines.push('')
+    const lagText = (x: number | null): string => x === null ? 'n/a' : `${ms(x)} ms`
+    type ReloadRow = (typeof reloads)[number]
+    lines.push(...table<ReloadRow>([
+      ['Snapshot', '---', ({ size }) => size.label],
+      ['Format', '---', ({ size }) => formatName(size.format)],
+      ['Req/s', '--:', ({ r }) => int(r.load.requestsPerSecond)],
+      ['p50 / p99 / max', '--:', ({ r }) => `${ms(r.load.p50Ms)} / ${ms(r.load.p99Ms)} / ${ms(r.load.maxMs)} ms`],
+      ['Err·non-2xx·timeouts', ':-:', ({ r }) => failures(r.load)],
+      ['Event-loop lag max / p99', '--:', ({ r }) => `${lagText(r.lagMaxMs)} / ${lagText(r.lagP99Ms)}`],
+      // A reload that outlasts the window: its end was not under load, so the latencies miss part of it.
+      ['Reload took', '--:', ({ r }) => r.reloadMs === null
+        ? '**never counted**'
+        : `${seconds(r.reloadMs)}${r.reloadMs > (r.windowSeconds - r.reloadAtSeconds) * 1000 ? ' (**outlasted the window**)' : ''}`],
+      ['Peak RSS (before)', '--:', ({ r }) => `${mb(r.peakRssBytes)}${r.peakFromWindow ? '' : '‡'} (${mb(r.rssBeforeBytes)})`],
+      ['RSS after', '--:', ({ r }) => mb(r.rssAfterBytes)],
+      ['CPU service / client', ':-:', ({ r }) => `${r.load.serverCores.toFixed(2)} / ${r.load.clientCores.toFixed(2)}`],
+      ['Other load', '--:', ({ r }) => r.load.otherCores.toFixed(2)]
+    ], reloads))
+    lines.push('')
+    lines.push(`A fresh service with \`--watch true\` (after the flags above) on a hard link to the snapshot, warmed up for ${o.warmupSeconds} s; then ` +
+      `${firstReload.windowSeconds} s of hot load (${o.connections} connections), ${firstReload.reloadAtSeconds} s into which a copy of the file one ` +
+      'newline longer (the same items, another file) is renamed over it. Latencies over the whole window. Reload took: from the rename to ' +
+      '`/-/status` counting it, polled under the load, the watcher\'s debounce included. Event-loop lag: prom-client\'s, scraped just ' +
+      'before the rename (which resets it) and after both the window and the reload. Peak: VmHWM, reset to the current RSS just before ' +
+      'the window (clear_refs; ‡ where that was refused: since the start); before: VmRSS then; after: VmRSS at the end.')
+  }
   lines.push('')
   lines.push('### Targets (issue 4)')
   lines.push('')

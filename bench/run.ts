@@ -3,7 +3,7 @@
 // and writes bench/results/.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { appendFile, copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { availableParallelism, release, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -17,15 +17,18 @@ import {
   freePort, get, killAllNow, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
 } from './processes.js'
 import {
-  checkTargets, markdown, NOISY_CORES, type BenchResult, type Build, type LoadMeasure, type Machine, type SizeResult, type WorkloadResult
+  checkTargets, markdown, NOISY_CORES, type BenchResult, type Build, type LoadMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult
 } from './report.js'
-import { ensureSnapshot, warmPageCache, type SnapshotInfo } from './snapshots.js'
+import { ensureSnapshot, formatFor, warmPageCache, type SnapshotInfo } from './snapshots.js'
 import { coldWorkload, hotWorkload, type Workload } from './workloads.js'
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
 const DATA_DIR = join(ROOT, 'bench', '.data')
 const RESULTS_DIR = join(ROOT, 'bench', 'results')
 const LOCK_FILE = join(DATA_DIR, 'run.lock')
+// The reload workload's own directory: the service watches its snapshot's directory, and the cached
+// snapshots next to it must never be renamed over.
+const RELOAD_DIR = join(DATA_DIR, 'reload')
 // A 200k-item snapshot loads in seconds; a minute means something is wrong, not slow.
 const STARTUP_TIMEOUT_MS = 120_000
 // Cold pages fetched before the load to learn the mean answer size (and check counts against the generator's).
@@ -146,7 +149,11 @@ interface Contender {
   args: string[]
 }
 
-async function startExplore (contender: Contender, info: SnapshotInfo, port: number, options: BenchOptions): Promise<Child> {
+/**
+ * `file` serves another path than the cached snapshot; `last` flags go after the contender's own, for a
+ * workload that depends on them (the reload workload's `--watch true`).
+ */
+async function startExplore (contender: Contender, info: SnapshotInfo, port: number, options: BenchOptions, { file = info.file, last = [] as string[] } = {}): Promise<Child> {
   // The service's profiles keep the name they had before there was a baseline.
   const tag = contender.name === 'service' ? 'explore' : contender.name
   const profile = options.profile
@@ -155,7 +162,7 @@ async function startExplore (contender: Contender, info: SnapshotInfo, port: num
   if (options.profile) await mkdir(join(RESULTS_DIR, 'profiles'), { recursive: true })
   return startChild(contender.name, [
     ...profile, join(contender.root, 'dist', 'server.js'),
-    '--snapshot-path', info.file, '--port', String(port), '--log-level', 'warn', '--watch', 'false', ...contender.args
+    '--snapshot-path', file, '--port', String(port), '--log-level', 'warn', '--watch', 'false', ...contender.args, ...last
   ], { cwd: contender.root })
 }
 
@@ -337,9 +344,11 @@ async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, 
 
   // Load, one process at a time on a quiet machine, each in a process of its own that is then stopped.
   await waitForQuiet(options)
-  const bareChild = startChild('bare parse', [join(ROOT, 'bench', 'bare-parse.mjs'), info.file])
+  // The floor in the snapshot's own format: one readFile + JSON.parse, or JSON.parse line by line.
+  const [bareScript, bareName] = info.format === 'jsonl' ? ['bare-parse-lines.mjs', 'line by line + JSON.parse'] : ['bare-parse.mjs', 'readFile + JSON.parse']
+  const bareChild = startChild('bare parse', [join(ROOT, 'bench', bareScript), info.file])
   const bare = await measureLoad(bareChild, waitForOutput(bareChild, 'parsed', STARTUP_TIMEOUT_MS), options)
-  log(`${label}: bare readFile + JSON.parse ${(bare.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(bare.peakRssBytes)}, ` +
+  log(`${label}: bare ${bareName} ${(bare.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(bare.peakRssBytes)}, ` +
     `idle ${mbText(bare.idleRssBytes)}, after GC ${mbText(bare.gcRssBytes)}`)
   const loads: LoadMeasure[] = []
   for (const contender of contenders) {
@@ -414,6 +423,7 @@ async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, 
     if (results.hot === undefined || results.cold === undefined || serviceLoad === undefined || serviceAfter === undefined) throw new Error('a workload did not run')
     return {
       label,
+      format: info.format,
       totalItems: info.totalItems,
       items: info.items,
       companies: info.companies.length,
@@ -434,6 +444,124 @@ async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, 
   } finally {
     // SIGTERM: the servers close gracefully, which also lets --cpu-prof write their profiles.
     await Promise.all(serving.map(async s => await stopChild(s.child, 15_000)))
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reload under load: the snapshot replaced while the hot paths are served.
+
+/** A gauge's value from a Prometheus text exposition, or null when absent. */
+function gauge (text: string, name: string): number | null {
+  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)
+  return match === null ? null : Number(match[1])
+}
+
+async function reloadCounters (base: string): Promise<{ succeeded: number, failed: number }> {
+  const status = JSON.parse((await get(`${base}/-/status`)).body.toString('utf8')) as { reloads: { succeeded: number, failed: number } }
+  return status.reloads
+}
+
+/**
+ * Resets the process's VmHWM to its current RSS (Linux: "5" into /proc/PID/clear_refs), so the peak read
+ * afterwards is the reload's, not the first load's. False where the kernel refuses.
+ */
+async function resetPeakRss (pid: number): Promise<boolean> {
+  try {
+    await writeFile(`/proc/${pid}/clear_refs`, '5')
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A fresh service (`--watch true`, after any --service-args) on a hard link to the snapshot in a directory
+ * of its own, warmed up on the hot paths; then `reloadWindowSeconds` of hot load, `reloadAtSeconds` into which
+ * a copy of the file one newline longer (the same items, a different file) is renamed over the link. The
+ * rename, not SIGHUP, because that is how a snapshot is published (README): the watcher's debounce is part
+ * of the reload time measured. The service only: a baseline may predate JSON Lines or the watcher.
+ */
+async function reloadUnderLoad (contender: Contender, info: SnapshotInfo, options: BenchOptions): Promise<ReloadResult> {
+  const label = info.label
+  await rm(RELOAD_DIR, { recursive: true, force: true })
+  await mkdir(RELOAD_DIR, { recursive: true })
+  const served = join(RELOAD_DIR, `snapshot.${info.format}`)
+  const next = join(RELOAD_DIR, `.next.${info.format}`)
+  try {
+    // A link, not a copy: the rename replaces the link's name, and the cached snapshot stays as it was.
+    await link(info.file, served)
+    // Written and flushed before the window, so only the rename and the reload fall inside it. A trailing
+    // newline is whitespace after a JSON document and a blank line in JSON Lines: valid either way.
+    await copyFile(info.file, next)
+    await appendFile(next, '\n')
+    const handle = await open(next, 'r')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const child = await startExplore(contender, info, port, options, { file: served, last: ['--watch', 'true'] })
+    try {
+      await waitUntilAnswering(child, `${base}/-/readyz`, STARTUP_TIMEOUT_MS)
+      const hot = hotWorkload(info.items, info.companies, options.hotPaths, options.seed)
+      const settings: LoadSettings = { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.reloadWindowSeconds }
+      await waitForQuiet(options)
+      log(`${label} reload: ${options.warmupSeconds} s warm-up, then ${options.reloadWindowSeconds} s of hot load, the file renamed over at ${options.reloadAtSeconds} s`)
+      await warmUp(port, hot.warmup, settings)
+      const before = await reloadCounters(base)
+      const rssBeforeBytes = (await memoryOf(child.pid)).rssBytes
+      const peakFromWindow = await resetPeakRss(child.pid)
+      const window = sample(port, child.pid, hot.measured, settings)
+      await sleep(options.reloadAtSeconds * 1000)
+      // prom-client resets the lag histogram at each scrape: this one starts the reload's.
+      await get(`${base}/-/metrics`)
+      const renamedAt = performance.now()
+      await rename(next, served)
+      // Polled while the load goes on: the status request waits its turn like any other.
+      let reloadMs: number | null = null
+      const deadline = renamedAt + STARTUP_TIMEOUT_MS
+      while (performance.now() < deadline) {
+        const now = await reloadCounters(base)
+        if (now.failed > before.failed) throw new Error(`the reload failed:\n${child.output()}`)
+        if (now.succeeded > before.succeeded) {
+          reloadMs = performance.now() - renamedAt
+          break
+        }
+        await sleep(50)
+      }
+      const s = await window
+      // Read after both the window and the reload: the lag over the whole reload, freeing the old model included.
+      const metrics = (await get(`${base}/-/metrics`)).body.toString('utf8')
+      const lag = (name: string): number | null => {
+        const value = gauge(metrics, name)
+        return value === null ? null : value * 1000
+      }
+      const { peakRssBytes, rssBytes } = await memoryOf(child.pid)
+      if (child.exitedYet()) throw new Error(`the service died during the reload:\n${child.output()}`)
+      const result: ReloadResult = {
+        windowSeconds: options.reloadWindowSeconds,
+        reloadAtSeconds: options.reloadAtSeconds,
+        load: summarize([s]),
+        reloadMs,
+        lagMaxMs: lag('explore_nodejs_eventloop_lag_max_seconds'),
+        lagP99Ms: lag('explore_nodejs_eventloop_lag_p99_seconds'),
+        rssBeforeBytes,
+        peakRssBytes,
+        peakFromWindow,
+        rssAfterBytes: rssBytes
+      }
+      log(`${describe('reload', s)}`)
+      log(`${label} reload: counted ${reloadMs === null ? 'never' : `after ${(reloadMs / 1000).toFixed(2)} s`}; event-loop lag max ` +
+        `${result.lagMaxMs?.toFixed(0) ?? 'n/a'} ms, p99 ${result.lagP99Ms?.toFixed(0) ?? 'n/a'} ms; RSS ${mbText(rssBeforeBytes)} before, ` +
+        `peak ${mbText(peakRssBytes)}${peakFromWindow ? '' : ' (since start)'}`)
+      return result
+    } finally {
+      await stopChild(child, 15_000)
+    }
+  } finally {
+    await rm(RELOAD_DIR, { recursive: true, force: true })
   }
 }
 
@@ -467,10 +595,12 @@ async function main (): Promise<void> {
 
   const sizes: SizeResult[] = []
   for (const total of options.sizes) {
-    const info = await ensureSnapshot(ROOT, DATA_DIR, total, options.seed)
-    log(`${info.label}: ${info.file} (${(info.bytes / 1e6).toFixed(1)} MB, ${info.totalItems} items, ${info.companies.length} companies` +
+    const info = await ensureSnapshot(ROOT, DATA_DIR, total, options.seed, formatFor(total, options.format))
+    log(`${info.label}: ${info.file} (${info.format === 'jsonl' ? 'JSON Lines' : 'JSON'}, ${(info.bytes / 1e6).toFixed(1)} MB, ${info.totalItems} items, ${info.companies.length} companies` +
       `${info.generatedSeconds === null ? ', cached' : `, generated in ${info.generatedSeconds.toFixed(1)} s`})`)
-    sizes.push(await benchSize(contenders, info, options))
+    const result = await benchSize(contenders, info, options)
+    // After benchSize has stopped its servers: the reload's process runs alone.
+    sizes.push(options.reloadWindowSeconds > 0 ? { ...result, reload: await reloadUnderLoad(service, info, options) } : result)
   }
 
   const result: BenchResult = {

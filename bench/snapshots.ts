@@ -13,9 +13,22 @@ export interface CompanyCounts {
   items: Record<string, number>
 }
 
+/** JSON: one format v1 document; JSON Lines: a header line, then one item a line. */
+export type SnapshotFormat = 'json' | 'jsonl'
+
+// From a million items on, `--format auto` writes JSON Lines: the bare JSON floor (readFile + JSON.parse)
+// cannot even hold a 1.4 GB document as one string (V8's limit is about 512 MB), and JSON Lines is the
+// format meant for snapshots that large.
+export const AUTO_JSONL_ITEMS = 1_000_000
+
+export function formatFor (total: number, choice: 'auto' | SnapshotFormat): SnapshotFormat {
+  return choice !== 'auto' ? choice : total >= AUTO_JSONL_ITEMS ? 'jsonl' : 'json'
+}
+
 export interface SnapshotInfo {
   /** The size asked for, e.g. 200k (the generator's rounding makes the real total differ by a few items). */
   label: string
+  format: SnapshotFormat
   key: string
   file: string
   bytes: number
@@ -55,30 +68,34 @@ async function readCached (metaFile: string, label: string): Promise<SnapshotInf
     const info = JSON.parse(await readFile(metaFile, 'utf8')) as SnapshotInfo
     // A snapshot deleted or rewritten by hand is regenerated, not trusted.
     if ((await stat(info.file)).size !== info.bytes) return undefined
-    return { ...info, label, generatedSeconds: null }
+    // Meta files written before JSON Lines have no format: the file's extension tells.
+    return { ...info, label, format: info.file.endsWith('.jsonl') ? 'jsonl' : 'json', generatedSeconds: null }
   } catch {
     return undefined
   }
 }
 
 /** The snapshot of `total` items (all languages together), generated on first use. */
-export async function ensureSnapshot (root: string, dataDir: string, total: number, seed: number): Promise<SnapshotInfo> {
+export async function ensureSnapshot (root: string, dataDir: string, total: number, seed: number, format: SnapshotFormat): Promise<SnapshotInfo> {
   const label = sizeLabel(total)
   const enItems = Math.round(total / TOTAL_PER_EN_ITEM)
   const companies = Math.max(1, Math.round(total / ITEMS_PER_COMPANY))
-  const prefix = `snapshot-${label}-`
+  // JSON keeps the names it had before JSON Lines, so the snapshots already generated stay valid.
+  const jsonlPrefix = `snapshot-${label}-jsonl-`
+  const prefix = format === 'jsonl' ? jsonlPrefix : `snapshot-${label}-`
   const key = `${prefix}en${enItems}-c${companies}-s${seed}-g${await generatorHash(root)}`
-  const file = join(dataDir, `${key}.json`)
+  const file = join(dataDir, `${key}.${format}`)
   const metaFile = join(dataDir, `${key}.meta.json`)
   const cached = await readCached(metaFile, label)
   if (cached !== undefined) return cached
 
-  // Files of the same size from an older generator or other parameters would only fill the disk.
+  // Files of the same size and format from an older generator or other parameters would only fill the disk.
   for (const name of await readdir(dataDir)) {
-    if (name.startsWith(prefix) && !name.startsWith(key)) await rm(join(dataDir, name), { force: true })
+    const sameFormat = format === 'jsonl' || !name.startsWith(jsonlPrefix)
+    if (name.startsWith(prefix) && sameFormat && !name.startsWith(key)) await rm(join(dataDir, name), { force: true })
   }
   const started = performance.now()
-  const result = await writeSnapshot(file, { items: enItems, companies, seed, format: 'lines' })
+  const result = await writeSnapshot(file, { items: enItems, companies, seed, format: format === 'jsonl' ? 'jsonl' : 'lines' })
   // Hundreds of MB still being written back to disk would slow the first load measured after this.
   const handle = await open(result.path, 'r')
   try {
@@ -88,6 +105,7 @@ export async function ensureSnapshot (root: string, dataDir: string, total: numb
   }
   const info: SnapshotInfo = {
     label,
+    format,
     key,
     file: result.path,
     bytes: result.bytes,
