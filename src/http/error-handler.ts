@@ -1,12 +1,16 @@
 // The one error handler: every error a client sees is rendered here, in DRF's body shapes with its bare
 // `application/json`, never with a stack trace, a file path or Fastify's own message.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { isHttpError, refusalBody, serverError, type HttpError } from '../errors.js'
+import { isHttpError, refusalBody, serverError, type ErrorBody, type HttpError } from '../errors.js'
 import { renderJson } from '../explore/render-page.js'
 
 /** Sends an error's body, indented as the view negotiated (Fastify would append a charset to a string). */
 export function sendError (reply: FastifyReply, error: HttpError): void {
-  reply.code(error.statusCode).header('content-type', 'application/json').send(renderJson(error.body, error.indent ?? null))
+  sendBody(reply, error.statusCode, error.body, error.indent ?? null)
+}
+
+function sendBody (reply: FastifyReply, status: number, body: ErrorBody, indent: number | null): void {
+  reply.code(status).header('content-type', 'application/json').send(renderJson(body, indent))
 }
 
 export function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
@@ -16,7 +20,7 @@ export function errorHandler (error: FastifyError, request: FastifyRequest, repl
   }
   const status = error.statusCode
   if (status !== undefined && status >= 400 && status < 500) {
-    reply.code(status).header('content-type', 'application/json').send(renderJson(refusalBody(status), null))
+    sendBody(reply, status, refusalBody(status), null)
     return
   }
   request.log.error({ err: error }, 'unhandled error')

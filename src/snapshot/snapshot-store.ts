@@ -85,21 +85,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   /** Like a reload: a file written to while it was read is read again, never served half. */
   private async loadFirst (): Promise<SnapshotModel> {
     for (;;) {
-      const before = await fileStamp(this.file)
-      let model: SnapshotModel
-      try {
-        model = await this.load(this.file)
-      } catch (error) {
-        if (this.settleMs > 0) await delay(this.settleMs)
-        if (before === await fileStamp(this.file)) throw error
-        this.log.warn({ snapshot: this.file }, 'snapshot file changed while it was read; loading it again')
-        continue
-      }
-      if (before === await fileStamp(this.file)) {
-        this.model = model
-        return model
-      }
-      this.log.warn({ snapshot: this.file }, 'snapshot file changed while it was read; loading it again')
+      const read = await this.readOnce()
+      if (read === 'changed') continue
+      if ('error' in read) throw read.error
+      this.model = read.model
+      return read.model
     }
   }
 
@@ -139,49 +129,64 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     while (this.running !== null) await this.running
   }
 
+  /**
+   * One read of the file, or 'changed' when the file was written to while it was read: what was read may
+   * then be a valid beginning of it (a JSON Lines file cut at a line's end is one), or an empty or
+   * half-written file (a save in place truncates, then writes). Its last write brings the file whole.
+   */
+  private async readOnce (): Promise<{ model: SnapshotModel } | { error: unknown } | 'changed'> {
+    const before = await fileStamp(this.file)
+    let read: { model: SnapshotModel } | { error: unknown }
+    try {
+      read = { model: await this.load(this.file) }
+    } catch (error) {
+      // Editors delete before they recreate: nothing to wait for.
+      if (isMissing(error)) return { error }
+      if (this.settleMs > 0) await delay(this.settleMs)
+      read = { error }
+    }
+    if (before === await fileStamp(this.file)) return read
+    this.log.warn({ snapshot: this.file }, 'snapshot file changed while it was read; loading it again')
+    return 'changed'
+  }
+
   private async loadOnce (): Promise<ReloadOutcome> {
     const started = Date.now()
-    const before = await fileStamp(this.file)
-    try {
-      const model = await this.load(this.file)
-      if (before !== await fileStamp(this.file)) {
-        // Written to while it was read: what was read may be a valid beginning of the file (a JSON Lines
-        // file cut at a line's end is one). Its last write brings the file whole; load that instead.
-        this.log.warn({ snapshot: this.file }, 'snapshot file changed while it was read; loading it again')
-        this.again = true
-        return 'superseded'
-      }
+    const read = await this.readOnce()
+    if (read === 'changed') {
+      // Loading again here (not waiting for the watcher) also covers SIGHUP reloads.
+      this.again = true
+      return 'superseded'
+    }
+    if ('model' in read) {
+      const { model } = read
       this.model = model
       this.counters.succeeded++
       this.counters.failedInARow = 0
       this.counters.staleSince = null
       this.log.info({ snapshot: this.file, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot reloaded')
       return 'loaded'
-    } catch (error) {
-      if (error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_UNREADABLE' && error.problems[0] === 'the file does not exist') {
-        // Editors delete before they recreate; the new file's own event brings the next load.
-        this.log.warn({ snapshot: this.file }, 'snapshot file is missing; still serving the last good snapshot')
-        return 'missing'
-      }
-      if (this.settleMs > 0) await delay(this.settleMs)
-      if (before !== await fileStamp(this.file)) {
-        // A save in place shows an empty or half-written file for a moment; its last write brings the
-        // complete file. Loading again here (not waiting for the watcher) also covers SIGHUP reloads.
-        this.log.warn({ snapshot: this.file }, 'snapshot file changed while it was read; loading it again')
-        this.again = true
-        return 'superseded'
-      }
-      // The report is shown in /-/status and /-/readyz: an unexpected error's own message stays in the log.
-      const problems = error instanceof SnapshotError ? error.problems : ['unexpected error while loading the snapshot (see the service\'s log)']
-      const at = new Date()
-      this.counters.failed++
-      this.counters.failedInARow++
-      this.counters.lastFailure = { at, problems }
-      this.counters.staleSince ??= at
-      this.log.error({ snapshot: this.file, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
-      return 'failed'
     }
+    const { error } = read
+    if (isMissing(error)) {
+      // The new file's own event brings the next load.
+      this.log.warn({ snapshot: this.file }, 'snapshot file is missing; still serving the last good snapshot')
+      return 'missing'
+    }
+    // The report is shown in /-/status and /-/readyz: an unexpected error's own message stays in the log.
+    const problems = error instanceof SnapshotError ? error.problems : ['unexpected error while loading the snapshot (see the service\'s log)']
+    const at = new Date()
+    this.counters.failed++
+    this.counters.failedInARow++
+    this.counters.lastFailure = { at, problems }
+    this.counters.staleSince ??= at
+    this.log.error({ snapshot: this.file, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
+    return 'failed'
   }
+}
+
+function isMissing (error: unknown): boolean {
+  return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_UNREADABLE' && error.problems[0] === 'the file does not exist'
 }
 
 /** Identifies one version of a file on disk; null when it cannot be read. */
