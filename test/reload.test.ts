@@ -3,6 +3,7 @@
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { chmod, mkdir, open, rename, rm, unlink, writeFile } from 'node:fs/promises'
+import { connect, type AddressInfo, type Socket } from 'node:net'
 import { dirname, join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
@@ -273,3 +274,73 @@ t.test('once the app is closed, a write to its snapshot file reloads nothing', a
   t.equal(await app.snapshots.reload(), 'loaded')
   t.equal(reloads, 1, 'only the forced reload ran')
 })
+
+t.test('answers still on their way when a reload retires their model arrive whole; its memory is freed after', async t => {
+  // 3,000 items of ~2 KB: a page of 100 is ~200 KB, and 150 pages pipelined on one connection the client
+  // does not read are more than the sockets' buffers hold, so most of them wait in the server.
+  const abstract = 'x'.repeat(2000)
+  const count = 3000
+  const en = Array.from({ length: count }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_abstract: abstract }))
+  const { app, file } = await watchedApp(t, JSON_FORMAT, { languages: { en } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const old = app.snapshots.current()!
+  const offsets = Array.from({ length: 150 }, (_, i) => i * 20)
+  const socket = connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  socket.pause()
+  // Pages never asked for before: sent as views of the model's memory, not copies (the page cache keeps a
+  // page only the second time it is made).
+  socket.write(offsets.map(offset => `GET /en/api/internal/explore/?limit=100&offset=${offset} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(''))
+  // Until the server has begun to answer: an answer sending views borrows the model's memory.
+  for (let turns = 0; old.memory.borrowed === 0; turns++) {
+    if (turns === 100_000) throw new Error('no answer borrowed the model\'s memory')
+    await new Promise(resolve => setImmediate(resolve))
+  }
+
+  await writeFile(file, text(versioned(2)))
+  t.equal(await app.snapshots.reload(), 'loaded')
+  await new Promise(resolve => setImmediate(resolve))
+  t.equal(old.memory.status, 'retired', 'not freed while answers still send from it')
+
+  socket.resume()
+  const bodies = await readAnswers(socket, offsets.length)
+  socket.destroy()
+  // Requests the server had not read yet when the reload came (it stops reading while answers back up)
+  // are answered from the new snapshot: each page is wholly one snapshot's.
+  let fromOld = 0
+  bodies.forEach((body, i) => {
+    const offset = offsets[i] as number
+    const page = JSON.parse(body) as { count: number, results: Array<{ pk: number }> }
+    if (page.count === 22) return
+    fromOld++
+    const expected = Array.from({ length: Math.min(100, count - offset) }, (_, k) => count - offset - k)
+    if (page.count !== count || JSON.stringify(page.results.map(item => item.pk)) !== JSON.stringify(expected)) {
+      t.fail(`the page at offset ${offset} is not the old snapshot's`)
+    }
+  })
+  t.ok(fromOld > 0, `${fromOld} pages were sent from the retired model`)
+  t.equal(bodies.length, offsets.length, 'every answer arrived whole')
+  await old.memory.freed
+  t.equal(old.memory.status, 'freed', 'and the old memory was freed once they had')
+  t.equal(await servedVersion(app), 2)
+})
+
+/** Reads `count` pipelined HTTP answers with a Content-Length from a socket; their bodies, in order. */
+async function readAnswers (socket: Socket, count: number): Promise<string[]> {
+  const bodies: string[] = []
+  let buffered = Buffer.alloc(0)
+  for await (const chunk of socket as AsyncIterable<Buffer>) {
+    buffered = Buffer.concat([buffered, chunk])
+    for (;;) {
+      const end = buffered.indexOf('\r\n\r\n')
+      if (end === -1) break
+      const length = Number(/content-length: (\d+)/i.exec(buffered.toString('latin1', 0, end))?.[1])
+      if (buffered.length < end + 4 + length) break
+      bodies.push(buffered.toString('utf8', end + 4, end + 4 + length))
+      buffered = buffered.subarray(end + 4 + length)
+    }
+    if (bodies.length === count) break
+  }
+  return bodies
+}

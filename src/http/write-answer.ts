@@ -11,6 +11,9 @@ export function writeAnswer (response: ServerResponse, answer: PageAnswer): void
   } else if (Buffer.isBuffer(body)) {
     response.end(body)
   } else {
+    // The views stay queued until the socket takes them: the model they are in must not be freed before
+    // (a reload retires it). 'close' comes once the response is sent or its connection is gone.
+    response.once('close', body.memory.lend())
     // Written in one tick, so Node sends them in one writev with the headers (it corks the socket on the
     // first write until the next tick).
     response.write(body.head, 'latin1')

@@ -6,6 +6,7 @@ import { ContentItemSchema } from '../schemas/content-item.js'
 import type { SnapshotItem } from '../schemas/snapshot.js'
 import { LanguageListing, SnapshotModel, type SnapshotInfo } from './snapshot-model.js'
 import { runInSlices, runToEnd } from './slices.js'
+import { ItemMemory } from './item-memory.js'
 
 // fast-json-stringify emits exactly the schema's properties: `companies` and unknown extras never leave.
 const serializeItem = fastJson(ContentItemSchema as object) as (item: SnapshotItem) => string
@@ -155,7 +156,7 @@ class LanguageBuilder {
    * The steps of building the served listing, yielding every few thousand items so that a caller can give
    * the event loop a turn (buildInSlices): at a million items the whole build is about a second.
    */
-  * steps (): Generator<void, LanguageListing> {
+  * steps (memory: ItemMemory): Generator<void, LanguageListing> {
     const n = this.size
     const { dates, pks } = this
     const unsorted = new Uint32Array(n)
@@ -196,7 +197,8 @@ class LanguageBuilder {
     }
     this.seal()
     const chunks = this.chunks
-    return new LanguageListing(this.language, { chunks, chunkOf, startOf, lengthOf }, byCompany)
+    memory.hold(chunks)
+    return new LanguageListing(this.language, { chunks, chunkOf, startOf, lengthOf, memory }, byCompany)
   }
 }
 
@@ -297,7 +299,8 @@ export class SnapshotModelBuilder {
 
   private * steps (info: SnapshotInfo): Generator<void, SnapshotModel> {
     const listings = new Map<string, LanguageListing>()
-    for (const [code, builder] of this.languages) listings.set(code, yield * builder.steps())
-    return new SnapshotModel(info, listings)
+    const memory = new ItemMemory()
+    for (const [code, builder] of this.languages) listings.set(code, yield * builder.steps(memory))
+    return new SnapshotModel(info, listings, memory)
   }
 }

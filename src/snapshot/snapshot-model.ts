@@ -1,5 +1,6 @@
 // The served state: immutable, per language, items already serialized in served order. Plain TypeScript,
 // no Fastify: the route asks a LanguageListing for a count and a page and gets bytes back.
+import type { ItemMemory } from './item-memory.js'
 
 /**
  * Where each item's served JSON is, by rank (position in served order). Every item is followed in its
@@ -10,6 +11,8 @@ export interface ItemStore {
   chunkOf: Uint32Array
   startOf: Uint32Array
   lengthOf: Uint32Array
+  /** What the chunks are: lent to answers that send views of them, freed once the model is retired. */
+  memory: ItemMemory
 }
 
 /**
@@ -38,6 +41,11 @@ export class PageItems {
     return length
   }
 
+  /** The memory the items are in: an answer sending `views()` borrows it until sent. */
+  get memory (): ItemMemory {
+    return this.store.memory
+  }
+
   /** Writes the items into `target` at `at`; returns the number of bytes written. */
   copyTo (target: Buffer, at: number): number {
     let end = at
@@ -50,7 +58,8 @@ export class PageItems {
    * one chunk come as one view. Together the views hold exactly the bytes `copyTo` writes.
    */
   views (): Buffer[] {
-    const { chunks, chunkOf, startOf, lengthOf } = this.store
+    const { chunks, chunkOf, startOf, lengthOf, memory } = this.store
+    memory.check()
     const views: Buffer[] = []
     let chunk = -1
     let start = 0
@@ -183,7 +192,9 @@ export interface SnapshotInfo {
 export class SnapshotModel {
   constructor (
     readonly info: SnapshotInfo,
-    private readonly listings: ReadonlyMap<string, LanguageListing>
+    private readonly listings: ReadonlyMap<string, LanguageListing>,
+    /** The items' memory, every language's. */
+    readonly memory: ItemMemory
   ) {}
 
   language (code: string): LanguageListing | undefined {

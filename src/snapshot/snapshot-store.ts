@@ -160,6 +160,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     }
     if ('model' in read) {
       const { model } = read
+      // Its memory is freed off this thread once no answer still sends from it (item-memory.ts).
+      this.model?.memory.retire()
       this.model = model
       this.counters.succeeded++
       this.counters.failedInARow = 0

@@ -1,0 +1,86 @@
+// A model's item memory: lent to answers that send views of it, freed on the reaper thread once retired
+// and given back, never before.
+import t from 'tap'
+import { ItemMemory, type Reaper } from '../../src/snapshot/item-memory.js'
+import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
+import { smallSnapshot } from '../helpers.js'
+
+/** A reaper that only records what it is given. */
+function recordingReaper (): Reaper & { taken: ArrayBuffer[][] } {
+  const taken: ArrayBuffer[][] = []
+  return { taken, take: async buffers => { taken.push(buffers) } }
+}
+
+const turn = async () => await new Promise(resolve => setImmediate(resolve))
+
+t.test('a retired memory with nothing lent is freed after a turn of the event loop, each buffer once', async t => {
+  const reaper = recordingReaper()
+  const memory = new ItemMemory(reaper)
+  const shared = Buffer.allocUnsafeSlow(64)
+  memory.hold([shared.subarray(0, 32), shared.subarray(32), Buffer.allocUnsafeSlow(16)])
+  memory.retire()
+  t.equal(memory.status, 'retired', 'not in the tick that retired it')
+  t.same(reaper.taken, [])
+  await memory.freed
+  t.equal(memory.status, 'freed')
+  t.equal(reaper.taken.length, 1)
+  t.equal(reaper.taken[0]?.length, 2, 'two chunks of one ArrayBuffer count once')
+  t.throws(() => memory.check(), /read after its memory was freed/)
+  t.throws(() => memory.lend(), /read after its memory was freed/)
+})
+
+t.test('lent memory is freed only when the last borrower gives it back; giving back twice counts once', async t => {
+  const reaper = recordingReaper()
+  const memory = new ItemMemory(reaper)
+  memory.hold([Buffer.allocUnsafeSlow(16)])
+  const first = memory.lend()
+  const second = memory.lend()
+  memory.retire()
+  memory.retire()
+  await turn()
+  first()
+  first()
+  t.equal(memory.borrowed, 1)
+  await turn()
+  t.equal(memory.status, 'retired', 'still lent to the second')
+  t.same(reaper.taken, [])
+  second()
+  await memory.freed
+  t.equal(memory.status, 'freed')
+  t.equal(reaper.taken.length, 1)
+})
+
+t.test('a served memory is never freed, however often it is lent and given back', async t => {
+  const reaper = recordingReaper()
+  const memory = new ItemMemory(reaper)
+  memory.hold([Buffer.allocUnsafeSlow(16)])
+  memory.lend()()
+  await turn()
+  t.equal(memory.status, 'served')
+  t.same(reaper.taken, [])
+  memory.check()
+})
+
+t.test('a retired model cannot be read once freed: no page of detached memory goes out empty', async t => {
+  const model = parseSnapshot(Buffer.from(JSON.stringify(smallSnapshot())), 'x.json')
+  const page = model.language('en')!.page(null, 0, 5)
+  t.equal(JSON.parse(`[${page.items.toString()}]`).length, 5)
+  model.memory.retire()
+  await model.memory.freed
+  t.throws(() => page.items.toString(), /read after its memory was freed/)
+  t.throws(() => model.language('en')!.page(null, 0, 5).items.views(), /read after its memory was freed/)
+})
+
+t.test('the reaper thread takes the chunks away from this thread and frees them', async t => {
+  const chunkBytes = 4 * 1024 * 1024
+  const chunks = Array.from({ length: 64 }, (_, i) => Buffer.allocUnsafeSlow(chunkBytes).fill(i + 1))
+  const memory = new ItemMemory()
+  memory.hold(chunks)
+  const before = process.memoryUsage.rss()
+  memory.retire()
+  await memory.freed
+  t.ok(chunks.every(chunk => chunk.byteLength === 0), 'every chunk moved to the reaper (detached here)')
+  // 256 MiB were touched; the allocator gives such chunks back to the system when they are freed.
+  const dropped = before - process.memoryUsage.rss()
+  t.ok(dropped > 192 * 1024 * 1024, `RSS fell by ${Math.round(dropped / 1024 / 1024)} MiB once the reaper reported them freed`)
+})
