@@ -4,15 +4,16 @@
 // the service would serve is converted; OUT is written through a temporary file and a rename, so a watching
 // service never sees half of it. Every field of every item is kept, `companies` and unknown ones included.
 import { createWriteStream } from 'node:fs'
-import { readFile, rename, rm, stat } from 'node:fs/promises'
+import { rename, rm, stat } from 'node:fs/promises'
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { SnapshotError } from '../errors.js'
 import { isJsonLinesPath } from '../snapshot/load-json-lines.js'
-import { loadSnapshotBytes, loadSnapshotFile, scanDocument } from '../snapshot/load-snapshot.js'
+import { loadSnapshotFile } from '../snapshot/load-snapshot.js'
 import { startsWithBom } from '../snapshot/load-options.js'
 import { readLines } from '../snapshot/read-lines.js'
+import { readDocument } from '../snapshot/read-document.js'
 
 const USAGE = `Usage: npm run snapshot:convert -- IN OUT
 Converts a snapshot between format v1 (.json) and JSON Lines (.jsonl, .ndjson), by the files' extensions.
@@ -37,13 +38,12 @@ async function main (args: string[]): Promise<number> {
     return 1
   }
   const started = performance.now()
-  // A JSON input is read once, for the check and the conversion alike; a JSON Lines one is streamed twice,
-  // and must not change in between.
-  const raw = toLines ? await readFile(input).catch(() => null) : null
+  // The input is streamed twice, once checked and once converted, and must not change in between: memory
+  // stays that of the model, whatever the file's size.
   const stamp = await fileStamp(input)
   let model
   try {
-    model = raw === null ? await loadSnapshotFile(input) : await loadSnapshotBytes(raw, input)
+    model = await loadSnapshotFile(input)
   } catch (error) {
     process.stderr.write(`${error instanceof SnapshotError ? error.message : `${input}: ${(error as Error).message}`}\n`)
     return 1
@@ -52,9 +52,9 @@ async function main (args: string[]): Promise<number> {
   const languages = model.languages
   const expected = model.itemCounts()
   const written = await writeThroughRename(output, async emit => {
-    if (raw !== null) {
+    if (toLines) {
       await emit(`${JSON.stringify({ snapshot: 'explore', version: 1, ...(generatedAt === null ? {} : { generated_at: generatedAt }), languages })}\n`)
-      await forEachDocumentItem(raw, async (language, index, item) => {
+      await forEachDocumentItem(input, async (language, index, item) => {
         const own = (item as { language?: unknown }).language
         if (own !== undefined && own !== language) {
           throw new ConvertError(`languages.${language}[${index}] has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language: rename it first`)
@@ -74,8 +74,8 @@ async function main (args: string[]): Promise<number> {
         await emit(first ? ']' : '\n    ]')
       }
       await emit('\n  }\n}\n')
-      if (await fileStamp(input) !== stamp) throw new ConvertError(`${input} changed while it was converted: run again`)
     }
+    if (await fileStamp(input) !== stamp) throw new ConvertError(`${input} changed while it was converted: run again`)
   }, async temporary => {
     // The output must be a snapshot the service serves, with the input's items.
     const counts = (await loadSnapshotFile(temporary)).itemCounts()
@@ -102,21 +102,19 @@ async function fileStamp (file: string): Promise<string | null> {
 }
 
 /** The items of a valid format v1 document, language by language, as they are in it. */
-async function forEachDocumentItem (raw: Buffer, each: (language: string, index: number, item: object) => Promise<void>): Promise<void> {
-  const start = startsWithBom(raw) ? 3 : 0
-  const scanned = scanDocument(raw, start)
-  if (scanned === null) {
-    // A valid document the scanner does not follow (a repeated key, say): JSON.parse decides, as the loader.
-    const document = JSON.parse(raw.toString('utf8', start)) as { languages: Record<string, object[]> }
-    for (const [language, items] of Object.entries(document.languages)) {
-      for (const [index, item] of items.entries()) await each(language, index, item)
+async function forEachDocumentItem (file: string, each: (language: string, index: number, item: object) => Promise<void>): Promise<void> {
+  // The streamer hands items over synchronously; they are written after each chunk, with backpressure.
+  let items: Array<[string, number, object]> = []
+  await readDocument(file, {
+    member () {},
+    language () {},
+    item (language, index, bytes) { items.push([language, index, JSON.parse(bytes.toString('utf8')) as object]) },
+    drain: async () => {
+      const ready = items
+      items = []
+      for (const [language, index, item] of ready) await each(language, index, item)
     }
-    return
-  }
-  for (let i = 0; i < scanned.itemCount; i++) {
-    const item = JSON.parse(raw.toString('utf8', scanned.itemStart[i], scanned.itemEnd[i])) as object
-    await each(scanned.languages[scanned.itemLanguage[i] as number] as string, scanned.itemIndex[i] as number, item)
-  }
+  })
 }
 
 /** The items of one language in a valid JSON Lines file, without their `language`. */

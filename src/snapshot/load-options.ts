@@ -12,11 +12,11 @@ export interface LoadOptions {
   /** Parse the document whole, skipping the item-by-item path (tests compare the two). */
   whole?: boolean
   /**
-   * Files of at least this many bytes have the second half of their items added by a worker thread
-   * (default PARALLEL_BYTES; Infinity: never). Only `loadSnapshotBytes` and `loadSnapshotFile` use one.
+   * A bad format v1 file up to this size is parsed whole for a precise report (default
+   * load-snapshot.ts, WHOLE_REPORT_BYTES); tests make it small to see the report of a large file.
    */
-  parallelBytes?: number
-  /** Bytes read at a time from a JSON Lines file (tests make it small to cut lines and characters). */
+  wholeReportBytes?: number
+  /** Bytes read at a time (tests make it small to cut items, lines and characters). */
   readChunk?: number
   /** Longest line of a JSON Lines file (default read-lines.ts, MAX_LINE_BYTES). */
   maxLineBytes?: number

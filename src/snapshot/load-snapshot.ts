@@ -1,183 +1,185 @@
-// file → validate → index → immutable model. Reads a snapshot file (format v1, one JSON document; a JSON
-// Lines file goes to load-json-lines.ts) and either returns a SnapshotModel or throws a SnapshotError naming
-// the file, the JSON path and the rule.
+// file → validate → index → immutable model. Reads a snapshot file (format v1, one JSON document, streamed
+// through read-document.ts; a JSON Lines file goes to load-json-lines.ts) and either returns a SnapshotModel
+// or throws a SnapshotError naming the file, the JSON path and the rule.
 import { createHash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../schemas/formats.js'
-import { LANGUAGE, SnapshotSchema, type Snapshot, type SnapshotItem } from '../schemas/snapshot.js'
+import { LANGUAGE, SnapshotItemSchema, SnapshotSchema, type Snapshot, type SnapshotItem } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
-import { SnapshotModelBuilder, type LanguagePart } from './build-model.js'
-import { addItems, type ItemPlaces } from './add-items.js'
-import { WorkerHalf } from './worker-half.js'
-import { scanSteps } from './scan-snapshot.js'
-import { runInSlices, runToEnd } from './slices.js'
+import { SnapshotModelBuilder } from './build-model.js'
 import type { SnapshotInfo, SnapshotModel } from './snapshot-model.js'
 import { isJsonLinesPath, loadJsonLinesFile } from './load-json-lines.js'
-import { describeReadError, describeSyntaxError, SLICE_MS, startsWithBom, type LoadOptions } from './load-options.js'
+import { describeReadError, describeSyntaxError, startsWithBom, type LoadOptions } from './load-options.js'
+import { NotText, followDocument, readDocument } from './read-document.js'
+import { NotFollowed } from './stream-document.js'
 import { ValidationReport, jsonPath } from './validation-report.js'
 
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
 // and top-level checks are parts of the one snapshot schema, not rules of their own.
 const snapshotCheck = TypeCompiler.Compile(SnapshotSchema)
+const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
 const generatedAtCheck = TypeCompiler.Compile(Type.Pick(SnapshotSchema, ['generated_at']))
 
 /**
- * From this size on, a worker thread adds half the items. Starting one costs ~0.1 s (its own copy of
- * the schema code), which a file this size repays several times over; below it, one thread is quicker.
+ * A bad file up to this size is parsed whole for its report, which then names every problem precisely
+ * (a syntax error's line and column, the top level's rules). A larger one is reported from the stream:
+ * its items' problems by JSON path, any other by byte offset.
  */
-export const PARALLEL_BYTES = 32 * 1024 * 1024
+export const WHOLE_REPORT_BYTES = 64 * 1024 * 1024
 
 /**
- * Reads and validates a snapshot file. Throws SnapshotError, never anything else, for a bad file.
- * Items are processed in slices that give the event loop a turn, so a service reloading a large
+ * Reads and validates a snapshot file, streamed from disk in chunks. Throws SnapshotError, never anything
+ * else, for a bad file. The event loop gets a turn every few milliseconds, so a service reloading a large
  * snapshot keeps answering from the one it serves.
  */
 export async function loadSnapshotFile (file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
   if (isJsonLinesPath(file)) return await loadJsonLinesFile(file, options)
-  let raw: Buffer
+  const reader = new DocumentReader(file, options)
+  let stopped: unknown = null
   try {
-    raw = await readFile(file)
+    await readDocument(file, reader, options.readChunk)
   } catch (error) {
-    throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(error)])
-  }
-  return await loadSnapshotBytes(raw, file, options)
-}
-
-/**
- * parseSnapshot, with a turn of the event loop every SLICE_MS of work, and, for a large file, a worker
- * thread adding the second half of the items while this thread adds the first (item-worker.ts).
- */
-export async function loadSnapshotBytes (raw: Buffer, file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
-  // Started first, so that the worker loads its modules while this thread scans the document.
-  const worker = options.whole !== true && raw.length >= (options.parallelBytes ?? PARALLEL_BYTES) ? new WorkerHalf() : null
-  try {
-    const { start, info } = await runInSlices(begin(raw, file, options))
-    const scanned = options.whole === true ? null : await runInSlices(scanDocumentSteps(raw, start))
-    if (scanned !== null) {
-      const builder = newBuilder(scanned)
-      const half = worker === null ? scanned.itemCount : scanned.itemCount >>> 1
-      const rest = worker?.add(raw, scanned, half)
-      let valid = await addInSlices(raw, scanned, builder, 0, half)
-      if (valid && rest !== undefined) {
-        const parts = await rest
-        // A worker that could not run leaves its half to this thread.
-        if (parts === 'invalid') valid = false
-        else if (parts === 'unavailable') valid = await addInSlices(raw, scanned, builder, half, scanned.itemCount)
-        else valid = absorbParts(builder, parts)
-      }
-      if (valid) return await builder.buildInSlices({ ...info, generatedAt: scanned.generatedAt })
+    if (!(error instanceof NotFollowed || error instanceof NotText || error === REPORT_FULL)) {
+      // Only the file system's errors are the file's; anything else is the service's, and not an editor's to read.
+      if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error
+      throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(error)])
     }
-    return loadWhole(raw, start, file, info, options)
-  } finally {
-    worker?.stop()
+    stopped = error
   }
-}
-
-/** addItems from `from` up to `to`, a slice of SLICE_MS at a time with a turn of the event loop after each. */
-async function addInSlices (raw: Buffer, scanned: ScannedDocument, builder: SnapshotModelBuilder, from: number, to: number): Promise<boolean> {
-  for (let at = from; at < to; at = scanned.next) {
-    if (!addItems(raw, scanned, builder, at, to, SLICE_MS)) return false
-    await new Promise(resolve => setImmediate(resolve))
+  if (stopped === null && reader.valid) return await reader.builder.buildInSlices(reader.info())
+  if (stopped instanceof NotText) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, [stopped.message])
+  const size = (await stat(file).catch(() => null))?.size ?? Infinity
+  if (size <= (options.wholeReportBytes ?? WHOLE_REPORT_BYTES)) {
+    let raw: Buffer
+    try {
+      raw = await readFile(file)
+    } catch (error) {
+      throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(error)])
+    }
+    return loadWhole(raw, file, options)
   }
-  return true
-}
-
-/** The worker's items, after this thread's; false when one repeats the pk of an earlier item. */
-function absorbParts (builder: SnapshotModelBuilder, parts: Map<string, LanguagePart>): boolean {
-  for (const [code, part] of parts) {
-    if (!builder.absorb(code, part)) return false
-  }
-  return true
+  throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, reader.problems(stopped))
 }
 
 /** Parses and validates snapshot bytes in one go; `file` names the source in the report. */
 export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions = {}): SnapshotModel {
-  const { start, info } = runToEnd(begin(raw, file, options))
-  const scanned = options.whole === true ? null : scanDocument(raw, start)
-  if (scanned !== null) {
-    const builder = newBuilder(scanned)
-    if (addItems(raw, scanned, builder, 0, scanned.itemCount, Infinity)) return builder.build({ ...info, generatedAt: scanned.generatedAt })
+  if (options.whole !== true) {
+    const reader = new DocumentReader(file, options)
+    reader.chunk(raw)
+    try {
+      followDocument(raw, reader)
+      if (reader.valid) return reader.builder.build(reader.info())
+    } catch (error) {
+      if (!(error instanceof NotFollowed || error instanceof NotText || error === REPORT_FULL)) throw error
+    }
   }
-  return loadWhole(raw, start, file, info, options)
+  return loadWhole(raw, file, options)
 }
 
-/** Bytes digested per step: a few milliseconds' worth. */
-const DIGEST_STEP = 8 * 1024 * 1024
+/** Thrown by the reader to stop reading once the report is full. */
+const REPORT_FULL = new Error('the report is full')
 
-/** The text check and the digest, as steps (slices.ts): a 280 MB file takes ~150 ms to digest. */
-function * begin (raw: Buffer, file: string, options: LoadOptions): Generator<void, { start: number, info: Omit<SnapshotInfo, 'generatedAt'> }> {
-  const start = checkText(raw, file)
-  // SHA-1 runs at memory speed on CPUs with SHA extensions; the digest only tells files apart.
-  const hash = createHash('sha1')
-  for (let at = 0; at < raw.length; at += DIGEST_STEP) {
-    hash.update(raw.subarray(at, at + DIGEST_STEP))
-    yield
+/** The state of one streamed read: the digest, the builder, what the items' problems are so far. */
+class DocumentReader {
+  private readonly hash = createHash('sha1')
+  readonly builder = new SnapshotModelBuilder()
+  private readonly report: ValidationReport
+  private generatedAt: string | null = null
+  private topProblem: string | null = null
+
+  constructor (private readonly file: string, private readonly options: LoadOptions) {
+    this.report = new ValidationReport(options.problemCap)
   }
-  return { start, info: { source: file, version: hash.digest('base64url'), loadedAt: (options.now ?? (() => new Date()))() } }
-}
 
-/** What the scan found: top-level members, checked; every item's place, not yet parsed. */
-interface ScannedDocument extends ItemPlaces {
-  generatedAt: string | null
-  itemLanguage: number[]
-  itemIndex: number[]
-  itemStart: number[]
-  itemEnd: number[]
-}
+  get valid (): boolean {
+    return this.report.problems.length === 0 && this.topProblem === null && this.builder.languageCount > 0
+  }
 
-const INVALID = new Error('invalid snapshot')
+  info (): SnapshotInfo {
+    return { source: this.file, version: this.hash.digest('base64url'), generatedAt: this.generatedAt, loadedAt: (this.options.now ?? (() => new Date()))() }
+  }
 
-/**
- * The fast path's first step: the document's outline, without parsing any item. Returns null at the
- * first problem of any kind; the whole-document path then builds the report (or, for a valid document
- * the scanner did not follow, the model).
- */
-export function scanDocument (raw: Buffer, start: number): ScannedDocument | null {
-  return runToEnd(scanDocumentSteps(raw, start))
-}
+  // Arrow functions: the streamer calls them as handlers.
+  readonly chunk = (bytes: Buffer): void => { this.hash.update(bytes) }
 
-/** scanDocument as steps (slices.ts): a 280 MB document takes ~0.5 s to scan. */
-function * scanDocumentSteps (raw: Buffer, start: number): Generator<void, ScannedDocument | null> {
-  const scanned: ScannedDocument = { generatedAt: null, languages: [], itemCount: 0, itemLanguage: [], itemIndex: [], itemStart: [], itemEnd: [], next: 0 }
-  try {
-    const ok = yield * scanSteps(raw, start, {
-      member (key, from, to) {
-        // Any other member is allowed, but it must be JSON too.
-        const value: unknown = JSON.parse(raw.toString('utf8', from, to))
-        if (key !== 'generated_at') return
-        if (!generatedAtCheck.Check({ generated_at: value })) throw INVALID
-        scanned.generatedAt = value as string
-      },
-      language (code) {
-        if (!LANGUAGE.test(code)) throw INVALID
-        scanned.languages.push(code)
-      },
-      item (_language, index, from, to) {
-        scanned.itemLanguage.push(scanned.languages.length - 1)
-        scanned.itemIndex.push(index)
-        scanned.itemStart.push(from)
-        scanned.itemEnd.push(to)
-      }
-    })
-    scanned.itemCount = scanned.itemStart.length
-    return ok && scanned.languages.length > 0 ? scanned : null
-  } catch (error) {
-    if (error === INVALID || error instanceof SyntaxError) return null
-    throw error
+  readonly member = (key: string, value: Buffer): void => {
+    // Any other member is allowed, but it must be JSON too.
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(value.toString('utf8'))
+    } catch (error) {
+      this.problem(`${jsonPath(`/${escapePointer(key)}`)}: not valid JSON: ${describeSyntaxError(error as Error, null)}`)
+      return
+    }
+    if (key !== 'generated_at') return
+    if (!generatedAtCheck.Check({ generated_at: parsed })) {
+      this.report.addSchemaErrors(generatedAtCheck.Errors({ generated_at: parsed }))
+      this.stopWhenFull()
+      return
+    }
+    this.generatedAt = parsed as string
+  }
+
+  readonly language = (code: string): void => {
+    if (!LANGUAGE.test(code)) {
+      this.topProblem ??= `${jsonPath(`/languages/${escapePointer(code)}`)}: not a language code`
+      return
+    }
+    this.builder.language(code)
+  }
+
+  readonly item = (language: string, index: number, bytes: Buffer): void => {
+    const where = `/languages/${escapePointer(language)}/${index}`
+    let item: unknown
+    try {
+      item = JSON.parse(bytes.toString('utf8'))
+    } catch (error) {
+      this.problem(`${jsonPath(where)}: not valid JSON: ${describeSyntaxError(error as Error, null)} of the item`)
+      return
+    }
+    if (!itemCheck.Check(item)) {
+      this.report.addSchemaErrors(itemCheck.Errors(item), '', where)
+      this.stopWhenFull()
+      return
+    }
+    if (this.topProblem !== null || this.report.problems.length > 0) return
+    const first = this.builder.add(language, index, item)
+    if (first >= 0) this.problem(`${jsonPath(`${where}/pk`)}: ${item.pk} repeats ${jsonPath(`/languages/${escapePointer(language)}/${first}`)}`)
+  }
+
+  /** The report of a file too large to be parsed whole: the items' problems, then what stopped the read. */
+  problems (stopped: unknown): string[] {
+    const lines = this.report.lines()
+    if (this.topProblem !== null) lines.unshift(this.topProblem)
+    if (stopped instanceof NotFollowed) lines.push(`not a snapshot document: ${stopped.message}`)
+    if (lines.length === 0) lines.push('languages: must name at least one language')
+    return lines
+  }
+
+  private problem (line: string): void {
+    this.report.add(line)
+    this.stopWhenFull()
+  }
+
+  private stopWhenFull (): void {
+    if (this.report.full) {
+      this.report.truncated = true
+      throw REPORT_FULL
+    }
   }
 }
 
-function newBuilder (scanned: ScannedDocument): SnapshotModelBuilder {
-  const builder = new SnapshotModelBuilder()
-  for (const code of scanned.languages) builder.language(code)
-  return builder
+/** A JSON Pointer token: `~` and `/` escaped. */
+function escapePointer (token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1')
 }
 
 /** The whole document at once: the precise report for a bad file. */
-function loadWhole (raw: Buffer, start: number, file: string, info: Omit<SnapshotInfo, 'generatedAt'>, options: LoadOptions): SnapshotModel {
+function loadWhole (raw: Buffer, file: string, options: LoadOptions): SnapshotModel {
+  const start = checkText(raw, file)
   const document = parseJson(raw, start, file)
   const report = new ValidationReport(options.problemCap)
   if (!snapshotCheck.Check(document)) {
@@ -199,7 +201,8 @@ function loadWhole (raw: Buffer, start: number, file: string, info: Omit<Snapsho
     }
   }
   if (report.problems.length > 0) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, report.lines())
-  return builder.build({ ...info, generatedAt: snapshot.generated_at ?? null })
+  const version = createHash('sha1').update(raw).digest('base64url')
+  return builder.build({ source: file, version, generatedAt: snapshot.generated_at ?? null, loadedAt: (options.now ?? (() => new Date()))() })
 }
 
 /** Repeated pks in a document that failed the schema: only where the shape allows looking. */

@@ -108,15 +108,16 @@ export class ValidationReport {
 
   /**
    * Adds schema errors; a path gets one line (a missing field is not also "expected a string"). `where`
-   * starts each line (a JSON Lines file's `name:line: `).
+   * starts each line (a JSON Lines file's `name:line: `); `pointer` is where the checked value is in its
+   * document (an item's `/languages/en/41`).
    */
-  addSchemaErrors (errors: Iterable<ValueError>, where = ''): void {
+  addSchemaErrors (errors: Iterable<ValueError>, where = '', pointer = ''): void {
     for (const error of flatten(errors)) {
       if (this.full) {
         this.truncated = true
         return
       }
-      const path = `${where}${jsonPath(error.path)}`
+      const path = `${where}${jsonPath(`${pointer}${error.path}`)}`
       if (this.seenPaths.has(path)) continue
       this.seenPaths.add(path)
       this.add(`${path}: ${describe(error)}`)

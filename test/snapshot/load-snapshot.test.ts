@@ -1,11 +1,8 @@
 import t from 'tap'
-import { existsSync } from 'node:fs'
-import { chmod, mkdir, readFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { loadSnapshotBytes, loadSnapshotFile, parseSnapshot, scanDocument } from '../../src/snapshot/load-snapshot.js'
+import { loadSnapshotFile, parseSnapshot } from '../../src/snapshot/load-snapshot.js'
 import { SnapshotError } from '../../src/errors.js'
-import { WorkerHalf } from '../../src/snapshot/worker-half.js'
-import { renderItem, type LanguagePart } from '../../src/snapshot/build-model.js'
 import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
 import type { SnapshotItem } from '../../src/schemas/snapshot.js'
 import { makeItem, smallSnapshot, tempDir, writeSnapshot, type SnapshotDoc } from '../helpers.js'
@@ -39,8 +36,7 @@ t.test('loading a large file gives the event loop turns (a reloading service kee
   let loading = true
   const tick = () => { if (loading) { turns++; setImmediate(tick) } }
   setImmediate(tick)
-  // No I/O in here: every turn the ticker gets is one the loader gave up.
-  const model = await loadSnapshotBytes(raw, file)
+  const model = await loadSnapshotFile(file)
   loading = false
   t.equal(model.itemCounts().en, 12000)
   t.ok(turns > 3, `${turns} turns of the event loop during the load`)
@@ -184,9 +180,10 @@ t.test('a file that cannot be read', async t => {
   }
 })
 
-t.test('a worker thread adding half the items: the same model, the same errors', async t => {
+t.test('streamed in chunks of any size: the same model, the same errors as the document parsed whole', async t => {
   const { writeSnapshot: generate } = await import('../../scripts/generate/write-snapshot.js')
-  const file = join(await tempDir(t), 'generated.json')
+  const dir = await tempDir(t)
+  const file = join(dir, 'generated.json')
   await generate(file, { items: 3000, format: 'lines' })
   const raw = await readFile(file)
   // Every page the model can give, with its companies' pages, as text.
@@ -197,64 +194,42 @@ t.test('a worker thread adding half the items: the same model, the same errors',
     const companies = [...new Set((JSON.parse(raw.toString()) as { languages: Record<string, SnapshotItem[]> }).languages[code]!.flatMap(item => item.companies))]
     return [`${code} ${all.count} ${pks.join(',')} ${all.items.toString().length}`, ...companies.map(c => `${code}/${c} ${listing.page([c], 0, 10_000).items.toString()}`)]
   })
-  const alone = parseSnapshot(raw, file)
-  const helped = await loadSnapshotBytes(raw, file, { parallelBytes: 0 })
-  t.same(helped.itemCounts(), alone.itemCounts())
-  t.ok(everything(helped).length > 100)
-  t.same(everything(helped), everything(alone))
-  t.equal(helped.info.version, alone.info.version)
-
-  const errorOf = async (doc: SnapshotDoc): Promise<readonly string[]> => {
-    const bytes = Buffer.from(JSON.stringify(doc))
-    const whole = problemsOf(bytes)
-    const rejected = await loadSnapshotBytes(bytes, 'test.json', { parallelBytes: 0 }).then(() => null, (error: unknown) => error)
-    t.type(rejected, SnapshotError)
-    t.same((rejected as SnapshotError).problems, whole, 'reported as the single thread reports it')
-    return whole
+  const whole = parseSnapshot(raw, file, { whole: true })
+  t.ok(raw.length > 3 * 4096, 'the file is many chunks long')
+  for (const readChunk of [4096, 4099, 65536]) {
+    const streamed = await loadSnapshotFile(file, { readChunk })
+    t.same(everything(streamed), everything(whole), `chunks of ${readChunk} bytes`)
+    t.equal(streamed.info.version, whole.info.version, 'the digest is of the same bytes')
   }
-  const items = Array.from({ length: 40 }, (_, i) => makeItem(i + 1, '2024-01-01', [1]))
+
+  // A bad file: up to WHOLE_REPORT_BYTES parsed whole for its report; larger, reported from the stream.
+  const errorsOf = async (doc: SnapshotDoc | string | Buffer): Promise<{ whole: readonly string[], streamed: readonly string[] }> => {
+    const bad = join(dir, 'bad.json')
+    await writeFile(bad, typeof doc === 'string' || Buffer.isBuffer(doc) ? doc : JSON.stringify(doc))
+    const problems = async (wholeReportBytes: number) => {
+      const rejected = await loadSnapshotFile(bad, { readChunk: 4096, wholeReportBytes }).then(() => null, (error: unknown) => error)
+      t.type(rejected, SnapshotError)
+      return (rejected as SnapshotError).problems
+    }
+    return { whole: await problems(Infinity), streamed: await problems(0) }
+  }
+  const items = Array.from({ length: 40 }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_abstract: 'é'.repeat(200) }))
   const badLate = structuredClone(items)
   badLate[35]!.backdate = '2024-02-30'
-  t.match(await errorOf({ languages: { en: badLate } }), [/^languages\.en\[35\]\.backdate: /])
-  const badEarly = structuredClone(items)
-  badEarly[2]!.pk = -0.5
-  t.match(await errorOf({ languages: { en: badEarly } }), [/^languages\.en\[2\]\.pk: /])
-  const repeatedAcross = structuredClone(items)
-  repeatedAcross[30]!.pk = 3
-  t.match(await errorOf({ languages: { en: repeatedAcross } }), ['languages.en[30].pk: 3 repeats languages.en[2]'])
-  const repeatedInWorker = structuredClone(items)
-  repeatedInWorker[38]!.pk = 31
-  t.match(await errorOf({ languages: { en: repeatedInWorker } }), ['languages.en[38].pk: 31 repeats languages.en[30]'])
-})
-
-t.test('the worker really does the second half (here and in the built code)', async t => {
-  const items = Array.from({ length: 10 }, (_, i) => makeItem(i + 1, '2024-01-01', [i % 3]))
-  const raw = Buffer.from(JSON.stringify({ languages: { en: items.slice(0, 6), es: items.slice(6) } }))
-  const places = scanDocument(raw, 0)!
-  t.equal(places.itemCount, 10)
-  // The built code starts item-worker.js, the source item-worker.ts: both are tried where both exist
-  // (CI builds before it tests; a clean clone's `npm test` has no dist/ yet).
-  const built = new URL('../../dist/snapshot/worker-half.js', import.meta.url)
-  if (!existsSync(built)) t.comment('dist/ is not built: only the source worker is tried')
-  for (const module of existsSync(built) ? ['../../src/snapshot/worker-half.js', built.href] : ['../../src/snapshot/worker-half.js']) {
-    const { WorkerHalf: Half } = await import(module) as typeof import('../../src/snapshot/worker-half.js')
-    const helper = new Half()
-    const parts = await helper.add(raw, places, 4)
-    helper.stop()
-    t.ok(parts instanceof Map, `${module}: answered`)
-    const { en, es } = Object.fromEntries(parts as Map<string, LanguagePart>)
-    t.same([...en!.pks], [5, 6])
-    t.same([...es!.pks], [7, 8, 9, 10])
-    t.same(Buffer.from(es!.chunks[0]!).toString(), items.slice(6).map(item => renderItem(item) + ',').join(''), 'served bytes, each with its comma')
-  }
-})
-
-t.test('a worker that cannot help leaves its half to the loading thread', async t => {
-  const raw = Buffer.from(JSON.stringify(smallSnapshot()))
-  const helper = new WorkerHalf()
-  helper.stop()
-  t.equal(await helper.add(raw, { languages: ['en'], itemCount: 2, itemLanguage: [0, 0], itemIndex: [0, 1], itemStart: [0, 1], itemEnd: [1, 2], next: 0 }, 1), 'unavailable')
-  const idle = new WorkerHalf()
-  t.same(await idle.add(raw, { languages: [], itemCount: 0, itemLanguage: [], itemIndex: [], itemStart: [], itemEnd: [], next: 0 }, 0), new Map(), 'nothing to add')
-  idle.stop()
+  const late = await errorsOf({ languages: { en: badLate } })
+  t.match(late.whole, [/^languages\.en\[35\]\.backdate: /])
+  t.same(late.streamed, late.whole, 'an item\'s problem reads the same from the stream')
+  const repeated = structuredClone(items)
+  repeated[30]!.pk = 3
+  const repeats = await errorsOf({ languages: { en: repeated } })
+  t.same(repeats.whole, ['languages.en[30].pk: 3 repeats languages.en[2]'])
+  t.same(repeats.streamed, repeats.whole)
+  const cut = await errorsOf(JSON.stringify({ languages: { en: items } }).slice(0, -10))
+  t.match(cut.whole, [/^not valid JSON: Unterminated string at line 1, column \d+$/])
+  t.match(cut.streamed, [/^not a snapshot document: the document ends too early \(at byte \d+\)$/], 'a large file cut short: where it ends')
+  const notText = await errorsOf(Buffer.concat([Buffer.from(`{"languages": {"en": [${JSON.stringify(items[0])}]}, "x": "`), Buffer.from([0xc3, 0xff]), Buffer.from('"}')]))
+  t.same(notText.whole, ['the file is not valid UTF-8 text'])
+  t.same(notText.streamed, notText.whole)
+  const garbled = await errorsOf(`{"languages": {"en": [${JSON.stringify(items[0])}, {"pk": 2,,}]}}`)
+  t.match(garbled.streamed, [/^languages\.en\[1\]: not valid JSON: .* of the item$/])
 })

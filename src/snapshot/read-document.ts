@@ -1,0 +1,120 @@
+// A snapshot document (format v1) read from disk in chunks and followed by stream-document.ts: never the whole
+// file in memory, its UTF-8 checked across chunk boundaries, and a turn of the event loop every few
+// milliseconds of work, so a service reading a large file keeps answering. The loader and the converter
+// read with it.
+import { createReadStream } from 'node:fs'
+import { isUtf8 } from 'node:buffer'
+import { DocumentStreamer, type DocumentHandlers } from './stream-document.js'
+import { SLICE_MS, startsWithBom } from './load-options.js'
+import { READ_CHUNK } from './read-lines.js'
+
+export interface DocumentReadHandlers extends DocumentHandlers {
+  /** Every chunk as read, before it is followed (a digest of the file). */
+  chunk?: (bytes: Buffer) => void
+  /** After each chunk's items: a promise holds the reading until it settles (a writer's backpressure). */
+  drain?: () => Promise<void> | undefined
+}
+
+/** A file that is not text at all: empty, or not UTF-8. */
+export class NotText extends Error {}
+
+/**
+ * Reads and follows the document in `file`. Rejects with the file system's error, NotText, NotFollowed
+ * (stream-document.ts) or whatever a handler throws.
+ */
+export async function readDocument (file: string, handlers: DocumentReadHandlers, chunkBytes = READ_CHUNK): Promise<void> {
+  const follower = new DocumentFollower(handlers)
+  let deadline = performance.now() + SLICE_MS
+  // At least a byte order mark's worth: the first chunk tells whether there is one.
+  for await (const chunk of createReadStream(file, { highWaterMark: Math.max(chunkBytes, 4) }) as AsyncIterable<Buffer>) {
+    handlers.chunk?.(chunk)
+    follower.feed(chunk)
+    const draining = handlers.drain?.()
+    if (draining !== undefined) await draining
+    if (performance.now() > deadline) {
+      await new Promise(resolve => setImmediate(resolve))
+      deadline = performance.now() + SLICE_MS
+    }
+  }
+  follower.end()
+}
+
+/** Follows a document held in memory, in one go. */
+export function followDocument (raw: Buffer, handlers: DocumentHandlers): void {
+  const follower = new DocumentFollower(handlers)
+  follower.feed(raw)
+  follower.end()
+}
+
+/** The byte order mark and the UTF-8 check around the streamer. */
+class DocumentFollower {
+  private readonly streamer: DocumentStreamer
+  private readonly utf8 = new Utf8Check()
+  private first = true
+  private bytes = 0
+
+  constructor (handlers: DocumentHandlers) {
+    this.streamer = new DocumentStreamer(handlers)
+  }
+
+  feed (chunk: Buffer): void {
+    let bytes = chunk
+    if (this.first && bytes.length > 0) {
+      this.first = false
+      // Some editors start UTF-8 files with a byte order mark; JSON.parse rejects it.
+      if (startsWithBom(bytes)) bytes = bytes.subarray(3)
+    }
+    this.bytes += chunk.length
+    if (!this.utf8.check(bytes)) throw new NotText('the file is not valid UTF-8 text')
+    this.streamer.feed(bytes)
+  }
+
+  end (): void {
+    if (this.bytes === 0) throw new NotText('the file is empty')
+    if (!this.utf8.end()) throw new NotText('the file is not valid UTF-8 text')
+    this.streamer.end()
+  }
+}
+
+/** UTF-8 checked chunk by chunk: a character cut by a chunk boundary is checked once it is whole. */
+export class Utf8Check {
+  /** The start of a character the last chunk ended in. */
+  private carry: Buffer = Buffer.alloc(0)
+
+  check (chunk: Buffer): boolean {
+    let from = 0
+    if (this.carry.length > 0) {
+      // The rest of the cut character: the continuation bytes this chunk starts with (at most 3).
+      while (from < 3 && from < chunk.length && ((chunk[from] as number) & 0xc0) === 0x80) from++
+      const joined = Buffer.concat([this.carry, chunk.subarray(0, from)])
+      // Still cut (a chunk of one or two bytes): wait for more.
+      if (from === chunk.length && joined.length < sequenceLength(joined[0] as number)) {
+        this.carry = joined
+        return true
+      }
+      if (!isUtf8(joined)) return false
+    }
+    const cut = cutAt(chunk, from)
+    this.carry = Buffer.from(chunk.subarray(cut))
+    return isUtf8(chunk.subarray(from, cut))
+  }
+
+  /** False when the file ended inside a character. */
+  end (): boolean {
+    return this.carry.length === 0
+  }
+}
+
+function sequenceLength (lead: number): number {
+  return lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
+}
+
+/** Where the character the chunk ends in starts, if the chunk cuts it; the chunk's length if not. */
+function cutAt (chunk: Buffer, from: number): number {
+  for (let at = chunk.length - 1; at >= Math.max(from, chunk.length - 3); at--) {
+    const byte = chunk[at] as number
+    if ((byte & 0xc0) === 0x80) continue
+    return byte >= 0xc0 && chunk.length - at < sequenceLength(byte) ? at : chunk.length
+  }
+  return chunk.length
+}
