@@ -92,6 +92,11 @@ class WorkerReaper implements Reaper {
   /** Handed over and not yet reported freed, in order: the worker frees them first come, first freed. */
   private readonly pending: Array<{ buffers: number, done: () => void }> = []
 
+  /** Starts the thread ahead of the first retirement. */
+  warm (): void {
+    this.start()
+  }
+
   async take (buffers: ArrayBuffer[]): Promise<void> {
     if (buffers.length === 0) return
     const worker = this.start()
@@ -144,4 +149,12 @@ class WorkerReaper implements Reaper {
   }
 }
 
-const sharedReaper: Reaper = new WorkerReaper()
+const sharedReaper = new WorkerReaper()
+
+/**
+ * Starts the reaper thread now: its start (a thread, an isolate: ~50 ms of a core) then does not compete
+ * with the requests of the first swap, on a machine of two cores.
+ */
+export function warmReaper (): void {
+  sharedReaper.warm()
+}

@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
 import { SnapshotError } from '../errors.js'
 import { loadSnapshotFile } from './load-snapshot.js'
+import { warmReaper } from './item-memory.js'
 import type { SnapshotModel } from './snapshot-model.js'
 
 export interface StoreLogger {
@@ -89,6 +90,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       this.model = read.model
+      // The thread that will free this model once it is replaced.
+      warmReaper()
       return read.model
     }
   }

@@ -1,0 +1,41 @@
+// A snapshot published somewhere else than this machine's disk: an HTTP(S) URL or an S3 object. Each
+// source answers one question, "has it changed since these validators, and if so, its bytes?"; following
+// it (polling, the local copy, the swap) is follow-source.ts's.
+
+/** What tells one version of a remote object from another (HTTP's validators; S3's ETag). */
+export interface Validators {
+  etag: string | null
+  lastModified: string | null
+}
+
+export type Fetched =
+  | { changed: false }
+  | {
+    changed: true
+    validators: Validators
+    /** Bytes the source says the object has; null when it does not say. */
+    length: number | null
+    body: AsyncIterable<Uint8Array>
+  }
+
+export interface RemoteSource {
+  /** The source as shown in logs and status: never with credentials. */
+  readonly shown: string
+  /** The object's format, by its name's extension. */
+  readonly extension: '.json' | '.jsonl' | '.ndjson'
+  /** The object if it changed since `known` (all of it when `known` is null). */
+  fetch: (known: Validators | null, signal: AbortSignal) => Promise<Fetched>
+  /** Whether the object is still the version `validators` names (after a download: did it change during it?). */
+  unchangedSince: (validators: Validators, signal: AbortSignal) => Promise<boolean>
+}
+
+/** A failure to reach or read the source, in words for the log and status (never a stack trace). */
+export class SourceError extends Error {
+  override readonly name = 'SourceError'
+}
+
+/** The extension that selects the format, from the last segment of a URL's path or an S3 key. */
+export function formatExtension (path: string): RemoteSource['extension'] | null {
+  const match = /\.(json|jsonl|ndjson)$/i.exec(path)
+  return match === null ? null : `.${(match[1] as string).toLowerCase()}` as RemoteSource['extension']
+}
