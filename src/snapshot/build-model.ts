@@ -33,20 +33,25 @@ function dateKey (backdate: string): number {
 const CHUNK_SIZE = 4 * 1024 * 1024
 
 /**
- * One language's items as a worker thread hands them over: the chunks they were written to and, per item
- * in source order, where it is and its sort and filter keys. Typed arrays and buffers only, so a
- * postMessage moves them rather than copying.
+ * pk → a number, in many small Maps rather than one. One Map of a million entries doubles its table at
+ * 524,288 entries in one go: 36 ms on a quiet core (bench/experiments/map-rehash.mjs), over 80 ms beside a
+ * loaded server, one of the longest stalls of a reload. 256 Maps grow in steps 256 times smaller.
  */
-export interface LanguagePart {
-  chunks: Uint8Array[]
-  chunkOf: Uint32Array<ArrayBuffer>
-  offsetOf: Uint32Array<ArrayBuffer>
-  lengthOf: Uint32Array<ArrayBuffer>
-  dates: Uint32Array<ArrayBuffer>
-  pks: Float64Array<ArrayBuffer>
-  /** The items' company ids, one item's after another: item k's end at `companyEnd[k]`. */
-  companyIds: Float64Array<ArrayBuffer>
-  companyEnd: Uint32Array<ArrayBuffer>
+class PkIndex {
+  private readonly shards = Array.from({ length: 256 }, () => new Map<number, number>())
+
+  get (pk: number): number | undefined {
+    return this.shard(pk).get(pk)
+  }
+
+  set (pk: number, index: number): void {
+    this.shard(pk).set(pk, index)
+  }
+
+  /** pks are safe integers, negative ones too. */
+  private shard (pk: number): Map<number, number> {
+    return this.shards[((pk % 256) + 256) % 256] as Map<number, number>
+  }
 }
 
 class LanguageBuilder {
@@ -62,7 +67,7 @@ class LanguageBuilder {
   readonly companyIds: number[] = []
   readonly companyEnd: number[] = []
   /** pk → source index of the first item that had it, to report repeats. */
-  readonly firstIndexOfPk = new Map<number, number>()
+  readonly firstIndexOfPk = new PkIndex()
 
   constructor (readonly language: string) {}
 
@@ -111,45 +116,6 @@ class LanguageBuilder {
     }
     this.chunk = Buffer.alloc(0)
     this.used = 0
-  }
-
-  /** Everything added, to be handed to another thread's builder (`absorb`). */
-  part (): LanguagePart {
-    this.seal()
-    return {
-      chunks: this.chunks,
-      chunkOf: Uint32Array.from(this.chunkOf),
-      offsetOf: Uint32Array.from(this.offsetOf),
-      lengthOf: Uint32Array.from(this.lengthOf),
-      dates: Uint32Array.from(this.dates),
-      pks: Float64Array.from(this.pks),
-      companyIds: Float64Array.from(this.companyIds),
-      companyEnd: Uint32Array.from(this.companyEnd)
-    }
-  }
-
-  /**
-   * Adds items another builder made (a worker thread's), after those added here, as the last items of the
-   * language. False when one has the pk of an item added here: the caller then reports the document whole.
-   * (The worker refused repeats within its own items, so only the pks added here need checking.)
-   */
-  absorb (part: LanguagePart): boolean {
-    this.seal()
-    const base = this.chunks.length
-    for (const chunk of part.chunks) this.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
-    const companyBase = this.companyIds.length
-    for (const company of part.companyIds) this.companyIds.push(company)
-    for (let k = 0; k < part.pks.length; k++) {
-      const pk = part.pks[k] as number
-      if (this.firstIndexOfPk.has(pk)) return false
-      this.chunkOf.push(base + (part.chunkOf[k] as number))
-      this.offsetOf.push(part.offsetOf[k] as number)
-      this.lengthOf.push(part.lengthOf[k] as number)
-      this.dates.push(part.dates[k] as number)
-      this.pks.push(pk)
-      this.companyEnd.push(companyBase + (part.companyEnd[k] as number))
-    }
-    return true
   }
 
   /**
@@ -266,22 +232,6 @@ export class SnapshotModelBuilder {
   /** Languages declared or named by an item so far. */
   get languageCount (): number {
     return this.languages.size
-  }
-
-  /** Every language's items so far, to be handed to another thread's builder. */
-  parts (): Map<string, LanguagePart> {
-    const parts = new Map<string, LanguagePart>()
-    for (const [code, builder] of this.languages) parts.set(code, builder.part())
-    return parts
-  }
-
-  /**
-   * Adds a language's items made by another builder (see LanguageBuilder.absorb), after those added here.
-   * False when one repeats the pk of an item added here.
-   */
-  absorb (language: string, part: LanguagePart): boolean {
-    this.language(language)
-    return (this.languages.get(language) as LanguageBuilder).absorb(part)
   }
 
   /** The model, in one go (a small file, or tests). */
