@@ -162,6 +162,11 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
   }
   const format = pick(values.format, 'BENCH_FORMAT') ?? 'auto'
   if (format !== 'auto' && format !== 'json' && format !== 'jsonl') throw new TypeError(`--format must be auto, json or jsonl, got ${JSON.stringify(format)}`)
+  // The bare floor of a JSON file is readFile + JSON.parse: past ~512 MB (about 370k items) V8 cannot hold
+  // the file as one string ("Invalid string length"), so there is nothing to compare the service with.
+  if (format === 'json' && sizes.some(items => items > 350_000)) {
+    throw new TypeError('--format json is for sizes up to 350k: a larger JSON file is past V8\'s longest string, so its bare JSON.parse floor cannot run (the service streams it; load it by hand, BENCHMARKS.md)')
+  }
   // 0 is allowed here (no reload workload), which `number` refuses.
   const reloadWindowText = pick(values['reload-window'], 'BENCH_RELOAD_WINDOW')
   const reloadWindowSeconds = reloadWindowText === '0' ? 0 : number(values['reload-window'], 'BENCH_RELOAD_WINDOW', quick ? 6 : 20, true)

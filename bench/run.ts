@@ -572,7 +572,15 @@ const shellQuoted = (arg: string): string => /^[\w@%+=:,./-]+$/.test(arg) ? arg 
 
 async function main (): Promise<void> {
   const argv = process.argv.slice(2)
-  const options = readOptions(argv, process.env)
+  let options: ReturnType<typeof readOptions>
+  try {
+    options = readOptions(argv, process.env)
+  } catch (error) {
+    // A wrong option is the user's to fix: its message, no stack trace.
+    console.error(`bench: ${(error as Error).message}\nRun with --help for the options.`)
+    process.exitCode = 2
+    return
+  }
   if (options === 'help') {
     console.log(USAGE)
     return
