@@ -20,6 +20,7 @@ import { serverOptions } from './http/server-options.js'
 import docsPlugin from './plugins/docs.js'
 import metricsPlugin from './plugins/metrics.js'
 import snapshotPlugin from './plugins/snapshot.js'
+import clusterPlugin from './plugins/cluster.js'
 import { healthRoutes } from './routes/health-routes.js'
 import { statusRoute } from './routes/status-route.js'
 import type { SnapshotModel } from './snapshot/snapshot-model.js'
@@ -81,7 +82,15 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     // Preflights only on the routes that ask for them (the explore path's preflight route).
     await app.register(cors, { origin: config.corsOrigin, preflight: false })
   }
-  await app.register(snapshotPlugin, { snapshotPath: config.snapshotPath, watch: config.watch, reloadDebounceMs: config.reloadDebounceMs })
+  await app.register(snapshotPlugin, {
+    snapshotPath: config.snapshotPath,
+    watch: config.watch,
+    reloadDebounceMs: config.reloadDebounceMs,
+    remote: config.snapshotUrl === null
+      ? null
+      : { url: config.snapshotUrl, pollSeconds: config.snapshotPollSeconds, cacheDir: config.snapshotCacheDir, maxBytes: config.snapshotMaxMb * 1024 * 1024, forcePathStyle: config.s3ForcePathStyle }
+  })
+  await app.register(clusterPlugin)
   if (config.docs) await app.register(docsPlugin)
   if (config.metrics) await app.register(metricsPlugin)
   await app.register(exploreRoutes, { explore })

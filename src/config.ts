@@ -2,6 +2,8 @@
 // the environment, then defaults; validated once, frozen. Nothing else reads process.env.
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { ConfigError } from './errors.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -10,6 +12,12 @@ export const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   host: Type.String({ minLength: 1 }),
   snapshotPath: Type.String({ minLength: 1 }),
+  snapshotUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+  snapshotPollSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
+  snapshotCacheDir: Type.String({ minLength: 1 }),
+  snapshotMaxMb: Type.Integer({ minimum: 1, maximum: 1_048_576 }),
+  s3ForcePathStyle: Type.Boolean(),
+  workers: Type.Integer({ minimum: 1, maximum: 256 }),
   maxLimit: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
   publicBaseUrl: Type.Union([Type.String(), Type.Null()]),
   trustProxy: Type.Boolean(),
@@ -49,6 +57,26 @@ function integer (min: number, max: number) {
     if (value < min || value > max) throw new Error(`must be a whole number from ${min} to ${max}`)
     return value
   }
+}
+
+/** `http://`, `https://` or `s3://`, with a name that says the format. */
+function snapshotUrl (text: string): string {
+  let url: URL
+  try {
+    url = new URL(text.trim())
+  } catch {
+    throw new Error('must be an http://, https:// or s3://bucket/key URL')
+  }
+  if (!['http:', 'https:', 's3:'].includes(url.protocol)) throw new Error('must be an http://, https:// or s3://bucket/key URL')
+  if (!/\.(json|jsonl|ndjson)$/i.test(url.pathname)) throw new Error('must name a .json, .jsonl or .ndjson object (the format follows the name)')
+  if (url.protocol === 's3:' && (url.hostname === '' || url.pathname.length <= 1)) throw new Error('an S3 source is s3://bucket/key')
+  return url.href
+}
+
+/** A number of workers, or `auto`: one per core the process may use. */
+function workers (text: string): number {
+  if (text.trim().toLowerCase() === 'auto') return Math.min(availableParallelism(), 256)
+  return integer(1, 256)(text)
 }
 
 function boolean (text: string): boolean {
@@ -105,6 +133,12 @@ export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'port', env: 'PORT', flag: '--port', default: '3000', description: 'TCP port to listen on (0: any free port).', parse: integer(0, 65535) },
   { key: 'host', env: 'HOST', flag: '--host', default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 or :: for every interface).', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
   { key: 'snapshotPath', env: 'SNAPSHOT_PATH', flag: '--snapshot-path', default: 'data/snapshot.json', description: 'The snapshot file to serve.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
+  { key: 'snapshotUrl', env: 'SNAPSHOT_URL', flag: '--snapshot-url', default: undefined, description: 'Follow a published snapshot instead of SNAPSHOT_PATH: an http(s):// URL or s3://bucket/key (S3 settings: AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL_S3). Its name\'s extension gives the format.', parse: snapshotUrl },
+  { key: 'snapshotPollSeconds', env: 'SNAPSHOT_POLL_SECONDS', flag: '--snapshot-poll-seconds', default: '30', description: 'How often SNAPSHOT_URL is checked (a conditional request: an unchanged snapshot costs a 304).', parse: integer(1, 86_400) },
+  { key: 'snapshotCacheDir', env: 'SNAPSHOT_CACHE_DIR', flag: '--snapshot-cache-dir', default: join(tmpdir(), 'explore-replica'), description: 'Where the last good copy of SNAPSHOT_URL is kept: served at the next start if the source is down.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
+  { key: 'snapshotMaxMb', env: 'SNAPSHOT_MAX_MB', flag: '--snapshot-max-mb', default: '16384', description: 'Largest snapshot downloaded from SNAPSHOT_URL, in MiB.', parse: integer(1, 1_048_576) },
+  { key: 's3ForcePathStyle', env: 'S3_FORCE_PATH_STYLE', flag: '--s3-force-path-style', default: 'false', description: 'Path-style S3 addressing (http://host/bucket/key), for stores that need it (MinIO, moto, some Ceph).', parse: boolean },
+  { key: 'workers', env: 'WORKERS', flag: '--workers', default: '1', description: 'Processes serving requests: a number or `auto` (one per core). Each holds its own copy of the snapshot.', parse: workers },
   { key: 'maxLimit', env: 'MAX_LIMIT', flag: '--max-limit', default: '100', description: 'Largest page size; a larger `limit` is clamped to it.', parse: integer(1, 1_000_000) },
   { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: '--public-base-url', default: undefined, description: 'Scheme and host (and optional path prefix) for next/previous links. Unset: the request\'s own.', parse: baseUrl },
   { key: 'trustProxy', env: 'TRUST_PROXY', flag: '--trust-proxy', default: 'false', description: 'Believe X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).', parse: boolean },
@@ -134,7 +168,7 @@ export interface ConfigSources {
   overrides?: Partial<Config>
 }
 
-const BOOLEAN_FLAGS = new Set<keyof Config>(['trustProxy', 'watch', 'metrics', 'docs', 'requestLog', 'logPretty', 'fastPath'])
+const BOOLEAN_FLAGS = new Set<keyof Config>(['s3ForcePathStyle', 'trustProxy', 'watch', 'metrics', 'docs', 'requestLog', 'logPretty', 'fastPath'])
 
 /** Parses `--name value` and `--name=value`. Throws ConfigError on an unknown flag or a missing value. */
 function readFlags (argv: readonly string[]): Map<string, string> {

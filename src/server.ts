@@ -1,7 +1,9 @@
 // Entry point: configuration → buildApp → listen → the first snapshot; graceful shutdown on SIGTERM/SIGINT.
 // Run it with `node dist/server.js` in production (npm may not forward signals).
+import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
+import { runPrimary } from './cluster/primary.js'
 import { helpText, loadConfig } from './config.js'
 import { ConfigError, SnapshotError } from './errors.js'
 
@@ -11,7 +13,13 @@ async function main (): Promise<void> {
     process.stdout.write(helpText())
     return
   }
-  const config = loadConfig({ env: process.env, argv, tty: process.stdout.isTTY === true })
+  const loaded = loadConfig({ env: process.env, argv, tty: process.stdout.isTTY === true })
+  if (loaded.workers > 1 && cluster.isPrimary) {
+    await runPrimary(loaded)
+    return
+  }
+  // A worker is told to reload by the primary, which follows the file for all of them.
+  const config = cluster.isWorker ? { ...loaded, watch: false } : loaded
   const app = await buildApp(config)
 
   // SIGTERM or SIGINT: stop accepting, let in-flight requests finish, close the watcher, exit 0. A second
@@ -31,14 +39,18 @@ async function main (): Promise<void> {
   })
 
   // The Unix convention for daemons: SIGHUP re-reads the snapshot, whether or not the file is watched.
+  // From a URL, it checks the source now.
   process.on('SIGHUP', () => {
     app.log.info('SIGHUP: reloading the snapshot')
-    app.snapshots.reload().catch(() => {})
+    const reloading = app.snapshotSource?.checkNow() ?? app.snapshots.reload()
+    reloading.catch(() => {})
   })
   // Listening before the snapshot is loaded: a large file takes what it takes, and meanwhile /-/healthz
-  // answers and /-/readyz says it is loading. A bad file still stops the service (contract §5).
+  // answers and /-/readyz says it is loading. A bad file still stops the service (contract §5); a
+  // snapshot followed from a URL is waited for instead, unready: a store outage must not stop a fleet.
   await app.listen({ port: config.port, host: config.host })
-  await app.snapshots.start()
+  if (app.snapshotSource === null) await app.snapshots.start()
+  app.cluster?.report()
 }
 
 main().catch((error: unknown) => {

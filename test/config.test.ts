@@ -1,4 +1,6 @@
 import t from 'tap'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { helpText, loadConfig, OPTIONS } from '../src/config.js'
 
 t.test('defaults', async t => {
@@ -6,6 +8,12 @@ t.test('defaults', async t => {
     port: 3000,
     host: '127.0.0.1',
     snapshotPath: 'data/snapshot.json',
+    snapshotUrl: null,
+    snapshotPollSeconds: 30,
+    snapshotCacheDir: join(tmpdir(), 'explore-replica'),
+    snapshotMaxMb: 16384,
+    s3ForcePathStyle: false,
+    workers: 1,
     maxLimit: 100,
     publicBaseUrl: null,
     trustProxy: false,
@@ -52,12 +60,24 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     REQUEST_TIMEOUT_MS: '5000',
     MAX_URL_LENGTH: '4096',
     PAGE_CACHE_MB: '0',
-    FAST_PATH: 'false'
+    FAST_PATH: 'false',
+    SNAPSHOT_URL: 's3://exports/explore/snapshot.jsonl',
+    SNAPSHOT_POLL_SECONDS: '60',
+    SNAPSHOT_CACHE_DIR: '/var/cache/explore',
+    SNAPSHOT_MAX_MB: '4096',
+    S3_FORCE_PATH_STYLE: 'true',
+    WORKERS: '4'
   }
   t.same(loadConfig({ env }), {
     port: 8080,
     host: '0.0.0.0',
     snapshotPath: '/srv/snap.json',
+    snapshotUrl: 's3://exports/explore/snapshot.jsonl',
+    snapshotPollSeconds: 60,
+    snapshotCacheDir: '/var/cache/explore',
+    snapshotMaxMb: 4096,
+    s3ForcePathStyle: true,
+    workers: 4,
     maxLimit: 50,
     publicBaseUrl: 'https://news.example.com',
     trustProxy: true,
@@ -84,6 +104,8 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
   t.equal(loadConfig({ argv: ['--trust-proxy', '--port', '1'] }).trustProxy, true, 'a bare boolean flag')
   t.equal(loadConfig({ env: { PUBLIC_BASE_URL: '' } }).publicBaseUrl, null, 'empty means unset')
   t.equal(loadConfig({ env: { CORS_ORIGIN: '*' } }).corsOrigin, '*')
+  t.equal(loadConfig({ env: { WORKERS: 'auto' } }).workers, availableParallelism(), 'WORKERS=auto: one per core')
+  t.equal(loadConfig({ env: { SNAPSHOT_URL: 'https://cdn.example.com/x/snapshot.json?v=1' } }).snapshotUrl, 'https://cdn.example.com/x/snapshot.json?v=1')
 })
 
 t.test('overrides win over everything (tests pass config, not process.env)', async t => {
@@ -97,6 +119,10 @@ t.test('a bad value names the variable or flag, the value and the rule', async t
     [{ argv: ['--port', '-1'] }, /^--port="-1"/],
     [{ env: { MAX_LIMIT: '0' } }, /^MAX_LIMIT="0": must be a whole number from 1 to 1000000$/],
     [{ env: { TRUST_PROXY: 'maybe' } }, /^TRUST_PROXY="maybe": must be true or false$/],
+    [{ env: { SNAPSHOT_URL: 'ftp://x/snapshot.json' } }, /^SNAPSHOT_URL="ftp:\/\/x\/snapshot\.json": must be an http:\/\/, https:\/\/ or s3:\/\/bucket\/key URL$/],
+    [{ env: { SNAPSHOT_URL: 'https://x/snapshot.csv' } }, /^SNAPSHOT_URL=.*must name a \.json, \.jsonl or \.ndjson object/],
+    [{ env: { SNAPSHOT_URL: 's3://bucket' } }, /^SNAPSHOT_URL=.*\.json, \.jsonl or \.ndjson/],
+    [{ env: { WORKERS: '0' } }, /^WORKERS="0": must be a whole number from 1 to 256$/],
     [{ env: { PUBLIC_BASE_URL: 'news.example.com' } }, /^PUBLIC_BASE_URL=.*absolute http\(s\) URL/],
     [{ env: { PUBLIC_BASE_URL: 'ftp://x.test' } }, /^PUBLIC_BASE_URL=.*no query, fragment or credentials/],
     [{ env: { PUBLIC_BASE_URL: 'https://x.test/?a=1' } }, /^PUBLIC_BASE_URL=/],

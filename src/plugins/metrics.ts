@@ -1,7 +1,7 @@
 // GET /-/metrics in Prometheus text format (prom-client): requests and latency by route and status,
 // the snapshot's items, age and reloads. Each app has its own registry, so tests can build several.
 import fp from 'fastify-plugin'
-import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'
 import { RequestTally, type RequestSeries } from './request-tally.js'
 
@@ -19,6 +19,8 @@ export default fp(async function metricsPlugin (app) {
     help: 'Items in the served snapshot, by language.',
     labelNames: ['language'] as const,
     registers: [registry],
+    // Across a cluster's workers (AggregatorRegistry), the largest: every worker holds the whole snapshot.
+    aggregator: 'max',
     collect () {
       this.reset()
       for (const [language, count] of Object.entries(app.snapshots.current()?.itemCounts() ?? {})) this.set({ language }, count)
@@ -28,6 +30,7 @@ export default fp(async function metricsPlugin (app) {
     name: 'explore_snapshot_age_seconds',
     help: 'Seconds since the served snapshot was generated (its generated_at), or loaded if it has none.',
     registers: [registry],
+    aggregator: 'max',
     collect () {
       const model = app.snapshots.current()
       if (model === null) return
@@ -40,9 +43,23 @@ export default fp(async function metricsPlugin (app) {
     name: 'explore_snapshot_loaded_timestamp_seconds',
     help: 'When the served snapshot was loaded (Unix time).',
     registers: [registry],
+    aggregator: 'min',
     collect () {
       const model = app.snapshots.current()
       if (model !== null) this.set(model.info.loadedAt.getTime() / 1000)
+    }
+  })
+  new Counter({ // eslint-disable-line no-new
+    name: 'explore_snapshot_source_checks_total',
+    help: 'Checks of the published snapshot source (SNAPSHOT_URL), by outcome: ok (unchanged or new) or error.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect () {
+      const status = app.snapshotSource?.status()
+      this.reset()
+      if (status === undefined) return
+      this.inc({ outcome: 'ok' }, status.checks - status.errors)
+      this.inc({ outcome: 'error' }, status.errors)
     }
   })
   new Counter({ // eslint-disable-line no-new
@@ -61,6 +78,7 @@ export default fp(async function metricsPlugin (app) {
     name: 'explore_snapshot_reload_failures_in_a_row',
     help: 'Failed reloads since the last success: not 0 means the file on disk is not the one served.',
     registers: [registry],
+    aggregator: 'max',
     collect () { this.set(app.snapshots.status().failedInARow) }
   })
 
@@ -78,8 +96,16 @@ export default fp(async function metricsPlugin (app) {
     tally.record(series as RequestSeries, responseTime / 1000)
   })
 
+  // In a cluster, every worker's registry is read by the primary's AggregatorRegistry, which sums them; any
+  // worker answers with the whole cluster's figures (its own alone, if the primary does not answer).
+  if (app.cluster !== null) {
+    AggregatorRegistry.setRegistries([registry])
+    // prom-client answers the primary's requests only once an AggregatorRegistry exists in the worker too.
+    new AggregatorRegistry() // eslint-disable-line no-new
+  }
+
   app.get('/-/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {
     reply.type(registry.contentType)
-    return registry.metrics()
+    return (await app.cluster?.clusterMetrics()) ?? await registry.metrics()
   })
-}, { name: 'metrics', dependencies: ['snapshot'] })
+}, { name: 'metrics', dependencies: ['snapshot', 'cluster'] })

@@ -1,15 +1,21 @@
-// The snapshot as a Fastify service: its first load started with the app (`app.snapshots.start()`, which
-// rejects with the validation report of a bad or missing file), reloaded when its file changes, exposed as
-// `app.snapshots`. The watcher is closed, and any load in flight awaited, when the app closes.
+// The snapshot as a Fastify service, exposed as `app.snapshots`. From a file (SNAPSHOT_PATH): its first
+// load started with the app (`app.snapshots.start()` rejects with the validation report of a bad or missing
+// file), reloaded when the file changes. From a published source (SNAPSHOT_URL): followed by
+// `app.snapshotSource`, which serves its cached copy, polls, and hands each new object to the same store.
+// The watcher or the follower is stopped, and any load in flight awaited, when the app closes.
 import fp from 'fastify-plugin'
 import { SnapshotStore } from '../snapshot/snapshot-store.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/watch-snapshot.js'
+import { cachedCopyPath, SourceFollower } from '../sources/follow-source.js'
+import { openSource } from '../sources/open-source.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     snapshots: SnapshotStore
-    /** The file watcher, or null when watching is off. */
+    /** The file watcher, or null when watching is off (or the snapshot is followed from a URL). */
     snapshotWatcher: SnapshotWatcher | null
+    /** The follower of SNAPSHOT_URL, or null when the snapshot is a file. */
+    snapshotSource: SourceFollower | null
   }
 }
 
@@ -17,20 +23,43 @@ export interface SnapshotPluginOptions {
   snapshotPath: string
   watch: boolean
   reloadDebounceMs: number
+  /** SNAPSHOT_URL and its settings; null to serve SNAPSHOT_PATH. */
+  remote: {
+    url: string
+    pollSeconds: number
+    cacheDir: string
+    maxBytes: number
+    forcePathStyle: boolean
+  } | null
 }
 
-export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, watch, reloadDebounceMs }) {
+export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, watch, reloadDebounceMs, remote }) {
   const log = app.log.child({ component: 'snapshot' })
-  const store = new SnapshotStore(snapshotPath, {
-    settleMs: watch ? reloadDebounceMs : 0,
-    log: {
-      info: (fields, message) => log.info(fields, message),
-      warn: (fields, message) => log.warn(fields, message),
-      error: (fields, message) => log.error(fields, message)
-    }
-  })
-  app.decorate('snapshots', store)
+  const storeLog = {
+    info: (fields: object, message: string) => log.info(fields, message),
+    warn: (fields: object, message: string) => log.warn(fields, message),
+    error: (fields: object, message: string) => log.error(fields, message)
+  }
   app.decorate('snapshotWatcher', null)
+  app.decorate('snapshotSource', null)
+
+  if (remote !== null) {
+    const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle })
+    const store = new SnapshotStore(cachedCopyPath(source, remote.cacheDir), { log: storeLog })
+    const follower = new SourceFollower(source, store, { cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog })
+    app.decorate('snapshots', store)
+    app.snapshotSource = follower
+    // Never awaited by the app: a replica whose store is down listens, unready, and keeps trying.
+    follower.start().catch((error: unknown) => log.error({ err: error }, 'the snapshot source cannot be followed'))
+    app.addHook('onClose', async () => {
+      await follower.stop()
+      await store.idle()
+    })
+    return
+  }
+
+  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog })
+  app.decorate('snapshots', store)
   // The first load is not awaited here: a plugin has 10 s to load, a snapshot as long as its size needs.
   // The server answers meanwhile (/-/healthz, /-/readyz 503); server.ts exits if the file is bad.
   const started = Date.now()

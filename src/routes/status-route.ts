@@ -4,6 +4,17 @@
 import type { FastifyInstance } from 'fastify'
 import { StatusSchema, type Status } from '../schemas/operations.js'
 
+function sourceStatus (app: FastifyInstance): Status['source'] {
+  const status = app.snapshotSource?.status()
+  if (status === undefined) return null
+  return {
+    ...status,
+    lastChecked: status.lastChecked?.toISOString() ?? null,
+    lastChanged: status.lastChanged?.toISOString() ?? null,
+    lastError: status.lastError === null ? null : { at: status.lastError.at.toISOString(), message: status.lastError.message }
+  }
+}
+
 export async function statusRoute (app: FastifyInstance): Promise<void> {
   app.get('/-/status', {
     schema: { summary: 'The served snapshot and the history of reloads', response: { 200: StatusSchema } }
@@ -20,7 +31,9 @@ export async function statusRoute (app: FastifyInstance): Promise<void> {
         ...reloads,
         lastFailure: reloads.lastFailure === null ? null : { at: reloads.lastFailure.at.toISOString(), problems: [...reloads.lastFailure.problems] },
         staleSince: reloads.staleSince?.toISOString() ?? null
-      }
+      },
+      source: sourceStatus(app),
+      cluster: app.cluster === null ? null : { workers: app.cluster.workers() }
     }
   })
 }

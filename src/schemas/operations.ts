@@ -20,7 +20,29 @@ export const StatusSchema = Type.Object({
     staleSince: Type.Union([Type.String(), Type.Null()], {
       description: 'When the first of the failures in a row happened: since then the file is not the one served (null: it is).'
     })
-  })
+  }),
+  source: Type.Union([Type.Object({
+    url: Type.String({ description: 'SNAPSHOT_URL, without credentials.' }),
+    etag: Type.Union([Type.String(), Type.Null()], { description: 'The served version, as the source names it.' }),
+    lastModified: Type.Union([Type.String(), Type.Null()]),
+    lastChecked: Type.Union([Type.String(), Type.Null()], { description: 'When the source was last asked (ISO-8601).' }),
+    lastChanged: Type.Union([Type.String(), Type.Null()], { description: 'When a new object from it was last served.' }),
+    lastError: Type.Union([Type.Object({ at: Type.String(), message: Type.String() }), Type.Null()], {
+      description: 'The last failed check: the source unreachable or refusing, a download cut short or too large, a bad object.'
+    }),
+    checks: Type.Integer(),
+    errors: Type.Integer()
+  }), Type.Null()], { description: 'The published source followed (SNAPSHOT_URL); null when the snapshot is a file.' }),
+  cluster: Type.Union([Type.Object({
+    workers: Type.Array(Type.Object({
+      id: Type.Integer(),
+      pid: Type.Integer(),
+      version: Type.Union([Type.String(), Type.Null()], { description: 'The version this worker serves; null while it loads.' }),
+      generatedAt: Type.Union([Type.String(), Type.Null()]),
+      loadedAt: Type.Union([Type.String(), Type.Null()]),
+      lastReload: Type.Union([Type.String(), Type.Null()], { description: 'Its last reload\'s outcome: loaded, failed, missing, superseded.' })
+    }))
+  }), Type.Null()], { description: 'Every worker of the cluster (WORKERS > 1) and what it serves; null for a single process.' })
 }, { title: 'Status' })
 
 export type Status = Static<typeof StatusSchema>

@@ -59,11 +59,14 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private readonly log: StoreLogger
   private readonly settleMs: number
   private running: Promise<ReloadOutcome> | null = null
+  /** The file the next reload reads: the store's own, unless a caller named another. */
+  private next: string
   private again = false
   private readonly counters: ReloadStatus = { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null }
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
+    this.next = file
     this.load = options.load ?? (path => loadSnapshotFile(path))
     this.log = options.log ?? SILENT
     this.settleMs = options.settleMs ?? 0
@@ -86,7 +89,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   /** Like a reload: a file written to while it was read is read again, never served half. */
   private async loadFirst (): Promise<SnapshotModel> {
     for (;;) {
-      const read = await this.readOnce()
+      const read = await this.readOnce(this.file)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       this.model = read.model
@@ -104,7 +107,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
    * Loads the file again and serves it if it is valid. Resolves when the newest request for a reload
    * has been carried out, with the outcome of the last run.
    */
-  reload (): Promise<ReloadOutcome> {
+  reload (file: string = this.file): Promise<ReloadOutcome> {
+    // A remote source's follower hands over each download as a file of its own (follow-source.ts).
+    this.next = file
     if (this.running !== null) {
       this.again = true
       return this.running
@@ -115,7 +120,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       let outcome: ReloadOutcome
       do {
         this.again = false
-        outcome = await this.loadOnce()
+        outcome = await this.loadOnce(this.next)
         this.emit('reloaded', outcome)
       } while (this.again)
       return outcome
@@ -137,25 +142,25 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
    * then be a valid beginning of it (a JSON Lines file cut at a line's end is one), or an empty or
    * half-written file (a save in place truncates, then writes). Its last write brings the file whole.
    */
-  private async readOnce (): Promise<{ model: SnapshotModel } | { error: unknown } | 'changed'> {
-    const before = await fileStamp(this.file)
+  private async readOnce (file: string): Promise<{ model: SnapshotModel } | { error: unknown } | 'changed'> {
+    const before = await fileStamp(file)
     let read: { model: SnapshotModel } | { error: unknown }
     try {
-      read = { model: await this.load(this.file) }
+      read = { model: await this.load(file) }
     } catch (error) {
       // Editors delete before they recreate: nothing to wait for.
       if (isMissing(error)) return { error }
       if (this.settleMs > 0) await delay(this.settleMs)
       read = { error }
     }
-    if (before === await fileStamp(this.file)) return read
-    this.log.warn({ snapshot: this.file }, 'snapshot file changed while it was read; loading it again')
+    if (before === await fileStamp(file)) return read
+    this.log.warn({ snapshot: file }, 'snapshot file changed while it was read; loading it again')
     return 'changed'
   }
 
-  private async loadOnce (): Promise<ReloadOutcome> {
+  private async loadOnce (file: string): Promise<ReloadOutcome> {
     const started = Date.now()
-    const read = await this.readOnce()
+    const read = await this.readOnce(file)
     if (read === 'changed') {
       // Loading again here (not waiting for the watcher) also covers SIGHUP reloads.
       this.again = true
@@ -169,13 +174,13 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       this.counters.succeeded++
       this.counters.failedInARow = 0
       this.counters.staleSince = null
-      this.log.info({ snapshot: this.file, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot reloaded')
+      this.log.info({ snapshot: file, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot reloaded')
       return 'loaded'
     }
     const { error } = read
     if (isMissing(error)) {
       // The new file's own event brings the next load.
-      this.log.warn({ snapshot: this.file }, 'snapshot file is missing; still serving the last good snapshot')
+      this.log.warn({ snapshot: file }, 'snapshot file is missing; still serving the last good snapshot')
       return 'missing'
     }
     // The report is shown in /-/status and /-/readyz: an unexpected error's own message stays in the log.
@@ -185,7 +190,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     this.counters.failedInARow++
     this.counters.lastFailure = { at, problems }
     this.counters.staleSince ??= at
-    this.log.error({ snapshot: this.file, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
+    this.log.error({ snapshot: file, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
     return 'failed'
   }
 }

@@ -65,6 +65,8 @@ function validatorsOf (headers: Headers): Validators {
 /** undici's "fetch failed" carries its reason in `cause`: a refused connection, a redirect loop, a timeout. */
 export function describeFetchError (error: unknown): string {
   if ((error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError') return 'timed out'
+  const own = (error as { code?: unknown }).code
+  if (typeof own === 'string') return own
   const cause = (error as { cause?: { code?: string, message?: string } }).cause
   if (cause?.code !== undefined) return cause.code
   if (cause?.message !== undefined) return cause.message

@@ -1,0 +1,27 @@
+// What the primary and its workers say to each other over node:cluster's IPC channel. prom-client's
+// AggregatorRegistry has messages of its own on the same channel; these all have `explore` set.
+
+/** What a worker serves, as it reports it after its first load and every reload. */
+export interface WorkerState {
+  id: number
+  pid: number
+  /** The served snapshot's version; null while the first load runs (or failed). */
+  version: string | null
+  generatedAt: string | null
+  loadedAt: string | null
+  /** The last reload's outcome ('loaded', 'failed'…), null before any. */
+  lastReload: string | null
+}
+
+export type ToWorker =
+  | { explore: 'reload', file?: string }
+  | { explore: 'cluster', workers: WorkerState[] }
+  | { explore: 'metrics', request: number, text: string | null }
+
+export type ToPrimary =
+  | { explore: 'state', state: WorkerState }
+  | { explore: 'metrics', request: number }
+
+export function isExploreMessage (message: unknown): message is { explore: string } {
+  return typeof message === 'object' && message !== null && typeof (message as { explore?: unknown }).explore === 'string'
+}

@@ -1,0 +1,134 @@
+// WORKERS > 1: the primary process of node:cluster. It serves nothing itself and holds no snapshot; it
+// starts the workers (each a whole service on the shared port, with its own copy of the snapshot), starts
+// again one that dies (with a backoff, logged), follows the snapshot file once for all of them and tells
+// every worker to reload, passes SIGHUP on, keeps the table of what each worker serves (shown by every
+// worker's /-/status), answers /-/metrics for the cluster (prom-client's AggregatorRegistry), and on
+// SIGTERM or SIGINT stops them all within the grace period.
+import cluster, { type Worker } from 'node:cluster'
+import { AggregatorRegistry } from 'prom-client'
+import pino from 'pino'
+import type { Config } from '../config.js'
+import { watchSnapshot } from '../snapshot/watch-snapshot.js'
+import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
+
+/** Environment variable that tells a process it is a worker of this primary (workers never watch). */
+export const WORKER_ENV = 'EXPLORE_CLUSTER_WORKER'
+
+/** A worker that lived this long before it died is started again at once; one that did not, after a backoff. */
+const STABLE_MS = 30_000
+const MAX_BACKOFF_MS = 30_000
+
+export async function runPrimary (config: Config): Promise<void> {
+  // The workers' logger settings (Fastify's is pino too), so that one log reads as one.
+  const log = pino({
+    level: config.logLevel,
+    base: { pid: process.pid, role: 'primary' },
+    ...(config.logPretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname' } } } : {})
+  })
+  const states = new Map<number, WorkerState>()
+  const aggregator = new AggregatorRegistry()
+  let stopping = false
+  let failuresInARow = 0
+  /** Whether any worker has served a snapshot yet: before, a worker that exits 1 had a bad first file. */
+  let served = false
+
+  const broadcast = (message: ToWorker) => {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.send(message)
+  }
+  const shareStates = () => broadcast({ explore: 'cluster', workers: [...states.values()] })
+
+  const start = (slot: number) => {
+    const started = Date.now()
+    const worker = cluster.fork({ [WORKER_ENV]: '1', EXPLORE_WORKER_SLOT: String(slot) })
+    states.set(worker.id, { id: worker.id, pid: worker.process.pid ?? 0, version: null, generatedAt: null, loadedAt: null, lastReload: null })
+    worker.on('message', (message: unknown) => { onMessage(worker, message) })
+    worker.on('exit', (code, signal) => {
+      states.delete(worker.id)
+      shareStates()
+      if (stopping) return
+      if (code === 1 && !served) {
+        // As a single process does (contract §5): a bad or missing first snapshot stops the service.
+        log.fatal({ worker: worker.id }, 'a worker could not load the first snapshot (its report is above): stopping')
+        stop('SIGTERM', 1)
+        return
+      }
+      const lived = Date.now() - started
+      failuresInARow = lived > STABLE_MS ? 0 : failuresInARow + 1
+      const wait = failuresInARow === 0 ? 0 : Math.min(MAX_BACKOFF_MS, 500 * 2 ** (failuresInARow - 1))
+      log.error({ worker: worker.id, workerPid: worker.process.pid, code, signal, restartInMs: wait }, 'a worker died; starting another')
+      setTimeout(() => { if (!stopping) start(slot) }, wait).unref()
+    })
+  }
+
+  const onMessage = (worker: Worker, message: unknown) => {
+    if (!isExploreMessage(message)) return
+    const said = message as ToPrimary
+    if (said.explore === 'state') {
+      const before = states.get(worker.id)
+      states.set(worker.id, said.state)
+      if (said.state.version !== null) served = true
+      if (said.state.lastReload === 'failed' && before?.lastReload !== 'failed') {
+        log.error({ worker: worker.id, workerPid: said.state.pid, serving: said.state.version }, 'a worker could not load the new snapshot; it serves its last good one')
+      }
+      shareStates()
+    } else if (said.explore === 'metrics') {
+      aggregator.clusterMetrics().then(
+        text => worker.send({ explore: 'metrics', request: said.request, text } satisfies ToWorker),
+        (error: unknown) => {
+          log.error({ err: error }, 'cluster metrics could not be gathered')
+          worker.send({ explore: 'metrics', request: said.request, text: null } satisfies ToWorker)
+        }
+      )
+    }
+  }
+
+  for (let slot = 0; slot < config.workers; slot++) start(slot)
+  log.info({ workers: config.workers }, `started ${config.workers} workers; each holds its own copy of the snapshot`)
+
+  // Followed once, here; every worker loads the file when told (a failed load keeps its last good one).
+  const watcher = config.watch && config.snapshotUrl === null
+    ? watchSnapshot(config.snapshotPath, () => { broadcast({ explore: 'reload' }) }, {
+      debounceMs: config.reloadDebounceMs,
+      onError: error => log.error({ err: error }, 'snapshot watcher error')
+    })
+    : null
+  await watcher?.ready
+
+  process.on('SIGHUP', () => {
+    log.info('SIGHUP: every worker reloads the snapshot')
+    broadcast({ explore: 'reload' })
+  })
+
+  function stop (signal: NodeJS.Signals, exitCode = 0): void {
+    if (stopping && exitCode === 0) {
+      log.error({ signal }, 'second signal: exiting now')
+      process.exit(1)
+    }
+    stopping = true
+    log.info({ signal }, 'shutting down: every worker finishes its requests in flight')
+    watcher?.close().catch(() => {})
+    const workers = Object.values(cluster.workers ?? {}).filter(worker => worker !== undefined)
+    let clean = true
+    const timer = setTimeout(() => {
+      log.error({ graceMs: config.shutdownGraceMs }, 'workers outlived the grace period: killing them')
+      for (const worker of workers) worker.process.kill('SIGKILL')
+      process.exit(1)
+    }, config.shutdownGraceMs + 1000)
+    timer.unref()
+    let left = workers.length
+    if (left === 0) process.exit(exitCode)
+    for (const worker of workers) {
+      worker.once('exit', code => {
+        if (code !== 0) clean = false
+        if (--left === 0) {
+          log.info('closed')
+          process.exit(clean ? exitCode : 1)
+        }
+      })
+      // Each worker shuts down as a single process does on SIGTERM: no new connections, requests finished.
+      worker.process.kill('SIGTERM')
+    }
+  }
+  process.on('SIGTERM', signal => { stop(signal) })
+  process.on('SIGINT', signal => { stop(signal) })
+}

@@ -1,0 +1,236 @@
+// Follows a remote snapshot (remote-source.ts): polls it, streams a changed object into the local cache
+// directory through a temporary file, has the store load that file under the same rules as any snapshot,
+// and only then renames it over the cached copy. So the cached copy is always the last good snapshot: a
+// replica restarting while the store is down serves it, and a bad object never replaces it.
+import { createWriteStream } from 'node:fs'
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { once } from 'node:events'
+import { join } from 'node:path'
+import { createHash } from 'node:crypto'
+import { pipeline } from 'node:stream/promises'
+import { Transform } from 'node:stream'
+import type { SnapshotStore, StoreLogger } from '../snapshot/snapshot-store.js'
+import { SourceError, type RemoteSource, type Validators } from './remote-source.js'
+
+export interface FollowOptions {
+  cacheDir: string
+  pollSeconds: number
+  /** A download larger than this is refused (and not kept). */
+  maxBytes: number
+  log: StoreLogger
+  /** Longest wait between tries while there is no snapshot at all (the backoff doubles up to it). */
+  maxBackoffSeconds?: number
+  /** A check taking longer than this is given up. */
+  timeoutSeconds?: number
+}
+
+export interface SourceStatus {
+  url: string
+  /** The version served, as the source names it (its ETag). */
+  etag: string | null
+  lastModified: string | null
+  lastChecked: Date | null
+  lastChanged: Date | null
+  lastError: { at: Date, message: string } | null
+  checks: number
+  errors: number
+}
+
+/** What is known of the cached copy, kept beside it. */
+interface CachedCopy extends Validators {
+  url: string
+  downloadedAt: string
+}
+
+/** Where a source's last good snapshot is kept: one name per source, so replicas may share a directory. */
+export function cachedCopyPath (source: RemoteSource, cacheDir: string): string {
+  return join(cacheDir, `snapshot-${createHash('sha256').update(source.shown).digest('hex').slice(0, 12)}${source.extension}`)
+}
+
+export class SourceFollower {
+  /** The cached copy, the store's own file (cachedCopyPath): the last good snapshot from this source. */
+  readonly file: string
+  private readonly metaFile: string
+  private readonly state: SourceStatus
+  /** The validators of the last object refused by the loader: not downloaded again until it changes. */
+  private refused: Validators | null = null
+  private timer: NodeJS.Timeout | null = null
+  private running: Promise<void> | null = null
+  private stopped = false
+  private readonly abort = new AbortController()
+  private failuresInARow = 0
+  private starting: Promise<void> | null = null
+
+  constructor (
+    private readonly source: RemoteSource,
+    private readonly store: SnapshotStore,
+    private readonly options: FollowOptions
+  ) {
+    this.file = store.file
+    this.metaFile = `${this.file}.source.json`
+    this.state = { url: source.shown, etag: null, lastModified: null, lastChecked: null, lastChanged: null, lastError: null, checks: 0, errors: 0 }
+  }
+
+  status (): SourceStatus {
+    return { ...this.state, lastError: this.state.lastError === null ? null : { ...this.state.lastError } }
+  }
+
+  /**
+   * Serves the cached copy if there is one (a replica restarting during a store outage keeps serving),
+   * then checks the source at once and every `pollSeconds`. Never rejects: problems are logged and shown.
+   */
+  start (): Promise<void> {
+    this.starting ??= this.serveCachedCopy()
+    return this.starting
+  }
+
+  private async serveCachedCopy (): Promise<void> {
+    await mkdir(this.options.cacheDir, { recursive: true })
+    const cached = await this.readCachedCopy()
+    if (cached !== null) {
+      try {
+        await this.store.start()
+        Object.assign(this.state, { etag: cached.etag, lastModified: cached.lastModified })
+        this.options.log.info({ source: this.source.shown, cached: this.file }, 'serving the cached copy of the snapshot while the source is checked')
+      } catch (error) {
+        this.options.log.error({ source: this.source.shown, cached: this.file, err: error }, 'the cached copy of the snapshot does not load; waiting for the source')
+      }
+    }
+    this.schedule(0)
+  }
+
+  /** Checks now (SIGHUP); resolves when that check has ended. */
+  async checkNow (): Promise<void> {
+    // After the cached copy is served (or found wanting), never beside that first load.
+    await this.starting?.catch(() => {})
+    if (this.running !== null) return await this.running
+    if (this.timer !== null) clearTimeout(this.timer)
+    await this.tick()
+  }
+
+  async stop (): Promise<void> {
+    this.stopped = true
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.abort.abort()
+    await this.running?.catch(() => {})
+  }
+
+  private schedule (seconds: number): void {
+    if (this.stopped) return
+    this.timer = setTimeout(() => { this.tick().catch(() => {}) }, seconds * 1000)
+    this.timer.unref()
+  }
+
+  private async tick (): Promise<void> {
+    this.running = this.check().finally(() => { this.running = null })
+    await this.running
+    this.schedule(this.nextWait())
+  }
+
+  /** Every poll when there is a snapshot; with none yet, a doubling backoff from 1 s up to the poll time. */
+  private nextWait (): number {
+    if (this.store.current() !== null || this.failuresInARow === 0) return this.options.pollSeconds
+    const backoff = Math.min(2 ** (this.failuresInARow - 1), this.options.maxBackoffSeconds ?? this.options.pollSeconds)
+    return Math.min(backoff, this.options.pollSeconds)
+  }
+
+  private async check (): Promise<void> {
+    this.state.checks++
+    this.state.lastChecked = new Date()
+    try {
+      await this.follow()
+      this.failuresInARow = 0
+    } catch (error) {
+      this.failuresInARow++
+      this.state.errors++
+      const message = error instanceof SourceError ? error.message : describeLocalError(error)
+      this.state.lastError = { at: new Date(), message }
+      const serving = this.store.current() === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'
+      this.options.log.error({ source: this.source.shown, problem: message }, `snapshot source check failed; ${serving}`)
+    }
+  }
+
+  private async follow (): Promise<void> {
+    const known = this.store.current() === null ? null : { etag: this.state.etag, lastModified: this.state.lastModified }
+    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((this.options.timeoutSeconds ?? 600) * 1000)])
+    const fetched = await this.source.fetch(this.refused ?? known, signal)
+    if (!fetched.changed) return
+    if (fetched.length !== null && fetched.length > this.options.maxBytes) {
+      await closeBody(fetched.body)
+      throw new SourceError(`the object is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${this.options.maxBytes}): not downloaded`)
+    }
+    // The loader reads the format from the name: the temporary file keeps the extension.
+    const temporary = `${this.file.slice(0, -this.source.extension.length)}.download-${process.pid}${this.source.extension}`
+    try {
+      const bytes = await this.download(fetched.body, temporary, signal)
+      if (fetched.length !== null && bytes !== fetched.length) {
+        throw new SourceError(`the download was cut short: ${bytes} of ${fetched.length} bytes`)
+      }
+      if (!await this.source.unchangedSince(fetched.validators, signal)) {
+        throw new SourceError('the object changed while it was downloaded: it is downloaded again at the next check')
+      }
+      // The same loader, the same rules: a bad object leaves the last good snapshot served.
+      const outcome = await this.store.reload(temporary)
+      if (outcome !== 'loaded') {
+        this.refused = fetched.validators
+        const problems = this.store.status().lastFailure?.problems ?? []
+        throw new SourceError(`the new object is not a valid snapshot (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`)
+      }
+      await rename(temporary, this.file)
+      this.refused = null
+      const copy: CachedCopy = { ...fetched.validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
+      await writeFile(`${this.metaFile}.tmp`, JSON.stringify(copy))
+      await rename(`${this.metaFile}.tmp`, this.metaFile)
+      Object.assign(this.state, { etag: fetched.validators.etag, lastModified: fetched.validators.lastModified, lastChanged: new Date() })
+    } finally {
+      await rm(temporary, { force: true })
+    }
+  }
+
+  /** Streams the body into `file`, counting bytes against the cap; flushed to disk before it is loaded. */
+  private async download (body: AsyncIterable<Uint8Array>, file: string, signal: AbortSignal): Promise<number> {
+    let bytes = 0
+    const { maxBytes } = this.options
+    const counter = new Transform({
+      transform (chunk: Buffer, _encoding, done) {
+        bytes += chunk.length
+        if (bytes > maxBytes) done(new SourceError(`the object is more than SNAPSHOT_MAX_MB allows (${maxBytes} bytes): download stopped`))
+        else done(null, chunk)
+      }
+    })
+    const out = createWriteStream(file, { flush: true })
+    try {
+      await pipeline(body, counter, out, { signal })
+    } catch (error) {
+      if (error instanceof SourceError) throw error
+      if (typeof (error as NodeJS.ErrnoException).code === 'string' && (error as NodeJS.ErrnoException).syscall !== undefined) throw error
+      throw new SourceError(`the download failed: ${(error as Error).message}`)
+    }
+    if (!out.closed) await once(out, 'close')
+    return bytes
+  }
+
+  private async readCachedCopy (): Promise<CachedCopy | null> {
+    if ((await stat(this.file).catch(() => null))?.isFile() !== true) return null
+    try {
+      return JSON.parse(await readFile(this.metaFile, 'utf8')) as CachedCopy
+    } catch {
+      // A copy without its validators is still a snapshot: it is served, and downloaded again.
+      return { url: this.source.shown, etag: null, lastModified: null, downloadedAt: '' }
+    }
+  }
+}
+
+async function closeBody (body: AsyncIterable<Uint8Array>): Promise<void> {
+  const destroy = (body as { destroy?: () => void }).destroy
+  if (typeof destroy === 'function') destroy.call(body)
+}
+
+/** A local failure (the cache disk) in words: the operator's to fix. */
+function describeLocalError (error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'ENOSPC') return 'the cache disk is full (SNAPSHOT_CACHE_DIR): the download was dropped'
+  if (code === 'EACCES' || code === 'EPERM') return 'the cache directory is not writable (SNAPSHOT_CACHE_DIR)'
+  if (code !== undefined) return `the cache directory failed (${code})`
+  return (error as Error).message
+}

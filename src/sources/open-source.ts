@@ -1,0 +1,13 @@
+// SNAPSHOT_URL → the source that reads it. The S3 SDK is loaded only for an s3:// URL: it is large, and a
+// replica that reads files or HTTP never needs it.
+import { HttpSource } from './http-source.js'
+import type { RemoteSource } from './remote-source.js'
+
+export async function openSource (text: string, { forcePathStyle }: { forcePathStyle: boolean }): Promise<RemoteSource> {
+  const url = new URL(text)
+  if (url.protocol === 's3:') {
+    const { S3Source } = await import('./s3-source.js')
+    return new S3Source(url, { forcePathStyle })
+  }
+  return new HttpSource(url)
+}

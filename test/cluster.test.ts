@@ -1,0 +1,132 @@
+// WORKERS=2: the real entry point as a primary and two workers (node:cluster), each a process of its own.
+// What is awaited is what the processes log, never a fixed delay.
+import t, { type Test } from 'tap'
+import http from 'node:http'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { rename, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { childEnv, makeItem, tempDir, type SnapshotDoc } from './helpers.js'
+
+const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
+
+function versioned (version: number, abstract = ''): SnapshotDoc {
+  const en = Array.from({ length: 20 + version }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_title: `v${version} item ${i + 1}`, translated_abstract: abstract }))
+  return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
+}
+
+async function startCluster (t: Test, doc: SnapshotDoc, extra: string[] = []) {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.json')
+  await writeFile(file, JSON.stringify(doc))
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-path', file, '--port', '0', '--workers', '2', '--reload-debounce-ms', '50', ...extra],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
+  let stdout = ''
+  child.stdout.on('data', chunk => { stdout += chunk })
+  child.stderr.on('data', chunk => { stdout += chunk })
+  const exited = once(child, 'exit').then(([code]) => code as number)
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  /** Resolves once `pattern` has been logged `times` times in all (counting from the start). */
+  const logged = (pattern: RegExp, times = 1) => new Promise<void>(resolve => {
+    const global = new RegExp(pattern.source, 'g')
+    const check = () => {
+      if ((stdout.match(global) ?? []).length >= times) {
+        child.stdout.off('data', check)
+        child.stderr.off('data', check)
+        resolve()
+      }
+    }
+    child.stdout.on('data', check)
+    child.stderr.on('data', check)
+    check()
+  })
+  await logged(/"msg":"snapshot loaded"/, 2)
+  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1])
+  return { child, exited, logged, port, file, dir, log: () => stdout }
+}
+
+async function get (port: number, path: string): Promise<{ status: number, body: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`)
+  return { status: res.status, body: await res.text() }
+}
+
+interface ClusterStatus { cluster: { workers: Array<{ id: number, pid: number, version: string | null, lastReload: string | null }> } }
+
+/** /-/status until `ready` holds of it (each worker's report reaches the others through the primary). */
+async function statusWhen (port: number, ready: (status: ClusterStatus) => boolean): Promise<ClusterStatus> {
+  for (;;) {
+    const status = JSON.parse((await get(port, '/-/status')).body) as ClusterStatus
+    if (ready(status)) return status
+    // The primary shares each report as it comes; another request asks again after it.
+    await new Promise(resolve => setImmediate(resolve))
+  }
+}
+
+t.test('two workers share the port; status and metrics show the whole cluster; a reload reaches both', async t => {
+  const cluster = await startCluster(t, versioned(1))
+  const status = await statusWhen(cluster.port, s => s.cluster.workers.length === 2 && s.cluster.workers.every(w => w.version !== null))
+  const pids = status.cluster.workers.map(w => w.pid)
+  t.equal(new Set(pids).size, 2, 'two worker processes')
+  t.notOk(pids.includes(cluster.child.pid as number), 'neither is the primary')
+  t.equal(new Set(status.cluster.workers.map(w => w.version)).size, 1, 'both serve the same version')
+
+  for (let i = 0; i < 20; i++) t.equal((await get(cluster.port, '/en/api/internal/explore/?limit=1')).status, 200)
+  const metrics = (await get(cluster.port, '/-/metrics')).body
+  const requests = [...metrics.matchAll(/^explore_http_requests_total\{[^}]*route="\/:lang\/api\/internal\/explore\/"[^}]*status="200"[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0)
+  t.equal(requests, 20, 'the cluster\'s metrics count every worker\'s answers')
+  t.match(metrics, /^explore_snapshot_items\{language="en"\} 21$/m, 'snapshot figures are not summed across workers')
+
+  await writeFile(`${cluster.file}.tmp`, JSON.stringify(versioned(2)))
+  await rename(`${cluster.file}.tmp`, cluster.file)
+  await cluster.logged(/"msg":"snapshot reloaded"/, 2)
+  const after = await statusWhen(cluster.port, s => s.cluster.workers.length === 2 && s.cluster.workers.every(w => w.lastReload === 'loaded'))
+  t.equal(new Set(after.cluster.workers.map(w => w.version)).size, 1)
+  t.not(after.cluster.workers[0]!.version, status.cluster.workers[0]!.version, 'both serve the new file')
+  for (let i = 0; i < 4; i++) t.match((await get(cluster.port, '/en/api/internal/explore/?limit=1')).body, /"v2 item/)
+
+  cluster.child.kill('SIGHUP')
+  await cluster.logged(/"msg":"snapshot reloaded"/, 4)
+  t.pass('SIGHUP to the primary reloads every worker')
+})
+
+t.test('a worker killed with SIGKILL is started again', async t => {
+  const cluster = await startCluster(t, versioned(1))
+  const status = await statusWhen(cluster.port, s => s.cluster.workers.length === 2 && s.cluster.workers.every(w => w.version !== null))
+  const victim = status.cluster.workers[0]!.pid
+  process.kill(victim, 'SIGKILL')
+  await cluster.logged(/"msg":"a worker died; starting another"/)
+  await cluster.logged(/"msg":"snapshot loaded"/, 3)
+  const after = await statusWhen(cluster.port, s => s.cluster.workers.length === 2 && s.cluster.workers.every(w => w.version !== null && w.pid !== victim))
+  t.equal(after.cluster.workers.length, 2)
+  t.equal((await get(cluster.port, '/en/api/internal/explore/?limit=1')).status, 200)
+})
+
+t.test('SIGTERM ends every worker, and a response in flight is sent whole first', async t => {
+  // ~20 MB pages: a client that stops reading keeps its response in flight.
+  const cluster = await startCluster(t, versioned(1, 'x'.repeat(1024 * 1024)))
+  const request = http.get({ port: cluster.port, host: '127.0.0.1', path: '/en/api/internal/explore/?limit=21', agent: false })
+  const [response] = await once(request, 'response') as [http.IncomingMessage]
+  response.pause()
+  cluster.child.kill('SIGTERM')
+  await cluster.logged(/"msg":"shutting down: every worker finishes its requests in flight"/)
+  const chunks: Buffer[] = []
+  response.on('data', (chunk: Buffer) => chunks.push(chunk))
+  response.resume()
+  await once(response, 'end')
+  const body = Buffer.concat(chunks)
+  t.equal(body.length, Number(response.headers['content-length']), 'the whole page arrived')
+  t.equal((JSON.parse(body.toString()) as { results: unknown[] }).results.length, 21)
+  t.equal(await cluster.exited, 0, 'the primary exits 0 once every worker has')
+})
+
+t.test('a bad first snapshot stops the cluster with exit 1, as it stops a single process', async t => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'bad.json')
+  await writeFile(file, '{"languages": {"en": [{"pk": 1}]}}')
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-path', file, '--port', '0', '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
+  let stderr = ''
+  child.stderr.on('data', chunk => { stderr += chunk })
+  const [code] = await once(child, 'exit')
+  t.equal(code, 1)
+  t.match(stderr, /languages\.en\[0\]\.is_translated: is required/)
+})

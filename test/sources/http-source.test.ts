@@ -1,0 +1,186 @@
+// SNAPSHOT_URL over HTTP, against a real HTTP server that sends ETags and Last-Modified and answers
+// conditional requests: each check is driven by the test (checkNow), never by waiting for the poll.
+import t, { type Test } from 'tap'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createHash } from 'node:crypto'
+import { once } from 'node:events'
+import { readdir, readFile } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import { makeItem, tempDir, toJsonLines, type SnapshotDoc } from '../helpers.js'
+
+/** A snapshot whose titles name its version; `20 + version` items. */
+function versioned (version: number): SnapshotDoc {
+  const en = Array.from({ length: 20 + version }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_title: `v${version} item ${i + 1}` }))
+  return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
+}
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void
+
+/** A publisher: serves `body` at any path with an ETag and Last-Modified, 304 to a matching If-None-Match. */
+async function publisher (t: Test) {
+  let body = Buffer.from(toJsonLines(versioned(1)))
+  let modified = new Date('2026-01-01T00:00:00Z')
+  let override: Handler | null = null
+  const seen: Array<{ method: string, ifNoneMatch: string | null, status: number }> = []
+  const etag = () => `"${createHash('sha1').update(body).digest('hex')}"`
+  const server = createServer((request, response) => {
+    response.on('finish', () => seen.push({ method: request.method as string, ifNoneMatch: request.headers['if-none-match'] ?? null, status: response.statusCode }))
+    if (override !== null) return override(request, response)
+    if (request.headers['if-none-match'] === etag()) {
+      response.writeHead(304, { etag: etag() }).end()
+      return
+    }
+    response.writeHead(200, { etag: etag(), 'last-modified': modified.toUTCString(), 'content-length': body.length, 'content-type': 'application/x-ndjson' })
+    response.end(request.method === 'HEAD' ? undefined : body)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => new Promise(resolve => { server.closeAllConnections(); server.close(resolve) }))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/exports/snapshot.jsonl`,
+    seen,
+    etag,
+    publish (doc: SnapshotDoc | string) {
+      body = Buffer.from(typeof doc === 'string' ? doc : toJsonLines(doc))
+      modified = new Date(modified.getTime() + 1000)
+    },
+    /** Answers every request with `handler` from now on (null: back to normal). */
+    answer (handler: Handler | null) { override = handler }
+  }
+}
+
+async function followingApp (t: Test, url: string, cacheDir: string, overrides: Partial<Config> = {}): Promise<FastifyInstance> {
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir, snapshotPollSeconds: 3600, ...overrides } }))
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
+
+async function servedVersion (app: FastifyInstance): Promise<number | null> {
+  const res = await app.inject('/en/api/internal/explore/?limit=1')
+  if (res.statusCode !== 200) return null
+  return Number(/^v(\d+) /.exec((JSON.parse(res.body) as { results: Array<{ translated_title: string }> }).results[0]!.translated_title)?.[1])
+}
+
+async function sourceStatus (app: FastifyInstance) {
+  return (await app.inject('/-/status')).json().source
+}
+
+t.test('a published snapshot is downloaded, served, kept in the cache, and an unchanged one costs a 304', async t => {
+  const site = await publisher(t)
+  const cacheDir = await tempDir(t)
+  const app = await followingApp(t, site.url, cacheDir)
+  await app.snapshotSource!.checkNow()
+  t.equal(await servedVersion(app), 1)
+  t.equal((await app.inject('/-/readyz')).statusCode, 200)
+  const status = await sourceStatus(app)
+  t.match(status, { url: site.url, etag: site.etag(), lastError: null, errors: 0 })
+  t.type(status.lastChanged, 'string')
+  const files = (await readdir(cacheDir)).sort()
+  t.equal(files.length, 2, 'the copy and what is known of it, no temporary file left')
+  t.equal(await readFile(app.snapshots.file, 'utf8'), toJsonLines(versioned(1)), 'the cached copy is the object')
+
+  await app.snapshotSource!.checkNow()
+  t.same(site.seen.at(-1), { method: 'GET', ifNoneMatch: site.etag(), status: 304 }, 'asked with If-None-Match, answered 304')
+  t.equal((await sourceStatus(app)).lastChanged, status.lastChanged, 'nothing changed')
+
+  site.publish(versioned(2))
+  await app.snapshotSource!.checkNow()
+  t.equal(await servedVersion(app), 2, 'a new publish is served')
+  t.equal((await sourceStatus(app)).etag, site.etag())
+  const metrics = (await app.inject('/-/metrics')).body
+  t.match(metrics, /explore_snapshot_source_checks_total\{outcome="ok"\} 3/)
+})
+
+t.test('a bad publish keeps the last good snapshot served and the replica ready; it is not downloaded again', async t => {
+  const site = await publisher(t)
+  const app = await followingApp(t, site.url, await tempDir(t))
+  await app.snapshotSource!.checkNow()
+  site.publish('{"language": "en", "pk": 1}\nnot json\n')
+  await app.snapshotSource!.checkNow()
+  t.equal(await servedVersion(app), 1)
+  t.match((await app.inject('/-/readyz')).json(), { status: 'ready' })
+  t.match((await sourceStatus(app)).lastError, { message: /^the new object is not a valid snapshot \(snapshot-\w+\.download-\d+\.jsonl:1: is_translated: is required; .*; …\)$/ })
+  const before = site.seen.length
+  await app.snapshotSource!.checkNow()
+  t.same(site.seen.slice(before), [{ method: 'GET', ifNoneMatch: site.etag(), status: 304 }], 'the refused object is not fetched again')
+  site.publish(versioned(3))
+  await app.snapshotSource!.checkNow()
+  t.equal(await servedVersion(app), 3, 'the next good publish is served')
+  t.equal((await sourceStatus(app)).lastError.message.includes('not a valid snapshot'), true, 'the last error stays on record')
+})
+
+t.test('every failure of the source is a clear status entry, and the last good snapshot stays', async t => {
+  const site = await publisher(t)
+  const app = await followingApp(t, site.url, await tempDir(t), { snapshotMaxMb: 1 })
+  await app.snapshotSource!.checkNow()
+  const failsWith = async (name: string, handler: Handler, message: RegExp) => {
+    site.answer(handler)
+    await app.snapshotSource!.checkNow()
+    t.match((await sourceStatus(app)).lastError, { message }, name)
+    t.equal(await servedVersion(app), 1, `${name}: still serving`)
+    site.answer(null)
+  }
+  await failsWith('a 500', (_q, s) => { s.writeHead(500).end('oops') }, /answered 500 Internal Server Error$/)
+  await failsWith('a redirect loop', (q, s) => { s.writeHead(302, { location: q.url }).end() }, /could not be reached: redirect count exceeded/)
+  await failsWith('a truncated download', (_q, s) => {
+    s.writeHead(200, { 'content-length': 5000, etag: '"cut"' })
+    // Headers and a first part sent, then the connection is gone.
+    s.write('{"language": "en"', () => { s.destroy() })
+  }, /download (failed|was cut short)/)
+  await failsWith('an oversized object', (_q, s) => {
+    s.writeHead(200, { 'content-length': 2 * 1024 * 1024, etag: '"big"' })
+    s.end(Buffer.alloc(2 * 1024 * 1024, 0x20))
+  }, /more than SNAPSHOT_MAX_MB allows/)
+  await failsWith('an oversized object that does not say so', (q, s) => {
+    if (q.method === 'HEAD') return s.writeHead(200, { etag: '"big"' }).end()
+    s.writeHead(200, { etag: '"big"' })
+    s.end(Buffer.alloc(2 * 1024 * 1024, 0x20))
+  }, /more than SNAPSHOT_MAX_MB allows/)
+  let gets = 0
+  await failsWith('an object that changes while it downloads', (q, s) => {
+    // The download says one version; by the time it is whole, the source has another.
+    const etag = q.method === 'HEAD' ? '"after"' : '"before"'
+    if (q.method === 'GET') gets++
+    s.writeHead(200, { etag })
+    s.end(q.method === 'HEAD' ? undefined : toJsonLines(versioned(4)))
+  }, /changed while it was downloaded/)
+  t.equal(gets, 1)
+  t.equal((await sourceStatus(app)).errors, 6)
+  t.match((await app.inject('/-/metrics')).body, /explore_snapshot_source_checks_total\{outcome="error"\} 6/)
+})
+
+t.test('a replica restarting while the source is down serves its cached copy and keeps trying', async t => {
+  const site = await publisher(t)
+  const cacheDir = await tempDir(t)
+  const first = await followingApp(t, site.url, cacheDir)
+  await first.snapshotSource!.checkNow()
+  await first.close()
+  site.answer((_q, s) => { s.writeHead(503).end() })
+  const again = await followingApp(t, site.url, cacheDir)
+  await again.snapshotSource!.checkNow()
+  t.equal(await servedVersion(again), 1, 'the cached copy is served')
+  t.equal((await again.inject('/-/readyz')).statusCode, 200)
+  t.match((await sourceStatus(again)).lastError, { message: /answered 503/ })
+  site.answer(null)
+  site.publish(versioned(5))
+  await again.snapshotSource!.checkNow()
+  t.equal(await servedVersion(again), 5, 'and follows the source once it is back')
+})
+
+t.test('a replica with no copy and an unreachable source stays unready, and serves once it is reachable', async t => {
+  const site = await publisher(t)
+  site.answer((q, s) => { q.socket.destroy(); s.destroy() })
+  const app = await followingApp(t, site.url, await tempDir(t))
+  await app.snapshotSource!.checkNow()
+  t.equal((await app.inject('/-/readyz')).statusCode, 503)
+  t.equal((await app.inject('/en/api/internal/explore/')).statusCode, 503)
+  t.match((await sourceStatus(app)).lastError, { message: /could not be reached/ })
+  site.answer(null)
+  await app.snapshotSource!.checkNow()
+  t.equal(await servedVersion(app), 1)
+})

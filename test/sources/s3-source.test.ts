@@ -1,0 +1,110 @@
+// SNAPSHOT_URL=s3://…, against moto's S3 server (a real S3 API over HTTP), started on a free port. Skipped,
+// with the reason, where moto_server is not installed.
+import t from 'tap'
+import { spawn, spawnSync } from 'node:child_process'
+import { createServer, type AddressInfo } from 'node:net'
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { makeItem, tempDir, toJsonLines, type SnapshotDoc } from '../helpers.js'
+
+const MOTO = process.env.MOTO_SERVER ?? 'moto_server'
+
+function versioned (version: number): SnapshotDoc {
+  const en = Array.from({ length: 20 + version }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_title: `v${version} item ${i + 1}` }))
+  return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
+}
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {
+  t.test('the S3 source', { skip: 'moto_server is not installed (pip install \'moto[server]\', or set MOTO_SERVER): the S3 source is not tested here' }, () => {})
+} else {
+  const port = await freePort()
+  const endpoint = `http://127.0.0.1:${port}`
+  const moto = spawn(MOTO, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] })
+  t.teardown(() => { moto.kill() })
+  // Ready once it answers; its own log line says so too, but the answer is what counts.
+  await new Promise<void>((resolve, reject) => {
+    moto.once('exit', code => reject(new Error(`moto_server exited (${code ?? 'signal'})`)))
+    moto.stderr.on('data', (chunk: Buffer) => { if (/Running on/.test(chunk.toString())) resolve() })
+  })
+  // The SDK reads its standard settings from the environment, as a replica's would.
+  Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_S3: endpoint })
+  const s3 = new S3Client({ forcePathStyle: true })
+  t.teardown(() => s3.destroy())
+  await s3.send(new CreateBucketCommand({ Bucket: 'snapshots' }))
+  const publish = async (doc: SnapshotDoc | string, key = 'explore/snapshot.jsonl') => {
+    await s3.send(new PutObjectCommand({ Bucket: 'snapshots', Key: key, Body: typeof doc === 'string' ? doc : toJsonLines(doc) }))
+  }
+
+  const following = async (url: string, cacheDir?: string): Promise<FastifyInstance> => {
+    const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir ?? await tempDir(t), snapshotPollSeconds: 3600, s3ForcePathStyle: true } }))
+    t.teardown(() => app.close())
+    await app.ready()
+    return app
+  }
+  const served = async (app: FastifyInstance): Promise<number | null> => {
+    const res = await app.inject('/en/api/internal/explore/?limit=1')
+    if (res.statusCode !== 200) return null
+    return Number(/^v(\d+) /.exec(res.json().results[0].translated_title)?.[1])
+  }
+  const lastError = async (app: FastifyInstance): Promise<string | undefined> => (await app.inject('/-/status')).json().source.lastError?.message
+
+  t.test('an S3 object is followed by ETag: served, unchanged (a 304 the SDK throws), replaced, refused when bad', async t => {
+    await publish(versioned(1))
+    const app = await following('s3://snapshots/explore/snapshot.jsonl')
+    await app.snapshotSource!.checkNow()
+    t.equal(await served(app), 1)
+    const status = (await app.inject('/-/status')).json().source
+    t.match(status, { url: 's3://snapshots/explore/snapshot.jsonl', etag: /^"[0-9a-f]+"$/, lastError: null })
+
+    await app.snapshotSource!.checkNow()
+    const unchanged = (await app.inject('/-/status')).json().source
+    t.match(unchanged, { checks: 2, errors: 0, lastChanged: status.lastChanged }, 'an unchanged object is no error and no change')
+
+    await publish(versioned(2))
+    await app.snapshotSource!.checkNow()
+    t.equal(await served(app), 2)
+
+    await publish('not a snapshot\n')
+    await app.snapshotSource!.checkNow()
+    t.equal(await served(app), 2, 'a bad object keeps the last good snapshot')
+    t.match(await lastError(app), /not a valid snapshot/)
+    t.equal((await app.inject('/-/readyz')).statusCode, 200)
+  })
+
+  t.test('a missing key, a missing bucket and an unreachable store are reported, never a crash', async t => {
+    await publish(versioned(1), 'other/snapshot.jsonl')
+    const app = await following('s3://snapshots/other/snapshot.jsonl')
+    await app.snapshotSource!.checkNow()
+    t.equal(await served(app), 1)
+
+    const missingKey = await following('s3://snapshots/nowhere/snapshot.jsonl')
+    await missingKey.snapshotSource!.checkNow()
+    t.match(await lastError(missingKey), /no such object/)
+    t.equal((await missingKey.inject('/-/readyz')).statusCode, 503, 'no copy and no object: unready')
+
+    const missingBucket = await following('s3://no-such-bucket/snapshot.jsonl')
+    await missingBucket.snapshotSource!.checkNow()
+    t.match(await lastError(missingBucket), /the bucket does not exist/)
+
+    const cacheDir = await tempDir(t)
+    const first = await following('s3://snapshots/other/snapshot.jsonl', cacheDir)
+    await first.snapshotSource!.checkNow()
+    await first.close()
+    process.env.AWS_ENDPOINT_URL_S3 = `http://127.0.0.1:${await freePort()}`
+    t.teardown(() => { process.env.AWS_ENDPOINT_URL_S3 = endpoint })
+    const restarted = await following('s3://snapshots/other/snapshot.jsonl', cacheDir)
+    await restarted.snapshotSource!.checkNow()
+    t.match(await lastError(restarted), /could not be reached/)
+    t.equal(await served(restarted), 1, 'a restart during a store outage serves the cached copy')
+  })
+}
