@@ -1,6 +1,7 @@
 // buildApp(config): the whole service as one Fastify instance. It only wires: the server's options, the
 // snapshot, CORS, the explore view and the operational routes, one not-found and one error handler, and
 // the fast path when it is on. server.ts listens; tests call this directly.
+import cluster from 'node:cluster'
 import Fastify, { type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -88,7 +89,15 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     reloadDebounceMs: config.reloadDebounceMs,
     remote: config.snapshotUrl === null
       ? null
-      : { url: config.snapshotUrl, pollSeconds: config.snapshotPollSeconds, cacheDir: config.snapshotCacheDir, maxBytes: config.snapshotMaxMb * 1024 * 1024, forcePathStyle: config.s3ForcePathStyle }
+      : {
+          url: config.snapshotUrl,
+          pollSeconds: config.snapshotPollSeconds,
+          cacheDir: config.snapshotCacheDir,
+          maxBytes: config.snapshotMaxMb * 1024 * 1024,
+          forcePathStyle: config.s3ForcePathStyle,
+          // A cluster's primary follows the source once; its workers load what it tells them to.
+          follow: !cluster.isWorker
+        }
   })
   await app.register(clusterPlugin)
   if (config.docs) await app.register(docsPlugin)

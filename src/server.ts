@@ -49,7 +49,8 @@ async function main (): Promise<void> {
   // answers and /-/readyz says it is loading. A bad file still stops the service (contract §5); a
   // snapshot followed from a URL is waited for instead, unready: a store outage must not stop a fleet.
   await app.listen({ port: config.port, host: config.host })
-  if (app.snapshotSource === null) await app.snapshots.start()
+  // A worker following a source through its primary loads what the primary tells it to.
+  if (app.snapshotSource === null && !(cluster.isWorker && config.snapshotUrl !== null)) await app.snapshots.start()
   app.cluster?.report()
 }
 

@@ -130,3 +130,46 @@ t.test('a bad first snapshot stops the cluster with exit 1, as it stops a single
   t.equal(code, 1)
   t.match(stderr, /languages\.en\[0\]\.is_translated: is required/)
 })
+
+t.test('with SNAPSHOT_URL the primary follows the source once, and every worker serves each new object', async t => {
+  let body = JSON.stringify(versioned(1))
+  const gets: string[] = []
+  const etag = () => `"${body.length}-${body.charCodeAt(60)}"`
+  const publisher = http.createServer((request, response) => {
+    if (request.method === 'GET') gets.push(request.headers['if-none-match'] ?? '')
+    if (request.headers['if-none-match'] === etag()) return response.writeHead(304).end()
+    response.writeHead(200, { etag: etag(), 'content-length': Buffer.byteLength(body) }).end(request.method === 'HEAD' ? undefined : body)
+  })
+  publisher.listen(0, '127.0.0.1')
+  await once(publisher, 'listening')
+  t.teardown(() => new Promise(resolve => { publisher.closeAllConnections(); publisher.close(resolve) }))
+  const url = `http://127.0.0.1:${(publisher.address() as { port: number }).port}/snapshot.json`
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-url', url, '--snapshot-cache-dir', await tempDir(t), '--snapshot-poll-seconds', '3600', '--port', '0', '--workers', '2'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let log = ''
+  child.stdout.on('data', chunk => { log += chunk })
+  const logged = (pattern: RegExp, times: number) => new Promise<void>(resolve => {
+    const check = () => { if ((log.match(new RegExp(pattern.source, 'g')) ?? []).length >= times) { child.stdout.off('data', check); resolve() } }
+    child.stdout.on('data', check)
+    check()
+  })
+  await logged(/"msg":"snapshot reloaded"/, 2)
+  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1])
+  const first = await statusWhen(port, s => s.cluster.workers.length === 2 && s.cluster.workers.every(w => w.version !== null))
+  t.equal(new Set(first.cluster.workers.map(w => w.version)).size, 1, 'both workers serve the download')
+  t.same(gets, [''], 'one download for the whole cluster')
+  // The primary shares the source's status after each check, with the next table of workers.
+  const status = await statusWhen(port, s => (s as unknown as { source: { etag: string | null } | null }).source?.etag != null) as unknown as { source: { url: string, etag: string } }
+  t.match(status.source, { url, etag: etag() }, 'any worker shows the source the primary follows')
+
+  body = JSON.stringify(versioned(2))
+  child.kill('SIGHUP')
+  await logged(/"msg":"snapshot reloaded"/, 4)
+  const second = await statusWhen(port, s => s.cluster.workers.every(w => w.version !== null && w.version !== first.cluster.workers[0]!.version))
+  t.equal(new Set(second.cluster.workers.map(w => w.version)).size, 1)
+  t.equal(gets.length, 2, 'and one download of the new object')
+  for (let i = 0; i < 4; i++) t.match((await get(port, '/en/api/internal/explore/?limit=1')).body, /"v2 item/)
+  child.kill('SIGTERM')
+  t.equal((await once(child, 'exit'))[0], 0)
+})

@@ -13,13 +13,22 @@ export interface WorkerState {
   lastReload: string | null
 }
 
+/** The published source as the primary follows it (WORKERS > 1 with SNAPSHOT_URL), for /-/status. */
+export type SharedSourceStatus = Omit<import('../sources/follow-source.js').SourceStatus, 'lastChecked' | 'lastChanged' | 'lastError'> & {
+  lastChecked: string | null
+  lastChanged: string | null
+  lastError: { at: string, message: string } | null
+}
+
 export type ToWorker =
-  | { explore: 'reload', file?: string }
-  | { explore: 'cluster', workers: WorkerState[] }
+  /** Load the file (the snapshot's own, or a download); a `request` is answered with `reloaded`. */
+  | { explore: 'reload', file?: string, request?: number }
+  | { explore: 'cluster', workers: WorkerState[], source: SharedSourceStatus | null }
   | { explore: 'metrics', request: number, text: string | null }
 
 export type ToPrimary =
   | { explore: 'state', state: WorkerState }
+  | { explore: 'reloaded', request: number, outcome: string, problems: string[] }
   | { explore: 'metrics', request: number }
 
 export function isExploreMessage (message: unknown): message is { explore: string } {

@@ -9,7 +9,10 @@ import { AggregatorRegistry } from 'prom-client'
 import pino from 'pino'
 import type { Config } from '../config.js'
 import { watchSnapshot } from '../snapshot/watch-snapshot.js'
-import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
+import { cachedCopyPath, SourceFollower } from '../sources/follow-source.js'
+import { openSource } from '../sources/open-source.js'
+import { ClusterStore } from './cluster-store.js'
+import { isExploreMessage, type SharedSourceStatus, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
 
 /** Environment variable that tells a process it is a worker of this primary (workers never watch). */
 export const WORKER_ENV = 'EXPLORE_CLUSTER_WORKER'
@@ -31,11 +34,36 @@ export async function runPrimary (config: Config): Promise<void> {
   let failuresInARow = 0
   /** Whether any worker has served a snapshot yet: before, a worker that exits 1 had a bad first file. */
   let served = false
+  /** Workers that have reported since they started: they listen for the primary's messages. */
+  const reported = new Set<number>()
+  let startFollowing: (() => void) | null = null
 
   const broadcast = (message: ToWorker) => {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.send(message)
   }
-  const shareStates = () => broadcast({ explore: 'cluster', workers: [...states.values()] })
+  // With SNAPSHOT_URL, the source is followed here, once: each download goes to every worker.
+  let follower: SourceFollower | null = null
+  const shareStates = () => broadcast({ explore: 'cluster', workers: [...states.values()], source: sharedSource(follower) })
+  /** Reloads asked of the workers and not yet answered by all: request → the workers still to answer. */
+  const asked = new Map<number, { waiting: Set<number>, answers: Array<{ outcome: string, problems: string[] }>, done: () => void }>()
+  let nextRequest = 1
+  const reloadAll = async (file: string): Promise<Array<{ outcome: string, problems: string[] }>> => {
+    const request = nextRequest++
+    const workers = Object.values(cluster.workers ?? {}).filter(worker => worker !== undefined && reported.has(worker.id)) as Worker[]
+    if (workers.length === 0) return []
+    return await new Promise(resolve => {
+      const entry = { waiting: new Set(workers.map(worker => worker.id)), answers: [] as Array<{ outcome: string, problems: string[] }>, done: () => { asked.delete(request); resolve(entry.answers) } }
+      asked.set(request, entry)
+      for (const worker of workers) worker.send({ explore: 'reload', file, request } satisfies ToWorker)
+    })
+  }
+  /** A worker answered (or died, and will not): the reload is done once every worker has. */
+  const answered = (request: number, workerId: number, answer: { outcome: string, problems: string[] } | null) => {
+    const entry = asked.get(request)
+    if (entry === undefined || !entry.waiting.delete(workerId)) return
+    if (answer !== null) entry.answers.push(answer)
+    if (entry.waiting.size === 0) entry.done()
+  }
 
   const start = (slot: number) => {
     const started = Date.now()
@@ -44,6 +72,7 @@ export async function runPrimary (config: Config): Promise<void> {
     worker.on('message', (message: unknown) => { onMessage(worker, message) })
     worker.on('exit', (code, signal) => {
       states.delete(worker.id)
+      for (const request of [...asked.keys()]) answered(request, worker.id, null)
       shareStates()
       if (stopping) return
       if (code === 1 && !served) {
@@ -63,10 +92,19 @@ export async function runPrimary (config: Config): Promise<void> {
   const onMessage = (worker: Worker, message: unknown) => {
     if (!isExploreMessage(message)) return
     const said = message as ToPrimary
-    if (said.explore === 'state') {
+    if (said.explore === 'reloaded') {
+      answered(said.request, worker.id, { outcome: said.outcome, problems: said.problems })
+    } else if (said.explore === 'state') {
       const before = states.get(worker.id)
       states.set(worker.id, said.state)
       if (said.state.version !== null) served = true
+      if (!reported.has(worker.id)) {
+        reported.add(worker.id)
+        // A worker started again while the cluster follows a source loads the last good copy.
+        if (store !== null && served) worker.send({ explore: 'reload', file: store.file } satisfies ToWorker)
+        // The source is followed once every first worker listens: a message sent before would be lost.
+        if (reported.size === config.workers) startFollowing?.()
+      }
       if (said.state.lastReload === 'failed' && before?.lastReload !== 'failed') {
         log.error({ worker: worker.id, workerPid: said.state.pid, serving: said.state.version }, 'a worker could not load the new snapshot; it serves its last good one')
       }
@@ -86,6 +124,31 @@ export async function runPrimary (config: Config): Promise<void> {
   log.info({ workers: config.workers }, `started ${config.workers} workers; each holds its own copy of the snapshot`)
 
   // Followed once, here; every worker loads the file when told (a failed load keeps its last good one).
+  let store: ClusterStore | null = null
+  if (config.snapshotUrl !== null) {
+    const source = await openSource(config.snapshotUrl, { forcePathStyle: config.s3ForcePathStyle })
+    store = new ClusterStore(cachedCopyPath(source, config.snapshotCacheDir), {
+      reloadAll,
+      serving: () => [...states.values()].some(state => state.version !== null)
+    })
+    const sourceLog = log.child({ component: 'snapshot' })
+    follower = new SourceFollower(source, store, {
+      cacheDir: config.snapshotCacheDir,
+      pollSeconds: config.snapshotPollSeconds,
+      maxBytes: config.snapshotMaxMb * 1024 * 1024,
+      log: {
+        info: (fields, message) => { sourceLog.info(fields, message) },
+        warn: (fields, message) => { sourceLog.warn(fields, message) },
+        error: (fields, message) => { sourceLog.error(fields, message) }
+      },
+      onChecked: shareStates
+    })
+    const following = follower
+    startFollowing = () => {
+      startFollowing = null
+      following.start().then(shareStates, (error: unknown) => log.error({ err: error }, 'the snapshot source cannot be followed'))
+    }
+  }
   const watcher = config.watch && config.snapshotUrl === null
     ? watchSnapshot(config.snapshotPath, () => { broadcast({ explore: 'reload' }) }, {
       debounceMs: config.reloadDebounceMs,
@@ -95,6 +158,11 @@ export async function runPrimary (config: Config): Promise<void> {
   await watcher?.ready
 
   process.on('SIGHUP', () => {
+    if (follower !== null) {
+      log.info('SIGHUP: checking the snapshot source')
+      follower.checkNow().then(shareStates, () => {})
+      return
+    }
     log.info('SIGHUP: every worker reloads the snapshot')
     broadcast({ explore: 'reload' })
   })
@@ -107,6 +175,7 @@ export async function runPrimary (config: Config): Promise<void> {
     stopping = true
     log.info({ signal }, 'shutting down: every worker finishes its requests in flight')
     watcher?.close().catch(() => {})
+    follower?.stop().catch(() => {})
     const workers = Object.values(cluster.workers ?? {}).filter(worker => worker !== undefined)
     let clean = true
     const timer = setTimeout(() => {
@@ -131,4 +200,15 @@ export async function runPrimary (config: Config): Promise<void> {
   }
   process.on('SIGTERM', signal => { stop(signal) })
   process.on('SIGINT', signal => { stop(signal) })
+}
+
+function sharedSource (follower: SourceFollower | null): SharedSourceStatus | null {
+  const status = follower?.status()
+  if (status === undefined) return null
+  return {
+    ...status,
+    lastChecked: status.lastChecked?.toISOString() ?? null,
+    lastChanged: status.lastChanged?.toISOString() ?? null,
+    lastError: status.lastError === null ? null : { at: status.lastError.at.toISOString(), message: status.lastError.message }
+  }
 }

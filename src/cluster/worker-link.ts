@@ -2,7 +2,7 @@
 // after every load, keeps the primary's table of every worker for /-/status, and asks the primary for the
 // cluster's metrics. Plain TypeScript over node:cluster's IPC channel.
 import type { SnapshotStore } from '../snapshot/snapshot-store.js'
-import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
+import { isExploreMessage, type SharedSourceStatus, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
 
 /**
  * How long a worker waits for the cluster's metrics before it answers with its own: longer than the
@@ -12,6 +12,7 @@ const METRICS_TIMEOUT_MS = 6000
 
 export class WorkerLink {
   private table: WorkerState[] = []
+  private sharedSource: SharedSourceStatus | null = null
   private lastReload: string | null = null
   private nextRequest = 1
   private readonly waiting = new Map<number, (text: string | null) => void>()
@@ -27,6 +28,11 @@ export class WorkerLink {
   /** Every worker and what it serves, as the primary last shared it. */
   workers (): WorkerState[] {
     return this.table.map(state => ({ ...state }))
+  }
+
+  /** The published source as the primary follows it; null when it follows none. */
+  source (): SharedSourceStatus | null {
+    return this.sharedSource === null ? null : { ...this.sharedSource }
   }
 
   /** Tells the primary what this worker serves now. */
@@ -57,9 +63,15 @@ export class WorkerLink {
     if (!isExploreMessage(message)) return
     const said = message as ToWorker
     if (said.explore === 'reload') {
-      this.store.reload(said.file).catch(() => {})
+      const { request } = said
+      this.store.reload(said.file).then(outcome => {
+        if (request === undefined) return
+        const problems = outcome === 'loaded' ? [] : [...(this.store.status().lastFailure?.problems ?? [])]
+        this.send({ explore: 'reloaded', request, outcome, problems })
+      }, () => {})
     } else if (said.explore === 'cluster') {
       this.table = said.workers
+      this.sharedSource = said.source
     } else if (said.explore === 'metrics') {
       const done = this.waiting.get(said.request)
       this.waiting.delete(said.request)

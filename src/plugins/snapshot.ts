@@ -30,6 +30,8 @@ export interface SnapshotPluginOptions {
     cacheDir: string
     maxBytes: number
     forcePathStyle: boolean
+    /** False in a cluster's worker: the primary follows, and tells the worker which file to load. */
+    follow: boolean
   } | null
 }
 
@@ -46,15 +48,14 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
   if (remote !== null) {
     const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle })
     const store = new SnapshotStore(cachedCopyPath(source, remote.cacheDir), { log: storeLog })
-    const follower = new SourceFollower(source, store, { cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog })
     app.decorate('snapshots', store)
+    app.addHook('onClose', async () => { await store.idle() })
+    if (!remote.follow) return
+    const follower = new SourceFollower(source, store, { cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog })
     app.snapshotSource = follower
     // Never awaited by the app: a replica whose store is down listens, unready, and keeps trying.
     follower.start().catch((error: unknown) => log.error({ err: error }, 'the snapshot source cannot be followed'))
-    app.addHook('onClose', async () => {
-      await follower.stop()
-      await store.idle()
-    })
+    app.addHook('onClose', async () => { await follower.stop() })
     return
   }
 

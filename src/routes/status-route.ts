@@ -6,7 +6,8 @@ import { StatusSchema, type Status } from '../schemas/operations.js'
 
 function sourceStatus (app: FastifyInstance): Status['source'] {
   const status = app.snapshotSource?.status()
-  if (status === undefined) return null
+  // In a cluster's worker the primary follows the source, and shares what it knows.
+  if (status === undefined) return app.cluster?.source() ?? null
   return {
     ...status,
     lastChecked: status.lastChecked?.toISOString() ?? null,

@@ -9,8 +9,24 @@ import { join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { pipeline } from 'node:stream/promises'
 import { Transform } from 'node:stream'
-import type { SnapshotStore, StoreLogger } from '../snapshot/snapshot-store.js'
+import type { ReloadOutcome, StoreLogger } from '../snapshot/snapshot-store.js'
 import { SourceError, type RemoteSource, type Validators } from './remote-source.js'
+
+/**
+ * What the follower needs of whoever loads what it downloads: a process's SnapshotStore, or a cluster's
+ * workers, all told at once (cluster/cluster-store.ts).
+ */
+export interface FollowedStore {
+  /** The cached copy's path: the last good snapshot. */
+  readonly file: string
+  /** Loads the cached copy first; rejects when it does not load. */
+  start: () => Promise<unknown>
+  /** Something is served (null: nothing yet). */
+  current: () => unknown
+  /** Loads `file` and serves it if it is valid. */
+  reload: (file: string) => Promise<ReloadOutcome>
+  status: () => { lastFailure: { problems: readonly string[] } | null }
+}
 
 export interface FollowOptions {
   cacheDir: string
@@ -22,6 +38,8 @@ export interface FollowOptions {
   maxBackoffSeconds?: number
   /** A check taking longer than this is given up. */
   timeoutSeconds?: number
+  /** After every check, whatever its outcome (a cluster's primary shares the status then). */
+  onChecked?: () => void
 }
 
 export interface SourceStatus {
@@ -63,7 +81,7 @@ export class SourceFollower {
 
   constructor (
     private readonly source: RemoteSource,
-    private readonly store: SnapshotStore,
+    private readonly store: FollowedStore,
     private readonly options: FollowOptions
   ) {
     this.file = store.file
@@ -122,7 +140,10 @@ export class SourceFollower {
   }
 
   private async tick (): Promise<void> {
-    this.running = this.check().finally(() => { this.running = null })
+    this.running = this.check().finally(() => {
+      this.running = null
+      this.options.onChecked?.()
+    })
     await this.running
     this.schedule(this.nextWait())
   }
