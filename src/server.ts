@@ -23,20 +23,25 @@ async function main (): Promise<void> {
   const app = await buildApp(config)
 
   // SIGTERM or SIGINT: stop accepting, let in-flight requests finish, close the watcher, exit 0. A second
-  // signal, or the grace period running out, exits 1 at once.
-  closeWithGrace({
-    delay: config.shutdownGraceMs,
-    // SIGHUP means "reload" to this service (below), not "stop".
-    skip: ['SIGHUP'],
-    logger: { error: (message: string) => app.log.error(message) },
-    onSecondSignal: signal => app.log.error({ signal }, 'second signal: exiting now'),
-    onTimeout: delay => app.log.error({ graceMs: delay }, 'in-flight requests outlived the grace period: exiting now')
-  }, async ({ signal, err }) => {
-    if (err !== undefined) app.log.error({ err }, 'closing after an unexpected error')
-    else app.log.info({ signal }, 'shutting down: no new connections; finishing requests in flight')
-    await app.close()
-    app.log.info('closed')
-  })
+  // signal, or the grace period running out, exits 1 at once. A cluster's worker gets the signal twice
+  // (the terminal or systemd signals the whole group, and the primary passes it on): it closes once.
+  if (cluster.isWorker) {
+    closeOnce(app, config.shutdownGraceMs)
+  } else {
+    closeWithGrace({
+      delay: config.shutdownGraceMs,
+      // SIGHUP means "reload" to this service (below), not "stop".
+      skip: ['SIGHUP'],
+      logger: { error: (message: string) => app.log.error(message) },
+      onSecondSignal: signal => app.log.error({ signal }, 'second signal: exiting now'),
+      onTimeout: delay => app.log.error({ graceMs: delay }, 'in-flight requests outlived the grace period: exiting now')
+    }, async ({ signal, err }) => {
+      if (err !== undefined) app.log.error({ err }, 'closing after an unexpected error')
+      else app.log.info({ signal }, 'shutting down: no new connections; finishing requests in flight')
+      await app.close()
+      app.log.info('closed')
+    })
+  }
 
   // The Unix convention for daemons: SIGHUP re-reads the snapshot, whether or not the file is watched.
   // From a URL, it checks the source now.
@@ -52,6 +57,29 @@ async function main (): Promise<void> {
   // A worker following a source through its primary loads what the primary tells it to.
   if (app.snapshotSource === null && !(cluster.isWorker && config.snapshotUrl !== null)) await app.snapshots.start()
   app.cluster?.report()
+}
+
+/** A worker's graceful close: the first SIGTERM or SIGINT starts it, any other is the same request. */
+function closeOnce (app: Awaited<ReturnType<typeof buildApp>>, graceMs: number): void {
+  let closing = false
+  const close = (signal: NodeJS.Signals) => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down: no new connections; finishing requests in flight')
+    setTimeout(() => {
+      app.log.error({ graceMs }, 'in-flight requests outlived the grace period: exiting now')
+      process.exit(1)
+    }, graceMs).unref()
+    app.close().then(() => {
+      app.log.info('closed')
+      process.exit(0)
+    }, (error: unknown) => {
+      app.log.error({ err: error }, 'closing failed')
+      process.exit(1)
+    })
+  }
+  process.on('SIGTERM', close)
+  process.on('SIGINT', close)
 }
 
 main().catch((error: unknown) => {

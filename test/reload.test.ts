@@ -344,3 +344,26 @@ async function readAnswers (socket: Socket, count: number): Promise<string[]> {
   }
   return bodies
 }
+
+t.test('a client that leaves with answers still queued does not keep the retired model\'s memory', async t => {
+  const abstract = 'x'.repeat(2000)
+  const en = Array.from({ length: 3000 }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_abstract: abstract }))
+  const { app, file } = await watchedApp(t, JSON_FORMAT, { languages: { en } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const old = app.snapshots.current()!
+  const socket = connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  socket.pause()
+  socket.write(Array.from({ length: 150 }, (_, i) => `GET /en/api/internal/explore/?limit=100&offset=${i * 20} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(''))
+  for (let turns = 0; old.memory.borrowed === 0; turns++) {
+    if (turns === 100_000) throw new Error('no answer borrowed the model\'s memory')
+    await new Promise(resolve => setImmediate(resolve))
+  }
+  // Gone with the first answer half sent and the others queued behind it.
+  socket.destroy()
+  await writeFile(file, text(versioned(2)))
+  t.equal(await app.snapshots.reload(), 'loaded')
+  await old.memory.freed
+  t.equal(old.memory.status, 'freed', 'every borrow came back')
+})

@@ -39,7 +39,7 @@ export async function runPrimary (config: Config): Promise<void> {
   let startFollowing: (() => void) | null = null
 
   const broadcast = (message: ToWorker) => {
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.send(message)
+    for (const worker of Object.values(cluster.workers ?? {})) if (worker !== undefined) tell(worker, message)
   }
   // With SNAPSHOT_URL, the source is followed here, once: each download goes to every worker.
   let follower: SourceFollower | null = null
@@ -54,7 +54,7 @@ export async function runPrimary (config: Config): Promise<void> {
     return await new Promise(resolve => {
       const entry = { waiting: new Set(workers.map(worker => worker.id)), answers: [] as Array<{ outcome: string, problems: string[] }>, done: () => { asked.delete(request); resolve(entry.answers) } }
       asked.set(request, entry)
-      for (const worker of workers) worker.send({ explore: 'reload', file, request } satisfies ToWorker)
+      for (const worker of workers) tell(worker, { explore: 'reload', file, request })
     })
   }
   /** A worker answered (or died, and will not): the reload is done once every worker has. */
@@ -70,12 +70,14 @@ export async function runPrimary (config: Config): Promise<void> {
     const worker = cluster.fork({ [WORKER_ENV]: '1', EXPLORE_WORKER_SLOT: String(slot) })
     states.set(worker.id, { id: worker.id, pid: worker.process.pid ?? 0, version: null, generatedAt: null, loadedAt: null, lastReload: null })
     worker.on('message', (message: unknown) => { onMessage(worker, message) })
+    // A send racing a worker's exit fails on the worker's channel: its exit is handled below.
+    worker.on('error', (error: Error) => log.warn({ worker: worker.id, err: error }, 'a message to a worker failed'))
     worker.on('exit', (code, signal) => {
       states.delete(worker.id)
       for (const request of [...asked.keys()]) answered(request, worker.id, null)
       shareStates()
       if (stopping) return
-      if (code === 1 && !served) {
+      if (code === 1 && !served && config.snapshotUrl === null) {
         // As a single process does (contract §5): a bad or missing first snapshot stops the service.
         log.fatal({ worker: worker.id }, 'a worker could not load the first snapshot (its report is above): stopping')
         stop('SIGTERM', 1)
@@ -101,7 +103,7 @@ export async function runPrimary (config: Config): Promise<void> {
       if (!reported.has(worker.id)) {
         reported.add(worker.id)
         // A worker started again while the cluster follows a source loads the last good copy.
-        if (store !== null && served) worker.send({ explore: 'reload', file: store.file } satisfies ToWorker)
+        if (store !== null && served) tell(worker, { explore: 'reload', file: store.file })
         // The source is followed once every first worker listens: a message sent before would be lost.
         if (reported.size === config.workers) startFollowing?.()
       }
@@ -111,10 +113,10 @@ export async function runPrimary (config: Config): Promise<void> {
       shareStates()
     } else if (said.explore === 'metrics') {
       aggregator.clusterMetrics().then(
-        text => worker.send({ explore: 'metrics', request: said.request, text } satisfies ToWorker),
+        text => { tell(worker, { explore: 'metrics', request: said.request, text }) },
         (error: unknown) => {
           log.error({ err: error }, 'cluster metrics could not be gathered')
-          worker.send({ explore: 'metrics', request: said.request, text: null } satisfies ToWorker)
+          tell(worker, { explore: 'metrics', request: said.request, text: null })
         }
       )
     }
@@ -211,4 +213,9 @@ function sharedSource (follower: SourceFollower | null): SharedSourceStatus | nu
     lastChanged: status.lastChanged?.toISOString() ?? null,
     lastError: status.lastError === null ? null : { at: status.lastError.at.toISOString(), message: status.lastError.message }
   }
+}
+
+/** Sends to a worker whose channel is still open (one that is closing is about to exit). */
+function tell (worker: Worker, message: ToWorker): void {
+  if (worker.isConnected()) worker.send(message)
 }

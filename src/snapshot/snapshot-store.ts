@@ -59,14 +59,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private readonly log: StoreLogger
   private readonly settleMs: number
   private running: Promise<ReloadOutcome> | null = null
-  /** The file the next reload reads: the store's own, unless a caller named another. */
-  private next: string
   private again = false
   private readonly counters: ReloadStatus = { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null }
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
-    this.next = file
     this.load = options.load ?? (path => loadSnapshotFile(path))
     this.log = options.log ?? SILENT
     this.settleMs = options.settleMs ?? 0
@@ -105,11 +102,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   /**
    * Loads the file again and serves it if it is valid. Resolves when the newest request for a reload
-   * has been carried out, with the outcome of the last run.
+   * has been carried out, with the outcome of the last run. `file`: another file to load instead (a
+   * remote source's download, follow-source.ts); such a load runs on its own, after any other, and
+   * resolves with its own outcome, never merged with a reload of the store's file.
    */
   reload (file: string = this.file): Promise<ReloadOutcome> {
-    // A remote source's follower hands over each download as a file of its own (follow-source.ts).
-    this.next = file
+    if (file !== this.file) return this.reloadOther(file)
     if (this.running !== null) {
       this.again = true
       return this.running
@@ -120,13 +118,32 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       let outcome: ReloadOutcome
       do {
         this.again = false
-        outcome = await this.loadOnce(this.next)
+        outcome = await this.loadOnce(this.file)
         this.emit('reloaded', outcome)
       } while (this.again)
       return outcome
     }
     this.running = run().finally(() => { this.running = null })
     return this.running
+  }
+
+  private async reloadOther (file: string): Promise<ReloadOutcome> {
+    while (this.running !== null) await this.running.catch(() => {})
+    const run = async (): Promise<ReloadOutcome> => {
+      await this.first?.catch(() => {})
+      const outcome = await this.loadOnce(file)
+      this.emit('reloaded', outcome)
+      return outcome
+    }
+    this.running = run().finally(() => {
+      this.running = null
+      // A reload of the store's own file asked for meanwhile runs now.
+      if (this.again) {
+        this.again = false
+        this.reload().catch(() => {})
+      }
+    })
+    return await this.running
   }
 
   /**

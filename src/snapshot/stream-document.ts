@@ -36,6 +36,29 @@ export class NotFollowed extends Error {
   }
 }
 
+/**
+ * Bytes appended into one growing buffer: the skeleton is a few bytes per item, and a million small
+ * Buffers would cost far more than their bytes.
+ */
+class ByteSink {
+  private bytes = Buffer.allocUnsafe(4096)
+  private length = 0
+
+  push (piece: Uint8Array): void {
+    if (this.length + piece.length > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + piece.length))
+      this.bytes.copy(grown, 0, 0, this.length)
+      this.bytes = grown
+    }
+    this.bytes.set(piece, this.length)
+    this.length += piece.length
+  }
+
+  text (): string {
+    return this.bytes.toString('utf8', 0, this.length)
+  }
+}
+
 function isSpace (c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 }
@@ -68,7 +91,7 @@ export class DocumentStreamer {
   private captureDepth = 0
   /** A captured scalar (number, true, false, null) ends at the next delimiter, not at a bracket. */
   private captureScalar = false
-  private readonly skeleton: Buffer[] = []
+  private readonly skeleton = new ByteSink()
   private ended = false
 
   constructor (private readonly handlers: DocumentHandlers) {}
@@ -82,7 +105,7 @@ export class DocumentStreamer {
     /** Where the current capture starts in this chunk (-1: it started in an earlier chunk, or none). */
     let captureFrom = this.capture === null ? -1 : 0
     const beginCapture = (at: number, scalar: boolean) => {
-      if (skeletonFrom >= 0 && at > skeletonFrom) this.skeleton.push(Buffer.from(chunk.subarray(skeletonFrom, at)))
+      if (skeletonFrom >= 0 && at > skeletonFrom) this.skeleton.push(chunk.subarray(skeletonFrom, at))
       this.skeleton.push(ZERO)
       skeletonFrom = -1
       this.capture = []
@@ -161,7 +184,7 @@ export class DocumentStreamer {
     if (this.capture !== null) {
       this.capture.push(Buffer.from(chunk.subarray(Math.max(captureFrom, 0))))
     } else if (skeletonFrom >= 0 && skeletonFrom < n) {
-      this.skeleton.push(Buffer.from(chunk.subarray(skeletonFrom)))
+      this.skeleton.push(chunk.subarray(skeletonFrom))
     }
     this.base += n
   }
@@ -174,7 +197,7 @@ export class DocumentStreamer {
     if (!this.ended) throw new NotFollowed('the document ends too early', this.base)
     // The structure between the values, with each value a 0: valid JSON exactly when the document's is.
     try {
-      JSON.parse(Buffer.concat(this.skeleton).toString('utf8'))
+      JSON.parse(this.skeleton.text())
     } catch {
       throw new NotFollowed('not valid JSON between the items', this.base)
     }
@@ -218,7 +241,12 @@ export class DocumentStreamer {
 
   /** A key's closing quote was just read (its bytes are in keyPieces, quotes included). */
   private keyEnds (): void {
-    const key = JSON.parse(Buffer.concat(this.keyPieces as Buffer[]).toString('utf8')) as string
+    let key: string
+    try {
+      key = JSON.parse(Buffer.concat(this.keyPieces as Buffer[]).toString('utf8')) as string
+    } catch {
+      throw new NotFollowed('a key that is not a valid JSON string', this.base)
+    }
     this.keyPieces = null
     this.expectKey = false
     if (this.depth === 1) {

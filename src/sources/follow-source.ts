@@ -3,9 +3,9 @@
 // and only then renames it over the cached copy. So the cached copy is always the last good snapshot: a
 // replica restarting while the store is down serves it, and a bad object never replaces it.
 import { createWriteStream } from 'node:fs'
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { once } from 'node:events'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { pipeline } from 'node:stream/promises'
 import { Transform } from 'node:stream'
@@ -103,7 +103,13 @@ export class SourceFollower {
   }
 
   private async serveCachedCopy (): Promise<void> {
-    await mkdir(this.options.cacheDir, { recursive: true })
+    try {
+      await mkdir(this.options.cacheDir, { recursive: true })
+      await this.sweepDownloads()
+    } catch (error) {
+      // The first check reports it (and every one after, until the directory is usable).
+      this.options.log.error({ source: this.source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
+    }
     const cached = await this.readCachedCopy()
     if (cached !== null) {
       try {
@@ -200,8 +206,9 @@ export class SourceFollower {
       await rename(temporary, this.file)
       this.refused = null
       const copy: CachedCopy = { ...fetched.validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
-      await writeFile(`${this.metaFile}.tmp`, JSON.stringify(copy))
-      await rename(`${this.metaFile}.tmp`, this.metaFile)
+      // A name of this process's own: replicas may share the directory.
+      await writeFile(`${this.metaFile}.${process.pid}.tmp`, JSON.stringify(copy))
+      await rename(`${this.metaFile}.${process.pid}.tmp`, this.metaFile)
       Object.assign(this.state, { etag: fetched.validators.etag, lastModified: fetched.validators.lastModified, lastChanged: new Date() })
     } finally {
       await rm(temporary, { force: true })
@@ -231,6 +238,16 @@ export class SourceFollower {
     return bytes
   }
 
+  /** Downloads a killed process left behind (each up to SNAPSHOT_MAX_MB): this source's, in this directory. */
+  private async sweepDownloads (): Promise<void> {
+    const name = basename(this.file, this.source.extension)
+    for (const entry of await readdir(this.options.cacheDir)) {
+      const pid = new RegExp(`^${name}\\.download-(\\d+)\\${this.source.extension}$`).exec(entry)?.[1]
+      // Another live replica sharing the directory may be downloading into its own.
+      if (pid !== undefined && !isAlive(Number(pid))) await rm(join(this.options.cacheDir, entry), { force: true })
+    }
+  }
+
   private async readCachedCopy (): Promise<CachedCopy | null> {
     if ((await stat(this.file).catch(() => null))?.isFile() !== true) return null
     try {
@@ -239,6 +256,15 @@ export class SourceFollower {
       // A copy without its validators is still a snapshot: it is served, and downloaded again.
       return { url: this.source.shown, etag: null, lastModified: null, downloadedAt: '' }
     }
+  }
+}
+
+function isAlive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

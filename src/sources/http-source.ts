@@ -42,8 +42,10 @@ export class HttpSource implements RemoteSource {
     const response = await this.request('HEAD', validators, signal)
     await response.body?.cancel()
     if (response.status === 304) return true
+    // A URL signed for GET alone (S3, GCS) refuses HEAD: nothing to tell, so the download stands.
+    if (response.status !== 200) return true
     const now = validatorsOf(response.headers)
-    return response.status === 200 && now.etag === validators.etag && now.lastModified === validators.lastModified
+    return now.etag === validators.etag && now.lastModified === validators.lastModified
   }
 
   private async request (method: 'GET' | 'HEAD', known: Validators | null, signal: AbortSignal): Promise<Response> {

@@ -49,7 +49,7 @@ t.test('the streamer finds members, languages and items, however the bytes are c
 t.test('the streamer gives up on what it does not expect, whatever the chunks', async t => {
   for (const text of ['', '[]', '{"languages": []}', '{"languages": {"en": {}}}', '{"a": 1} x', '{"a": 1, "a": 2}',
     '{"languages": {"en": [1 2]}}', '{"a": "unterminated}', '{"a" 1}', '{"languages": {"en": [}}', '{"a": }', '{"a": 1',
-    '{"languages": {"en": [], "en": []}}', '{"a": 1,}', '{,"a": 1}', '{"languages": {"en": [1,]}}', '{"languages": {"en": 5}}']) {
+    '{"languages": {"en": [], "en": []}}', '{"a": 1,}', '{,"a": 1}', '{"languages": {"en": [1,]}}', '{"languages": {"en": 5}}', '{"\\uzz": 1}', '{"languages": {"e\tn": []}}']) {
     for (const size of [1, 3, 1000]) {
       t.throws(() => stream(text, size), NotFollowed, `${JSON.stringify(text)} in chunks of ${size}`)
     }
@@ -81,6 +81,10 @@ t.test('streamed and whole, a valid document gives the same model, however it is
         served(parseSnapshot(raw, 'x.json')) === served(parseSnapshot(raw, 'x.json', { whole: true }))
     }
   ), { numRuns: 300 })
+})
+
+t.test('a key that is not a valid JSON string is a validation report, not an exception', async t => {
+  t.throws(() => parseSnapshot(Buffer.from('{"\\uzz": 1, "languages": {}}'), 'x.json'), { code: 'SNAPSHOT_ERR_INVALID', problems: [/^not valid JSON: /] })
 })
 
 t.test('a valid document the streamer does not follow still loads (repeated keys: the last wins)', async t => {
