@@ -2,6 +2,7 @@
 // conditional requests: each check is driven by the test (checkNow), never by waiting for the poll.
 import t, { type Test } from 'tap'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import { readdir, readFile } from 'node:fs/promises'
@@ -183,4 +184,25 @@ t.test('a replica with no copy and an unreachable source stays unready, and serv
   site.answer(null)
   await app.snapshotSource!.checkNow()
   t.equal(await servedVersion(app), 1)
+})
+
+t.test('a full cache disk: the download is dropped with a clear status entry, and the last good snapshot stays', async t => {
+  // A 256 KiB tmpfs as the cache directory; mounting one needs root (and a kernel that allows it).
+  const dir = await tempDir(t)
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', dir]).status === 0
+  if (!mounted) {
+    t.skip('mounting a small tmpfs needs root: a full cache disk is not tested here')
+    return
+  }
+  t.teardown(() => { spawnSync('umount', ['-l', dir]) })
+  const site = await publisher(t)
+  const app = await followingApp(t, site.url, dir)
+  await app.snapshotSource!.checkNow()
+  t.equal(await servedVersion(app), 1)
+  // Larger than what is left of the disk.
+  site.publish({ languages: { en: Array.from({ length: 400 }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_title: `v9 item ${i + 1}`, translated_abstract: 'x'.repeat(1000) })) } })
+  await app.snapshotSource!.checkNow()
+  t.match((await sourceStatus(app)).lastError, { message: 'the cache disk is full (SNAPSHOT_CACHE_DIR): the download was dropped' })
+  t.equal(await servedVersion(app), 1, 'still serving the last good snapshot')
+  t.same((await readdir(dir)).filter(name => name.includes('.download-')), [], 'no partial download left behind')
 })

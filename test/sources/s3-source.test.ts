@@ -81,6 +81,29 @@ if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {
     t.equal((await app.inject('/-/readyz')).statusCode, 200)
   })
 
+  t.test('wrong credentials are reported as such, with what to check', async t => {
+    // A second moto that checks signatures after its first two actions (the bucket and the object):
+    // the test's made-up key is then unknown to it, as a wrong key is to a real store.
+    const authPort = await freePort()
+    const strict = spawn(MOTO, ['-H', '127.0.0.1', '-p', String(authPort)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, INITIAL_NO_AUTH_ACTION_COUNT: '2' } })
+    t.teardown(() => { strict.kill() })
+    await new Promise<void>((resolve, reject) => {
+      strict.once('exit', code => reject(new Error(`moto_server exited (${code ?? 'signal'})`)))
+      strict.stderr.on('data', (chunk: Buffer) => { if (/Running on/.test(chunk.toString())) resolve() })
+    })
+    const strictEndpoint = `http://127.0.0.1:${authPort}`
+    const admin = new S3Client({ forcePathStyle: true, endpoint: strictEndpoint })
+    t.teardown(() => admin.destroy())
+    await admin.send(new CreateBucketCommand({ Bucket: 'locked' }))
+    await admin.send(new PutObjectCommand({ Bucket: 'locked', Key: 'snapshot.jsonl', Body: toJsonLines(versioned(1)) }))
+    process.env.AWS_ENDPOINT_URL_S3 = strictEndpoint
+    t.teardown(() => { process.env.AWS_ENDPOINT_URL_S3 = endpoint })
+    const app = await following('s3://locked/snapshot.jsonl')
+    await app.snapshotSource!.checkNow()
+    t.match(await lastError(app), /access denied \(\w+\): check the credentials \(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY\)/)
+    t.equal((await app.inject('/-/readyz')).statusCode, 503)
+  })
+
   t.test('a missing key, a missing bucket and an unreachable store are reported, never a crash', async t => {
     await publish(versioned(1), 'other/snapshot.jsonl')
     const app = await following('s3://snapshots/other/snapshot.jsonl')
