@@ -3,6 +3,9 @@
 import t, { type Test } from 'tap'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import { readdir, readFile } from 'node:fs/promises'
@@ -186,14 +189,20 @@ t.test('a replica with no copy and an unreachable source stays unready, and serv
   t.equal(await servedVersion(app), 1)
 })
 
-t.test('a full cache disk: the download is dropped with a clear status entry, and the last good snapshot stays', async t => {
-  // A 256 KiB tmpfs as the cache directory; mounting one needs root (and a kernel that allows it).
+/** Mounts a 256 KiB tmpfs on `dir`: a disk that fills at once. Needs root (and a kernel that allows it). */
+function mountSmallDisk (dir: string): boolean {
+  return spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', dir]).status === 0
+}
+const probe = mkdtempSync(join(tmpdir(), 'explore-probe-'))
+const canMount = mountSmallDisk(probe)
+if (canMount) spawnSync('umount', [probe])
+rmSync(probe, { recursive: true, force: true })
+
+t.test('a full cache disk: the download is dropped with a clear status entry, and the last good snapshot stays', {
+  skip: canMount ? false : 'mounting a small tmpfs needs root: a full cache disk is not tested here'
+}, async t => {
   const dir = await tempDir(t)
-  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', dir]).status === 0
-  if (!mounted) {
-    t.skip('mounting a small tmpfs needs root: a full cache disk is not tested here')
-    return
-  }
+  t.ok(mountSmallDisk(dir), 'a 256 KiB disk as the cache directory')
   t.teardown(() => { spawnSync('umount', ['-l', dir]) })
   const site = await publisher(t)
   const app = await followingApp(t, site.url, dir)
