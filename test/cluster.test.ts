@@ -162,6 +162,7 @@ t.test('with SNAPSHOT_URL the primary follows the source once, and every worker 
   // The primary shares the source's status after each check, with the next table of workers.
   const status = await statusWhen(port, s => (s as unknown as { source: { etag: string | null } | null }).source?.etag != null) as unknown as { source: { url: string, etag: string } }
   t.match(status.source, { url, etag: etag() }, 'any worker shows the source the primary follows')
+  t.match((await get(port, '/-/metrics')).body, /^explore_snapshot_source_checks_total\{outcome="ok"\} 1$/m, 'and counts its checks once')
 
   body = JSON.stringify(versioned(2))
   child.kill('SIGHUP')

@@ -54,8 +54,10 @@ export default fp(async function metricsPlugin (app) {
     help: 'Checks of the published snapshot source (SNAPSHOT_URL), by outcome: ok (unchanged or new) or error.',
     labelNames: ['outcome'] as const,
     registers: [registry],
+    // In a cluster the primary checks, once for all, and every worker reports its figures: the max, not the sum.
+    aggregator: 'max',
     collect () {
-      const status = app.snapshotSource?.status()
+      const status = app.snapshotSource?.status() ?? app.cluster?.source() ?? undefined
       this.reset()
       if (status === undefined) return
       this.inc({ outcome: 'ok' }, status.checks - status.errors)
