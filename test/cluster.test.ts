@@ -6,14 +6,9 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { childEnv, makeItem, tempDir, type SnapshotDoc } from './helpers.js'
+import { childEnv, tempDir, versioned, type SnapshotDoc } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
-
-function versioned (version: number, abstract = ''): SnapshotDoc {
-  const en = Array.from({ length: 20 + version }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_title: `v${version} item ${i + 1}`, translated_abstract: abstract }))
-  return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
-}
 
 async function startCluster (t: Test, doc: SnapshotDoc, extra: string[] = []) {
   const dir = await tempDir(t)
@@ -103,7 +98,7 @@ t.test('a worker killed with SIGKILL is started again', async t => {
 
 t.test('SIGTERM ends every worker, and a response in flight is sent whole first', async t => {
   // ~20 MB pages: a client that stops reading keeps its response in flight.
-  const cluster = await startCluster(t, versioned(1, 'x'.repeat(1024 * 1024)))
+  const cluster = await startCluster(t, versioned(1, { abstract: 'x'.repeat(1024 * 1024) }))
   const request = http.get({ port: cluster.port, host: '127.0.0.1', path: '/en/api/internal/explore/?limit=21', agent: false })
   const [response] = await once(request, 'response') as [http.IncomingMessage]
   response.pause()

@@ -4,29 +4,16 @@
 import t, { type Test } from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
-import { createServer as createNetServer, type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { childEnv, makeItem, tempDir, toJsonLines, type SnapshotDoc } from './helpers.js'
+import { childEnv, freePort, tempDir, toJsonLines, versioned } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find(existsSync)
-
-function versioned (version: number): SnapshotDoc {
-  const en = Array.from({ length: 20 + version }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_title: `v${version} item ${i + 1}` }))
-  return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
-}
-
-async function freePort (): Promise<number> {
-  const server = createNetServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
 
 /** A publisher of one snapshot URL, with ETags and 304s. */
 async function publisher (t: Test) {

@@ -68,6 +68,25 @@ export function toJsonLines (doc: SnapshotDoc, { header = true, eol = '\n' }: { 
   return lines.map(line => `${line}${eol}`).join('')
 }
 
+/**
+ * A snapshot whose every title (`v3 item 7`) and generated_at name its version: `count` items in `en`,
+ * 20 + version unless given, so a page's count tells the version too.
+ */
+export function versioned (version: number, { count = 20 + version, abstract = '' }: { count?: number, abstract?: string } = {}): SnapshotDoc {
+  const en = Array.from({ length: count }, (_, i) => makeItem(i + 1, `2024-01-${String(1 + (i % 28)).padStart(2, '0')}`, [i % 3], { translated_title: `v${version} item ${i + 1}`, translated_abstract: abstract }))
+  return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
+}
+
+/** A TCP port free on 127.0.0.1 just now (for a process that must be told its port: nginx, moto). */
+export async function freePort (): Promise<number> {
+  const { createServer } = await import('node:net')
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
 /** A fresh temporary directory, removed when the test ends. */
 export async function tempDir (t: Test): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'explore-test-'))

@@ -9,13 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ReloadOutcome } from '../src/snapshot/snapshot-store.js'
-import { makeItem, tempDir, toJsonLines, type SnapshotDoc } from './helpers.js'
-
-/** A snapshot whose every title and generated_at name its version; `count` items in `en`. */
-function versioned (version: number, count = 20 + version): SnapshotDoc {
-  const en = Array.from({ length: count }, (_, i) => makeItem(i + 1, `2024-01-${String(1 + (i % 28)).padStart(2, '0')}`, [i % 3], { translated_title: `v${version} item ${i + 1}` }))
-  return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
-}
+import { makeItem, tempDir, toJsonLines, versioned, type SnapshotDoc } from './helpers.js'
 
 /** A snapshot format: its file name and how a document is written in it. */
 interface Format {
@@ -210,7 +204,7 @@ t.test('an unreadable file is reported and the last good snapshot stays', async 
 
 for (const format of FORMATS) {
   t.test(`${format.name}: readers never see a mix: every answer comes wholly from one snapshot`, async t => {
-    const { app, file } = await watchedApp(t, format, versioned(1, 21))
+    const { app, file } = await watchedApp(t, format, versioned(1, { count: 21 }))
     const flipping = { on: true }
     let answers = 0
     const versionsSeen = new Set<number>()

@@ -1,5 +1,6 @@
 // What the primary and its workers say to each other over node:cluster's IPC channel. prom-client's
 // AggregatorRegistry has messages of its own on the same channel; these all have `explore` set.
+import type { SourceStatusJson } from '../sources/follow-source.js'
 
 /** What a worker serves, as it reports it after its first load and every reload. */
 export interface WorkerState {
@@ -13,17 +14,10 @@ export interface WorkerState {
   lastReload: string | null
 }
 
-/** The published source as the primary follows it (WORKERS > 1 with SNAPSHOT_URL), for /-/status. */
-export type SharedSourceStatus = Omit<import('../sources/follow-source.js').SourceStatus, 'lastChecked' | 'lastChanged' | 'lastError'> & {
-  lastChecked: string | null
-  lastChanged: string | null
-  lastError: { at: string, message: string } | null
-}
-
 export type ToWorker =
   /** Load the file (the snapshot's own, or a download); a `request` is answered with `reloaded`. */
   | { explore: 'reload', file?: string, request?: number }
-  | { explore: 'cluster', workers: WorkerState[], source: SharedSourceStatus | null }
+  | { explore: 'cluster', workers: WorkerState[], /** The source as the primary follows it (SNAPSHOT_URL), for every worker's /-/status. */ source: SourceStatusJson | null }
   | { explore: 'metrics', request: number, text: string | null }
 
 export type ToPrimary =

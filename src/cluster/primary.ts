@@ -9,10 +9,10 @@ import { AggregatorRegistry } from 'prom-client'
 import pino from 'pino'
 import type { Config } from '../config.js'
 import { watchSnapshot } from '../snapshot/watch-snapshot.js'
-import { cachedCopyPath, SourceFollower } from '../sources/follow-source.js'
+import { cachedCopyPath, SourceFollower, sourceStatusJson } from '../sources/follow-source.js'
 import { openSource } from '../sources/open-source.js'
 import { ClusterStore } from './cluster-store.js'
-import { isExploreMessage, type SharedSourceStatus, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
+import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
 
 /** Environment variable that tells a process it is a worker of this primary (workers never watch). */
 export const WORKER_ENV = 'EXPLORE_CLUSTER_WORKER'
@@ -43,7 +43,7 @@ export async function runPrimary (config: Config): Promise<void> {
   }
   // With SNAPSHOT_URL, the source is followed here, once: each download goes to every worker.
   let follower: SourceFollower | null = null
-  const shareStates = () => broadcast({ explore: 'cluster', workers: [...states.values()], source: sharedSource(follower) })
+  const shareStates = () => broadcast({ explore: 'cluster', workers: [...states.values()], source: follower === null ? null : sourceStatusJson(follower.status()) })
   /** Reloads asked of the workers and not yet answered by all: request → the workers still to answer. */
   const asked = new Map<number, { waiting: Set<number>, answers: Array<{ outcome: string, problems: string[] }>, done: () => void }>()
   let nextRequest = 1
@@ -202,17 +202,6 @@ export async function runPrimary (config: Config): Promise<void> {
   }
   process.on('SIGTERM', signal => { stop(signal) })
   process.on('SIGINT', signal => { stop(signal) })
-}
-
-function sharedSource (follower: SourceFollower | null): SharedSourceStatus | null {
-  const status = follower?.status()
-  if (status === undefined) return null
-  return {
-    ...status,
-    lastChecked: status.lastChecked?.toISOString() ?? null,
-    lastChanged: status.lastChanged?.toISOString() ?? null,
-    lastError: status.lastError === null ? null : { at: status.lastError.at.toISOString(), message: status.lastError.message }
-  }
 }
 
 /** Sends to a worker whose channel is still open (one that is closing is about to exit). */

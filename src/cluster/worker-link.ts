@@ -2,7 +2,8 @@
 // after every load, keeps the primary's table of every worker for /-/status, and asks the primary for the
 // cluster's metrics. Plain TypeScript over node:cluster's IPC channel.
 import type { SnapshotStore } from '../snapshot/snapshot-store.js'
-import { isExploreMessage, type SharedSourceStatus, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
+import type { SourceStatusJson } from '../sources/follow-source.js'
+import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
 
 /**
  * How long a worker waits for the cluster's metrics before it answers with its own: longer than the
@@ -12,7 +13,7 @@ const METRICS_TIMEOUT_MS = 6000
 
 export class WorkerLink {
   private table: WorkerState[] = []
-  private sharedSource: SharedSourceStatus | null = null
+  private sharedSource: SourceStatusJson | null = null
   private lastReload: string | null = null
   private nextRequest = 1
   private readonly waiting = new Map<number, (text: string | null) => void>()
@@ -31,7 +32,7 @@ export class WorkerLink {
   }
 
   /** The published source as the primary follows it; null when it follows none. */
-  source (): SharedSourceStatus | null {
+  source (): SourceStatusJson | null {
     return this.sharedSource === null ? null : { ...this.sharedSource }
   }
 

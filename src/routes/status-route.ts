@@ -3,17 +3,12 @@
 // is not the one served).
 import type { FastifyInstance } from 'fastify'
 import { StatusSchema, type Status } from '../schemas/operations.js'
+import { sourceStatusJson } from '../sources/follow-source.js'
 
 function sourceStatus (app: FastifyInstance): Status['source'] {
   const status = app.snapshotSource?.status()
   // In a cluster's worker the primary follows the source, and shares what it knows.
-  if (status === undefined) return app.cluster?.source() ?? null
-  return {
-    ...status,
-    lastChecked: status.lastChecked?.toISOString() ?? null,
-    lastChanged: status.lastChanged?.toISOString() ?? null,
-    lastError: status.lastError === null ? null : { at: status.lastError.at.toISOString(), message: status.lastError.message }
-  }
+  return status === undefined ? app.cluster?.source() ?? null : sourceStatusJson(status)
 }
 
 export async function statusRoute (app: FastifyInstance): Promise<void> {

@@ -5,7 +5,8 @@
 import { createReadStream } from 'node:fs'
 import { isUtf8 } from 'node:buffer'
 import { DocumentStreamer, type DocumentHandlers } from './stream-document.js'
-import { SLICE_MS, startsWithBom } from './load-options.js'
+import { startsWithBom } from './load-options.js'
+import { Pacer } from './slices.js'
 import { READ_CHUNK } from './read-lines.js'
 
 export interface DocumentReadHandlers extends DocumentHandlers {
@@ -24,17 +25,14 @@ export class NotText extends Error {}
  */
 export async function readDocument (file: string, handlers: DocumentReadHandlers, chunkBytes = READ_CHUNK): Promise<void> {
   const follower = new DocumentFollower(handlers)
-  let deadline = performance.now() + SLICE_MS
+  const pacer = new Pacer()
   // At least a byte order mark's worth: the first chunk tells whether there is one.
   for await (const chunk of createReadStream(file, { highWaterMark: Math.max(chunkBytes, 4) }) as AsyncIterable<Buffer>) {
     handlers.chunk?.(chunk)
     follower.feed(chunk)
     const draining = handlers.drain?.()
     if (draining !== undefined) await draining
-    if (performance.now() > deadline) {
-      await new Promise(resolve => setImmediate(resolve))
-      deadline = performance.now() + SLICE_MS
-    }
+    if (pacer.due) await pacer.pause()
   }
   follower.end()
 }

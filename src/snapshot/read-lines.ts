@@ -2,7 +2,7 @@
 // by chunks joined once it is whole, and a turn of the event loop every few milliseconds of work, so a
 // service reading a large file keeps answering. The JSON Lines loader and the converter read with it.
 import { createReadStream } from 'node:fs'
-import { SLICE_MS } from './load-options.js'
+import { Pacer } from './slices.js'
 
 /** Bytes read at a time: a few thousand items, so lines straddle chunks all the time and cost one copy. */
 export const READ_CHUNK = 1024 * 1024
@@ -33,7 +33,7 @@ export class LineTooLong extends Error {
  */
 export async function readLines (file: string, handlers: LineHandlers, chunkBytes = READ_CHUNK, maxLineBytes = MAX_LINE_BYTES): Promise<void> {
   let number = 0
-  let deadline = performance.now() + SLICE_MS
+  const pacer = new Pacer()
   // The pieces of a line cut by chunks, joined once its end arrives (joining at every chunk would copy a
   // long line again and again).
   let pieces: Buffer[] = []
@@ -50,10 +50,7 @@ export async function readLines (file: string, handlers: LineHandlers, chunkByte
       if (!go) return
       start = end + 1
       // The clock costs more than a line: it is read every 64 lines.
-      if ((number & 63) === 0 && performance.now() > deadline) {
-        await new Promise(resolve => setImmediate(resolve))
-        deadline = performance.now() + SLICE_MS
-      }
+      if ((number & 63) === 0 && pacer.due) await pacer.pause()
     }
     if (start < chunk.length) {
       // Copied, so that the chunk itself is not kept for one line's sake.

@@ -13,13 +13,30 @@ export function runToEnd<T> (steps: Generator<void, T>): T {
 
 /** Runs the steps with a turn of the event loop after every `sliceMs` of work. */
 export async function runInSlices<T> (steps: Generator<void, T>, sliceMs = SLICE_MS): Promise<T> {
-  let deadline = performance.now() + sliceMs
+  const pacer = new Pacer(sliceMs)
   for (;;) {
     const step = steps.next()
     if (step.done === true) return step.value
-    if (performance.now() > deadline) {
-      await new Promise(resolve => setImmediate(resolve))
-      deadline = performance.now() + sliceMs
-    }
+    if (pacer.due) await pacer.pause()
+  }
+}
+
+/** Slices of work for a loop that is not a generator (the readers of both formats): due, then pause. */
+export class Pacer {
+  private deadline: number
+
+  constructor (private readonly sliceMs = SLICE_MS) {
+    this.deadline = performance.now() + sliceMs
+  }
+
+  /** This slice's time is up. */
+  get due (): boolean {
+    return performance.now() > this.deadline
+  }
+
+  /** A turn of the event loop, then a new slice. */
+  async pause (): Promise<void> {
+    await new Promise(resolve => setImmediate(resolve))
+    this.deadline = performance.now() + this.sliceMs
   }
 }

@@ -113,13 +113,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       return this.running
     }
     const run = async (): Promise<ReloadOutcome> => {
-      // A reload asked for during the first load (SIGHUP, a save) runs after it, never beside it.
-      await this.first?.catch(() => {})
       let outcome: ReloadOutcome
       do {
         this.again = false
-        outcome = await this.loadOnce(this.file)
-        this.emit('reloaded', outcome)
+        outcome = await this.runOnce(this.file)
       } while (this.again)
       return outcome
     }
@@ -127,15 +124,17 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return this.running
   }
 
+  /** One reload of `file`, told to listeners. One asked for during the first load runs after it. */
+  private async runOnce (file: string): Promise<ReloadOutcome> {
+    await this.first?.catch(() => {})
+    const outcome = await this.loadOnce(file)
+    this.emit('reloaded', outcome)
+    return outcome
+  }
+
   private async reloadOther (file: string): Promise<ReloadOutcome> {
     while (this.running !== null) await this.running.catch(() => {})
-    const run = async (): Promise<ReloadOutcome> => {
-      await this.first?.catch(() => {})
-      const outcome = await this.loadOnce(file)
-      this.emit('reloaded', outcome)
-      return outcome
-    }
-    this.running = run().finally(() => {
+    this.running = this.runOnce(file).finally(() => {
       this.running = null
       // A reload of the store's own file asked for meanwhile runs now.
       if (this.again) {

@@ -54,6 +54,22 @@ export interface SourceStatus {
   errors: number
 }
 
+/** SourceStatus as JSON: for /-/status, and for a cluster's primary to share with its workers. */
+export type SourceStatusJson = Omit<SourceStatus, 'lastChecked' | 'lastChanged' | 'lastError'> & {
+  lastChecked: string | null
+  lastChanged: string | null
+  lastError: { at: string, message: string } | null
+}
+
+export function sourceStatusJson (status: SourceStatus): SourceStatusJson {
+  return {
+    ...status,
+    lastChecked: status.lastChecked?.toISOString() ?? null,
+    lastChanged: status.lastChanged?.toISOString() ?? null,
+    lastError: status.lastError === null ? null : { at: status.lastError.at.toISOString(), message: status.lastError.message }
+  }
+}
+
 /** What is known of the cached copy, kept beside it. */
 interface CachedCopy extends Validators {
   url: string
@@ -66,9 +82,13 @@ export function cachedCopyPath (source: RemoteSource, cacheDir: string): string 
 }
 
 export class SourceFollower {
-  /** The cached copy, the store's own file (cachedCopyPath): the last good snapshot from this source. */
-  readonly file: string
   private readonly metaFile: string
+
+  /** The cached copy, the store's own file (cachedCopyPath): the last good snapshot from this source. */
+  private get file (): string {
+    return this.store.file
+  }
+
   private readonly state: SourceStatus
   /** The validators of the last object refused by the loader: not downloaded again until it changes. */
   private refused: Validators | null = null
@@ -84,8 +104,7 @@ export class SourceFollower {
     private readonly store: FollowedStore,
     private readonly options: FollowOptions
   ) {
-    this.file = store.file
-    this.metaFile = `${this.file}.source.json`
+    this.metaFile = `${store.file}.source.json`
     this.state = { url: source.shown, etag: null, lastModified: null, lastChecked: null, lastChanged: null, lastError: null, checks: 0, errors: 0 }
   }
 

@@ -13,13 +13,7 @@ import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { makeItem, tempDir, toJsonLines, type SnapshotDoc } from '../helpers.js'
-
-/** A snapshot whose titles name its version; `20 + version` items. */
-function versioned (version: number): SnapshotDoc {
-  const en = Array.from({ length: 20 + version }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_title: `v${version} item ${i + 1}` }))
-  return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
-}
+import { makeItem, tempDir, toJsonLines, versioned, type SnapshotDoc } from '../helpers.js'
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void
 

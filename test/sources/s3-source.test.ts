@@ -2,27 +2,13 @@
 // with the reason, where moto_server is not installed.
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
-import { createServer, type AddressInfo } from 'node:net'
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
-import { makeItem, tempDir, toJsonLines, type SnapshotDoc } from '../helpers.js'
+import { freePort, tempDir, toJsonLines, versioned, type SnapshotDoc } from '../helpers.js'
 
 const MOTO = process.env.MOTO_SERVER ?? 'moto_server'
-
-function versioned (version: number): SnapshotDoc {
-  const en = Array.from({ length: 20 + version }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_title: `v${version} item ${i + 1}` }))
-  return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
 
 if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {
   t.test('the S3 source', { skip: 'moto_server is not installed (pip install \'moto[server]\', or set MOTO_SERVER): the S3 source is not tested here' }, () => {})
