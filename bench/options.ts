@@ -34,6 +34,8 @@ export interface BenchOptions {
   serviceDir: string | undefined
   /** Flags added after the bench's own to the service's command line (so they win over them). */
   serviceArgs: string[]
+  /** Node's own flags for the service and the baseline, before the script (an `--import` recorder, `--v8-pool-size=1`). */
+  nodeArgs: string[]
   /**
    * A second build measured in the same run, round for round with the service: another checkout, or the
    * service's own with other flags (`baselineArgs` alone). Undefined: no baseline.
@@ -67,6 +69,8 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
   --service DIR        measure the service in another checkout (e.g. a git archive of an older commit,
                        with node_modules linked in): built there if stale, run from DIR/dist/server.js  (BENCH_SERVICE)
   --service-args "…"   extra flags for the service, split on spaces, e.g. "--page-cache-mb 0"  (BENCH_SERVICE_ARGS)
+  --node-args "…"      node's flags for the service and the baseline, before the script, e.g.
+                       "--import ./bench/experiments/gap-recorder.mjs" or "--v8-pool-size=1"  (BENCH_NODE_ARGS)
   --baseline DIR       also measure a second checkout in the same run, built there if stale, its rounds
                        alternating with the service's and the ceiling's; the report adds its req/s,
                        p50 / p99, load cost and service ÷ baseline. A worktree of another commit:
@@ -112,7 +116,7 @@ function joinServerArgs (argv: readonly string[]): string[] {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? ''
     const value = argv[i + 1]
-    if ((arg === '--service-args' || arg === '--baseline-args') && value !== undefined) {
+    if ((arg === '--service-args' || arg === '--baseline-args' || arg === '--node-args') && value !== undefined) {
       out.push(`${arg}=${value}`)
       i++
     } else {
@@ -144,6 +148,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
       profile: { type: 'boolean' },
       service: { type: 'string' },
       'service-args': { type: 'string' },
+      'node-args': { type: 'string' },
       baseline: { type: 'string' },
       'baseline-args': { type: 'string' },
       help: { type: 'boolean', short: 'h' }
@@ -197,6 +202,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     profile: values.profile === true,
     serviceDir: pick(values.service, 'BENCH_SERVICE'),
     serviceArgs: serverArgs('--service-args', pick(values['service-args'], 'BENCH_SERVICE_ARGS')),
+    nodeArgs: (pick(values['node-args'], 'BENCH_NODE_ARGS') ?? '').split(/\s+/).filter(arg => arg !== ''),
     baseline: baselineDir !== undefined || baselineArgs.length > 0 ? { dir: baselineDir, args: baselineArgs } : undefined
   }
 }

@@ -217,7 +217,7 @@ export function markdown (result: BenchResult): string {
   if (result.baseline !== undefined) lines.push(describeBuild('Baseline', result.baseline))
   lines.push(`Load: autocannon, ${o.connections} connections; per workload a ${o.warmupSeconds} s warm-up of each server, then ${o.rounds} round(s) of ` +
     `${inTurn(servers.map(name => `${o.durationSeconds} s on the ${name}`))} (never ${withBaseline ? 'two' : 'both'} at once), pooled. ` +
-    `Service${withBaseline ? ' and baseline' : ''}: \`node dist/server.js --log-level warn --watch false\`${withBaseline || result.service.args.length > 0 ? ' + the flags above' : ''}.`)
+    `Service${withBaseline ? ' and baseline' : ''}: \`node ${o.nodeArgs.map(arg => `${arg} `).join('')}dist/server.js --log-level warn --watch false\`${withBaseline || result.service.args.length > 0 ? ' + the flags above' : ''}.`)
   lines.push('')
   lines.push(`### Throughput: the service against ${withBaseline ? 'the baseline and ' : ''}the ceiling`)
   lines.push('')

@@ -161,7 +161,7 @@ async function startExplore (contender: Contender, info: SnapshotInfo, port: num
     : []
   if (options.profile) await mkdir(join(RESULTS_DIR, 'profiles'), { recursive: true })
   return startChild(contender.name, [
-    ...profile, join(contender.root, 'dist', 'server.js'),
+    ...profile, ...options.nodeArgs, join(contender.root, 'dist', 'server.js'),
     '--snapshot-path', file, '--port', String(port), '--log-level', 'warn', '--watch', 'false', ...contender.args, ...last
   ], { cwd: contender.root })
 }
