@@ -41,7 +41,7 @@ setInterval(() => {
   if (gapMs > 30) {
     const ranMs = (after[0] - before[0]) / 1e6
     const waitedMs = (after[1] - before[1]) / 1e6
-    appendFileSync(log, JSON.stringify({ pid: process.pid, at: new Date().toISOString(), gapMs: +gapMs.toFixed(1), ranMs: +ranMs.toFixed(1), waitedMs: +waitedMs.toFixed(1), slices: after[2] - before[2], minorFaults: after[3] - before[3], userTicks: after[4] - before[4], systemTicks: after[5] - before[5] }) + '\n')
+    appendFileSync(log, JSON.stringify({ pid: process.pid, at: new Date().toISOString(), monoUs: Number(process.hrtime.bigint() / 1000n), gapMs: +gapMs.toFixed(1), ranMs: +ranMs.toFixed(1), waitedMs: +waitedMs.toFixed(1), slices: after[2] - before[2], minorFaults: after[3] - before[3], userTicks: after[4] - before[4], systemTicks: after[5] - before[5] }) + '\n')
   }
   last = now
   before = after

@@ -54,18 +54,47 @@ class PkIndex {
   }
 }
 
+const BLOCK_SHIFT = 16
+const BLOCK = 1 << BLOCK_SHIFT
+const BLOCK_MASK = BLOCK - 1
+
+/**
+ * An append-only column of numbers, in blocks that never move. A JS array grows by copying itself into a
+ * new one half as large again, and the builder's per-item arrays all grow at the same item: at a million
+ * items one `add` allocated and copied about 45 MB, a 131 ms stall of the main thread, nearly all of it
+ * page faults (BENCHMARKS.md, "Where the 1M stall goes"). A block costs a few page faults as it fills.
+ */
+class Column {
+  private readonly blocks: Array<Float64Array | Uint32Array> = []
+  length = 0
+
+  /** `wide`: any safe integer (pks, company ids); otherwise 0 to 2^32 - 1. */
+  constructor (private readonly wide: boolean) {}
+
+  push (value: number): void {
+    const at = this.length & BLOCK_MASK
+    if (at === 0) this.blocks.push(this.wide ? new Float64Array(BLOCK) : new Uint32Array(BLOCK))
+    ;(this.blocks[this.blocks.length - 1] as Float64Array | Uint32Array)[at] = value
+    this.length++
+  }
+
+  get (index: number): number {
+    return (this.blocks[index >>> BLOCK_SHIFT] as Float64Array | Uint32Array)[index & BLOCK_MASK] as number
+  }
+}
+
 class LanguageBuilder {
   private readonly chunks: Buffer[] = []
   private chunk: Buffer = Buffer.alloc(0)
   private used = 0
-  readonly chunkOf: number[] = []
-  readonly offsetOf: number[] = []
-  readonly lengthOf: number[] = []
-  readonly dates: number[] = []
-  readonly pks: number[] = []
-  /** Every item's company ids in one list (no small array per item): item i's end at `companyEnd[i]`. */
-  readonly companyIds: number[] = []
-  readonly companyEnd: number[] = []
+  private readonly chunkOf = new Column(false)
+  private readonly offsetOf = new Column(false)
+  private readonly lengthOf = new Column(false)
+  private readonly dates = new Column(false)
+  private readonly pks = new Column(true)
+  /** Every item's company ids in one column (no small array per item): item i's end at `companyEnd[i]`. */
+  private readonly companyIds = new Column(true)
+  private readonly companyEnd = new Column(false)
   /** pk → source index of the first item that had it, to report repeats. */
   readonly firstIndexOfPk = new PkIndex()
 
@@ -124,9 +153,16 @@ class LanguageBuilder {
    */
   * steps (memory: ItemMemory): Generator<void, LanguageListing> {
     const n = this.size
-    const { dates, pks } = this
+    // The sort's keys, flat: the comparator runs n log n times.
+    const dates = new Uint32Array(n)
+    const pks = new Float64Array(n)
     const unsorted = new Uint32Array(n)
-    for (let i = 0; i < n; i++) unsorted[i] = i
+    for (let i = 0; i < n; i++) {
+      dates[i] = this.dates.get(i)
+      pks[i] = this.pks.get(i)
+      unsorted[i] = i
+      if ((i & STEP_MASK) === STEP_MASK) yield
+    }
     // Newest first; the same day, higher pk first. pks are unique, so the order is total.
     const order = yield * mergeSort(unsorted, (a, b) => (dates[a] as number) > (dates[b] as number) ||
       (dates[a] === dates[b] && (pks[a] as number) > (pks[b] as number)))
@@ -139,11 +175,12 @@ class LanguageBuilder {
     const { companyIds, companyEnd } = this
     for (let rank = 0; rank < n; rank++) {
       const i = order[rank] as number
-      chunkOf[rank] = this.chunkOf[i] as number
-      startOf[rank] = this.offsetOf[i] as number
-      lengthOf[rank] = this.lengthOf[i] as number
-      for (let c = i === 0 ? 0 : companyEnd[i - 1] as number; c < (companyEnd[i] as number); c++) {
-        const company = companyIds[c] as number
+      chunkOf[rank] = this.chunkOf.get(i)
+      startOf[rank] = this.offsetOf.get(i)
+      lengthOf[rank] = this.lengthOf.get(i)
+      const end = companyEnd.get(i)
+      for (let c = i === 0 ? 0 : companyEnd.get(i - 1); c < end; c++) {
+        const company = companyIds.get(c)
         const list = lists.get(company)
         if (list === undefined) lists.set(company, [rank])
         // Ranks arrive ascending, so a company listed twice on one item shows as a repeat of the last rank.

@@ -37,8 +37,10 @@ t.test('in slices or in one go: the same order, newest first then pk descending,
     }), { numRuns: 60 })
 })
 
-t.test('a large build gives the event loop turns', async t => {
-  const items = Array.from({ length: 60_000 }, (_, i) => [i + 1, `2024-0${1 + (i % 9)}-1${i % 10}`, [i % 97]] as [number, string, number[]])
+t.test('a large build gives the event loop turns, and keeps every key past its columns\' block boundaries', async t => {
+  // 140,000 items: past two of the builder's 65,536-entry blocks. pks and company ids past 2^32 (safe
+  // integers, negative ones too, unrelated to the order of the file) must come back exact.
+  const items = Array.from({ length: 140_000 }, (_, i) => [(i % 2 === 0 ? 1 : -1) * (2 ** 33 * ((i * 7919) % 140_001) + (i % 7)), `2024-0${1 + (i % 9)}-1${i % 10}`, [i % 97, 2 ** 45 + (i % 3)]] as [number, string, number[]])
   const builder = builderOf(items)
   let turns = 0
   let building = true
@@ -46,8 +48,11 @@ t.test('a large build gives the event loop turns', async t => {
   setImmediate(tick)
   const model = await builder.buildInSlices(info, 1)
   building = false
-  t.equal(model.itemCounts().en, 60_000)
+  t.equal(model.itemCounts().en, 140_000)
   t.ok(turns > 2, `${turns} turns of the event loop during the build`)
   const expected = [...items].sort((a, b) => b[1].localeCompare(a[1]) || b[0] - a[0]).map(([pk]) => pk)
   t.same(served(model, null), expected, 'newest first, then pk descending')
+  const sorted = [...items].sort((a, b) => b[1].localeCompare(a[1]) || b[0] - a[0])
+  t.same(served(model, [2 ** 45 + 1]), sorted.filter(([, , companies]) => companies.includes(2 ** 45 + 1)).map(([pk]) => pk), 'a company id past 2^32')
+  t.same(served(model, [96]), sorted.filter(([, , companies]) => companies.includes(96)).map(([pk]) => pk), 'a small company id')
 })
