@@ -1,6 +1,6 @@
 // buildApp(config): the whole service as one Fastify instance. It only wires: the server's options, the
 // snapshot, CORS, the explore view and the operational routes, one not-found and one error handler, and
-// the fast path when it is on. server.ts listens; tests call this directly.
+// the fast path when it is on. serve.ts listens; tests call this directly.
 import cluster from 'node:cluster'
 import Fastify, { type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
@@ -18,10 +18,12 @@ import { checkRequest, type RequestCheckSettings } from './http/request-checks.j
 import { nextRequestId } from './http/request-id.js'
 import { logRequest } from './http/request-log.js'
 import { serverOptions } from './http/server-options.js'
+import consolePlugin from './console/console-route.js'
 import docsPlugin from './plugins/docs.js'
 import metricsPlugin from './plugins/metrics.js'
 import snapshotPlugin from './plugins/snapshot.js'
 import clusterPlugin from './plugins/cluster.js'
+import opsListenerPlugin, { OPS_PREFIX } from './plugins/ops-listener.js'
 import { healthRoutes } from './routes/health-routes.js'
 import { statusRoute } from './routes/status-route.js'
 import type { SnapshotModel } from './snapshot/snapshot-model.js'
@@ -63,10 +65,12 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null))
 
-  // Django checks every request's Host, then the target's length, before anything else.
+  // Django checks every request's Host, then the target's length, before anything else. ALLOWED_HOSTS names
+  // the public names: the operator's port is reached by address (probes, Prometheus), so it is not held to it.
+  const opsSettings = { ...settings, allowedHosts: null }
   app.addHook('onRequest', (request, _reply, done) => {
     try {
-      request.linkHost = checkRequest(request.raw, settings)
+      request.linkHost = checkRequest(request.raw, app.ops?.carried(request.raw) === true ? opsSettings : settings)
     } catch (error) {
       done(error as Error)
       return
@@ -80,6 +84,11 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler)
   app.addConstraintStrategy(corsPreflightStrategy)
   if (config.corsOrigin !== false) {
+    // The operator's pages carry no CORS headers: with them, a script on any site an operator visits could
+    // read /-/status (file paths, refused files' contents) from a browser that reaches the service.
+    app.addHook('onRoute', route => {
+      if (route.url.startsWith(OPS_PREFIX)) route.config = { ...route.config, cors: false }
+    })
     // Preflights only on the routes that ask for them (the explore path's preflight route).
     await app.register(cors, { origin: config.corsOrigin, preflight: false })
   }
@@ -100,7 +109,10 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
         }
   })
   await app.register(clusterPlugin)
+  if (config.opsPort === null) app.decorate('ops', null)
+  else await app.register(opsListenerPlugin, { port: config.opsPort, host: config.opsHost, requestTimeoutMs: config.requestTimeoutMs })
   if (config.docs) await app.register(docsPlugin)
+  if (config.console) await app.register(consolePlugin)
   if (config.metrics) await app.register(metricsPlugin)
   await app.register(exploreRoutes, { explore })
   await app.register(statusRoute)

@@ -29,6 +29,9 @@ export const ConfigSchema = Type.Object({
   cacheMaxAge: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   metrics: Type.Boolean(),
   docs: Type.Boolean(),
+  console: Type.Boolean(),
+  opsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()]),
+  opsHost: Type.String({ minLength: 1 }),
   requestLog: Type.Boolean(),
   logPretty: Type.Boolean(),
   shutdownGraceMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
@@ -150,6 +153,9 @@ export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'cacheMaxAge', env: 'CACHE_MAX_AGE', flag: '--cache-max-age', default: undefined, description: 'Seconds for `Cache-Control: public, max-age=N` on pages. Unset: no Cache-Control, like the original.', parse: text => text.trim() === '' ? null : integer(0, 31_536_000)(text) },
   { key: 'metrics', env: 'METRICS', flag: '--metrics', default: 'true', description: 'Serve Prometheus metrics at /-/metrics.', parse: boolean },
   { key: 'docs', env: 'DOCS', flag: '--docs', default: 'true', description: 'Serve the OpenAPI document at /-/openapi.json and Swagger UI at /-/docs.', parse: boolean },
+  { key: 'console', env: 'CONSOLE', flag: '--console', default: 'true', description: 'Serve the operator\'s console (an HTML page: what is served, refused files, a preview of the data) at /-/.', parse: boolean },
+  { key: 'opsPort', env: 'OPS_PORT', flag: '--ops-port', default: undefined, description: 'Serve every /-/ endpoint (console, status, health, metrics, docs) on this port instead of PORT, which then serves only the API (0: any free port). Unset: all on PORT.', parse: text => text.trim() === '' ? null : integer(0, 65535)(text) },
+  { key: 'opsHost', env: 'OPS_HOST', flag: '--ops-host', default: '127.0.0.1', description: 'Address of the OPS_PORT listener.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
   { key: 'requestLog', env: 'REQUEST_LOG', flag: '--request-log', default: 'true', description: 'One log line per request at info (method, URL, status, time).', parse: boolean },
   { key: 'logPretty', env: 'LOG_PRETTY', flag: '--log-pretty', default: 'auto', description: 'Human-readable logs: `auto` (only on a terminal), true or false. Otherwise JSON lines.', parse: boolean },
   { key: 'shutdownGraceMs', env: 'SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms', default: '10000', description: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).', parse: integer(1, 600_000) },
@@ -168,7 +174,7 @@ export interface ConfigSources {
   overrides?: Partial<Config>
 }
 
-const BOOLEAN_FLAGS = new Set<keyof Config>(['s3ForcePathStyle', 'trustProxy', 'watch', 'metrics', 'docs', 'requestLog', 'logPretty', 'fastPath'])
+const BOOLEAN_FLAGS = new Set<keyof Config>(['s3ForcePathStyle', 'trustProxy', 'watch', 'metrics', 'docs', 'console', 'requestLog', 'logPretty', 'fastPath'])
 
 /** Parses `--name value` and `--name=value`. Throws ConfigError on an unknown flag or a missing value. */
 function readFlags (argv: readonly string[]): Map<string, string> {
@@ -218,13 +224,17 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
     const first = Value.Errors(ConfigSchema, config).First()
     throw new ConfigError(`invalid configuration at ${first?.path ?? '/'}: ${first?.message ?? 'unknown problem'}`)
   }
-  return Object.freeze(config as Config)
+  const checked = config as Config
+  if (checked.opsPort !== null && checked.opsPort !== 0 && checked.opsPort === checked.port) {
+    throw new ConfigError(`OPS_PORT=${checked.opsPort} is also PORT: the operator's pages need a port of their own (or leave OPS_PORT unset to serve them on PORT)`)
+  }
+  return Object.freeze(checked)
 }
 
 export function helpText (): string {
   const rows = OPTIONS.map(o => `  ${`${o.flag} / ${o.env}`.padEnd(36)} ${o.description}${o.default !== undefined ? ` Default: ${o.default}.` : ''}`)
   return [
-    'Usage: node dist/server.js [options]',
+    'Usage: explore-replica [serve] [options]   (or: node dist/server.js [options])',
     '',
     'Serves the explore listing API from a JSON snapshot. Every option is a flag or an environment variable;',
     'a flag wins over the variable.',

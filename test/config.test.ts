@@ -25,6 +25,9 @@ t.test('defaults', async t => {
     cacheMaxAge: null,
     metrics: true,
     docs: true,
+    console: true,
+    opsPort: null,
+    opsHost: '127.0.0.1',
     requestLog: true,
     logPretty: false,
     shutdownGraceMs: 10000,
@@ -66,7 +69,10 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     SNAPSHOT_CACHE_DIR: '/var/cache/explore',
     SNAPSHOT_MAX_MB: '4096',
     S3_FORCE_PATH_STYLE: 'true',
-    WORKERS: '4'
+    WORKERS: '4',
+    CONSOLE: 'false',
+    OPS_PORT: '9100',
+    OPS_HOST: '10.0.0.5'
   }
   t.same(loadConfig({ env }), {
     port: 8080,
@@ -89,6 +95,9 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     cacheMaxAge: 60,
     metrics: false,
     docs: false,
+    console: false,
+    opsPort: 9100,
+    opsHost: '10.0.0.5',
     requestLog: false,
     logPretty: true,
     shutdownGraceMs: 2000,
@@ -106,6 +115,12 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
   t.equal(loadConfig({ env: { CORS_ORIGIN: '*' } }).corsOrigin, '*')
   t.equal(loadConfig({ env: { WORKERS: 'auto' } }).workers, availableParallelism(), 'WORKERS=auto: one per core')
   t.equal(loadConfig({ env: { SNAPSHOT_URL: 'https://cdn.example.com/x/snapshot.json?v=1' } }).snapshotUrl, 'https://cdn.example.com/x/snapshot.json?v=1')
+})
+
+t.test('OPS_PORT: a port of its own, never PORT', async t => {
+  t.throws(() => loadConfig({ env: { PORT: '8080', OPS_PORT: '8080' } }), { message: 'OPS_PORT=8080 is also PORT: the operator\'s pages need a port of their own (or leave OPS_PORT unset to serve them on PORT)' })
+  t.equal(loadConfig({ env: { PORT: '0', OPS_PORT: '0' } }).opsPort, 0, 'both any free port: two different ones')
+  t.equal(loadConfig({ env: { OPS_PORT: '' } }).opsPort, null, 'empty means unset')
 })
 
 t.test('overrides win over everything (tests pass config, not process.env)', async t => {

@@ -1,5 +1,6 @@
 // Shared test fixtures: items and snapshots built in code, written to real temporary directories, and
 // the app built from the same options the server uses.
+import { existsSync } from 'node:fs'
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -141,4 +142,16 @@ export async function rawRequest (app: FastifyInstance, request: Buffer | string
     socket.on('end', () => resolve(data))
     socket.on('error', reject)
   })
+}
+
+// Debian's own Chromium, not one Playwright downloads: CI installs it with apt-get and nothing is fetched
+// at test time. No sandbox: CI runs as root in a container, where Chromium's sandbox cannot start. The
+// other flags keep the browser from reaching the network on its own (updates, sync, QUIC probes).
+export const CHROMIUM = '/usr/bin/chromium'
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+/** false where Debian's Chromium is installed; otherwise the reason the browser test of `what` is skipped. */
+export function chromiumSkip (what: string): false | string {
+  return existsSync(CHROMIUM) ? false : `Debian chromium is not installed (apt-get install chromium); the browser test of ${what} is skipped`
 }

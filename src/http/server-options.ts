@@ -48,7 +48,7 @@ export function serverOptions (config: Config, fastPath?: FastPath): FastifyHttp
  * Errors Node's HTTP parser raises before Fastify sees a request (a raw non-ASCII byte in the target,
  * oversized headers, a slow client): answered in the service's JSON on the raw socket, which then closes.
  */
-function refuseOnSocket (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { _headerSent?: boolean } | null }): void {
+export function refuseOnSocket (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { _headerSent?: boolean } | null }): void {
   // Node's own rule (_http_server.js, socketOnError): no refusal once an answer to this request has begun,
   // or the client would read two answers to one request.
   if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?._headerSent === true) {

@@ -11,25 +11,32 @@ function sourceStatus (app: FastifyInstance): Status['source'] {
   return status === undefined ? app.cluster?.source() ?? null : sourceStatusJson(status)
 }
 
+/**
+ * What /-/status answers, built from the store's interface: one definition, also rendered by the
+ * operator's console (console/console-route.ts).
+ */
+export function currentStatus (app: FastifyInstance): Status {
+  const store = app.snapshots
+  const model = store.current()
+  const reloads = store.status()
+  return {
+    path: store.file,
+    snapshot: model === null
+      ? null
+      : { version: model.info.version, generatedAt: model.info.generatedAt, loadedAt: model.info.loadedAt.toISOString(), items: model.itemCounts() },
+    reloads: {
+      ...reloads,
+      lastFailure: reloads.lastFailure === null ? null : { at: reloads.lastFailure.at.toISOString(), problems: [...reloads.lastFailure.problems] },
+      staleSince: reloads.staleSince?.toISOString() ?? null,
+      recentFailures: store.recentFailures().map(({ at, file, problems }) => ({ at: at.toISOString(), file, problems: [...problems] }))
+    },
+    source: sourceStatus(app),
+    cluster: app.cluster === null ? null : { workers: app.cluster.workers() }
+  }
+}
+
 export async function statusRoute (app: FastifyInstance): Promise<void> {
   app.get('/-/status', {
     schema: { summary: 'The served snapshot and the history of reloads', response: { 200: StatusSchema } }
-  }, async (): Promise<Status> => {
-    const store = app.snapshots
-    const model = store.current()
-    const reloads = store.status()
-    return {
-      path: store.file,
-      snapshot: model === null
-        ? null
-        : { version: model.info.version, generatedAt: model.info.generatedAt, loadedAt: model.info.loadedAt.toISOString(), items: model.itemCounts() },
-      reloads: {
-        ...reloads,
-        lastFailure: reloads.lastFailure === null ? null : { at: reloads.lastFailure.at.toISOString(), problems: [...reloads.lastFailure.problems] },
-        staleSince: reloads.staleSince?.toISOString() ?? null
-      },
-      source: sourceStatus(app),
-      cluster: app.cluster === null ? null : { workers: app.cluster.workers() }
-    }
-  })
+  }, async (): Promise<Status> => currentStatus(app))
 }

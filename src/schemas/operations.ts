@@ -19,7 +19,12 @@ export const StatusSchema = Type.Object({
     }), Type.Null()]),
     staleSince: Type.Union([Type.String(), Type.Null()], {
       description: 'When the first of the failures in a row happened: since then the file is not the one served (null: it is).'
-    })
+    }),
+    recentFailures: Type.Array(Type.Object({
+      at: Type.String({ description: 'When the file was refused (ISO-8601).' }),
+      file: Type.String({ description: 'The file refused: the snapshot path, or the download of SNAPSHOT_URL.' }),
+      problems: Type.Array(Type.String(), { description: 'The validation report, one line per problem.' })
+    }), { description: 'The last 10 refused files, newest first (kept after a later success).' })
   }),
   source: Type.Union([Type.Object({
     url: Type.String({ description: 'SNAPSHOT_URL, without credentials.' }),

@@ -22,6 +22,14 @@ export interface ReloadFailure {
   problems: readonly string[]
 }
 
+/** A file a reload refused: which one, when, and the validator's report. */
+export interface RefusedFile extends ReloadFailure {
+  file: string
+}
+
+/** How many refused files the store remembers, for the console and /-/status (newest first). */
+export const RECENT_FAILURES = 10
+
 export interface ReloadStatus {
   succeeded: number
   failed: number
@@ -61,6 +69,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private running: Promise<ReloadOutcome> | null = null
   private again = false
   private readonly counters: ReloadStatus = { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null }
+  /** Newest first, at most RECENT_FAILURES: an editor's last few bad saves, not the whole day's. */
+  private refused: RefusedFile[] = []
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
@@ -98,6 +108,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   status (): ReloadStatus {
     return { ...this.counters }
+  }
+
+  /** The last RECENT_FAILURES files a reload refused, newest first. */
+  recentFailures (): readonly RefusedFile[] {
+    return this.refused.map(refusal => ({ ...refusal }))
   }
 
   /**
@@ -205,6 +220,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     this.counters.failed++
     this.counters.failedInARow++
     this.counters.lastFailure = { at, problems }
+    this.refused = [{ at, file, problems }, ...this.refused].slice(0, RECENT_FAILURES)
     this.counters.staleSince ??= at
     this.log.error({ snapshot: file, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
     return 'failed'

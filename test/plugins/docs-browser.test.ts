@@ -1,20 +1,9 @@
 // Drives Swagger UI at /-/docs in a real headless Chromium: the explore operation renders, and "Try it out" → "Execute" shows a live 200 page.
-import { existsSync } from 'node:fs'
 import t from 'tap'
 import { chromium } from 'playwright-core'
-import { buildTestApp } from '../helpers.js'
+import { buildTestApp, CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from '../helpers.js'
 
-// Debian's own build, not one Playwright downloads: CI installs it with apt-get and nothing is fetched
-// at test time.
-const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM)
-  ? false
-  : 'Debian chromium is not installed (apt-get install chromium); the browser test of /-/docs is skipped'
-
-// No sandbox: CI runs as root in a container, where Chromium's sandbox cannot start. The rest keeps the
-// browser from reaching the network on its own (updates, sync, QUIC probes).
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const skip = chromiumSkip('/-/docs')
 
 const EXPLORE_TEMPLATE = '/{lang}/api/internal/explore/'
 
@@ -24,7 +13,7 @@ t.test('Swagger UI: try the explore GET with lang=en and companies=7, and execut
   const { port } = app.server.address() as { port: number }
 
   // chromium.launch gives each browser a fresh temporary profile and removes it on close.
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
   t.teardown(() => browser.close())
   const page = await browser.newPage()
   // Swagger UI renders asynchronously after loading a 1 MB bundle: generous, but bounded, waits.

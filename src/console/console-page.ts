@@ -1,0 +1,243 @@
+// The operator's console as server-rendered HTML: what is served, how reloads went and what an editor
+// should do about a refused file, all readable without JavaScript. The preview's form is here too; the
+// browser script (console-script.ts) fills in its cards from the explore API.
+import type { Status } from '../schemas/operations.js'
+import { html, type Html } from './escape-html.js'
+
+export interface ConsolePageOptions {
+  /** The URLs of the page's script and stylesheet, versioned by their content (console-route.ts). */
+  assets: { script: string, style: string }
+  /** The operational pages this service serves (DOCS, METRICS), linked from the header. */
+  links: { docs: boolean, metrics: boolean }
+  /** The preview's form values, from the page's own query (the form submits to /-/ without JavaScript). */
+  preview: PreviewQuery
+  now: Date
+}
+
+export interface PreviewQuery {
+  lang: string | null
+  companies: string
+  limit: string
+  offset: string
+}
+
+/** The preview's values from /-/'s query string; anything unusable falls back to the defaults. */
+export function previewQuery (search: string): PreviewQuery {
+  const params = new URLSearchParams(search)
+  const number = (name: string, fallback: string): string => {
+    const value = params.get(name)?.trim() ?? ''
+    return /^[0-9]{1,9}$/.test(value) ? String(Number(value)) : fallback
+  }
+  return { lang: params.get('lang'), companies: params.get('companies') ?? '', limit: number('limit', '10'), offset: number('offset', '0') }
+}
+
+/** `2026-11-22T20:37:39.019Z` → `2026-11-22 20:37:39 UTC`, in a <time> that keeps the exact instant. */
+function time (iso: string): Html {
+  return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC')}</time>`
+}
+
+function ago (iso: string, now: Date): string {
+  const seconds = Math.max(0, Math.round((now.getTime() - Date.parse(iso)) / 1000))
+  if (seconds < 5) return 'just now'
+  if (seconds < 120) return `${seconds} s ago`
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min ago`
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)} h ago`
+  return `${Math.round(seconds / 86_400)} days ago`
+}
+
+function when (iso: string, now: Date): Html {
+  return html`${time(iso)} <span class="ago">(${ago(iso, now)})</span>`
+}
+
+function plural (count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`
+}
+
+/** The banner at the top: fine, stale, or not serving yet. */
+function banner (status: Status, now: Date): Html {
+  const { snapshot, reloads } = status
+  if (snapshot === null) {
+    return html`<p class="banner warn" role="status">No snapshot is served yet: the first one is still loading. Every page of the API answers 503 until it is.</p>`
+  }
+  if (reloads.staleSince !== null) {
+    return html`<p class="banner bad" role="alert">The newest ${status.source === null ? 'file' : 'download'} was refused:
+      ${plural(reloads.failedInARow, 'failed reload')} in a row, stale since ${when(reloads.staleSince, now)}.
+      The service keeps serving the last good snapshot: see <a href="#reloads">Reloads</a>.</p>`
+  }
+  return html`<p class="banner ok" role="status">Serving the newest ${status.source === null ? 'file' : 'snapshot of the source'}.</p>`
+}
+
+function served (status: Status, now: Date): Html {
+  const { snapshot, reloads, source } = status
+  const languages = snapshot === null ? [] : Object.entries(snapshot.items)
+  return html`<section id="served" aria-labelledby="served-title">
+  <h2 id="served-title">What is served</h2>
+  ${banner(status, now)}
+  <dl class="facts">
+    ${source === null
+      ? html`<dt>File</dt><dd><code>${status.path}</code></dd>`
+      : html`<dt>Source</dt><dd><code>${source.url}</code></dd><dt>Cached copy</dt><dd><code>${status.path}</code></dd>`}
+    ${snapshot === null
+      ? html``
+      : html`<dt>Version</dt><dd><code id="served-version">${snapshot.version}</code></dd>
+    <dt><code>generated_at</code></dt><dd id="served-generated-at">${snapshot.generatedAt ?? 'not given in the file'}</dd>
+    <dt>Loaded</dt><dd id="served-loaded-at">${when(snapshot.loadedAt, now)}</dd>
+    <dt>Last successful reload</dt><dd>${reloads.succeeded > 0 ? when(snapshot.loadedAt, now) : 'none since start-up: the snapshot loaded at start-up is served'}</dd>`}
+    <dt>Reloads since start-up</dt><dd>${reloads.succeeded} succeeded, ${reloads.failed} refused</dd>
+    ${reloads.staleSince === null ? html`` : html`<dt>Stale since</dt><dd class="bad-text">${when(reloads.staleSince, now)}</dd>`}
+  </dl>
+  ${languages.length === 0
+    ? html``
+    : html`<table class="items" id="items-per-language">
+    <caption>Items per language</caption>
+    <thead><tr><th scope="col">Language</th><th scope="col">Items</th><th scope="col">API</th></tr></thead>
+    <tbody>${languages.map(([language, count]) => html`
+      <tr><th scope="row"><code>${language}</code></th><td class="number">${count.toLocaleString('en-US')}</td><td><a href="/${encodeURIComponent(language)}/api/internal/explore/">/${language}/api/internal/explore/</a></td></tr>`)}
+    </tbody>
+  </table>`}
+</section>`
+}
+
+function followedSource (status: Status, now: Date): Html {
+  const { source } = status
+  if (source === null) return html``
+  return html`<section id="source" aria-labelledby="source-title">
+  <h2 id="source-title">Published source</h2>
+  <dl class="facts">
+    <dt>URL</dt><dd><code>${source.url}</code></dd>
+    <dt>ETag served</dt><dd><code>${source.etag ?? 'none'}</code></dd>
+    <dt>Last checked</dt><dd>${source.lastChecked === null ? 'not yet' : when(source.lastChecked, now)}</dd>
+    <dt>Last changed</dt><dd>${source.lastChanged === null ? 'not since start-up' : when(source.lastChanged, now)}</dd>
+    <dt>Checks</dt><dd>${source.checks} (${plural(source.errors, 'error')})</dd>
+    ${source.lastError === null ? html`` : html`<dt>Last error</dt><dd class="bad-text">${when(source.lastError.at, now)}: ${source.lastError.message}</dd>`}
+  </dl>
+</section>`
+}
+
+function workers (status: Status, now: Date): Html {
+  const list = status.cluster?.workers ?? []
+  // One process has nothing to compare: the facts above are its own.
+  if (list.length < 2) return html``
+  const version = status.snapshot?.version ?? null
+  return html`<section id="workers" aria-labelledby="workers-title">
+  <h2 id="workers-title">Workers</h2>
+  <p>This page was answered by one of ${list.length} workers; each loads its own copy of the snapshot.</p>
+  <table class="workers">
+    <thead><tr><th scope="col">Worker</th><th scope="col">PID</th><th scope="col">Version</th><th scope="col"><code>generated_at</code></th><th scope="col">Loaded</th><th scope="col">Last reload</th></tr></thead>
+    <tbody>${list.map(worker => html`
+      <tr${worker.version === version ? '' : html` class="differs"`}><th scope="row">${worker.id}</th><td>${worker.pid}</td><td><code>${worker.version ?? 'loading'}</code></td><td>${worker.generatedAt ?? '–'}</td><td>${worker.loadedAt === null ? '–' : when(worker.loadedAt, now)}</td><td>${worker.lastReload ?? 'none yet'}</td></tr>`)}
+    </tbody>
+  </table>
+</section>`
+}
+
+/** What an editor does about the refused file, in the words they need (the check command included). */
+function nextStep (status: Status, now: Date): Html {
+  const { snapshot, reloads, source } = status
+  if (reloads.staleSince === null) return html``
+  const keeps = snapshot === null
+    ? html`No snapshot is served yet.`
+    : html`The service keeps serving version <code>${snapshot.version}</code>${snapshot.generatedAt === null ? '' : html` (<code>generated_at</code> ${snapshot.generatedAt})`}, loaded ${when(snapshot.loadedAt, now)}.`
+  const fix = source === null
+    ? html`Fix the file and save it again; check it first with <kbd>npx explore-replica check ${status.path}</kbd>.`
+    : html`Fix the snapshot and publish it again at <code>${source.url}</code>; check it first with <kbd>npx explore-replica check FILE</kbd>.`
+  return html`<div class="next-step" id="next-step"><h3>What to do</h3><p>${keeps} ${fix} The problems are listed below, newest file first.</p></div>`
+}
+
+function refusals (status: Status, now: Date): Html {
+  const { reloads } = status
+  const list = reloads.recentFailures
+  const staleSince = reloads.staleSince === null ? null : Date.parse(reloads.staleSince)
+  return html`<section id="reloads" aria-labelledby="reloads-title">
+  <h2 id="reloads-title">Reloads</h2>
+  ${nextStep(status, now)}
+  ${list.length === 0
+    ? html`<p id="no-refusals">No file has been refused since the service started.</p>`
+    : html`<h3>Refused files <span class="aside">${list.length === 1 ? '(one)' : `(the last ${list.length}, newest first)`}</span></h3>
+  <ol class="refusals" id="refusals">${list.map(refusal => {
+    // Failures since staleSince are the ones still unfixed; older ones were followed by a good file.
+    const current = staleSince !== null && Date.parse(refusal.at) >= staleSince
+    return html`
+    <li class="refusal ${current ? 'current' : 'fixed'}">
+      <p class="refusal-head">${when(refusal.at, now)}: <code>${refusal.file}</code>
+        <span class="badge">${current ? 'not fixed yet' : 'fixed since: a later file was served'}</span></p>
+      <p>The service refused this file with ${plural(refusal.problems.length, 'problem')}. Each line says where (the line number, or the JSON path) and which rule is broken:</p>
+      <ul class="problems">${refusal.problems.map(problem => html`<li><code>${problem}</code></li>`)}</ul>
+    </li>`
+  })}
+  </ol>`}
+</section>`
+}
+
+function preview (status: Status, query: PreviewQuery): Html {
+  const languages = status.snapshot === null ? [] : Object.keys(status.snapshot.items)
+  if (languages.length === 0) return html``
+  const lang = query.lang !== null && languages.includes(query.lang)
+    ? query.lang
+    : languages.includes('en') ? 'en' : languages[0] as string
+  const companies = query.companies.split(/[\s,]+/).filter(id => id !== '')
+  const api = new URLSearchParams([...companies.map((id): [string, string] => ['companies', id]), ['limit', query.limit], ['offset', query.offset]])
+  return html`<section id="preview" aria-labelledby="preview-title">
+  <h2 id="preview-title">Preview</h2>
+  <p>The items as the API serves them: choose a language and one or more companies (ids, separated by commas; none for every item).</p>
+  <form id="preview-form" action="/-/" method="get">
+    <label>Language
+      <select name="lang">${languages.map(code => html`<option value="${code}"${code === lang ? html` selected` : ''}>${code} (${status.snapshot?.items[code] ?? 0} items)</option>`)}</select>
+    </label>
+    <label>Companies
+      <input name="companies" value="${query.companies}" placeholder="e.g. 7, 12" inputmode="numeric" autocomplete="off">
+    </label>
+    <label>Per page
+      <input name="limit" type="number" min="1" value="${query.limit}">
+    </label>
+    <input type="hidden" name="offset" value="0">
+    <button type="submit">Show</button>
+  </form>
+  <noscript><p class="warn-text">The preview needs JavaScript. The same items straight from the API:
+    <a href="/${encodeURIComponent(lang)}/api/internal/explore/?${api.toString()}">/${lang}/api/internal/explore/?${api.toString()}</a></p></noscript>
+  <div class="pager">
+    <button type="button" id="preview-previous" hidden>← Previous</button>
+    <p id="preview-summary" aria-live="polite"></p>
+    <button type="button" id="preview-next" hidden>Next →</button>
+  </div>
+  <ol class="cards" id="preview-cards"></ol>
+</section>`
+}
+
+function links (options: ConsolePageOptions): Html {
+  return html`<nav aria-label="Operational endpoints"><ul>
+    <li><a href="/-/status">Status (JSON)</a></li>
+    ${options.links.docs ? html`<li><a href="/-/docs">API docs</a></li>` : ''}
+    ${options.links.metrics ? html`<li><a href="/-/metrics">Metrics</a></li>` : ''}
+  </ul></nav>`
+}
+
+export function renderConsolePage (status: Status, options: ConsolePageOptions): string {
+  const { now } = options
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>explore-replica console</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${options.assets.style}">
+<script type="module" src="${options.assets.script}"></script>
+</head>
+<body>
+<header>
+  <h1>explore-replica <span class="aside">operator's console</span></h1>
+  ${links(options)}
+</header>
+<main>
+${served(status, now)}
+${followedSource(status, now)}
+${workers(status, now)}
+${refusals(status, now)}
+${preview(status, options.preview)}
+</main>
+<footer><p>Rendered ${time(now.toISOString())}. Reload the page for newer facts.</p></footer>
+</body>
+</html>
+`.markup
+}

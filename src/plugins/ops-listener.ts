@@ -1,0 +1,86 @@
+// OPS_PORT: the operator's pages (everything under /-/: console, status, health, metrics, docs) on a
+// listener of their own, so that the public port serves only the API. One Fastify instance still routes
+// both: the second listener hands its requests to the same router, and a hook keeps the /-/ paths off the
+// public port, where they get the 404 any unknown path gets (the original has no such page). The
+// operator's port answers the API too: the console's preview pages through it, from its own origin.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import fp from 'fastify-plugin'
+import { drainOnClose } from '../http/drain-on-close.js'
+import { ignoreExpectations } from '../http/expectations.js'
+import { refuseOnSocket } from '../http/server-options.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The operator's listener when OPS_PORT is set; null when the /-/ pages share the main port. */
+    ops: OpsListener | null
+  }
+}
+
+export interface OpsListenerOptions {
+  port: number
+  host: string
+  /** The main server's request limits, so a slow client on this port meets the same ones. */
+  requestTimeoutMs: number
+}
+
+/** Where every operator's page lives. */
+export const OPS_PREFIX = '/-/'
+
+export class OpsListener {
+  readonly server: Server
+  private readonly requests = new WeakSet<IncomingMessage>()
+
+  constructor (private readonly options: OpsListenerOptions, route: (request: IncomingMessage, response: ServerResponse) => void) {
+    this.server = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false }, (request, response) => {
+      this.requests.add(request)
+      route(request, response)
+    })
+    // The main server's limits and refusals (server-options.ts), so a bad or slow client meets the same ones.
+    this.server.requestTimeout = options.requestTimeoutMs
+    this.server.timeout = options.requestTimeoutMs * 6
+    this.server.on('clientError', refuseOnSocket)
+    ignoreExpectations(this.server)
+    drainOnClose(this.server)
+  }
+
+  /** Whether a request came in on this listener. */
+  carried (request: IncomingMessage): boolean {
+    return this.requests.has(request)
+  }
+
+  async listen (): Promise<AddressInfo> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject)
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off('error', reject)
+        resolve()
+      })
+    })
+    return this.server.address() as AddressInfo
+  }
+
+  async close (): Promise<void> {
+    if (!this.server.listening) return
+    await new Promise<void>(resolve => {
+      this.server.close(() => resolve())
+      this.server.closeIdleConnections()
+    })
+  }
+}
+
+export default fp<OpsListenerOptions>(async function opsListenerPlugin (app, options) {
+  // app.routing exists once the instance is ready; requests only arrive after listen(), later still.
+  const ops = new OpsListener(options, (request, response) => app.routing(request, response))
+  app.decorate('ops', ops)
+  app.addHook('onRequest', async (request, reply) => {
+    // The route matched, not the raw target: the router also takes /%2D/status and an absolute-form
+    // target (GET http://host/-/status) to /-/status.
+    if (request.routeOptions.url?.startsWith(OPS_PREFIX) === true && !ops.carried(request.raw)) {
+      // Whatever the not-found handler answers an unknown path on the public port (APPEND_SLASH included).
+      reply.callNotFound()
+      return reply
+    }
+  })
+  app.addHook('onClose', async () => { await ops.close() })
+}, { name: 'ops-listener' })

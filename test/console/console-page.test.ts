@@ -1,0 +1,66 @@
+// The console's HTML for the states a single test app does not reach: a followed SNAPSHOT_URL, a
+// cluster's workers, the first load still running.
+import t from 'tap'
+import { Script } from 'node:vm'
+import { renderConsolePage, type ConsolePageOptions } from '../../src/console/console-page.js'
+import { CONSOLE_SCRIPT } from '../../src/console/console-script.js'
+import { CONSOLE_STYLE } from '../../src/console/console-style.js'
+import type { Status } from '../../src/schemas/operations.js'
+
+const NOW = new Date('2026-11-22T12:00:00Z')
+const OPTIONS: ConsolePageOptions = {
+  assets: { script: '/-/console.js?v=1', style: '/-/console.css?v=1' },
+  links: { docs: true, metrics: true },
+  preview: { lang: null, companies: '', limit: '10', offset: '0' },
+  now: NOW
+}
+
+function status (overrides: Partial<Status> = {}): Status {
+  return {
+    path: '/var/cache/explore/snapshot-abc.jsonl',
+    snapshot: { version: 'v-served', generatedAt: '2026-11-20T09:30:00Z', loadedAt: '2026-11-22T11:00:00.000Z', items: { en: 3, fr: 1 } },
+    reloads: { succeeded: 2, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, recentFailures: [] },
+    source: null,
+    cluster: null,
+    ...overrides
+  }
+}
+
+t.test('a followed source: its URL, its checks, and advice to publish again', async t => {
+  const at = '2026-11-22T11:58:00.000Z'
+  const body = renderConsolePage(status({
+    source: { url: 'https://snapshots.example.com/explore.jsonl', etag: '"abc"', lastModified: null, lastChecked: at, lastChanged: null, lastError: { at, message: 'the object is not a valid snapshot <b>' }, checks: 7, errors: 1 },
+    reloads: { succeeded: 2, failed: 1, failedInARow: 1, lastFailure: { at, problems: ['x.jsonl:3: pk: 1 repeats line 2'] }, staleSince: at, recentFailures: [{ at, file: '/tmp/download-1.jsonl', problems: ['x.jsonl:3: pk: 1 repeats line 2'] }] }
+  }), OPTIONS)
+  t.match(body, '<dt>Source</dt><dd><code>https://snapshots.example.com/explore.jsonl</code></dd><dt>Cached copy</dt>')
+  t.match(body, '<section id="source"')
+  t.match(body, '<dt>Checks</dt><dd>7 (1 error)</dd>')
+  t.match(body, 'the object is not a valid snapshot &lt;b&gt;')
+  t.match(body, 'The newest download was refused')
+  t.match(body, 'Fix the snapshot and publish it again at <code>https://snapshots.example.com/explore.jsonl</code>')
+  t.match(body, '<span class="ago">(2 min ago)</span>')
+})
+
+t.test('a cluster: a table of its workers, one that serves another version marked', async t => {
+  const worker = (id: number, version: string | null) => ({ id, pid: 1000 + id, version, generatedAt: null, loadedAt: version === null ? null : '2026-11-22T11:00:00.000Z', lastReload: null })
+  const body = renderConsolePage(status({ cluster: { workers: [worker(1, 'v-served'), worker(2, 'v-older'), worker(3, null)] } }), OPTIONS)
+  t.match(body, 'answered by one of 3 workers')
+  t.match(body, '<tr><th scope="row">1</th>', 'worker 1 serves this version')
+  t.match(body, '<tr class="differs"><th scope="row">2</th>', 'worker 2 another one')
+  t.match(body, '<tr class="differs"><th scope="row">3</th>', 'worker 3 none yet')
+  t.match(body, '<td><code>loading</code></td>')
+  const single = renderConsolePage(status({ cluster: { workers: [worker(1, 'v-served')] } }), OPTIONS)
+  t.notMatch(single, '<section id="workers"', 'a cluster of one has nothing to compare')
+})
+
+t.test('while the first snapshot loads: said so, and no preview', async t => {
+  const body = renderConsolePage(status({ snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, recentFailures: [] } }), OPTIONS)
+  t.match(body, 'No snapshot is served yet: the first one is still loading.')
+  t.notMatch(body, 'id="preview"')
+})
+
+t.test('the browser script parses, and writes data only as text', async t => {
+  t.doesNotThrow(() => new Script(CONSOLE_SCRIPT, { filename: 'console.js' }), 'valid JavaScript')
+  t.notMatch(CONSOLE_SCRIPT, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/)
+  t.notMatch(CONSOLE_STYLE, /url\(|@import/, 'the stylesheet loads nothing else')
+})

@@ -1,0 +1,43 @@
+// GET /-/status: the refusal history it carries, and its one definition shared with the console.
+import t from 'tap'
+import { writeFile } from 'node:fs/promises'
+import { currentStatus } from '../../src/routes/status-route.js'
+import { buildTestApp, smallSnapshot } from '../helpers.js'
+
+t.test('/-/status: reloads.recentFailures lists refused files newest first, kept after a success', async t => {
+  const app = await buildTestApp(t)
+  const fresh = JSON.parse((await app.inject('/-/status')).body)
+  t.same(Object.keys(fresh.reloads), ['succeeded', 'failed', 'failedInARow', 'lastFailure', 'staleSince', 'recentFailures'])
+  t.same(fresh.reloads.recentFailures, [], 'nothing refused yet')
+
+  await writeFile(app.snapshots.file, '{"languages": {}}')
+  t.equal(await app.snapshots.reload(), 'failed')
+  await writeFile(app.snapshots.file, '{"languages": {"en": [{"pk": 1}]')
+  t.equal(await app.snapshots.reload(), 'failed')
+  await writeFile(app.snapshots.file, JSON.stringify(smallSnapshot()))
+  t.equal(await app.snapshots.reload(), 'loaded')
+
+  const { reloads } = JSON.parse((await app.inject('/-/status')).body)
+  t.equal(reloads.recentFailures.length, 2)
+  const [newest, older] = reloads.recentFailures
+  t.match(newest, { file: app.snapshots.file, problems: [/not valid JSON|unexpected end/i] }, 'the truncated file, newest first')
+  t.same(older, { at: older.at, file: app.snapshots.file, problems: ['languages: must name at least one language'] })
+  t.ok(Date.parse(newest.at) >= Date.parse(older.at))
+  t.same(reloads.lastFailure, { at: newest.at, problems: newest.problems }, 'lastFailure is as it was: the newest refusal')
+  t.match(reloads, { failedInARow: 0, staleSince: null }, 'the history outlives the success')
+})
+
+t.test('the status object is built once: /-/status answers exactly what currentStatus gives the console', async t => {
+  const app = await buildTestApp(t)
+  await writeFile(app.snapshots.file, '{"languages": {}}')
+  await app.snapshots.reload()
+  t.same(JSON.parse((await app.inject('/-/status')).body), currentStatus(app))
+})
+
+t.test('the OpenAPI document describes recentFailures', async t => {
+  const app = await buildTestApp(t)
+  const doc = JSON.parse((await app.inject('/-/openapi.json')).body)
+  const schema = doc.paths['/-/status'].get.responses['200'].content['application/json'].schema
+  t.same(Object.keys(schema.properties.reloads.properties.recentFailures.items.properties), ['at', 'file', 'problems'])
+  t.notOk(doc.paths['/-/'], 'the console is a page, not an API operation')
+})
