@@ -1,7 +1,7 @@
 // The two workloads' request paths, drawn with a seeded PRNG from the generator's per-company counts (never
 // from the server), so every run and both servers get exactly the same paths.
 import type { CompanyCounts } from './snapshots.js'
-import { Rng } from '../scripts/generate/random-source.js'
+import { Rng } from '../src/generate/random-source.js'
 
 export interface Workload {
   name: 'hot' | 'cold'

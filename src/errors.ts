@@ -109,3 +109,12 @@ export class ConfigError extends Error {
     this.name = 'ConfigError'
   }
 }
+
+/** A command line used wrongly (an unknown option, a bad value): exit 2, the message, where to read more. */
+export class UsageError extends Error {
+  readonly code = 'CLI_ERR_USAGE'
+  constructor (message: string) {
+    super(message)
+    this.name = 'UsageError'
+  }
+}

@@ -38,7 +38,7 @@ function start (args: string[], env: Record<string, string> = {}) {
     }
     child.stdout.on('data', check)
   })
-  return { child, exited, listening, logged }
+  return { child, exited, listening, logged, output: () => stdout }
 }
 
 t.test('serves the snapshot it is pointed at, and stops cleanly on SIGTERM', async t => {
@@ -78,7 +78,7 @@ t.test('a bad configuration value: exit 1 with the rule', async t => {
 t.test('--help prints the options and exits 0', async t => {
   const { code, stdout } = await start(['--help']).exited
   t.equal(code, 0)
-  t.match(stdout, /^Usage: node dist\/server.js \[options\]/)
+  t.match(stdout, /^Usage: explore-replica \[serve\] \[options\] {3}\(or: node dist\/server.js \[options\]\)/)
   t.match(stdout, 'SNAPSHOT_PATH')
 })
 
@@ -93,6 +93,25 @@ t.test('SIGHUP reloads the snapshot, with the file watch off', async t => {
   await reloaded
   const res = await fetch(`${url}/-/status`)
   t.match(await res.json(), { snapshot: { generatedAt: '2026-12-01T00:00:00Z', items: { en: 0 } }, reloads: { succeeded: 1 } })
+  server.child.kill('SIGTERM')
+  t.equal((await server.exited).code, 0)
+})
+
+t.test('the start-up log names the console\'s URL: on the operator\'s port when OPS_PORT is set', async t => {
+  const file = await writeSnapshot(t, smallSnapshot())
+  const server = start(['--snapshot-path', file, '--ops-port', '0'])
+  const api = await server.listening
+  // Logged once both ports listen: in the chunk that says so, or a later one.
+  const pattern = /"url":"(http:\/\/127\.0\.0\.1:(\d+)\/-\/)","msg":"console"/
+  const consoleLine = pattern.exec(server.output()) ?? await new Promise<RegExpExecArray | null>(resolve => {
+    server.child.stdout.on('data', () => { const match = pattern.exec(server.output()); if (match !== null) resolve(match) })
+    server.exited.then(() => resolve(null), () => resolve(null))
+  })
+  t.ok(consoleLine, 'a "console" line with its URL')
+  t.not(consoleLine?.[2], new URL(api).port, 'on the operator\'s port, not the API\'s')
+  const health = await fetch(`${consoleLine?.[1] ?? ''}healthz`)
+  t.equal(health.status, 200, 'the operator\'s pages answer there')
+  t.equal((await fetch(`${api}/-/healthz`)).status, 404, 'and not on the API\'s port')
   server.child.kill('SIGTERM')
   t.equal((await server.exited).code, 0)
 })

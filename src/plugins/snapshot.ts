@@ -62,7 +62,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
   const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog })
   app.decorate('snapshots', store)
   // The first load is not awaited here: a plugin has 10 s to load, a snapshot as long as its size needs.
-  // The server answers meanwhile (/-/healthz, /-/readyz 503); server.ts exits if the file is bad.
+  // The server answers meanwhile (/-/healthz, /-/readyz 503); serve.ts exits if the file is bad.
   const started = Date.now()
   store.start().then(model => {
     log.info({ snapshot: snapshotPath, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot loaded')

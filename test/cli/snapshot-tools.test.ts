@@ -1,4 +1,5 @@
-// The command-line tools over real files, as child processes: the snapshot checker and the converter.
+// The command line (`explore-replica`, src/cli/main.ts) over real files, as child processes: its subcommands
+// and their help, the snapshot checker and the converter.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
@@ -6,9 +7,9 @@ import { join } from 'node:path'
 import { loadSnapshotFile } from '../../src/snapshot/load-snapshot.js'
 import { childEnv, makeItem, smallSnapshot, tempDir, toJsonLines, writeSnapshot } from '../helpers.js'
 
-function run (script: string, ...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
+function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
   return new Promise(resolve => {
-    execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', '..', 'src', 'cli', script), ...args], { env: childEnv() }, (error, stdout, stderr) => {
+    execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts'), ...args], { env: childEnv() }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
     })
   })
@@ -16,7 +17,7 @@ function run (script: string, ...args: string[]): Promise<{ code: number, stdout
 
 t.test('the snapshot checker: every problem, exit 1; a valid file, exit 0', async t => {
   const check = async (...files: string[]) => {
-    const { code, stdout } = await run('check-snapshot.ts', ...files)
+    const { code, stdout } = await run('check', ...files)
     return { code, stdout }
   }
   const good = await writeSnapshot(t, smallSnapshot())
@@ -26,7 +27,7 @@ t.test('the snapshot checker: every problem, exit 1; a valid file, exit 0', asyn
   t.equal(result.code, 1)
   t.match(result.stdout, `snapshot ${bad} is invalid (33 problems):\n  languages.en[0].is_translated: is required`)
   t.match(result.stdout, '  languages.en[1].pk: 1 repeats languages.en[0]\n', 'schema problems and repeated pks in one report')
-  t.equal((await check()).code, 1, 'no file: usage, exit 1')
+  t.equal((await check()).code, 2, 'no file: usage, exit 2')
   const lines = join(await tempDir(t), 'snapshot.jsonl')
   await writeFile(lines, toJsonLines(smallSnapshot()))
   t.same(await check(lines), { code: 0, stdout: `${lines}: valid (en: 25, es: 2, fr: 0 items; generated_at 2026-11-20T09:30:00Z)\n` }, 'JSON Lines too')
@@ -41,11 +42,11 @@ t.test('convert: JSON to JSON Lines and back, every field kept, the same pages s
   const json = await writeSnapshot(t, doc)
   const lines = join(dir, 'snapshot.jsonl')
   const back = join(dir, 'back.json')
-  const toLines = await run('convert-snapshot.ts', json, lines)
+  const toLines = await run('convert', json, lines)
   t.equal(toLines.code, 0, toLines.stderr)
   t.match(toLines.stdout, /^Wrote .*snapshot\.jsonl \(en: 25, es: 2, fr: 0 items\) in [\d.]+ s\n$/)
   t.same((await readFile(lines, 'utf8')).split('\n')[0], JSON.stringify({ snapshot: 'explore', version: 1, generated_at: '2026-11-20T09:30:00Z', languages: ['en', 'es', 'fr'] }))
-  t.equal((await run('convert-snapshot.ts', lines, back)).code, 0)
+  t.equal((await run('convert', lines, back)).code, 0)
   t.same(JSON.parse(await readFile(back, 'utf8')), doc, 'the round trip gives the document back, extras and companies included')
   const [a, b] = [await loadSnapshotFile(json), await loadSnapshotFile(lines)]
   for (const code of a.languages) t.equal(b.language(code)!.page([8], 0, 100).items.toString(), a.language(code)!.page([8], 0, 100).items.toString(), code)
@@ -56,20 +57,20 @@ t.test('convert: a bad input is reported and nothing is written; same formats ar
   const bad = await writeSnapshot(t, { languages: { en: [{ pk: 1 }] } }, 'bad.json')
   const out = join(dir, 'out.jsonl')
   await writeFile(out, 'left alone')
-  const result = await run('convert-snapshot.ts', bad, out)
+  const result = await run('convert', bad, out)
   t.equal(result.code, 1)
   t.match(result.stderr, `snapshot ${bad} is invalid`)
   t.equal(await readFile(out, 'utf8'), 'left alone')
-  t.match((await run('convert-snapshot.ts', bad, join(dir, 'x.json'))).stderr, /both JSON: nothing to convert/)
-  t.equal((await run('convert-snapshot.ts')).code, 1, 'no files: usage, exit 1')
-  t.match((await run('convert-snapshot.ts', '--help')).stdout, /^Usage: npm run snapshot:convert/)
+  t.match((await run('convert', bad, join(dir, 'x.json'))).stderr, /both JSON: nothing to convert/)
+  t.equal((await run('convert')).code, 2, 'no files: usage, exit 2')
+  t.match((await run('convert', '--help')).stdout, /^Usage: explore-replica convert/)
 })
 
 t.test('convert: an item whose own `language` field would move it to another language is refused', async t => {
   const dir = await tempDir(t)
   const json = await writeSnapshot(t, { languages: { 'pt-br': [makeItem(1, '2024-01-01', [], { language: 'en' })], en: [makeItem(2, '2024-01-01', [])] } })
   const out = join(dir, 'out.jsonl')
-  const result = await run('convert-snapshot.ts', json, out)
+  const result = await run('convert', json, out)
   t.equal(result.code, 1)
   t.match(result.stderr, 'languages.pt-br[0] has a field "language" ("en"), which JSON Lines reads as the item\'s language: rename it first')
   await t.rejects(readFile(out), { code: 'ENOENT' }, 'nothing written')

@@ -28,7 +28,7 @@ t.test('a valid snapshot loads with its languages, counts and version label', as
 })
 
 t.test('loading a large file gives the event loop turns (a reloading service keeps answering)', async t => {
-  const { writeSnapshot: generate } = await import('../../scripts/generate/write-snapshot.js')
+  const { writeSnapshot: generate } = await import('../../src/generate/write-snapshot.js')
   const file = join(await tempDir(t), 'large.json')
   await generate(file, { items: 12000, format: 'lines' })
   const raw = await readFile(file)
@@ -181,7 +181,7 @@ t.test('a file that cannot be read', async t => {
 })
 
 t.test('streamed in chunks of any size: the same model, the same errors as the document parsed whole', async t => {
-  const { writeSnapshot: generate } = await import('../../scripts/generate/write-snapshot.js')
+  const { writeSnapshot: generate } = await import('../../src/generate/write-snapshot.js')
   const dir = await tempDir(t)
   const file = join(dir, 'generated.json')
   await generate(file, { items: 3000, format: 'lines' })

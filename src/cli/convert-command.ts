@@ -1,35 +1,29 @@
-#!/usr/bin/env node
-// `npm run snapshot:convert -- IN OUT`: a snapshot from one format to the other (format v1 `.json`, JSON Lines
+// `explore-replica convert IN OUT` (npm run snapshot:convert -- IN OUT): a snapshot from one format to the other (format v1 `.json`, JSON Lines
 // `.jsonl`/`.ndjson`, by extension). IN is checked by the service's own loader first, so only a snapshot
 // the service would serve is converted; OUT is written through a temporary file and a rename, so a watching
 // service never sees half of it. Every field of every item is kept, `companies` and unknown ones included.
-import { createWriteStream } from 'node:fs'
-import { rename, rm, stat } from 'node:fs/promises'
-import { once } from 'node:events'
-import { finished } from 'node:stream/promises'
-import { basename, dirname, join, resolve } from 'node:path'
+import { stat } from 'node:fs/promises'
 import { SnapshotError } from '../errors.js'
 import { isJsonLinesPath } from '../snapshot/load-json-lines.js'
 import { loadSnapshotFile } from '../snapshot/load-snapshot.js'
 import { startsWithBom } from '../snapshot/load-options.js'
 import { readLines } from '../snapshot/read-lines.js'
 import { readDocument } from '../snapshot/read-document.js'
+import { writeSnapshotFile } from '../snapshot/write-snapshot-file.js'
 
-const USAGE = `Usage: npm run snapshot:convert -- IN OUT
+export const CONVERT_USAGE = `Usage: explore-replica convert IN OUT   (npm run snapshot:convert -- IN OUT)
 Converts a snapshot between format v1 (.json) and JSON Lines (.jsonl, .ndjson), by the files' extensions.
 IN must be valid (it is checked as the service checks it); OUT is replaced in one rename.
 `
 
-type Emit = (piece: string) => Promise<void>
-
-async function main (args: string[]): Promise<number> {
+export async function convertCommand (args: string[]): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(USAGE)
+    process.stdout.write(CONVERT_USAGE)
     return 0
   }
   if (args.length !== 2) {
-    process.stderr.write(USAGE)
-    return 1
+    process.stderr.write(CONVERT_USAGE)
+    return 2
   }
   const [input, output] = args as [string, string]
   const toLines = isJsonLinesPath(output)
@@ -51,40 +45,39 @@ async function main (args: string[]): Promise<number> {
   const { generatedAt } = model.info
   const languages = model.languages
   const expected = model.itemCounts()
-  const written = await writeThroughRename(output, async emit => {
-    if (toLines) {
-      await emit(`${JSON.stringify({ snapshot: 'explore', version: 1, ...(generatedAt === null ? {} : { generated_at: generatedAt }), languages })}\n`)
-      await forEachDocumentItem(input, async (language, index, item) => {
-        const own = (item as { language?: unknown }).language
-        if (own !== undefined && own !== language) {
-          throw new ConvertError(`languages.${language}[${index}] has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language: rename it first`)
+  try {
+    await writeSnapshotFile(output, {
+      generatedAt,
+      languages,
+      // One pass over the input per language, whichever its format: memory stays that of one item.
+      items: async (code, each) => {
+        if (toLines) {
+          await forEachDocumentItem(input, async (language, index, item) => {
+            if (language !== code) return
+            const own = (item as { language?: unknown }).language
+            if (own !== undefined && own !== language) {
+              throw new ConvertError(`languages.${language}[${index}] has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language: rename it first`)
+            }
+            await each(item)
+          })
+        } else {
+          await forEachLineItem(input, code, each)
         }
-        await emit(`${JSON.stringify({ language, ...item })}\n`)
-      })
-    } else {
-      await emit(`{\n  ${generatedAt === null ? '' : `"generated_at": ${JSON.stringify(generatedAt)},\n  `}"languages": {`)
-      for (const [l, code] of languages.entries()) {
-        await emit(`${l === 0 ? '' : ','}\n    ${JSON.stringify(code)}: [`)
-        let first = true
-        // One pass over the file per language: memory stays that of one line.
-        await forEachLineItem(input, code, async item => {
-          await emit(`${first ? '' : ','}\n      ${JSON.stringify(item)}`)
-          first = false
-        })
-        await emit(first ? ']' : '\n    ]')
+        if (await fileStamp(input) !== stamp) throw new ConvertError(`${input} changed while it was converted: run again`)
       }
-      await emit('\n  }\n}\n')
-    }
-    if (await fileStamp(input) !== stamp) throw new ConvertError(`${input} changed while it was converted: run again`)
-  }, async temporary => {
-    // The output must be a snapshot the service serves, with the input's items.
-    const counts = (await loadSnapshotFile(temporary)).itemCounts()
-    if (JSON.stringify(counts) !== JSON.stringify(expected)) {
-      throw new ConvertError(`the output has ${JSON.stringify(counts)} items, the input ${JSON.stringify(expected)}: nothing written`)
-    }
-  })
-  if (written instanceof Error) {
-    process.stderr.write(`${written instanceof SnapshotError ? `the output would not load: ${written.message}` : written.message}\n`)
+    }, {
+      format: toLines ? 'jsonl' : 'lines',
+      // The output must be a snapshot the service serves, with the input's items.
+      check: async temporary => {
+        const counts = (await loadSnapshotFile(temporary)).itemCounts()
+        if (JSON.stringify(counts) !== JSON.stringify(expected)) {
+          throw new ConvertError(`the output has ${JSON.stringify(counts)} items, the input ${JSON.stringify(expected)}: nothing written`)
+        }
+      }
+    })
+  } catch (error) {
+    if (!(error instanceof ConvertError || error instanceof SnapshotError)) throw error
+    process.stderr.write(`${error instanceof SnapshotError ? `the output would not load: ${error.message}` : error.message}\n`)
     return 1
   }
   const counts = Object.entries(expected).map(([code, n]) => `${code}: ${n}`).join(', ')
@@ -135,35 +128,3 @@ async function forEachLineItem (file: string, code: string, each: (item: object)
     }
   })
 }
-
-/**
- * Writes OUT through a temporary file beside it (with OUT's extension, so it loads as OUT will), checked by
- * `check`, then renamed into place. Returns the error that stopped it, with nothing written; rethrows others.
- */
-async function writeThroughRename (path: string, write: (emit: Emit) => Promise<void>, check: (temporary: string) => Promise<void>): Promise<Error | null> {
-  const target = resolve(path)
-  const temporary = join(dirname(target), `.${process.pid}.${basename(target)}`)
-  const out = createWriteStream(temporary)
-  const failed = new Promise<never>((_resolve, reject) => { out.once('error', reject) })
-  failed.catch(() => {})
-  try {
-    await write(async piece => {
-      if (!out.write(piece)) await Promise.race([once(out, 'drain'), failed])
-    })
-    out.end()
-    await Promise.race([finished(out), failed])
-    await check(temporary)
-    await rename(temporary, target)
-    return null
-  } catch (error) {
-    out.destroy()
-    await rm(temporary, { force: true }).catch(() => {})
-    if (error instanceof ConvertError || error instanceof SnapshotError) return error
-    throw error
-  }
-}
-
-main(process.argv.slice(2)).then(code => { process.exitCode = code }, (error: unknown) => {
-  process.stderr.write(`convert failed: ${(error as Error).message}\n`)
-  process.exitCode = 1
-})

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { generateSnapshot, writeSnapshot } from '../../scripts/generate/write-snapshot.js'
+import { generateSnapshot, writeSnapshot } from '../../src/generate/write-snapshot.js'
 import { loadSnapshotFile, parseSnapshot } from '../../src/snapshot/load-snapshot.js'
 import { tempDir } from '../helpers.js'
 

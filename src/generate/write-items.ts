@@ -1,5 +1,5 @@
 // Writes the items of one planned language, one at a time: headlines, abstracts, slugs, images, stories.
-import type { SnapshotItem } from '../../src/schemas/snapshot.js'
+import type { SnapshotItem } from '../schemas/snapshot.js'
 import { Rng, at } from './random-source.js'
 import {
   ANALYSTS, BANKS, IMAGE_SIZES, IMAGE_SUBJECTS, INTERNAL_NOTES, PLACES,

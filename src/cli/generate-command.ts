@@ -1,13 +1,13 @@
-// CLI of the seeded snapshot generator (contract §1): the demo data/snapshot.json and large benchmark files.
-import { realpathSync } from 'node:fs'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+// `explore-replica generate` (npm run generate): the seeded snapshot generator (contract §1): the demo data/snapshot.json and large benchmark files.
 import { parseArgs } from 'node:util'
-import { DEFAULT_COMPANIES, DEFAULT_GENERATED_AT, DEFAULT_ITEMS, DEFAULT_SEED, ITEMS_PER_COMPANY } from './generate/plan-snapshot.js'
-import { PRETTY_MAX_ITEMS, writeSnapshot, type CompanySummary, type WriteOptions } from './generate/write-snapshot.js'
+import { UsageError } from '../errors.js'
+import { DEFAULT_COMPANIES, DEFAULT_GENERATED_AT, DEFAULT_ITEMS, DEFAULT_SEED, ITEMS_PER_COMPANY } from '../generate/plan-snapshot.js'
+import { writeSnapshot, type CompanySummary, type WriteOptions } from '../generate/write-snapshot.js'
+import { PRETTY_MAX_ITEMS } from '../snapshot/write-snapshot-file.js'
 
 const DEFAULT_OUT = 'data/snapshot.json'
 
-const USAGE = `Usage: npx tsx scripts/generate-snapshot.ts [options]
+export const GENERATE_USAGE = `Usage: explore-replica generate [options]   (npm run generate -- [options])
   --items N          items in en (default ${DEFAULT_ITEMS}); es and fr get ~35% and ~25% of it
   --languages L      explicit counts instead, e.g. en=200000,es=0 (order is kept)
   --seed S           PRNG seed (default ${DEFAULT_SEED})
@@ -20,7 +20,7 @@ const USAGE = `Usage: npx tsx scripts/generate-snapshot.ts [options]
 function integerArg (name: string, value: string | undefined, signed = false): number | undefined {
   if (value === undefined) return undefined
   if (!(signed ? /^-?\d+$/ : /^\d+$/).test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new TypeError(`--${name} must be ${signed ? 'an' : 'a non-negative'} integer, got ${JSON.stringify(value)}`)
+    throw new UsageError(`--${name} must be ${signed ? 'an' : 'a non-negative'} integer, got ${JSON.stringify(value)}`)
   }
   return Number(value)
 }
@@ -39,7 +39,7 @@ function formatBytes (bytes: number): string {
   return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} KB`
 }
 
-async function main (argv: string[]): Promise<void> {
+export async function generateCommand (argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -54,11 +54,11 @@ async function main (argv: string[]): Promise<void> {
     }
   })
   if (values.help === true) {
-    console.log(USAGE)
-    return
+    console.log(GENERATE_USAGE)
+    return 0
   }
   if (values.format !== undefined && values.format !== 'pretty' && values.format !== 'lines' && values.format !== 'jsonl') {
-    throw new TypeError(`--format must be pretty, lines or jsonl, got ${JSON.stringify(values.format)}`)
+    throw new UsageError(`--format must be pretty, lines or jsonl, got ${JSON.stringify(values.format)}`)
   }
   const options: WriteOptions = {
     seed: integerArg('seed', values.seed, true) ?? DEFAULT_SEED,
@@ -71,7 +71,10 @@ async function main (argv: string[]): Promise<void> {
   if (values.format !== undefined) options.format = values.format
 
   const started = performance.now()
-  const result = await writeSnapshot(values.out ?? DEFAULT_OUT, options)
+  // The generator checks what the options ask for (a language segment, a date) as it plans: usage too.
+  const result = await writeSnapshot(values.out ?? DEFAULT_OUT, options).catch((error: unknown) => {
+    throw error instanceof TypeError ? new UsageError(error.message) : error
+  })
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
   const total = Object.values(result.items).reduce((a, b) => a + b, 0)
 
@@ -87,23 +90,5 @@ async function main (argv: string[]): Promise<void> {
     const absent = result.companies.filter(c => (c.items[code] ?? 0) === 0)
     if (absent.length > 0) console.log(`  no items in ${code}: ${absent.length} companies, e.g. #${absent.map(c => c.id).slice(0, 5).join(', #')}`)
   }
-}
-
-// Run directly (not imported): compare real paths so symlinked checkouts and relative argv still match.
-function runDirectly (): boolean {
-  const entry = process.argv[1]
-  if (entry === undefined) return false
-  try {
-    const self = realpathSync(fileURLToPath(import.meta.url))
-    return pathToFileURL(realpathSync(entry)).href === pathToFileURL(self).href
-  } catch {
-    return false
-  }
-}
-
-if (runDirectly()) {
-  main(process.argv.slice(2)).catch((err: unknown) => {
-    console.error(err instanceof Error ? err.message : err)
-    process.exitCode = 1
-  })
+  return 0
 }

@@ -1,5 +1,5 @@
 // Plans a snapshot from its options: the companies, and per language the company links, burst days and pks.
-import { LANGUAGE_PATTERN } from '../../src/schemas/snapshot.js'
+import { LANGUAGE_PATTERN } from '../schemas/snapshot.js'
 import { Rng, at, cumulativeOf } from './random-source.js'
 import { NAME_FORMS, NAME_STEMS, NAME_TRADES, REAL_COMPANIES } from './text-banks.js'
 

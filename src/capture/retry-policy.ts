@@ -1,0 +1,37 @@
+// When a failed request is tried again: which answers are worth another try, how long to back off
+// (exponential, with full jitter), and how a server's Retry-After is read and capped.
+
+/** The longest wait a Retry-After may impose: past it the capture waits this long and tries anyway. */
+export const RETRY_AFTER_CAP_MS = 60_000
+/** The longest backoff between two tries when the source says nothing. */
+export const BACKOFF_CAP_MS = 30_000
+
+/** 429 (slow down) and every 5xx (the source or a proxy in front of it is struggling) are tried again. */
+export function isRetryableStatus (status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599)
+}
+
+/**
+ * The delay before retry number `retry` (1 for the first): a random time up to `baseMs` · 2^(retry-1),
+ * at most BACKOFF_CAP_MS. Full jitter spreads the retries of many workers that failed together, so they
+ * do not come back at the source in one burst.
+ */
+export function backoffDelay (retry: number, baseMs: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, baseMs * 2 ** Math.max(0, retry - 1))
+  return Math.round(ceiling * random())
+}
+
+/**
+ * Retry-After (RFC 9110 §10.2.3) in milliseconds from `now`: delay-seconds or an HTTP date. Null when
+ * absent or unreadable (the backoff applies then); a date in the past is 0.
+ */
+export function parseRetryAfter (value: string | null, now: number = Date.now()): number | null {
+  if (value === null) return null
+  const text = value.trim()
+  if (/^\d+$/.test(text)) return Number(text) * 1000
+  // Only the date forms HTTP allows (IMF-fixdate and the two obsolete ones all name a weekday); a bare
+  // number with a sign or a decimal point is not one.
+  if (!/^[A-Za-z]{3}/.test(text)) return null
+  const at = Date.parse(text)
+  return Number.isNaN(at) ? null : Math.max(0, at - now)
+}

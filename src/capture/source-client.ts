@@ -1,0 +1,140 @@
+// GETs JSON from the capture's source: every request through the gate (concurrency, rate, Retry-After
+// pauses), a time limit per try (the body included), retries with exponential backoff on 5xx, 429,
+// network errors and timeouts. Whatever else the source answers ends the capture with the URL named.
+import { CaptureError, NotExploreError } from './capture-errors.js'
+import { RequestGate, pauseFor } from './request-gate.js'
+import { RETRY_AFTER_CAP_MS, backoffDelay, isRetryableStatus, parseRetryAfter } from './retry-policy.js'
+
+export interface SourceClientOptions {
+  /** Requests in flight at once. */
+  concurrency: number
+  /** Requests started per second at most; null: no cap. */
+  rps: number | null
+  /** Tries after the first one. */
+  retries: number
+  /** The first backoff's ceiling; each retry doubles it (retry-policy.ts). */
+  retryDelayMs: number
+  /** One try, from sending to the last byte of the body. */
+  timeoutMs: number
+  userAgent?: string
+  /** Told of every retry, before its wait. */
+  onRetry?: (retry: RetryNotice) => void
+  /** Replaces Math.random in the backoff (tests). */
+  random?: () => number
+}
+
+export interface RetryNotice {
+  url: string
+  /** `429`, `503`, `ECONNRESET`, `timeout`… */
+  reason: string
+  /** 1 for the first retry. */
+  retry: number
+  /** What the source's Retry-After asked for, in ms (before the cap); null when it did not say. */
+  retryAfterMs: number | null
+}
+
+export interface ClientStats {
+  /** Requests sent, retries included. */
+  requests: number
+  retries: number
+  /** Retries by reason: `429`, `503`, `ECONNREFUSED`, `timeout`… */
+  retryReasons: Map<string, number>
+  /** Retry-After values above RETRY_AFTER_CAP_MS that were cut to it. */
+  cappedRetryAfters: number
+}
+
+/** A try that may succeed if made again. */
+class Transient {
+  constructor (readonly reason: string, readonly description: string, readonly retryAfterMs: number | null = null) {}
+}
+
+export class SourceClient {
+  readonly stats: ClientStats = { requests: 0, retries: 0, retryReasons: new Map(), cappedRetryAfters: 0 }
+  private readonly gate: RequestGate
+
+  constructor (private readonly options: SourceClientOptions) {
+    this.gate = new RequestGate(options.concurrency, options.rps)
+  }
+
+  /**
+   * The parsed JSON of a 200 answer to GET `url`. Throws NotExploreError for an answer that is not JSON or
+   * a 404, CaptureError for another refusal or once the retries are spent, and the signal's reason when
+   * `signal` aborts.
+   */
+  async getJson (url: string, signal: AbortSignal): Promise<unknown> {
+    const { retries, retryDelayMs } = this.options
+    for (let retry = 0; ; retry++) {
+      const outcome = await this.try(url, signal)
+      if (!(outcome instanceof Transient)) return outcome
+      if (retry >= retries) {
+        const tries = retry + 1
+        throw new CaptureError(`GET ${url}: ${outcome.description} (${tries} ${tries === 1 ? 'try' : 'tries'}; --retries ${retries})`)
+      }
+      const notice: RetryNotice = { url, reason: outcome.reason, retry: retry + 1, retryAfterMs: outcome.retryAfterMs }
+      this.stats.retries++
+      this.stats.retryReasons.set(outcome.reason, (this.stats.retryReasons.get(outcome.reason) ?? 0) + 1)
+      if (outcome.retryAfterMs !== null) {
+        if (outcome.retryAfterMs > RETRY_AFTER_CAP_MS) this.stats.cappedRetryAfters++
+        // A Retry-After speaks for the whole source, not for this URL: every request waits for it.
+        this.gate.pause(Math.min(outcome.retryAfterMs, RETRY_AFTER_CAP_MS))
+      }
+      this.options.onRetry?.(notice)
+      await pauseFor(backoffDelay(retry + 1, retryDelayMs, this.options.random), signal)
+    }
+  }
+
+  private async try (url: string, signal: AbortSignal): Promise<unknown> {
+    const release = await this.gate.enter(signal)
+    this.stats.requests++
+    const timeout = AbortSignal.timeout(this.options.timeoutMs)
+    let status: number
+    let response: Response
+    let text: string
+    try {
+      response = await fetch(url, {
+        signal: AbortSignal.any([signal, timeout]),
+        headers: { accept: 'application/json', 'user-agent': this.options.userAgent ?? 'explore-replica-capture' }
+      })
+      status = response.status
+      // Read whatever the status: the connection goes back to the pool only once its body is consumed.
+      text = await response.text()
+    } catch (error) {
+      if (signal.aborted) throw signal.reason
+      if (timeout.aborted) return new Transient('timeout', `no complete answer within ${this.options.timeoutMs / 1000} s`)
+      const code = networkCode(error)
+      return new Transient(code, `cannot reach the source: ${describeNetworkError(error, code)}`)
+    } finally {
+      release()
+    }
+    if (isRetryableStatus(status)) {
+      return new Transient(String(status), `${status} ${response.statusText}`.trim(), parseRetryAfter(response.headers.get('retry-after')))
+    }
+    if (status === 404) throw new NotExploreError(url, `404 Not Found${preview(text)} (is the language right? is --from the site's base URL?)`)
+    if (status !== 200) throw new CaptureError(`GET ${url}: ${status} ${response.statusText}${preview(text)} (not retried)`)
+    try {
+      return JSON.parse(text) as unknown
+    } catch {
+      const type = response.headers.get('content-type') ?? 'no content type'
+      throw new NotExploreError(url, `the answer is not JSON (${type})${preview(text)}`)
+    }
+  }
+}
+
+/** What a failed fetch says about the network: the system's error code, or undici's. */
+function networkCode (error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } }).cause
+  return typeof cause?.code === 'string' ? cause.code : 'network error'
+}
+
+function describeNetworkError (error: unknown, code: string): string {
+  const cause = (error as { cause?: { message?: unknown } }).cause
+  const message = typeof cause?.message === 'string' ? cause.message : (error as Error).message
+  return message.includes(code) ? message : `${message} (${code})`
+}
+
+/** The start of a body, on one line, for an error message. */
+function preview (text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim()
+  if (flat === '') return ''
+  return `: ${JSON.stringify(flat.length > 80 ? `${flat.slice(0, 80)}…` : flat)}`
+}

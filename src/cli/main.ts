@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// `explore-replica`: one command line for the service and its snapshot tools. The first argument names the
+// subcommand; without one (or with an option first) it serves, so `explore-replica --port 4000` works as
+// `node dist/server.js --port 4000` does. Each subcommand is loaded only when asked for: `check` does not
+// load Fastify, `serve` does not load the capture client.
+import { UsageError } from '../errors.js'
+
+interface Command {
+  summary: string
+  run: (argv: string[]) => Promise<number>
+}
+
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    summary: 'serve the explore API from a snapshot (the default; --help lists every option)',
+    run: async argv => {
+      const { serve, reportStartFailure } = await import('../serve.js')
+      // A server's start-up failure ends the process itself (a cluster's primary included).
+      await serve(argv).catch(reportStartFailure)
+      return 0
+    }
+  },
+  check: {
+    summary: 'check snapshot files as the service would load them: check FILE…',
+    run: async argv => await (await import('./check-command.js')).checkCommand(argv)
+  },
+  generate: {
+    summary: 'write a seeded sample snapshot (format v1 or JSON Lines)',
+    run: async argv => await (await import('./generate-command.js')).generateCommand(argv)
+  },
+  convert: {
+    summary: 'convert a snapshot between format v1 and JSON Lines: convert IN OUT',
+    run: async argv => await (await import('./convert-command.js')).convertCommand(argv)
+  },
+  capture: {
+    summary: 'make a snapshot by walking a running original (or another replica)',
+    run: async argv => await (await import('./capture-command.js')).captureCommand(argv)
+  }
+}
+
+const MAIN_USAGE = `Usage: explore-replica [COMMAND] [options]
+
+Commands:
+${Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`).join('\n')}
+
+\`explore-replica COMMAND --help\` describes each. Through npm: npm start (serve), npm run snapshot:check,
+npm run generate, npm run snapshot:convert, npm run capture (each followed by -- and its options).
+`
+
+/** Runs the command line; resolves with the exit code (a server keeps the process alive on its own). */
+async function main (argv: string[]): Promise<number> {
+  const [first, ...rest] = argv
+  if (first === '--help' || first === '-h' || first === 'help') {
+    process.stdout.write(MAIN_USAGE)
+    return 0
+  }
+  if (first === undefined || first.startsWith('-')) return await COMMANDS.serve!.run(argv)
+  const command = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined
+  if (command === undefined) {
+    process.stderr.write(`explore-replica: unknown command "${first}"\n\n${MAIN_USAGE}`)
+    return 2
+  }
+  try {
+    return await command.run(rest)
+  } catch (error) {
+    // Bad options (parseArgs' own errors, and ours) are the user's to fix: the message and where to look,
+    // no stack trace. Anything else is a failure of the command: its message, exit 1.
+    const usage = error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')
+    process.stderr.write(`explore-replica ${first}: ${(error as Error).message}\n${usage ? `Run explore-replica ${first} --help for the options.\n` : ''}`)
+    return usage ? 2 : 1
+  }
+}
+
+main(process.argv.slice(2)).then(code => { if (code !== 0) process.exitCode = code }, (error: unknown) => {
+  process.stderr.write(`explore-replica: ${(error as Error).message}\n`)
+  process.exitCode = 1
+})

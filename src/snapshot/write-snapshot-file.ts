@@ -1,0 +1,152 @@
+// The one writer of snapshot files: item by item, in format v1 or JSON Lines, to a temporary file beside
+// the path that is checked and then renamed into place. The generator, the converter and the capture each
+// hand it their items (the same bytes for the same items, whichever wrote them).
+import { createWriteStream } from 'node:fs'
+import { mkdir, realpath, rename, rm, stat } from 'node:fs/promises'
+import { once } from 'node:events'
+import { finished } from 'node:stream/promises'
+import { basename, dirname, extname, join, resolve } from 'node:path'
+
+/**
+ * 'pretty' matches JSON.stringify(snapshot, null, 2); 'lines' is the same JSON document with each item on
+ * one line; 'jsonl' is a JSON Lines snapshot (contract §1): a header line, then one item per line.
+ */
+export type SnapshotFormat = 'pretty' | 'lines' | 'jsonl'
+
+// Pretty-printing triples the whitespace; past this many items a human no longer reads the file anyway.
+export const PRETTY_MAX_ITEMS = 5000
+
+/** The format a path and an item count call for, unless one is asked for. */
+export function formatFor (path: string, items: number): SnapshotFormat {
+  return /\.(jsonl|ndjson)$/i.test(path) ? 'jsonl' : items <= PRETTY_MAX_ITEMS ? 'pretty' : 'lines'
+}
+
+export interface SnapshotContent {
+  /** Written when not null (the JSON Lines header's and the document's `generated_at`). */
+  generatedAt: string | null
+  /** Every language served, those without items included, in the order written. */
+  languages: readonly string[]
+  /**
+   * Hands the items of one language to `each`, in the order written, awaiting each (the writer's
+   * backpressure); each is written as JSON.stringify gives it. Push, not pull: the converter's readers
+   * call back with items as they find them.
+   */
+  items: (language: string, each: (item: object) => Promise<void>) => Promise<void>
+}
+
+export interface WriteFileOptions {
+  /** 'jsonl' for JSON Lines; 'pretty' and 'lines' are format v1 (see SnapshotFormat). */
+  format: SnapshotFormat
+  /**
+   * Runs on the complete temporary file before the rename; throwing leaves the target untouched. Without
+   * one, a target that is a device or a pipe (/dev/stdout) is written directly.
+   */
+  check?: (temporary: string) => Promise<void>
+  /** Aborting stops the writing; the temporary file is removed and the target left as it was. */
+  signal?: AbortSignal
+}
+
+export interface WrittenFile {
+  /** The file replaced (symbolic links followed). */
+  path: string
+  bytes: number
+}
+
+// Batching small pieces into ~256 KB writes keeps the per-write overhead negligible.
+const BATCH_CHARS = 1 << 18
+
+/**
+ * Streams `content` to `path` (never one giant string) through a temporary file in the same directory,
+ * named with the target's extension so that it loads as the target will, then renames it over the target:
+ * a watching service never sees half a snapshot. On any failure the temporary file is removed and the error
+ * rethrown. A target that is a symbolic link is followed, so the link stays and its file is replaced.
+ */
+export async function writeSnapshotFile (path: string, content: SnapshotContent, options: WriteFileOptions): Promise<WrittenFile> {
+  const { format, check, signal } = options
+  let target = resolve(path)
+  let direct = false
+  try {
+    target = await realpath(target)
+    direct = !(await stat(target)).isFile()
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    await mkdir(dirname(target), { recursive: true })
+  }
+  if (direct && check !== undefined) throw new Error(`${path} is not a regular file`)
+  const extension = extname(target)
+  const temporary = direct ? target : join(dirname(target), `.${basename(target, extension)}.${process.pid}.tmp${extension}`)
+
+  const out = createWriteStream(temporary, { encoding: 'utf8' })
+  const failed = new Promise<never>((_resolve, reject) => { out.once('error', reject) })
+  failed.catch(() => {})
+  let bytes = 0
+  let pending: string[] = []
+  let pendingLength = 0
+  const flush = async (): Promise<void> => {
+    signal?.throwIfAborted()
+    if (pending.length === 0) return
+    const chunk = pending.join('')
+    pending = []
+    pendingLength = 0
+    bytes += Buffer.byteLength(chunk, 'utf8')
+    if (!out.write(chunk)) await Promise.race([once(out, 'drain'), failed])
+  }
+  const emit = async (piece: string): Promise<void> => {
+    pending.push(piece)
+    pendingLength += piece.length
+    if (pendingLength >= BATCH_CHARS) await flush()
+  }
+
+  try {
+    if (format === 'jsonl') await writeLines(content, emit)
+    else await writeDocument(content, format, emit)
+    await flush()
+    out.end()
+    await Promise.race([finished(out), failed])
+    if (check !== undefined) await check(temporary)
+    signal?.throwIfAborted()
+    if (!direct) await rename(temporary, target)
+  } catch (error) {
+    // A stream destroyed before its file is open still creates the file once the open completes: wait
+    // for it to close before removing the file, or the removal comes first and the file stays.
+    out.destroy()
+    if (!out.closed) await once(out, 'close').catch(() => {})
+    // Cleanup must not mask the error that matters.
+    if (!direct) await rm(temporary, { force: true }).catch(() => {})
+    throw error
+  }
+  return { path: target, bytes }
+}
+
+/** A JSON Lines snapshot (contract §1): the header, then one item per line with its `language` first. */
+async function writeLines (content: SnapshotContent, emit: (piece: string) => Promise<void>): Promise<void> {
+  const { generatedAt, languages } = content
+  await emit(`${JSON.stringify({ snapshot: 'explore', version: 1, ...(generatedAt === null ? {} : { generated_at: generatedAt }), languages })}\n`)
+  for (const language of languages) {
+    await content.items(language, async item => {
+      const own = (item as { language?: unknown }).language
+      // JSON Lines reads an item's `language` as the language it is listed under.
+      if (own !== undefined && own !== language) throw new Error(`an item of ${language} has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language`)
+      await emit(`${JSON.stringify({ language, ...item })}\n`)
+    })
+  }
+}
+
+/** A format v1 document; 'pretty' matches JSON.stringify(snapshot, null, 2), 'lines' puts an item per line. */
+async function writeDocument (content: SnapshotContent, format: 'pretty' | 'lines', emit: (piece: string) => Promise<void>): Promise<void> {
+  const { generatedAt, languages } = content
+  await emit(`{\n  ${generatedAt === null ? '' : `"generated_at": ${JSON.stringify(generatedAt)},\n  `}"languages": {`)
+  for (const [l, language] of languages.entries()) {
+    await emit(`${l === 0 ? '' : ','}\n    ${JSON.stringify(language)}: [`)
+    let first = true
+    await content.items(language, async item => {
+      const json = format === 'pretty'
+        ? JSON.stringify(item, null, 2).replaceAll('\n', '\n      ')
+        : JSON.stringify(item)
+      await emit(`${first ? '' : ','}\n      ${json}`)
+      first = false
+    })
+    await emit(first ? ']' : '\n    ]')
+  }
+  await emit(languages.length === 0 ? '}\n}\n' : '\n  }\n}\n')
+}

@@ -1,0 +1,76 @@
+// The gate in front of the source: never more requests in flight than allowed, a pause that holds every
+// request back, and waits that end when the capture is aborted.
+import t from 'tap'
+import { RequestGate } from '../../src/capture/request-gate.js'
+
+t.test('at most N in flight; a released slot goes to the first waiting request', async t => {
+  const gate = new RequestGate(2, null)
+  const signal = new AbortController().signal
+  const order: string[] = []
+  const a = await gate.enter(signal)
+  const b = await gate.enter(signal)
+  const c = gate.enter(signal).then(release => { order.push('c'); return release })
+  const d = gate.enter(signal).then(release => { order.push('d'); return release })
+  await Promise.resolve()
+  t.same(order, [], 'two in flight: the others wait')
+  b()
+  b()
+  const releaseC = await c
+  t.same(order, ['c'], 'one release, one slot, even when released twice')
+  a()
+  ;(await d)()
+  releaseC()
+  t.same(order, ['c', 'd'])
+  ;(await gate.enter(signal))()
+})
+
+t.test('a slot handed over is still taken: the next request waits for it', async t => {
+  const gate = new RequestGate(1, null)
+  const signal = new AbortController().signal
+  const first = await gate.enter(signal)
+  const second = gate.enter(signal)
+  first()
+  const releaseSecond = await second
+  let third = false
+  const entered = gate.enter(signal).then(release => { third = true; return release })
+  await new Promise(resolve => setImmediate(resolve))
+  t.notOk(third, 'one slot, held by the second request')
+  releaseSecond()
+  ;(await entered)()
+  t.ok(third)
+})
+
+t.test('an abort ends a wait for a slot with the abort\'s reason, and frees its place in the line', async t => {
+  const gate = new RequestGate(1, null)
+  const held = await gate.enter(new AbortController().signal)
+  const controller = new AbortController()
+  const waiting = gate.enter(controller.signal)
+  const reason = new Error('stop')
+  controller.abort(reason)
+  await t.rejects(waiting, reason)
+  held()
+  const next = await gate.enter(new AbortController().signal)
+  next()
+})
+
+t.test('a pause holds every request back; an abort ends that wait too', async t => {
+  const gate = new RequestGate(4, null)
+  gate.pause(60_000)
+  const controller = new AbortController()
+  const waiting = gate.enter(controller.signal)
+  const reason = new Error('interrupted')
+  setImmediate(() => controller.abort(reason))
+  await t.rejects(waiting, reason, 'the pause was being waited out')
+  const free = new RequestGate(1, null)
+  free.pause(0)
+  ;(await free.enter(new AbortController().signal))()
+})
+
+t.test('a rate: the starts are spaced', async t => {
+  // 1000 per second: the second start waits its millisecond; order is what is checked, not time.
+  const gate = new RequestGate(4, 1000)
+  const signal = new AbortController().signal
+  const starts: number[] = []
+  await Promise.all([1, 2, 3].map(async n => { const release = await gate.enter(signal); starts.push(n); release() }))
+  t.same(starts, [1, 2, 3])
+})

@@ -1,0 +1,72 @@
+// `explore-replica` (src/cli/main.ts) as a process: its subcommands, their help, bad usage, and `serve` as
+// the default command.
+import t from 'tap'
+import { execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { join } from 'node:path'
+import { childEnv, smallSnapshot, tempDir, writeSnapshot } from '../helpers.js'
+
+const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')
+
+function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
+  return new Promise(resolve => {
+    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: childEnv() }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
+    })
+  })
+}
+
+t.test('--help lists every subcommand; each subcommand has its own --help', async t => {
+  const { code, stdout } = await run('--help')
+  t.equal(code, 0)
+  for (const command of ['serve', 'check', 'generate', 'convert', 'capture']) t.match(stdout, new RegExp(`^  ${command} `, 'm'), command)
+  t.match((await run('serve', '--help')).stdout, /--snapshot-path \/ SNAPSHOT_PATH/, 'serve: the service\'s options')
+  t.match((await run('check', '--help')).stdout, /^Usage: explore-replica check/)
+  t.match((await run('generate', '--help')).stdout, /^Usage: explore-replica generate/)
+  t.match((await run('convert', '--help')).stdout, /^Usage: explore-replica convert/)
+  t.match((await run('capture', '--help')).stdout, /capture/)
+})
+
+t.test('bad usage: exit 2 with what is wrong and where to look, no stack trace', async t => {
+  const unknown = await run('serv')
+  t.equal(unknown.code, 2)
+  t.match(unknown.stderr, /unknown command "serv"/)
+  const badOption = await run('generate', '--items', 'many')
+  t.equal(badOption.code, 2)
+  t.match(badOption.stderr, /^explore-replica generate: --items must be a non-negative integer, got "many"\nRun explore-replica generate --help/)
+  const unknownOption = await run('generate', '--colour', 'red')
+  t.equal(unknownOption.code, 2)
+  t.notMatch(unknownOption.stderr, /\n\s+at /, 'no stack trace')
+  t.equal((await run('check')).code, 2, 'check without a file')
+})
+
+t.test('generate, then check: the same file, through one command line', async t => {
+  const out = join(await tempDir(t), 'sample.jsonl')
+  const generated = await run('generate', '--items', '40', '--out', out)
+  t.equal(generated.code, 0, generated.stderr)
+  const checked = await run('check', out)
+  t.equal(checked.code, 0)
+  t.match(checked.stdout, /sample\.jsonl: valid \(en: 40, es: 14, fr: 10 items/)
+})
+
+t.test('serve is the default: options alone start the server, which stops on SIGTERM', async t => {
+  const file = await writeSnapshot(t, smallSnapshot())
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--snapshot-path', file, '--port', '0', '--log-level', 'info'], {
+    env: childEnv(), stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', chunk => {
+      stdout += chunk
+      const match = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout)
+      if (match !== null && stdout.includes('"msg":"snapshot loaded"')) resolve(match[1] as string)
+    })
+    child.once('exit', code => reject(new Error(`exited ${String(code)}: ${stdout}`)))
+  })
+  const page = await fetch(`${url}/en/api/internal/explore/?limit=1`)
+  t.equal(page.status, 200)
+  await page.arrayBuffer()
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit')
+  t.equal(code, 0)
+})
