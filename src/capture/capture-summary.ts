@@ -1,4 +1,5 @@
 // The lines printed when a capture has been written: what it holds, what it cost, what moved under it.
+import { formatBytes } from '../snapshot/write-snapshot-file.js'
 import { formatIdRanges } from './id-ranges.js'
 import { RETRY_AFTER_CAP_MS } from './retry-policy.js'
 import type { CaptureReport } from './run-capture.js'
@@ -46,8 +47,4 @@ export function formatSummary (report: CaptureReport): string {
 function list (pks: readonly number[]): string {
   const shown = pks.slice(0, MAX_LISTED).join(', ')
   return pks.length > MAX_LISTED ? `${shown} and ${pks.length - MAX_LISTED} more` : shown
-}
-
-function formatBytes (bytes: number): string {
-  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} KB`
 }

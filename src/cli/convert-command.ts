@@ -2,13 +2,13 @@
 // `.jsonl`/`.ndjson`, by extension). IN is checked by the service's own loader first, so only a snapshot
 // the service would serve is converted; OUT is written through a temporary file and a rename, so a watching
 // service never sees half of it. Every field of every item is kept, `companies` and unknown ones included.
-import { stat } from 'node:fs/promises'
 import { SnapshotError } from '../errors.js'
 import { isJsonLinesPath } from '../snapshot/load-json-lines.js'
 import { loadSnapshotFile } from '../snapshot/load-snapshot.js'
 import { startsWithBom } from '../snapshot/load-options.js'
 import { readLines } from '../snapshot/read-lines.js'
 import { readDocument } from '../snapshot/read-document.js'
+import { fileStamp } from '../snapshot/snapshot-store.js'
 import { writeSnapshotFile } from '../snapshot/write-snapshot-file.js'
 
 export const CONVERT_USAGE = `Usage: explore-replica convert IN OUT   (npm run snapshot:convert -- IN OUT)
@@ -87,12 +87,6 @@ export async function convertCommand (args: string[]): Promise<number> {
 
 /** A reason to write nothing, for the person converting. */
 class ConvertError extends Error {}
-
-/** Identifies one version of a file on disk; null when it cannot be read. */
-async function fileStamp (file: string): Promise<string | null> {
-  const info = await stat(file, { bigint: true }).catch(() => null)
-  return info === null ? null : `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}`
-}
 
 /** The items of a valid format v1 document, language by language, as they are in it. */
 async function forEachDocumentItem (file: string, each: (language: string, index: number, item: object) => Promise<void>): Promise<void> {

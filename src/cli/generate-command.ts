@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import { UsageError } from '../errors.js'
 import { DEFAULT_COMPANIES, DEFAULT_GENERATED_AT, DEFAULT_ITEMS, DEFAULT_SEED, ITEMS_PER_COMPANY } from '../generate/plan-snapshot.js'
 import { writeSnapshot, type CompanySummary, type WriteOptions } from '../generate/write-snapshot.js'
-import { PRETTY_MAX_ITEMS } from '../snapshot/write-snapshot-file.js'
+import { formatBytes, PRETTY_MAX_ITEMS } from '../snapshot/write-snapshot-file.js'
 
 const DEFAULT_OUT = 'data/snapshot.json'
 
@@ -33,10 +33,6 @@ function languagesArg (value: string | undefined): Record<string, number> | unde
     out[code.trim()] = integerArg(`languages ${code}`, count?.trim()) ?? Number.NaN
   }
   return out
-}
-
-function formatBytes (bytes: number): string {
-  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} KB`
 }
 
 export async function generateCommand (argv: string[]): Promise<number> {

@@ -59,27 +59,29 @@ const BLOCK = 1 << BLOCK_SHIFT
 const BLOCK_MASK = BLOCK - 1
 
 /**
- * An append-only column of numbers, in blocks that never move. A JS array grows by copying itself into a
+ * An append-only column of numbers, in blocks that never move. One JS array grows by copying itself into a
  * new one half as large again, and the builder's per-item arrays all grow at the same item: at a million
  * items one `add` allocated and copied about 45 MB, a 131 ms stall of the main thread, nearly all of it
- * page faults (BENCHMARKS.md, "Where the 1M stall goes"). A block costs a few page faults as it fills.
+ * page faults (BENCHMARKS.md, "Where the 1M stall goes"). A block grows to 65,536 entries and stays.
+ * Blocks are JS arrays, in V8's heap, not typed arrays: the C allocator kept freed typed-array blocks'
+ * memory after the build (about 50 MB more settled RSS at 1M), where V8 gives its pages back.
  */
 class Column {
-  private readonly blocks: Array<Float64Array | Uint32Array> = []
+  private readonly blocks: number[][] = []
+  private last: number[] = []
   length = 0
 
-  /** `wide`: any safe integer (pks, company ids); otherwise 0 to 2^32 - 1. */
-  constructor (private readonly wide: boolean) {}
-
   push (value: number): void {
-    const at = this.length & BLOCK_MASK
-    if (at === 0) this.blocks.push(this.wide ? new Float64Array(BLOCK) : new Uint32Array(BLOCK))
-    ;(this.blocks[this.blocks.length - 1] as Float64Array | Uint32Array)[at] = value
+    if ((this.length & BLOCK_MASK) === 0) {
+      this.last = []
+      this.blocks.push(this.last)
+    }
+    this.last.push(value)
     this.length++
   }
 
   get (index: number): number {
-    return (this.blocks[index >>> BLOCK_SHIFT] as Float64Array | Uint32Array)[index & BLOCK_MASK] as number
+    return (this.blocks[index >>> BLOCK_SHIFT] as number[])[index & BLOCK_MASK] as number
   }
 }
 
@@ -87,14 +89,14 @@ class LanguageBuilder {
   private readonly chunks: Buffer[] = []
   private chunk: Buffer = Buffer.alloc(0)
   private used = 0
-  private readonly chunkOf = new Column(false)
-  private readonly offsetOf = new Column(false)
-  private readonly lengthOf = new Column(false)
-  private readonly dates = new Column(false)
-  private readonly pks = new Column(true)
+  private readonly chunkOf = new Column()
+  private readonly offsetOf = new Column()
+  private readonly lengthOf = new Column()
+  private readonly dates = new Column()
+  private readonly pks = new Column()
   /** Every item's company ids in one column (no small array per item): item i's end at `companyEnd[i]`. */
-  private readonly companyIds = new Column(true)
-  private readonly companyEnd = new Column(false)
+  private readonly companyIds = new Column()
+  private readonly companyEnd = new Column()
   /** pk → source index of the first item that had it, to report repeats. */
   readonly firstIndexOfPk = new PkIndex()
 

@@ -232,7 +232,7 @@ function isMissing (error: unknown): boolean {
 }
 
 /** Identifies one version of a file on disk; null when it cannot be read. */
-async function fileStamp (file: string): Promise<string | null> {
+export async function fileStamp (file: string): Promise<string | null> {
   try {
     const s = await stat(file, { bigint: true })
     // A pipe or a device has no versions to tell apart (writing into a pipe changes its times).

@@ -16,6 +16,11 @@ export type SnapshotFormat = 'pretty' | 'lines' | 'jsonl'
 // Pretty-printing triples the whitespace; past this many items a human no longer reads the file anyway.
 export const PRETTY_MAX_ITEMS = 5000
 
+/** A written file's size for a person: the generator's and the capture's summaries. */
+export function formatBytes (bytes: number): string {
+  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} KB`
+}
+
 /** The format a path and an item count call for, unless one is asked for. */
 export function formatFor (path: string, items: number): SnapshotFormat {
   return /\.(jsonl|ndjson)$/i.test(path) ? 'jsonl' : items <= PRETTY_MAX_ITEMS ? 'pretty' : 'lines'
@@ -76,7 +81,9 @@ export async function writeSnapshotFile (path: string, content: SnapshotContent,
   const extension = extname(target)
   const temporary = direct ? target : join(dirname(target), `.${basename(target, extension)}.${process.pid}.tmp${extension}`)
 
-  const out = createWriteStream(temporary, { encoding: 'utf8' })
+  // Flushed to the disk before it closes, so before the rename: after a power cut the target is the old
+  // snapshot or the whole new one, never a renamed but empty file.
+  const out = createWriteStream(temporary, { encoding: 'utf8', flush: !direct })
   const failed = new Promise<never>((_resolve, reject) => { out.once('error', reject) })
   failed.catch(() => {})
   let bytes = 0
