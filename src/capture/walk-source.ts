@@ -203,9 +203,14 @@ class Walk {
    * parallel by offset. Returns the first page.
    */
   private async walkListing (record: LanguageRecord, company: number | null, limit: number): Promise<SourcePage> {
+    // Every pk this listing's pages held: fewer than it counts means items were skipped (checked below).
+    const seen = new Set<number>()
     const first = await this.page(record.code, { company, limit, offset: 0 })
-    this.take(record, first, company)
-    if (first.next === null) return first
+    this.take(record, first, company, seen)
+    if (first.next === null) {
+      this.checkHeld(record, company, seen, first.count)
+      return first
+    }
     // A next link on an empty first page: paging by offset would never end.
     if (first.results.length === 0) throw new NotExploreError(first.url, 'an empty first page with a next link')
     const size = first.results.length
@@ -221,7 +226,7 @@ class Walk {
     let last = first
     await this.each(offsets(), async offset => {
       const page = await this.page(record.code, { company, limit: size, offset })
-      this.take(record, page, company)
+      this.take(record, page, company, seen)
       if (page.count !== first.count) this.noteCount(record.code, company, first.count, page.count)
       if (offset === lastOffset) last = page
     })
@@ -229,15 +234,29 @@ class Walk {
     for (let offset = lastOffset + size; last.next !== null && offset < last.count; offset += size) {
       this.options.progress?.planned(1)
       last = await this.page(record.code, { company, limit: size, offset })
-      this.take(record, last, company)
+      this.take(record, last, company, seen)
       this.noteCount(record.code, company, first.count, last.count)
     }
+    this.checkHeld(record, company, seen, Math.min(first.count, last.count))
     return first
   }
 
-  private take (record: LanguageRecord, page: SourcePage, company: number | null): void {
+  /**
+   * A listing's pages must hold at least as many items as it counts. Fewer: items were skipped, because the
+   * source's order is not stable from one page to the next (items tied on their sort key served in another
+   * order) or items moved while the pages were walked. Such a capture would be silently incomplete.
+   */
+  private checkHeld (record: LanguageRecord, company: number | null, seen: ReadonlySet<number>, counted: number): void {
+    if (seen.size >= counted) return
+    throw new CaptureError(`${record.code}${company === null ? '' : `, company ${company}`}: the listing counts ${counted} items but its pages held ${seen.size}: its order is not stable from page to page, or it changed during the walk; nothing written, capture again`)
+  }
+
+  private take (record: LanguageRecord, page: SourcePage, company: number | null, seen: Set<number>): void {
     let added = 0
-    for (const item of page.results) if (record.record(item, company)) added++
+    for (const item of page.results) {
+      seen.add(item.pk)
+      if (record.record(item, company)) added++
+    }
     this.options.progress?.found(added)
   }
 

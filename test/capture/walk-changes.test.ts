@@ -106,3 +106,20 @@ t.test('a count no site has (a source that lies): "not an explore API" before a 
   await t.rejects(runCapture(options, { signal: new AbortController().signal }), { message: /not an explore API: .*a count of 1000000000000 items, more than 10000000 pages of 10/ })
   t.equal(front.seen.length, 1, 'one request: the first page')
 })
+
+t.test('a company\'s pages that do not hold what it counts: nothing written, the company named', async t => {
+  const { app } = await listeningApp(t, smallSnapshot())
+  // Company 7 has 8 items in en; its second page (offset 4) repeats its first, so four of its items would
+  // be captured without company 7.
+  const front = await frontServer(t, app, async (request, response) => {
+    if (!request.url!.includes('companies=7') || !request.url!.includes('offset=4')) return false
+    const answer = await app.inject({ url: request.url!.replace('offset=4', 'offset=0'), headers: { host: request.headers.host! } })
+    response.writeHead(answer.statusCode, answer.headers as Record<string, string>).end(answer.rawPayload)
+    return true
+  })
+  const out = join(await tempDir(t), 'snapshot.jsonl')
+  const options = await readCaptureOptions(['--from', front.url, '--languages', 'en', '--companies', '7-8', '--out', out, '--page-size', '4']) as CaptureOptions
+  await t.rejects(runCapture(options, { signal: new AbortController().signal }),
+    { message: 'en, company 7: the listing counts 8 items but its pages held 4: its order is not stable from page to page, or it changed during the walk; nothing written, capture again' })
+  await t.rejects(readFile(out), { code: 'ENOENT' }, 'nothing written')
+})
