@@ -1,8 +1,9 @@
 // The ways a capture stops: bad usage (exit 2), a failure that leaves --out untouched (exit 1), an
 // interruption (130/143). Each carries a one-line message for the person running it, never a stack trace.
+import { UsageError } from '../errors.js'
 
-/** A bad option or argument: the command prints it with a usage hint and exits 2. */
-export class CaptureUsageError extends Error {
+/** A bad option or argument of the capture: the command line's UsageError, printed with a usage hint, exit 2. */
+export class CaptureUsageError extends UsageError {
   override readonly name = 'CaptureUsageError'
 }
 

@@ -9,7 +9,7 @@ import { CaptureError, CaptureInterrupted } from './capture-errors.js'
 import type { CaptureOptions } from './capture-options.js'
 import { SourceClient, type ClientStats, type RetryNotice } from './source-client.js'
 import { walkSource, type WalkProgress, type WalkResult } from './walk-source.js'
-import { formatFor, writeSnapshotFile, type SnapshotFormat } from '../snapshot/write-snapshot-file.js'
+import { documentFormat, writeSnapshotFile, type SnapshotFormat } from '../snapshot/write-snapshot-file.js'
 
 export interface CaptureHooks {
   /** Aborting it stops the capture; --out is left as it was. */
@@ -55,7 +55,8 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
     ...(hooks.progress === undefined ? {} : { progress: hooks.progress })
   })
   const total = walk.languages.reduce((n, language) => n + language.items.length, 0)
-  const format: SnapshotFormat = formatFor(options.out, total)
+  // --out's extension decided JSON Lines or a document (capture-options.ts).
+  const format: SnapshotFormat = options.format === 'jsonl' ? 'jsonl' : documentFormat(total)
   const expected = Object.fromEntries(walk.languages.map(language => [language.code, language.items.length]))
   const byCode = new Map(walk.languages.map(language => [language.code, language]))
   let written

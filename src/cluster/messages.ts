@@ -1,18 +1,10 @@
 // What the primary and its workers say to each other over node:cluster's IPC channel. prom-client's
 // AggregatorRegistry has messages of its own on the same channel; these all have `explore` set.
+import type { Status } from '../schemas/operations.js'
 import type { SourceStatusJson } from '../sources/follow-source.js'
 
-/** What a worker serves, as it reports it after its first load and every reload. */
-export interface WorkerState {
-  id: number
-  pid: number
-  /** The served snapshot's version; null while the first load runs (or failed). */
-  version: string | null
-  generatedAt: string | null
-  loadedAt: string | null
-  /** The last reload's outcome ('loaded', 'failed'…), null before any. */
-  lastReload: string | null
-}
+/** What a worker serves, as it reports it after its first load and every reload: a row of /-/status. */
+export type WorkerState = NonNullable<Status['cluster']>['workers'][number]
 
 export type ToWorker =
   /** Load the file (the snapshot's own, or a download); a `request` is answered with `reloaded`. */

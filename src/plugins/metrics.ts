@@ -3,6 +3,7 @@
 import fp from 'fastify-plugin'
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'
+import { sourceStatus } from '../routes/status-route.js'
 import { RequestTally, type RequestSeries } from './request-tally.js'
 
 export default fp(async function metricsPlugin (app) {
@@ -57,9 +58,9 @@ export default fp(async function metricsPlugin (app) {
     // In a cluster the primary checks, once for all, and every worker reports its figures: the max, not the sum.
     aggregator: 'max',
     collect () {
-      const status = app.snapshotSource?.status() ?? app.cluster?.source() ?? undefined
+      const status = sourceStatus(app)
       this.reset()
-      if (status === undefined) return
+      if (status === null) return
       this.inc({ outcome: 'ok' }, status.checks - status.errors)
       this.inc({ outcome: 'error' }, status.errors)
     }

@@ -3,12 +3,18 @@
 // is not the one served).
 import type { FastifyInstance } from 'fastify'
 import { StatusSchema, type Status } from '../schemas/operations.js'
+import type { ReloadFailure } from '../snapshot/snapshot-store.js'
 import { sourceStatusJson } from '../sources/follow-source.js'
 
-function sourceStatus (app: FastifyInstance): Status['source'] {
+/** The source followed, by this process or, in a cluster's worker, by its primary; null for a file. */
+export function sourceStatus (app: FastifyInstance): Status['source'] {
   const status = app.snapshotSource?.status()
   // In a cluster's worker the primary follows the source, and shares what it knows.
   return status === undefined ? app.cluster?.source() ?? null : sourceStatusJson(status)
+}
+
+function failureJson ({ at, problems }: ReloadFailure): { at: string, problems: string[] } {
+  return { at: at.toISOString(), problems: [...problems] }
 }
 
 /**
@@ -26,9 +32,9 @@ export function currentStatus (app: FastifyInstance): Status {
       : { version: model.info.version, generatedAt: model.info.generatedAt, loadedAt: model.info.loadedAt.toISOString(), items: model.itemCounts() },
     reloads: {
       ...reloads,
-      lastFailure: reloads.lastFailure === null ? null : { at: reloads.lastFailure.at.toISOString(), problems: [...reloads.lastFailure.problems] },
+      lastFailure: reloads.lastFailure === null ? null : failureJson(reloads.lastFailure),
       staleSince: reloads.staleSince?.toISOString() ?? null,
-      recentFailures: store.recentFailures().map(({ at, file, problems }) => ({ at: at.toISOString(), file, problems: [...problems] }))
+      recentFailures: store.recentFailures().map(refused => ({ ...failureJson(refused), file: refused.file }))
     },
     source: sourceStatus(app),
     cluster: app.cluster === null ? null : { workers: app.cluster.workers() }

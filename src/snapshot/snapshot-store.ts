@@ -68,8 +68,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private readonly settleMs: number
   private running: Promise<ReloadOutcome> | null = null
   private again = false
-  private readonly counters: ReloadStatus = { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null }
-  /** Newest first, at most RECENT_FAILURES: an editor's last few bad saves, not the whole day's. */
+  private readonly counters: Omit<ReloadStatus, 'lastFailure'> = { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
+  /** Newest first, at most RECENT_FAILURES: an editor's last few bad saves, not the whole day's. The first is the last failure. */
   private refused: RefusedFile[] = []
 
   constructor (readonly file: string, options: StoreOptions = {}) {
@@ -107,7 +107,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   }
 
   status (): ReloadStatus {
-    return { ...this.counters }
+    const newest = this.refused[0]
+    return { ...this.counters, lastFailure: newest === undefined ? null : { at: newest.at, problems: newest.problems } }
   }
 
   /** The last RECENT_FAILURES files a reload refused, newest first. */
@@ -202,6 +203,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       // Its memory is freed off this thread once no answer still sends from it (item-memory.ts).
       this.model?.memory.retire()
       this.model = model
+      // A first model can come this way too (a followed source, a cluster's worker): the thread that will
+      // free it, started before any swap needs it (nothing once it runs).
+      warmReaper()
       this.counters.succeeded++
       this.counters.failedInARow = 0
       this.counters.staleSince = null
@@ -219,7 +223,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     const at = new Date()
     this.counters.failed++
     this.counters.failedInARow++
-    this.counters.lastFailure = { at, problems }
     this.refused = [{ at, file, problems }, ...this.refused].slice(0, RECENT_FAILURES)
     this.counters.staleSince ??= at
     this.log.error({ snapshot: file, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)

@@ -6,6 +6,7 @@ import { mkdir, realpath, rename, rm, stat } from 'node:fs/promises'
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
 import { basename, dirname, extname, join, resolve } from 'node:path'
+import { isJsonLinesPath } from './load-json-lines.js'
 
 /**
  * 'pretty' matches JSON.stringify(snapshot, null, 2); 'lines' is the same JSON document with each item on
@@ -21,9 +22,14 @@ export function formatBytes (bytes: number): string {
   return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} KB`
 }
 
+/** A format v1 document is pretty-printed while a person may still read it, one item a line past that. */
+export function documentFormat (items: number): 'pretty' | 'lines' {
+  return items <= PRETTY_MAX_ITEMS ? 'pretty' : 'lines'
+}
+
 /** The format a path and an item count call for, unless one is asked for. */
 export function formatFor (path: string, items: number): SnapshotFormat {
-  return /\.(jsonl|ndjson)$/i.test(path) ? 'jsonl' : items <= PRETTY_MAX_ITEMS ? 'pretty' : 'lines'
+  return isJsonLinesPath(path) ? 'jsonl' : documentFormat(items)
 }
 
 export interface SnapshotContent {

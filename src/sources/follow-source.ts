@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto'
 import { pipeline } from 'node:stream/promises'
 import { Transform } from 'node:stream'
 import type { ReloadOutcome, StoreLogger } from '../snapshot/snapshot-store.js'
+import type { Status } from '../schemas/operations.js'
 import { SourceError, type RemoteSource, type Validators } from './remote-source.js'
 
 /**
@@ -54,12 +55,8 @@ export interface SourceStatus {
   errors: number
 }
 
-/** SourceStatus as JSON: for /-/status, and for a cluster's primary to share with its workers. */
-export type SourceStatusJson = Omit<SourceStatus, 'lastChecked' | 'lastChanged' | 'lastError'> & {
-  lastChecked: string | null
-  lastChanged: string | null
-  lastError: { at: string, message: string } | null
-}
+/** SourceStatus as JSON, as /-/status shows it; a cluster's primary shares it with its workers. */
+export type SourceStatusJson = NonNullable<Status['source']>
 
 export function sourceStatusJson (status: SourceStatus): SourceStatusJson {
   return {
