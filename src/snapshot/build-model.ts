@@ -1,35 +1,13 @@
 // Builds a SnapshotModel from validated items, one at a time, so both formats' loaders (format v1 and JSON
-// Lines) feed the same code. Each item is serialized once, here, through the compiled
-// ContentItem schema; only its bytes and its sort and filter keys are kept.
-import fastJson from 'fast-json-stringify'
-import { ContentItemSchema } from '../schemas/content-item.js'
+// Lines) feed the same code. Each item is serialized once (item-bytes.ts), here or on a parse thread; only
+// its bytes and its sort and filter keys are kept.
 import type { SnapshotItem } from '../schemas/snapshot.js'
 import { LanguageListing, SnapshotModel, type SnapshotInfo } from './snapshot-model.js'
 import { runInSlices, runToEnd } from './slices.js'
 import { ItemMemory } from './item-memory.js'
+import { ItemBytes, dateKey } from './item-bytes.js'
 
-// fast-json-stringify emits exactly the schema's properties: `companies` and unknown extras never leave.
-const serializeItem = fastJson(ContentItemSchema as object) as (item: SnapshotItem) => string
-
-// DRF's JSONRenderer writes non-ASCII as is but escapes these two, which break JavaScript string literals.
-const LINE_SEPARATORS = /[\u2028\u2029]/g
-function escapeSeparator (c: string): string {
-  return c === '\u2028' ? '\\u2028' : '\\u2029'
-}
-
-/** What DRF's JSONRenderer would write for one item. */
-export function renderItem (item: SnapshotItem): string {
-  const json = serializeItem(item)
-  return LINE_SEPARATORS.test(json) ? json.replace(LINE_SEPARATORS, escapeSeparator) : json
-}
-
-/** `YYYY-MM-DD` → YYYYMMDD, which sorts like the date. The item was validated as a calendar date. */
-function dateKey (backdate: string): number {
-  return Number(backdate.slice(0, 4)) * 10000 + Number(backdate.slice(5, 7)) * 100 + Number(backdate.slice(8, 10))
-}
-
-// Serialized items land in large chunks rather than one small Buffer or string each (less memory, less GC),
-// and stay there: the served model reads them in place.
+// Items serialized here land in chunks of this size, and stay there: the served model reads them in place.
 const CHUNK_SIZE = 4 * 1024 * 1024
 
 /**
@@ -85,10 +63,21 @@ class Column {
   }
 }
 
+/** Where a batch's items are: columns of a parse thread's batch (parse-lines.ts), item i at index i. */
+export interface RenderedItems {
+  /** Where each item's JSON starts in the batch's bytes, and its length (without the comma after it). */
+  start: Uint32Array
+  length: Uint32Array
+  /** dateKey of its backdate. */
+  date: Uint32Array
+  pk: Float64Array
+  /** Every item's company ids in one column: item i's end at `companyEnd[i]`, its start at the end before. */
+  companyEnd: Uint32Array
+  companies: Float64Array
+}
+
+/** One language's items as they arrive: where each one's bytes are, and its keys; nothing copied. */
 class LanguageBuilder {
-  private readonly chunks: Buffer[] = []
-  private chunk: Buffer = Buffer.alloc(0)
-  private used = 0
   private readonly chunkOf = new Column()
   private readonly offsetOf = new Column()
   private readonly lengthOf = new Column()
@@ -106,54 +95,22 @@ class LanguageBuilder {
     return this.pks.length
   }
 
-  add (item: SnapshotItem): void {
-    const json = renderItem(item)
-    // Each item is followed by the comma that separates it from the next one in a page, so a page's
-    // items go out as views of this memory, a comma included with every item but the last
-    // (snapshot-model.ts, PageItems). A UTF-16 code unit is at most 3 UTF-8 bytes: check the cheap
-    // bound before measuring exactly.
-    let length = json.length * 3 + 1
-    if (this.used + length > this.chunk.length) {
-      length = Buffer.byteLength(json) + 1
-      if (this.used + length > this.chunk.length) {
-        // The few bytes left at the end of a full chunk are not worth a copy of the chunk.
-        this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_SIZE, length))
-        this.chunks.push(this.chunk)
-        this.used = 0
-      }
-    }
-    const written = this.chunk.write(json, this.used)
-    this.chunk[this.used + written] = 0x2c // ','
-    this.chunkOf.push(this.chunks.length - 1)
-    this.offsetOf.push(this.used)
-    this.lengthOf.push(written)
-    this.used += written + 1
-    this.dates.push(dateKey(item.backdate))
-    this.pks.push(item.pk)
-    for (const company of item.companies) this.companyIds.push(company)
+  /** An item whose JSON is in chunk `chunk` at `start`, `length` bytes; its companies `companies[from..to)`. */
+  place (chunk: number, start: number, length: number, date: number, pk: number, companies: ArrayLike<number>, from: number, to: number): void {
+    this.chunkOf.push(chunk)
+    this.offsetOf.push(start)
+    this.lengthOf.push(length)
+    this.dates.push(date)
+    this.pks.push(pk)
+    for (let c = from; c < to; c++) this.companyIds.push(companies[c] as number)
     this.companyEnd.push(this.companyIds.length)
-  }
-
-  /**
-   * Closes the chunk being written: a chunk is rarely full when the items run out, so only what it holds
-   * is kept, in a buffer of its own (never a slice of Node's shared pool, which could not be moved to
-   * another thread). The next item starts a new chunk.
-   */
-  private seal (): void {
-    if (this.chunks.length > 0 && this.used < this.chunk.length) {
-      const kept = Buffer.allocUnsafeSlow(this.used)
-      this.chunk.copy(kept, 0, 0, this.used)
-      this.chunks[this.chunks.length - 1] = kept
-    }
-    this.chunk = Buffer.alloc(0)
-    this.used = 0
   }
 
   /**
    * The steps of building the served listing, yielding every few thousand items so that a caller can give
    * the event loop a turn (buildInSlices): at a million items the whole build is about a second.
    */
-  * steps (memory: ItemMemory): Generator<void, LanguageListing> {
+  * steps (chunks: readonly Buffer[], memory: ItemMemory): Generator<void, LanguageListing> {
     const n = this.size
     // The sort's keys, flat: the comparator runs n log n times.
     const dates = new Uint32Array(n)
@@ -200,9 +157,6 @@ class LanguageBuilder {
         yield
       }
     }
-    this.seal()
-    const chunks = this.chunks
-    memory.hold(chunks)
     return new LanguageListing(this.language, { chunks, chunkOf, startOf, lengthOf, memory }, byCompany)
   }
 }
@@ -248,10 +202,13 @@ function * mergeSort (order: Uint32Array<ArrayBuffer>, before: (a: number, b: nu
 
 export class SnapshotModelBuilder {
   private readonly languages = new Map<string, LanguageBuilder>()
+  /** Every language's items' bytes: the chunks rendered here, and parse threads' batches, numbered in order. */
+  private readonly chunks: Buffer[] = []
+  private readonly bytes = new ItemBytes(CHUNK_SIZE, full => this.chunks.push(full))
 
   /** Declares a language, so one listed with no items still answers (with count 0). */
   language (code: string): void {
-    if (!this.languages.has(code)) this.languages.set(code, new LanguageBuilder(code))
+    this.languageBuilder(code)
   }
 
   /**
@@ -259,12 +216,33 @@ export class SnapshotModelBuilder {
    * language has the same pk, the item is not added and that item's index is returned; otherwise -1.
    */
   add (language: string, index: number, item: SnapshotItem): number {
-    this.language(language)
-    const builder = this.languages.get(language) as LanguageBuilder
+    const builder = this.languageBuilder(language)
     const first = builder.firstIndexOfPk.get(item.pk)
     if (first !== undefined) return first
     builder.firstIndexOfPk.set(item.pk, index)
-    builder.add(item)
+    const start = this.bytes.write(item)
+    // After the write, which may have started a chunk: the item is in the one being written.
+    builder.place(this.chunks.length, start, this.bytes.lastLength, dateKey(item.backdate), item.pk, item.companies, 0, item.companies.length)
+    return -1
+  }
+
+  /** Takes a batch's rendered bytes (kept as they are, one chunk); returns their number for `addRendered`. */
+  chunk (bytes: Buffer): number {
+    this.seal()
+    return this.chunks.push(bytes) - 1
+  }
+
+  /**
+   * Adds item `i` of a batch rendered into chunk `chunk`, found at `index` of its language in the source:
+   * `add`, for an item checked and rendered on a parse thread. The same return.
+   */
+  addRendered (language: string, index: number, items: RenderedItems, i: number, chunk: number): number {
+    const builder = this.languageBuilder(language)
+    const pk = items.pk[i] as number
+    const first = builder.firstIndexOfPk.get(pk)
+    if (first !== undefined) return first
+    builder.firstIndexOfPk.set(pk, index)
+    builder.place(chunk, items.start[i] as number, items.length[i] as number, items.date[i] as number, pk, items.companies, i === 0 ? 0 : items.companyEnd[i - 1] as number, items.companyEnd[i] as number)
     return -1
   }
 
@@ -286,10 +264,26 @@ export class SnapshotModelBuilder {
     return await runInSlices(this.steps(info), sliceMs)
   }
 
+  private languageBuilder (code: string): LanguageBuilder {
+    let builder = this.languages.get(code)
+    if (builder === undefined) {
+      builder = new LanguageBuilder(code)
+      this.languages.set(code, builder)
+    }
+    return builder
+  }
+
+  /** Closes the chunk being written here, if any: the next item starts a new one. */
+  private seal (): void {
+    if (this.bytes.length > 0) this.chunks.push(this.bytes.take())
+  }
+
   private * steps (info: SnapshotInfo): Generator<void, SnapshotModel> {
+    this.seal()
     const listings = new Map<string, LanguageListing>()
     const memory = new ItemMemory()
-    for (const [code, builder] of this.languages) listings.set(code, yield * builder.steps(memory))
+    memory.hold(this.chunks)
+    for (const [code, builder] of this.languages) listings.set(code, yield * builder.steps(this.chunks, memory))
     return new SnapshotModel(info, listings, memory)
   }
 }

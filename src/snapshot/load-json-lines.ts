@@ -1,21 +1,31 @@
 // file → validate → index → immutable model, for JSON Lines snapshots (contract §1: `.jsonl`, `.ndjson`):
-// an optional header line, then one item per line with its `language`. The file is streamed in chunks, never
-// held whole, and digested as it is read; every problem is reported with its line number.
+// an optional header line, then one item per line with its `language`. The file is read in batches of whole
+// lines, never held whole, and digested as it is read; each batch is checked and rendered on a parse thread
+// (parse-threads.ts, parse-lines.ts), and the batches are merged here in file order, so every problem is
+// reported with its line number, in the order of the lines.
 import { createHash } from 'node:crypto'
-import { isUtf8 } from 'node:buffer'
+import { open, type FileHandle } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../schemas/formats.js'
-import { JsonLinesHeaderSchema, JsonLinesItemSchema, type JsonLinesItem } from '../schemas/snapshot.js'
+import { JsonLinesHeaderSchema, JsonLinesItemSchema } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder } from './build-model.js'
-import { describeReadError, describeSyntaxError, startsWithBom, type LoadOptions } from './load-options.js'
-import { LineTooLong, readLines } from './read-lines.js'
+import { describeReadError, type LoadOptions } from './load-options.js'
+import { LineTooLong, MAX_LINE_BYTES } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
+import type { ParsedLines } from './parse-lines.js'
+import { lineParser, threadsFor, type LineParser } from './parse-threads.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
 const itemCheck = TypeCompiler.Compile(JsonLinesItemSchema)
+const NEWLINE = 0x0a
+
+/** Bytes read for a parse thread's batch: a few thousand items, a few tens of ms of its work. */
+export const THREAD_BATCH_BYTES = 4 * 1024 * 1024
+/** Bytes read for a batch parsed on the loading thread: a few ms of its work between turns of the event loop. */
+export const INLINE_BATCH_BYTES = 1024 * 1024
 
 /** True when the file name says JSON Lines. */
 export function isJsonLinesPath (file: string): boolean {
@@ -24,30 +34,92 @@ export function isJsonLinesPath (file: string): boolean {
 
 /** Reads and validates a JSON Lines snapshot. Throws SnapshotError, never anything else, for a bad file. */
 export async function loadJsonLinesFile (file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
-  const reader = new LineReader(basename(file), options)
+  const name = basename(file)
+  const reader = new LineReader(name, options)
+  let handle: FileHandle | null = null
+  let parser: LineParser | null = null
   try {
-    await readLines(file, {
-      chunk: bytes => reader.digest(bytes),
-      line: (bytes, number) => reader.line(bytes, number)
-    }, options.readChunk, options.maxLineBytes)
+    handle = await open(file, 'r')
+    const threads = options.threads ?? threadsFor((await handle.stat()).size)
+    parser = lineParser(threads)
+    await readBatches(handle, reader, parser, options.readChunk ?? (threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES), options.maxLineBytes ?? MAX_LINE_BYTES)
   } catch (error) {
     if (error instanceof LineTooLong) {
-      throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, [`${basename(file)}:${error.number}: ${error.message}: is it one JSON document named .jsonl?`])
+      throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, [`${name}:${error.number}: ${error.message}: is it one JSON document named .jsonl?`])
     }
     // Only the file system's errors are the file's; anything else is the service's, and not an editor's to read.
     if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error
     throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(error)])
+  } finally {
+    await parser?.close()
+    await handle?.close().catch(() => {})
   }
   return await reader.finish(file, options)
 }
 
-/** The state of one read: the header, the builder, the report, the digest and where the lines are. */
+/**
+ * Reads the file in batches of whole lines (a line cut by a read is carried into the next batch), hands each
+ * to the parser, and merges the parsed batches in file order, with `depth` batches in flight.
+ */
+async function readBatches (handle: FileHandle, reader: LineReader, parser: LineParser, batchBytes: number, maxLineBytes: number): Promise<void> {
+  const inFlight: Array<Promise<ParsedLines>> = []
+  /** Merges the oldest batch in flight; false once the report is full (reading stops there, and says so). */
+  const mergeOldest = async (): Promise<boolean> => reader.merge(await (inFlight.shift() as Promise<ParsedLines>))
+  let carry: Buffer | null = null
+  let first = true
+  for (;;) {
+    const carried: number = carry?.length ?? 0
+    // A long line doubles the read rather than being copied again at every batch.
+    const want = Math.max(batchBytes, carried)
+    // A buffer of its own for every batch: it moves to the thread that parses it.
+    const buffer = Buffer.allocUnsafeSlow(carried + want)
+    carry?.copy(buffer)
+    const { bytesRead } = await handle.read(buffer, carried, want, null)
+    if (bytesRead === 0) break
+    reader.digest(buffer.subarray(carried, carried + bytesRead))
+    const filled: number = carried + bytesRead
+    const cut: number = buffer.lastIndexOf(NEWLINE, filled - 1)
+    // Copied out before the buffer moves.
+    carry = cut === -1 ? buffer.subarray(0, filled) : cut + 1 < filled ? ownCopy(buffer.subarray(cut + 1, filled)) : null
+    if ((carry?.length ?? 0) > maxLineBytes) {
+      // Its number is known once every line before it is counted.
+      while (inFlight.length > 0) if (!await mergeOldest()) return
+      throw new LineTooLong(reader.lines + 1, maxLineBytes)
+    }
+    if (cut === -1) continue
+    inFlight.push(handled(parser.parse(buffer.subarray(0, cut + 1), first)))
+    first = false
+    while (inFlight.length >= parser.depth) if (!await mergeOldest()) return
+  }
+  // The last line, without its `\n`.
+  if (carry !== null) inFlight.push(handled(parser.parse(carry, first)))
+  while (inFlight.length > 0) if (!await mergeOldest()) return
+}
+
+/** Bytes copied into an ArrayBuffer of their own (Buffer.from may copy a few bytes into Node's shared pool). */
+function ownCopy (bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length)
+  bytes.copy(copy)
+  return copy
+}
+
+/**
+ * A batch in flight, its failure handled: a parse thread's failure rejects every batch in flight, and the
+ * reading stops at the first, leaving the others unawaited.
+ */
+function handled (batch: Promise<ParsedLines>): Promise<ParsedLines> {
+  batch.catch(() => {})
+  return batch
+}
+
+/** The state of one read: the header, the builder, the report, the digest and how many lines are merged. */
 class LineReader {
   private readonly hash = createHash('sha1')
   private readonly builder = new SnapshotModelBuilder()
   private readonly report: ValidationReport
-  /** The last line read. */
-  private number = 0
+  /** Lines merged so far: the last batch merged ends at this line. */
+  lines = 0
+  /** Whether a line merged so far held a JSON value. */
   private content = false
   private generatedAt: string | null = null
   /** The header's languages; null without a header or a list: any language then. */
@@ -61,65 +133,51 @@ class LineReader {
     this.hash.update(chunk)
   }
 
-  /** Line `at`, without its `\n`; false once the report is full (reading stops there, and says so). */
-  line (bytes: Buffer, at: number): boolean {
-    this.read(bytes, at)
+  /**
+   * Merges the next batch of the file: its problems, and those found only here (a repeated pk, a language
+   * the header does not list), go into the report in line order. False once the report is full.
+   */
+  merge (batch: ParsedLines): boolean {
+    const base = this.lines
+    const { problems } = batch
+    let next = 0
+    /** Reports the batch's problems on lines before `line`. */
+    const problemsBefore = (line: number): void => {
+      for (; next < problems.length && (problems[next] as ParsedLines['problems'][number]).line < line; next++) {
+        const { line: at, text } = problems[next] as ParsedLines['problems'][number]
+        this.report.add(`${this.name}:${base + at}: ${text}`)
+      }
+    }
+    if (batch.header !== null) {
+      problemsBefore(batch.header.line)
+      const where = `${this.name}:${base + batch.header.line}: `
+      // A header only as the file's first JSON value; later, it is an item without a pk.
+      if (this.content) this.report.addSchemaErrors(itemCheck.Errors(batch.header.value), where)
+      else this.header(batch.header.value, where)
+    }
+    this.content ||= batch.content
+    const chunk = this.builder.chunk(Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength))
+    for (let i = 0; i < batch.line.length; i++) {
+      const line = batch.line[i] as number
+      problemsBefore(line)
+      const at = base + line
+      const language = batch.languages[batch.language[i] as number] as string
+      if (this.listed !== null && !this.listed.has(language)) {
+        this.report.add(`${this.name}:${at}: language: ${preview(language)} is not one of the header's languages (${[...this.listed].join(', ')})`)
+        continue
+      }
+      // An item's index is its line number, so a repeat names the line of the first.
+      const repeated = this.builder.addRendered(language, at, batch, i, chunk)
+      if (repeated >= 0) this.report.add(`${this.name}:${at}: pk: ${batch.pk[i] as number} repeats line ${repeated}`)
+    }
+    problemsBefore(Infinity)
+    this.lines += batch.lines
     if (!this.report.full) return true
     this.report.truncated = true
     return false
   }
 
-  private read (bytes: Buffer, at: number): void {
-    this.number = at
-    let line = bytes
-    if (line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1)
-    // Some editors start UTF-8 files with a byte order mark.
-    const where = `${this.name}:${at}: `
-    if (startsWithBom(line)) {
-      if (at !== 1) {
-        this.report.add(`${where}a byte order mark in the middle of the file (were files joined?)`)
-        return
-      }
-      line = line.subarray(3)
-    }
-    if (isBlank(line)) return
-    if (!isUtf8(line)) {
-      this.report.add(`${where}not valid UTF-8 text`)
-      return
-    }
-    let value: unknown
-    try {
-      value = JSON.parse(line.toString('utf8'))
-    } catch (error) {
-      this.report.add(`${where}not valid JSON: ${describeSyntaxError(error as Error, null)}`)
-      return
-    }
-    const first = !this.content
-    this.content = true
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      this.report.add(`${where}expected a JSON object, got ${preview(value)}`)
-      return
-    }
-    // A header names the snapshot and is no item (an item may carry any extra field, `snapshot` too).
-    if (first && 'snapshot' in value && !('pk' in value)) {
-      this.header(value, where)
-      return
-    }
-    if (!itemCheck.Check(value)) {
-      this.report.addSchemaErrors(itemCheck.Errors(value), where)
-      return
-    }
-    const item = value as JsonLinesItem
-    if (this.listed !== null && !this.listed.has(item.language)) {
-      this.report.add(`${where}language: ${preview(item.language)} is not one of the header's languages (${[...this.listed].join(', ')})`)
-      return
-    }
-    // An item's index is its line number, so a repeat names the line of the first.
-    const repeated = this.builder.add(item.language, at, item)
-    if (repeated >= 0) this.report.add(`${where}pk: ${item.pk} repeats line ${repeated}`)
-  }
-
-  private header (value: object, where: string): void {
+  private header (value: Record<string, unknown>, where: string): void {
     if ('language' in value) {
       this.report.add(`${where}language: belongs on item lines; a header lists its languages in \`languages\``)
       return
@@ -138,7 +196,7 @@ class LineReader {
 
   async finish (file: string, options: LoadOptions): Promise<SnapshotModel> {
     if (!this.content && this.report.problems.length === 0) {
-      this.report.add(this.number === 0 ? 'the file is empty' : 'the file has no line but blank ones')
+      this.report.add(this.lines === 0 ? 'the file is empty' : 'the file has no line but blank ones')
     } else if (this.report.problems.length === 0 && this.builder.languageCount === 0) {
       this.report.add(`${this.name}: names no language: a header with \`languages\`, or at least one item, is needed`)
     }
@@ -150,11 +208,4 @@ class LineReader {
       loadedAt: (options.now ?? (() => new Date()))()
     })
   }
-}
-
-function isBlank (line: Buffer): boolean {
-  for (const byte of line) {
-    if (byte !== 0x20 && byte !== 0x09) return false
-  }
-  return true
 }

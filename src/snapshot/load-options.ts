@@ -18,6 +18,11 @@ export interface LoadOptions {
   wholeReportBytes?: number
   /** Bytes read at a time (tests make it small to cut items, lines and characters). */
   readChunk?: number
+  /**
+   * Parse threads for a JSON Lines file's lines; 0: on the loading thread. By default as many as the cores
+   * (up to 4) from 16 MiB (parse-threads.ts, threadsFor), none for a smaller file.
+   */
+  threads?: number
   /** Longest line of a JSON Lines file (default read-lines.ts, MAX_LINE_BYTES). */
   maxLineBytes?: number
 }

@@ -87,6 +87,21 @@ function * flatten (errors: Iterable<ValueError>): Generator<ValueError> {
   }
 }
 
+/**
+ * Schema errors as report lines (`path: what is wrong`), a path once (a missing field is not also "expected
+ * a string"). `pointer` is where the checked value is in its document (an item's `/languages/en/41`).
+ * Lazy: a report that fills up stops asking.
+ */
+export function * schemaProblems (errors: Iterable<ValueError>, pointer = ''): Generator<{ path: string, line: string }> {
+  const seen = new Set<string>()
+  for (const error of flatten(errors)) {
+    const path = jsonPath(`${pointer}${error.path}`)
+    if (seen.has(path)) continue
+    seen.add(path)
+    yield { path, line: `${path}: ${describe(error)}` }
+  }
+}
+
 export class ValidationReport {
   readonly problems: string[] = []
   truncated = false
@@ -112,15 +127,14 @@ export class ValidationReport {
    * document (an item's `/languages/en/41`).
    */
   addSchemaErrors (errors: Iterable<ValueError>, where = '', pointer = ''): void {
-    for (const error of flatten(errors)) {
+    for (const { path, line } of schemaProblems(errors, pointer)) {
       if (this.full) {
         this.truncated = true
         return
       }
-      const path = `${where}${jsonPath(`${pointer}${error.path}`)}`
-      if (this.seenPaths.has(path)) continue
-      this.seenPaths.add(path)
-      this.add(`${path}: ${describe(error)}`)
+      if (this.seenPaths.has(`${where}${path}`)) continue
+      this.seenPaths.add(`${where}${path}`)
+      this.add(`${where}${line}`)
     }
   }
 

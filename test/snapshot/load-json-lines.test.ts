@@ -177,3 +177,73 @@ t.test('what a joined, mislabelled or odd file gets told', async t => {
   const document = JSON.stringify({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(2, '2024-01-01', [])] } })
   t.same(await problemsOf(t, document, { maxLineBytes: 100, readChunk: 16 }), ['snapshot.jsonl:1: line 1 is longer than 100 bytes: is it one JSON document named .jsonl?'])
 })
+
+/** A file of `count` items in two languages, with a header: many batches when read in small chunks. */
+function manyLines (count: number): string {
+  const item = (i: number) => makeItem(i + 1, `2024-0${1 + (i % 9)}-1${i % 10}`, [7 + (i % 3)], { translated_title: `Ünïcödé 😀 ${i} ${'é'.repeat(i % 40)}` })
+  return toJsonLines({ generated_at: '2026-11-22T00:00:00Z', languages: { en: Array.from({ length: count }, (_, i) => item(i)), es: Array.from({ length: count / 4 }, (_, i) => item(i)) } })
+}
+
+t.test('parse threads load the same model as the loading thread, batch by batch, and the same version', async t => {
+  const file = await writeLines(t, manyLines(400))
+  const inline = await loadJsonLinesFile(file, { threads: 0 })
+  for (const [threads, readChunk] of [[1, 4096], [2, 1000], [3, 50_000]] as const) {
+    const threaded = await loadJsonLinesFile(file, { threads, readChunk })
+    t.same(threaded.itemCounts(), { en: 400, es: 100 }, `${threads} threads, batches of ${readChunk} bytes`)
+    t.same(pagesOf(threaded), pagesOf(inline))
+    t.equal(threaded.info.version, inline.info.version)
+    t.equal(threaded.info.generatedAt, '2026-11-22T00:00:00Z')
+  }
+})
+
+t.test('parse threads report the same problems, in line order, across batches, and stop at the cap', async t => {
+  const item = (pk: number, extra: object = {}) => JSON.stringify({ language: 'en', ...makeItem(pk, '2024-01-01', [1], { translated_abstract: 'x'.repeat(100) }), ...extra })
+  const lines = [JSON.stringify({ snapshot: 'explore', version: 1, languages: ['en'] })]
+  for (let pk = 1; pk <= 300; pk++) {
+    // A problem of each kind every few lines: some found by the threads, some only when batches merge.
+    if (pk % 50 === 7) lines.push(item(pk - 3)) // a pk repeated from an earlier batch
+    else if (pk % 50 === 19) lines.push(item(pk, { language: 'es' })) // not a language of the header
+    else if (pk % 50 === 31) lines.push('{"nope"')
+    else if (pk % 50 === 43) lines.push(item(pk, { backdate: '2023-02-29' }))
+    else lines.push(item(pk))
+  }
+  const file = await writeLines(t, `${lines.join('\n')}\n`)
+  const problems = async (options: LoadOptions) => await loadJsonLinesFile(file, options).then(() => [], (error: SnapshotError) => error.problems)
+  const inline = await problems({ threads: 0, problemCap: 1000 })
+  t.equal(inline.length, 24)
+  t.match(inline.slice(0, 4), [/^snapshot\.jsonl:8: pk: 4 repeats line 5$/, /:20: language: "es" is not one/, /:32: not valid JSON/, /:44: backdate: /])
+  const lineOf = (problem: string) => Number(/^snapshot\.jsonl:(\d+):/.exec(problem)?.[1])
+  t.same(inline.map(lineOf), [...inline.map(lineOf)].sort((a, b) => a - b), 'in line order')
+  t.same(await problems({ threads: 2, readChunk: 700, problemCap: 1000 }), inline, 'the same report from threads')
+  const capped = await problems({ threads: 2, readChunk: 700, problemCap: 10 })
+  t.same(capped, [...inline.slice(0, 10), '(stopped after 10 problems; fix these and check again)'], 'the first 10, then a stop')
+})
+
+t.test('a header after batches of blank lines is still the header; after an item, it is a bad item', async t => {
+  const body = toJsonLines({ generated_at: '2026-11-22T00:00:00Z', languages: { en: [makeItem(1, '2024-01-01', [])], fr: [] } })
+  const model = await loadJsonLinesFile(await writeLines(t, `${'\n'.repeat(100)}${body}`), { threads: 2, readChunk: 16 })
+  t.same(model.itemCounts(), { en: 1, fr: 0 }, 'the header\'s fr is served')
+  t.equal(model.info.generatedAt, '2026-11-22T00:00:00Z')
+  const [header, first] = body.split('\n') as [string, string]
+  const late = await loadJsonLinesFile(await writeLines(t, `${first}\n${'\n'.repeat(100)}${header}\n`), { threads: 2, readChunk: 16 }).then(() => null, (e: SnapshotError) => e.problems)
+  t.match(late, [/^snapshot\.jsonl:102: /])
+})
+
+t.test('a parse thread that dies fails the load as the service\'s error, not the file\'s, and nothing is left unhandled', async t => {
+  const { lineParser } = await import('../../src/snapshot/parse-threads.js')
+  const parser = lineParser(2, new URL('./fixtures/exiting-parse-worker.mjs', import.meta.url))
+  const batch = () => { const bytes = Buffer.allocUnsafeSlow(3); bytes.write('{}\n'); return bytes }
+  const results = await Promise.allSettled([parser.parse(batch(), true), parser.parse(batch(), false), parser.parse(batch(), false)])
+  t.same(results.map(result => result.status), ['rejected', 'rejected', 'rejected'])
+  t.match((results[0] as PromiseRejectedResult).reason, { message: /a parse thread exited \(code 3\)/ })
+  t.notOk((results[0] as PromiseRejectedResult).reason instanceof SnapshotError)
+  await t.rejects(parser.parse(batch(), false), /a parse thread exited/, 'and every batch after')
+  await parser.close()
+})
+
+t.test('parse threads for large files only', async t => {
+  const { threadsFor, THREADS_FROM_BYTES } = await import('../../src/snapshot/parse-threads.js')
+  t.equal(threadsFor(THREADS_FROM_BYTES - 1), 0)
+  t.ok(threadsFor(THREADS_FROM_BYTES) >= 1)
+  t.ok(threadsFor(2 ** 40) <= 4)
+})

@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
 import { mergeRanks, type PageItems } from '../../src/snapshot/snapshot-model.js'
-import { renderItem } from '../../src/snapshot/build-model.js'
+import { renderItem } from '../../src/snapshot/item-bytes.js'
 import { makeItem, smallSnapshot, type SnapshotDoc } from '../helpers.js'
 
 const load = (doc: SnapshotDoc) => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'test.json')

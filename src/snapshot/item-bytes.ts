@@ -1,0 +1,101 @@
+// An item's served bytes: rendered once, when a snapshot loads, through the compiled ContentItem schema,
+// and written back to back with the other items' into buffers that the served model reads in place. Both
+// the loading thread (format v1) and the parse threads (JSON Lines batches, parse-lines.ts) write with it.
+import fastJson from 'fast-json-stringify'
+import { ContentItemSchema } from '../schemas/content-item.js'
+import type { SnapshotItem } from '../schemas/snapshot.js'
+
+// fast-json-stringify emits exactly the schema's properties: `companies` and unknown extras never leave.
+const serializeItem = fastJson(ContentItemSchema as object) as (item: SnapshotItem) => string
+
+// DRF's JSONRenderer writes non-ASCII as is but escapes these two, which break JavaScript string literals.
+const LINE_SEPARATORS = /[\u2028\u2029]/g
+function escapeSeparator (c: string): string {
+  return c === '\u2028' ? '\\u2028' : '\\u2029'
+}
+
+/** What DRF's JSONRenderer would write for one item. */
+export function renderItem (item: SnapshotItem): string {
+  const json = serializeItem(item)
+  return LINE_SEPARATORS.test(json) ? json.replace(LINE_SEPARATORS, escapeSeparator) : json
+}
+
+/** `YYYY-MM-DD` → YYYYMMDD, which sorts like the date. The item was validated as a calendar date. */
+export function dateKey (backdate: string): number {
+  return Number(backdate.slice(0, 4)) * 10000 + Number(backdate.slice(5, 7)) * 100 + Number(backdate.slice(8, 10))
+}
+
+const EMPTY = Buffer.alloc(0)
+
+/** Below this many unused bytes a buffer is handed over as it is: the rest is not worth a copy. */
+const SLACK = 64 * 1024
+
+/**
+ * Rendered items written back to back, each followed by the comma that separates it from the next one in a
+ * page, so a page's items go out as views of this memory, a comma included with every item but the last
+ * (snapshot-model.ts, PageItems). Items land in large buffers rather than one small Buffer or string each
+ * (less memory, less GC). Every buffer handed over has an ArrayBuffer of its own, never a slice of Node's
+ * shared pool, so it can move to another thread (a parse thread's batch, the reaper).
+ */
+export class ItemBytes {
+  private buffer = EMPTY
+  private used = 0
+
+  /**
+   * @param size bytes of a buffer
+   * @param full given, a full buffer is handed to it and a new one started (a model's chunks);
+   *   not given, the buffer grows until taken (a parse thread's batch)
+   */
+  constructor (private readonly size: number, private readonly full?: (bytes: Buffer) => void) {}
+
+  /** Writes the item; returns where its JSON starts (its length is `lastLength`). */
+  write (item: SnapshotItem): number {
+    const json = renderItem(item)
+    // A UTF-16 code unit is at most 3 UTF-8 bytes: check the cheap bound before measuring exactly.
+    if (this.used + json.length * 3 + 1 > this.buffer.length) this.room(Buffer.byteLength(json) + 1)
+    const start = this.used
+    const written = this.buffer.write(json, start)
+    this.buffer[start + written] = 0x2c // ','
+    this.used += written + 1
+    this.lastLength = written
+    return start
+  }
+
+  /** The length of the JSON last written, without its comma. */
+  lastLength = 0
+
+  /** Bytes written to the current buffer. */
+  get length (): number {
+    return this.used
+  }
+
+  /** The bytes written so far, in a buffer of their own; the next item starts a new buffer. */
+  take (): Buffer {
+    const used = this.used
+    this.used = 0
+    // Never EMPTY itself: moved to another thread, it would be detached for every writer.
+    if (used === 0) return Buffer.allocUnsafeSlow(0)
+    if (this.buffer.length - used <= SLACK) {
+      const taken = this.buffer.subarray(0, used)
+      // The next buffer is made by the next item: none is made for nothing after the last.
+      this.buffer = EMPTY
+      return taken
+    }
+    // Copied, and the buffer written again: a parse thread's batches reuse one.
+    const taken = Buffer.allocUnsafeSlow(used)
+    this.buffer.copy(taken, 0, 0, used)
+    return taken
+  }
+
+  private room (bytes: number): void {
+    if (this.used + bytes <= this.buffer.length) return
+    if (this.full !== undefined || this.used === 0) {
+      if (this.used > 0) this.full?.(this.take())
+      this.buffer = Buffer.allocUnsafeSlow(Math.max(this.size, bytes))
+      return
+    }
+    const grown = Buffer.allocUnsafeSlow(Math.max(2 * this.buffer.length, this.used + bytes))
+    this.buffer.copy(grown, 0, 0, this.used)
+    this.buffer = grown
+  }
+}

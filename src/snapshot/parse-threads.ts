@@ -1,0 +1,107 @@
+// Where a JSON Lines load's per-line work runs: on parse threads for a large file, so that the work of a
+// million lines (JSON.parse, the schema check, serializing: three quarters of a load's CPU) gets the
+// machine's other cores, while the loading thread reads, digests and merges; on the loading thread itself
+// for a small file, where starting threads would cost more than they save.
+import { Worker } from 'node:worker_threads'
+import { availableParallelism } from 'node:os'
+import { parseLines, type ParsedLines } from './parse-lines.js'
+import type { LinesTask } from './parse-worker.js'
+
+/** Files from this size get parse threads: a thread's start (~50 ms of a core) is small beside their load. */
+export const THREADS_FROM_BYTES = 16 * 1024 * 1024
+/** More threads than this gain little: the loading thread's reading and merging become the limit. */
+const MAX_THREADS = 4
+
+/** Parse threads for a file of `bytes`: as many as the cores, up to MAX_THREADS; none for a small file. */
+export function threadsFor (bytes: number): number {
+  return bytes < THREADS_FROM_BYTES ? 0 : Math.min(availableParallelism(), MAX_THREADS)
+}
+
+// Built code runs parse-worker.js; tests run the TypeScript source, through the loader they run under.
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? './parse-worker.ts' : './parse-worker.js', import.meta.url)
+
+export interface LineParser {
+  /**
+   * Checks and renders a batch of whole lines; `first`: it starts the file. The batch's buffer must be an
+   * ArrayBuffer of its own: it moves to the thread that parses it.
+   */
+  parse: (bytes: Buffer, first: boolean) => Promise<ParsedLines>
+  /** Batches worth having in flight: each thread has the next one waiting when it finishes one. */
+  readonly depth: number
+  /** Stops the threads; batches in flight are dropped. */
+  close: () => Promise<void>
+}
+
+/** `threads` parse threads, or the loading thread itself for 0; `script` is the threads' (tests make one fail). */
+export function lineParser (threads: number, script: URL = WORKER): LineParser {
+  return threads > 0 ? new ThreadParser(threads, script) : new InlineParser()
+}
+
+/** Parses on the loading thread, a batch per turn of the event loop (a batch of a small file: a few ms). */
+class InlineParser implements LineParser {
+  readonly depth = 1
+
+  async parse (bytes: Buffer, first: boolean): Promise<ParsedLines> {
+    await new Promise(resolve => setImmediate(resolve))
+    return parseLines(bytes, first)
+  }
+
+  async close (): Promise<void> {}
+}
+
+interface Waiting {
+  resolve: (batch: ParsedLines) => void
+  reject: (error: Error) => void
+}
+
+class ParseThread {
+  readonly worker: Worker
+  /** Batches sent and not yet back: a thread answers them in the order it got them. */
+  readonly waiting: Waiting[] = []
+
+  constructor (script: URL) {
+    this.worker = new Worker(script)
+  }
+}
+
+class ThreadParser implements LineParser {
+  private readonly threads: ParseThread[] = []
+  private failure: Error | null = null
+  readonly depth: number
+
+  constructor (count: number, script: URL) {
+    this.depth = 2 * count
+    for (let i = 0; i < count; i++) {
+      const thread = new ParseThread(script)
+      thread.worker.on('message', (batch: ParsedLines) => thread.waiting.shift()?.resolve(batch))
+      thread.worker.on('error', error => this.fail(error))
+      thread.worker.once('exit', code => this.fail(new Error(`a parse thread exited (code ${code})`)))
+      this.threads.push(thread)
+    }
+  }
+
+  async parse (bytes: Buffer, first: boolean): Promise<ParsedLines> {
+    if (this.failure !== null) throw this.failure
+    // The thread with the fewest batches waiting.
+    const thread = this.threads.reduce((a, b) => b.waiting.length < a.waiting.length ? b : a)
+    return await new Promise<ParsedLines>((resolve, reject) => {
+      thread.waiting.push({ resolve, reject })
+      thread.worker.postMessage({ bytes, first } satisfies LinesTask, [bytes.buffer as ArrayBuffer])
+    })
+  }
+
+  async close (): Promise<void> {
+    this.failure ??= new Error('the parse threads were stopped')
+    // Dropped, not rejected: the loader stopped waiting for them (a full report), and nothing catches them.
+    for (const thread of this.threads) thread.waiting.length = 0
+    await Promise.all(this.threads.map(async thread => await thread.worker.terminate()))
+  }
+
+  /** A thread failed (a bug, not a file's problem: those come back as problems): the load fails. */
+  private fail (error: Error): void {
+    this.failure ??= error
+    for (const thread of this.threads) {
+      for (const waiting of thread.waiting.splice(0)) waiting.reject(this.failure)
+    }
+  }
+}
