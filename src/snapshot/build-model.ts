@@ -66,14 +66,14 @@ class Column {
 /** Where a batch's items are: columns of a parse thread's batch (parse-lines.ts), item i at index i. */
 export interface RenderedItems {
   /** Where each item's JSON starts in the batch's bytes, and its length (without the comma after it). */
-  start: Uint32Array
-  length: Uint32Array
+  start: number[]
+  length: number[]
   /** dateKey of its backdate. */
-  date: Uint32Array
-  pk: Float64Array
+  date: number[]
+  pk: number[]
   /** Every item's company ids in one column: item i's end at `companyEnd[i]`, its start at the end before. */
-  companyEnd: Uint32Array
-  companies: Float64Array
+  companyEnd: number[]
+  companies: number[]
 }
 
 /** One language's items as they arrive: where each one's bytes are, and its keys; nothing copied. */

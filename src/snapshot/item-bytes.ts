@@ -27,7 +27,7 @@ export function dateKey (backdate: string): number {
 
 const EMPTY = Buffer.alloc(0)
 
-/** Below this many unused bytes a buffer is handed over as it is: the rest is not worth a copy. */
+/** Below this many unused bytes a model's chunk is kept as it is: the rest is not worth a copy. */
 const SLACK = 64 * 1024
 
 /**
@@ -75,13 +75,14 @@ export class ItemBytes {
     this.used = 0
     // Never EMPTY itself: moved to another thread, it would be detached for every writer.
     if (used === 0) return Buffer.allocUnsafeSlow(0)
-    if (this.buffer.length - used <= SLACK) {
+    // A model's full chunk is kept as it is; the next is made by the next item, none for nothing after the last.
+    if (this.full !== undefined && this.buffer.length - used <= SLACK) {
       const taken = this.buffer.subarray(0, used)
-      // The next buffer is made by the next item: none is made for nothing after the last.
       this.buffer = EMPTY
       return taken
     }
-    // Copied, and the buffer written again: a parse thread's batches reuse one.
+    // Copied, and the buffer written again: a parse thread's batches reuse one (a buffer made and freed per
+    // batch costs resident memory for good: parse-worker.ts).
     const taken = Buffer.allocUnsafeSlow(used)
     this.buffer.copy(taken, 0, 0, used)
     return taken

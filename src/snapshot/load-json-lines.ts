@@ -16,16 +16,11 @@ import { LineTooLong, MAX_LINE_BYTES } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
 import type { ParsedLines } from './parse-lines.js'
-import { lineParser, threadsFor, type LineParser } from './parse-threads.js'
+import { INLINE_BATCH_BYTES, THREAD_BATCH_BYTES, lineParser, threadsFor, type LineParser } from './parse-threads.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
 const itemCheck = TypeCompiler.Compile(JsonLinesItemSchema)
 const NEWLINE = 0x0a
-
-/** Bytes read for a parse thread's batch: a few thousand items, a few tens of ms of its work. */
-export const THREAD_BATCH_BYTES = 4 * 1024 * 1024
-/** Bytes read for a batch parsed on the loading thread: a few ms of its work between turns of the event loop. */
-export const INLINE_BATCH_BYTES = 1024 * 1024
 
 /** True when the file name says JSON Lines. */
 export function isJsonLinesPath (file: string): boolean {
@@ -63,16 +58,23 @@ export async function loadJsonLinesFile (file: string, options: LoadOptions = {}
  */
 async function readBatches (handle: FileHandle, reader: LineReader, parser: LineParser, batchBytes: number, maxLineBytes: number): Promise<void> {
   const inFlight: Array<Promise<ParsedLines>> = []
+  // Batches' memory comes back with their results and is read into again: a gigabyte read through fresh
+  // buffers, each freed on another thread, left tens of MB of the C allocator's heap resident for good.
+  const spare: ArrayBuffer[] = []
   /** Merges the oldest batch in flight; false once the report is full (reading stops there, and says so). */
-  const mergeOldest = async (): Promise<boolean> => reader.merge(await (inFlight.shift() as Promise<ParsedLines>))
+  const mergeOldest = async (): Promise<boolean> => {
+    const batch = await (inFlight.shift() as Promise<ParsedLines>)
+    spare.push(batch.read.buffer as ArrayBuffer)
+    return reader.merge(batch)
+  }
   let carry: Buffer | null = null
   let first = true
   for (;;) {
     const carried: number = carry?.length ?? 0
     // A long line doubles the read rather than being copied again at every batch.
     const want = Math.max(batchBytes, carried)
-    // A buffer of its own for every batch: it moves to the thread that parses it.
-    const buffer = Buffer.allocUnsafeSlow(carried + want)
+    // Memory of its own for every batch in flight: it moves to the thread that parses it.
+    const buffer = bufferOf(spare, carried + want)
     carry?.copy(buffer)
     const { bytesRead } = await handle.read(buffer, carried, want, null)
     if (bytesRead === 0) break
@@ -94,6 +96,13 @@ async function readBatches (handle: FileHandle, reader: LineReader, parser: Line
   // The last line, without its `\n`.
   if (carry !== null) inFlight.push(handled(parser.parse(carry, first)))
   while (inFlight.length > 0) if (!await mergeOldest()) return
+}
+
+/** `bytes` of a spare batch's memory when one is large enough, else new memory. */
+function bufferOf (spare: ArrayBuffer[], bytes: number): Buffer {
+  const at = spare.findIndex(buffer => buffer.byteLength >= bytes)
+  if (at === -1) return Buffer.allocUnsafeSlow(bytes)
+  return Buffer.from(spare.splice(at, 1)[0] as ArrayBuffer, 0, bytes)
 }
 
 /** Bytes copied into an ArrayBuffer of their own (Buffer.from may copy a few bytes into Node's shared pool). */

@@ -28,9 +28,9 @@ export interface ParsedLines extends RenderedItems {
   /** The items' JSON, each followed by a comma: an ArrayBuffer of its own, to become one of the model's chunks. */
   bytes: Uint8Array
   /** Each item's line in the batch, from 1. */
-  line: Uint32Array
+  line: number[]
   /** Each item's language, as its place in `languages`. */
-  language: Uint32Array
+  language: number[]
   languages: string[]
   /** The batch's problems, in line order. */
   problems: LineProblem[]
@@ -41,27 +41,29 @@ export interface ParsedLines extends RenderedItems {
   header: { line: number, value: Record<string, unknown> } | null
   /** Whether a line of the batch held a JSON value (no header may come after one). */
   content: boolean
+  /** The batch's lines as they were sent, handed back: the loader reads a later batch into their memory. */
+  read: Uint8Array
 }
 
 /**
  * Checks and renders a batch of whole lines (the last one's `\n` may be missing at the end of the file).
- * `first`: the batch starts the file, where a byte order mark is allowed.
+ * `first`: the batch starts the file, where a byte order mark is allowed. The items are rendered into
+ * `scratch`, one for all of a thread's batches, and copied out at the end of each.
  */
-export function parseLines (bytes: Uint8Array, first: boolean): ParsedLines {
+export function parseLines (bytes: Uint8Array, first: boolean, scratch: ItemBytes): ParsedLines {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  const batch = new LineBatch(text.length, first)
+  const batch = new LineBatch(bytes, first, scratch)
   let line = 0
   let start = 0
   for (let end = text.indexOf(NEWLINE); end !== -1; end = text.indexOf(NEWLINE, start)) {
-    batch.read(text.subarray(start, end), ++line)
+    batch.readLine(text.subarray(start, end), ++line)
     start = end + 1
   }
-  if (start < text.length) batch.read(text.subarray(start), ++line)
+  if (start < text.length) batch.readLine(text.subarray(start), ++line)
   return batch.finish(line)
 }
 
 class LineBatch {
-  private readonly bytes: ItemBytes
   private readonly start: number[] = []
   private readonly length: number[] = []
   private readonly date: number[] = []
@@ -75,12 +77,9 @@ class LineBatch {
   private header: ParsedLines['header'] = null
   private content = false
 
-  constructor (size: number, private readonly first: boolean) {
-    // Served JSON is a little smaller than the lines it comes from (no `companies`, no `language`).
-    this.bytes = new ItemBytes(Math.max(size, 1024))
-  }
+  constructor (private readonly read: Uint8Array, private readonly first: boolean, private readonly bytes: ItemBytes) {}
 
-  read (bytes: Buffer, at: number): void {
+  readLine (bytes: Buffer, at: number): void {
     let line = bytes
     if (line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1)
     // Some editors start UTF-8 files with a byte order mark.
@@ -145,26 +144,26 @@ class LineBatch {
     return {
       lines,
       bytes: this.bytes.take(),
-      start: Uint32Array.from(this.start),
-      length: Uint32Array.from(this.length),
-      date: Uint32Array.from(this.date),
-      pk: Float64Array.from(this.pk),
-      line: Uint32Array.from(this.line),
-      language: Uint32Array.from(this.language),
+      start: this.start,
+      length: this.length,
+      date: this.date,
+      pk: this.pk,
+      line: this.line,
+      language: this.language,
       languages: [...this.languages.keys()],
-      companyEnd: Uint32Array.from(this.companyEnd),
-      companies: Float64Array.from(this.companies),
+      companyEnd: this.companyEnd,
+      companies: this.companies,
       problems: this.problems,
       header: this.header,
-      content: this.content
+      content: this.content,
+      read: this.read
     }
   }
 }
 
 /** The buffers of a batch, moved (not copied) to the loading thread. */
 export function movedBuffers (batch: ParsedLines): ArrayBuffer[] {
-  return [batch.bytes, batch.start, batch.length, batch.date, batch.pk, batch.line, batch.language, batch.companyEnd, batch.companies]
-    .map(array => array.buffer as ArrayBuffer)
+  return [batch.bytes.buffer as ArrayBuffer, batch.read.buffer as ArrayBuffer]
 }
 
 function isBlank (line: Buffer): boolean {

@@ -5,10 +5,21 @@
 import { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
 import { parseLines, type ParsedLines } from './parse-lines.js'
+import { ItemBytes } from './item-bytes.js'
 import type { LinesTask } from './parse-worker.js'
 
 /** Files from this size get parse threads: a thread's start (~50 ms of a core) is small beside their load. */
 export const THREADS_FROM_BYTES = 16 * 1024 * 1024
+/** Bytes read for a parse thread's batch: a few thousand items, a few tens of ms of its work. */
+export const THREAD_BATCH_BYTES = 4 * 1024 * 1024
+/** Bytes read for a batch parsed on the loading thread: a few ms of its work between turns of the event loop. */
+export const INLINE_BATCH_BYTES = 1024 * 1024
+/**
+ * The buffer a batch's items are rendered into, per thread, for all its batches. Served JSON is about as
+ * long as the line it comes from: twice the batch leaves room, so it never grows (parse-worker.ts says why
+ * a buffer freed during a load costs memory).
+ */
+export const SCRATCH_BYTES = 2 * THREAD_BATCH_BYTES
 /** More threads than this gain little: the loading thread's reading and merging become the limit. */
 const MAX_THREADS = 4
 
@@ -40,10 +51,11 @@ export function lineParser (threads: number, script: URL = WORKER): LineParser {
 /** Parses on the loading thread, a batch per turn of the event loop (a batch of a small file: a few ms). */
 class InlineParser implements LineParser {
   readonly depth = 1
+  private readonly scratch = new ItemBytes(2 * INLINE_BATCH_BYTES)
 
   async parse (bytes: Buffer, first: boolean): Promise<ParsedLines> {
     await new Promise(resolve => setImmediate(resolve))
-    return parseLines(bytes, first)
+    return parseLines(bytes, first, this.scratch)
   }
 
   async close (): Promise<void> {}

@@ -4,6 +4,8 @@ import { parentPort } from 'node:worker_threads'
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { movedBuffers, parseLines } from './parse-lines.js'
+import { ItemBytes } from './item-bytes.js'
+import { SCRATCH_BYTES } from './parse-threads.js'
 
 export interface LinesTask {
   bytes: Uint8Array
@@ -17,7 +19,12 @@ try {
   if (Number.isSafeInteger(tid)) setPriority(tid, 10)
 } catch {}
 
+// One for every batch: a buffer made and freed per batch raises the C allocator's threshold for giving
+// large blocks their own mappings, after which the model's chunks share heaps with freed memory that stays
+// resident (60 MB more settled RSS at 1M items, measured with a fixed threshold for comparison).
+const scratch = new ItemBytes(SCRATCH_BYTES)
+
 parentPort?.on('message', (task: LinesTask) => {
-  const batch = parseLines(task.bytes, task.first)
+  const batch = parseLines(task.bytes, task.first, scratch)
   parentPort?.postMessage(batch, movedBuffers(batch))
 })

@@ -231,7 +231,9 @@ t.test('a header after batches of blank lines is still the header; after an item
 
 t.test('a parse thread that dies fails the load as the service\'s error, not the file\'s, and nothing is left unhandled', async t => {
   const { lineParser } = await import('../../src/snapshot/parse-threads.js')
-  const parser = lineParser(2, new URL('./fixtures/exiting-parse-worker.mjs', import.meta.url))
+  // A thread that dies at its first batch, as one with a bug (or out of memory) would.
+  const dying = `import { parentPort } from 'node:worker_threads'; parentPort.on('message', () => process.exit(3))`
+  const parser = lineParser(2, new URL(`data:text/javascript,${encodeURIComponent(dying)}`))
   const batch = () => { const bytes = Buffer.allocUnsafeSlow(3); bytes.write('{}\n'); return bytes }
   const results = await Promise.allSettled([parser.parse(batch(), true), parser.parse(batch(), false), parser.parse(batch(), false)])
   t.same(results.map(result => result.status), ['rejected', 'rejected', 'rejected'])
