@@ -4,6 +4,9 @@
 // main thread over it (/proc/self/task/PID/schedstat): `ranMs` on a core, `waitedMs` runnable but queued
 // behind other threads. A gap mostly waited is the machine's contention; mostly ran, a long task of ours.
 // GC pauses of the main thread over 10 ms are logged too (`gc`), to tell a collection from our own code.
+// Not with parse threads at work (a JSON Lines load from 16 MiB): reading /proc/self/task/PID/stat then
+// waits behind their memory mapping, and the recorder logs gaps of seconds that a plain timer does not see
+// (BENCHMARKS.md, "Parse threads for JSON Lines"). Use the bench's event-loop lag for those loads.
 import { appendFileSync, readFileSync } from 'node:fs'
 import { PerformanceObserver, constants } from 'node:perf_hooks'
 

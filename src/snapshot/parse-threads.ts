@@ -66,36 +66,65 @@ interface Waiting {
   reject: (error: Error) => void
 }
 
+/** What a parse thread sends once it has loaded its code, before any batch. */
+export const READY = 'ready'
+
 class ParseThread {
   readonly worker: Worker
   /** Batches sent and not yet back: a thread answers them in the order it got them. */
   readonly waiting: Waiting[] = []
+  /** True once the thread has loaded its code; false if it failed first (no batch is sent before). */
+  readonly started: Promise<boolean>
 
-  constructor (script: URL) {
+  constructor (script: URL, parser: ThreadParser) {
     this.worker = new Worker(script)
+    let started = false
+    this.started = new Promise(resolve => {
+      this.worker.on('message', (message: ParsedLines | typeof READY) => {
+        if (message === READY) {
+          started = true
+          resolve(true)
+        } else {
+          this.waiting.shift()?.resolve(message)
+        }
+      })
+      this.worker.on('error', error => {
+        resolve(false)
+        if (started) parser.fail(error)
+      })
+      this.worker.once('exit', code => {
+        resolve(false)
+        if (started) parser.fail(new Error(`exited (code ${code})`))
+      })
+    })
   }
 }
 
+/**
+ * Parses on threads; until they have started, and on the loading thread if none can start (no thread to
+ * spare, or a runtime that cannot load the thread's code: tsx, running the TypeScript source), so a load
+ * never fails for want of threads.
+ */
 class ThreadParser implements LineParser {
   private readonly threads: ParseThread[] = []
+  private readonly started: Promise<ParseThread[]>
+  private readonly inline = new InlineParser()
   private failure: Error | null = null
   readonly depth: number
 
   constructor (count: number, script: URL) {
     this.depth = 2 * count
-    for (let i = 0; i < count; i++) {
-      const thread = new ParseThread(script)
-      thread.worker.on('message', (batch: ParsedLines) => thread.waiting.shift()?.resolve(batch))
-      thread.worker.on('error', error => this.fail(error))
-      thread.worker.once('exit', code => this.fail(new Error(`a parse thread exited (code ${code})`)))
-      this.threads.push(thread)
-    }
+    for (let i = 0; i < count; i++) this.threads.push(new ParseThread(script, this))
+    this.started = Promise.all(this.threads.map(async thread => await thread.started))
+      .then(started => this.threads.filter((_, i) => started[i]))
   }
 
   async parse (bytes: Buffer, first: boolean): Promise<ParsedLines> {
+    const threads = await this.started
     if (this.failure !== null) throw this.failure
+    if (threads.length === 0) return await this.inline.parse(bytes, first)
     // The thread with the fewest batches waiting.
-    const thread = this.threads.reduce((a, b) => b.waiting.length < a.waiting.length ? b : a)
+    const thread = threads.reduce((a, b) => b.waiting.length < a.waiting.length ? b : a)
     return await new Promise<ParsedLines>((resolve, reject) => {
       thread.waiting.push({ resolve, reject })
       thread.worker.postMessage({ bytes, first } satisfies LinesTask, [bytes.buffer as ArrayBuffer])
@@ -109,9 +138,12 @@ class ThreadParser implements LineParser {
     await Promise.all(this.threads.map(async thread => await thread.worker.terminate()))
   }
 
-  /** A thread failed (a bug, not a file's problem: those come back as problems): the load fails. */
-  private fail (error: Error): void {
-    this.failure ??= error
+  /**
+   * A started thread failed (a bug, or out of memory; a file's problems come back as problems): the batches
+   * it held are lost, so the load fails, as the service's error (no `code`: not the file's).
+   */
+  fail (error: Error): void {
+    this.failure ??= new Error(`a parse thread failed: ${error.message}`)
     for (const thread of this.threads) {
       for (const waiting of thread.waiting.splice(0)) waiting.reject(this.failure)
     }

@@ -5,7 +5,7 @@ import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { movedBuffers, parseLines } from './parse-lines.js'
 import { ItemBytes } from './item-bytes.js'
-import { SCRATCH_BYTES } from './parse-threads.js'
+import { READY, SCRATCH_BYTES } from './parse-threads.js'
 
 export interface LinesTask {
   bytes: Uint8Array
@@ -28,3 +28,5 @@ parentPort?.on('message', (task: LinesTask) => {
   const batch = parseLines(task.bytes, task.first, scratch)
   parentPort?.postMessage(batch, movedBuffers(batch))
 })
+
+parentPort?.postMessage(READY)
