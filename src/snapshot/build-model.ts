@@ -63,7 +63,7 @@ class Column {
   }
 }
 
-/** Where a batch's items are: columns of a parse thread's batch (parse-lines.ts), item i at index i. */
+/** Where a batch's items are: columns of a parse thread's batch (parse-batch.ts), item i at index i. */
 export interface RenderedItems {
   /** Where each item's JSON starts in the batch's bytes, and its length (without the comma after it). */
   start: number[]

@@ -1,6 +1,7 @@
 // An item's served bytes: rendered once, when a snapshot loads, through the compiled ContentItem schema,
 // and written back to back with the other items' into buffers that the served model reads in place. Both
-// the loading thread (format v1) and the parse threads (JSON Lines batches, parse-lines.ts) write with it.
+// the parse threads (batches of both formats, parse-batch.ts) and the builder (a document parsed whole) write
+// with it.
 import fastJson from 'fast-json-stringify'
 import { ContentItemSchema } from '../schemas/content-item.js'
 import type { SnapshotItem } from '../schemas/snapshot.js'

@@ -1,7 +1,7 @@
 // file → validate → index → immutable model, for JSON Lines snapshots (contract §1: `.jsonl`, `.ndjson`):
 // an optional header line, then one item per line with its `language`. The file is read in batches of whole
 // lines, never held whole, and digested as it is read; each batch is checked and rendered on a parse thread
-// (parse-threads.ts, parse-lines.ts), and the batches are merged here in file order, so every problem is
+// (parse-threads.ts, parse-batch.ts), and the batches are merged here in file order, so every problem is
 // reported with its line number, in the order of the lines.
 import { createHash } from 'node:crypto'
 import { open, type FileHandle } from 'node:fs/promises'
@@ -15,8 +15,8 @@ import { describeReadError, type LoadOptions } from './load-options.js'
 import { LineTooLong, MAX_LINE_BYTES } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
-import type { ParsedLines } from './parse-lines.js'
-import { INLINE_BATCH_BYTES, THREAD_BATCH_BYTES, lineParser, threadsFor, type LineParser } from './parse-threads.js'
+import type { BatchProblem, ParsedBatch } from './parse-batch.js'
+import { BatchMemory, INLINE_BATCH_BYTES, THREAD_BATCH_BYTES, batchParser, handled, threadsFor, type BatchParser } from './parse-threads.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
 const itemCheck = TypeCompiler.Compile(JsonLinesItemSchema)
@@ -32,11 +32,11 @@ export async function loadJsonLinesFile (file: string, options: LoadOptions = {}
   const name = basename(file)
   const reader = new LineReader(name, options)
   let handle: FileHandle | null = null
-  let parser: LineParser | null = null
+  let parser: BatchParser | null = null
   try {
     handle = await open(file, 'r')
     const threads = options.threads ?? threadsFor((await handle.stat()).size)
-    parser = lineParser(threads)
+    parser = batchParser(threads)
     await readBatches(handle, reader, parser, options.readChunk ?? (threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES), options.maxLineBytes ?? MAX_LINE_BYTES)
   } catch (error) {
     if (error instanceof LineTooLong) {
@@ -56,15 +56,13 @@ export async function loadJsonLinesFile (file: string, options: LoadOptions = {}
  * Reads the file in batches of whole lines (a line cut by a read is carried into the next batch), hands each
  * to the parser, and merges the parsed batches in file order, with `depth` batches in flight.
  */
-async function readBatches (handle: FileHandle, reader: LineReader, parser: LineParser, batchBytes: number, maxLineBytes: number): Promise<void> {
-  const inFlight: Array<Promise<ParsedLines>> = []
-  // Batches' memory comes back with their results and is read into again: a gigabyte read through fresh
-  // buffers, each freed on another thread, left tens of MB of the C allocator's heap resident for good.
-  const spare: ArrayBuffer[] = []
+async function readBatches (handle: FileHandle, reader: LineReader, parser: BatchParser, batchBytes: number, maxLineBytes: number): Promise<void> {
+  const inFlight: Array<Promise<ParsedBatch>> = []
+  const memory = new BatchMemory()
   /** Merges the oldest batch in flight; false once the report is full (reading stops there, and says so). */
   const mergeOldest = async (): Promise<boolean> => {
-    const batch = await (inFlight.shift() as Promise<ParsedLines>)
-    spare.push(batch.read.buffer as ArrayBuffer)
+    const batch = await (inFlight.shift() as Promise<ParsedBatch>)
+    memory.give(batch)
     return reader.merge(batch)
   }
   let carry: Buffer | null = null
@@ -74,7 +72,7 @@ async function readBatches (handle: FileHandle, reader: LineReader, parser: Line
     // A long line doubles the read rather than being copied again at every batch.
     const want = Math.max(batchBytes, carried)
     // Memory of its own for every batch in flight: it moves to the thread that parses it.
-    const buffer = bufferOf(spare, carried + want)
+    const buffer = memory.take(carried + want)
     carry?.copy(buffer)
     const { bytesRead } = await handle.read(buffer, carried, want, null)
     if (bytesRead === 0) break
@@ -89,20 +87,13 @@ async function readBatches (handle: FileHandle, reader: LineReader, parser: Line
       throw new LineTooLong(reader.lines + 1, maxLineBytes)
     }
     if (cut === -1) continue
-    inFlight.push(handled(parser.parse(buffer.subarray(0, cut + 1), first)))
+    inFlight.push(handled(parser.parse({ kind: 'lines', bytes: buffer.subarray(0, cut + 1), first })))
     first = false
     while (inFlight.length >= parser.depth) if (!await mergeOldest()) return
   }
   // The last line, without its `\n`.
-  if (carry !== null) inFlight.push(handled(parser.parse(carry, first)))
+  if (carry !== null) inFlight.push(handled(parser.parse({ kind: 'lines', bytes: carry, first })))
   while (inFlight.length > 0) if (!await mergeOldest()) return
-}
-
-/** `bytes` of a spare batch's memory when one is large enough, else new memory. */
-function bufferOf (spare: ArrayBuffer[], bytes: number): Buffer {
-  const at = spare.findIndex(buffer => buffer.byteLength >= bytes)
-  if (at === -1) return Buffer.allocUnsafeSlow(bytes)
-  return Buffer.from(spare.splice(at, 1)[0] as ArrayBuffer, 0, bytes)
 }
 
 /** Bytes copied into an ArrayBuffer of their own (Buffer.from may copy a few bytes into Node's shared pool). */
@@ -110,15 +101,6 @@ function ownCopy (bytes: Buffer): Buffer {
   const copy = Buffer.allocUnsafeSlow(bytes.length)
   bytes.copy(copy)
   return copy
-}
-
-/**
- * A batch in flight, its failure handled: a parse thread's failure rejects every batch in flight, and the
- * reading stops at the first, leaving the others unawaited.
- */
-function handled (batch: Promise<ParsedLines>): Promise<ParsedLines> {
-  batch.catch(() => {})
-  return batch
 }
 
 /** The state of one read: the header, the builder, the report, the digest and how many lines are merged. */
@@ -146,28 +128,28 @@ class LineReader {
    * Merges the next batch of the file: its problems, and those found only here (a repeated pk, a language
    * the header does not list), go into the report in line order. False once the report is full.
    */
-  merge (batch: ParsedLines): boolean {
+  merge (batch: ParsedBatch): boolean {
     const base = this.lines
     const { problems } = batch
     let next = 0
     /** Reports the batch's problems on lines before `line`. */
     const problemsBefore = (line: number): void => {
-      for (; next < problems.length && (problems[next] as ParsedLines['problems'][number]).line < line; next++) {
-        const { line: at, text } = problems[next] as ParsedLines['problems'][number]
+      for (; next < problems.length && (problems[next] as BatchProblem).at < line; next++) {
+        const { at, text } = problems[next] as BatchProblem
         this.report.add(`${this.name}:${base + at}: ${text}`)
       }
     }
     if (batch.header !== null) {
-      problemsBefore(batch.header.line)
-      const where = `${this.name}:${base + batch.header.line}: `
+      problemsBefore(batch.header.at)
+      const where = `${this.name}:${base + batch.header.at}: `
       // A header only as the file's first JSON value; later, it is an item without a pk.
       if (this.content) this.report.addSchemaErrors(itemCheck.Errors(batch.header.value), where)
       else this.header(batch.header.value, where)
     }
     this.content ||= batch.content
     const chunk = this.builder.chunk(Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength))
-    for (let i = 0; i < batch.line.length; i++) {
-      const line = batch.line[i] as number
+    for (let i = 0; i < batch.at.length; i++) {
+      const line = batch.at[i] as number
       problemsBefore(line)
       const at = base + line
       const language = batch.languages[batch.language[i] as number] as string
@@ -180,7 +162,7 @@ class LineReader {
       if (repeated >= 0) this.report.add(`${this.name}:${at}: pk: ${batch.pk[i] as number} repeats line ${repeated}`)
     }
     problemsBefore(Infinity)
-    this.lines += batch.lines
+    this.lines += batch.count
     if (!this.report.full) return true
     this.report.truncated = true
     return false

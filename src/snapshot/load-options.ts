@@ -19,7 +19,7 @@ export interface LoadOptions {
   /** Bytes read at a time (tests make it small to cut items, lines and characters). */
   readChunk?: number
   /**
-   * Parse threads for a JSON Lines file's lines; 0: on the loading thread. By default as many as the cores
+   * Parse threads for the items (both formats); 0: on the loading thread. By default as many as the cores
    * (up to 4) from 16 MiB (parse-threads.ts, threadsFor), none for a smaller file.
    */
   threads?: number

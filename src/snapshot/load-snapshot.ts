@@ -1,13 +1,14 @@
 // file → validate → index → immutable model. Reads a snapshot file (format v1, one JSON document, streamed
-// through read-document.ts; a JSON Lines file goes to load-json-lines.ts) and either returns a SnapshotModel
-// or throws a SnapshotError naming the file, the JSON path and the rule.
+// through read-document.ts, its items found by stream-document.ts and checked in batches on parse threads,
+// parse-batch.ts; a JSON Lines file goes to load-json-lines.ts) and either returns a SnapshotModel or
+// throws a SnapshotError naming the file, the JSON path and the rule.
 import { createHash } from 'node:crypto'
 import { readFile, stat } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../schemas/formats.js'
-import { LANGUAGE, SnapshotItemSchema, SnapshotSchema, type Snapshot, type SnapshotItem } from '../schemas/snapshot.js'
+import { LANGUAGE, SnapshotSchema, type Snapshot, type SnapshotItem } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder } from './build-model.js'
 import type { SnapshotInfo, SnapshotModel } from './snapshot-model.js'
@@ -15,12 +16,13 @@ import { isJsonLinesPath, loadJsonLinesFile } from './load-json-lines.js'
 import { describeReadError, describeSyntaxError, startsWithBom, type LoadOptions } from './load-options.js'
 import { NotText, followDocument, readDocument } from './read-document.js'
 import { NotFollowed } from './stream-document.js'
-import { ValidationReport, jsonPath } from './validation-report.js'
+import { ValidationReport, escapePointer, jsonPath } from './validation-report.js'
+import type { BatchProblem, ItemsTask, ParsedBatch } from './parse-batch.js'
+import { BatchMemory, INLINE_BATCH_BYTES, InlineParser, THREAD_BATCH_BYTES, batchParser, handled, threadsFor, type BatchParser } from './parse-threads.js'
 
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
 // and top-level checks are parts of the one snapshot schema, not rules of their own.
 const snapshotCheck = TypeCompiler.Compile(SnapshotSchema)
-const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
 const generatedAtCheck = TypeCompiler.Compile(Type.Pick(SnapshotSchema, ['generated_at']))
 
 /**
@@ -37,10 +39,15 @@ export const WHOLE_REPORT_BYTES = 64 * 1024 * 1024
  */
 export async function loadSnapshotFile (file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
   if (isJsonLinesPath(file)) return await loadJsonLinesFile(file, options)
-  const reader = new DocumentReader(file, options)
   let stopped: unknown = null
+  let reader: DocumentReader | null = null
+  let parser: BatchParser | null = null
   try {
+    const threads = options.threads ?? threadsFor((await stat(file)).size)
+    parser = batchParser(threads)
+    reader = new DocumentReader(file, options, parser, options.readChunk ?? (threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES))
     await readDocument(file, reader, options.readChunk)
+    await reader.finish()
   } catch (error) {
     if (!(error instanceof NotFollowed || error instanceof NotText || error === REPORT_FULL)) {
       // Only the file system's errors are the file's; anything else is the service's, and not an editor's to read.
@@ -48,7 +55,12 @@ export async function loadSnapshotFile (file: string, options: LoadOptions = {})
       throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(error)])
     }
     stopped = error
+    // The items found before the document stopped being followed are in the report too.
+    if (error instanceof NotFollowed) await reader?.finish().catch(full => { if (full !== REPORT_FULL) throw full })
+  } finally {
+    await parser?.close()
   }
+  reader = reader as DocumentReader
   if (stopped === null && reader.valid) return await reader.builder.buildInSlices(reader.info())
   if (stopped instanceof NotText) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, [stopped.message])
   const size = (await stat(file).catch(() => null))?.size ?? Infinity
@@ -67,10 +79,11 @@ export async function loadSnapshotFile (file: string, options: LoadOptions = {})
 /** Parses and validates snapshot bytes in one go; `file` names the source in the report. */
 export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions = {}): SnapshotModel {
   if (options.whole !== true) {
-    const reader = new DocumentReader(file, options)
+    const reader = new DocumentReader(file, options, null, options.readChunk ?? INLINE_BATCH_BYTES)
     reader.chunk(raw)
     try {
       followDocument(raw, reader)
+      reader.finishNow()
       if (reader.valid) return reader.builder.build(reader.info())
     } catch (error) {
       if (!(error instanceof NotFollowed || error instanceof NotText || error === REPORT_FULL)) throw error
@@ -82,16 +95,78 @@ export function parseSnapshot (raw: Buffer, file: string, options: LoadOptions =
 /** Thrown by the reader to stop reading once the report is full. */
 const REPORT_FULL = new Error('the report is full')
 
-/** The state of one streamed read: the digest, the builder, what the items' problems are so far. */
+/**
+ * Items' bytes gathered for the next batch, back to back, each with its language and its index in it: the
+ * streamer finds them, a parse thread parses them (parse-batch.ts).
+ */
+class ItemBatcher {
+  private buffer: Buffer = Buffer.alloc(0)
+  private used = 0
+  private ends: number[] = []
+  private language: number[] = []
+  private codes = new Map<string, number>()
+  private index: number[] = []
+
+  constructor (private readonly batchBytes: number, private readonly memory: BatchMemory) {}
+
+  get size (): number {
+    return this.ends.length
+  }
+
+  /** False when the item does not fit: the batch is to be sent, and the item added to the next. */
+  add (language: string, index: number, bytes: Buffer): boolean {
+    if (this.used + bytes.length > this.buffer.length) {
+      if (this.ends.length > 0) return false
+      this.buffer = this.memory.take(Math.max(this.batchBytes, bytes.length))
+    }
+    bytes.copy(this.buffer, this.used)
+    this.used += bytes.length
+    this.ends.push(this.used)
+    let code = this.codes.get(language)
+    if (code === undefined) {
+      code = this.codes.size
+      this.codes.set(language, code)
+    }
+    this.language.push(code)
+    this.index.push(index)
+    return true
+  }
+
+  take (): ItemsTask {
+    const task: ItemsTask = { kind: 'items', bytes: this.buffer.subarray(0, this.used), ends: this.ends, language: this.language, languages: [...this.codes.keys()], index: this.index }
+    this.buffer = Buffer.alloc(0)
+    this.used = 0
+    this.ends = []
+    this.language = []
+    this.codes = new Map()
+    this.index = []
+    return task
+  }
+}
+
+/** A step of the read, in document order: a batch sent to be parsed, or a member's effect held behind it. */
+type Step = { task: ItemsTask, parsed: Promise<ParsedBatch> } | (() => void)
+
+/**
+ * The state of one streamed read: the digest, the builder, what the items' problems are so far. Items go
+ * to the parser in batches; batches and the top-level members' effects are taken in document order, so the
+ * report lists problems as the document has them. Without a parser (`null`), every batch is parsed at once,
+ * on this thread (a document parsed from memory).
+ */
 class DocumentReader {
   private readonly hash = createHash('sha1')
   readonly builder = new SnapshotModelBuilder()
   private readonly report: ValidationReport
   private generatedAt: string | null = null
   private topProblem: string | null = null
+  private readonly memory = new BatchMemory()
+  private readonly batcher: ItemBatcher
+  private readonly steps: Step[] = []
+  private readonly inline = new InlineParser()
 
-  constructor (private readonly file: string, private readonly options: LoadOptions) {
+  constructor (private readonly file: string, private readonly options: LoadOptions, private readonly parser: BatchParser | null, batchBytes: number) {
     this.report = new ValidationReport(options.problemCap)
+    this.batcher = new ItemBatcher(batchBytes, this.memory)
   }
 
   get valid (): boolean {
@@ -105,22 +180,35 @@ class DocumentReader {
   // Arrow functions: the streamer calls them as handlers.
   readonly chunk = (bytes: Buffer): void => { this.hash.update(bytes) }
 
+  /** After each chunk read: holds the reading while as many batches are in flight as the parser wants. */
+  readonly drain = (): Promise<void> | undefined => {
+    if (this.parser === null || this.steps.length < this.parser.depth) return undefined
+    return this.takeSteps(this.parser.depth - 1)
+  }
+
   readonly member = (key: string, value: Buffer): void => {
-    // Any other member is allowed, but it must be JSON too.
+    // Parsed now (the bytes are the streamer's until this returns); reported in its place among the items.
     let parsed: unknown
+    let error: Error | null = null
     try {
       parsed = JSON.parse(value.toString('utf8'))
-    } catch (error) {
-      this.problem(`${jsonPath(`/${escapePointer(key)}`)}: not valid JSON: ${describeSyntaxError(error as Error, null)}`)
-      return
+    } catch (thrown) {
+      error = thrown as Error
     }
-    if (key !== 'generated_at') return
-    if (!generatedAtCheck.Check({ generated_at: parsed })) {
-      this.report.addSchemaErrors(generatedAtCheck.Errors({ generated_at: parsed }))
-      this.stopWhenFull()
-      return
-    }
-    this.generatedAt = parsed as string
+    this.inOrder(() => {
+      // Any other member is allowed, but it must be JSON too.
+      if (error !== null) {
+        this.problem(`${jsonPath(`/${escapePointer(key)}`)}: not valid JSON: ${describeSyntaxError(error, null)}`)
+        return
+      }
+      if (key !== 'generated_at') return
+      if (!generatedAtCheck.Check({ generated_at: parsed })) {
+        this.report.addSchemaErrors(generatedAtCheck.Errors({ generated_at: parsed }))
+        this.stopWhenFull()
+        return
+      }
+      this.generatedAt = parsed as string
+    })
   }
 
   readonly language = (code: string): void => {
@@ -132,22 +220,20 @@ class DocumentReader {
   }
 
   readonly item = (language: string, index: number, bytes: Buffer): void => {
-    const where = `/languages/${escapePointer(language)}/${index}`
-    let item: unknown
-    try {
-      item = JSON.parse(bytes.toString('utf8'))
-    } catch (error) {
-      this.problem(`${jsonPath(where)}: not valid JSON: ${describeSyntaxError(error as Error, null)} of the item`)
-      return
-    }
-    if (!itemCheck.Check(item)) {
-      this.report.addSchemaErrors(itemCheck.Errors(item), '', where)
-      this.stopWhenFull()
-      return
-    }
-    if (this.topProblem !== null || this.report.problems.length > 0) return
-    const first = this.builder.add(language, index, item)
-    if (first >= 0) this.problem(`${jsonPath(`${where}/pk`)}: ${item.pk} repeats ${jsonPath(`/languages/${escapePointer(language)}/${first}`)}`)
+    if (this.batcher.add(language, index, bytes)) return
+    this.send()
+    this.batcher.add(language, index, bytes)
+  }
+
+  /** After the document: the last batch sent, and every step taken. Throws REPORT_FULL. */
+  async finish (): Promise<void> {
+    this.send()
+    await this.takeSteps(0)
+  }
+
+  /** `finish` without a parser: nothing is left in flight. */
+  finishNow (): void {
+    this.send()
   }
 
   /** The report of a file too large to be parsed whole: the items' problems, then what stopped the read. */
@@ -157,6 +243,61 @@ class DocumentReader {
     if (stopped instanceof NotFollowed) lines.push(`not a snapshot document: ${stopped.message}`)
     if (lines.length === 0) lines.push('languages: must name at least one language')
     return lines
+  }
+
+  /** Runs `effect` now if nothing is before it, else after the steps before it. */
+  private inOrder (effect: () => void): void {
+    if (this.steps.length === 0 && this.batcher.size === 0) {
+      effect()
+      return
+    }
+    this.send()
+    if (this.steps.length === 0) effect()
+    else this.steps.push(effect)
+  }
+
+  /** Sends the items gathered so far to be parsed; without a parser, parses and merges them now. */
+  private send (): void {
+    if (this.batcher.size === 0) return
+    const task = this.batcher.take()
+    if (this.parser === null) {
+      this.merge(task, this.inline.parseNow(task))
+      return
+    }
+    this.steps.push({ task, parsed: handled(this.parser.parse(task)) })
+  }
+
+  /** Takes the oldest steps until `left` are in flight. */
+  private async takeSteps (left: number): Promise<void> {
+    while (this.steps.length > left) {
+      const step = this.steps.shift() as Step
+      if (typeof step === 'function') step()
+      else this.merge(step.task, await step.parsed)
+    }
+  }
+
+  /** A parsed batch's items into the builder and its problems into the report, in the document's order. */
+  private merge (task: ItemsTask, batch: ParsedBatch): void {
+    this.memory.give(batch)
+    const chunk = this.builder.chunk(Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength))
+    const { problems } = batch
+    let next = 0
+    const problemsBefore = (at: number): void => {
+      for (; next < problems.length && (problems[next] as BatchProblem).at < at; next++) this.problem((problems[next] as BatchProblem).text)
+    }
+    for (let i = 0; i < batch.at.length; i++) {
+      const at = batch.at[i] as number
+      problemsBefore(at)
+      if (this.topProblem !== null || this.report.problems.length > 0) continue
+      const language = batch.languages[batch.language[i] as number] as string
+      const index = task.index[at - 1] as number
+      const first = this.builder.addRendered(language, index, batch, i, chunk)
+      if (first >= 0) {
+        const where = `/languages/${escapePointer(language)}`
+        this.problem(`${jsonPath(`${where}/${index}/pk`)}: ${batch.pk[i] as number} repeats ${jsonPath(`${where}/${first}`)}`)
+      }
+    }
+    problemsBefore(Infinity)
   }
 
   private problem (line: string): void {
@@ -170,11 +311,6 @@ class DocumentReader {
       throw REPORT_FULL
     }
   }
-}
-
-/** A JSON Pointer token: `~` and `/` escaped. */
-function escapePointer (token: string): string {
-  return token.replace(/~/g, '~0').replace(/\//g, '~1')
 }
 
 /** The whole document at once: the precise report for a bad file. */

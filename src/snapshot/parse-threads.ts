@@ -1,18 +1,17 @@
-// Where a JSON Lines load's per-line work runs: on parse threads for a large file, so that the work of a
-// million lines (JSON.parse, the schema check, serializing: three quarters of a load's CPU) gets the
-// machine's other cores, while the loading thread reads, digests and merges; on the loading thread itself
-// for a small file, where starting threads would cost more than they save.
+// Where a load's per-item work runs: on parse threads for a large file, so that the work of a million items
+// (JSON.parse, the schema check, serializing: three quarters of a load's CPU) gets the machine's other
+// cores, while the loading thread reads, digests and merges; on the loading thread itself for a small file,
+// where starting threads would cost more than they save.
 import { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
-import { parseLines, type ParsedLines } from './parse-lines.js'
+import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
 import { ItemBytes } from './item-bytes.js'
-import type { LinesTask } from './parse-worker.js'
 
 /** Files from this size get parse threads: a thread's start (~50 ms of a core) is small beside their load. */
 export const THREADS_FROM_BYTES = 16 * 1024 * 1024
-/** Bytes read for a parse thread's batch: a few thousand items, a few tens of ms of its work. */
+/** Bytes of a parse thread's batch: a few thousand items, a few tens of ms of its work. */
 export const THREAD_BATCH_BYTES = 4 * 1024 * 1024
-/** Bytes read for a batch parsed on the loading thread: a few ms of its work between turns of the event loop. */
+/** Bytes of a batch parsed on the loading thread: a few ms of its work between turns of the event loop. */
 export const INLINE_BATCH_BYTES = 1024 * 1024
 /**
  * The buffer a batch's items are rendered into, per thread, for all its batches. Served JSON is about as
@@ -31,12 +30,42 @@ export function threadsFor (bytes: number): number {
 // Built code runs parse-worker.js; tests run the TypeScript source, through the loader they run under.
 const WORKER = new URL(import.meta.url.endsWith('.ts') ? './parse-worker.ts' : './parse-worker.js', import.meta.url)
 
-export interface LineParser {
+/**
+ * The memory batches are read or gathered into, reused: a batch's bytes come back with its result and take a
+ * later batch. A buffer per batch, freed on another thread, left tens of MB of the C allocator's heap
+ * resident for good at 1M items (BENCHMARKS.md, "Parse threads for JSON Lines").
+ */
+export class BatchMemory {
+  private readonly spare: ArrayBuffer[] = []
+
+  /** `bytes` of memory of its own (it moves to the thread that parses it). */
+  take (bytes: number): Buffer {
+    const at = this.spare.findIndex(buffer => buffer.byteLength >= bytes)
+    if (at === -1) return Buffer.allocUnsafeSlow(bytes)
+    return Buffer.from(this.spare.splice(at, 1)[0] as ArrayBuffer, 0, bytes)
+  }
+
+  /** A parsed batch's bytes, to take again. */
+  give (batch: ParsedBatch): void {
+    this.spare.push(batch.read.buffer as ArrayBuffer)
+  }
+}
+
+/**
+ * A batch in flight, its failure handled: a parse thread's failure rejects every batch in flight, and a
+ * loader stops at the first, leaving the others unawaited.
+ */
+export function handled (batch: Promise<ParsedBatch>): Promise<ParsedBatch> {
+  batch.catch(() => {})
+  return batch
+}
+
+export interface BatchParser {
   /**
-   * Checks and renders a batch of whole lines; `first`: it starts the file. The batch's buffer must be an
-   * ArrayBuffer of its own: it moves to the thread that parses it.
+   * Checks and renders a batch. Its bytes must be an ArrayBuffer of their own: they move to the thread
+   * that parses them, and come back with the result (`read`).
    */
-  parse: (bytes: Buffer, first: boolean) => Promise<ParsedLines>
+  parse: (task: BatchTask) => Promise<ParsedBatch>
   /** Batches worth having in flight: each thread has the next one waiting when it finishes one. */
   readonly depth: number
   /** Stops the threads; batches in flight are dropped. */
@@ -44,25 +73,30 @@ export interface LineParser {
 }
 
 /** `threads` parse threads, or the loading thread itself for 0; `script` is the threads' (tests make one fail). */
-export function lineParser (threads: number, script: URL = WORKER): LineParser {
+export function batchParser (threads: number, script: URL = WORKER): BatchParser {
   return threads > 0 ? new ThreadParser(threads, script) : new InlineParser()
 }
 
 /** Parses on the loading thread, a batch per turn of the event loop (a batch of a small file: a few ms). */
-class InlineParser implements LineParser {
+export class InlineParser implements BatchParser {
   readonly depth = 1
   private readonly scratch = new ItemBytes(2 * INLINE_BATCH_BYTES)
 
-  async parse (bytes: Buffer, first: boolean): Promise<ParsedLines> {
+  async parse (task: BatchTask): Promise<ParsedBatch> {
     await new Promise(resolve => setImmediate(resolve))
-    return parseLines(bytes, first, this.scratch)
+    return this.parseNow(task)
+  }
+
+  /** In this turn of the event loop (a document parsed from memory, in one go). */
+  parseNow (task: BatchTask): ParsedBatch {
+    return parseBatch(task, this.scratch)
   }
 
   async close (): Promise<void> {}
 }
 
 interface Waiting {
-  resolve: (batch: ParsedLines) => void
+  resolve: (batch: ParsedBatch) => void
   reject: (error: Error) => void
 }
 
@@ -80,7 +114,7 @@ class ParseThread {
     this.worker = new Worker(script)
     let started = false
     this.started = new Promise(resolve => {
-      this.worker.on('message', (message: ParsedLines | typeof READY) => {
+      this.worker.on('message', (message: ParsedBatch | typeof READY) => {
         if (message === READY) {
           started = true
           resolve(true)
@@ -105,7 +139,7 @@ class ParseThread {
  * spare, or a runtime that cannot load the thread's code: tsx, running the TypeScript source), so a load
  * never fails for want of threads.
  */
-class ThreadParser implements LineParser {
+class ThreadParser implements BatchParser {
   private readonly threads: ParseThread[] = []
   private readonly started: Promise<ParseThread[]>
   private readonly inline = new InlineParser()
@@ -119,15 +153,15 @@ class ThreadParser implements LineParser {
       .then(started => this.threads.filter((_, i) => started[i]))
   }
 
-  async parse (bytes: Buffer, first: boolean): Promise<ParsedLines> {
+  async parse (task: BatchTask): Promise<ParsedBatch> {
     const threads = await this.started
     if (this.failure !== null) throw this.failure
-    if (threads.length === 0) return await this.inline.parse(bytes, first)
+    if (threads.length === 0) return await this.inline.parse(task)
     // The thread with the fewest batches waiting.
     const thread = threads.reduce((a, b) => b.waiting.length < a.waiting.length ? b : a)
-    return await new Promise<ParsedLines>((resolve, reject) => {
+    return await new Promise<ParsedBatch>((resolve, reject) => {
       thread.waiting.push({ resolve, reject })
-      thread.worker.postMessage({ bytes, first } satisfies LinesTask, [bytes.buffer as ArrayBuffer])
+      thread.worker.postMessage(task, [task.bytes.buffer as ArrayBuffer])
     })
   }
 

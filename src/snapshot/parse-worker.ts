@@ -1,16 +1,11 @@
-// A parse thread of parse-threads.ts: checks and renders the batches of lines it is sent (parse-lines.ts)
-// and moves the results back, in the order the batches came.
+// A parse thread of parse-threads.ts: checks and renders the batches it is sent (parse-batch.ts) and moves
+// the results back, in the order the batches came.
 import { parentPort } from 'node:worker_threads'
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
-import { movedBuffers, parseLines } from './parse-lines.js'
+import { movedBuffers, parseBatch, type BatchTask } from './parse-batch.js'
 import { ItemBytes } from './item-bytes.js'
 import { READY, SCRATCH_BYTES } from './parse-threads.js'
-
-export interface LinesTask {
-  bytes: Uint8Array
-  first: boolean
-}
 
 // Below the loading thread, which serves requests while a reload parses: on Linux a thread's priority is
 // its own, set through its thread id. Best effort; elsewhere, or refused, the thread runs as it is.
@@ -24,8 +19,8 @@ try {
 // resident (60 MB more settled RSS at 1M items, measured with a fixed threshold for comparison).
 const scratch = new ItemBytes(SCRATCH_BYTES)
 
-parentPort?.on('message', (task: LinesTask) => {
-  const batch = parseLines(task.bytes, task.first, scratch)
+parentPort?.on('message', (task: BatchTask) => {
+  const batch = parseBatch(task, scratch)
   parentPort?.postMessage(batch, movedBuffers(batch))
 })
 

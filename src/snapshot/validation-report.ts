@@ -17,6 +17,11 @@ export function jsonPath (pointer: string, prefix = ''): string {
   return out === '' ? '(top level)' : out
 }
 
+/** A JSON Pointer token: `~` and `/` escaped. */
+export function escapePointer (token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1')
+}
+
 /** A short, safe rendering of an offending value. */
 export function preview (value: unknown): string {
   if (value === undefined) return 'nothing'

@@ -230,29 +230,29 @@ t.test('a header after batches of blank lines is still the header; after an item
 })
 
 t.test('a parse thread that dies fails the load as the service\'s error, not the file\'s, and nothing is left unhandled', async t => {
-  const { lineParser } = await import('../../src/snapshot/parse-threads.js')
+  const { batchParser } = await import('../../src/snapshot/parse-threads.js')
   // A thread that dies at its first batch, as one with a bug (or out of memory) would.
   const dying = 'import { parentPort } from "node:worker_threads"; parentPort.postMessage("ready"); parentPort.on("message", () => process.exit(3))'
-  const parser = lineParser(2, new URL(`data:text/javascript,${encodeURIComponent(dying)}`))
-  const batch = () => { const bytes = Buffer.allocUnsafeSlow(3); bytes.write('{}\n'); return bytes }
-  const results = await Promise.allSettled([parser.parse(batch(), true), parser.parse(batch(), false), parser.parse(batch(), false)])
+  const parser = batchParser(2, new URL(`data:text/javascript,${encodeURIComponent(dying)}`))
+  const batch = (first = false) => { const bytes = Buffer.allocUnsafeSlow(3); bytes.write('{}\n'); return { kind: 'lines', bytes, first } as const }
+  const results = await Promise.allSettled([parser.parse(batch(true)), parser.parse(batch()), parser.parse(batch())])
   t.same(results.map(result => result.status), ['rejected', 'rejected', 'rejected'])
   t.match((results[0] as PromiseRejectedResult).reason, { message: 'a parse thread failed: exited (code 3)' })
   t.notOk('code' in (results[0] as PromiseRejectedResult).reason, 'no code: not the file system\'s error, so not reported as the file\'s')
   t.notOk((results[0] as PromiseRejectedResult).reason instanceof SnapshotError)
-  await t.rejects(parser.parse(batch(), false), /a parse thread failed/, 'and every batch after')
+  await t.rejects(parser.parse(batch()), /a parse thread failed/, 'and every batch after')
   await parser.close()
 })
 
 t.test('threads that cannot start (their code will not load) leave the parsing to the loading thread', async t => {
-  const { lineParser } = await import('../../src/snapshot/parse-threads.js')
+  const { batchParser } = await import('../../src/snapshot/parse-threads.js')
   // As under tsx, whose loader does not reach a worker's TypeScript entry: the thread fails before its code runs.
-  const parser = lineParser(2, new URL(`data:text/javascript,${encodeURIComponent('throw new Error("cannot load")')}`))
+  const parser = batchParser(2, new URL(`data:text/javascript,${encodeURIComponent('throw new Error("cannot load")')}`))
   const line = `${JSON.stringify({ language: 'en', ...makeItem(5, '2024-01-01', [7]) })}\n`
   const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(line))
   bytes.write(line)
-  const batch = await parser.parse(bytes, true)
-  t.same([batch.lines, batch.pk, batch.problems], [1, [5], []], 'parsed all the same')
+  const batch = await parser.parse({ kind: 'lines', bytes, first: true })
+  t.same([batch.count, batch.pk, batch.problems], [1, [5], []], 'parsed all the same')
   await parser.close()
 })
 

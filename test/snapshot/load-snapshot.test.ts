@@ -196,9 +196,9 @@ t.test('streamed in chunks of any size: the same model, the same errors as the d
   })
   const whole = parseSnapshot(raw, file, { whole: true })
   t.ok(raw.length > 3 * 4096, 'the file is many chunks long')
-  for (const readChunk of [4096, 4099, 65536]) {
-    const streamed = await loadSnapshotFile(file, { readChunk })
-    t.same(everything(streamed), everything(whole), `chunks of ${readChunk} bytes`)
+  for (const [readChunk, threads] of [[4096, 0], [4099, 0], [65536, 0], [4096, 2], [65536, 1]] as const) {
+    const streamed = await loadSnapshotFile(file, { readChunk, threads })
+    t.same(everything(streamed), everything(whole), `chunks and batches of ${readChunk} bytes, ${threads} parse threads`)
     t.equal(streamed.info.version, whole.info.version, 'the digest is of the same bytes')
   }
 
@@ -206,12 +206,14 @@ t.test('streamed in chunks of any size: the same model, the same errors as the d
   const errorsOf = async (doc: SnapshotDoc | string | Buffer): Promise<{ whole: readonly string[], streamed: readonly string[] }> => {
     const bad = join(dir, 'bad.json')
     await writeFile(bad, typeof doc === 'string' || Buffer.isBuffer(doc) ? doc : JSON.stringify(doc))
-    const problems = async (wholeReportBytes: number) => {
-      const rejected = await loadSnapshotFile(bad, { readChunk: 4096, wholeReportBytes }).then(() => null, (error: unknown) => error)
+    const problems = async (wholeReportBytes: number, threads = 0) => {
+      const rejected = await loadSnapshotFile(bad, { readChunk: 4096, wholeReportBytes, threads }).then(() => null, (error: unknown) => error)
       t.type(rejected, SnapshotError)
       return (rejected as SnapshotError).problems
     }
-    return { whole: await problems(Infinity), streamed: await problems(0) }
+    const streamed = await problems(0)
+    t.same(await problems(0, 2), streamed, 'the same report from parse threads')
+    return { whole: await problems(Infinity), streamed }
   }
   const items = Array.from({ length: 40 }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_abstract: 'é'.repeat(200) }))
   const badLate = structuredClone(items)
@@ -232,4 +234,10 @@ t.test('streamed in chunks of any size: the same model, the same errors as the d
   t.same(notText.streamed, notText.whole)
   const garbled = await errorsOf(`{"languages": {"en": [${JSON.stringify(items[0])}, {"pk": 2,,}]}}`)
   t.match(garbled.streamed, [/^languages\.en\[1\]: not valid JSON: .* of the item$/])
+  // Members' problems keep their place among the items' (items go to the parser in batches; members do not).
+  const badLast = structuredClone(items)
+  badLast[39]!.backdate = '2024-13-01'
+  const around = JSON.stringify({ x: 1, generated_at: 'yesterday', languages: { en: badLate, es: badLast }, y: 2 }).replace('"y":2', '"y":[1,]')
+  const order = await errorsOf(around)
+  t.match(order.streamed, [/^generated_at: /, /^languages\.en\[35\]\.backdate: /, /^languages\.es\[39\]\.backdate: /, /^y: not valid JSON: /])
 })

@@ -1,0 +1,237 @@
+// One batch of a snapshot's items, checked and rendered: the per-item work of a load (JSON.parse, the item
+// schema, serializing), done on a parse thread (parse-threads.ts, parse-worker.ts) for a large file, on the
+// loading thread for a small one. Two kinds of batch, one result: a JSON Lines file's whole lines
+// (`parseLines`), and a format v1 document's items as its streamer found them (`parseItems`). Items are
+// numbered within the batch; only the loader knows where a batch starts, and it merges the batches in file
+// order, where a repeated pk (and for JSON Lines the header and its languages) are judged.
+import { isUtf8 } from 'node:buffer'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import '../schemas/formats.js'
+import { JsonLinesItemSchema, SnapshotItemSchema, type SnapshotItem } from '../schemas/snapshot.js'
+import { describeSyntaxError, startsWithBom } from './load-options.js'
+import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
+import { ItemBytes, dateKey } from './item-bytes.js'
+import type { RenderedItems } from './build-model.js'
+
+const lineCheck = TypeCompiler.Compile(JsonLinesItemSchema)
+const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
+const NEWLINE = 0x0a
+
+/** What is wrong with a line or an item: `at` its number in the batch; `text` what the report says. */
+export interface BatchProblem {
+  at: number
+  text: string
+}
+
+/** A batch checked, and its items rendered: what a parse thread sends back. */
+export interface ParsedBatch extends RenderedItems {
+  /** Lines (JSON Lines) or items (format v1) in the batch. */
+  count: number
+  /** The items' JSON, each followed by a comma: an ArrayBuffer of its own, to become one of the model's chunks. */
+  bytes: Uint8Array
+  /** Each item's number in the batch (its line, for JSON Lines), from 1. */
+  at: number[]
+  /** Each item's language, as its place in `languages`. */
+  language: number[]
+  languages: string[]
+  /**
+   * The batch's problems, in order. A line's follow the `file:line: ` the loader writes before them; an
+   * item's are whole (they start with its JSON path).
+   */
+  problems: BatchProblem[]
+  /**
+   * JSON Lines: the batch's first JSON value, when it looks like a header (a `snapshot`, no `pk`); not
+   * checked as an item. It is the file's header only if no line before the batch held a JSON value.
+   */
+  header: { at: number, value: Record<string, unknown> } | null
+  /** Whether a line of the batch held a JSON value (no header may come after one). */
+  content: boolean
+  /** The batch's bytes as they were sent, handed back: the loader reads a later batch into their memory. */
+  read: Uint8Array
+}
+
+/** A JSON Lines batch: whole lines; `first`: it starts the file, where a byte order mark is allowed. */
+export interface LinesTask {
+  kind: 'lines'
+  bytes: Uint8Array
+  first: boolean
+}
+
+/** A format v1 batch: items' bytes back to back, item i ending at `ends[i]`, found at `index[i]` of its language. */
+export interface ItemsTask {
+  kind: 'items'
+  bytes: Uint8Array
+  ends: number[]
+  language: number[]
+  languages: string[]
+  index: number[]
+}
+
+export type BatchTask = LinesTask | ItemsTask
+
+/**
+ * Checks and renders a batch. Items are rendered into `scratch`, one for all of a thread's batches, and
+ * copied out at the end of each.
+ */
+export function parseBatch (task: BatchTask, scratch: ItemBytes): ParsedBatch {
+  return task.kind === 'lines' ? parseLines(task, scratch) : parseItems(task, scratch)
+}
+
+function parseLines (task: LinesTask, scratch: ItemBytes): ParsedBatch {
+  const { bytes } = task
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const batch = new LineBatch(task, scratch)
+  let line = 0
+  let start = 0
+  for (let end = text.indexOf(NEWLINE); end !== -1; end = text.indexOf(NEWLINE, start)) {
+    batch.readLine(text.subarray(start, end), ++line)
+    start = end + 1
+  }
+  // The last line of the file may have no `\n`.
+  if (start < text.length) batch.readLine(text.subarray(start), ++line)
+  return batch.finish(line)
+}
+
+function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
+  const { bytes, ends } = task
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const batch = new BatchCollector(task.bytes, scratch)
+  for (let i = 0; i < ends.length; i++) {
+    const language = task.languages[task.language[i] as number] as string
+    const where = `/languages/${escapePointer(language)}/${task.index[i] as number}`
+    let item: unknown
+    try {
+      // The document's UTF-8 was checked as it was read (read-document.ts).
+      item = JSON.parse(text.toString('utf8', i === 0 ? 0 : ends[i - 1], ends[i]))
+    } catch (error) {
+      batch.problem(i + 1, `${jsonPath(where)}: not valid JSON: ${describeSyntaxError(error as Error, null)} of the item`)
+      continue
+    }
+    if (!itemCheck.Check(item)) {
+      for (const { line } of schemaProblems(itemCheck.Errors(item), where)) batch.problem(i + 1, line)
+      continue
+    }
+    batch.item(item, language, i + 1)
+  }
+  return batch.finish(ends.length)
+}
+
+/** A batch's results as they are found: its items' bytes and columns, and its problems. */
+class BatchCollector {
+  private readonly start: number[] = []
+  private readonly length: number[] = []
+  private readonly date: number[] = []
+  private readonly pk: number[] = []
+  private readonly at: number[] = []
+  private readonly language: number[] = []
+  private readonly languages = new Map<string, number>()
+  private readonly companyEnd: number[] = []
+  private readonly companies: number[] = []
+  private readonly problems: BatchProblem[] = []
+  header: ParsedBatch['header'] = null
+  content = false
+
+  constructor (private readonly read: Uint8Array, private readonly bytes: ItemBytes) {}
+
+  item (item: SnapshotItem, language: string, at: number): void {
+    this.start.push(this.bytes.write(item))
+    this.length.push(this.bytes.lastLength)
+    this.date.push(dateKey(item.backdate))
+    this.pk.push(item.pk)
+    this.at.push(at)
+    let code = this.languages.get(language)
+    if (code === undefined) {
+      code = this.languages.size
+      this.languages.set(language, code)
+    }
+    this.language.push(code)
+    for (const company of item.companies) this.companies.push(company)
+    this.companyEnd.push(this.companies.length)
+  }
+
+  problem (at: number, text: string): void {
+    this.problems.push({ at, text })
+  }
+
+  finish (count: number): ParsedBatch {
+    return {
+      count,
+      bytes: this.bytes.take(),
+      start: this.start,
+      length: this.length,
+      date: this.date,
+      pk: this.pk,
+      at: this.at,
+      language: this.language,
+      languages: [...this.languages.keys()],
+      companyEnd: this.companyEnd,
+      companies: this.companies,
+      problems: this.problems,
+      header: this.header,
+      content: this.content,
+      read: this.read
+    }
+  }
+}
+
+class LineBatch extends BatchCollector {
+  private readonly first: boolean
+
+  constructor (task: LinesTask, scratch: ItemBytes) {
+    super(task.bytes, scratch)
+    this.first = task.first
+  }
+
+  readLine (bytes: Buffer, at: number): void {
+    let line = bytes
+    if (line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1)
+    // Some editors start UTF-8 files with a byte order mark.
+    if (startsWithBom(line)) {
+      if (!this.first || at !== 1) {
+        this.problem(at, 'a byte order mark in the middle of the file (were files joined?)')
+        return
+      }
+      line = line.subarray(3)
+    }
+    if (isBlank(line)) return
+    if (!isUtf8(line)) {
+      this.problem(at, 'not valid UTF-8 text')
+      return
+    }
+    let value: unknown
+    try {
+      value = JSON.parse(line.toString('utf8'))
+    } catch (error) {
+      this.problem(at, `not valid JSON: ${describeSyntaxError(error as Error, null)}`)
+      return
+    }
+    const first = !this.content
+    this.content = true
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      this.problem(at, `expected a JSON object, got ${preview(value)}`)
+      return
+    }
+    // A header names the snapshot and is no item (an item may carry any extra field, `snapshot` too).
+    if (first && 'snapshot' in value && !('pk' in value)) {
+      this.header = { at, value: value as Record<string, unknown> }
+      return
+    }
+    if (!lineCheck.Check(value)) {
+      for (const { line } of schemaProblems(lineCheck.Errors(value))) this.problem(at, line)
+      return
+    }
+    this.item(value, value.language, at)
+  }
+}
+
+/** The buffers of a batch, moved (not copied) to the loading thread. */
+export function movedBuffers (batch: ParsedBatch): ArrayBuffer[] {
+  return [batch.bytes.buffer as ArrayBuffer, batch.read.buffer as ArrayBuffer]
+}
+
+function isBlank (line: Buffer): boolean {
+  for (const byte of line) {
+    if (byte !== 0x20 && byte !== 0x09) return false
+  }
+  return true
+}
