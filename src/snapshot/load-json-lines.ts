@@ -8,18 +8,17 @@ import { open, type FileHandle } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../schemas/formats.js'
-import { JsonLinesHeaderSchema, JsonLinesItemSchema } from '../schemas/snapshot.js'
+import { JsonLinesHeaderSchema } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder } from './build-model.js'
 import { describeReadError, type LoadOptions } from './load-options.js'
 import { LineTooLong, MAX_LINE_BYTES } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
-import type { BatchProblem, ParsedBatch } from './parse-batch.js'
+import { bytesOf, lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
 import { BatchMemory, INLINE_BATCH_BYTES, THREAD_BATCH_BYTES, batchParser, handled, threadsFor, type BatchParser } from './parse-threads.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
-const itemCheck = TypeCompiler.Compile(JsonLinesItemSchema)
 const NEWLINE = 0x0a
 
 /** True when the file name says JSON Lines. */
@@ -58,37 +57,45 @@ export async function loadJsonLinesFile (file: string, options: LoadOptions = {}
  */
 async function readBatches (handle: FileHandle, reader: LineReader, parser: BatchParser, batchBytes: number, maxLineBytes: number): Promise<void> {
   const inFlight: Array<Promise<ParsedBatch>> = []
-  const memory = new BatchMemory()
+  const memory = new BatchMemory(batchBytes)
   /** Merges the oldest batch in flight; false once the report is full (reading stops there, and says so). */
   const mergeOldest = async (): Promise<boolean> => {
     const batch = await (inFlight.shift() as Promise<ParsedBatch>)
-    memory.give(batch)
+    memory.give(batch.read)
     return reader.merge(batch)
   }
+  /** The start of a line that the reads so far have not ended: in a buffer of its own, or in the last read's. */
   let carry: Buffer | null = null
+  let carryInRead = false
   let first = true
   for (;;) {
     const carried: number = carry?.length ?? 0
-    // A long line doubles the read rather than being copied again at every batch.
-    const want = Math.max(batchBytes, carried)
+    // A long line doubles the read rather than being copied again at every read, but a line longer than
+    // allowed is caught within a batch of its limit, as it was when every read was a batch.
+    const want = Math.max(batchBytes, Math.min(carried, maxLineBytes + 1 - carried))
     // Memory of its own for every batch in flight: it moves to the thread that parses it.
     const buffer = memory.take(carried + want)
-    carry?.copy(buffer)
+    if (carry !== null) {
+      carry.copy(buffer)
+      if (carryInRead) memory.give(carry)
+    }
     const { bytesRead } = await handle.read(buffer, carried, want, null)
     if (bytesRead === 0) break
     reader.digest(buffer.subarray(carried, carried + bytesRead))
     const filled: number = carried + bytesRead
     const cut: number = buffer.lastIndexOf(NEWLINE, filled - 1)
+    carryInRead = cut === -1
     // Copied out before the buffer moves.
     carry = cut === -1 ? buffer.subarray(0, filled) : cut + 1 < filled ? ownCopy(buffer.subarray(cut + 1, filled)) : null
+    if (cut !== -1) {
+      inFlight.push(handled(parser.parse({ kind: 'lines', bytes: buffer.subarray(0, cut + 1), first })))
+      first = false
+    }
     if ((carry?.length ?? 0) > maxLineBytes) {
-      // Its number is known once every line before it is counted.
+      // Its number is known once every line before it is counted (and a report they fill comes first).
       while (inFlight.length > 0) if (!await mergeOldest()) return
       throw new LineTooLong(reader.lines + 1, maxLineBytes)
     }
-    if (cut === -1) continue
-    inFlight.push(handled(parser.parse({ kind: 'lines', bytes: buffer.subarray(0, cut + 1), first })))
-    first = false
     while (inFlight.length >= parser.depth) if (!await mergeOldest()) return
   }
   // The last line, without its `\n`.
@@ -143,11 +150,11 @@ class LineReader {
       problemsBefore(batch.header.at)
       const where = `${this.name}:${base + batch.header.at}: `
       // A header only as the file's first JSON value; later, it is an item without a pk.
-      if (this.content) this.report.addSchemaErrors(itemCheck.Errors(batch.header.value), where)
+      if (this.content) this.report.addSchemaErrors(lineCheck.Errors(batch.header.value), where)
       else this.header(batch.header.value, where)
     }
     this.content ||= batch.content
-    const chunk = this.builder.chunk(Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength))
+    const chunk = this.builder.chunk(bytesOf(batch))
     for (let i = 0; i < batch.at.length; i++) {
       const line = batch.at[i] as number
       problemsBefore(line)

@@ -17,7 +17,7 @@ import { describeReadError, describeSyntaxError, startsWithBom, type LoadOptions
 import { NotText, followDocument, readDocument } from './read-document.js'
 import { NotFollowed } from './stream-document.js'
 import { ValidationReport, escapePointer, jsonPath } from './validation-report.js'
-import type { BatchProblem, ItemsTask, ParsedBatch } from './parse-batch.js'
+import { bytesOf, type BatchProblem, type ItemsTask, type ParsedBatch } from './parse-batch.js'
 import { BatchMemory, INLINE_BATCH_BYTES, InlineParser, THREAD_BATCH_BYTES, batchParser, handled, threadsFor, type BatchParser } from './parse-threads.js'
 
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
@@ -55,8 +55,9 @@ export async function loadSnapshotFile (file: string, options: LoadOptions = {})
       throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(error)])
     }
     stopped = error
-    // The items found before the document stopped being followed are in the report too.
-    if (error instanceof NotFollowed) await reader?.finish().catch(full => { if (full !== REPORT_FULL) throw full })
+    // The items found before the document stopped being followed, or stopped being text, are taken first:
+    // a report they fill is the report, as it was when each item was taken as it was found.
+    if (error !== REPORT_FULL && reader !== null && await reader.finishFills()) stopped = REPORT_FULL
   } finally {
     await parser?.close()
   }
@@ -159,13 +160,14 @@ class DocumentReader {
   private readonly report: ValidationReport
   private generatedAt: string | null = null
   private topProblem: string | null = null
-  private readonly memory = new BatchMemory()
+  private readonly memory: BatchMemory
   private readonly batcher: ItemBatcher
   private readonly steps: Step[] = []
   private readonly inline = new InlineParser()
 
   constructor (private readonly file: string, private readonly options: LoadOptions, private readonly parser: BatchParser | null, batchBytes: number) {
     this.report = new ValidationReport(options.problemCap)
+    this.memory = new BatchMemory(batchBytes)
     this.batcher = new ItemBatcher(batchBytes, this.memory)
   }
 
@@ -212,11 +214,14 @@ class DocumentReader {
   }
 
   readonly language = (code: string): void => {
-    if (!LANGUAGE.test(code)) {
-      this.topProblem ??= `${jsonPath(`/languages/${escapePointer(code)}`)}: not a language code`
-      return
-    }
-    this.builder.language(code)
+    // In its place too: the items before a bad language code are indexed (and their repeats found) first.
+    this.inOrder(() => {
+      if (!LANGUAGE.test(code)) {
+        this.topProblem ??= `${jsonPath(`/languages/${escapePointer(code)}`)}: not a language code`
+        return
+      }
+      this.builder.language(code)
+    })
   }
 
   readonly item = (language: string, index: number, bytes: Buffer): void => {
@@ -229,6 +234,17 @@ class DocumentReader {
   async finish (): Promise<void> {
     this.send()
     await this.takeSteps(0)
+  }
+
+  /** `finish` after the read stopped for another reason: true when what was left fills the report. */
+  async finishFills (): Promise<boolean> {
+    try {
+      await this.finish()
+    } catch (error) {
+      if (error === REPORT_FULL) return true
+      throw error
+    }
+    return false
   }
 
   /** `finish` without a parser: nothing is left in flight. */
@@ -278,8 +294,8 @@ class DocumentReader {
 
   /** A parsed batch's items into the builder and its problems into the report, in the document's order. */
   private merge (task: ItemsTask, batch: ParsedBatch): void {
-    this.memory.give(batch)
-    const chunk = this.builder.chunk(Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength))
+    this.memory.give(batch.read)
+    const chunk = this.builder.chunk(bytesOf(batch))
     const { problems } = batch
     let next = 0
     const problemsBefore = (at: number): void => {

@@ -13,7 +13,8 @@ import { escapePointer, jsonPath, preview, schemaProblems } from './validation-r
 import { ItemBytes, dateKey } from './item-bytes.js'
 import type { RenderedItems } from './build-model.js'
 
-const lineCheck = TypeCompiler.Compile(JsonLinesItemSchema)
+/** A JSON Lines item line's check (the loader asks it too, of a header that came too late). */
+export const lineCheck = TypeCompiler.Compile(JsonLinesItemSchema)
 const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
 const NEWLINE = 0x0a
 
@@ -108,7 +109,7 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
       continue
     }
     if (!itemCheck.Check(item)) {
-      for (const { line } of schemaProblems(itemCheck.Errors(item), where)) batch.problem(i + 1, line)
+      for (const { line, repeat } of schemaProblems(itemCheck.Errors(item), where)) if (!repeat) batch.problem(i + 1, line)
       continue
     }
     batch.item(item, language, i + 1)
@@ -217,11 +218,16 @@ class LineBatch extends BatchCollector {
       return
     }
     if (!lineCheck.Check(value)) {
-      for (const { line } of schemaProblems(lineCheck.Errors(value))) this.problem(at, line)
+      for (const { line, repeat } of schemaProblems(lineCheck.Errors(value))) if (!repeat) this.problem(at, line)
       return
     }
     this.item(value, value.language, at)
   }
+}
+
+/** A parsed batch's items' bytes, as a Buffer: one of the model's chunks. */
+export function bytesOf (batch: ParsedBatch): Buffer {
+  return Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength)
 }
 
 /** The buffers of a batch, moved (not copied) to the loading thread. */

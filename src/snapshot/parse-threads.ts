@@ -37,17 +37,23 @@ const WORKER = new URL(import.meta.url.endsWith('.ts') ? './parse-worker.ts' : '
  */
 export class BatchMemory {
   private readonly spare: ArrayBuffer[] = []
+  /** Every buffer holds at least a batch and a line carried into it, so that any spare one will do. */
+  private readonly size: number
+
+  constructor (batchBytes: number) {
+    this.size = batchBytes + 64 * 1024
+  }
 
   /** `bytes` of memory of its own (it moves to the thread that parses it). */
   take (bytes: number): Buffer {
     const at = this.spare.findIndex(buffer => buffer.byteLength >= bytes)
-    if (at === -1) return Buffer.allocUnsafeSlow(bytes)
+    if (at === -1) return Buffer.allocUnsafeSlow(Math.max(bytes, this.size)).subarray(0, bytes)
     return Buffer.from(this.spare.splice(at, 1)[0] as ArrayBuffer, 0, bytes)
   }
 
-  /** A parsed batch's bytes, to take again. */
-  give (batch: ParsedBatch): void {
-    this.spare.push(batch.read.buffer as ArrayBuffer)
+  /** Memory taken here, to take again: a parsed batch's `read`, or a buffer not sent. */
+  give (bytes: Uint8Array): void {
+    this.spare.push(bytes.buffer as ArrayBuffer)
   }
 }
 
@@ -104,17 +110,25 @@ interface Waiting {
 export const READY = 'ready'
 
 class ParseThread {
-  readonly worker: Worker
+  /** Null when no thread could be made at all. */
+  readonly worker: Worker | null = null
   /** Batches sent and not yet back: a thread answers them in the order it got them. */
   readonly waiting: Waiting[] = []
   /** True once the thread has loaded its code; false if it failed first (no batch is sent before). */
   readonly started: Promise<boolean>
 
   constructor (script: URL, parser: ThreadParser) {
-    this.worker = new Worker(script)
+    let worker: Worker
+    try {
+      worker = new Worker(script)
+    } catch {
+      this.started = Promise.resolve(false)
+      return
+    }
+    this.worker = worker
     let started = false
     this.started = new Promise(resolve => {
-      this.worker.on('message', (message: ParsedBatch | typeof READY) => {
+      worker.on('message', (message: ParsedBatch | typeof READY) => {
         if (message === READY) {
           started = true
           resolve(true)
@@ -122,14 +136,14 @@ class ParseThread {
           this.waiting.shift()?.resolve(message)
         }
       })
-      this.worker.on('error', error => {
+      const failed = (error: Error): void => {
         resolve(false)
         if (started) parser.fail(error)
-      })
-      this.worker.once('exit', code => {
-        resolve(false)
-        if (started) parser.fail(new Error(`exited (code ${code})`))
-      })
+      }
+      worker.on('error', failed)
+      // A result that could not be read on arrival: its batch is lost, as if the thread had failed.
+      worker.on('messageerror', failed)
+      worker.once('exit', code => failed(new Error(`exited (code ${code})`)))
     })
   }
 }
@@ -160,8 +174,9 @@ class ThreadParser implements BatchParser {
     // The thread with the fewest batches waiting.
     const thread = threads.reduce((a, b) => b.waiting.length < a.waiting.length ? b : a)
     return await new Promise<ParsedBatch>((resolve, reject) => {
+      // Sent first: a batch that cannot be sent is not waited for (the results are matched by their order).
+      thread.worker?.postMessage(task, [task.bytes.buffer as ArrayBuffer])
       thread.waiting.push({ resolve, reject })
-      thread.worker.postMessage(task, [task.bytes.buffer as ArrayBuffer])
     })
   }
 
@@ -169,7 +184,7 @@ class ThreadParser implements BatchParser {
     this.failure ??= new Error('the parse threads were stopped')
     // Dropped, not rejected: the loader stopped waiting for them (a full report), and nothing catches them.
     for (const thread of this.threads) thread.waiting.length = 0
-    await Promise.all(this.threads.map(async thread => await thread.worker.terminate()))
+    await Promise.all(this.threads.map(async thread => await thread.worker?.terminate()))
   }
 
   /**

@@ -93,17 +93,18 @@ function * flatten (errors: Iterable<ValueError>): Generator<ValueError> {
 }
 
 /**
- * Schema errors as report lines (`path: what is wrong`), a path once (a missing field is not also "expected
- * a string"). `pointer` is where the checked value is in its document (an item's `/languages/en/41`).
- * Lazy: a report that fills up stops asking.
+ * Schema errors as report lines (`path: what is wrong`), in order. A path is reported once: a later error
+ * at a path already named (a missing field is not also "expected a string") comes as a `repeat`, which a
+ * report skips but still counts towards being full, as it always has. `pointer` is where the checked value
+ * is in its document (an item's `/languages/en/41`). Lazy: a report that fills up stops asking.
  */
-export function * schemaProblems (errors: Iterable<ValueError>, pointer = ''): Generator<{ path: string, line: string }> {
+export function * schemaProblems (errors: Iterable<ValueError>, pointer = ''): Generator<{ path: string, line: string, repeat: boolean }> {
   const seen = new Set<string>()
   for (const error of flatten(errors)) {
     const path = jsonPath(`${pointer}${error.path}`)
-    if (seen.has(path)) continue
+    const repeat = seen.has(path)
     seen.add(path)
-    yield { path, line: `${path}: ${describe(error)}` }
+    yield { path, line: `${path}: ${describe(error)}`, repeat }
   }
 }
 
@@ -132,12 +133,12 @@ export class ValidationReport {
    * document (an item's `/languages/en/41`).
    */
   addSchemaErrors (errors: Iterable<ValueError>, where = '', pointer = ''): void {
-    for (const { path, line } of schemaProblems(errors, pointer)) {
+    for (const { path, line, repeat } of schemaProblems(errors, pointer)) {
       if (this.full) {
         this.truncated = true
         return
       }
-      if (this.seenPaths.has(`${where}${path}`)) continue
+      if (repeat || this.seenPaths.has(`${where}${path}`)) continue
       this.seenPaths.add(`${where}${path}`)
       this.add(`${where}${line}`)
     }

@@ -262,3 +262,21 @@ t.test('parse threads for large files only', async t => {
   t.ok(threadsFor(THREADS_FROM_BYTES) >= 1)
   t.ok(threadsFor(2 ** 40) <= 4)
 })
+
+t.test('a line too long is named by its number, and caught within a batch of its limit', async t => {
+  const message = (line: number) => `snapshot.jsonl:${line}: line ${line} is longer than 100 bytes: is it one JSON document named .jsonl?`
+  t.same(await problemsOf(t, `{}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, readChunk: 16 }), [message(2)], 'the lines before it are counted first')
+  t.same(await problemsOf(t, `${'a'.repeat(120)}\n`, { maxLineBytes: 100, readChunk: 16 }), [message(1)], '20 bytes over, in reads that grow')
+  t.same(await problemsOf(t, `{}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, readChunk: 16, threads: 2 }), [message(2)], 'from parse threads too')
+})
+
+t.test('the parse threads are real threads under the test runner: a batch\'s bytes move to them', async t => {
+  const { batchParser } = await import('../../src/snapshot/parse-threads.js')
+  const parser = batchParser(1)
+  const bytes = Buffer.allocUnsafeSlow(3)
+  bytes.write('{}\n')
+  const batch = await parser.parse({ kind: 'lines', bytes, first: true })
+  t.equal(bytes.length, 0, 'the batch\'s memory was moved (detached here)')
+  t.equal(batch.read.length, 3, 'and came back with the result')
+  await parser.close()
+})

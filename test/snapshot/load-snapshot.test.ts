@@ -241,3 +241,38 @@ t.test('streamed in chunks of any size: the same model, the same errors as the d
   const order = await errorsOf(around)
   t.match(order.streamed, [/^generated_at: /, /^languages\.en\[35\]\.backdate: /, /^languages\.es\[39\]\.backdate: /, /^y: not valid JSON: /])
 })
+
+t.test('a report read from the stream is the same whether items are taken as found or in batches', async t => {
+  // Items go to the parser in batches and are taken later; what stops the read, and the other parts of the
+  // document, must not change the report that taking each item as it was found gave.
+  const dir = await tempDir(t)
+  const item = (pk: number) => JSON.stringify(makeItem(pk, '2024-01-01', [1], { translated_abstract: 'x'.repeat(300) }))
+  const problems = async (text: string | Buffer, options: { problemCap?: number } = {}) => {
+    const file = join(dir, 'bad.json')
+    await writeFile(file, text)
+    const results = []
+    for (const threads of [0, 2]) {
+      const rejected = await loadSnapshotFile(file, { readChunk: 4096, wholeReportBytes: 0, threads, ...options }).then(() => null, (error: unknown) => error)
+      t.type(rejected, SnapshotError)
+      results.push((rejected as SnapshotError).problems)
+    }
+    t.same(results[1], results[0], 'the same from parse threads')
+    return results[0]
+  }
+  const stop = '(stopped after 1 problems; fix these and check again)'
+  // A full report, then a document that stops being followed: the report, not what stopped it.
+  t.same(await problems('{"languages":{"en":[{"pk":1}]]}', { problemCap: 1 }), ['languages.en[0].is_translated: is required', stop])
+  // A full report, then bytes that are not UTF-8 a chunk later: the report.
+  const notText = Buffer.concat([Buffer.from(`{"languages":{"en":[{"pk":1},${Array.from({ length: 20 }, (_, i) => item(i + 2)).join(',')}],"x":"`), Buffer.from([0xff]), Buffer.from('"}}')])
+  t.ok(notText.indexOf(0xff) > 4096, 'the bad byte a chunk later')
+  t.same(await problems(notText, { problemCap: 1 }), ['languages.en[0].is_translated: is required', stop])
+  // A bad language code after a repeated pk: the repeat is found, as the items before the code were taken.
+  t.same(await problems(`{"languages":{"en":[${item(1)},${item(1)}],"x y":[]}}`), ['languages["x y"]: not a language code', 'languages.en[1].pk: 1 repeats languages.en[0]'])
+})
+
+t.test('a report cut at the cap says so even when the last errors only repeat a path', async t => {
+  // A missing field is one line, though the schema reports it twice (required, then not a string).
+  const { translated_title: _, ...untitled } = makeItem(1, '2024-01-01', [])
+  const raw = Buffer.from(JSON.stringify({ languages: { en: [untitled] } }))
+  t.throws(() => parseSnapshot(raw, 'x.json', { whole: true, problemCap: 1 }), { problems: ['languages.en[0].translated_title: is required', '(stopped after 1 problems; fix these and check again)'] })
+})
