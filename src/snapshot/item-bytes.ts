@@ -39,7 +39,7 @@ const SLACK = 64 * 1024
  * shared pool, so it can move to another thread (a parse thread's batch, the reaper).
  */
 export class ItemBytes {
-  private buffer: Buffer = EMPTY
+  private buffer = EMPTY
   private used = 0
 
   /**
@@ -70,42 +70,23 @@ export class ItemBytes {
     return this.used
   }
 
-  /**
-   * The bytes written so far, in a buffer of their own; the next item starts a new buffer. A full chunk is
-   * kept as it is (the few bytes left are not worth a copy); a chunk with more room is copied out.
-   */
+  /** The bytes written so far, in a buffer of their own; the next item starts a new buffer. */
   take (): Buffer {
     const used = this.used
     this.used = 0
     // Never EMPTY itself: moved to another thread, it would be detached for every writer.
     if (used === 0) return Buffer.allocUnsafeSlow(0)
-    if (this.buffer.length - used <= SLACK) {
+    // A model's full chunk is kept as it is; the next is made by the next item, none for nothing after the last.
+    if (this.full !== undefined && this.buffer.length - used <= SLACK) {
       const taken = this.buffer.subarray(0, used)
-      // The next is made by the next item: none is made for nothing after the last.
       this.buffer = EMPTY
       return taken
     }
+    // Copied, and the buffer written again: a parse thread's batches reuse one (a buffer made and freed per
+    // batch costs resident memory for good: parse-worker.ts).
     const taken = Buffer.allocUnsafeSlow(used)
     this.buffer.copy(taken, 0, 0, used)
     return taken
-  }
-
-  /**
-   * The bytes written so far as a view of the buffer they were written in, which goes with them (a parse
-   * thread's batch: the loading thread copies them out and gives the buffer back, `use`).
-   */
-  lend (): Buffer {
-    const used = this.used
-    this.used = 0
-    if (used === 0) return Buffer.allocUnsafeSlow(0)
-    const lent = this.buffer.subarray(0, used)
-    this.buffer = EMPTY
-    return lent
-  }
-
-  /** Writes the next items into `buffer`, a buffer lent and given back. */
-  use (buffer: Buffer): void {
-    if (this.used === 0) this.buffer = buffer
   }
 
   private room (bytes: number): void {

@@ -15,7 +15,7 @@ import { describeReadError, type LoadOptions } from './load-options.js'
 import { LineTooLong, MAX_LINE_BYTES } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
-import { chunkOf, lineCheck, ownCopy, type BatchProblem, type ParsedBatch } from './parse-batch.js'
+import { bytesOf, lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
 import { BatchMemory, INLINE_BATCH_BYTES, THREAD_BATCH_BYTES, batchParser, handled, threadsFor, type BatchParser } from './parse-threads.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
@@ -62,9 +62,7 @@ async function readBatches (handle: FileHandle, reader: LineReader, parser: Batc
   const mergeOldest = async (): Promise<boolean> => {
     const batch = await (inFlight.shift() as Promise<ParsedBatch>)
     memory.give(batch.read)
-    const go = reader.merge(batch)
-    parser.release(batch)
-    return go
+    return reader.merge(batch)
   }
   /** The start of a line that the reads so far have not ended: in a buffer of its own, or in the last read's. */
   let carry: Buffer | null = null
@@ -103,6 +101,13 @@ async function readBatches (handle: FileHandle, reader: LineReader, parser: Batc
   // The last line, without its `\n`.
   if (carry !== null) inFlight.push(handled(parser.parse({ kind: 'lines', bytes: carry, first })))
   while (inFlight.length > 0) if (!await mergeOldest()) return
+}
+
+/** Bytes copied into an ArrayBuffer of their own (Buffer.from may copy a few bytes into Node's shared pool). */
+function ownCopy (bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length)
+  bytes.copy(copy)
+  return copy
 }
 
 /** The state of one read: the header, the builder, the report, the digest and how many lines are merged. */
@@ -149,7 +154,7 @@ class LineReader {
       else this.header(batch.header.value, where)
     }
     this.content ||= batch.content
-    const chunk = this.builder.chunk(chunkOf(batch))
+    const chunk = this.builder.chunk(bytesOf(batch))
     for (let i = 0; i < batch.at.length; i++) {
       const line = batch.at[i] as number
       problemsBefore(line)

@@ -17,7 +17,7 @@ import { describeReadError, describeSyntaxError, startsWithBom, type LoadOptions
 import { NotText, followDocument, readDocument } from './read-document.js'
 import { NotFollowed } from './stream-document.js'
 import { ValidationReport, escapePointer, jsonPath } from './validation-report.js'
-import { chunkOf, type BatchProblem, type ItemsTask, type ParsedBatch } from './parse-batch.js'
+import { bytesOf, type BatchProblem, type ItemsTask, type ParsedBatch } from './parse-batch.js'
 import { BatchMemory, INLINE_BATCH_BYTES, InlineParser, THREAD_BATCH_BYTES, batchParser, handled, threadsFor, type BatchParser } from './parse-threads.js'
 
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
@@ -277,9 +277,7 @@ class DocumentReader {
     if (this.batcher.size === 0) return
     const task = this.batcher.take()
     if (this.parser === null) {
-      const batch = this.inline.parseNow(task)
-      this.merge(task, batch)
-      this.inline.release(batch)
+      this.merge(task, this.inline.parseNow(task))
       return
     }
     this.steps.push({ task, parsed: handled(this.parser.parse(task)) })
@@ -289,20 +287,15 @@ class DocumentReader {
   private async takeSteps (left: number): Promise<void> {
     while (this.steps.length > left) {
       const step = this.steps.shift() as Step
-      if (typeof step === 'function') {
-        step()
-        continue
-      }
-      const batch = await step.parsed
-      this.merge(step.task, batch)
-      this.parser?.release(batch)
+      if (typeof step === 'function') step()
+      else this.merge(step.task, await step.parsed)
     }
   }
 
   /** A parsed batch's items into the builder and its problems into the report, in the document's order. */
   private merge (task: ItemsTask, batch: ParsedBatch): void {
     this.memory.give(batch.read)
-    const chunk = this.builder.chunk(chunkOf(batch))
+    const chunk = this.builder.chunk(bytesOf(batch))
     const { problems } = batch
     let next = 0
     const problemsBefore = (at: number): void => {

@@ -28,10 +28,7 @@ export interface BatchProblem {
 export interface ParsedBatch extends RenderedItems {
   /** Lines (JSON Lines) or items (format v1) in the batch. */
   count: number
-  /**
-   * The items' JSON, each followed by a comma, in the buffer they were rendered in (a thread's, lent with
-   * them): the loader copies them out into a chunk of the model (`chunkOf`) and gives the buffer back.
-   */
+  /** The items' JSON, each followed by a comma: an ArrayBuffer of its own, to become one of the model's chunks. */
   bytes: Uint8Array
   /** Each item's number in the batch (its line, for JSON Lines), from 1. */
   at: number[]
@@ -59,8 +56,6 @@ export interface LinesTask {
   kind: 'lines'
   bytes: Uint8Array
   first: boolean
-  /** A render buffer given back, to write this batch's items into. */
-  scratch?: ArrayBuffer
 }
 
 /** A format v1 batch: items' bytes back to back, item i ending at `ends[i]`, found at `index[i]` of its language. */
@@ -71,8 +66,6 @@ export interface ItemsTask {
   language: number[]
   languages: string[]
   index: number[]
-  /** A render buffer given back, to write this batch's items into. */
-  scratch?: ArrayBuffer
 }
 
 export type BatchTask = LinesTask | ItemsTask
@@ -82,7 +75,6 @@ export type BatchTask = LinesTask | ItemsTask
  * copied out at the end of each.
  */
 export function parseBatch (task: BatchTask, scratch: ItemBytes): ParsedBatch {
-  if (task.scratch !== undefined) scratch.use(Buffer.from(task.scratch))
   return task.kind === 'lines' ? parseLines(task, scratch) : parseItems(task, scratch)
 }
 
@@ -165,7 +157,7 @@ class BatchCollector {
   finish (count: number): ParsedBatch {
     return {
       count,
-      bytes: this.bytes.lend(),
+      bytes: this.bytes.take(),
       start: this.start,
       length: this.length,
       date: this.date,
@@ -233,20 +225,9 @@ class LineBatch extends BatchCollector {
   }
 }
 
-/**
- * A parsed batch's items' bytes copied into memory of their own, made on the loading thread: one of the
- * model's chunks. Made on a parse thread instead, among the thread's own short-lived allocations, the
- * chunks left 10–25 MB more resident at 1M items (BENCHMARKS.md, "Parse threads for JSON Lines").
- */
-export function chunkOf (batch: ParsedBatch): Buffer {
-  return ownCopy(batch.bytes)
-}
-
-/** Bytes copied into an ArrayBuffer of their own (Buffer.from may copy a few bytes into Node's shared pool). */
-export function ownCopy (bytes: Uint8Array): Buffer {
-  const copy = Buffer.allocUnsafeSlow(bytes.byteLength)
-  copy.set(bytes)
-  return copy
+/** A parsed batch's items' bytes, as a Buffer: one of the model's chunks. */
+export function bytesOf (batch: ParsedBatch): Buffer {
+  return Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength)
 }
 
 /** The buffers of a batch, moved (not copied) to the loading thread. */

@@ -72,8 +72,6 @@ export interface BatchParser {
    * that parses them, and come back with the result (`read`).
    */
   parse: (task: BatchTask) => Promise<ParsedBatch>
-  /** Gives back a merged batch's render buffer (its bytes copied out), to render a later batch in. */
-  release: (batch: ParsedBatch) => void
   /** Batches worth having in flight: each thread has the next one waiting when it finishes one. */
   readonly depth: number
   /** Stops the threads; batches in flight are dropped. */
@@ -98,10 +96,6 @@ export class InlineParser implements BatchParser {
   /** In this turn of the event loop (a document parsed from memory, in one go). */
   parseNow (task: BatchTask): ParsedBatch {
     return parseBatch(task, this.scratch)
-  }
-
-  release (batch: ParsedBatch): void {
-    if (batch.bytes.byteLength > 0) this.scratch.use(Buffer.from(batch.bytes.buffer))
   }
 
   async close (): Promise<void> {}
@@ -163,10 +157,6 @@ class ThreadParser implements BatchParser {
   private readonly threads: ParseThread[] = []
   private readonly started: Promise<ParseThread[]>
   private readonly inline = new InlineParser()
-  /** Render buffers given back, each sent with a later batch: a thread allocates one or two in all. */
-  private readonly scratches: ArrayBuffer[] = []
-  /** No thread started: the batches are parsed on the loading thread. */
-  private inlineOnly = false
   private failure: Error | null = null
   readonly depth: number
 
@@ -180,24 +170,14 @@ class ThreadParser implements BatchParser {
   async parse (task: BatchTask): Promise<ParsedBatch> {
     const threads = await this.started
     if (this.failure !== null) throw this.failure
-    if (threads.length === 0) {
-      this.inlineOnly = true
-      return await this.inline.parse(task)
-    }
+    if (threads.length === 0) return await this.inline.parse(task)
     // The thread with the fewest batches waiting.
     const thread = threads.reduce((a, b) => b.waiting.length < a.waiting.length ? b : a)
-    const scratch = this.scratches.pop()
-    const sent: BatchTask = scratch === undefined ? task : { ...task, scratch }
     return await new Promise<ParsedBatch>((resolve, reject) => {
       // Sent first: a batch that cannot be sent is not waited for (the results are matched by their order).
-      thread.worker?.postMessage(sent, scratch === undefined ? [task.bytes.buffer as ArrayBuffer] : [task.bytes.buffer as ArrayBuffer, scratch])
+      thread.worker?.postMessage(task, [task.bytes.buffer as ArrayBuffer])
       thread.waiting.push({ resolve, reject })
     })
-  }
-
-  release (batch: ParsedBatch): void {
-    if (this.inlineOnly) this.inline.release(batch)
-    else if (batch.bytes.byteLength > 0) this.scratches.push(batch.bytes.buffer as ArrayBuffer)
   }
 
   async close (): Promise<void> {
