@@ -12,6 +12,7 @@ import { JsonLinesHeaderSchema } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder } from './build-model.js'
 import { describeReadError, type LoadOptions } from './load-options.js'
+import { Pacer } from './slices.js'
 import { LineTooLong, MAX_LINE_BYTES } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
@@ -34,7 +35,7 @@ export async function loadJsonLinesFile (file: string, options: LoadOptions = {}
   let parser: BatchParser | null = null
   try {
     handle = await open(file, 'r')
-    const threads = options.threads ?? threadsFor((await handle.stat()).size)
+    const threads = options.threads ?? threadsFor((await handle.stat()).size, options.serving)
     parser = batchParser(threads)
     await readBatches(handle, reader, parser, options.readChunk ?? (threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES), options.maxLineBytes ?? MAX_LINE_BYTES)
   } catch (error) {
@@ -58,11 +59,16 @@ export async function loadJsonLinesFile (file: string, options: LoadOptions = {}
 async function readBatches (handle: FileHandle, reader: LineReader, parser: BatchParser, batchBytes: number, maxLineBytes: number): Promise<void> {
   const inFlight: Array<Promise<ParsedBatch>> = []
   const memory = new BatchMemory(batchBytes)
+  const pacer = new Pacer()
   /** Merges the oldest batch in flight; false once the report is full (reading stops there, and says so). */
   const mergeOldest = async (): Promise<boolean> => {
     const batch = await (inFlight.shift() as Promise<ParsedBatch>)
     memory.give(batch.read)
-    return reader.merge(batch)
+    const go = reader.merge(batch)
+    // Batches that came back while this thread was answering requests are all ready at once: a turn of
+    // the event loop between them, or merging them would hold it.
+    if (pacer.due) await pacer.pause()
+    return go
   }
   /** The start of a line that the reads so far have not ended: in a buffer of its own, or in the last read's. */
   let carry: Buffer | null = null

@@ -23,6 +23,8 @@ export interface LoadOptions {
    * (up to 4) from 16 MiB (parse-threads.ts, threadsFor), none for a smaller file.
    */
   threads?: number
+  /** A snapshot is being served while this one loads (a reload): the load leaves a core to the requests. */
+  serving?: boolean
   /** Longest line of a JSON Lines file (default read-lines.ts, MAX_LINE_BYTES). */
   maxLineBytes?: number
 }

@@ -16,6 +16,7 @@ import { isJsonLinesPath, loadJsonLinesFile } from './load-json-lines.js'
 import { describeReadError, describeSyntaxError, startsWithBom, type LoadOptions } from './load-options.js'
 import { NotText, followDocument, readDocument } from './read-document.js'
 import { NotFollowed } from './stream-document.js'
+import { Pacer } from './slices.js'
 import { ValidationReport, escapePointer, jsonPath } from './validation-report.js'
 import { bytesOf, type BatchProblem, type ItemsTask, type ParsedBatch } from './parse-batch.js'
 import { BatchMemory, INLINE_BATCH_BYTES, InlineParser, THREAD_BATCH_BYTES, batchParser, handled, threadsFor, type BatchParser } from './parse-threads.js'
@@ -43,7 +44,7 @@ export async function loadSnapshotFile (file: string, options: LoadOptions = {})
   let reader: DocumentReader | null = null
   let parser: BatchParser | null = null
   try {
-    const threads = options.threads ?? threadsFor((await stat(file)).size)
+    const threads = options.threads ?? threadsFor((await stat(file)).size, options.serving)
     parser = batchParser(threads)
     reader = new DocumentReader(file, options, parser, options.readChunk ?? (threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES))
     await readDocument(file, reader, options.readChunk)
@@ -164,6 +165,7 @@ class DocumentReader {
   private readonly batcher: ItemBatcher
   private readonly steps: Step[] = []
   private readonly inline = new InlineParser()
+  private readonly pacer = new Pacer()
 
   constructor (private readonly file: string, private readonly options: LoadOptions, private readonly parser: BatchParser | null, batchBytes: number) {
     this.report = new ValidationReport(options.problemCap)
@@ -287,8 +289,14 @@ class DocumentReader {
   private async takeSteps (left: number): Promise<void> {
     while (this.steps.length > left) {
       const step = this.steps.shift() as Step
-      if (typeof step === 'function') step()
-      else this.merge(step.task, await step.parsed)
+      if (typeof step === 'function') {
+        step()
+        continue
+      }
+      const batch = await step.parsed
+      this.merge(step.task, batch)
+      // Batches ready at once are merged a turn of the event loop apart (load-json-lines.ts says why).
+      if (this.pacer.due) await this.pacer.pause()
     }
   }
 

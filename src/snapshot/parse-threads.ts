@@ -22,9 +22,14 @@ export const SCRATCH_BYTES = 2 * THREAD_BATCH_BYTES
 /** More threads than this gain little: the loading thread's reading and merging become the limit. */
 const MAX_THREADS = 4
 
-/** Parse threads for a file of `bytes`: as many as the cores, up to MAX_THREADS; none for a small file. */
-export function threadsFor (bytes: number): number {
-  return bytes < THREADS_FROM_BYTES ? 0 : Math.min(availableParallelism(), MAX_THREADS)
+/**
+ * Parse threads for a file of `bytes`: as many as the cores, up to MAX_THREADS; none for a small file. While
+ * a snapshot is served (a reload), one core fewer, at least one: the core left answers the requests (on 2
+ * cores, a reload of 1M items under load stalled the loop up to 52–55 ms with two threads; see BENCHMARKS.md).
+ */
+export function threadsFor (bytes: number, serving = false): number {
+  if (bytes < THREADS_FROM_BYTES) return 0
+  return Math.max(1, Math.min(availableParallelism() - (serving ? 1 : 0), MAX_THREADS))
 }
 
 // Built code runs parse-worker.js; tests run the TypeScript source, through the loader they run under.

@@ -74,7 +74,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
-    this.load = options.load ?? (path => loadSnapshotFile(path))
+    this.load = options.load ?? (path => loadSnapshotFile(path, { serving: this.model !== null }))
     this.log = options.log ?? SILENT
     this.settleMs = options.settleMs ?? 0
   }
