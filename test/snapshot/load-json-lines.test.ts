@@ -261,6 +261,10 @@ t.test('parse threads for large files only', async t => {
   t.equal(threadsFor(THREADS_FROM_BYTES - 1), 0)
   t.ok(threadsFor(THREADS_FROM_BYTES) >= 1)
   t.ok(threadsFor(2 ** 40) <= 4)
+  const { availableParallelism } = await import('node:os')
+  t.equal(threadsFor(2 ** 40), Math.min(availableParallelism(), 4), 'a first load: every core, up to 4')
+  t.equal(threadsFor(2 ** 40, true), Math.max(1, Math.min(availableParallelism() - 1, 4)), 'a reload: a core left to the requests, one thread at least')
+  t.equal(threadsFor(THREADS_FROM_BYTES - 1, true), 0)
 })
 
 t.test('a line too long is named by its number, and caught within a batch of its limit', async t => {
