@@ -13,14 +13,13 @@ import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder } from './build-model.js'
 import { describeReadError, type LoadOptions } from './load-options.js'
 import { Pacer } from './slices.js'
-import { LineTooLong, MAX_LINE_BYTES } from './read-lines.js'
+import { LineTooLong, MAX_LINE_BYTES, NEWLINE } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
 import { bytesOf, lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
-import { BatchMemory, INLINE_BATCH_BYTES, THREAD_BATCH_BYTES, batchParser, handled, threadsFor, type BatchParser } from './parse-threads.js'
+import { BatchMemory, handled, parserFor, type BatchParser } from './parse-threads.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
-const NEWLINE = 0x0a
 
 /** True when the file name says JSON Lines. */
 export function isJsonLinesPath (file: string): boolean {
@@ -35,9 +34,9 @@ export async function loadJsonLinesFile (file: string, options: LoadOptions = {}
   let parser: BatchParser | null = null
   try {
     handle = await open(file, 'r')
-    const threads = options.threads ?? threadsFor((await handle.stat()).size, options.serving)
-    parser = batchParser(threads)
-    await readBatches(handle, reader, parser, options.readChunk ?? (threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES), options.maxLineBytes ?? MAX_LINE_BYTES)
+    const load = parserFor((await handle.stat()).size, options)
+    parser = load.parser
+    await readBatches(handle, reader, parser, load.batchBytes, options.maxLineBytes ?? MAX_LINE_BYTES)
   } catch (error) {
     if (error instanceof LineTooLong) {
       throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, [`${name}:${error.number}: ${error.message}: is it one JSON document named .jsonl?`])

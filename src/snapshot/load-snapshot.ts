@@ -19,7 +19,7 @@ import { NotFollowed } from './stream-document.js'
 import { Pacer } from './slices.js'
 import { ValidationReport, escapePointer, jsonPath } from './validation-report.js'
 import { bytesOf, type BatchProblem, type ItemsTask, type ParsedBatch } from './parse-batch.js'
-import { BatchMemory, INLINE_BATCH_BYTES, InlineParser, THREAD_BATCH_BYTES, batchParser, handled, threadsFor, type BatchParser } from './parse-threads.js'
+import { BatchMemory, INLINE_BATCH_BYTES, InlineParser, handled, parserFor, type BatchParser } from './parse-threads.js'
 
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
 // and top-level checks are parts of the one snapshot schema, not rules of their own.
@@ -44,9 +44,9 @@ export async function loadSnapshotFile (file: string, options: LoadOptions = {})
   let reader: DocumentReader | null = null
   let parser: BatchParser | null = null
   try {
-    const threads = options.threads ?? threadsFor((await stat(file)).size, options.serving)
-    parser = batchParser(threads)
-    reader = new DocumentReader(file, options, parser, options.readChunk ?? (threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES))
+    const load = parserFor((await stat(file)).size, options)
+    parser = load.parser
+    reader = new DocumentReader(file, options, parser, load.batchBytes)
     await readDocument(file, reader, options.readChunk)
     await reader.finish()
   } catch (error) {

@@ -12,11 +12,11 @@ import { describeSyntaxError, startsWithBom } from './load-options.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
 import { ItemBytes, dateKey } from './item-bytes.js'
 import type { RenderedItems } from './build-model.js'
+import { NEWLINE } from './read-lines.js'
 
 /** A JSON Lines item line's check (the loader asks it too, of a header that came too late). */
 export const lineCheck = TypeCompiler.Compile(JsonLinesItemSchema)
 const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
-const NEWLINE = 0x0a
 
 /** What is wrong with a line or an item: `at` its number in the batch; `text` what the report says. */
 export interface BatchProblem {

@@ -6,6 +6,7 @@ import { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
 import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
 import { ItemBytes } from './item-bytes.js'
+import type { LoadOptions } from './load-options.js'
 
 /** Files from this size get parse threads: a thread's start (~50 ms of a core) is small beside their load. */
 export const THREADS_FROM_BYTES = 16 * 1024 * 1024
@@ -69,6 +70,15 @@ export class BatchMemory {
 export function handled (batch: Promise<ParsedBatch>): Promise<ParsedBatch> {
   batch.catch(() => {})
   return batch
+}
+
+/**
+ * A load's parser and its batches' size, for a file of `bytes`: the threads `options` ask for, or those
+ * `threadsFor` gives; batches a thread's size, or a loading thread's (`readChunk` in tests).
+ */
+export function parserFor (bytes: number, options: LoadOptions): { parser: BatchParser, batchBytes: number } {
+  const threads = options.threads ?? threadsFor(bytes, options.serving)
+  return { parser: batchParser(threads), batchBytes: options.readChunk ?? (threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES) }
 }
 
 export interface BatchParser {

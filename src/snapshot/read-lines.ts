@@ -8,7 +8,7 @@ import { Pacer } from './slices.js'
 export const READ_CHUNK = 1024 * 1024
 /** Longest line: an item is a few KB; a longer line is a JSON document named as JSON Lines, or worse. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024
-const NEWLINE = 0x0a
+export const NEWLINE = 0x0a
 
 export interface LineHandlers {
   /** Every chunk as read, before its lines (a digest of the file). */
