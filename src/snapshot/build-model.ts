@@ -2,7 +2,7 @@
 // Lines) feed the same code. Each item is serialized once (item-bytes.ts), here or on a parse thread; only
 // its bytes and its sort and filter keys are kept.
 import type { SnapshotItem } from '../schemas/snapshot.js'
-import { LanguageListing, SnapshotModel, type SnapshotInfo } from './snapshot-model.js'
+import { CompanyRanks, LanguageListing, SnapshotModel, type SnapshotInfo } from './snapshot-model.js'
 import { runInSlices, runToEnd } from './slices.js'
 import { ItemMemory } from './item-memory.js'
 import { ItemBytes, dateKey } from './item-bytes.js'
@@ -130,34 +130,66 @@ class LanguageBuilder {
     const chunkOf = new Uint32Array(n)
     const startOf = new Uint32Array(n)
     const lengthOf = new Uint32Array(n)
-    const lists = new Map<number, number[]>()
-    const { companyIds, companyEnd } = this
     for (let rank = 0; rank < n; rank++) {
       const i = order[rank] as number
       chunkOf[rank] = this.chunkOf.get(i)
       startOf[rank] = this.offsetOf.get(i)
       lengthOf[rank] = this.lengthOf.get(i)
-      const end = companyEnd.get(i)
-      for (let c = i === 0 ? 0 : companyEnd.get(i - 1); c < end; c++) {
-        const company = companyIds.get(c)
-        const list = lists.get(company)
-        if (list === undefined) lists.set(company, [rank])
-        // Ranks arrive ascending, so a company listed twice on one item shows as a repeat of the last rank.
-        else if (list[list.length - 1] !== rank) list.push(rank)
-      }
       if ((rank & STEP_MASK) === STEP_MASK) yield
     }
-    const byCompany = new Map<number, Uint32Array>()
-    let copied = 0
-    for (const [company, list] of lists) {
-      byCompany.set(company, Uint32Array.from(list))
-      copied += list.length
-      if (copied > STEP_MASK) {
-        copied = 0
-        yield
-      }
-    }
+    const byCompany = yield * this.companyRanks(order)
     return new LanguageListing(this.language, { chunks, chunkOf, startOf, lengthOf, memory }, byCompany)
+  }
+
+  /**
+   * Every company's ranks in one array (CompanyRanks), in two passes and no list that grows: the first
+   * counts each company's items and gives it its stretch, the second walks the ranks in order and fills
+   * the stretches, so each comes out ascending.
+   */
+  private * companyRanks (order: Uint32Array): Generator<void, CompanyRanks> {
+    const n = order.length
+    const slotOf = new Map<number, number>()
+    const counts: number[] = []
+    const count = (company: number): void => {
+      const slot = slotOf.get(company)
+      if (slot === undefined) {
+        slotOf.set(company, counts.length)
+        counts.push(1)
+      } else counts[slot] = (counts[slot] as number) + 1
+    }
+    for (let i = 0; i < n; i++) {
+      this.eachCompany(i, count)
+      if ((i & STEP_MASK) === STEP_MASK) yield
+    }
+    const starts = new Uint32Array(counts.length + 1)
+    for (let slot = 0; slot < counts.length; slot++) starts[slot + 1] = (starts[slot] as number) + (counts[slot] as number)
+    const ranks = new Uint32Array(starts[counts.length] as number)
+    const next = starts.slice(0, counts.length)
+    let rank = 0
+    const fill = (company: number): void => {
+      const slot = slotOf.get(company) as number
+      const at = next[slot] as number
+      ranks[at] = rank
+      next[slot] = at + 1
+    }
+    for (; rank < n; rank++) {
+      this.eachCompany(order[rank] as number, fill)
+      if ((rank & STEP_MASK) === STEP_MASK) yield
+    }
+    return new CompanyRanks(slotOf, starts, ranks)
+  }
+
+  /** Calls `use` with each company of item `i`, once each: a company listed twice on an item counts once. */
+  private eachCompany (i: number, use: (company: number) => void): void {
+    const { companyIds, companyEnd } = this
+    const from = i === 0 ? 0 : companyEnd.get(i - 1)
+    const to = companyEnd.get(i)
+    for (let c = from; c < to; c++) {
+      const company = companyIds.get(c)
+      let seen = from
+      while (seen < c && companyIds.get(seen) !== company) seen++
+      if (seen === c) use(company)
+    }
   }
 }
 
