@@ -22,7 +22,7 @@ if (typeof globalThis.gc === 'function') {
     await new Promise(resolve => setTimeout(resolve, 500))
   }
 }
-const { rss, external } = process.memoryUsage()
+const { rss, external, heapTotal } = process.memoryUsage()
 const mb = bytes => `${(bytes / 1e6).toFixed(0)} MB`
-console.log(`${checkout} threads=${process.env.THREADS ?? 'default'}: load ${seconds.toFixed(2)} s; RSS ${mb(rss)}${typeof globalThis.gc === 'function' ? ' settled' : ' (no --expose-gc: not settled)'}, external ${mb(external)}; items ${JSON.stringify(model.itemCounts())}`)
+console.log(`${checkout} threads=${process.env.THREADS ?? 'default'}: load ${seconds.toFixed(2)} s; RSS ${mb(rss)}${typeof globalThis.gc === 'function' ? ' settled' : ' (no --expose-gc: not settled)'}, external ${mb(external)}, V8 heap ${mb(heapTotal)}, the rest ${mb(rss - external - heapTotal)}; items ${JSON.stringify(model.itemCounts())}`)
 process.exit(0)

@@ -112,14 +112,18 @@ class LanguageBuilder {
    */
   * steps (chunks: readonly Buffer[], memory: ItemMemory): Generator<void, LanguageListing> {
     const n = this.size
-    // The sort's keys, flat: the comparator runs n log n times.
-    const dates = new Uint32Array(n)
-    const pks = new Float64Array(n)
-    const unsorted = new Uint32Array(n)
+    // The sort's keys, flat: the comparator runs n log n times. The build's passing arrays are JS arrays,
+    // in V8's heap, which gives their pages back once they are collected; as typed arrays they came from
+    // the C allocator, after the parse threads had freed blocks large enough to raise its threshold for
+    // giving a block its own mapping, and they left holes that stayed resident under the model's columns
+    // (20 MB more settled RSS at 1M: bench/experiments/load-alone.mjs, "the rest").
+    const dates: number[] = []
+    const pks: number[] = []
+    const unsorted: number[] = []
     for (let i = 0; i < n; i++) {
-      dates[i] = this.dates.get(i)
-      pks[i] = this.pks.get(i)
-      unsorted[i] = i
+      dates.push(this.dates.get(i))
+      pks.push(this.pks.get(i))
+      unsorted.push(i)
       if ((i & STEP_MASK) === STEP_MASK) yield
     }
     // Newest first; the same day, higher pk first. pks are unique, so the order is total.
@@ -146,7 +150,7 @@ class LanguageBuilder {
    * counts each company's items and gives it its stretch, the second walks the ranks in order and fills
    * the stretches, so each comes out ascending.
    */
-  private * companyRanks (order: Uint32Array): Generator<void, CompanyRanks> {
+  private * companyRanks (order: readonly number[]): Generator<void, CompanyRanks> {
     const n = order.length
     const slotOf = new Map<number, number>()
     const counts: number[] = []
@@ -200,10 +204,10 @@ const STEP_MASK = 0x3fff
  * A bottom-up merge sort of `order` by `before`, yielding every STEP_MASK + 1 comparisons. Unlike
  * TypedArray#sort it can pause, so sorting a million items never holds the event loop for long.
  */
-function * mergeSort (order: Uint32Array<ArrayBuffer>, before: (a: number, b: number) => boolean): Generator<void, Uint32Array<ArrayBuffer>> {
+function * mergeSort (order: number[], before: (a: number, b: number) => boolean): Generator<void, number[]> {
   const n = order.length
   let from = order
-  let to = new Uint32Array(n)
+  let to = order.slice()
   let merged = 0
   for (let width = 1; width < n; width *= 2) {
     for (let lo = 0; lo < n; lo += 2 * width) {
