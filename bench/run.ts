@@ -151,19 +151,40 @@ interface Contender {
 
 /**
  * `file` serves another path than the cached snapshot; `last` flags go after the contender's own, for a
- * workload that depends on them (the reload workload's `--watch true`).
+ * workload that depends on them (the reload workload's `--watch true`); `workload` names its profile.
  */
-async function startExplore (contender: Contender, info: SnapshotInfo, port: number, options: BenchOptions, { file = info.file, last = [] as string[] } = {}): Promise<Child> {
+async function startExplore (contender: Contender, info: SnapshotInfo, port: number, options: BenchOptions, { file = info.file, last = [] as string[], workload = '' } = {}): Promise<Child> {
   // The service's profiles keep the name they had before there was a baseline.
   const tag = contender.name === 'service' ? 'explore' : contender.name
-  const profile = options.profile
-    ? ['--cpu-prof', '--cpu-prof-dir', join(RESULTS_DIR, 'profiles'), '--cpu-prof-name', `${tag}-${info.label}.cpuprofile`]
-    : []
-  if (options.profile) await mkdir(join(RESULTS_DIR, 'profiles'), { recursive: true })
-  return startChild(contender.name, [
-    ...profile, ...options.nodeArgs, join(contender.root, 'dist', 'server.js'),
+  const name = `${tag}-${info.label}${workload === '' ? '' : `-${workload}`}`
+  // Every thread of the process writes a profile (parse threads, the reaper), so each process gets a
+  // directory of its own, and stopExplore keeps the main thread's under the name.
+  const dir = join(RESULTS_DIR, 'profiles', `.${name}`)
+  if (options.profile) {
+    await rm(dir, { recursive: true, force: true })
+    await mkdir(dir, { recursive: true })
+  }
+  const child = startChild(contender.name, [
+    ...(options.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : []), ...options.nodeArgs, join(contender.root, 'dist', 'server.js'),
     '--snapshot-path', file, '--port', String(port), '--log-level', 'warn', '--watch', 'false', ...contender.args, ...last
   ], { cwd: contender.root })
+  if (options.profile) profiles.set(child, { dir, name })
+  return child
+}
+
+const profiles = new WeakMap<Child, { dir: string, name: string }>()
+
+/**
+ * Stops a service gracefully (SIGTERM), which lets --cpu-prof write its profiles; the main thread's
+ * (thread id 0 in node's default name, CPU.date.time.pid.tid.seq) becomes `profiles/NAME.cpuprofile`.
+ */
+async function stopExplore (child: Child, graceMs: number): Promise<void> {
+  await stopChild(child, graceMs)
+  const profile = profiles.get(child)
+  if (profile === undefined) return
+  const main = (await readdir(profile.dir)).find(file => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(file))
+  if (main !== undefined) await rename(join(profile.dir, main), join(RESULTS_DIR, 'profiles', `${profile.name}.cpuprofile`))
+  await rm(profile.dir, { recursive: true, force: true })
 }
 
 interface Ceiling {
@@ -443,7 +464,7 @@ async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, 
     }
   } finally {
     // SIGTERM: the servers close gracefully, which also lets --cpu-prof write their profiles.
-    await Promise.all(serving.map(async s => await stopChild(s.child, 15_000)))
+    await Promise.all(serving.map(async s => await stopExplore(s.child, 15_000)))
   }
 }
 
@@ -502,7 +523,7 @@ async function reloadUnderLoad (contender: Contender, info: SnapshotInfo, option
     }
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
-    const child = await startExplore(contender, info, port, options, { file: served, last: ['--watch', 'true'] })
+    const child = await startExplore(contender, info, port, options, { file: served, last: ['--watch', 'true'], workload: 'reload' })
     try {
       await waitUntilAnswering(child, `${base}/-/readyz`, STARTUP_TIMEOUT_MS)
       const hot = hotWorkload(info.items, info.companies, options.hotPaths, options.seed)
@@ -558,7 +579,7 @@ async function reloadUnderLoad (contender: Contender, info: SnapshotInfo, option
         `peak ${mbText(peakRssBytes)}${peakFromWindow ? '' : ' (since start)'}`)
       return result
     } finally {
-      await stopChild(child, 15_000)
+      await stopExplore(child, 15_000)
     }
   } finally {
     await rm(RELOAD_DIR, { recursive: true, force: true })

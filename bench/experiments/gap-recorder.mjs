@@ -4,18 +4,22 @@
 // main thread over it (/proc/self/task/PID/schedstat): `ranMs` on a core, `waitedMs` runnable but queued
 // behind other threads. A gap mostly waited is the machine's contention; mostly ran, a long task of ours.
 // GC pauses of the main thread over 10 ms are logged too (`gc`), to tell a collection from our own code.
-// Not with parse threads at work (a JSON Lines load from 16 MiB): reading /proc/self/task/PID/stat then
-// waits behind their memory mapping, and the recorder logs gaps of seconds that a plain timer does not see
-// (BENCHMARKS.md, "Parse threads for JSON Lines"). Use the bench's event-loop lag for those loads.
+// `--import` loads it into every thread, parse threads included, whose loops are busy parsing for good
+// reason: it records the main thread only. (Before it did, their gaps of seconds were taken for the main
+// thread's, and blamed on /proc reads: BENCHMARKS.md, "Parse threads for JSON Lines".) GAP_PROC=0 logs
+// the gaps and GC pauses only, without reading /proc.
 import { appendFileSync, readFileSync } from 'node:fs'
 import { PerformanceObserver, constants } from 'node:perf_hooks'
+import { isMainThread } from 'node:worker_threads'
 
 const log = process.env.GAP_LOG ?? '/tmp/gaps.jsonl'
 const file = `/proc/self/task/${process.pid}/schedstat`
 const statFile = `/proc/self/task/${process.pid}/stat`
 // schedstat: ns on a core, ns waiting for one, timeslices; stat (after the command name): minor faults,
 // user and system time in clock ticks (10 ms), for where the time on a core went.
+const withProc = process.env.GAP_PROC !== '0'
 const read = () => {
+  if (!withProc) return [0, 0, 0, 0, 0, 0]
   const [ran, waited, slices] = readFileSync(file, 'utf8').split(' ').map(Number)
   const fields = readFileSync(statFile, 'utf8').split(') ')[1].split(' ')
   return [ran, waited, slices, Number(fields[7]), Number(fields[11]), Number(fields[12])]
@@ -27,25 +31,27 @@ const GC_KINDS = {
   [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb'
 }
-new PerformanceObserver(list => {
-  for (const entry of list.getEntries()) {
-    if (entry.duration > 10) {
-      appendFileSync(log, JSON.stringify({ pid: process.pid, at: new Date(performance.timeOrigin + entry.startTime).toISOString(), gc: GC_KINDS[entry.detail?.kind] ?? entry.detail?.kind, ms: +entry.duration.toFixed(1) }) + '\n')
+if (isMainThread) {
+  new PerformanceObserver(list => {
+    for (const entry of list.getEntries()) {
+      if (entry.duration > 10) {
+        appendFileSync(log, JSON.stringify({ pid: process.pid, at: new Date(performance.timeOrigin + entry.startTime).toISOString(), gc: GC_KINDS[entry.detail?.kind] ?? entry.detail?.kind, ms: +entry.duration.toFixed(1) }) + '\n')
+      }
     }
-  }
-}).observe({ entryTypes: ['gc'] })
+  }).observe({ entryTypes: ['gc'] })
 
-let last = performance.now()
-let before = read()
-setInterval(() => {
-  const now = performance.now()
-  const after = read()
-  const gapMs = now - last
-  if (gapMs > 30) {
-    const ranMs = (after[0] - before[0]) / 1e6
-    const waitedMs = (after[1] - before[1]) / 1e6
-    appendFileSync(log, JSON.stringify({ pid: process.pid, at: new Date().toISOString(), monoUs: Number(process.hrtime.bigint() / 1000n), gapMs: +gapMs.toFixed(1), ranMs: +ranMs.toFixed(1), waitedMs: +waitedMs.toFixed(1), slices: after[2] - before[2], minorFaults: after[3] - before[3], userTicks: after[4] - before[4], systemTicks: after[5] - before[5] }) + '\n')
-  }
-  last = now
-  before = after
-}, 1).unref()
+  let last = performance.now()
+  let before = read()
+  setInterval(() => {
+    const now = performance.now()
+    const after = read()
+    const gapMs = now - last
+    if (gapMs > 30) {
+      const ranMs = (after[0] - before[0]) / 1e6
+      const waitedMs = (after[1] - before[1]) / 1e6
+      appendFileSync(log, JSON.stringify({ pid: process.pid, at: new Date().toISOString(), monoUs: Number(process.hrtime.bigint() / 1000n), gapMs: +gapMs.toFixed(1), ranMs: +ranMs.toFixed(1), waitedMs: +waitedMs.toFixed(1), slices: after[2] - before[2], minorFaults: after[3] - before[3], userTicks: after[4] - before[4], systemTicks: after[5] - before[5] }) + '\n')
+    }
+    last = now
+    before = after
+  }, 1).unref()
+}
