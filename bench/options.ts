@@ -11,6 +11,8 @@ export interface BenchOptions {
   reloadWindowSeconds: number
   /** Seconds into that window at which the copy is renamed over the file. */
   reloadAtSeconds: number
+  /** Reload workloads per size, each on a fresh service: the longest stall varies from run to run. */
+  reloadRounds: number
   warmupSeconds: number
   durationSeconds: number
   /** Measured runs per server and workload, alternating service, baseline (if any) and ceiling, pooled. */
@@ -54,6 +56,8 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
                        which a copy of its snapshot (one byte longer) is renamed over it (default 20,
                        --quick 6; 0: skip this workload)                                    (BENCH_RELOAD_WINDOW)
   --reload-at S        seconds into that window at which the rename happens (default 5, --quick 2)  (BENCH_RELOAD_AT)
+  --reload-rounds N    reload workloads per size, each on a fresh service (default 1): the longest
+                       stall varies from run to run, and the report gives every run's  (BENCH_RELOAD_ROUNDS)
   --warmup S           warm-up seconds per server and workload (default 3)                  (BENCH_WARMUP)
   --duration S         measured seconds per run (default 10)                                (BENCH_DURATION)
   --rounds N           measured runs per server and workload, service, baseline and ceiling alternating (default 2)  (BENCH_ROUNDS)
@@ -135,6 +139,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
       format: { type: 'string' },
       'reload-window': { type: 'string' },
       'reload-at': { type: 'string' },
+      'reload-rounds': { type: 'string' },
       warmup: { type: 'string' },
       duration: { type: 'string' },
       rounds: { type: 'string' },
@@ -187,6 +192,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     format,
     reloadWindowSeconds,
     reloadAtSeconds,
+    reloadRounds: number(values['reload-rounds'], 'BENCH_RELOAD_ROUNDS', 1),
     warmupSeconds: number(values.warmup, 'BENCH_WARMUP', quick ? 1 : 3, true),
     durationSeconds: number(values.duration, 'BENCH_DURATION', quick ? 3 : 10, true),
     rounds: number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 2),

@@ -77,8 +77,8 @@ export interface SizeResult {
   load: LoadFigures
   hot: WorkloadResult
   cold: WorkloadResult
-  /** Absent with --reload-window 0. */
-  reload?: ReloadResult
+  /** One per --reload-rounds; absent with --reload-window 0. */
+  reloads?: ReloadResult[]
 }
 
 export interface Machine {
@@ -287,7 +287,7 @@ export function markdown (result: BenchResult): string {
     '(SIGUSR1, then the inspector\'s HeapProfiler.collectGarbage; † where port 9229 was taken: idle figure instead). ' +
     `Idle: VmRSS ${o.settleSeconds} s after load without a forced GC (V8 may give memory back later). ` +
     `"RSS after traffic": the traffic process${withBaseline ? 'es' : ''} 5 s after both workloads.`)
-  const reloads = result.sizes.flatMap(size => size.reload === undefined ? [] : [{ size, r: size.reload }])
+  const reloads = result.sizes.flatMap(size => (size.reloads ?? []).map(r => ({ size, r })))
   const firstReload = reloads[0]?.r
   if (firstReload !== undefined) {
     lines.push('')

@@ -629,7 +629,11 @@ async function main (): Promise<void> {
       `${info.generatedSeconds === null ? ', cached' : `, generated in ${info.generatedSeconds.toFixed(1)} s`})`)
     const result = await benchSize(contenders, info, options)
     // After benchSize has stopped its servers: the reload's process runs alone.
-    sizes.push(options.reloadWindowSeconds > 0 ? { ...result, reload: await reloadUnderLoad(service, info, options) } : result)
+    if (options.reloadWindowSeconds > 0) {
+      const reloads: ReloadResult[] = []
+      for (let round = 0; round < options.reloadRounds; round++) reloads.push(await reloadUnderLoad(service, info, options))
+      sizes.push({ ...result, reloads })
+    } else sizes.push(result)
   }
 
   const result: BenchResult = {
