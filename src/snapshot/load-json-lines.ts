@@ -12,12 +12,11 @@ import { JsonLinesHeaderSchema } from '../schemas/snapshot.js'
 import { SnapshotError } from '../errors.js'
 import { SnapshotModelBuilder } from './build-model.js'
 import { describeReadError, type LoadOptions } from './load-options.js'
-import { Pacer } from './slices.js'
 import { LineTooLong, MAX_LINE_BYTES, NEWLINE } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
 import { bytesOf, lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
-import { BatchMemory, handled, parserFor, type BatchParser } from './parse-threads.js'
+import { BatchMemory, MergeQueue, parserFor, type BatchParser } from './parse-threads.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
 
@@ -56,19 +55,10 @@ export async function loadJsonLinesFile (file: string, options: LoadOptions = {}
  * to the parser, and merges the parsed batches in file order, with `depth` batches in flight.
  */
 async function readBatches (handle: FileHandle, reader: LineReader, parser: BatchParser, batchBytes: number, maxLineBytes: number): Promise<void> {
-  const inFlight: Array<Promise<ParsedBatch>> = []
   const memory = new BatchMemory(batchBytes)
-  const pacer = new Pacer()
-  /** Merges the oldest batch in flight; false once the report is full (reading stops there, and says so). */
-  const mergeOldest = async (): Promise<boolean> => {
-    const batch = await (inFlight.shift() as Promise<ParsedBatch>)
-    memory.give(batch.read)
-    const go = reader.merge(batch)
-    // Batches that came back while this thread was answering requests are all ready at once: a turn of
-    // the event loop between them, or merging them would hold it.
-    if (pacer.due) await pacer.pause()
-    return go
-  }
+  // A merge returns false once the report is full: reading stops there, and the report says so.
+  const queue = new MergeQueue(memory)
+  const merge = (batch: ParsedBatch): boolean => reader.merge(batch)
   /** The start of a line that the reads so far have not ended: in a buffer of its own, or in the last read's. */
   let carry: Buffer | null = null
   let carryInRead = false
@@ -93,19 +83,19 @@ async function readBatches (handle: FileHandle, reader: LineReader, parser: Batc
     // Copied out before the buffer moves.
     carry = cut === -1 ? buffer.subarray(0, filled) : cut + 1 < filled ? ownCopy(buffer.subarray(cut + 1, filled)) : null
     if (cut !== -1) {
-      inFlight.push(handled(parser.parse({ kind: 'lines', bytes: buffer.subarray(0, cut + 1), first })))
+      queue.batch(parser.parse({ kind: 'lines', bytes: buffer.subarray(0, cut + 1), first }), merge)
       first = false
     }
     if ((carry?.length ?? 0) > maxLineBytes) {
       // Its number is known once every line before it is counted (and a report they fill comes first).
-      while (inFlight.length > 0) if (!await mergeOldest()) return
+      if (!await queue.mergeUntil(0)) return
       throw new LineTooLong(reader.lines + 1, maxLineBytes)
     }
-    while (inFlight.length >= parser.depth) if (!await mergeOldest()) return
+    if (!await queue.mergeUntil(parser.depth - 1)) return
   }
   // The last line, without its `\n`.
-  if (carry !== null) inFlight.push(handled(parser.parse({ kind: 'lines', bytes: carry, first })))
-  while (inFlight.length > 0) if (!await mergeOldest()) return
+  if (carry !== null) queue.batch(parser.parse({ kind: 'lines', bytes: carry, first }), merge)
+  await queue.mergeUntil(0)
 }
 
 /** Bytes copied into an ArrayBuffer of their own (Buffer.from may copy a few bytes into Node's shared pool). */

@@ -16,10 +16,9 @@ import { isJsonLinesPath, loadJsonLinesFile } from './load-json-lines.js'
 import { describeReadError, describeSyntaxError, startsWithBom, type LoadOptions } from './load-options.js'
 import { NotText, followDocument, readDocument } from './read-document.js'
 import { NotFollowed } from './stream-document.js'
-import { Pacer } from './slices.js'
 import { ValidationReport, escapePointer, jsonPath } from './validation-report.js'
-import { bytesOf, type BatchProblem, type ItemsTask, type ParsedBatch } from './parse-batch.js'
-import { BatchMemory, INLINE_BATCH_BYTES, InlineParser, handled, parserFor, type BatchParser } from './parse-threads.js'
+import { LanguageNumbers, bytesOf, type BatchProblem, type ItemsTask, type ParsedBatch } from './parse-batch.js'
+import { BatchMemory, INLINE_BATCH_BYTES, InlineParser, MergeQueue, parserFor, type BatchParser } from './parse-threads.js'
 
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
 // and top-level checks are parts of the one snapshot schema, not rules of their own.
@@ -106,7 +105,7 @@ class ItemBatcher {
   private used = 0
   private ends: number[] = []
   private language: number[] = []
-  private codes = new Map<string, number>()
+  private languages = new LanguageNumbers()
   private index: number[] = []
 
   constructor (private readonly batchBytes: number, private readonly memory: BatchMemory) {}
@@ -124,30 +123,22 @@ class ItemBatcher {
     bytes.copy(this.buffer, this.used)
     this.used += bytes.length
     this.ends.push(this.used)
-    let code = this.codes.get(language)
-    if (code === undefined) {
-      code = this.codes.size
-      this.codes.set(language, code)
-    }
-    this.language.push(code)
+    this.language.push(this.languages.of(language))
     this.index.push(index)
     return true
   }
 
   take (): ItemsTask {
-    const task: ItemsTask = { kind: 'items', bytes: this.buffer.subarray(0, this.used), ends: this.ends, language: this.language, languages: [...this.codes.keys()], index: this.index }
+    const task: ItemsTask = { kind: 'items', bytes: this.buffer.subarray(0, this.used), ends: this.ends, language: this.language, languages: this.languages.codes, index: this.index }
     this.buffer = Buffer.alloc(0)
     this.used = 0
     this.ends = []
     this.language = []
-    this.codes = new Map()
+    this.languages = new LanguageNumbers()
     this.index = []
     return task
   }
 }
-
-/** A step of the read, in document order: a batch sent to be parsed, or a member's effect held behind it. */
-type Step = { task: ItemsTask, parsed: Promise<ParsedBatch> } | (() => void)
 
 /**
  * The state of one streamed read: the digest, the builder, what the items' problems are so far. Items go
@@ -163,14 +154,15 @@ class DocumentReader {
   private topProblem: string | null = null
   private readonly memory: BatchMemory
   private readonly batcher: ItemBatcher
-  private readonly steps: Step[] = []
+  /** Batches in flight and the members' effects behind them, taken in the document's order. */
+  private readonly queue: MergeQueue
   private readonly inline = new InlineParser()
-  private readonly pacer = new Pacer()
 
   constructor (private readonly file: string, private readonly options: LoadOptions, private readonly parser: BatchParser | null, batchBytes: number) {
     this.report = new ValidationReport(options.problemCap)
     this.memory = new BatchMemory(batchBytes)
     this.batcher = new ItemBatcher(batchBytes, this.memory)
+    this.queue = new MergeQueue(this.memory)
   }
 
   get valid (): boolean {
@@ -186,8 +178,8 @@ class DocumentReader {
 
   /** After each chunk read: holds the reading while as many batches are in flight as the parser wants. */
   readonly drain = (): Promise<void> | undefined => {
-    if (this.parser === null || this.steps.length < this.parser.depth) return undefined
-    return this.takeSteps(this.parser.depth - 1)
+    if (this.parser === null || this.queue.length < this.parser.depth) return undefined
+    return this.queue.mergeUntil(this.parser.depth - 1).then(() => {})
   }
 
   readonly member = (key: string, value: Buffer): void => {
@@ -235,7 +227,7 @@ class DocumentReader {
   /** After the document: the last batch sent, and every step taken. Throws REPORT_FULL. */
   async finish (): Promise<void> {
     this.send()
-    await this.takeSteps(0)
+    await this.queue.mergeUntil(0)
   }
 
   /** `finish` after the read stopped for another reason: true when what was left fills the report. */
@@ -263,15 +255,10 @@ class DocumentReader {
     return lines
   }
 
-  /** Runs `effect` now if nothing is before it, else after the steps before it. */
+  /** Runs `effect` after the items before it: now if none is left to merge. */
   private inOrder (effect: () => void): void {
-    if (this.steps.length === 0 && this.batcher.size === 0) {
-      effect()
-      return
-    }
     this.send()
-    if (this.steps.length === 0) effect()
-    else this.steps.push(effect)
+    this.queue.effect(effect)
   }
 
   /** Sends the items gathered so far to be parsed; without a parser, parses and merges them now. */
@@ -279,30 +266,16 @@ class DocumentReader {
     if (this.batcher.size === 0) return
     const task = this.batcher.take()
     if (this.parser === null) {
-      this.merge(task, this.inline.parseNow(task))
+      const batch = this.inline.parseNow(task)
+      this.memory.give(batch.read)
+      this.merge(task, batch)
       return
     }
-    this.steps.push({ task, parsed: handled(this.parser.parse(task)) })
-  }
-
-  /** Takes the oldest steps until `left` are in flight. */
-  private async takeSteps (left: number): Promise<void> {
-    while (this.steps.length > left) {
-      const step = this.steps.shift() as Step
-      if (typeof step === 'function') {
-        step()
-        continue
-      }
-      const batch = await step.parsed
-      this.merge(step.task, batch)
-      // Batches ready at once are merged a turn of the event loop apart (load-json-lines.ts says why).
-      if (this.pacer.due) await this.pacer.pause()
-    }
+    this.queue.batch(this.parser.parse(task), batch => this.merge(task, batch))
   }
 
   /** A parsed batch's items into the builder and its problems into the report, in the document's order. */
-  private merge (task: ItemsTask, batch: ParsedBatch): void {
-    this.memory.give(batch.read)
+  private merge (task: ItemsTask, batch: ParsedBatch): undefined {
     const chunk = this.builder.chunk(bytesOf(batch))
     const { problems } = batch
     let next = 0

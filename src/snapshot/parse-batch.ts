@@ -117,6 +117,28 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
   return batch.finish(ends.length)
 }
 
+/**
+ * A batch's languages, numbered as they first appear: each item of a batch carries its language's number
+ * (`language`), and the batch the codes once (`languages`), whichever side of a thread builds it.
+ */
+export class LanguageNumbers {
+  private readonly numbers = new Map<string, number>()
+
+  of (language: string): number {
+    let number = this.numbers.get(language)
+    if (number === undefined) {
+      number = this.numbers.size
+      this.numbers.set(language, number)
+    }
+    return number
+  }
+
+  /** The codes, by number. */
+  get codes (): string[] {
+    return [...this.numbers.keys()]
+  }
+}
+
 /** A batch's results as they are found: its items' bytes and columns, and its problems. */
 class BatchCollector {
   private readonly start: number[] = []
@@ -125,7 +147,7 @@ class BatchCollector {
   private readonly pk: number[] = []
   private readonly at: number[] = []
   private readonly language: number[] = []
-  private readonly languages = new Map<string, number>()
+  private readonly languages = new LanguageNumbers()
   private readonly companyEnd: number[] = []
   private readonly companies: number[] = []
   private readonly problems: BatchProblem[] = []
@@ -140,12 +162,7 @@ class BatchCollector {
     this.date.push(dateKey(item.backdate))
     this.pk.push(item.pk)
     this.at.push(at)
-    let code = this.languages.get(language)
-    if (code === undefined) {
-      code = this.languages.size
-      this.languages.set(language, code)
-    }
-    this.language.push(code)
+    this.language.push(this.languages.of(language))
     for (const company of item.companies) this.companies.push(company)
     this.companyEnd.push(this.companies.length)
   }
@@ -164,7 +181,7 @@ class BatchCollector {
       pk: this.pk,
       at: this.at,
       language: this.language,
-      languages: [...this.languages.keys()],
+      languages: this.languages.codes,
       companyEnd: this.companyEnd,
       companies: this.companies,
       problems: this.problems,

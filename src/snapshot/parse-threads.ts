@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os'
 import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
 import { ItemBytes } from './item-bytes.js'
 import type { LoadOptions } from './load-options.js'
+import { Pacer } from './slices.js'
 
 /** Files from this size get parse threads: a thread's start (~50 ms of a core) is small beside their load. */
 export const THREADS_FROM_BYTES = 16 * 1024 * 1024
@@ -63,13 +64,57 @@ export class BatchMemory {
   }
 }
 
+type Step = { parsed: Promise<ParsedBatch>, merge: (batch: ParsedBatch) => boolean | undefined } | (() => void)
+
 /**
- * A batch in flight, its failure handled: a parse thread's failure rejects every batch in flight, and a
- * loader stops at the first, leaving the others unawaited.
+ * The batches sent to be parsed, merged into the load in the order they were sent, whichever thread
+ * finishes first, with the loading thread's own effects (format v1's top-level members) in their place
+ * among them: both loaders' reports keep the file's order this way.
  */
-export function handled (batch: Promise<ParsedBatch>): Promise<ParsedBatch> {
-  batch.catch(() => {})
-  return batch
+export class MergeQueue {
+  private readonly steps: Step[] = []
+  private readonly pacer = new Pacer()
+
+  /** @param memory where each merged batch's read memory goes back, for the next batch */
+  constructor (private readonly memory: BatchMemory) {}
+
+  /** Batches and effects not yet merged or run. */
+  get length (): number {
+    return this.steps.length
+  }
+
+  /** A batch sent to be parsed, and what merges it in its turn (false: merge nothing more). */
+  batch (parsed: Promise<ParsedBatch>, merge: (batch: ParsedBatch) => boolean | undefined): void {
+    // Its failure handled here: a thread's failure rejects every batch in flight, and the load stops at
+    // the first, leaving the others unawaited.
+    parsed.catch(() => {})
+    this.steps.push({ parsed, merge })
+  }
+
+  /** Runs `effect` in its turn: now, when nothing is queued. */
+  effect (effect: () => void): void {
+    if (this.steps.length === 0) effect()
+    else this.steps.push(effect)
+  }
+
+  /** Merges the oldest until `left` are queued; false when a merge said to stop. */
+  async mergeUntil (left: number): Promise<boolean> {
+    while (this.steps.length > left) {
+      const step = this.steps.shift() as Step
+      if (typeof step === 'function') {
+        step()
+        continue
+      }
+      const batch = await step.parsed
+      this.memory.give(batch.read)
+      const go = step.merge(batch)
+      // Batches that came back while this thread was answering requests are all ready at once: a turn of
+      // the event loop between them, or merging them would hold it.
+      if (this.pacer.due) await this.pacer.pause()
+      if (go === false) return false
+    }
+    return true
+  }
 }
 
 /**
