@@ -47,8 +47,11 @@ export interface ReloadStatus {
 export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded'
 
 export interface StoreOptions {
-  /** Loads a snapshot file; the real loader unless a test replaces it. */
-  load?: (file: string) => Promise<SnapshotModel>
+  /**
+   * Loads a snapshot file; the real loader unless a test replaces it. `serving`: a model is served while
+   * this one loads, so the load leaves a core to the requests (parse-threads.ts, threadsFor).
+   */
+  load?: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
   log?: StoreLogger
   /**
    * How long a failed load waits before it checks whether the file was still being written; the
@@ -63,7 +66,7 @@ const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
 export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private model: SnapshotModel | null = null
   private first: Promise<SnapshotModel> | null = null
-  private readonly load: (file: string) => Promise<SnapshotModel>
+  private readonly load: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
   private readonly log: StoreLogger
   private readonly settleMs: number
   private running: Promise<ReloadOutcome> | null = null
@@ -74,7 +77,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
-    this.load = options.load ?? (path => loadSnapshotFile(path, { serving: this.model !== null }))
+    this.load = options.load ?? loadSnapshotFile
     this.log = options.log ?? SILENT
     this.settleMs = options.settleMs ?? 0
   }
@@ -178,7 +181,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     const before = await fileStamp(file)
     let read: { model: SnapshotModel } | { error: unknown }
     try {
-      read = { model: await this.load(file) }
+      read = { model: await this.load(file, { serving: this.model !== null }) }
     } catch (error) {
       // Editors delete before they recreate: nothing to wait for.
       if (isMissing(error)) return { error }

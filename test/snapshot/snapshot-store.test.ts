@@ -47,6 +47,19 @@ t.test('a reload swaps the model and counts the success', async t => {
   t.same(store.status(), { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null })
 })
 
+t.test('only a load beside a served model is told it is serving (a reload leaves a core to the requests)', async t => {
+  const serving: boolean[] = []
+  const store = new SnapshotStore('x.json', {
+    load: async (_path, options) => {
+      serving.push(options.serving)
+      return model(`2026-01-0${serving.length}T00:00:00Z`)
+    }
+  })
+  await store.start()
+  t.equal(await store.reload(), 'loaded')
+  t.same(serving, [false, true])
+})
+
 t.test('a failed reload keeps the model and records the report', async t => {
   const first = model('2026-01-01T00:00:00Z')
   const errors: string[] = []
