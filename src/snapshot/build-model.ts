@@ -61,6 +61,12 @@ class Column {
   get (index: number): number {
     return (this.blocks[index >>> BLOCK_SHIFT] as number[])[index & BLOCK_MASK] as number
   }
+
+  /** Writes at `index`: one already pushed, or the next one (a push). */
+  put (index: number, value: number): void {
+    if (index === this.length) this.push(value)
+    else (this.blocks[index >>> BLOCK_SHIFT] as number[])[index & BLOCK_MASK] = value
+  }
 }
 
 /** Where a batch's items are: columns of a parse thread's batch (parse-batch.ts), item i at index i. */
@@ -112,31 +118,28 @@ class LanguageBuilder {
    */
   * steps (chunks: readonly Buffer[], memory: ItemMemory): Generator<void, LanguageListing> {
     const n = this.size
-    // The sort's keys, flat: the comparator runs n log n times. The build's passing arrays are JS arrays,
-    // in V8's heap, which gives their pages back once they are collected; as typed arrays they came from
-    // the C allocator, after the parse threads had freed blocks large enough to raise its threshold for
-    // giving a block its own mapping, and they left holes that stayed resident under the model's columns
-    // (20 MB more settled RSS at 1M: bench/experiments/load-alone.mjs, "the rest").
-    // Made at their length: three arrays growing by copying at the same item held the loop for 60 ms at 1M.
-    const dates = new Array<number>(n)
-    const pks = new Array<number>(n)
-    const unsorted = new Array<number>(n)
+    // The sort's orders are Columns too, and its keys are read where they are. An array of a language's
+    // length, made in one step, faults in all its pages at once: three of them (the keys, flat, and the
+    // order) held the loop 45 ms at 1M. As typed arrays they came from the C allocator instead, after the
+    // parse threads had freed blocks large enough to raise its threshold for giving a block its own
+    // mapping, and left holes resident under the model's columns (20 MB of settled RSS at 1M:
+    // bench/experiments/load-alone.mjs, "the rest"). Blocks in V8's heap do neither.
+    const unsorted = new Column()
     for (let i = 0; i < n; i++) {
-      dates[i] = this.dates.get(i)
-      pks[i] = this.pks.get(i)
-      unsorted[i] = i
+      unsorted.push(i)
       if ((i & STEP_MASK) === STEP_MASK) yield
     }
     // Newest first; the same day, higher pk first. pks are unique, so the order is total.
-    const order = yield * mergeSort(unsorted, (a, b) => (dates[a] as number) > (dates[b] as number) ||
-      (dates[a] === dates[b] && (pks[a] as number) > (pks[b] as number)))
+    const { dates, pks } = this
+    const order = yield * mergeSort(unsorted, (a, b) => dates.get(a) > dates.get(b) ||
+      (dates.get(a) === dates.get(b) && pks.get(a) > pks.get(b)))
 
     // Items stay in the chunks they were written to; only where each one is goes into served order.
     const chunkOf = new Uint32Array(n)
     const startOf = new Uint32Array(n)
     const lengthOf = new Uint32Array(n)
     for (let rank = 0; rank < n; rank++) {
-      const i = order[rank] as number
+      const i = order.get(rank)
       chunkOf[rank] = this.chunkOf.get(i)
       startOf[rank] = this.offsetOf.get(i)
       lengthOf[rank] = this.lengthOf.get(i)
@@ -151,7 +154,7 @@ class LanguageBuilder {
    * counts each company's items and gives it its stretch, the second walks the ranks in order and fills
    * the stretches, so each comes out ascending.
    */
-  private * companyRanks (order: readonly number[]): Generator<void, CompanyRanks> {
+  private * companyRanks (order: Column): Generator<void, CompanyRanks> {
     const n = order.length
     const slotOf = new Map<number, number>()
     const counts: number[] = []
@@ -178,7 +181,7 @@ class LanguageBuilder {
       next[slot] = at + 1
     }
     for (; rank < n; rank++) {
-      this.eachCompany(order[rank] as number, fill)
+      this.eachCompany(order.get(rank), fill)
       if ((rank & STEP_MASK) === STEP_MASK) yield
     }
     return new CompanyRanks(slotOf, starts, ranks)
@@ -205,10 +208,11 @@ const STEP_MASK = 0x3fff
  * A bottom-up merge sort of `order` by `before`, yielding every STEP_MASK + 1 comparisons. Unlike
  * TypedArray#sort it can pause, so sorting a million items never holds the event loop for long.
  */
-function * mergeSort (order: number[], before: (a: number, b: number) => boolean): Generator<void, number[]> {
+function * mergeSort (order: Column, before: (a: number, b: number) => boolean): Generator<void, Column> {
   const n = order.length
   let from = order
-  let to = new Array<number>(n)
+  // Written in order, from 0 up, in every pass: the first pass pushes, the others overwrite.
+  let to = new Column()
   let merged = 0
   for (let width = 1; width < n; width *= 2) {
     for (let lo = 0; lo < n; lo += 2 * width) {
@@ -218,17 +222,17 @@ function * mergeSort (order: number[], before: (a: number, b: number) => boolean
       let j = mid
       let k = lo
       while (i < mid && j < hi) {
-        const a = from[i] as number
-        const b = from[j] as number
-        if (before(b, a)) { to[k++] = b; j++ } else { to[k++] = a; i++ }
+        const a = from.get(i)
+        const b = from.get(j)
+        if (before(b, a)) { to.put(k++, b); j++ } else { to.put(k++, a); i++ }
         // Inside the merge, not between merges: the last passes merge runs of half a language each.
         if (++merged > STEP_MASK) {
           merged = 0
           yield
         }
       }
-      while (i < mid) to[k++] = from[i++] as number
-      while (j < hi) to[k++] = from[j++] as number
+      while (i < mid) to.put(k++, from.get(i++))
+      while (j < hi) to.put(k++, from.get(j++))
     }
     const swap = from
     from = to
