@@ -8,9 +8,10 @@ import type { ItemMemory } from './item-memory.js'
  */
 export interface ItemStore {
   chunks: readonly Buffer[]
-  chunkOf: Uint32Array
+  /** Each as narrow as its numbers allow (build-model.ts). */
+  chunkOf: Uint16Array | Uint32Array
   startOf: Uint32Array
-  lengthOf: Uint32Array
+  lengthOf: Uint16Array | Uint32Array
   /** What the chunks are: lent to answers that send views of them, freed once the model is retired. */
   memory: ItemMemory
 }

@@ -56,3 +56,22 @@ t.test('a large build gives the event loop turns, and keeps every key past its c
   t.same(served(model, [2 ** 45 + 1]), sorted.filter(([, , companies]) => companies.includes(2 ** 45 + 1)).map(([pk]) => pk), 'a company id past 2^32')
   t.same(served(model, [96]), sorted.filter(([, , companies]) => companies.includes(96)).map(([pk]) => pk), 'a small company id')
 })
+
+t.test('an item over 64 KiB, and items in chunks past the 65,536th, come back whole (the served columns widen)', async t => {
+  // Two bytes an item hold a length or a chunk number up to 65,535: past it, a narrow column would wrap.
+  const long = makeItem(1, '2024-01-02', [7], { translated_abstract: 'é'.repeat(40_000) })
+  const builder = new SnapshotModelBuilder()
+  builder.add('en', 0, long)
+  builder.add('en', 1, makeItem(2, '2024-01-01', [7]))
+  const model = builder.build(info)
+  const items = JSON.parse(`[${model.language('en')!.page([7], 0, 10).items.toString()}]`)
+  t.equal(items[0].translated_abstract, long.translated_abstract, 'the long item, 80,000 bytes of it')
+  t.equal(items[1].pk, 2, 'the item after it')
+
+  const chunky = new SnapshotModelBuilder()
+  chunky.add('en', 0, makeItem(3, '2024-01-01', [7]))
+  // A batch's chunk each, as parse threads hand them over: the next item lands in chunk 65,538.
+  for (let i = 0; i < 65_537; i++) chunky.chunk(Buffer.from(','))
+  chunky.add('en', 1, makeItem(4, '2024-01-02', [7]))
+  t.same(served(chunky.build(info), [7]), [4, 3])
+})
