@@ -49,6 +49,10 @@ t.test('several companies: the union, each item once, in order', async t => {
 t.test('an item listing a company twice appears once', async t => {
   const en = load({ languages: { en: [makeItem(1, '2024-01-01', [7, 7, 7]), makeItem(2, '2024-01-02', [7])] } }).language('en')!
   t.same(pks(en.page([7], 0, 10).items), [2, 1])
+  // Company lists share one array: a repeat must not spill into the next company's stretch.
+  const mixed = load({ languages: { en: [makeItem(1, '2024-01-02', [3, 3]), makeItem(2, '2024-01-03', [4]), makeItem(3, '2024-01-01', [4])] } }).language('en')!
+  t.same(pks(mixed.page([3], 0, 10).items), [1])
+  t.same(pks(mixed.page([4], 0, 10).items), [2, 3])
 })
 
 t.test('the union cache stays bounded', async t => {
