@@ -49,7 +49,8 @@ t.test('the streamer finds members, languages and items, however the bytes are c
 t.test('the streamer gives up on what it does not expect, whatever the chunks', async t => {
   for (const text of ['', '[]', '{"languages": []}', '{"languages": {"en": {}}}', '{"a": 1} x', '{"a": 1, "a": 2}',
     '{"languages": {"en": [1 2]}}', '{"a": "unterminated}', '{"a" 1}', '{"languages": {"en": [}}', '{"a": }', '{"a": 1',
-    '{"languages": {"en": [], "en": []}}', '{"a": 1,}', '{,"a": 1}', '{"languages": {"en": [1,]}}', '{"languages": {"en": 5}}', '{"\\uzz": 1}', '{"languages": {"e\tn": []}}']) {
+    '{"languages": {"en": [], "en": []}}', '{"a": 1,}', '{,"a": 1}', '{"languages": {"en": [1,]}}', '{"languages": {"en": [1 , \n ]}}', '{"languages": {"en": [,1]}}',
+    '{"languages": {"en": [ , ]}}', '{"languages": {"en": [{"pk": 1},,{"pk": 2}]}}', '{"languages": {"en": 5}}', '{"\\uzz": 1}', '{"languages": {"e\tn": []}}']) {
     for (const size of [1, 3, 1000]) {
       t.throws(() => stream(text, size), NotFollowed, `${JSON.stringify(text)} in chunks of ${size}`)
     }
