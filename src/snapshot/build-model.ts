@@ -94,8 +94,7 @@ class LanguageBuilder {
   private readonly companyEnd = new Column()
   /** pk → source index of the first item that had it, to report repeats. */
   readonly firstIndexOfPk = new PkIndex()
-  /** The highest chunk number and the longest item placed: how wide the served columns must be. */
-  private lastChunk = 0
+  /** The longest item placed: how wide the served lengths must be. */
   private longest = 0
 
   constructor (readonly language: string) {}
@@ -106,7 +105,6 @@ class LanguageBuilder {
 
   /** An item whose JSON is in chunk `chunk` at `start`, `length` bytes; its companies `companies[from..to)`. */
   place (chunk: number, start: number, length: number, date: number, pk: number, companies: ArrayLike<number>, from: number, to: number): void {
-    if (chunk > this.lastChunk) this.lastChunk = chunk
     if (length > this.longest) this.longest = length
     this.chunkOf.push(chunk)
     this.offsetOf.push(start)
@@ -142,7 +140,7 @@ class LanguageBuilder {
     // Items stay in the chunks they were written to; only where each one is goes into served order.
     // Two bytes an item where the numbers fit, as they do unless a snapshot has items over 64 KiB or
     // 65,536 chunks (256 GiB): 4 MB less at 1M items.
-    const chunkOf = this.lastChunk <= 0xffff ? new Uint16Array(n) : new Uint32Array(n)
+    const chunkOf = chunks.length <= 0x10000 ? new Uint16Array(n) : new Uint32Array(n)
     const startOf = new Uint32Array(n)
     const lengthOf = this.longest <= 0xffff ? new Uint16Array(n) : new Uint32Array(n)
     for (let rank = 0; rank < n; rank++) {

@@ -15,7 +15,7 @@ import { describeReadError, type LoadOptions } from './load-options.js'
 import { LineTooLong, MAX_LINE_BYTES, NEWLINE } from './read-lines.js'
 import type { SnapshotModel } from './snapshot-model.js'
 import { ValidationReport, preview } from './validation-report.js'
-import { bytesOf, lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
+import { bytesOf, lineCheck, problemsInOrder, type ParsedBatch } from './parse-batch.js'
 import { BatchMemory, MergeQueue, parserFor, type BatchParser } from './parse-threads.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
@@ -132,15 +132,7 @@ class LineReader {
    */
   merge (batch: ParsedBatch): boolean {
     const base = this.lines
-    const { problems } = batch
-    let next = 0
-    /** Reports the batch's problems on lines before `line`. */
-    const problemsBefore = (line: number): void => {
-      for (; next < problems.length && (problems[next] as BatchProblem).at < line; next++) {
-        const { at, text } = problems[next] as BatchProblem
-        this.report.add(`${this.name}:${base + at}: ${text}`)
-      }
-    }
+    const problemsBefore = problemsInOrder(batch, ({ at, text }) => this.report.add(`${this.name}:${base + at}: ${text}`))
     if (batch.header !== null) {
       problemsBefore(batch.header.at)
       const where = `${this.name}:${base + batch.header.at}: `

@@ -17,7 +17,7 @@ import { describeReadError, describeSyntaxError, startsWithBom, type LoadOptions
 import { NotText, followDocument, readDocument } from './read-document.js'
 import { NotFollowed } from './stream-document.js'
 import { ValidationReport, escapePointer, jsonPath } from './validation-report.js'
-import { LanguageNumbers, bytesOf, type BatchProblem, type ItemsTask, type ParsedBatch } from './parse-batch.js'
+import { LanguageNumbers, bytesOf, problemsInOrder, type ItemsTask, type ParsedBatch } from './parse-batch.js'
 import { BatchMemory, INLINE_BATCH_BYTES, InlineParser, MergeQueue, parserFor, type BatchParser } from './parse-threads.js'
 
 // Compiled once: checking 200k items is then a tight loop, not an interpretation of the schema. The item
@@ -277,11 +277,7 @@ class DocumentReader {
   /** A parsed batch's items into the builder and its problems into the report, in the document's order. */
   private merge (task: ItemsTask, batch: ParsedBatch): undefined {
     const chunk = this.builder.chunk(bytesOf(batch))
-    const { problems } = batch
-    let next = 0
-    const problemsBefore = (at: number): void => {
-      for (; next < problems.length && (problems[next] as BatchProblem).at < at; next++) this.problem((problems[next] as BatchProblem).text)
-    }
+    const problemsBefore = problemsInOrder(batch, ({ text }) => this.problem(text))
     for (let i = 0; i < batch.at.length; i++) {
       const at = batch.at[i] as number
       problemsBefore(at)

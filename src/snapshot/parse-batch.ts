@@ -79,8 +79,7 @@ export function parseBatch (task: BatchTask, scratch: ItemBytes): ParsedBatch {
 }
 
 function parseLines (task: LinesTask, scratch: ItemBytes): ParsedBatch {
-  const { bytes } = task
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const text = asBuffer(task.bytes)
   const batch = new LineBatch(task, scratch)
   let line = 0
   let start = 0
@@ -94,8 +93,8 @@ function parseLines (task: LinesTask, scratch: ItemBytes): ParsedBatch {
 }
 
 function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
-  const { bytes, ends } = task
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const { ends } = task
+  const text = asBuffer(task.bytes)
   const batch = new BatchCollector(task.bytes, scratch)
   for (let i = 0; i < ends.length; i++) {
     const language = task.languages[task.language[i] as number] as string
@@ -244,7 +243,24 @@ class LineBatch extends BatchCollector {
 
 /** A parsed batch's items' bytes, as a Buffer: one of the model's chunks. */
 export function bytesOf (batch: ParsedBatch): Buffer {
-  return Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength)
+  return asBuffer(batch.bytes)
+}
+
+/** Bytes that crossed a thread (a plain Uint8Array there) seen as a Buffer again, nothing copied. */
+function asBuffer (bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+}
+
+/**
+ * A batch's problems, handed to `report` in order as the loader walks the batch's items: the function
+ * returned reports those on lines or items before `at` (Infinity: all that are left).
+ */
+export function problemsInOrder (batch: ParsedBatch, report: (problem: BatchProblem) => void): (at: number) => void {
+  const { problems } = batch
+  let next = 0
+  return at => {
+    for (; next < problems.length && (problems[next] as BatchProblem).at < at; next++) report(problems[next] as BatchProblem)
+  }
 }
 
 /** The buffers of a batch, moved (not copied) to the loading thread. */

@@ -3,8 +3,9 @@
 // one Buffer, one string or a graph of millions of objects.
 //
 // It only finds boundaries; JSON.parse checks the bytes. Every item and every other top-level member is
-// parsed on its own, and what lies between them (braces, keys, commas, colons) is kept as a skeleton, a `0`
-// in place of each of those values, that is parsed at the end: the document is valid JSON exactly when the
+// parsed on its own. The commas between a language's items are checked here; the rest between the values
+// (braces, keys, commas, colons) is kept as a skeleton, a `0` in place of each member's value and a
+// language's array as `[]`, that is parsed at the end: the document is valid JSON exactly when the
 // skeleton and every value are. Anything the streamer does not expect (`languages` not an object of arrays,
 // a key given twice, bytes after the end) makes it give up: the loader then reports the file as a whole.
 
@@ -38,8 +39,8 @@ export class NotFollowed extends Error {
 }
 
 /**
- * Bytes appended into one growing buffer: the skeleton is a few bytes per item, and a million small
- * Buffers would cost far more than their bytes.
+ * Bytes appended into one growing buffer, copied out of the chunks they were read in (which are not kept):
+ * the skeleton, a few bytes per top-level member and language.
  */
 class ByteSink {
   private bytes = Buffer.allocUnsafe(4096)
@@ -85,8 +86,6 @@ export class DocumentStreamer {
   private inLanguages = false
   /** A member's value or an item comes next: after a top-level key's colon, a language's `[` or a comma. */
   private awaitingValue = false
-  /** In a language's array, a comma came and no item since: a `]` now is a trailing comma. */
-  private afterComma = false
   private index = 0
   /** The value being captured (a member's or an item's), its pieces; null when none. */
   private capture: Buffer[] | null = null
@@ -113,7 +112,6 @@ export class DocumentStreamer {
       // language's array stays `[]` there, not a `0` and its separator for every item (16 MB and a
       // 72 ms JSON.parse at the end of a 1M load).
       if (!this.inLanguages) this.skeleton.push(ZERO)
-      this.afterComma = false
       skeletonFrom = -1
       this.capture = []
       this.awaitingValue = false
@@ -310,7 +308,8 @@ export class DocumentStreamer {
     }
     if (c === CLOSE_BRACKET) {
       if (depth !== 3) throw new NotFollowed('a `]` where none belongs', at)
-      if (this.afterComma) throw new NotFollowed(BETWEEN_ITEMS, at)
+      // Awaiting an item after one came: a trailing comma (a comma with none before it is caught below).
+      if (this.awaitingValue && this.index > 0) throw new NotFollowed(BETWEEN_ITEMS, at)
       this.awaitingValue = false
       this.depth = 2
       this.inLanguages = false
@@ -337,7 +336,6 @@ export class DocumentStreamer {
         // Right after the `[` or another comma: a comma with no item before it.
         if (this.awaitingValue) throw new NotFollowed(BETWEEN_ITEMS, at)
         this.awaitingValue = true
-        this.afterComma = true
       }
       return
     }
