@@ -4,10 +4,11 @@
 // with it.
 import fastJson from 'fast-json-stringify'
 import { ContentItemSchema } from '../schemas/content-item.js'
+import { forSerializer } from '../schemas/serializer-schema.js'
 import type { SnapshotItem } from '../schemas/snapshot.js'
 
 // fast-json-stringify emits exactly the schema's properties: `companies` and unknown extras never leave.
-const serializeItem = fastJson(ContentItemSchema as object) as (item: SnapshotItem) => string
+const serializeItem = fastJson(forSerializer(ContentItemSchema)) as (item: SnapshotItem) => string
 
 // DRF's JSONRenderer writes non-ASCII as is but escapes these two, which break JavaScript string literals.
 const LINE_SEPARATORS = /[\u2028\u2029]/g

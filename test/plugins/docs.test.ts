@@ -15,6 +15,10 @@ t.test('the OpenAPI document is generated from the route schemas', async t => {
   t.same(Object.keys(page.properties.results.items.properties).length, 16, 'the 16 served fields, companies not among them')
   t.notOk(explore.post, 'the 405 catch-all is not documented')
   for (const path of ['/-/status', '/-/healthz', '/-/readyz']) t.ok(doc.paths[path], path)
+  // The status schema's nullable members are type lists (src/schemas/operations.ts): OpenAPI 3.0 says `nullable`.
+  const status = doc.paths['/-/status'].get.responses['200'].content['application/json'].schema
+  t.match(status.properties.snapshot, { type: 'object', nullable: true, properties: { version: { type: 'string' } } })
+  t.match(status.properties.reloads.properties.staleSince, { type: 'string', nullable: true })
 })
 
 t.test('Swagger UI is served at /-/docs', async t => {

@@ -1,0 +1,86 @@
+import t from 'tap'
+import fastJson from 'fast-json-stringify'
+import { ContentItemSchema } from '../../src/schemas/content-item.js'
+import { ExplorePageSchema } from '../../src/schemas/explore-response.js'
+import { HealthSchema, ReadinessSchema, StatusSchema } from '../../src/schemas/operations.js'
+import { forSerializer } from '../../src/schemas/serializer-schema.js'
+import { loadConfig } from '../../src/config.js'
+import { buildTestApp, makeItem, smallSnapshot, writeSnapshot } from '../helpers.js'
+
+// What fast-json-stringify answers with a validator (ajv) that it compiles on first use.
+const COMBINATORS = ['anyOf', 'oneOf', 'allOf', 'not', 'if']
+
+function combinatorsIn (schema: unknown, at: string, found: string[] = []): string[] {
+  if (typeof schema !== 'object' || schema === null) return found
+  for (const [key, value] of Object.entries(schema)) {
+    if (COMBINATORS.includes(key)) found.push(`${at}.${key}`)
+    combinatorsIn(value, `${at}.${key}`, found)
+  }
+  return found
+}
+
+const SCHEMAS = { ContentItemSchema, ExplorePageSchema, StatusSchema, HealthSchema, ReadinessSchema }
+
+t.test('every schema the service serializes with needs no validator in the serializer\'s form', async t => {
+  for (const [name, schema] of Object.entries(SCHEMAS)) {
+    t.ok(combinatorsIn(schema, name).length > 0 || name === 'HealthSchema', `${name} as written has unions`)
+    t.same(combinatorsIn(forSerializer(schema), name), [], name)
+  }
+})
+
+t.test('the serializer\'s form writes the same bytes as the schema as written', async t => {
+  const image = { url: 'https://img.example/é "1".jpg', width: 640, height: 480 }
+  const items = [
+    makeItem(1, '2024-01-02', [7]),
+    makeItem(2, '2024-01-02', [7], { display_image: image, story_item_count: 3, extra: 'dropped' }),
+    makeItem(3, '2024-01-02', [7], { story_item_count: 0, series: { any: ['json'] } })
+  ]
+  const asWritten = fastJson(ContentItemSchema as object)
+  const rewritten = fastJson(forSerializer(ContentItemSchema))
+  for (const item of items) t.equal(rewritten(item), asWritten(item), `item ${item.pk}`)
+
+  const statuses = [
+    { path: 'p', snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, recentFailures: [] }, source: null, cluster: null },
+    {
+      path: 'p',
+      snapshot: { version: 'v', generatedAt: null, loadedAt: 'l', items: { en: 3 } },
+      reloads: { succeeded: 1, failed: 1, failedInARow: 1, lastFailure: { at: 'a', problems: ['x'] }, staleSince: 's', recentFailures: [{ at: 'a', file: 'f', problems: ['x'] }] },
+      source: { url: 'u', etag: null, lastModified: 'm', lastChecked: null, lastChanged: 'c', lastError: { at: 'a', message: 'm' }, checks: 2, errors: 1 },
+      cluster: { workers: [{ id: 1, pid: 2, version: null, generatedAt: 'g', loadedAt: null, lastReload: 'loaded' }] }
+    }
+  ]
+  for (const status of statuses) t.equal(fastJson(forSerializer(StatusSchema))(status), fastJson(StatusSchema as object)(status))
+  for (const status of ['ready', 'unready']) {
+    t.equal(fastJson(forSerializer(ReadinessSchema))({ status }), fastJson(ReadinessSchema as object)({ status }))
+  }
+})
+
+t.test('X or null keeps the union\'s description; other unions are left as they are', async t => {
+  t.same(forSerializer({ anyOf: [{ type: 'string' }, { type: 'null' }], description: 'd' }), { type: ['string', 'null'], description: 'd' })
+  t.same(forSerializer({ anyOf: [{ const: 'a', type: 'string' }, { const: 'b', type: 'string' }] }), { type: 'string', enum: ['a', 'b'] })
+  const mixed = { anyOf: [{ type: 'string' }, { type: 'integer' }] }
+  t.same(forSerializer(mixed), mixed)
+})
+
+t.test('the app serializes its answers with it', async t => {
+  const given: object[] = []
+  const spy = (schema: object): unknown => {
+    given.push(schema)
+    return fastJson(schema)
+  }
+  const { buildApp } = await t.mockImport<typeof import('../../src/app.js')>('../../src/app.js', { 'fast-json-stringify': { default: spy } })
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: await writeSnapshot(t, smallSnapshot()), watch: false } }))
+  t.teardown(() => app.close())
+  await app.ready()
+  const titles = given.map(schema => (schema as { title?: string }).title)
+  for (const title of ['ExplorePage', 'Status', 'Readiness', 'Health']) t.ok(titles.includes(title), `${title} was compiled`)
+  for (const schema of given) t.same(combinatorsIn(schema, String((schema as { title?: string }).title)), [])
+})
+
+t.test('the operational routes answer through it: a status answer with members null and set', async t => {
+  const app = await buildTestApp(t)
+  const res = await app.inject('/-/status')
+  t.equal(res.statusCode, 200)
+  t.match(JSON.parse(res.body), { snapshot: { version: String }, reloads: { lastFailure: null, staleSince: null }, source: null, cluster: null })
+  t.same(JSON.parse((await app.inject('/-/readyz')).body), { status: 'ready' })
+})
