@@ -65,7 +65,11 @@ const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
 /** Emits `reloaded` (outcome) after every reload it attempts (not the first load), so callers can await a swap. */
 export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private model: SnapshotModel | null = null
-  private first: Promise<SnapshotModel> | null = null
+  /**
+   * The first load. It holds no model: a promise resolved with the first one kept that model reachable for
+   * the life of the process, every reload after it included (found in a heap snapshot after a reload).
+   */
+  private first: Promise<void> | null = null
   private readonly load: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
   private readonly log: StoreLogger
   private readonly settleMs: number
@@ -88,16 +92,17 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   }
 
   /**
-   * Loads the file for the first time; the same promise on every call. Rejects with the SnapshotError of
-   * a bad file: a service must not start on one (contract §5).
+   * Loads the file for the first time, once however often it is called, and resolves with the model served
+   * then. Rejects with the SnapshotError of a bad file: a service must not start on one (contract §5).
    */
-  start (): Promise<SnapshotModel> {
+  async start (): Promise<SnapshotModel> {
     this.first ??= this.loadFirst()
-    return this.first
+    await this.first
+    return this.model as SnapshotModel
   }
 
   /** Like a reload: a file written to while it was read is read again, never served half. */
-  private async loadFirst (): Promise<SnapshotModel> {
+  private async loadFirst (): Promise<void> {
     for (;;) {
       const read = await this.readOnce(this.file)
       if (read === 'changed') continue
@@ -105,7 +110,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       this.model = read.model
       // The thread that will free this model once it is replaced.
       warmReaper()
-      return read.model
+      return
     }
   }
 

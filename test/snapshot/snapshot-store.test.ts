@@ -1,6 +1,8 @@
 import t from 'tap'
 import { EventEmitter, once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { join } from 'node:path'
 import { SnapshotError } from '../../src/errors.js'
 import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
@@ -204,4 +206,21 @@ t.test('a file that stays bad after the settle time is a failure', async t => {
   })
   t.equal(await store.reload(), 'failed')
   t.equal(store.status().failed, 1)
+})
+
+t.test('a replaced first model is left to the collector: the store keeps no reference to it', async t => {
+  // `gc` from a context made after the flag (as the reaper takes it): tap does not run with --expose-gc.
+  setFlagsFromString('--expose-gc')
+  const collect = runInNewContext('gc') as () => void
+  let loads = 0
+  const store = new SnapshotStore('x.json', { load: async () => model(`2026-01-0${++loads}T00:00:00Z`) })
+  const firstRef = new WeakRef(await store.start())
+  t.equal((await store.start()).info.generatedAt, '2026-01-01T00:00:00Z', 'start() resolves with the model served then')
+  t.equal(await store.reload(), 'loaded')
+  // The old model's memory is freed a turn after the swap; then nothing should hold it.
+  await new Promise(resolve => setImmediate(resolve))
+  await new Promise(resolve => setImmediate(resolve))
+  collect()
+  t.equal(firstRef.deref(), undefined, 'the first model was collected')
+  t.equal(store.current()?.info.generatedAt, '2026-01-02T00:00:00Z')
 })
