@@ -84,8 +84,10 @@ export class ItemBytes {
       return taken
     }
     // Copied, and the buffer written again: a parse thread's batches reuse one (a buffer made and freed per
-    // batch costs resident memory for good: parse-worker.ts).
-    const taken = Buffer.allocUnsafeSlow(used)
+    // batch costs resident memory for good: parse-worker.ts). Into shared memory, which V8 does not count
+    // as the loading thread's own: a batch's bytes become one of the model's chunks there, and counted, the
+    // gigabyte of a large reload set off a major collection every 64 MB (item-memory.ts).
+    const taken = Buffer.from(new SharedArrayBuffer(used))
     this.buffer.copy(taken, 0, 0, used)
     return taken
   }

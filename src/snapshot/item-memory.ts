@@ -1,30 +1,43 @@
 // The memory a model's items are kept in (chunks of a few MiB: nearly all of a model's size), lent to the
-// answers that send views of it, and freed on a thread of its own once the model is retired.
+// answers that send views of it, and freed once the model is retired.
 //
-// Why not leave it to the garbage collector: the thread that frees a gigabyte of buffers spends a tenth of a
-// second and more in the kernel giving the pages back, and a swapped-out model was freed by the main thread
-// (BENCHMARKS.md, "Freeing the old model": a 110–130 ms stall of every request in a reload of 1M items).
-// Moved to a worker that frees them a few at a time, the same memory costs the main thread nothing.
+// Chunks are of two kinds. Those rendered on this thread (a small file) are ArrayBuffers, freed on a thread
+// of their own: the thread that frees a gigabyte of buffers spends a tenth of a second and more in the
+// kernel giving the pages back, and a swapped-out model was freed by the main thread (BENCHMARKS.md,
+// "Freeing the old model": a 110–130 ms stall of every request in a reload of 1M items). Moved to a worker
+// that frees them a few at a time, the same memory costs the main thread nothing. Moving a buffer to
+// another thread detaches it here: an answer whose views of it are still queued on a slow socket would send
+// freed memory. So every answer that sends views borrows the memory until its response closes, and a
+// retired model's chunks move only once nothing is lent.
 //
-// The catch is that moving a buffer to another thread detaches it here: an answer whose views of it are
-// still queued on a slow socket would send freed memory. So every answer that sends views borrows the
-// memory until its response closes, and a retired model's chunks move only once nothing is lent.
+// Those a parse thread rendered (every large file) are SharedArrayBuffers. V8 counts an ArrayBuffer as the
+// memory of the thread that holds it, and starts a major collection whenever that grows by 64 MB: the 1.4
+// GB of a 1M reload's chunks, arriving from the parse threads, set off 22–26 of them in each reload, with
+// their pauses and their marking threads beside the requests; shared memory is not counted, and the same
+// reload runs one or two (BENCHMARKS.md, "Shared chunks"). Shared memory cannot be moved, or freed by us:
+// it goes when the collector takes its last view. So a retired model drops its views, tells V8 that a lot
+// of memory is now garbage, and settles once a FinalizationRegistry has seen every chunk go.
 import { Worker } from 'node:worker_threads'
 
 export class ItemMemory {
-  private readonly chunks: Buffer[] = []
+  /** The model's own lists of its chunks: emptied when freed, so that the model holds none of them after. */
+  private readonly lists: Buffer[][] = []
   private lent = 0
   private state: 'served' | 'retired' | 'freed' = 'served'
   private readonly freedOnce: Promise<void>
   private markFreed: () => void = () => {}
 
-  constructor (private readonly reaper: Reaper = sharedReaper) {
+  constructor (private readonly reaper: Reaper = sharedReaper, private readonly collector: Collector = hintedCollector) {
     this.freedOnce = new Promise(resolve => { this.markFreed = resolve })
   }
 
-  /** Chunks to free with the rest (each a buffer with an ArrayBuffer of its own, never a pool slice). */
-  hold (chunks: readonly Buffer[]): void {
-    this.chunks.push(...chunks)
+  /**
+   * The model's list of chunks (each a buffer with an ArrayBuffer or SharedArrayBuffer of its own, never a
+   * pool slice), to free with the rest. The list itself is emptied then: a shared chunk goes only when the
+   * collector takes its last view, and a retired model still referenced somewhere must not keep it.
+   */
+  hold (chunks: Buffer[]): void {
+    this.lists.push(chunks)
   }
 
   /** Throws once freed: reading a detached chunk would silently give empty bytes, never an error. */
@@ -68,10 +81,62 @@ export class ItemMemory {
 
   private free (): void {
     this.state = 'freed'
-    const buffers = [...new Set(this.chunks.map(chunk => chunk.buffer))].filter(buffer => buffer instanceof ArrayBuffer)
-    this.chunks.length = 0
-    this.reaper.take(buffers).then(this.markFreed, this.markFreed)
+    const buffers = [...new Set(this.lists.flat().map(chunk => chunk.buffer))]
+    for (const list of this.lists) list.length = 0
+    const moved = buffers.filter(buffer => buffer instanceof ArrayBuffer)
+    const shared = buffers.filter(buffer => buffer instanceof SharedArrayBuffer)
+    buffers.length = 0
+    Promise.all([this.reaper.take(moved), this.collector.collect(shared)]).then(this.markFreed, this.markFreed)
   }
+}
+
+/** Settles once the garbage collector has taken the shared buffers it is given (and holds none of them). */
+export interface Collector {
+  collect: (buffers: SharedArrayBuffer[]) => Promise<void>
+}
+
+/**
+ * An ArrayBuffer this large, made and dropped at once, is external memory V8 counts: over its limit, it
+ * starts a major collection, concurrent as any other (seen in --trace-incremental-marking as "external
+ * memory pressure", a 4–6 ms pause). Never written, its pages are never resident.
+ */
+const HINT_BYTES = 128 * 1024 * 1024
+/** Asked again after this long while some of the buffers live on (a view still held), then twice as long. */
+const FIRST_RETRY_MS = 1000
+const LAST_RETRY_MS = 60_000
+
+/** A model's worth of shared chunks being waited for: each registry is kept here until all its buffers go. */
+const waiting = new Set<FinalizationRegistry<null>>()
+
+const hintedCollector: Collector = {
+  // Not an async function: its suspended frame would hold the buffers it waits for.
+  collect (buffers: SharedArrayBuffer[]): Promise<void> {
+    if (buffers.length === 0) return Promise.resolve()
+    let left = buffers.length
+    let timer: NodeJS.Timeout | undefined
+    return new Promise<void>(resolve => {
+      const registry = new FinalizationRegistry<null>(() => {
+        if (--left > 0) return
+        clearTimeout(timer)
+        waiting.delete(registry)
+        resolve()
+      })
+      waiting.add(registry)
+      for (const buffer of buffers) registry.register(buffer, null)
+      buffers.length = 0
+      let wait = FIRST_RETRY_MS
+      const ask = (): void => {
+        askForCollection()
+        timer = setTimeout(ask, wait).unref()
+        wait = Math.min(2 * wait, LAST_RETRY_MS)
+      }
+      ask()
+    })
+  }
+}
+
+function askForCollection (): number {
+  return new ArrayBuffer(HINT_BYTES).byteLength
 }
 
 /**

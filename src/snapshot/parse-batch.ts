@@ -28,7 +28,7 @@ export interface BatchProblem {
 export interface ParsedBatch extends RenderedItems {
   /** Lines (JSON Lines) or items (format v1) in the batch. */
   count: number
-  /** The items' JSON, each followed by a comma: an ArrayBuffer of its own, to become one of the model's chunks. */
+  /** The items' JSON, each followed by a comma: a SharedArrayBuffer of its own, to become one of the model's chunks. */
   bytes: Uint8Array
   /** Each item's number in the batch (its line, for JSON Lines), from 1. */
   at: number[]
@@ -263,9 +263,9 @@ export function problemsInOrder (batch: ParsedBatch, report: (problem: BatchProb
   }
 }
 
-/** The buffers of a batch, moved (not copied) to the loading thread. */
+/** The buffers of a batch moved (not copied) to the loading thread: its bytes are shared, not moved. */
 export function movedBuffers (batch: ParsedBatch): ArrayBuffer[] {
-  return [batch.bytes.buffer as ArrayBuffer, batch.read.buffer as ArrayBuffer]
+  return [batch.bytes.buffer, batch.read.buffer].filter(buffer => buffer instanceof ArrayBuffer)
 }
 
 function isBlank (line: Buffer): boolean {

@@ -1,7 +1,7 @@
 // A model's item memory: lent to answers that send views of it, freed on the reaper thread once retired
 // and given back, never before.
 import t from 'tap'
-import { ItemMemory, type Reaper } from '../../src/snapshot/item-memory.js'
+import { ItemMemory, type Collector, type Reaper } from '../../src/snapshot/item-memory.js'
 import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
 import { smallSnapshot } from '../helpers.js'
 
@@ -71,15 +71,57 @@ t.test('a retired model cannot be read once freed: no page of detached memory go
   t.throws(() => model.language('en')!.page(null, 0, 5).items.views(), /read after its memory was freed/)
 })
 
+/** A collector that only records what it is given. */
+function recordingCollector (): Collector & { given: SharedArrayBuffer[][] } {
+  const given: SharedArrayBuffer[][] = []
+  return { given, collect: async buffers => { given.push([...buffers]) } }
+}
+
+t.test('a retired memory\'s shared chunks go to the collector, the others to the reaper; the model keeps neither', async t => {
+  const reaper = recordingReaper()
+  const collector = recordingCollector()
+  const memory = new ItemMemory(reaper, collector)
+  const sharedChunk = Buffer.from(new SharedArrayBuffer(32))
+  const list = [sharedChunk.subarray(0, 16), sharedChunk.subarray(16), Buffer.allocUnsafeSlow(16)]
+  memory.hold(list)
+  memory.retire()
+  await memory.freed
+  t.equal(reaper.taken[0]?.length, 1, 'the ArrayBuffer moved to the reaper')
+  t.same(collector.given.map(buffers => buffers.length), [1], 'the SharedArrayBuffer, once, waited for')
+  t.equal(collector.given[0]?.[0], sharedChunk.buffer)
+  t.equal(list.length, 0, 'the model\'s list of chunks is emptied')
+})
+
+t.test('a model rendered on parse threads is in shared memory, and its memory settles freed once collected', async t => {
+  // Rendered as a parse thread does (parse-batch.ts), here on this thread: the chunks are shared.
+  const model = parseSnapshot(Buffer.from(JSON.stringify(smallSnapshot())), 'x.json')
+  // Looked at in a function of its own, so that no view of it stays in this one's frame.
+  const held = ((): WeakRef<ArrayBufferLike> => {
+    const chunk = model.language('en')!.page(null, 0, 1).items.views()[0] as Buffer
+    t.ok(chunk.buffer instanceof SharedArrayBuffer)
+    return new WeakRef(chunk.buffer)
+  })()
+  model.memory.retire()
+  // Settles only once a FinalizationRegistry saw every chunk collected, on the collections it asked for.
+  await model.memory.freed
+  t.equal(held.deref(), undefined, 'the shared memory was collected')
+})
+
 t.test('the reaper thread takes the chunks away from this thread and frees them', async t => {
   // 32 MiB, glibc's largest dynamic mmap threshold: a chunk this size is always a mapping of its own, so
   // its free shows in RSS. Smaller ones come from the allocator's heap once a larger block has been freed
   // in this process, and their free then shows in RSS only sometimes (seen with 4 MiB chunks under tap's
   // coverage: 11 MiB of 256 MiB, in one run of three); the reaper frees them all the same.
+  // The reaper running first: a thread starting (its isolate, the loader tests run under) takes more than
+  // the chunks give back.
+  const warm = new ItemMemory()
+  warm.hold([Buffer.allocUnsafeSlow(16)])
+  warm.retire()
+  await warm.freed
   const chunkBytes = 32 * 1024 * 1024
   const chunks = Array.from({ length: 8 }, (_, i) => Buffer.allocUnsafeSlow(chunkBytes).fill(i + 1))
   const memory = new ItemMemory()
-  memory.hold(chunks)
+  memory.hold([...chunks])
   const before = process.memoryUsage.rss()
   memory.retire()
   await memory.freed
