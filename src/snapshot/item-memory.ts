@@ -14,9 +14,10 @@
 // memory of the thread that holds it, and starts a major collection whenever that grows by 64 MB: the 1.4
 // GB of a 1M reload's chunks, arriving from the parse threads, set off 22–26 of them in each reload, with
 // their pauses and their marking threads beside the requests; shared memory is not counted, and the same
-// reload runs one or two (BENCHMARKS.md, "Shared chunks"). Shared memory cannot be moved, or freed by us:
-// it goes when the collector takes its last view. So a retired model drops its views, tells V8 that a lot
-// of memory is now garbage, and settles once a FinalizationRegistry has seen every chunk go.
+// reload runs one or two (BENCHMARKS.md, "Shared chunks, and a schema compiled under load"). Shared memory
+// cannot be moved, or freed by us: it goes when the collector takes its last view. So a retired model
+// drops its views, tells V8 that a lot of memory is now garbage, and settles once a FinalizationRegistry
+// has seen every chunk go.
 import { Worker } from 'node:worker_threads'
 
 export class ItemMemory {
