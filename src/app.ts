@@ -3,7 +3,6 @@
 // the fast path when it is on. serve.ts listens; tests call this directly.
 import cluster from 'node:cluster'
 import Fastify, { type FastifyInstance } from 'fastify'
-import fastJson from 'fast-json-stringify'
 import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
@@ -27,7 +26,6 @@ import clusterPlugin from './plugins/cluster.js'
 import opsListenerPlugin, { OPS_PREFIX } from './plugins/ops-listener.js'
 import { healthRoutes } from './routes/health-routes.js'
 import { statusRoute } from './routes/status-route.js'
-import { forSerializer } from './schemas/serializer-schema.js'
 import type { SnapshotModel } from './snapshot/snapshot-model.js'
 
 declare module 'fastify' {
@@ -61,8 +59,6 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   app.decorateRequest('linkHost', '')
   drainOnClose(app.server)
   ignoreExpectations(app.server)
-  // Fastify's own compiler, given the schemas in the form that needs no validator to serialize.
-  app.setSerializerCompiler(({ schema }) => fastJson(forSerializer(schema)))
 
   // No endpoint reads a request body. Parsing one could only produce errors the original never gives
   // (a POST with a broken JSON body still gets its 405), so every body is left unread.

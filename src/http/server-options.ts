@@ -2,10 +2,12 @@
 // limits a slow or oversized client meets, and answers to requests Fastify or Node refuse before any route.
 import { STATUS_CODES, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { FastifyHttpOptions } from 'fastify'
+import type { FastifyHttpOptions, FastifyServerOptions } from 'fastify'
+import fastJson from 'fast-json-stringify'
 import type { Config } from '../config.js'
 import { badRequest, headersTooLarge, notFound, requestTimeout, type HttpError } from '../errors.js'
 import { parseRequestQuery } from '../explore/query-string.js'
+import { forSerializer } from '../schemas/serializer-schema.js'
 import { sendError } from './error-handler.js'
 import type { FastPath } from './fast-path.js'
 import { OneLineRequestLog } from './request-log.js'
@@ -36,6 +38,9 @@ export function serverOptions (config: Config, fastPath?: FastPath): FastifyHttp
       sendError(reply, refusal)
     },
     clientErrorHandler: refuseOnSocket,
+    // Fastify's own serializer factory (@fastify/fast-json-stringify-compiler), given every schema in the
+    // form fast-json-stringify writes without running a validator (serializer-schema.ts).
+    schemaController: { compilersFactory: { buildSerializer: serializerFactory } },
     routerOptions: {
       // Django's QueryDict semantics: every value kept, repeated keys in order, `+` as space. A query
       // with too many fields parses to a marker the page reader refuses with Django's 400.
@@ -62,4 +67,16 @@ export function refuseOnSocket (error: NodeJS.ErrnoException, socket: Duplex & {
   // A HEAD answer has no body, even one Node could not parse past its request line.
   const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD '
   socket.end(`HTTP/1.1 ${refusal.statusCode} ${STATUS_CODES[refusal.statusCode] as string}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${head ? '' : body}`)
+}
+
+type SerializerFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
+
+/** As Fastify's default: shared schemas and `serializerOpts` passed through, a route's own `$id` left out. */
+export const serializerFactory: NonNullable<SerializerFactory> = (externalSchemas, serializerOpts) => {
+  const shared = Object.entries((externalSchemas ?? {}) as Record<string, object>)
+  return ({ schema }) => {
+    const own = (schema as { $id?: string }).$id
+    const others = shared.filter(([id]) => id !== own).map(([id, each]) => [id, forSerializer(each)])
+    return fastJson(forSerializer(schema as object), { ...serializerOpts, schema: Object.fromEntries(others) })
+  }
 }

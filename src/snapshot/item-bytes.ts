@@ -36,8 +36,8 @@ const SLACK = 64 * 1024
  * Rendered items written back to back, each followed by the comma that separates it from the next one in a
  * page, so a page's items go out as views of this memory, a comma included with every item but the last
  * (snapshot-model.ts, PageItems). Items land in large buffers rather than one small Buffer or string each
- * (less memory, less GC). Every buffer handed over has an ArrayBuffer of its own, never a slice of Node's
- * shared pool, so it can move to another thread (a parse thread's batch, the reaper).
+ * (less memory, less GC). Every buffer handed over has memory of its own, never a slice of Node's shared
+ * pool: an ArrayBuffer, which can move to the reaper thread, or a SharedArrayBuffer (item-memory.ts).
  */
 export class ItemBytes {
   private buffer = EMPTY

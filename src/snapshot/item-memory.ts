@@ -1,23 +1,25 @@
 // The memory a model's items are kept in (chunks of a few MiB: nearly all of a model's size), lent to the
 // answers that send views of it, and freed once the model is retired.
 //
-// Chunks are of two kinds. Those rendered on this thread (a small file) are ArrayBuffers, freed on a thread
-// of their own: the thread that frees a gigabyte of buffers spends a tenth of a second and more in the
-// kernel giving the pages back, and a swapped-out model was freed by the main thread (BENCHMARKS.md,
-// "Freeing the old model": a 110–130 ms stall of every request in a reload of 1M items). Moved to a worker
-// that frees them a few at a time, the same memory costs the main thread nothing. Moving a buffer to
-// another thread detaches it here: an answer whose views of it are still queued on a slow socket would send
-// freed memory. So every answer that sends views borrows the memory until its response closes, and a
-// retired model's chunks move only once nothing is lent.
+// Chunks are of two kinds. Most are shared memory: every batch a load renders (on a parse thread, or on
+// this thread for a small file) is copied into a SharedArrayBuffer (item-bytes.ts). V8 counts an
+// ArrayBuffer as the memory of the thread that holds it, and starts a major collection whenever that grows
+// by 64 MB: the 1.4 GB of a 1M reload's chunks, arriving from the parse threads, set off 22–26 of them in
+// each reload, with their pauses and their marking threads beside the requests; shared memory is not
+// counted, and the same reload runs one or two (BENCHMARKS.md, "Shared chunks, and a schema compiled under
+// load"). Shared memory cannot be moved, or freed by us: it goes when the collector takes its last view.
+// So a retired model empties its lists of chunks, tells V8 that a lot of memory is now garbage, and
+// settles once a FinalizationRegistry has seen every chunk go.
 //
-// Those a parse thread rendered (every large file) are SharedArrayBuffers. V8 counts an ArrayBuffer as the
-// memory of the thread that holds it, and starts a major collection whenever that grows by 64 MB: the 1.4
-// GB of a 1M reload's chunks, arriving from the parse threads, set off 22–26 of them in each reload, with
-// their pauses and their marking threads beside the requests; shared memory is not counted, and the same
-// reload runs one or two (BENCHMARKS.md, "Shared chunks, and a schema compiled under load"). Shared memory
-// cannot be moved, or freed by us: it goes when the collector takes its last view. So a retired model
-// drops its views, tells V8 that a lot of memory is now garbage, and settles once a FinalizationRegistry
-// has seen every chunk go.
+// The others, the full chunks of a document rendered whole on this thread (load-snapshot.ts, loadWhole),
+// are ArrayBuffers, freed on a thread of their own: the thread that frees a gigabyte of buffers spends a
+// tenth of a second and more in the kernel giving the pages back, and a swapped-out model was freed by the
+// main thread (BENCHMARKS.md, "Freeing the old model": a 110–130 ms stall of every request in a reload of
+// 1M items). Moved to a worker that frees them a few at a time, they cost the main thread nothing.
+//
+// Either way an answer whose views are still queued on a slow socket must not lose them: a moved buffer is
+// detached here, and freed memory would go out. So every answer that sends views borrows the memory until
+// its response closes, and a retired model's chunks are let go only once nothing is lent.
 import { Worker } from 'node:worker_threads'
 
 export class ItemMemory {
@@ -98,13 +100,17 @@ export interface Collector {
 
 /**
  * An ArrayBuffer this large, made and dropped at once, is external memory V8 counts: over its limit, it
- * starts a major collection, concurrent as any other (seen in --trace-incremental-marking as "external
- * memory pressure", a 4–6 ms pause). Never written, its pages are never resident.
+ * starts a major collection (seen in --trace-incremental-marking as "external memory pressure", a 4–6 ms
+ * pause). Never written, its pages are never resident.
  */
 const HINT_BYTES = 128 * 1024 * 1024
-/** Asked again after this long while some of the buffers live on (a view still held), then twice as long. */
+/**
+ * Asked again after this long while some of the buffers live on (a view still held), then twice as long,
+ * up to a minute, at most ASKS times: a view held for good is a leak no collection can mend.
+ */
 const FIRST_RETRY_MS = 1000
 const LAST_RETRY_MS = 60_000
+const ASKS = 12
 
 /** A model's worth of shared chunks being waited for: each registry is kept here until all its buffers go. */
 const waiting = new Set<FinalizationRegistry<null>>()
@@ -126,8 +132,10 @@ const hintedCollector: Collector = {
       for (const buffer of buffers) registry.register(buffer, null)
       buffers.length = 0
       let wait = FIRST_RETRY_MS
+      let asks = 0
       const ask = (): void => {
-        askForCollection()
+        collectSoon()
+        if (++asks === ASKS) return
         timer = setTimeout(ask, wait).unref()
         wait = Math.min(2 * wait, LAST_RETRY_MS)
       }
@@ -136,8 +144,16 @@ const hintedCollector: Collector = {
   }
 }
 
-function askForCollection (): number {
-  return new ArrayBuffer(HINT_BYTES).byteLength
+/**
+ * Asks V8 for a major collection soon (concurrent, as any other): for shared memory just made garbage, a
+ * retired model's or a failed load's, which it does not count. Where the hint cannot be made (an address
+ * space limit), the collection comes when V8 sees another reason.
+ */
+export function collectSoon (): void {
+  try {
+    // eslint-disable-next-line no-new -- made only to be counted and dropped
+    new ArrayBuffer(HINT_BYTES)
+  } catch {}
 }
 
 /**

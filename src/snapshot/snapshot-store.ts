@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
 import { SnapshotError } from '../errors.js'
 import { loadSnapshotFile } from './load-snapshot.js'
-import { warmReaper } from './item-memory.js'
+import { collectSoon, warmReaper } from './item-memory.js'
 import type { SnapshotModel } from './snapshot-model.js'
 
 export interface StoreLogger {
@@ -188,6 +188,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     try {
       read = { model: await this.load(file, { serving: this.model !== null }) }
     } catch (error) {
+      // What the failed load had rendered is garbage in shared memory, which V8 does not count: asked for
+      // now, not at some later collection (item-memory.ts).
+      collectSoon()
       // Editors delete before they recreate: nothing to wait for.
       if (isMissing(error)) return { error }
       if (this.settleMs > 0) await delay(this.settleMs)
@@ -195,6 +198,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     }
     if (before === await fileStamp(file)) return read
     this.log.warn({ snapshot: file }, 'snapshot file changed while it was read; loading it again')
+    // Never served: its memory goes as a replaced model's does.
+    if ('model' in read) read.model.memory.retire()
     return 'changed'
   }
 

@@ -183,18 +183,22 @@ t.test('the first load, too, reads again a file written to while it was read', a
   const file = join(await tempDir(t), 'snapshot.jsonl')
   await writeFile(file, 'the first lines')
   let calls = 0
+  const halfRead = model('2026-01-01T12:00:00Z')
   const store = new SnapshotStore(file, {
     load: async path => {
       calls++
       if (calls === 1) {
         await writeFile(path, 'the first lines and the rest')
-        return model('2026-01-01T12:00:00Z')
+        return halfRead
       }
       return model('2026-01-02T00:00:00Z')
     }
   })
   t.equal((await store.start()).info.generatedAt, '2026-01-02T00:00:00Z', 'the half-read file was never served')
   t.equal(calls, 2)
+  // Its memory goes as a replaced model's does (shared memory is freed only when asked for).
+  await halfRead.memory.freed
+  t.equal(halfRead.memory.status, 'freed', 'the model read from the half-written file is freed')
 })
 
 t.test('a file that stays bad after the settle time is a failure', async t => {
