@@ -1,5 +1,6 @@
 // GET /-/metrics in Prometheus text format (prom-client): requests and latency by route and status,
-// the snapshot's items, age and reloads. Each app has its own registry, so tests can build several.
+// the snapshot's items and their bytes, its age and reloads. Each app has its own registry, so tests can
+// build several.
 import fp from 'fastify-plugin'
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'
@@ -25,6 +26,16 @@ export default fp(async function metricsPlugin (app) {
     collect () {
       this.reset()
       for (const [language, count] of Object.entries(app.snapshots.current()?.itemCounts() ?? {})) this.set({ language }, count)
+    }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_snapshot_item_bytes',
+    help: 'Bytes of the served snapshot\'s rendered items. Most are shared memory, which explore_nodejs_external_memory_bytes does not count.',
+    registers: [registry],
+    aggregator: 'max',
+    collect () {
+      const model = app.snapshots.current()
+      if (model !== null) this.set(model.memory.bytes)
     }
   })
   new Gauge({ // eslint-disable-line no-new

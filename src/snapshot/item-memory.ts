@@ -73,6 +73,13 @@ export class ItemMemory {
     return this.freedOnce
   }
 
+  /** Bytes of the chunks held, each buffer once (none once freed): the model's items, nearly all its size. */
+  get bytes (): number {
+    let total = 0
+    for (const buffer of new Set(this.lists.flat().map(chunk => chunk.buffer))) total += buffer.byteLength
+    return total
+  }
+
   /** Answers still sending views of it. */
   get borrowed (): number {
     return this.lent

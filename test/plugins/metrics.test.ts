@@ -32,6 +32,11 @@ t.test('snapshot metrics: items, age, reloads', async t => {
   t.same(metric(body, 'explore_snapshot_reload_failures_in_a_row '), ['explore_snapshot_reload_failures_in_a_row 0'])
   const age = Number(metric(body, 'explore_snapshot_age_seconds ')[0]?.split(' ')[1])
   t.ok(age > 0, `age ${age}s since generated_at`)
+  // The 27 items' served bytes, each followed by its comma, at least.
+  const itemBytes = Number(metric(body, 'explore_snapshot_item_bytes ')[0]?.split(' ')[1])
+  const rendered = app.snapshots.current()!.language('en')!.page(null, 0, 25).items.byteLength
+  t.ok(itemBytes > rendered, `${itemBytes} item bytes, more than the 25 en items' ${rendered}`)
+  t.equal(itemBytes, app.snapshots.current()!.memory.bytes)
 })
 
 t.test('METRICS=false: no endpoint', async t => {

@@ -18,11 +18,13 @@ t.test('a retired memory with nothing lent is freed after a turn of the event lo
   const memory = new ItemMemory(reaper)
   const shared = Buffer.allocUnsafeSlow(64)
   memory.hold([shared.subarray(0, 32), shared.subarray(32), Buffer.allocUnsafeSlow(16)])
+  t.equal(memory.bytes, 64 + 16, 'each buffer counted once')
   memory.retire()
   t.equal(memory.status, 'retired', 'not in the tick that retired it')
   t.same(reaper.taken, [])
   await memory.freed
   t.equal(memory.status, 'freed')
+  t.equal(memory.bytes, 0, 'none held once freed')
   t.equal(reaper.taken.length, 1)
   t.equal(reaper.taken[0]?.length, 2, 'two chunks of one ArrayBuffer count once')
   t.throws(() => memory.check(), /read after its memory was freed/)
