@@ -11,11 +11,12 @@
 // So a retired model empties its lists of chunks, tells V8 that a lot of memory is now garbage, and
 // settles once a FinalizationRegistry has seen every chunk go.
 //
-// The others, the full chunks of a document rendered whole on this thread (load-snapshot.ts, loadWhole),
-// are ArrayBuffers, freed on a thread of their own: the thread that frees a gigabyte of buffers spends a
-// tenth of a second and more in the kernel giving the pages back, and a swapped-out model was freed by the
-// main thread (BENCHMARKS.md, "Freeing the old model": a 110–130 ms stall of every request in a reload of
-// 1M items). Moved to a worker that frees them a few at a time, they cost the main thread nothing.
+// The others, the full chunks of a document rendered whole on this thread (load-snapshot.ts, loadWhole: a
+// valid document the streamer could not follow), are ArrayBuffers, freed on a thread of their own: the
+// thread that frees a gigabyte of buffers spends a tenth of a second and more in the kernel giving the
+// pages back, and a swapped-out model was freed by the main thread (BENCHMARKS.md, "Freeing the old
+// model": a 110–130 ms stall of every request in a reload of 1M items). Moved to a worker that frees them
+// a few at a time, they cost the main thread nothing.
 //
 // Either way an answer whose views are still queued on a slow socket must not lose them: a moved buffer is
 // detached here, and freed memory would go out. So every answer that sends views borrows the memory until
@@ -76,7 +77,7 @@ export class ItemMemory {
   /** Bytes of the chunks held, each buffer once (none once freed): the model's items, nearly all its size. */
   get bytes (): number {
     let total = 0
-    for (const buffer of new Set(this.lists.flat().map(chunk => chunk.buffer))) total += buffer.byteLength
+    for (const buffer of this.buffers()) total += buffer.byteLength
     return total
   }
 
@@ -91,12 +92,16 @@ export class ItemMemory {
 
   private free (): void {
     this.state = 'freed'
-    const buffers = [...new Set(this.lists.flat().map(chunk => chunk.buffer))]
+    const buffers = this.buffers()
     for (const list of this.lists) list.length = 0
     const moved = buffers.filter(buffer => buffer instanceof ArrayBuffer)
     const shared = buffers.filter(buffer => buffer instanceof SharedArrayBuffer)
-    buffers.length = 0
     Promise.all([this.reaper.take(moved), this.collector.collect(shared)]).then(this.markFreed, this.markFreed)
+  }
+
+  /** The memory under the chunks held, each buffer once (chunks are views, several to a buffer). */
+  private buffers (): ArrayBufferLike[] {
+    return [...new Set(this.lists.flat().map(chunk => chunk.buffer))]
   }
 }
 
