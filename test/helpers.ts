@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
 import type { SnapshotItem } from '../src/schemas/snapshot.js'
+import type { ItemMemory } from '../src/snapshot/item-memory.js'
 
 export function makeItem (pk: number, backdate: string, companies: number[], extra: Partial<SnapshotItem> & Record<string, unknown> = {}): SnapshotItem {
   return {
@@ -76,6 +77,20 @@ export function toJsonLines (doc: SnapshotDoc, { header = true, eol = '\n' }: { 
 export function versioned (version: number, { count = 20 + version, abstract = '' }: { count?: number, abstract?: string } = {}): SnapshotDoc {
   const en = Array.from({ length: count }, (_, i) => makeItem(i + 1, `2024-01-${String(1 + (i % 28)).padStart(2, '0')}`, [i % 3], { translated_title: `v${version} item ${i + 1}`, translated_abstract: abstract }))
   return { generated_at: `2026-01-01T00:00:${String(version).padStart(2, '0')}Z`, languages: { en } }
+}
+
+/**
+ * Waits for a retired model's memory to be freed, keeping this process alive meanwhile. Shared chunks
+ * settle only after a collection the collector asks for, on unref'd timers (a process with nothing left to
+ * do need not wait for its garbage): a test with nothing else pending would exit first, unfinished.
+ */
+export async function memoryFreed (memory: ItemMemory): Promise<void> {
+  const keepAlive = setInterval(() => {}, 60_000)
+  try {
+    await memory.freed
+  } finally {
+    clearInterval(keepAlive)
+  }
 }
 
 /** A TCP port free on 127.0.0.1 just now (for a process that must be told its port: nginx, moto). */

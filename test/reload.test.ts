@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ReloadOutcome } from '../src/snapshot/snapshot-store.js'
-import { makeItem, tempDir, toJsonLines, versioned, type SnapshotDoc } from './helpers.js'
+import { makeItem, memoryFreed, tempDir, toJsonLines, versioned, type SnapshotDoc } from './helpers.js'
 
 /** A snapshot format: its file name and how a document is written in it. */
 interface Format {
@@ -315,7 +315,7 @@ t.test('answers still on their way when a reload retires their model arrive whol
   })
   t.ok(fromOld > 0, `${fromOld} pages were sent from the retired model`)
   t.equal(bodies.length, offsets.length, 'every answer arrived whole')
-  await old.memory.freed
+  await memoryFreed(old.memory)
   t.equal(old.memory.status, 'freed', 'and the old memory was freed once they had')
   t.equal(await servedVersion(app), 2)
 })
@@ -358,6 +358,6 @@ t.test('a client that leaves with answers still queued does not keep the retired
   socket.destroy()
   await writeFile(file, text(versioned(2)))
   t.equal(await app.snapshots.reload(), 'loaded')
-  await old.memory.freed
+  await memoryFreed(old.memory)
   t.equal(old.memory.status, 'freed', 'every borrow came back')
 })

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { ItemMemory, type Collector, type Reaper } from '../../src/snapshot/item-memory.js'
 import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
-import { smallSnapshot } from '../helpers.js'
+import { memoryFreed, smallSnapshot } from '../helpers.js'
 
 /** A reaper that only records what it is given. */
 function recordingReaper (): Reaper & { taken: ArrayBuffer[][] } {
@@ -68,7 +68,7 @@ t.test('a retired model cannot be read once freed: no page of detached memory go
   const page = model.language('en')!.page(null, 0, 5)
   t.equal(JSON.parse(`[${page.items.toString()}]`).length, 5)
   model.memory.retire()
-  await model.memory.freed
+  await memoryFreed(model.memory)
   t.throws(() => page.items.toString(), /read after its memory was freed/)
   t.throws(() => model.language('en')!.page(null, 0, 5).items.views(), /read after its memory was freed/)
 })
@@ -105,7 +105,7 @@ t.test('a model rendered on parse threads is in shared memory, and its memory se
   })()
   model.memory.retire()
   // Settles only once a FinalizationRegistry saw every chunk collected, on the collections it asked for.
-  await model.memory.freed
+  await memoryFreed(model.memory)
   t.equal(held.deref(), undefined, 'the shared memory was collected')
 })
 

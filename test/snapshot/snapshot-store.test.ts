@@ -8,7 +8,7 @@ import { SnapshotError } from '../../src/errors.js'
 import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
 import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
 import { SnapshotStore, type StoreOptions } from '../../src/snapshot/snapshot-store.js'
-import { smallSnapshot, tempDir } from '../helpers.js'
+import { memoryFreed, smallSnapshot, tempDir } from '../helpers.js'
 
 const model = (label: string): SnapshotModel => parseSnapshot(Buffer.from(JSON.stringify({ ...smallSnapshot(), generated_at: label })), 'x.json')
 
@@ -197,7 +197,7 @@ t.test('the first load, too, reads again a file written to while it was read', a
   t.equal((await store.start()).info.generatedAt, '2026-01-02T00:00:00Z', 'the half-read file was never served')
   t.equal(calls, 2)
   // Its memory goes as a replaced model's does (shared memory is freed only when asked for).
-  await halfRead.memory.freed
+  await memoryFreed(halfRead.memory)
   t.equal(halfRead.memory.status, 'freed', 'the model read from the half-written file is freed')
 })
 
