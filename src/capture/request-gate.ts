@@ -10,6 +10,8 @@ export class RequestGate {
   /** performance.now() before which no request may start: the source's last Retry-After. */
   private resumeAt = 0
   private readonly interval: number
+  /** Settles once the last request to ask for a start has one (or was aborted): see `clearance`. */
+  private lastInLine: Promise<void> = Promise.resolve()
 
   constructor (private readonly concurrency: number, rps: number | null) {
     this.interval = rps === null ? 0 : 1000 / rps
@@ -62,9 +64,28 @@ export class RequestGate {
     })
   }
 
+  /**
+   * Starts are given in the order they are asked for, one request at a time: a timer fires on the event
+   * loop's millisecond clock, so a request can wake a fraction of a millisecond before its start and sleep
+   * again, while one behind it, woken a moment later, would take that start (seen as 1, 3, 2).
+   */
   private async clearance (signal: AbortSignal): Promise<void> {
-    // Both times can move while this request sleeps (another 429, another request taking the next
-    // start): look again after each wait.
+    const ahead = this.lastInLine
+    let leave = (): void => {}
+    const mine = new Promise<void>(resolve => { leave = resolve })
+    // The next in line goes once this one and every one before it have gone, aborted or not.
+    this.lastInLine = ahead.then(async () => await mine)
+    try {
+      await unlessAborted(ahead, signal)
+      await this.start(signal)
+    } finally {
+      leave()
+    }
+  }
+
+  /** Waits out the pause and the rate cap, and takes the next start. */
+  private async start (signal: AbortSignal): Promise<void> {
+    // Both times can move while this request sleeps (another 429): look again after each wait.
     for (;;) {
       const now = performance.now()
       const wait = Math.max(this.resumeAt, this.nextStart) - now
@@ -74,6 +95,19 @@ export class RequestGate {
       }
       await pauseFor(Math.ceil(wait), signal)
     }
+  }
+}
+
+/** Waits for `promise`; an abort rejects at once, with the signal's reason. */
+async function unlessAborted (promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted()
+  let onAbort = (): void => {}
+  const aborted = new Promise<never>((resolve, reject) => { onAbort = () => reject(signal.reason) })
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    await Promise.race([promise, aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort)
   }
 }
 
