@@ -157,7 +157,7 @@ async function startExplore (contender: Contender, info: SnapshotInfo, port: num
   // The service's profiles keep the name they had before there was a baseline.
   const tag = contender.name === 'service' ? 'explore' : contender.name
   const name = `${tag}-${info.label}${workload === '' ? '' : `-${workload}`}`
-  // Every thread of the process writes a profile (parse threads, the reaper), so each process gets a
+  // Every thread of the process writes a profile (the parse threads too), so each process gets a
   // directory of its own, and stopExplore keeps the main thread's under the name.
   const dir = join(RESULTS_DIR, 'profiles', `.${name}`)
   if (options.profile) {

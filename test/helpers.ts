@@ -3,6 +3,8 @@
 import { existsSync } from 'node:fs'
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
@@ -91,6 +93,12 @@ export async function memoryFreed (memory: ItemMemory): Promise<void> {
   } finally {
     clearInterval(keepAlive)
   }
+}
+
+/** A full collection now: `gc` from a context made after the flag (tap does not run with --expose-gc). */
+export function collectGarbage (): void {
+  setFlagsFromString('--expose-gc')
+  ;(runInNewContext('gc') as () => void)()
 }
 
 /** A TCP port free on 127.0.0.1 just now (for a process that must be told its port: nginx, moto). */

@@ -3,13 +3,14 @@
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { chmod, mkdir, open, rename, rm, unlink, writeFile } from 'node:fs/promises'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { connect, type AddressInfo, type Socket } from 'node:net'
 import { dirname, join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ReloadOutcome } from '../src/snapshot/snapshot-store.js'
-import { makeItem, memoryFreed, tempDir, toJsonLines, versioned, type SnapshotDoc } from './helpers.js'
+import { collectGarbage, makeItem, memoryFreed, tempDir, toJsonLines, versioned, type SnapshotDoc } from './helpers.js'
 
 /** A snapshot format: its file name and how a document is written in it. */
 interface Format {
@@ -283,19 +284,21 @@ t.test('answers still on their way when a reload retires their model arrive whol
   const socket = connect(port, '127.0.0.1')
   await once(socket, 'connect')
   socket.pause()
+  const answering = firstAnswerWritten(app)
   // Pages never asked for before: sent as views of the model's memory, not copies (the page cache keeps a
   // page only the second time it is made).
   socket.write(offsets.map(offset => `GET /en/api/internal/explore/?limit=100&offset=${offset} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(''))
-  // Until the server has begun to answer: an answer sending views borrows the model's memory.
-  for (let turns = 0; old.memory.borrowed === 0; turns++) {
-    if (turns === 100_000) throw new Error('no answer borrowed the model\'s memory')
-    await new Promise(resolve => setImmediate(resolve))
-  }
+  await answering
+  let freed = false
+  old.memory.freed.then(() => { freed = true }, () => {})
 
   await writeFile(file, text(versioned(2)))
   t.equal(await app.snapshots.reload(), 'loaded')
   await new Promise(resolve => setImmediate(resolve))
-  t.equal(old.memory.status, 'retired', 'not freed while answers still send from it')
+  collectGarbage()
+  await new Promise(resolve => setImmediate(resolve))
+  t.equal(old.memory.status, 'freed', 'the retired model is no longer read')
+  t.equal(freed, false, 'but its memory stays while answers still send from it')
 
   socket.resume()
   const bodies = await readAnswers(socket, offsets.length)
@@ -319,6 +322,15 @@ t.test('answers still on their way when a reload retires their model arrive whol
   t.equal(old.memory.status, 'freed', 'and the old memory was freed once they had')
   t.equal(await servedVersion(app), 2)
 })
+
+/** Settles once the server has written the head of the first answer it is asked for (from now on). */
+async function firstAnswerWritten (app: FastifyInstance): Promise<void> {
+  const [, response] = await once(app.server, 'request') as [IncomingMessage, ServerResponse]
+  for (let turns = 0; !response.headersSent; turns++) {
+    if (turns === 100_000) throw new Error('the server never began to answer')
+    await new Promise(resolve => setImmediate(resolve))
+  }
+}
 
 /** Reads `count` pipelined HTTP answers with a Content-Length from a socket; their bodies, in order. */
 async function readAnswers (socket: Socket, count: number): Promise<string[]> {
@@ -349,15 +361,13 @@ t.test('a client that leaves with answers still queued does not keep the retired
   const socket = connect(port, '127.0.0.1')
   await once(socket, 'connect')
   socket.pause()
+  const answering = firstAnswerWritten(app)
   socket.write(Array.from({ length: 150 }, (_, i) => `GET /en/api/internal/explore/?limit=100&offset=${i * 20} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(''))
-  for (let turns = 0; old.memory.borrowed === 0; turns++) {
-    if (turns === 100_000) throw new Error('no answer borrowed the model\'s memory')
-    await new Promise(resolve => setImmediate(resolve))
-  }
+  await answering
   // Gone with the first answer half sent and the others queued behind it.
   socket.destroy()
   await writeFile(file, text(versioned(2)))
   t.equal(await app.snapshots.reload(), 'loaded')
   await memoryFreed(old.memory)
-  t.equal(old.memory.status, 'freed', 'every borrow came back')
+  t.pass('the queued answers\' views went with the connection: the memory was collected')
 })

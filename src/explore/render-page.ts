@@ -2,7 +2,6 @@
 // compact, non-ASCII as is, U+2028/U+2029 escaped; indented when the client asked for `indent=N`.
 
 import type { PageItems } from '../snapshot/snapshot-model.js'
-import type { ItemMemory } from '../snapshot/item-memory.js'
 import { slabBytes } from './page-slab.js'
 
 export interface PageEnvelope {
@@ -44,8 +43,6 @@ export interface PageParts {
   tail: Buffer
   /** Bytes in all: the Content-Length. */
   byteLength: number
-  /** The memory the items are views of, borrowed by the writer until they are sent (item-memory.ts). */
-  memory: ItemMemory
 }
 
 /**
@@ -58,7 +55,7 @@ export function pageParts (page: PageEnvelope): PageParts {
   const items = page.items.views()
   let byteLength = head.length + PAGE_TAIL.length
   for (const view of items) byteLength += view.length
-  return { head, items, tail: PAGE_TAIL, byteLength, memory: page.items.memory }
+  return { head, items, tail: PAGE_TAIL, byteLength }
 }
 
 /**

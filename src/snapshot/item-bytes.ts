@@ -36,11 +36,11 @@ const SLACK = 64 * 1024
  * Rendered items written back to back, each followed by the comma that separates it from the next one in a
  * page, so a page's items go out as views of this memory, a comma included with every item but the last
  * (snapshot-model.ts, PageItems). Items land in large buffers rather than one small Buffer or string each
- * (less memory, less GC). Every buffer handed over has memory of its own, never a slice of Node's shared
- * pool: an ArrayBuffer, which can move to the reaper thread, or a SharedArrayBuffer (item-memory.ts).
+ * (less memory, less GC). Every buffer handed over is shared memory of its own (a SharedArrayBuffer, never
+ * a slice of Node's pool), which V8 does not count against the thread that holds it (item-memory.ts).
  */
 export class ItemBytes {
-  private buffer = EMPTY
+  private buffer: Buffer<ArrayBufferLike> = EMPTY
   private used = 0
 
   /**
@@ -75,18 +75,19 @@ export class ItemBytes {
   take (): Buffer {
     const used = this.used
     this.used = 0
-    // Never EMPTY itself: moved to another thread, it would be detached for every writer.
-    if (used === 0) return Buffer.allocUnsafeSlow(0)
-    // A model's full chunk is kept as it is; the next is made by the next item, none for nothing after the last.
+    if (used === 0) return Buffer.from(new SharedArrayBuffer(0))
+    // A model's full chunk (shared memory already) is kept as it is; the next is made by the next item, none
+    // for nothing after the last.
     if (this.full !== undefined && this.buffer.length - used <= SLACK) {
       const taken = this.buffer.subarray(0, used)
       this.buffer = EMPTY
       return taken
     }
     // Copied, and the buffer written again: a parse thread's batches reuse one (a buffer made and freed per
-    // batch costs resident memory for good: parse-worker.ts). Into shared memory, which V8 does not count
-    // as the loading thread's own: a batch's bytes become one of the model's chunks there, and counted, the
-    // gigabyte of a large reload set off a major collection every 64 MB (item-memory.ts).
+    // batch costs resident memory for good: parse-worker.ts). A model's chunk with room to spare is copied
+    // too, into one of its size. Into shared memory, which V8 does not count as the loading thread's own:
+    // a batch's bytes become one of the model's chunks there, and counted, the gigabyte of a large reload
+    // set off a major collection every 64 MB (item-memory.ts).
     const taken = Buffer.from(new SharedArrayBuffer(used))
     this.buffer.copy(taken, 0, 0, used)
     return taken
@@ -94,8 +95,13 @@ export class ItemBytes {
 
   private room (bytes: number): void {
     if (this.used + bytes <= this.buffer.length) return
-    if (this.full !== undefined || this.used === 0) {
-      if (this.used > 0) this.full?.(this.take())
+    if (this.full !== undefined) {
+      if (this.used > 0) this.full(this.take())
+      // A model's chunk, written in place: shared memory from the start.
+      this.buffer = Buffer.from(new SharedArrayBuffer(Math.max(this.size, bytes)))
+      return
+    }
+    if (this.used === 0) {
       this.buffer = Buffer.allocUnsafeSlow(Math.max(this.size, bytes))
       return
     }

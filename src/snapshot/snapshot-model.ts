@@ -12,7 +12,7 @@ export interface ItemStore {
   chunkOf: Uint16Array | Uint32Array
   startOf: Uint32Array
   lengthOf: Uint16Array | Uint32Array
-  /** What the chunks are: lent to answers that send views of them, freed once the model is retired. */
+  /** What the chunks are: shared memory, let go once the model is retired (item-memory.ts). */
   memory: ItemMemory
 }
 
@@ -40,11 +40,6 @@ export class PageItems {
     let length = this.to - this.from - 1 // the commas between items
     for (let i = this.from; i < this.to; i++) length += lengthOf[this.rank(i)] as number
     return length
-  }
-
-  /** The memory the items are in: an answer sending `views()` borrows it until sent. */
-  get memory (): ItemMemory {
-    return this.store.memory
   }
 
   /** Writes the items into `target` at `at`; returns the number of bytes written. */

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
 import { SnapshotError } from '../errors.js'
 import { loadSnapshotFile } from './load-snapshot.js'
-import { collectSoon, warmReaper } from './item-memory.js'
+import { collectSoon } from './item-memory.js'
 import type { SnapshotModel } from './snapshot-model.js'
 
 export interface StoreLogger {
@@ -108,8 +108,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       this.model = read.model
-      // The thread that will free this model once it is replaced.
-      warmReaper()
       return
     }
   }
@@ -213,12 +211,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     }
     if ('model' in read) {
       const { model } = read
-      // Its memory is freed off this thread once no answer still sends from it (item-memory.ts).
+      // Its memory goes once no answer still sends from it (item-memory.ts).
       this.model?.memory.retire()
       this.model = model
-      // A first model can come this way too (a followed source, a cluster's worker): the thread that will
-      // free it, started before any swap needs it (nothing once it runs).
-      warmReaper()
       this.counters.succeeded++
       this.counters.failedInARow = 0
       this.counters.staleSince = null

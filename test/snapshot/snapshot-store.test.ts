@@ -1,14 +1,12 @@
 import t from 'tap'
 import { EventEmitter, once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { join } from 'node:path'
 import { SnapshotError } from '../../src/errors.js'
 import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
 import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
 import { SnapshotStore, type StoreOptions } from '../../src/snapshot/snapshot-store.js'
-import { memoryFreed, smallSnapshot, tempDir } from '../helpers.js'
+import { collectGarbage, memoryFreed, smallSnapshot, tempDir } from '../helpers.js'
 
 const model = (label: string): SnapshotModel => parseSnapshot(Buffer.from(JSON.stringify({ ...smallSnapshot(), generated_at: label })), 'x.json')
 
@@ -213,9 +211,6 @@ t.test('a file that stays bad after the settle time is a failure', async t => {
 })
 
 t.test('a replaced first model is left to the collector: the store keeps no reference to it', async t => {
-  // `gc` from a context made after the flag (as the reaper takes it): tap does not run with --expose-gc.
-  setFlagsFromString('--expose-gc')
-  const collect = runInNewContext('gc') as () => void
   let loads = 0
   const store = new SnapshotStore('x.json', { load: async () => model(`2026-01-0${++loads}T00:00:00Z`) })
   const firstRef = new WeakRef(await store.start())
@@ -224,7 +219,7 @@ t.test('a replaced first model is left to the collector: the store keeps no refe
   // The old model's memory is freed a turn after the swap; then nothing should hold it.
   await new Promise(resolve => setImmediate(resolve))
   await new Promise(resolve => setImmediate(resolve))
-  collect()
+  collectGarbage()
   t.equal(firstRef.deref(), undefined, 'the first model was collected')
   t.equal(store.current()?.info.generatedAt, '2026-01-02T00:00:00Z')
 })
