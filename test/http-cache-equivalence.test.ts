@@ -232,7 +232,12 @@ async function headersFor (req: GeneratedRequest, reference: Client, etagsSeen: 
 
 const ATTEMPTS = ['built', 'built and kept', 'cached'] as const
 
-async function equivalence (t: Test, overrides: Partial<Config>, numRuns: number, mustSee: number[]): Promise<void> {
+/**
+ * `examples`: runs tried before the generated ones, for kinds of answer the generators reach too seldom to
+ * count on in every run of the suite (a CORS preflight to a listed origin: ~0.7% of requests, none in about
+ * one run of fifty).
+ */
+async function equivalence (t: Test, overrides: Partial<Config>, numRuns: number, mustSee: number[], examples: GeneratedRequest[][] = []): Promise<void> {
   const cached = await client(t, overrides)
   const uncached = await client(t, { ...overrides, pageCacheMb: 0 })
   const etagsSeen: string[] = []
@@ -269,7 +274,7 @@ async function equivalence (t: Test, overrides: Partial<Config>, numRuns: number
   const property = fc.asyncProperty(requestRun, async run => {
     for (const req of run) await sameEverywhere(req)
   })
-  const details = await fc.check(property, { numRuns })
+  const details = await fc.check(property, { numRuns, examples: examples.map(run => [run]) })
   if (details.failed) {
     const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)
     t.fail(`${error}\n${fc.defaultReportMessage(details) ?? ''}`)
@@ -308,7 +313,18 @@ t.test('default configuration: the cache and the fast path answer exactly as the
 t.test('CORS limited to a listed origin, proxies trusted, Cache-Control: the same', async t => {
   const overrides: Partial<Config> = { corsOrigin: ['https://a.example'], trustProxy: true, cacheMaxAge: 60 }
   await thirdGetIsTheFirst(t, overrides)
-  await equivalence(t, overrides, 250, [200, 204, 301, 304, 400, 404, 405, 406])
+  const preflight: GeneratedRequest = {
+    method: 'OPTIONS',
+    target: '/en/api/internal/explore/?companies=9',
+    host: 'replica.test',
+    accept: undefined,
+    origin: 'https://a.example',
+    forwardedProto: undefined,
+    forwardedHost: undefined,
+    preflight: true,
+    ifNoneMatch: undefined
+  }
+  await equivalence(t, overrides, 250, [200, 204, 301, 304, 400, 404, 405, 406], [[preflight]])
 })
 
 t.test('CORS off, proxies trusted, allowed hosts, Cache-Control and a small page limit: the same', async t => {
