@@ -101,6 +101,21 @@ export function collectGarbage (): void {
   ;(runInNewContext('gc') as () => void)()
 }
 
+/**
+ * A full collection, and its finalizers run: a sentinel object dropped before it is seen finalized, then
+ * two more turns (V8 runs one registry's callbacks per task). What is still unfinalized after this is held.
+ */
+export async function collectAndFinalize (): Promise<void> {
+  let finalized = (): void => {}
+  const seen = new Promise<void>(resolve => { finalized = resolve })
+  const registry = new FinalizationRegistry<null>(() => finalized())
+  ;(() => { registry.register({}, null) })()
+  collectGarbage()
+  // The registry referenced until then: one collected itself would never call back.
+  await seen.then(() => registry)
+  for (let turn = 0; turn < 2; turn++) await new Promise(resolve => setImmediate(resolve))
+}
+
 /** A TCP port free on 127.0.0.1 just now (for a process that must be told its port: nginx, moto). */
 export async function freePort (): Promise<number> {
   const { createServer } = await import('node:net')

@@ -87,6 +87,8 @@ export class RequestGate {
   private async start (signal: AbortSignal): Promise<void> {
     // Both times can move while this request sleeps (another 429): look again after each wait.
     for (;;) {
+      // An abort can land between two waits (the capture aborts from a rejection handler): no start for it.
+      signal.throwIfAborted()
       const now = performance.now()
       const wait = Math.max(this.resumeAt, this.nextStart) - now
       if (wait <= 0) {

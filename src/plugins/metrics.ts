@@ -30,7 +30,7 @@ export default fp(async function metricsPlugin (app) {
   })
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_snapshot_item_bytes',
-    help: 'Bytes of the served snapshot\'s rendered items. Most are shared memory, which explore_nodejs_external_memory_bytes does not count.',
+    help: 'Bytes of the served snapshot\'s rendered items. They are shared memory, which explore_nodejs_external_memory_bytes does not count.',
     registers: [registry],
     aggregator: 'max',
     collect () {

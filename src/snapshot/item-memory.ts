@@ -16,7 +16,7 @@
 export class ItemMemory {
   /** The model's own lists of its chunks: emptied when released, so that the model holds none of them. */
   private readonly lists: Buffer[][] = []
-  private state: 'served' | 'retired' | 'freed' = 'served'
+  private state: 'served' | 'retired' | 'released' = 'served'
   private readonly freedOnce: Promise<void>
   private markFreed: () => void = () => {}
 
@@ -35,7 +35,7 @@ export class ItemMemory {
 
   /** Throws once released: a model's emptied lists would otherwise fail somewhere less clear. */
   check (): void {
-    if (this.state === 'freed') throw new Error('a retired snapshot model was read after its memory was freed')
+    if (this.state === 'released') throw new Error('a retired snapshot model was read after its memory was released')
   }
 
   /** Nothing will read this model any more: a turn of the event loop later its chunks are let go. */
@@ -43,7 +43,7 @@ export class ItemMemory {
     if (this.state !== 'served') return
     this.state = 'retired'
     // A turn first, so that nothing still in this tick holds a page of it whose views it has not taken.
-    setImmediate(() => this.free())
+    setImmediate(() => this.release())
   }
 
   /** Settles once the garbage collector has taken every chunk (no answer still sends a view of one). */
@@ -58,13 +58,13 @@ export class ItemMemory {
     return total
   }
 
-  /** 'freed': the model can no longer be read; its memory is gone once `freed` settles. */
-  get status (): 'served' | 'retired' | 'freed' {
+  /** 'released': the model can no longer be read (its lists are emptied); its memory is gone once `freed` settles. */
+  get status (): 'served' | 'retired' | 'released' {
     return this.state
   }
 
-  private free (): void {
-    this.state = 'freed'
+  private release (): void {
+    this.state = 'released'
     const buffers = this.buffers()
     for (const list of this.lists) list.length = 0
     this.collector.collect(buffers).then(this.markFreed, this.markFreed)

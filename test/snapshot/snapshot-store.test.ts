@@ -196,7 +196,7 @@ t.test('the first load, too, reads again a file written to while it was read', a
   t.equal(calls, 2)
   // Its memory goes as a replaced model's does (shared memory is freed only when asked for).
   await memoryFreed(halfRead.memory)
-  t.equal(halfRead.memory.status, 'freed', 'the model read from the half-written file is freed')
+  t.equal(halfRead.memory.status, 'released', 'the model read from the half-written file is let go')
 })
 
 t.test('a file that stays bad after the settle time is a failure', async t => {
