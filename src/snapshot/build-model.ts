@@ -331,8 +331,7 @@ export class SnapshotModelBuilder {
   private * steps (info: SnapshotInfo): Generator<void, SnapshotModel> {
     this.seal()
     const listings = new Map<string, LanguageListing>()
-    const memory = new ItemMemory()
-    memory.hold(this.chunks)
+    const memory = new ItemMemory(this.chunks)
     for (const [code, builder] of this.languages) listings.set(code, yield * builder.steps(this.chunks, memory))
     return new SnapshotModel(info, listings, memory)
   }

@@ -9,31 +9,25 @@
 // chunks, and a schema compiled under load").
 //
 // Shared memory cannot be detached, moved to another thread or freed by us: it goes when the collector
-// takes its last view, and V8 frees it then. So a retired model empties its lists of chunks, tells V8
+// takes its last view, and V8 frees it then. So a retired model empties its list of chunks, tells V8
 // that a lot of memory is now garbage (it would not know), and settles once a FinalizationRegistry has
 // seen every chunk go. An answer whose views are still queued on a slow socket keeps them alive, and so
 // can never send freed memory; nothing has to be lent or given back.
 export class ItemMemory {
-  /** The model's own lists of its chunks: emptied when released, so that the model holds none of them. */
-  private readonly lists: Buffer[][] = []
   private state: 'served' | 'retired' | 'released' = 'served'
   private readonly freedOnce: Promise<void>
   private markFreed: () => void = () => {}
 
-  constructor (private readonly collector: Collector = hintedCollector) {
+  /**
+   * @param chunks the model's own list of its chunks (each a buffer over a SharedArrayBuffer of its own,
+   *   never a pool slice), the one its pages read. Emptied when released: a chunk goes only when the
+   *   collector takes its last view, and a retired model still referenced somewhere must not keep it.
+   */
+  constructor (private readonly chunks: Buffer[], private readonly collector: Collector = hintedCollector) {
     this.freedOnce = new Promise(resolve => { this.markFreed = resolve })
   }
 
-  /**
-   * The model's list of chunks (each a buffer over a SharedArrayBuffer of its own, never a pool slice), to
-   * release with the rest. The list itself is emptied then: a chunk goes only when the collector takes its
-   * last view, and a retired model still referenced somewhere must not keep it.
-   */
-  hold (chunks: Buffer[]): void {
-    this.lists.push(chunks)
-  }
-
-  /** Throws once released: a model's emptied lists would otherwise fail somewhere less clear. */
+  /** Throws once released: a model's emptied list would otherwise fail somewhere less clear. */
   check (): void {
     if (this.state === 'released') throw new Error('a retired snapshot model was read after its memory was released')
   }
@@ -58,7 +52,7 @@ export class ItemMemory {
     return total
   }
 
-  /** 'released': the model can no longer be read (its lists are emptied); its memory is gone once `freed` settles. */
+  /** 'released': the model can no longer be read (its list is emptied); its memory is gone once `freed` settles. */
   get status (): 'served' | 'retired' | 'released' {
     return this.state
   }
@@ -66,13 +60,13 @@ export class ItemMemory {
   private release (): void {
     this.state = 'released'
     const buffers = this.buffers()
-    for (const list of this.lists) list.length = 0
+    this.chunks.length = 0
     this.collector.collect(buffers).then(this.markFreed, this.markFreed)
   }
 
   /** The memory under the chunks held, each buffer once (chunks are views, several to a buffer). */
   private buffers (): ArrayBufferLike[] {
-    return [...new Set(this.lists.flat().map(chunk => chunk.buffer))]
+    return [...new Set(this.chunks.map(chunk => chunk.buffer))]
   }
 }
 

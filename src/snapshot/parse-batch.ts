@@ -263,9 +263,12 @@ export function problemsInOrder (batch: ParsedBatch, report: (problem: BatchProb
   }
 }
 
-/** The buffers of a batch moved (not copied) to the loading thread: its bytes are shared, not moved. */
+/**
+ * The buffers of a batch moved (not copied) to the loading thread: the input it was sent, given back. Its
+ * rendered bytes are shared memory (item-bytes.ts), seen by both threads, not moved.
+ */
 export function movedBuffers (batch: ParsedBatch): ArrayBuffer[] {
-  return [batch.bytes.buffer, batch.read.buffer].filter(buffer => buffer instanceof ArrayBuffer)
+  return [batch.read.buffer as ArrayBuffer]
 }
 
 function isBlank (line: Buffer): boolean {

@@ -19,10 +19,9 @@ function sharedChunk (bytes: number): Buffer {
 
 t.test('a retired memory is let go after a turn of the event loop, each buffer once, and the model keeps none', async t => {
   const collector = recordingCollector()
-  const memory = new ItemMemory(collector)
   const chunk = sharedChunk(64)
   const list = [chunk.subarray(0, 32), chunk.subarray(32), sharedChunk(16)]
-  memory.hold(list)
+  const memory = new ItemMemory(list, collector)
   t.equal(memory.bytes, 64 + 16, 'each buffer counted once')
   memory.retire()
   memory.retire()
@@ -40,8 +39,7 @@ t.test('a retired memory is let go after a turn of the event loop, each buffer o
 
 t.test('a served memory is never let go', async t => {
   const collector = recordingCollector()
-  const memory = new ItemMemory(collector)
-  memory.hold([sharedChunk(16)])
+  const memory = new ItemMemory([sharedChunk(16)], collector)
   await turn()
   await turn()
   t.equal(memory.status, 'served')
