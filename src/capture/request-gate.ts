@@ -3,34 +3,34 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 
 export class RequestGate {
-  private inFlight = 0
-  private readonly queue: Array<() => void> = []
+  private readonly inFlight: Places
+  /**
+   * One request at a time waits out the pause and the rate cap, in the order they asked: a timer fires on
+   * the event loop's millisecond clock, so a request can wake a fraction of a millisecond before its start
+   * and sleep again, while one behind it, woken a moment later, would take that start (seen as 1, 3, 2).
+   */
+  private readonly starting = new Places(1)
   /** performance.now() before which no request may start: the rate cap's next free start. */
   private nextStart = 0
   /** performance.now() before which no request may start: the source's last Retry-After. */
   private resumeAt = 0
   private readonly interval: number
-  /** Settles once the last request to ask for a start has one (or was aborted): see `clearance`. */
-  private lastInLine: Promise<void> = Promise.resolve()
 
-  constructor (private readonly concurrency: number, rps: number | null) {
+  constructor (concurrency: number, rps: number | null) {
+    this.inFlight = new Places(concurrency)
     this.interval = rps === null ? 0 : 1000 / rps
   }
 
   /** Waits until a request may start; the caller must call the returned release when it has its answer. */
   async enter (signal: AbortSignal): Promise<() => void> {
-    await this.slot(signal)
-    let released = false
-    const release = (): void => {
-      if (released) return
-      released = true
-      const next = this.queue.shift()
-      // A waiting request takes the slot over: the count stays as it is.
-      if (next === undefined) this.inFlight--
-      else next()
-    }
+    const release = await this.inFlight.take(signal)
     try {
-      await this.clearance(signal)
+      const leave = await this.starting.take(signal)
+      try {
+        await this.start(signal)
+      } finally {
+        leave()
+      }
     } catch (error) {
       release()
       throw error
@@ -41,46 +41,6 @@ export class RequestGate {
   /** The source asked for a pause: no request starts for `ms` from now (a longer pause already set stays). */
   pause (ms: number): void {
     this.resumeAt = Math.max(this.resumeAt, performance.now() + ms)
-  }
-
-  private async slot (signal: AbortSignal): Promise<void> {
-    signal.throwIfAborted()
-    if (this.inFlight < this.concurrency) {
-      this.inFlight++
-      return
-    }
-    await new Promise<void>((resolve, reject) => {
-      const wake = (): void => {
-        signal.removeEventListener('abort', onAbort)
-        resolve()
-      }
-      const onAbort = (): void => {
-        const at = this.queue.indexOf(wake)
-        if (at >= 0) this.queue.splice(at, 1)
-        reject(signal.reason)
-      }
-      this.queue.push(wake)
-      signal.addEventListener('abort', onAbort, { once: true })
-    })
-  }
-
-  /**
-   * Starts are given in the order they are asked for, one request at a time: a timer fires on the event
-   * loop's millisecond clock, so a request can wake a fraction of a millisecond before its start and sleep
-   * again, while one behind it, woken a moment later, would take that start (seen as 1, 3, 2).
-   */
-  private async clearance (signal: AbortSignal): Promise<void> {
-    const ahead = this.lastInLine
-    let leave = (): void => {}
-    const mine = new Promise<void>(resolve => { leave = resolve })
-    // The next in line goes once this one and every one before it have gone, aborted or not.
-    this.lastInLine = ahead.then(async () => await mine)
-    try {
-      await unlessAborted(ahead, signal)
-      await this.start(signal)
-    } finally {
-      leave()
-    }
   }
 
   /** Waits out the pause and the rate cap, and takes the next start. */
@@ -100,16 +60,42 @@ export class RequestGate {
   }
 }
 
-/** Waits for `promise`; an abort rejects at once, with the signal's reason. */
-async function unlessAborted (promise: Promise<void>, signal: AbortSignal): Promise<void> {
-  signal.throwIfAborted()
-  let onAbort = (): void => {}
-  const aborted = new Promise<never>((resolve, reject) => { onAbort = () => reject(signal.reason) })
-  signal.addEventListener('abort', onAbort, { once: true })
-  try {
-    await Promise.race([promise, aborted])
-  } finally {
-    signal.removeEventListener('abort', onAbort)
+/** At most `count` holders; the others wait in line, first come first served, each wait abortable. */
+class Places {
+  private held = 0
+  private readonly line: Array<() => void> = []
+
+  constructor (private readonly count: number) {}
+
+  /** Waits for a place; the returned function gives it back (once). An abort leaves the line at once. */
+  async take (signal: AbortSignal): Promise<() => void> {
+    signal.throwIfAborted()
+    if (this.held < this.count) {
+      this.held++
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        const wake = (): void => {
+          signal.removeEventListener('abort', onAbort)
+          resolve()
+        }
+        const onAbort = (): void => {
+          const at = this.line.indexOf(wake)
+          if (at >= 0) this.line.splice(at, 1)
+          reject(signal.reason)
+        }
+        this.line.push(wake)
+        signal.addEventListener('abort', onAbort, { once: true })
+      })
+    }
+    let given = false
+    return () => {
+      if (given) return
+      given = true
+      const next = this.line.shift()
+      // The first in line takes the place over: the count stays as it is.
+      if (next === undefined) this.held--
+      else next()
+    }
   }
 }
 
