@@ -26,7 +26,7 @@ import clusterPlugin from './plugins/cluster.js'
 import opsListenerPlugin, { OPS_PREFIX } from './plugins/ops-listener.js'
 import { healthRoutes } from './routes/health-routes.js'
 import { statusRoute } from './routes/status-route.js'
-import type { SnapshotModel } from './snapshot/snapshot-model.js'
+import type { SnapshotModel } from './snapshot/model/snapshot-model.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

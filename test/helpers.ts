@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
 import type { SnapshotItem } from '../src/schemas/snapshot.js'
-import type { ItemMemory } from '../src/snapshot/item-memory.js'
+import type { ItemMemory } from '../src/snapshot/model/item-memory.js'
 
 export function makeItem (pk: number, backdate: string, companies: number[], extra: Partial<SnapshotItem> & Record<string, unknown> = {}): SnapshotItem {
   return {

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import type { ReloadOutcome } from '../src/snapshot/snapshot-store.js'
+import type { ReloadOutcome } from '../src/snapshot/store/snapshot-store.js'
 import { collectAndFinalize, makeItem, memoryFreed, tempDir, toJsonLines, versioned, type SnapshotDoc } from './helpers.js'
 
 /** A snapshot format: its file name and how a document is written in it. */

@@ -11,7 +11,7 @@ if (file === undefined) {
   console.error('usage: node --expose-gc bench/experiments/load-alone.mjs SNAPSHOT [CHECKOUT]')
   process.exit(2)
 }
-const { loadSnapshotFile } = await import(pathToFileURL(resolve(checkout, 'dist/snapshot/load-snapshot.js')).href)
+const { loadSnapshotFile } = await import(pathToFileURL(resolve(checkout, 'dist/snapshot/load/load-snapshot.js')).href)
 const started = performance.now()
 const model = await loadSnapshotFile(file, process.env.THREADS === undefined ? {} : { threads: Number(process.env.THREADS) })
 const seconds = (performance.now() - started) / 1000

@@ -2,8 +2,8 @@
 // ticker measures every gap between turns of the event loop, and times the model build (synchronous) on
 // its own (its wall time: it yields to the event loop). `npx tsx bench/experiments/load-stalls.ts FILE`
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { SnapshotModelBuilder } from '../../src/snapshot/build-model.js'
-import { loadSnapshotFile } from '../../src/snapshot/load-snapshot.js'
+import { SnapshotModelBuilder } from '../../src/snapshot/model/build-model.js'
+import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 
 const file = process.argv[2]
 if (file === undefined) throw new Error('usage: load-stalls.ts FILE')

@@ -3,7 +3,7 @@
 // cache, no metrics). What the model costs without a framework. Run `npm run build` first.
 // Usage: node bench/experiments/raw-model-server.mjs SNAPSHOT.json PORT
 import { createServer } from 'node:http'
-import { loadSnapshotFile } from '../../dist/snapshot/load-snapshot.js'
+import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 import { parseRequestQuery } from '../../dist/explore/query-string.js'
 import { readPageParams } from '../../dist/explore/explore-query.js'
 import { pageBody } from '../../dist/explore/explore-route.js'

@@ -2,7 +2,7 @@
 // service's own loader, so an editor can check a file before dropping it. Prints every problem; exit 0
 // when all are valid, 1 otherwise.
 import { SnapshotError } from '../errors.js'
-import { loadSnapshotFile } from '../snapshot/load-snapshot.js'
+import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
 
 export const CHECK_USAGE = `Usage: explore-replica check FILE [FILE…]   (npm run snapshot:check -- FILE…)
 Validates snapshot files (format v1 .json, JSON Lines .jsonl/.ndjson) as the service would load them.

@@ -3,12 +3,12 @@
 // the service would serve is converted; OUT is written through a temporary file and a rename, so a watching
 // service never sees half of it. Every field of every item is kept, `companies` and unknown ones included.
 import { SnapshotError } from '../errors.js'
-import { isJsonLinesPath } from '../snapshot/load-json-lines.js'
-import { loadSnapshotFile } from '../snapshot/load-snapshot.js'
-import { startsWithBom } from '../snapshot/load-options.js'
-import { readLines } from '../snapshot/read-lines.js'
-import { readDocument } from '../snapshot/read-document.js'
-import { fileStamp } from '../snapshot/snapshot-store.js'
+import { isJsonLinesPath } from '../snapshot/load/load-json-lines.js'
+import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { startsWithBom } from '../snapshot/load/load-options.js'
+import { readLines } from '../snapshot/load/read-lines.js'
+import { readDocument } from '../snapshot/load/read-document.js'
+import { fileStamp } from '../snapshot/store/snapshot-store.js'
 import { writeSnapshotFile } from '../snapshot/write-snapshot-file.js'
 
 export const CONVERT_USAGE = `Usage: explore-replica convert IN OUT   (npm run snapshot:convert -- IN OUT)

@@ -2,7 +2,7 @@
 // store it hands each download to. It holds no snapshot: it tells every worker to load the file and
 // answers with what they did, 'loaded' only when every worker loaded it.
 import { stat } from 'node:fs/promises'
-import type { ReloadOutcome } from '../snapshot/snapshot-store.js'
+import type { ReloadOutcome } from '../snapshot/store/snapshot-store.js'
 import type { FollowedStore } from '../sources/follow-source.js'
 
 export interface ClusterWorkers {

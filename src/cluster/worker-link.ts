@@ -1,7 +1,7 @@
 // A worker's side of the cluster (primary.ts): it reloads when the primary says so, reports what it serves
 // after every load, keeps the primary's table of every worker for /-/status, and asks the primary for the
 // cluster's metrics. Plain TypeScript over node:cluster's IPC channel.
-import type { SnapshotStore } from '../snapshot/snapshot-store.js'
+import type { SnapshotStore } from '../snapshot/store/snapshot-store.js'
 import type { SourceStatusJson } from '../sources/follow-source.js'
 import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
 

@@ -11,7 +11,7 @@ import {
   CompaniesErrorSchema, ErrorDetailSchema, ExplorePageSchema, ExploreParamsSchema, ExploreQuerySchema,
   OptionsMetadataSchema, type OptionsMetadata
 } from '../schemas/explore-response.js'
-import type { SnapshotModel } from '../snapshot/snapshot-model.js'
+import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { negotiate } from './content-negotiation.js'
 import { EXPLORE_ROUTE } from './explore-path.js'
 import { lastValue } from './explore-query.js'

@@ -4,7 +4,7 @@
 // Steps in the order DRF's view takes them: negotiation, language, `companies`, then the page.
 import { negotiatedAs, notFound, type HttpError } from '../errors.js'
 import { allowedOrigin, corsVaries, type CorsPolicy } from '../http/cors-policy.js'
-import type { SnapshotModel } from '../snapshot/snapshot-model.js'
+import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { entityTag, notModified } from './conditional-get.js'
 import { negotiate } from './content-negotiation.js'
 import { lastValue, readPageParams } from './explore-query.js'

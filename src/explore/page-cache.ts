@@ -1,7 +1,7 @@
 // Whole answers kept per snapshot model: a repeated request costs a lookup and a write, like a static
 // file. The cache belongs to the model it was filled from, so a new snapshot starts with an empty one
 // and the old one goes with the old model: nothing stale can be served, nothing needs invalidating.
-import type { SnapshotModel } from '../snapshot/snapshot-model.js'
+import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { PageRequest } from './page-request.js'
 import { ownCopy } from './page-slab.js'
 

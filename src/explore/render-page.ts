@@ -1,7 +1,7 @@
 // Writes the page envelope around items that were serialized at load, as DRF's JSONRenderer would:
 // compact, non-ASCII as is, U+2028/U+2029 escaped; indented when the client asked for `indent=N`.
 
-import type { PageItems } from '../snapshot/snapshot-model.js'
+import type { PageItems } from '../snapshot/model/snapshot-model.js'
 import { slabBytes } from './page-slab.js'
 
 export interface PageEnvelope {

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import { performance } from 'node:perf_hooks'
 import { answerPage, type PageSettings } from '../explore/page-answer.js'
 import { readPageRequest } from '../explore/page-request.js'
-import type { SnapshotModel } from '../snapshot/snapshot-model.js'
+import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { RequestCheckSettings } from './request-checks.js'
 import type { RequestLine } from './request-log.js'
 import { writeAnswer } from './write-answer.js'

@@ -4,8 +4,8 @@
 // `app.snapshotSource`, which serves its cached copy, polls, and hands each new object to the same store.
 // The watcher or the follower is stopped, and any load in flight awaited, when the app closes.
 import fp from 'fastify-plugin'
-import { SnapshotStore } from '../snapshot/snapshot-store.js'
-import { watchSnapshot, type SnapshotWatcher } from '../snapshot/watch-snapshot.js'
+import { SnapshotStore } from '../snapshot/store/snapshot-store.js'
+import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import { cachedCopyPath, SourceFollower } from '../sources/follow-source.js'
 import { openSource } from '../sources/open-source.js'
 

@@ -3,7 +3,7 @@
 // is not the one served).
 import type { FastifyInstance } from 'fastify'
 import { StatusSchema, type Status } from '../schemas/operations.js'
-import type { ReloadFailure } from '../snapshot/snapshot-store.js'
+import type { ReloadFailure } from '../snapshot/store/snapshot-store.js'
 import { sourceStatusJson } from '../sources/follow-source.js'
 
 /** The source followed, by this process or, in a cluster's worker, by its primary; null for a file. */

@@ -9,7 +9,7 @@ import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { pipeline } from 'node:stream/promises'
 import { Transform } from 'node:stream'
-import type { ReloadOutcome, StoreLogger } from '../snapshot/snapshot-store.js'
+import type { ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
 import type { Status } from '../schemas/operations.js'
 import { SourceError, type RemoteSource, type Validators } from './remote-source.js'
 

@@ -4,7 +4,7 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { loadSnapshotFile } from '../../src/snapshot/load-snapshot.js'
+import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 import { childEnv, makeItem, smallSnapshot, tempDir, toJsonLines, writeSnapshot } from '../helpers.js'
 
 function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {

@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises'
 import t, { type Test } from 'tap'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
-import type { ReloadOutcome } from '../../src/snapshot/snapshot-store.js'
+import type { ReloadOutcome } from '../../src/snapshot/store/snapshot-store.js'
 import { buildTestApp, CHROMIUM, CHROMIUM_ARGS, chromiumSkip, makeItem, smallSnapshot, type SnapshotDoc } from '../helpers.js'
 
 const skip = chromiumSkip('the console')

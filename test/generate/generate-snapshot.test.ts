@@ -2,7 +2,7 @@ import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { generateSnapshot, writeSnapshot } from '../../src/generate/write-snapshot.js'
-import { loadSnapshotFile, parseSnapshot } from '../../src/snapshot/load-snapshot.js'
+import { loadSnapshotFile, parseSnapshot } from '../../src/snapshot/load/load-snapshot.js'
 import { tempDir } from '../helpers.js'
 
 t.test('the committed default snapshot is exactly what the generator writes', async t => {

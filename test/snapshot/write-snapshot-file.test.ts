@@ -5,7 +5,7 @@ import { readdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { generateSnapshot, writeSnapshot } from '../../src/generate/write-snapshot.js'
 import { writeSnapshotFile, type SnapshotFormat } from '../../src/snapshot/write-snapshot-file.js'
-import { loadSnapshotFile } from '../../src/snapshot/load-snapshot.js'
+import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 import { tempDir } from '../helpers.js'
 
 const OPTIONS = { seed: 5, languages: { en: 30, 'pt-br': 4, fr: 0 }, companies: 6 }

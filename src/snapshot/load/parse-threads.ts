@@ -5,9 +5,9 @@
 import { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
 import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
-import { ItemBytes } from './item-bytes.js'
+import { ItemBytes } from '../model/item-bytes.js'
 import type { LoadOptions } from './load-options.js'
-import { Pacer } from './slices.js'
+import { Pacer } from '../slices.js'
 
 /** Files from this size get parse threads: a thread's start (~50 ms of a core) is small beside their load. */
 export const THREADS_FROM_BYTES = 16 * 1024 * 1024

@@ -3,13 +3,13 @@
 import t from 'tap'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { SnapshotError } from '../../src/errors.js'
-import { loadJsonLinesFile } from '../../src/snapshot/load-json-lines.js'
-import { READ_CHUNK } from '../../src/snapshot/read-lines.js'
-import { loadSnapshotFile } from '../../src/snapshot/load-snapshot.js'
-import type { LoadOptions } from '../../src/snapshot/load-options.js'
-import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
-import { buildTestApp, EXPLORE, makeItem, smallSnapshot, tempDir, toJsonLines } from '../helpers.js'
+import { SnapshotError } from '../../../src/errors.js'
+import { loadJsonLinesFile } from '../../../src/snapshot/load/load-json-lines.js'
+import { READ_CHUNK } from '../../../src/snapshot/load/read-lines.js'
+import { loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
+import type { LoadOptions } from '../../../src/snapshot/load/load-options.js'
+import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { buildTestApp, EXPLORE, makeItem, smallSnapshot, tempDir, toJsonLines } from '../../helpers.js'
 
 async function writeLines (t: Parameters<typeof tempDir>[0], text: string | Buffer, name = 'snapshot.jsonl'): Promise<string> {
   const file = join(await tempDir(t), name)
@@ -230,7 +230,7 @@ t.test('a header after batches of blank lines is still the header; after an item
 })
 
 t.test('a parse thread that dies fails the load as the service\'s error, not the file\'s, and nothing is left unhandled', async t => {
-  const { batchParser } = await import('../../src/snapshot/parse-threads.js')
+  const { batchParser } = await import('../../../src/snapshot/load/parse-threads.js')
   // A thread that dies at its first batch, as one with a bug (or out of memory) would.
   const dying = 'import { parentPort } from "node:worker_threads"; parentPort.postMessage("ready"); parentPort.on("message", () => process.exit(3))'
   const parser = batchParser(2, new URL(`data:text/javascript,${encodeURIComponent(dying)}`))
@@ -245,7 +245,7 @@ t.test('a parse thread that dies fails the load as the service\'s error, not the
 })
 
 t.test('threads that cannot start (their code will not load) leave the parsing to the loading thread', async t => {
-  const { batchParser } = await import('../../src/snapshot/parse-threads.js')
+  const { batchParser } = await import('../../../src/snapshot/load/parse-threads.js')
   // As under tsx, whose loader does not reach a worker's TypeScript entry: the thread fails before its code runs.
   const parser = batchParser(2, new URL(`data:text/javascript,${encodeURIComponent('throw new Error("cannot load")')}`))
   const line = `${JSON.stringify({ language: 'en', ...makeItem(5, '2024-01-01', [7]) })}\n`
@@ -257,7 +257,7 @@ t.test('threads that cannot start (their code will not load) leave the parsing t
 })
 
 t.test('parse threads for large files only', async t => {
-  const { threadsFor, THREADS_FROM_BYTES } = await import('../../src/snapshot/parse-threads.js')
+  const { threadsFor, THREADS_FROM_BYTES } = await import('../../../src/snapshot/load/parse-threads.js')
   t.equal(threadsFor(THREADS_FROM_BYTES - 1), 0)
   t.ok(threadsFor(THREADS_FROM_BYTES) >= 1)
   t.ok(threadsFor(2 ** 40) <= 4)
@@ -275,7 +275,7 @@ t.test('a line too long is named by its number, and caught within a batch of its
 })
 
 t.test('the parse threads are real threads under the test runner: a batch\'s bytes move to them', async t => {
-  const { batchParser } = await import('../../src/snapshot/parse-threads.js')
+  const { batchParser } = await import('../../../src/snapshot/load/parse-threads.js')
   const parser = batchParser(1)
   const bytes = Buffer.allocUnsafeSlow(3)
   bytes.write('{}\n')

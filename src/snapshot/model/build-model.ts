@@ -1,9 +1,9 @@
 // Builds a SnapshotModel from validated items, one at a time, so both formats' loaders (format v1 and JSON
 // Lines) feed the same code. Each item is serialized once (item-bytes.ts), here or on a parse thread; only
 // its bytes and its sort and filter keys are kept.
-import type { SnapshotItem } from '../schemas/snapshot.js'
+import type { SnapshotItem } from '../../schemas/snapshot.js'
 import { CompanyRanks, LanguageListing, SnapshotModel, type SnapshotInfo } from './snapshot-model.js'
-import { runInSlices, runToEnd } from './slices.js'
+import { runInSlices, runToEnd } from '../slices.js'
 import { ItemMemory } from './item-memory.js'
 import { ItemBytes, dateKey } from './item-bytes.js'
 

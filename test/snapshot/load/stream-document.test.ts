@@ -2,11 +2,11 @@
 // checked by JSON.parse, and a give-up (the loader then reports the file whole) on anything unexpected.
 import t from 'tap'
 import fc from 'fast-check'
-import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
-import { DocumentStreamer, NotFollowed, type DocumentHandlers } from '../../src/snapshot/stream-document.js'
-import { Utf8Check } from '../../src/snapshot/read-document.js'
-import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
-import { makeItem } from '../helpers.js'
+import { parseSnapshot } from '../../../src/snapshot/load/load-snapshot.js'
+import { DocumentStreamer, NotFollowed, type DocumentHandlers } from '../../../src/snapshot/load/stream-document.js'
+import { Utf8Check } from '../../../src/snapshot/load/read-document.js'
+import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { makeItem } from '../../helpers.js'
 
 /** Everything a client could see of a model: every page of every language and company. */
 function served (model: SnapshotModel): string {

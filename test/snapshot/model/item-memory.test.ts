@@ -1,9 +1,9 @@
 // A model's item memory: shared memory, let go a turn after the model is retired, and gone once the
 // collector has taken every view of it; never before, whatever answer still sends one.
 import t from 'tap'
-import { ItemMemory, type Collector } from '../../src/snapshot/item-memory.js'
-import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
-import { collectAndFinalize, makeItem, memoryFreed, smallSnapshot } from '../helpers.js'
+import { ItemMemory, type Collector } from '../../../src/snapshot/model/item-memory.js'
+import { parseSnapshot } from '../../../src/snapshot/load/load-snapshot.js'
+import { collectAndFinalize, makeItem, memoryFreed, smallSnapshot } from '../../helpers.js'
 
 /** A collector that only records what it is given, and settles at once. */
 function recordingCollector (): Collector & { given: ArrayBufferLike[][] } {

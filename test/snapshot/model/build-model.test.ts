@@ -1,9 +1,9 @@
 // The model builder: built in one go or in slices that give the event loop turns, the same model.
 import t from 'tap'
 import fc from 'fast-check'
-import { SnapshotModelBuilder } from '../../src/snapshot/build-model.js'
-import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
-import { makeItem } from '../helpers.js'
+import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js'
+import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { makeItem } from '../../helpers.js'
 
 const info = { source: 'x', version: 'v', generatedAt: null, loadedAt: new Date(0) }
 

@@ -1,9 +1,9 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
-import { mergeRanks, type PageItems } from '../../src/snapshot/snapshot-model.js'
-import { renderItem } from '../../src/snapshot/item-bytes.js'
-import { makeItem, smallSnapshot, type SnapshotDoc } from '../helpers.js'
+import { parseSnapshot } from '../../../src/snapshot/load/load-snapshot.js'
+import { mergeRanks, type PageItems } from '../../../src/snapshot/model/snapshot-model.js'
+import { renderItem } from '../../../src/snapshot/model/item-bytes.js'
+import { makeItem, smallSnapshot, type SnapshotDoc } from '../../helpers.js'
 
 const load = (doc: SnapshotDoc) => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'test.json')
 const pks = (items: PageItems): number[] => (JSON.parse(`[${items.toString()}]`) as Array<{ pk: number }>).map(i => i.pk)

@@ -1,11 +1,11 @@
 import t from 'tap'
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { loadSnapshotFile, parseSnapshot } from '../../src/snapshot/load-snapshot.js'
-import { SnapshotError } from '../../src/errors.js'
-import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
-import type { SnapshotItem } from '../../src/schemas/snapshot.js'
-import { makeItem, smallSnapshot, tempDir, writeSnapshot, type SnapshotDoc } from '../helpers.js'
+import { loadSnapshotFile, parseSnapshot } from '../../../src/snapshot/load/load-snapshot.js'
+import { SnapshotError } from '../../../src/errors.js'
+import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import type { SnapshotItem } from '../../../src/schemas/snapshot.js'
+import { makeItem, smallSnapshot, tempDir, writeSnapshot, type SnapshotDoc } from '../../helpers.js'
 
 const problemsOf = (raw: string | Buffer): readonly string[] => {
   try {
@@ -28,7 +28,7 @@ t.test('a valid snapshot loads with its languages, counts and version label', as
 })
 
 t.test('loading a large file gives the event loop turns (a reloading service keeps answering)', async t => {
-  const { writeSnapshot: generate } = await import('../../src/generate/write-snapshot.js')
+  const { writeSnapshot: generate } = await import('../../../src/generate/write-snapshot.js')
   const file = join(await tempDir(t), 'large.json')
   await generate(file, { items: 12000, format: 'lines' })
   const raw = await readFile(file)
@@ -181,7 +181,7 @@ t.test('a file that cannot be read', async t => {
 })
 
 t.test('streamed in chunks of any size: the same model, the same errors as the document parsed whole', async t => {
-  const { writeSnapshot: generate } = await import('../../src/generate/write-snapshot.js')
+  const { writeSnapshot: generate } = await import('../../../src/generate/write-snapshot.js')
   const dir = await tempDir(t)
   const file = join(dir, 'generated.json')
   await generate(file, { items: 3000, format: 'lines' })

@@ -2,11 +2,11 @@ import t from 'tap'
 import { EventEmitter, once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { SnapshotError } from '../../src/errors.js'
-import { parseSnapshot } from '../../src/snapshot/load-snapshot.js'
-import type { SnapshotModel } from '../../src/snapshot/snapshot-model.js'
-import { SnapshotStore, type StoreOptions } from '../../src/snapshot/snapshot-store.js'
-import { collectGarbage, memoryFreed, smallSnapshot, tempDir } from '../helpers.js'
+import { SnapshotError } from '../../../src/errors.js'
+import { parseSnapshot } from '../../../src/snapshot/load/load-snapshot.js'
+import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { SnapshotStore, type StoreOptions } from '../../../src/snapshot/store/snapshot-store.js'
+import { collectGarbage, memoryFreed, smallSnapshot, tempDir } from '../../helpers.js'
 
 const model = (label: string): SnapshotModel => parseSnapshot(Buffer.from(JSON.stringify({ ...smallSnapshot(), generated_at: label })), 'x.json')
 

@@ -2,7 +2,7 @@
 // by chunks joined once it is whole, and a turn of the event loop every few milliseconds of work, so a
 // service reading a large file keeps answering. The JSON Lines loader and the converter read with it.
 import { createReadStream } from 'node:fs'
-import { Pacer } from './slices.js'
+import { Pacer } from '../slices.js'
 
 /** Bytes read at a time: a few thousand items, so lines straddle chunks all the time and cost one copy. */
 export const READ_CHUNK = 1024 * 1024

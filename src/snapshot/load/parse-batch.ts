@@ -6,12 +6,12 @@
 // order, where a repeated pk (and for JSON Lines the header and its languages) are judged.
 import { isUtf8 } from 'node:buffer'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import '../schemas/formats.js'
-import { JsonLinesItemSchema, SnapshotItemSchema, type SnapshotItem } from '../schemas/snapshot.js'
+import '../../schemas/formats.js'
+import { JsonLinesItemSchema, SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
 import { describeSyntaxError, startsWithBom } from './load-options.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
-import { ItemBytes, dateKey } from './item-bytes.js'
-import type { RenderedItems } from './build-model.js'
+import { ItemBytes, dateKey } from '../model/item-bytes.js'
+import type { RenderedItems } from '../model/build-model.js'
 import { NEWLINE } from './read-lines.js'
 
 /** A JSON Lines item line's check (the loader asks it too, of a header that came too late). */

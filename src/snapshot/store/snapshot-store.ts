@@ -5,10 +5,10 @@
 import { EventEmitter } from 'node:events'
 import { stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
-import { SnapshotError } from '../errors.js'
-import { loadSnapshotFile } from './load-snapshot.js'
-import { collectSoon } from './item-memory.js'
-import type { SnapshotModel } from './snapshot-model.js'
+import { SnapshotError } from '../../errors.js'
+import { loadSnapshotFile } from '../load/load-snapshot.js'
+import { collectSoon } from '../model/item-memory.js'
+import type { SnapshotModel } from '../model/snapshot-model.js'
 
 export interface StoreLogger {
   info: (fields: object, message: string) => void

@@ -6,7 +6,7 @@ import { createReadStream } from 'node:fs'
 import { isUtf8 } from 'node:buffer'
 import { DocumentStreamer, type DocumentHandlers } from './stream-document.js'
 import { startsWithBom } from './load-options.js'
-import { Pacer } from './slices.js'
+import { Pacer } from '../slices.js'
 import { READ_CHUNK } from './read-lines.js'
 
 export interface DocumentReadHandlers extends DocumentHandlers {

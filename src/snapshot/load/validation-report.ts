@@ -1,7 +1,7 @@
 // Turns schema errors into the lines an editor reads: `languages.en[41].backdate: "2024-02-30" is not a
 // calendar date`. One line per broken rule, capped so a wholly wrong file does not flood the log.
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
-import { LANGUAGE_PATTERN } from '../schemas/snapshot.js'
+import { LANGUAGE_PATTERN } from '../../schemas/snapshot.js'
 
 export const DEFAULT_PROBLEM_CAP = 50
 

@@ -3,9 +3,9 @@
 // the parse threads (batches of both formats, parse-batch.ts) and the builder (a document parsed whole) write
 // with it.
 import fastJson from 'fast-json-stringify'
-import { ContentItemSchema } from '../schemas/content-item.js'
-import { forSerializer } from '../schemas/serializer-schema.js'
-import type { SnapshotItem } from '../schemas/snapshot.js'
+import { ContentItemSchema } from '../../schemas/content-item.js'
+import { forSerializer } from '../../schemas/serializer-schema.js'
+import type { SnapshotItem } from '../../schemas/snapshot.js'
 
 // fast-json-stringify emits exactly the schema's properties: `companies` and unknown extras never leave.
 const serializeItem = fastJson(forSerializer(ContentItemSchema)) as (item: SnapshotItem) => string

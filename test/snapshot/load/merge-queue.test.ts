@@ -1,8 +1,8 @@
 // The order both loaders merge parsed batches in (parse-threads.ts, MergeQueue): the order they were sent,
 // whichever finishes first, with the loading thread's own effects in their place among them.
 import t from 'tap'
-import { BatchMemory, MergeQueue } from '../../src/snapshot/parse-threads.js'
-import type { ParsedBatch } from '../../src/snapshot/parse-batch.js'
+import { BatchMemory, MergeQueue } from '../../../src/snapshot/load/parse-threads.js'
+import type { ParsedBatch } from '../../../src/snapshot/load/parse-batch.js'
 
 /** A parsed batch that is nothing but its number (as `count`) and the read memory it gives back. */
 function parsed (number: number, read: Uint8Array = Buffer.alloc(1)): ParsedBatch {

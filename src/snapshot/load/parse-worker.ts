@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads'
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { movedBuffers, parseBatch, type BatchTask } from './parse-batch.js'
-import { ItemBytes } from './item-bytes.js'
+import { ItemBytes } from '../model/item-bytes.js'
 import { READY, SCRATCH_BYTES } from './parse-threads.js'
 
 // Below the loading thread, which serves requests while a reload parses: on Linux a thread's priority is
