@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { chromium } from 'playwright-core'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import type { ReloadOutcome } from '../src/snapshot/snapshot-store.js'
+import type { ReloadOutcome } from '../src/snapshot/store/snapshot-store.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const root = join(import.meta.dirname, '..')
