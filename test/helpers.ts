@@ -1,7 +1,7 @@
 // Shared test fixtures: items and snapshots built in code, written to real temporary directories, and
 // the app built from the same options the server uses.
 import { existsSync } from 'node:fs'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
@@ -12,6 +12,10 @@ import { buildApp } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
 import type { SnapshotItem } from '../src/schemas/snapshot.js'
 import type { ItemMemory } from '../src/snapshot/model/item-memory.js'
+import type { SnapshotModel } from '../src/snapshot/model/snapshot-model.js'
+import { SnapshotLoader, loadSnapshotFile } from '../src/snapshot/load/load-snapshot.js'
+import { SnapshotError } from '../src/errors.js'
+import type { ParsePool } from '../src/snapshot/load/parse-pool.js'
 
 export function makeItem (pk: number, backdate: string, companies: number[], extra: Partial<SnapshotItem> & Record<string, unknown> = {}): SnapshotItem {
   return {
@@ -140,6 +144,52 @@ export async function writeSnapshot (t: Test, doc: unknown, name = 'snapshot.jso
   const file = join(await tempDir(t), name)
   await writeFile(file, typeof doc === 'string' ? doc : JSON.stringify(doc))
   return file
+}
+
+/**
+ * A snapshot's model, through the path production loads it by: the document written to a file, then
+ * loaded. The file is removed at once; `name` gives the format by its extension.
+ */
+export async function modelOf (doc: unknown, name = 'snapshot.json'): Promise<SnapshotModel> {
+  const dir = await mkdtemp(join(tmpdir(), 'explore-model-'))
+  const file = join(dir, name)
+  try {
+    await writeFile(file, typeof doc === 'string' || Buffer.isBuffer(doc) ? doc : JSON.stringify(doc))
+    return await loadSnapshotFile(file)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * The problems a load reports for `doc` written to a file named `name` (the format by its extension);
+ * fails the test if the file is accepted.
+ */
+export async function problemsOf (doc: unknown, name = 'test.json', loader?: SnapshotLoader): Promise<readonly string[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'explore-problems-'))
+  const file = join(dir, name)
+  try {
+    await writeFile(file, typeof doc === 'string' || Buffer.isBuffer(doc) ? doc : JSON.stringify(doc))
+    await (loader ?? new SnapshotLoader()).load(file)
+  } catch (error) {
+    if (error instanceof SnapshotError) return error.problems
+    throw error
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+  throw new Error('the snapshot was accepted')
+}
+
+/** `pool`, used for files of any size (the process's own starts at THREADS_FROM_BYTES): a test's files are small. */
+export function poolForAnySize (pool: ParsePool): ParsePool {
+  return Object.assign(Object.create(pool) as ParsePool, {
+    parserFor: async (_bytes: number, serving: boolean, onFallback?: (reason: string) => void) => await pool.parserFor(Infinity, serving, onFallback)
+  })
+}
+
+/** Problems without the `file:line:column: ` that starts each (tests of the rules rather than the places). */
+export function withoutPlace (problems: readonly string[]): string[] {
+  return problems.map(line => line.replace(/^[^:\s]+\.(?:json|jsonl|ndjson):\d+(?::\d+)?: /, ''))
 }
 
 /** The app on a snapshot document, its snapshot loaded, closed when the test ends. */

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util'
 import { isDateTime } from '../schemas/formats.js'
 import { LANGUAGE } from '../schemas/snapshot.js'
-import { isJsonLinesPath } from '../snapshot/load/load-json-lines.js'
+import { isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
 import { CaptureUsageError } from './capture-errors.js'
 import { readIdRanges } from './id-ranges.js'
 

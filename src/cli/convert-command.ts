@@ -3,9 +3,9 @@
 // the service would serve is converted; OUT is written through a temporary file and a rename, so a watching
 // service never sees half of it. Every field of every item is kept, `companies` and unknown ones included.
 import { SnapshotError } from '../errors.js'
-import { isJsonLinesPath } from '../snapshot/load/load-json-lines.js'
+import { isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
 import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
-import { startsWithBom } from '../snapshot/load/load-options.js'
+import { startsWithBom } from '../snapshot/load/json-text.js'
 import { readLines } from '../snapshot/load/read-lines.js'
 import { readDocument } from '../snapshot/load/read-document.js'
 import { fileStamp } from '../snapshot/store/snapshot-store.js'

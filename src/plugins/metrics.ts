@@ -2,6 +2,7 @@
 // the snapshot's items and their bytes, its age and reloads. Each app has its own registry, so tests can
 // build several.
 import fp from 'fastify-plugin'
+import { parsePool } from '../snapshot/load/parse-pool.js'
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'
 import { sourceStatus } from '../routes/status-route.js'
@@ -94,6 +95,21 @@ export default fp(async function metricsPlugin (app) {
     registers: [registry],
     aggregator: 'max',
     collect () { this.set(app.snapshots.status().failedInARow) }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_parse_pool_threads',
+    help: 'Parse threads running for large snapshot loads (0 before the first large load, or when they could not start).',
+    registers: [registry],
+    collect () { this.set(parsePool.status().threads) }
+  })
+  new Counter({ // eslint-disable-line no-new
+    name: 'explore_parse_pool_fallbacks_total',
+    help: 'Large snapshot loads parsed on the main thread because the parse threads could not start.',
+    registers: [registry],
+    collect () {
+      this.reset()
+      this.inc(parsePool.status().fallbacks)
+    }
   })
 
   // Few series (route templates × methods × statuses): raw URLs never become labels.

@@ -1,7 +1,9 @@
 // Long snapshot work (scanning, digesting, sorting and indexing a large file) is written as generators of
 // steps that yield every few milliseconds' worth; these run them, in one go or with a turn of the event
 // loop after every slice, so that a service loading a snapshot beside the one it serves keeps answering.
-import { SLICE_MS } from './load/load-options.js'
+
+/** Work between two turns of the event loop while a snapshot loads: a reloading service keeps answering. */
+export const SLICE_MS = 8
 
 /** Runs the steps to the end at once (small files, tests, the converter). */
 export function runToEnd<T> (steps: Generator<void, T>): T {

@@ -6,7 +6,7 @@ import { mkdir, realpath, rename, rm, stat } from 'node:fs/promises'
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
 import { basename, dirname, extname, join, resolve } from 'node:path'
-import { isJsonLinesPath } from './load/load-json-lines.js'
+import { isJsonLinesPath } from './load/load-snapshot.js'
 
 /**
  * 'pretty' matches JSON.stringify(snapshot, null, 2); 'lines' is the same JSON document with each item on

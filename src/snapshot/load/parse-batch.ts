@@ -1,5 +1,5 @@
 // One batch of a snapshot's items, checked and rendered: the per-item work of a load (JSON.parse, the item
-// schema, serializing), done on a parse thread (parse-threads.ts, parse-worker.ts) for a large file, on the
+// schema, serializing), done on a pool thread (parse-pool.ts, parse-worker.ts) for a large file, on the
 // loading thread for a small one. Two kinds of batch, one result: a JSON Lines file's whole lines
 // (`parseLines`), and a format v1 document's items as its streamer found them (`parseItems`). Items are
 // numbered within the batch; only the loader knows where a batch starts, and it merges the batches in file
@@ -8,20 +8,33 @@ import { isUtf8 } from 'node:buffer'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { JsonLinesItemSchema, SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
-import { describeSyntaxError, startsWithBom } from './load-options.js'
+import { describeLineSyntaxError, positionIn, startsWithBom, syntaxError, type TextPosition } from './json-text.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
 import { ItemBytes, dateKey } from '../model/item-bytes.js'
 import type { RenderedItems } from '../model/build-model.js'
-import { NEWLINE } from './read-lines.js'
+import { asBuffer } from './merge-batches.js'
+
+const NEWLINE = 0x0a
+
+/**
+ * The deepest a served value of any shape (`series`, `company_response_responded`, `responded_to_article`)
+ * may nest: JSON.parse reads 200,000 levels, but serializing them overflows the stack.
+ */
+export const MAX_SERVED_NESTING = 64
+const ANY_SHAPED = ['series', 'company_response_responded', 'responded_to_article'] as const
 
 /** A JSON Lines item line's check (the loader asks it too, of a header that came too late). */
 export const lineCheck = TypeCompiler.Compile(JsonLinesItemSchema)
 const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
 
-/** What is wrong with a line or an item: `at` its number in the batch; `text` what the report says. */
+/**
+ * What is wrong with a line or an item: `at` its number in the batch; `text` what the report says; for a
+ * format v1 item, `position` when the problem is at a place of its own (a syntax error inside the item).
+ */
 export interface BatchProblem {
   at: number
   text: string
+  position?: TextPosition
 }
 
 /** A batch checked, and its items rendered: what a parse thread sends back. */
@@ -58,7 +71,10 @@ export interface LinesTask {
   first: boolean
 }
 
-/** A format v1 batch: items' bytes back to back, item i ending at `ends[i]`, found at `index[i]` of its language. */
+/**
+ * A format v1 batch: items' bytes back to back, item i ending at `ends[i]`, found at `index[i]` of its
+ * language, starting at `line[i]`, `column[i]` of the file.
+ */
 export interface ItemsTask {
   kind: 'items'
   bytes: Uint8Array
@@ -66,6 +82,8 @@ export interface ItemsTask {
   language: number[]
   languages: string[]
   index: number[]
+  line: number[]
+  column: number[]
 }
 
 export type BatchTask = LinesTask | ItemsTask
@@ -100,15 +118,23 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
     const language = task.languages[task.language[i] as number] as string
     const where = `/languages/${escapePointer(language)}/${task.index[i] as number}`
     let item: unknown
+    // The document's UTF-8 was checked as it was read (read-document.ts).
+    const json = text.toString('utf8', i === 0 ? 0 : ends[i - 1], ends[i])
     try {
-      // The document's UTF-8 was checked as it was read (read-document.ts).
-      item = JSON.parse(text.toString('utf8', i === 0 ? 0 : ends[i - 1], ends[i]))
+      item = JSON.parse(json)
     } catch (error) {
-      batch.problem(i + 1, `${jsonPath(where)}: not valid JSON: ${describeSyntaxError(error as Error, null)} of the item`)
+      const { what, index } = syntaxError(error as Error)
+      const start = { line: task.line[i] as number, column: task.column[i] as number }
+      batch.problem(i + 1, `${jsonPath(where)}: not valid JSON: ${what}`, index === null ? undefined : positionIn(json, index, start))
       continue
     }
     if (!itemCheck.Check(item)) {
       for (const { line, repeat } of schemaProblems(itemCheck.Errors(item), where)) if (!repeat) batch.problem(i + 1, line)
+      continue
+    }
+    const deep = tooDeep(item, where)
+    if (deep !== null) {
+      batch.problem(i + 1, deep)
       continue
     }
     batch.item(item, language, i + 1)
@@ -166,8 +192,8 @@ class BatchCollector {
     this.companyEnd.push(this.companies.length)
   }
 
-  problem (at: number, text: string): void {
-    this.problems.push({ at, text })
+  problem (at: number, text: string, position?: TextPosition): void {
+    this.problems.push(position === undefined ? { at, text } : { at, text, position })
   }
 
   finish (count: number): ParsedBatch {
@@ -219,7 +245,7 @@ class LineBatch extends BatchCollector {
     try {
       value = JSON.parse(line.toString('utf8'))
     } catch (error) {
-      this.problem(at, `not valid JSON: ${describeSyntaxError(error as Error, null)}`)
+      this.problem(at, `not valid JSON: ${describeLineSyntaxError(error as Error)}`)
       return
     }
     const first = !this.content
@@ -237,38 +263,13 @@ class LineBatch extends BatchCollector {
       for (const { line, repeat } of schemaProblems(lineCheck.Errors(value))) if (!repeat) this.problem(at, line)
       return
     }
+    const deep = tooDeep(value, '')
+    if (deep !== null) {
+      this.problem(at, deep)
+      return
+    }
     this.item(value, value.language, at)
   }
-}
-
-/** A parsed batch's items' bytes, as a Buffer: one of the model's chunks. */
-export function bytesOf (batch: ParsedBatch): Buffer {
-  return asBuffer(batch.bytes)
-}
-
-/** Bytes that crossed a thread (a plain Uint8Array there) seen as a Buffer again, nothing copied. */
-function asBuffer (bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-}
-
-/**
- * A batch's problems, handed to `report` in order as the loader walks the batch's items: the function
- * returned reports those on lines or items before `at` (Infinity: all that are left).
- */
-export function problemsInOrder (batch: ParsedBatch, report: (problem: BatchProblem) => void): (at: number) => void {
-  const { problems } = batch
-  let next = 0
-  return at => {
-    for (; next < problems.length && (problems[next] as BatchProblem).at < at; next++) report(problems[next] as BatchProblem)
-  }
-}
-
-/**
- * The buffers of a batch moved (not copied) to the loading thread: the input it was sent, given back. Its
- * rendered bytes are shared memory (item-bytes.ts), seen by both threads, not moved.
- */
-export function movedBuffers (batch: ParsedBatch): ArrayBuffer[] {
-  return [batch.read.buffer as ArrayBuffer]
 }
 
 function isBlank (line: Buffer): boolean {
@@ -276,4 +277,28 @@ function isBlank (line: Buffer): boolean {
     if (byte !== 0x20 && byte !== 0x09) return false
   }
   return true
+}
+
+/** A served value of any shape nested deeper than MAX_SERVED_NESTING: its problem, else null. */
+function tooDeep (item: SnapshotItem, where: string): string | null {
+  for (const field of ANY_SHAPED) {
+    if (depthOver(item[field], MAX_SERVED_NESTING)) {
+      return `${jsonPath(`${where}/${field}`)}: nested deeper than ${MAX_SERVED_NESTING} levels`
+    }
+  }
+  return null
+}
+
+/** Whether `value` nests more than `limit` arrays and objects deep; walked without recursion. */
+function depthOver (value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== 'object') return false
+  const stack: Array<[unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [next, depth] = stack.pop() as [unknown, number]
+    if (depth > limit) return true
+    for (const child of Object.values(next as object)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1])
+    }
+  }
+  return false
 }

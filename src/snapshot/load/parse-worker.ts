@@ -1,27 +1,45 @@
-// A parse thread of parse-threads.ts: checks and renders the batches it is sent (parse-batch.ts) and moves
-// the results back, in the order the batches came.
-import { parentPort } from 'node:worker_threads'
+// A parse thread of the pool (parse-pool.ts): checks and renders the batches it is given (parse-batch.ts)
+// and moves the result back with the batch's own bytes, for the loader to read a later batch into. It lives
+// as long as the pool: its checks and serializer are compiled once, not at every load.
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
-import { movedBuffers, parseBatch, type BatchTask } from './parse-batch.js'
+import { workerData } from 'node:worker_threads'
+import { move, transferableSymbol, valueSymbol } from 'piscina'
+import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
 import { ItemBytes } from '../model/item-bytes.js'
-import { READY, SCRATCH_BYTES } from './parse-threads.js'
+import { setMemoryPolicy } from '../memory-policy.js'
+import { SCRATCH_BYTES, type ParseWorkerData } from './parse-pool.js'
+
+const { policy } = workerData as ParseWorkerData
+setMemoryPolicy(policy)
 
 // Below the loading thread, which serves requests while a reload parses: on Linux a thread's priority is
 // its own, set through its thread id. Best effort; elsewhere, or refused, the thread runs as it is.
-try {
-  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-  if (Number.isSafeInteger(tid)) setPriority(tid, 10)
-} catch {}
+if (policy.lowPriorityParseThreads) {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
+    if (Number.isSafeInteger(tid)) setPriority(tid, 10)
+  } catch {}
+}
 
-// One for every batch: a buffer made and freed per batch raises the C allocator's threshold for giving
-// large blocks their own mappings, after which the model's chunks share heaps with freed memory that stays
-// resident (60 MB more settled RSS at 1M items, measured with a fixed threshold for comparison).
+// One for every batch, unless the policy says otherwise (memory-policy.ts, reusedBatchMemory).
 const scratch = new ItemBytes(SCRATCH_BYTES)
 
-parentPort?.on('message', (task: BatchTask) => {
-  const batch = parseBatch(task, scratch)
-  parentPort?.postMessage(batch, movedBuffers(batch))
-})
+/** Checks and renders one batch; its input bytes go back moved, its rendered bytes are shared memory. */
+export default function parse (task: BatchTask): unknown {
+  const batch = parseBatch(task, policy.reusedBatchMemory ? scratch : new ItemBytes(SCRATCH_BYTES))
+  return move(movable(batch))
+}
 
-parentPort?.postMessage(READY)
+/** The pool's first task for each thread: its code loaded, nothing else. */
+export function ready (): boolean {
+  return true
+}
+
+/** A result piscina moves: the batch, with the buffer it was read into transferred rather than copied. */
+function movable (batch: ParsedBatch): Parameters<typeof move>[0] {
+  return {
+    [transferableSymbol]: [batch.read.buffer],
+    [valueSymbol]: batch
+  }
+}

@@ -2,12 +2,11 @@
 // file in memory, its UTF-8 checked across chunk boundaries, and a turn of the event loop every few
 // milliseconds of work, so a service reading a large file keeps answering. The loader and the converter
 // read with it.
-import { createReadStream } from 'node:fs'
 import { isUtf8 } from 'node:buffer'
 import { DocumentStreamer, type DocumentHandlers } from './stream-document.js'
-import { startsWithBom } from './load-options.js'
+import { startsWithBom } from './json-text.js'
 import { Pacer } from '../slices.js'
-import { READ_CHUNK } from './read-lines.js'
+import { READ_CHUNK, chunksOf } from './read-chunks.js'
 
 export interface DocumentReadHandlers extends DocumentHandlers {
   /** Every chunk as read, before it is followed (a digest of the file). */
@@ -27,7 +26,7 @@ export async function readDocument (file: string, handlers: DocumentReadHandlers
   const follower = new DocumentFollower(handlers)
   const pacer = new Pacer()
   // At least a byte order mark's worth: the first chunk tells whether there is one.
-  for await (const chunk of createReadStream(file, { highWaterMark: Math.max(chunkBytes, 4) }) as AsyncIterable<Buffer>) {
+  for await (const chunk of chunksOf(file, Math.max(chunkBytes, 4))) {
     handlers.chunk?.(chunk)
     follower.feed(chunk)
     const draining = handlers.drain?.()
@@ -45,7 +44,7 @@ export function followDocument (raw: Buffer, handlers: DocumentHandlers): void {
 }
 
 /** The byte order mark and the UTF-8 check around the streamer. */
-class DocumentFollower {
+export class DocumentFollower {
   private readonly streamer: DocumentStreamer
   private readonly utf8 = new Utf8Check()
   private first = true

@@ -1,14 +1,12 @@
-// A file's lines, read in chunks and handed over one at a time: never the whole file in memory, a line cut
-// by chunks joined once it is whole, and a turn of the event loop every few milliseconds of work, so a
-// service reading a large file keeps answering. The JSON Lines loader and the converter read with it.
-import { createReadStream } from 'node:fs'
+// A file's lines, read in chunks (read-chunks.ts) and handed over one at a time: never the whole file in
+// memory, a line cut by chunks joined once it is whole, and a turn of the event loop every few milliseconds of
+// work. The converter reads a valid JSON Lines snapshot with it (the loader frames lines in batches instead:
+// frame-lines.ts).
 import { Pacer } from '../slices.js'
+import { READ_CHUNK, chunksOf } from './read-chunks.js'
+import { MAX_LINE_BYTES } from './frame-lines.js'
 
-/** Bytes read at a time: a few thousand items, so lines straddle chunks all the time and cost one copy. */
-export const READ_CHUNK = 1024 * 1024
-/** Longest line: an item is a few KB; a longer line is a JSON document named as JSON Lines, or worse. */
-export const MAX_LINE_BYTES = 64 * 1024 * 1024
-export const NEWLINE = 0x0a
+const NEWLINE = 0x0a
 
 export interface LineHandlers {
   /** Every chunk as read, before its lines (a digest of the file). */
@@ -38,7 +36,7 @@ export async function readLines (file: string, handlers: LineHandlers, chunkByte
   // long line again and again).
   let pieces: Buffer[] = []
   let pending = 0
-  for await (const chunk of createReadStream(file, { highWaterMark: chunkBytes }) as AsyncIterable<Buffer>) {
+  for await (const chunk of chunksOf(file, chunkBytes)) {
     handlers.chunk?.(chunk)
     let start = 0
     for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {

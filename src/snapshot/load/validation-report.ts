@@ -5,6 +5,9 @@ import { LANGUAGE_PATTERN } from '../../schemas/snapshot.js'
 
 export const DEFAULT_PROBLEM_CAP = 50
 
+/** What is wrong with a key of `languages` that is no language segment. */
+export const NOT_A_LANGUAGE = `is not a language segment (expected ${LANGUAGE_PATTERN}, e.g. en or pt-br)`
+
 /** `/languages/en/41/backdate` → `languages.en[41].backdate` (JSON Pointer escapes undone). */
 export function jsonPath (pointer: string, prefix = ''): string {
   let out = prefix
@@ -25,7 +28,13 @@ export function escapePointer (token: string): string {
 /** A short, safe rendering of an offending value. */
 export function preview (value: unknown): string {
   if (value === undefined) return 'nothing'
-  const text = JSON.stringify(value) ?? String(value)
+  let text: string
+  try {
+    text = JSON.stringify(value) ?? String(value)
+  } catch {
+    // Nested deeper than the stack allows (JSON.parse reads what JSON.stringify cannot write back).
+    return Array.isArray(value) ? '[…]' : '{…}'
+  }
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }
 
@@ -33,7 +42,7 @@ function kindOf (schema: Record<string, unknown>): string {
   if (Array.isArray(schema.anyOf)) return (schema.anyOf as Array<Record<string, unknown>>).map(kindOf).join(' or ')
   if (schema.type === 'object' && typeof schema.title === 'string') return `${schema.title} object`
   if (schema.type === 'null') return 'null'
-  if (typeof schema.type === 'string') return schema.type === 'integer' || schema.type === 'array' ? `an ${schema.type}` : `a ${schema.type}`
+  if (typeof schema.type === 'string') return /^[aeiou]/.test(schema.type) ? `an ${schema.type}` : `a ${schema.type}`
   return 'a value'
 }
 
@@ -61,7 +70,7 @@ function describe (error: ValueError): string {
       return 'must name at least one language'
     case ValueErrorType.ObjectAdditionalProperties:
       // Only `languages` forbids extra keys: one that fails the language-segment pattern.
-      return `is not a language segment (expected ${LANGUAGE_PATTERN}, e.g. en or pt-br)`
+      return NOT_A_LANGUAGE
     default:
       return `expected ${kindOf(schema)}, got ${got}`
   }
@@ -146,7 +155,7 @@ export class ValidationReport {
 
   lines (): string[] {
     return this.truncated
-      ? [...this.problems, `(stopped after ${this.cap} problems; fix these and check again)`]
+      ? [...this.problems, `(stopped after ${this.cap} ${this.cap === 1 ? 'problem' : 'problems'}; fix these and check again)`]
       : [...this.problems]
   }
 }

@@ -6,6 +6,7 @@ import fastJson from 'fast-json-stringify'
 import { ContentItemSchema } from '../../schemas/content-item.js'
 import { forSerializer } from '../../schemas/serializer-schema.js'
 import type { SnapshotItem } from '../../schemas/snapshot.js'
+import { memoryPolicy } from '../memory-policy.js'
 
 // fast-json-stringify emits exactly the schema's properties: `companies` and unknown extras never leave.
 const serializeItem = fastJson(forSerializer(ContentItemSchema)) as (item: SnapshotItem) => string
@@ -75,7 +76,7 @@ export class ItemBytes {
   take (): Buffer {
     const used = this.used
     this.used = 0
-    if (used === 0) return Buffer.from(new SharedArrayBuffer(0))
+    if (used === 0) return itemMemory(0)
     // A model's full chunk (shared memory already) is kept as it is; the next is made by the next item, none
     // for nothing after the last.
     if (this.full !== undefined && this.buffer.length - used <= SLACK) {
@@ -88,7 +89,7 @@ export class ItemBytes {
     // too, into one of its size. Into shared memory, which V8 does not count as the loading thread's own:
     // a batch's bytes become one of the model's chunks there, and counted, the gigabyte of a large reload
     // set off a major collection every 64 MB (item-memory.ts).
-    const taken = Buffer.from(new SharedArrayBuffer(used))
+    const taken = itemMemory(used)
     this.buffer.copy(taken, 0, 0, used)
     return taken
   }
@@ -98,7 +99,7 @@ export class ItemBytes {
     if (this.full !== undefined) {
       if (this.used > 0) this.full(this.take())
       // A model's chunk, written in place: shared memory from the start.
-      this.buffer = Buffer.from(new SharedArrayBuffer(Math.max(this.size, bytes)))
+      this.buffer = itemMemory(Math.max(this.size, bytes))
       return
     }
     if (this.used === 0) {
@@ -109,4 +110,9 @@ export class ItemBytes {
     this.buffer.copy(grown, 0, 0, this.used)
     this.buffer = grown
   }
+}
+
+/** Memory of its own for a model's items: shared, unless the memory policy says otherwise (memory-policy.ts). */
+function itemMemory (bytes: number): Buffer {
+  return memoryPolicy().sharedItemMemory ? Buffer.from(new SharedArrayBuffer(bytes)) : Buffer.allocUnsafeSlow(bytes)
 }

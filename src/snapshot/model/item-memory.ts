@@ -13,6 +13,8 @@
 // that a lot of memory is now garbage (it would not know), and settles once a FinalizationRegistry has
 // seen every chunk go. An answer whose views are still queued on a slow socket keeps them alive, and so
 // can never send freed memory; nothing has to be lent or given back.
+import { memoryPolicy } from '../memory-policy.js'
+
 export class ItemMemory {
   private state: 'served' | 'retired' | 'released' = 'served'
   private readonly freedOnce: Promise<void>
@@ -127,6 +129,7 @@ const hintedCollector: Collector = {
  * space limit), the collection comes when V8 sees another reason.
  */
 export function collectSoon (): void {
+  if (!memoryPolicy().collectionHint) return
   try {
     // eslint-disable-next-line no-new -- made only to be counted and dropped
     new ArrayBuffer(HINT_BYTES)

@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events'
 import { stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
 import { SnapshotError } from '../../errors.js'
-import { loadSnapshotFile } from '../load/load-snapshot.js'
+import { SnapshotLoader } from '../load/load-snapshot.js'
 import { collectSoon } from '../model/item-memory.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
 
@@ -81,8 +81,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
-    this.load = options.load ?? loadSnapshotFile
     this.log = options.log ?? SILENT
+    const loader = new SnapshotLoader({ log: this.log })
+    this.load = options.load ?? (async (file, loadOptions) => await loader.load(file, loadOptions))
     this.settleMs = options.settleMs ?? 0
   }
 

@@ -3,13 +3,36 @@
 import t from 'tap'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { SnapshotError } from '../../../src/errors.js'
-import { loadJsonLinesFile } from '../../../src/snapshot/load/load-json-lines.js'
-import { READ_CHUNK } from '../../../src/snapshot/load/read-lines.js'
-import { loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
-import type { LoadOptions } from '../../../src/snapshot/load/load-options.js'
+import { SnapshotLoader, loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
+import { ParsePool, THREADS_FROM_BYTES } from '../../../src/snapshot/load/parse-pool.js'
+import { READ_CHUNK } from '../../../src/snapshot/load/read-chunks.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
-import { buildTestApp, EXPLORE, makeItem, smallSnapshot, tempDir, toJsonLines } from '../../helpers.js'
+import { buildTestApp, EXPLORE, makeItem, poolForAnySize, smallSnapshot, tempDir, toJsonLines } from '../../helpers.js'
+
+/** How a test asks to load: batches of `batchBytes`, on `threads` pool threads (none: on this thread). */
+interface LoadWith {
+  batchBytes?: number
+  threads?: number
+  problemCap?: number
+  maxLineBytes?: number
+}
+
+const pools = new Map<number, ParsePool>()
+t.teardown(async () => { for (const pool of pools.values()) await pool.close() })
+
+/** The production loader, with the parts a test chooses. */
+function loaderWith ({ threads = 0, ...parts }: LoadWith = {}): SnapshotLoader {
+  if (threads === 0) return new SnapshotLoader(parts)
+  let pool = pools.get(threads)
+  if (pool === undefined) pools.set(threads, pool = new ParsePool({ threads }))
+  return new SnapshotLoader({ ...parts, pool: poolForAnySize(pool) })
+}
+
+async function loadJsonLinesFile (file: string, options: LoadWith = {}): Promise<SnapshotModel> {
+  return await loaderWith(options).load(file)
+}
 
 async function writeLines (t: Parameters<typeof tempDir>[0], text: string | Buffer, name = 'snapshot.jsonl'): Promise<string> {
   const file = join(await tempDir(t), name)
@@ -17,7 +40,7 @@ async function writeLines (t: Parameters<typeof tempDir>[0], text: string | Buff
   return file
 }
 
-async function problemsOf (t: Parameters<typeof tempDir>[0], text: string | Buffer, options: LoadOptions = {}): Promise<readonly string[]> {
+async function problemsOf (t: Parameters<typeof tempDir>[0], text: string | Buffer, options: LoadWith = {}): Promise<readonly string[]> {
   const file = await writeLines(t, text)
   try {
     await loadJsonLinesFile(file, options)
@@ -77,7 +100,7 @@ t.test('CRLF line ends, blank lines and a byte order mark are accepted', async t
 t.test('a file read in chunks smaller than its lines, with characters cut by the chunks, loads whole', async t => {
   const items = Array.from({ length: 60 }, (_, i) => makeItem(i + 1, '2024-03-01', [1], { translated_title: `Ünïcödé 😀 ${'é'.repeat(i)} 日本` }))
   const text = toJsonLines({ languages: { en: items } })
-  const big = await loadJsonLinesFile(await writeLines(t, text), { readChunk: 7 })
+  const big = await loadJsonLinesFile(await writeLines(t, text), { batchBytes: 7 })
   const whole = await loadJsonLinesFile(await writeLines(t, text))
   t.equal(big.itemCounts().en, 60)
   t.same(pagesOf(big), pagesOf(whole), 'every character intact across 7-byte chunks')
@@ -175,7 +198,7 @@ t.test('what a joined, mislabelled or odd file gets told', async t => {
   const model = await loadJsonLinesFile(await writeLines(t, `${JSON.stringify({ snapshot: 'a field of the item', language: 'en', ...makeItem(1, '2024-01-01', []) })}\n`))
   t.same(model.itemCounts(), { en: 1 }, 'a first line with a pk is an item, whatever extra fields it has')
   const document = JSON.stringify({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(2, '2024-01-01', [])] } })
-  t.same(await problemsOf(t, document, { maxLineBytes: 100, readChunk: 16 }), ['snapshot.jsonl:1: line 1 is longer than 100 bytes: is it one JSON document named .jsonl?'])
+  t.same(await problemsOf(t, document, { maxLineBytes: 100, batchBytes: 16 }), ['snapshot.jsonl:1: line 1 is longer than 100 bytes: is it one JSON document named .jsonl?'])
 })
 
 /** A file of `count` items in two languages, with a header: many batches when read in small chunks. */
@@ -187,9 +210,9 @@ function manyLines (count: number): string {
 t.test('parse threads load the same model as the loading thread, batch by batch, and the same version', async t => {
   const file = await writeLines(t, manyLines(400))
   const inline = await loadJsonLinesFile(file, { threads: 0 })
-  for (const [threads, readChunk] of [[1, 4096], [2, 1000], [3, 50_000]] as const) {
-    const threaded = await loadJsonLinesFile(file, { threads, readChunk })
-    t.same(threaded.itemCounts(), { en: 400, es: 100 }, `${threads} threads, batches of ${readChunk} bytes`)
+  for (const [threads, batchBytes] of [[1, 4096], [2, 1000], [3, 50_000]] as const) {
+    const threaded = await loadJsonLinesFile(file, { threads, batchBytes })
+    t.same(threaded.itemCounts(), { en: 400, es: 100 }, `${threads} threads, batches of ${batchBytes} bytes`)
     t.same(pagesOf(threaded), pagesOf(inline))
     t.equal(threaded.info.version, inline.info.version)
     t.equal(threaded.info.generatedAt, '2026-11-22T00:00:00Z')
@@ -208,79 +231,79 @@ t.test('parse threads report the same problems, in line order, across batches, a
     else lines.push(item(pk))
   }
   const file = await writeLines(t, `${lines.join('\n')}\n`)
-  const problems = async (options: LoadOptions) => await loadJsonLinesFile(file, options).then(() => [], (error: SnapshotError) => error.problems)
+  const problems = async (options: LoadWith) => await loadJsonLinesFile(file, options).then(() => [], (error: SnapshotError) => error.problems)
   const inline = await problems({ threads: 0, problemCap: 1000 })
   t.equal(inline.length, 24)
   t.match(inline.slice(0, 4), [/^snapshot\.jsonl:8: pk: 4 repeats line 5$/, /:20: language: "es" is not one/, /:32: not valid JSON/, /:44: backdate: /])
   const lineOf = (problem: string) => Number(/^snapshot\.jsonl:(\d+):/.exec(problem)?.[1])
   t.same(inline.map(lineOf), [...inline.map(lineOf)].sort((a, b) => a - b), 'in line order')
-  t.same(await problems({ threads: 2, readChunk: 700, problemCap: 1000 }), inline, 'the same report from threads')
-  const capped = await problems({ threads: 2, readChunk: 700, problemCap: 10 })
+  t.same(await problems({ threads: 2, batchBytes: 700, problemCap: 1000 }), inline, 'the same report from threads')
+  const capped = await problems({ threads: 2, batchBytes: 700, problemCap: 10 })
   t.same(capped, [...inline.slice(0, 10), '(stopped after 10 problems; fix these and check again)'], 'the first 10, then a stop')
 })
 
 t.test('a header after batches of blank lines is still the header; after an item, it is a bad item', async t => {
   const body = toJsonLines({ generated_at: '2026-11-22T00:00:00Z', languages: { en: [makeItem(1, '2024-01-01', [])], fr: [] } })
-  const model = await loadJsonLinesFile(await writeLines(t, `${'\n'.repeat(100)}${body}`), { threads: 2, readChunk: 16 })
+  const model = await loadJsonLinesFile(await writeLines(t, `${'\n'.repeat(100)}${body}`), { threads: 2, batchBytes: 16 })
   t.same(model.itemCounts(), { en: 1, fr: 0 }, 'the header\'s fr is served')
   t.equal(model.info.generatedAt, '2026-11-22T00:00:00Z')
   const [header, first] = body.split('\n') as [string, string]
-  const late = await loadJsonLinesFile(await writeLines(t, `${first}\n${'\n'.repeat(100)}${header}\n`), { threads: 2, readChunk: 16 }).then(() => null, (e: SnapshotError) => e.problems)
+  const late = await loadJsonLinesFile(await writeLines(t, `${first}\n${'\n'.repeat(100)}${header}\n`), { threads: 2, batchBytes: 16 }).then(() => null, (e: SnapshotError) => e.problems)
   t.match(late, [/^snapshot\.jsonl:102: /])
 })
 
 t.test('a parse thread that dies fails the load as the service\'s error, not the file\'s, and nothing is left unhandled', async t => {
-  const { batchParser } = await import('../../../src/snapshot/load/parse-threads.js')
   // A thread that dies at its first batch, as one with a bug (or out of memory) would.
-  const dying = 'import { parentPort } from "node:worker_threads"; parentPort.postMessage("ready"); parentPort.on("message", () => process.exit(3))'
-  const parser = batchParser(2, new URL(`data:text/javascript,${encodeURIComponent(dying)}`))
-  const batch = (first = false) => { const bytes = Buffer.allocUnsafeSlow(3); bytes.write('{}\n'); return { kind: 'lines', bytes, first } as const }
-  const results = await Promise.allSettled([parser.parse(batch(true)), parser.parse(batch()), parser.parse(batch())])
-  t.same(results.map(result => result.status), ['rejected', 'rejected', 'rejected'])
-  t.match((results[0] as PromiseRejectedResult).reason, { message: 'a parse thread failed: exited (code 3)' })
-  t.notOk('code' in (results[0] as PromiseRejectedResult).reason, 'no code: not the file system\'s error, so not reported as the file\'s')
-  t.notOk((results[0] as PromiseRejectedResult).reason instanceof SnapshotError)
-  await t.rejects(parser.parse(batch()), /a parse thread failed/, 'and every batch after')
-  await parser.close()
+  const dying = await writeLines(t, 'export function ready () { return true }\nexport default function () { process.exit(3) }\n', 'dying.mjs')
+  const pool = new ParsePool({ threads: 2, script: pathToFileURL(dying) })
+  t.teardown(() => pool.close())
+  const file = await writeLines(t, manyLines(400))
+  const failed = await new SnapshotLoader({ pool: poolForAnySize(pool), batchBytes: 1000 }).load(file).then(() => null, (error: unknown) => error)
+  t.match(failed, { message: /^a parse thread failed: / })
+  t.notOk('code' in (failed as object), 'no code: not the file system\'s error, so not reported as the file\'s')
+  t.notOk(failed instanceof SnapshotError)
 })
 
-t.test('threads that cannot start (their code will not load) leave the parsing to the loading thread', async t => {
-  const { batchParser } = await import('../../../src/snapshot/load/parse-threads.js')
-  // As under tsx, whose loader does not reach a worker's TypeScript entry: the thread fails before its code runs.
-  const parser = batchParser(2, new URL(`data:text/javascript,${encodeURIComponent('throw new Error("cannot load")')}`))
-  const line = `${JSON.stringify({ language: 'en', ...makeItem(5, '2024-01-01', [7]) })}\n`
-  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(line))
-  bytes.write(line)
-  const batch = await parser.parse({ kind: 'lines', bytes, first: true })
-  t.same([batch.count, batch.pk, batch.problems], [1, [5], []], 'parsed all the same')
-  await parser.close()
+t.test('threads that cannot start (their code will not load) leave the parsing to the loading thread, said once', async t => {
+  // As a runtime whose loader does not reach a worker's TypeScript entry: the thread fails before its code runs.
+  const failing = await writeLines(t, 'throw new Error("cannot load")\n', 'failing.mjs')
+  const pool = new ParsePool({ threads: 2, script: pathToFileURL(failing) })
+  t.teardown(() => pool.close())
+  const warnings: object[] = []
+  const loader = new SnapshotLoader({ pool: poolForAnySize(pool), log: { warn: fields => warnings.push(fields) } })
+  const file = await writeLines(t, manyLines(50))
+  for (let load = 0; load < 2; load++) t.same((await loader.load(file)).itemCounts(), { en: 50, es: 12 }, 'parsed all the same')
+  t.match(warnings, [{ reason: /cannot load/ }], 'one log line')
+  t.match(pool.status(), { threads: 0, fallbacks: 2, failure: /cannot load/ }, 'the metrics count every load that fell back')
 })
 
-t.test('parse threads for large files only', async t => {
-  const { threadsFor, THREADS_FROM_BYTES } = await import('../../../src/snapshot/load/parse-threads.js')
-  t.equal(threadsFor(THREADS_FROM_BYTES - 1), 0)
-  t.ok(threadsFor(THREADS_FROM_BYTES) >= 1)
-  t.ok(threadsFor(2 ** 40) <= 4)
-  const { availableParallelism } = await import('node:os')
-  t.equal(threadsFor(2 ** 40), Math.min(availableParallelism(), 4), 'a first load: every core, up to 4')
-  t.equal(threadsFor(2 ** 40, true), Math.max(1, Math.min(availableParallelism() - 1, 4)), 'a reload: a core left to the requests, one thread at least')
-  t.equal(threadsFor(THREADS_FROM_BYTES - 1, true), 0)
+t.test('parse threads for large files only, and a core left to the requests while a snapshot is served', async t => {
+  const pool = new ParsePool({ threads: 2 })
+  t.teardown(() => pool.close())
+  t.equal((await pool.parserFor(THREADS_FROM_BYTES - 1, false)).threads, 0)
+  t.equal(pool.status().threads, 0, 'no thread started for a small file')
+  t.equal((await pool.parserFor(THREADS_FROM_BYTES, false)).threads, 2, 'a first load: every thread')
+  t.equal((await pool.parserFor(THREADS_FROM_BYTES, true)).threads, 1, 'a reload: one fewer')
+  t.equal(pool.status().threads, 2)
+  const one = new ParsePool({ threads: 1 })
+  t.teardown(() => one.close())
+  t.equal((await one.parserFor(2 ** 40, true)).threads, 1, 'one thread at least')
 })
 
 t.test('a line too long is named by its number, and caught within a batch of its limit', async t => {
   const message = (line: number) => `snapshot.jsonl:${line}: line ${line} is longer than 100 bytes: is it one JSON document named .jsonl?`
-  t.same(await problemsOf(t, `{}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, readChunk: 16 }), [message(2)], 'the lines before it are counted first')
-  t.same(await problemsOf(t, `${'a'.repeat(120)}\n`, { maxLineBytes: 100, readChunk: 16 }), [message(1)], '20 bytes over, in reads that grow')
-  t.same(await problemsOf(t, `{}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, readChunk: 16, threads: 2 }), [message(2)], 'from parse threads too')
+  t.same(await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, batchBytes: 16 }), [message(2)], 'the lines before it are counted first')
+  t.same(await problemsOf(t, `${'a'.repeat(120)}\n`, { maxLineBytes: 100, batchBytes: 16 }), [message(1)], '20 bytes over, in reads that grow')
+  t.same(await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, batchBytes: 16, threads: 2 }), [message(2)], 'from parse threads too')
 })
 
-t.test('the parse threads are real threads under the test runner: a batch\'s bytes move to them', async t => {
-  const { batchParser } = await import('../../../src/snapshot/load/parse-threads.js')
-  const parser = batchParser(1)
+t.test('the pool\'s threads are real threads under the test runner: a batch\'s bytes move to them and back', async t => {
+  const pool = new ParsePool({ threads: 1 })
+  t.teardown(() => pool.close())
+  const parser = await pool.parserFor(Infinity, false)
   const bytes = Buffer.allocUnsafeSlow(3)
   bytes.write('{}\n')
   const batch = await parser.parse({ kind: 'lines', bytes, first: true })
   t.equal(bytes.length, 0, 'the batch\'s memory was moved (detached here)')
   t.equal(batch.read.length, 3, 'and came back with the result')
-  await parser.close()
 })

@@ -1,37 +1,31 @@
+// Format v1 through the one load pipeline, as production runs it: files on disk, the parse pool for large
+// ones, every problem reported with its line and column, its JSON path and its rule.
 import t from 'tap'
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { loadSnapshotFile, parseSnapshot } from '../../../src/snapshot/load/load-snapshot.js'
-import { SnapshotError } from '../../../src/errors.js'
+import { SnapshotLoader, loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
+import { ParsePool } from '../../../src/snapshot/load/parse-pool.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import type { SnapshotItem } from '../../../src/schemas/snapshot.js'
-import { makeItem, smallSnapshot, tempDir, writeSnapshot, type SnapshotDoc } from '../../helpers.js'
+import { makeItem, modelOf, poolForAnySize, problemsOf, smallSnapshot, tempDir, withoutPlace, writeSnapshot } from '../../helpers.js'
 
-const problemsOf = (raw: string | Buffer): readonly string[] => {
-  try {
-    parseSnapshot(Buffer.isBuffer(raw) ? raw : Buffer.from(raw), 'test.json')
-  } catch (error) {
-    if (error instanceof SnapshotError) return error.problems
-    throw error
-  }
-  throw new Error('the snapshot was accepted')
-}
+/** The problems of `doc`, without the `file:line:column: ` before each: the rules, not the places. */
+const rulesBroken = async (doc: unknown, loader?: SnapshotLoader): Promise<string[]> => withoutPlace(await problemsOf(doc, 'test.json', loader))
 
 t.test('a valid snapshot loads with its languages, counts and version label', async t => {
   const file = await writeSnapshot(t, smallSnapshot())
-  const model = await loadSnapshotFile(file, { now: () => new Date('2026-11-21T00:00:00Z') })
+  const model = await new SnapshotLoader({ clock: () => new Date('2026-11-21T00:00:00Z') }).load(file)
   t.same(model.itemCounts(), { en: 25, es: 2, fr: 0 })
   t.same(model.languages, ['en', 'es', 'fr'])
   t.match(model.info, { source: file, generatedAt: '2026-11-20T09:30:00Z', loadedAt: new Date('2026-11-21T00:00:00Z'), version: /^[A-Za-z0-9_-]{27}$/ })
   t.equal((await loadSnapshotFile(file)).info.version, model.info.version, 'the same bytes, the same version')
-  t.not(parseSnapshot(Buffer.from(`${JSON.stringify(smallSnapshot())} `), 'x').info.version, model.info.version, 'any byte changes it')
+  t.not((await modelOf(`${JSON.stringify(smallSnapshot())} `)).info.version, model.info.version, 'any byte changes it')
 })
 
 t.test('loading a large file gives the event loop turns (a reloading service keeps answering)', async t => {
   const { writeSnapshot: generate } = await import('../../../src/generate/write-snapshot.js')
   const file = join(await tempDir(t), 'large.json')
   await generate(file, { items: 12000, format: 'lines' })
-  const raw = await readFile(file)
   let turns = 0
   let loading = true
   const tick = () => { if (loading) { turns++; setImmediate(tick) } }
@@ -40,16 +34,14 @@ t.test('loading a large file gives the event loop turns (a reloading service kee
   loading = false
   t.equal(model.itemCounts().en, 12000)
   t.ok(turns > 3, `${turns} turns of the event loop during the load`)
-  t.same(model.itemCounts(), parseSnapshot(raw, file).itemCounts(), 'the same model as in one go')
 })
 
 t.test('generated_at is optional', async t => {
-  const model = parseSnapshot(Buffer.from(JSON.stringify({ languages: { en: [] } })), 'x.json')
-  t.equal(model.info.generatedAt, null)
+  t.equal((await modelOf({ languages: { en: [] } })).info.generatedAt, null)
 })
 
 t.test('a UTF-8 byte order mark is accepted (some editors write one)', async t => {
-  const model = parseSnapshot(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(smallSnapshot()))]), 'bom.json')
+  const model = await modelOf(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(smallSnapshot()))]))
   t.same(model.itemCounts(), { en: 25, es: 2, fr: 0 })
 })
 
@@ -57,40 +49,37 @@ t.test('unknown fields are allowed, at the top, on items and inside them', async
   const doc = smallSnapshot()
   doc.format_version = 2
   doc.languages.en![0] = makeItem(1, '2024-01-01', [7], { internal_note: 'x', display_image: { url: 'u', width: 1, height: 2, alt: 'a' } as never })
-  t.doesNotThrow(() => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'x.json'))
+  t.equal((await modelOf(doc)).itemCounts().en, 25)
 })
 
-t.test('not JSON: the problem says where, as a line and column', async t => {
-  t.same(problemsOf(''), ['the file is empty'])
-  t.match(problemsOf('{\n  "languages": {\n    x\n}'), [/^not valid JSON: .* at line 3, column 5$/])
-  t.same(problemsOf(JSON.stringify(smallSnapshot()).slice(0, -10)).length, 1)
-  t.match(problemsOf('{"languages": {"en": ['), [/^not valid JSON: /])
-  t.match(problemsOf('{"languages": {}} trailing'), [/^not valid JSON: /])
-  t.same(problemsOf(Buffer.from([0x7b, 0xff, 0x7d])), ['the file is not valid UTF-8 text'])
+t.test('not JSON: every problem says where, as a line and column', async t => {
+  t.same(await problemsOf(''), ['test.json: the file is empty'])
+  t.match(await problemsOf('{\n  "languages": {\n    x\n}'), [/^test\.json:3:5: not a snapshot document: /])
+  t.match(await problemsOf(JSON.stringify(smallSnapshot()).slice(0, -10)), [/^test\.json:1:\d+: /])
+  t.match(await problemsOf('{"languages": {"en": ['), [/^test\.json:1:\d+: not a snapshot document: /])
+  t.match(await problemsOf('{"languages": {}} trailing'), [/^test\.json:1:19: not a snapshot document: /])
+  t.match(await problemsOf(Buffer.from([0x7b, 0xff, 0x7d])), [/^test\.json(:1:2)?: .*not valid UTF-8/])
 })
 
 t.test('the shape of the document', async t => {
-  t.same(problemsOf('[]'), ['(top level): expected Explore snapshot v1 object, got []'])
-  t.same(problemsOf('null'), ['(top level): expected Explore snapshot v1 object, got null'])
-  t.same(problemsOf('{}'), ['languages: is required'])
-  t.same(problemsOf('{"languages": {}}'), ['languages: must name at least one language'])
-  t.same(problemsOf('{"languages": []}'), ['languages: expected a object, got []'])
-  t.same(problemsOf('{"languages": {"en": {}}}'), ['languages.en: expected an array, got {}'])
-  t.same(problemsOf('{"generated_at": "yesterday", "languages": {"en": []}}'), ['generated_at: "yesterday" is not an ISO-8601 timestamp'])
+  for (const text of ['[]', 'null', '{"languages": []}', '{"languages": {"en": {}}}']) {
+    t.match(await problemsOf(text), [/^test\.json:1:\d+: not a snapshot document: /], text)
+  }
+  t.same(await problemsOf('{}'), ['test.json: languages: must name at least one language'])
+  t.same(await problemsOf('{"languages": {}}'), ['test.json: languages: must name at least one language'])
+  t.same(await problemsOf('{"generated_at": "yesterday", "languages": {"en": []}}'), ['test.json:1:19: generated_at: "yesterday" is not an ISO-8601 timestamp'])
 })
 
 t.test('language keys must be path segments; __proto__ and constructor are refused', async t => {
   for (const key of ['EN', 'eng', 'en_GB', 'pt-BR', '__proto__', 'constructor', '']) {
-    t.match(problemsOf(`{"languages": {"en": [], ${JSON.stringify(key)}: []}}`), [/is not a language segment/], key)
+    t.match(await rulesBroken(`{"languages": {"en": [], ${JSON.stringify(key)}: []}}`), [/is not a language segment/], key)
   }
-  t.doesNotThrow(() => parseSnapshot(Buffer.from('{"languages": {"pt-br": [], "zh-hant": []}}'), 'x.json'))
+  t.same((await modelOf('{"languages": {"pt-br": [], "zh-hant": []}}')).languages, ['pt-br', 'zh-hant'])
 })
 
-t.test('every broken item rule is reported with its JSON path', async t => {
+t.test('every broken item rule is reported with its place and JSON path', async t => {
   const doc = smallSnapshot()
   const en = doc.languages.en as Array<Record<string, unknown>>
-  en[41 - 25 + 24] = undefined as never // keep indexes stable below
-  en.length = 25
   Object.assign(en[1]!, { backdate: '2024-02-30' })
   Object.assign(en[2]!, { pk: '3' })
   delete en[3]!.stories
@@ -99,7 +88,7 @@ t.test('every broken item rule is reported with its JSON path', async t => {
   Object.assign(en[6]!, { translated_languages: [{ language_code: 'fr', language: 'Français' }] })
   Object.assign(en[7]!, { pk: 2 ** 53 })
   Object.assign(en[8]!, { is_translated: 'yes', story_item_count: 'x' })
-  t.same(problemsOf(JSON.stringify(doc)), [
+  t.same(await rulesBroken(doc), [
     'languages.en[1].backdate: "2024-02-30" is not a calendar date (YYYY-MM-DD)',
     'languages.en[2].pk: expected an integer, got "3"',
     'languages.en[3].stories: is required',
@@ -112,20 +101,45 @@ t.test('every broken item rule is reported with its JSON path', async t => {
   ])
 })
 
+t.test('an item\'s problems name the line and column where the item starts', async t => {
+  const doc = smallSnapshot()
+  ;(doc.languages.en as Array<Record<string, unknown>>)[2]!.backdate = '2024-02-30'
+  const text = JSON.stringify(doc, null, 2)
+  const start = text.indexOf('{', text.indexOf('"pk"', text.indexOf('"pk"', text.indexOf('"pk"') + 1) + 1) - 20)
+  const line = text.slice(0, start).split('\n').length
+  const column = start - text.lastIndexOf('\n', start - 1)
+  t.same(await problemsOf(text), [`test.json:${line}:${column}: languages.en[2].backdate: "2024-02-30" is not a calendar date (YYYY-MM-DD)`])
+})
+
+t.test('a syntax error inside an item is placed where it is, not where the item starts', async t => {
+  const text = `{"languages": {"en": [\n  ${JSON.stringify(makeItem(1, '2024-01-01', []))},\n  {"pk": 2,\n   "x": tru}\n]}}`
+  t.match(await problemsOf(text), [/^test\.json:4:\d+: languages\.en\[1\]: not valid JSON: /])
+})
+
+t.test('a served value nested too deep is refused with its place, not a stack overflow', async t => {
+  const deep = (levels: number): unknown => JSON.parse('['.repeat(levels) + ']'.repeat(levels))
+  t.ok(await modelOf({ languages: { en: [makeItem(1, '2024-01-01', [], { series: deep(64) as never })] } }), '64 levels are served')
+  t.same(await rulesBroken({ languages: { en: [makeItem(1, '2024-01-01', [], { series: deep(65) as never })] } }), ['languages.en[0].series: nested deeper than 64 levels'])
+  const problems = await problemsOf(`{"languages": {"en": [${JSON.stringify(makeItem(1, '2024-01-01', [])).replace('"series":null', `"series":${'['.repeat(200_000)}${']'.repeat(200_000)}`)}]}}`)
+  t.equal(problems.length, 1)
+  t.match(problems[0], /^test\.json:1:\d+: /)
+  t.match(problems[0], /nested deeper than 64 levels/)
+})
+
 t.test('a pk repeated within a language is reported against its first use', async t => {
   const doc = smallSnapshot()
   ;(doc.languages.en as Array<Record<string, unknown>>)[7]!.pk = 3
   ;(doc.languages.es as Array<Record<string, unknown>>)[1]!.pk = 101
-  t.same(problemsOf(JSON.stringify(doc)), ['languages.en[7].pk: 3 repeats languages.en[2]', 'languages.es[1].pk: 101 repeats languages.es[0]'])
+  t.same(await rulesBroken(doc), ['languages.en[7].pk: 3 repeats languages.en[2]', 'languages.es[1].pk: 101 repeats languages.es[0]'])
   const other = smallSnapshot()
   other.languages.fr = [makeItem(1, '2024-01-01', [])]
-  t.doesNotThrow(() => parseSnapshot(Buffer.from(JSON.stringify(other)), 'x.json'), 'the same pk in two languages is fine')
+  t.equal((await modelOf(other)).itemCounts().fr, 1, 'the same pk in two languages is fine')
 })
 
-t.test('repeated pks are reported along with schema problems', async t => {
-  t.same(problemsOf(JSON.stringify({ languages: { en: [makeItem(5, '2024-01-01', []), { ...makeItem(5, '2024-13-01', []) }], es: {}, fr: [null, { pk: 'x' }] } })), [
+t.test('repeated pks are reported along with schema problems, in the document\'s order', async t => {
+  t.same(await rulesBroken({ languages: { en: [makeItem(5, '2024-01-01', []), { ...makeItem(5, '2024-13-01', []) }, makeItem(5, '2024-01-01', [])], fr: [null, { pk: 'x' }] } }), [
     'languages.en[1].backdate: "2024-13-01" is not a calendar date (YYYY-MM-DD)',
-    'languages.es: expected an array, got {}',
+    'languages.en[2].pk: 5 repeats languages.en[0]',
     'languages.fr[0]: expected SnapshotItem object, got null',
     'languages.fr[1].is_translated: is required',
     'languages.fr[1].translated_languages: is required',
@@ -143,17 +157,20 @@ t.test('repeated pks are reported along with schema problems', async t => {
     'languages.fr[1].content_type_display: is required',
     'languages.fr[1].untranslated_content_type: is required',
     'languages.fr[1].companies: is required',
-    'languages.fr[1].pk: expected an integer, got "x"',
-    'languages.en[1].pk: 5 repeats languages.en[0]'
+    'languages.fr[1].pk: expected an integer, got "x"'
   ])
 })
 
-t.test('a wholly wrong file is reported up to the cap', async t => {
+t.test('a wholly wrong file is reported up to the cap, and the report says it stopped', async t => {
   const doc = { languages: { en: Array.from({ length: 200 }, (_, i) => ({ pk: i })) } }
-  const problems = problemsOf(JSON.stringify(doc))
+  const problems = await problemsOf(doc)
   t.equal(problems.length, 51)
   t.equal(problems[50], '(stopped after 50 problems; fix these and check again)')
-  t.throws(() => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'x.json', { problemCap: 3 }), { code: 'SNAPSHOT_ERR_INVALID', problems: { length: 4 } })
+  t.same((await problemsOf(doc, 'test.json', new SnapshotLoader({ problemCap: 3 }))).length, 4)
+  const { translated_title: _, ...untitled } = makeItem(1, '2024-01-01', [])
+  t.same(await rulesBroken({ languages: { en: [untitled] } }, new SnapshotLoader({ problemCap: 1 })),
+    ['languages.en[0].translated_title: is required', '(stopped after 1 problem; fix these and check again)'],
+    'a missing field is one line, though the schema reports it twice')
 })
 
 t.test('the error names the file and lists each problem', async t => {
@@ -162,7 +179,7 @@ t.test('the error names the file and lists each problem', async t => {
     name: 'SnapshotError',
     code: 'SNAPSHOT_ERR_INVALID',
     file,
-    message: `snapshot ${file} is invalid (1 problem):\n  languages: must name at least one language`
+    message: `snapshot ${file} is invalid (1 problem):\n  bad.json: languages: must name at least one language`
   })
 })
 
@@ -180,105 +197,75 @@ t.test('a file that cannot be read', async t => {
   }
 })
 
-t.test('streamed in chunks of any size: the same model, the same errors as the document parsed whole', async t => {
+t.test('batches of any size, on the pool or on this thread: the same model, the same report', async t => {
   const { writeSnapshot: generate } = await import('../../../src/generate/write-snapshot.js')
   const dir = await tempDir(t)
   const file = join(dir, 'generated.json')
   await generate(file, { items: 3000, format: 'lines' })
   const raw = await readFile(file)
+  const doc = JSON.parse(raw.toString()) as { languages: Record<string, SnapshotItem[]> }
   // Every page the model can give, with its companies' pages, as text.
   const everything = (model: SnapshotModel): string[] => model.languages.flatMap(code => {
     const listing = model.language(code)!
     const all = listing.page(null, 0, listing.size)
-    const pks = (JSON.parse(`[${all.items.toString()}]`) as SnapshotItem[]).map(item => item.pk)
-    const companies = [...new Set((JSON.parse(raw.toString()) as { languages: Record<string, SnapshotItem[]> }).languages[code]!.flatMap(item => item.companies))]
-    return [`${code} ${all.count} ${pks.join(',')} ${all.items.toString().length}`, ...companies.map(c => `${code}/${c} ${listing.page([c], 0, 10_000).items.toString()}`)]
+    const companies = [...new Set(doc.languages[code]!.flatMap(item => item.companies))]
+    return [`${code} ${all.count} ${all.items.toString()}`, ...companies.map(c => `${code}/${c} ${listing.page([c], 0, 10_000).items.toString()}`)]
   })
-  const whole = parseSnapshot(raw, file, { whole: true })
-  t.ok(raw.length > 3 * 4096, 'the file is many chunks long')
-  for (const [readChunk, threads] of [[4096, 0], [4099, 0], [65536, 0], [4096, 2], [65536, 1]] as const) {
-    const streamed = await loadSnapshotFile(file, { readChunk, threads })
-    t.same(everything(streamed), everything(whole), `chunks and batches of ${readChunk} bytes, ${threads} parse threads`)
-    t.equal(streamed.info.version, whole.info.version, 'the digest is of the same bytes')
+  const reference = await loadSnapshotFile(file)
+  t.ok(raw.length > 3 * 4096, 'the file is many batches long')
+  // A pool of two threads, used from any size (the process's own starts at THREADS_FROM_BYTES).
+  const pool = new ParsePool({ threads: 2 })
+  t.teardown(() => pool.close())
+  const loaders = [4096, 4099, 65536].flatMap(batchBytes => [
+    { name: `batches of ${batchBytes} bytes on this thread`, loader: new SnapshotLoader({ batchBytes }) },
+    { name: `batches of ${batchBytes} bytes on two threads`, loader: new SnapshotLoader({ batchBytes, pool: poolForAnySize(pool) }) }
+  ])
+  for (const { name, loader } of loaders) {
+    const model = await loader.load(file)
+    t.same(everything(model), everything(reference), name)
+    t.equal(model.info.version, reference.info.version, 'the digest is of the same bytes')
   }
 
-  // A bad file: up to WHOLE_REPORT_BYTES parsed whole for its report; larger, reported from the stream.
-  const errorsOf = async (doc: SnapshotDoc | string | Buffer): Promise<{ whole: readonly string[], streamed: readonly string[] }> => {
-    const bad = join(dir, 'bad.json')
-    await writeFile(bad, typeof doc === 'string' || Buffer.isBuffer(doc) ? doc : JSON.stringify(doc))
-    const problems = async (wholeReportBytes: number, threads = 0) => {
-      const rejected = await loadSnapshotFile(bad, { readChunk: 4096, wholeReportBytes, threads }).then(() => null, (error: unknown) => error)
-      t.type(rejected, SnapshotError)
-      return (rejected as SnapshotError).problems
-    }
-    const streamed = await problems(0)
-    t.same(await problems(0, 2), streamed, 'the same report from parse threads')
-    return { whole: await problems(Infinity), streamed }
-  }
   const items = Array.from({ length: 40 }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_abstract: 'é'.repeat(200) }))
   const badLate = structuredClone(items)
   badLate[35]!.backdate = '2024-02-30'
-  const late = await errorsOf({ languages: { en: badLate } })
-  t.match(late.whole, [/^languages\.en\[35\]\.backdate: /])
-  t.same(late.streamed, late.whole, 'an item\'s problem reads the same from the stream')
-  const repeated = structuredClone(items)
-  repeated[30]!.pk = 3
-  const repeats = await errorsOf({ languages: { en: repeated } })
-  t.same(repeats.whole, ['languages.en[30].pk: 3 repeats languages.en[2]'])
-  t.same(repeats.streamed, repeats.whole)
-  const cut = await errorsOf(JSON.stringify({ languages: { en: items } }).slice(0, -10))
-  t.match(cut.whole, [/^not valid JSON: Unterminated string at line 1, column \d+$/])
-  t.match(cut.streamed, [/^not a snapshot document: the document ends too early \(at byte \d+\)$/], 'a large file cut short: where it ends')
-  const notText = await errorsOf(Buffer.concat([Buffer.from(`{"languages": {"en": [${JSON.stringify(items[0])}]}, "x": "`), Buffer.from([0xc3, 0xff]), Buffer.from('"}')]))
-  t.same(notText.whole, ['the file is not valid UTF-8 text'])
-  t.same(notText.streamed, notText.whole)
-  const garbled = await errorsOf(`{"languages": {"en": [${JSON.stringify(items[0])}, {"pk": 2,,}]}}`)
-  t.match(garbled.streamed, [/^languages\.en\[1\]: not valid JSON: .* of the item$/])
-  // Members' problems keep their place among the items' (items go to the parser in batches; members do not).
   const badLast = structuredClone(items)
   badLast[39]!.backdate = '2024-13-01'
-  const around = JSON.stringify({ x: 1, generated_at: 'yesterday', languages: { en: badLate, es: badLast }, y: 2 }).replace('"y":2', '"y":[1,]')
-  const order = await errorsOf(around)
-  t.match(order.streamed, [/^generated_at: /, /^languages\.en\[35\]\.backdate: /, /^languages\.es\[39\]\.backdate: /, /^y: not valid JSON: /])
+  const repeated = structuredClone(items)
+  repeated[30]!.pk = 3
+  const cases: Array<[string, string | Buffer]> = [
+    ['a late item', JSON.stringify({ languages: { en: badLate } })],
+    ['a repeat', JSON.stringify({ languages: { en: repeated } })],
+    ['cut short', JSON.stringify({ languages: { en: items } }).slice(0, -10)],
+    ['not text', Buffer.concat([Buffer.from(`{"languages": {"en": [${JSON.stringify(items[0])}]}, "x": "`), Buffer.from([0xc3, 0xff]), Buffer.from('"}')])],
+    ['garbled', `{"languages": {"en": [${JSON.stringify(items[0])}, {"pk": 2,,}]}}`],
+    // Members' problems keep their place among the items' (items go to the parser in batches; members do not).
+    ['members among items', JSON.stringify({ x: 1, generated_at: 'yesterday', languages: { en: badLate, es: badLast }, y: 2 }).replace('"y":2', '"y":[1,]')]
+  ]
+  for (const [name, text] of cases) {
+    const reports = []
+    for (const { loader } of loaders) reports.push(await problemsOf(text, 'bad.json', loader))
+    for (const report of reports.slice(1)) t.same(report, reports[0], `${name}: the same report however it is batched`)
+  }
+  t.match(withoutPlace(await problemsOf(cases[5]![1], 'bad.json')), [/^generated_at: /, /^languages\.en\[35\]\.backdate: /, /^languages\.es\[39\]\.backdate: /, /^y: not valid JSON/])
 })
 
-t.test('a report read from the stream is the same whether items are taken as found or in batches', async t => {
-  // Items go to the parser in batches and are taken later; what stops the read, and the other parts of the
-  // document, must not change the report that taking each item as it was found gave.
-  const dir = await tempDir(t)
+t.test('a full report is the report, whatever stops the read after it', async t => {
   const item = (pk: number) => JSON.stringify(makeItem(pk, '2024-01-01', [1], { translated_abstract: 'x'.repeat(300) }))
-  const problems = async (text: string | Buffer, options: { problemCap?: number } = {}) => {
-    const file = join(dir, 'bad.json')
-    await writeFile(file, text)
-    const results = []
-    for (const threads of [0, 2]) {
-      const rejected = await loadSnapshotFile(file, { readChunk: 4096, wholeReportBytes: 0, threads, ...options }).then(() => null, (error: unknown) => error)
-      t.type(rejected, SnapshotError)
-      results.push((rejected as SnapshotError).problems)
-    }
-    t.same(results[1], results[0], 'the same from parse threads')
-    return results[0]
+  const pool = new ParsePool({ threads: 2 })
+  t.teardown(() => pool.close())
+  const problems = async (text: string | Buffer, problemCap = 50) => {
+    const inline = await problemsOf(text, 'bad.json', new SnapshotLoader({ batchBytes: 4096, problemCap }))
+    t.same(await problemsOf(text, 'bad.json', new SnapshotLoader({ batchBytes: 4096, problemCap, pool: poolForAnySize(pool) })), inline, 'the same on the pool')
+    return withoutPlace(inline)
   }
-  const stop = '(stopped after 1 problems; fix these and check again)'
+  const stop = '(stopped after 1 problem; fix these and check again)'
   // A full report, then a document that stops being followed: the report, not what stopped it.
-  t.same(await problems('{"languages":{"en":[{"pk":1}]]}', { problemCap: 1 }), ['languages.en[0].is_translated: is required', stop])
+  t.same(await problems('{"languages":{"en":[{"pk":1}]]}', 1), ['languages.en[0].is_translated: is required', stop])
   // A full report, then bytes that are not UTF-8 a chunk later: the report.
-  const notText = Buffer.concat([Buffer.from(`{"languages":{"en":[{"pk":1},${Array.from({ length: 20 }, (_, i) => item(i + 2)).join(',')}],"x":"`), Buffer.from([0xff]), Buffer.from('"}}')])
-  t.ok(notText.indexOf(0xff) > 4096, 'the bad byte a chunk later')
-  t.same(await problems(notText, { problemCap: 1 }), ['languages.en[0].is_translated: is required', stop])
+  const notText = Buffer.concat([Buffer.from(`{"languages":{"en":[{"pk":1},${Array.from({ length: 4000 }, (_, i) => item(i + 2)).join(',')}],"x":"`), Buffer.from([0xff]), Buffer.from('"}}')])
+  t.ok(notText.indexOf(0xff) > 1024 * 1024, 'the bad byte a chunk later')
+  t.same(await problems(notText, 1), ['languages.en[0].is_translated: is required', stop])
   // A bad language code after a repeated pk: the repeat is found, as the items before the code were taken.
-  t.same(await problems(`{"languages":{"en":[${item(1)},${item(1)}],"x y":[]}}`), ['languages["x y"]: not a language code', 'languages.en[1].pk: 1 repeats languages.en[0]'])
-})
-
-t.test('a report cut at the cap says so even when the last errors only repeat a path', async t => {
-  // A missing field is one line, though the schema reports it twice (required, then not a string).
-  const { translated_title: _, ...untitled } = makeItem(1, '2024-01-01', [])
-  const raw = Buffer.from(JSON.stringify({ languages: { en: [untitled] } }))
-  let problems: readonly string[] = []
-  try {
-    parseSnapshot(raw, 'x.json', { whole: true, problemCap: 1 })
-  } catch (error) {
-    problems = (error as SnapshotError).problems
-  }
-  t.same(problems, ['languages.en[0].translated_title: is required', '(stopped after 1 problems; fix these and check again)'])
+  t.same(await problems(`{"languages":{"en":[${item(1)},${item(1)}],"x y":[]}}`), ['languages.en[1].pk: 1 repeats languages.en[0]', `languages["x y"]: ${(await import('../../../src/snapshot/load/validation-report.js')).NOT_A_LANGUAGE}`])
 })

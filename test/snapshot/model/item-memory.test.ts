@@ -2,8 +2,9 @@
 // collector has taken every view of it; never before, whatever answer still sends one.
 import t from 'tap'
 import { ItemMemory, type Collector } from '../../../src/snapshot/model/item-memory.js'
-import { parseSnapshot } from '../../../src/snapshot/load/load-snapshot.js'
-import { collectAndFinalize, makeItem, memoryFreed, smallSnapshot } from '../../helpers.js'
+import { SnapshotLoader } from '../../../src/snapshot/load/load-snapshot.js'
+import { ParsePool } from '../../../src/snapshot/load/parse-pool.js'
+import { collectAndFinalize, makeItem, memoryFreed, modelOf, poolForAnySize, smallSnapshot, writeSnapshot } from '../../helpers.js'
 
 /** A collector that only records what it is given, and settles at once. */
 function recordingCollector (): Collector & { given: ArrayBufferLike[][] } {
@@ -48,7 +49,7 @@ t.test('a served memory is never let go', async t => {
 })
 
 t.test('a retired model cannot be read once released', async t => {
-  const model = parseSnapshot(Buffer.from(JSON.stringify(smallSnapshot())), 'x.json')
+  const model = await modelOf(smallSnapshot())
   const page = model.language('en')!.page(null, 0, 5)
   t.equal(JSON.parse(`[${page.items.toString()}]`).length, 5)
   model.memory.retire()
@@ -57,21 +58,23 @@ t.test('a retired model cannot be read once released', async t => {
   t.throws(() => model.language('en')!.page(null, 0, 5).items.views(), /read after its memory was released/)
 })
 
-t.test('every chunk of a model is shared memory, whether parse threads rendered it or this thread did whole', async t => {
-  // 6 MB of items: more than one of the chunks a whole document is rendered into, so some fill up.
+t.test('every chunk of a model is shared memory, whether pool threads rendered it or this thread did', async t => {
+  // 6 MB of items: several batches.
   const abstract = 'x'.repeat(6000)
   const en = Array.from({ length: 1000 }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_abstract: abstract }))
-  const raw = Buffer.from(JSON.stringify({ languages: { en } }))
-  for (const whole of [false, true]) {
-    const model = parseSnapshot(raw, 'x.json', { whole })
+  const file = await writeSnapshot(t, { languages: { en } })
+  const pool = new ParsePool({ threads: 2 })
+  t.teardown(() => pool.close())
+  for (const [name, loader] of [['on this thread', new SnapshotLoader()], ['on the pool', new SnapshotLoader({ pool: poolForAnySize(pool) })]] as const) {
+    const model = await loader.load(file)
     const views = model.language('en')!.page(null, 0, 1000).items.views()
     t.ok(views.length > 1, `${views.length} views`)
-    t.ok(views.every(view => view.buffer instanceof SharedArrayBuffer), whole ? 'rendered whole' : 'rendered in batches')
+    t.ok(views.every(view => view.buffer instanceof SharedArrayBuffer), name)
   }
 })
 
 t.test('a retired model settles freed once the collector has taken its memory, and not while a view is held', async t => {
-  const model = parseSnapshot(Buffer.from(JSON.stringify(smallSnapshot())), 'x.json')
+  const model = await modelOf(smallSnapshot())
   // A view an answer still has queued on a slow socket.
   let view: Buffer | null = model.language('en')!.page(null, 0, 1).items.views()[0] as Buffer
   const text = view.toString()

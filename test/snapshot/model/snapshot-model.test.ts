@@ -1,21 +1,20 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { parseSnapshot } from '../../../src/snapshot/load/load-snapshot.js'
 import { mergeRanks, type PageItems } from '../../../src/snapshot/model/snapshot-model.js'
 import { renderItem } from '../../../src/snapshot/model/item-bytes.js'
-import { makeItem, smallSnapshot, type SnapshotDoc } from '../../helpers.js'
+import { makeItem, modelOf, smallSnapshot, type SnapshotDoc } from '../../helpers.js'
 
-const load = (doc: SnapshotDoc) => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'test.json')
+const load = async (doc: SnapshotDoc) => await modelOf(doc)
 const pks = (items: PageItems): number[] => (JSON.parse(`[${items.toString()}]`) as Array<{ pk: number }>).map(i => i.pk)
 
 t.test('items are served newest first, the same day by pk descending', async t => {
-  const en = load(smallSnapshot()).language('en')!
+  const en = (await load(smallSnapshot())).language('en')!
   // Days 2024-01-05 (pks 5,10,15,20,25) down to 2024-01-01 (pks 1,6,11,16,21).
   t.same(pks(en.page(null, 0, 25).items), [25, 20, 15, 10, 5, 24, 19, 14, 9, 4, 23, 18, 13, 8, 3, 22, 17, 12, 7, 2, 21, 16, 11, 6, 1])
 })
 
 t.test('a page is a slice of the ordered list; past the end it is empty', async t => {
-  const en = load(smallSnapshot()).language('en')!
+  const en = (await load(smallSnapshot())).language('en')!
   t.same(pks(en.page(null, 3, 4).items), [10, 5, 24, 19])
   t.same(en.page(null, 23, 10).count, 25)
   t.same(pks(en.page(null, 23, 10).items), [6, 1])
@@ -26,7 +25,7 @@ t.test('a page is a slice of the ordered list; past the end it is empty', async 
 })
 
 t.test('one company: its items in the same order', async t => {
-  const en = load(smallSnapshot()).language('en')!
+  const en = (await load(smallSnapshot())).language('en')!
   const page = en.page([7], 0, 100)
   t.equal(page.count, 8)
   t.same(pks(page.items), [15, 24, 9, 18, 3, 12, 21, 6])
@@ -37,7 +36,7 @@ t.test('one company: its items in the same order', async t => {
 })
 
 t.test('several companies: the union, each item once, in order', async t => {
-  const en = load(smallSnapshot()).language('en')!
+  const en = (await load(smallSnapshot())).language('en')!
   const union = en.page([7, 9], 0, 100)
   t.same(pks(union.items), [25, 20, 15, 10, 5, 24, 9, 18, 3, 12, 21, 6])
   t.equal(union.count, 12)
@@ -47,17 +46,17 @@ t.test('several companies: the union, each item once, in order', async t => {
 })
 
 t.test('an item listing a company twice appears once', async t => {
-  const en = load({ languages: { en: [makeItem(1, '2024-01-01', [7, 7, 7]), makeItem(2, '2024-01-02', [7])] } }).language('en')!
+  const en = (await load({ languages: { en: [makeItem(1, '2024-01-01', [7, 7, 7]), makeItem(2, '2024-01-02', [7])] } })).language('en')!
   t.same(pks(en.page([7], 0, 10).items), [2, 1])
   // Company lists share one array: a repeat must not spill into the next company's stretch.
-  const mixed = load({ languages: { en: [makeItem(1, '2024-01-02', [3, 3]), makeItem(2, '2024-01-03', [4]), makeItem(3, '2024-01-01', [4])] } }).language('en')!
+  const mixed = (await load({ languages: { en: [makeItem(1, '2024-01-02', [3, 3]), makeItem(2, '2024-01-03', [4]), makeItem(3, '2024-01-01', [4])] } })).language('en')!
   t.same(pks(mixed.page([3], 0, 10).items), [1])
   t.same(pks(mixed.page([4], 0, 10).items), [2, 3])
 })
 
 t.test('the union cache stays bounded', async t => {
   const items = Array.from({ length: 300 }, (_, i) => makeItem(i + 1, '2024-01-01', [i, i + 1]))
-  const en = load({ languages: { en: items } }).language('en')!
+  const en = (await load({ languages: { en: items } })).language('en')!
   for (let i = 0; i < 299; i++) t.equal(en.page([i, i + 2], 0, 10).count, i === 0 || i === 298 ? 3 : 4)
   t.equal(en.page([0, 2], 0, 10).count, 3, 'an evicted union is computed again')
 })
@@ -113,7 +112,7 @@ t.test('a page in views of the model holds exactly the bytes it copies, items si
     t.equal(items.copyTo(out, 0), items.byteLength)
     return out
   }
-  const en = load(smallSnapshot()).language('en')!
+  const en = (await load(smallSnapshot())).language('en')!
   const pages = [en.page(null, 0, 25), en.page(null, 3, 4), en.page(null, 24, 5), en.page(null, 30, 5), en.page([7], 0, 100), en.page([7, 9], 4, 3), en.page([12345], 0, 10)]
   for (const { items } of pages) {
     t.same(Buffer.concat(items.views()), bytes(items))
@@ -123,7 +122,7 @@ t.test('a page in views of the model holds exactly the bytes it copies, items si
   // Items are kept in the order the file lists them. Listed newest first, a page of the whole language
   // is one run of memory, sent as one view; a company's items are apart.
   const sorted = { languages: { en: Array.from({ length: 50 }, (_, i) => makeItem(50 - i, '2024-01-01', [i % 2])) } }
-  const listing = load(sorted).language('en')!
+  const listing = (await load(sorted)).language('en')!
   t.equal(listing.page(null, 5, 20).items.views().length, 1)
   t.equal(listing.page([0], 0, 10).items.views().length, 10)
   t.same(pks(listing.page(null, 5, 3).items), [45, 44, 43])

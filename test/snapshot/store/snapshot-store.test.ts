@@ -3,12 +3,13 @@ import { EventEmitter, once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SnapshotError } from '../../../src/errors.js'
-import { parseSnapshot } from '../../../src/snapshot/load/load-snapshot.js'
+import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { SnapshotStore, type StoreOptions } from '../../../src/snapshot/store/snapshot-store.js'
-import { collectGarbage, memoryFreed, smallSnapshot, tempDir } from '../../helpers.js'
+import { collectGarbage, memoryFreed, tempDir } from '../../helpers.js'
 
-const model = (label: string): SnapshotModel => parseSnapshot(Buffer.from(JSON.stringify({ ...smallSnapshot(), generated_at: label })), 'x.json')
+/** A model with nothing in it but its label: what the store swaps, not what it serves. */
+const model = (label: string): SnapshotModel => new SnapshotModelBuilder().build({ source: 'x.json', version: label, generatedAt: label, loadedAt: new Date() })
 
 /** A store whose first load gave `initial`; `options.load` does every later one. */
 async function startedStore (file: string, initial: SnapshotModel, options: StoreOptions = {}): Promise<SnapshotStore> {

@@ -1,0 +1,220 @@
+// The framing of a format v1 snapshot, one JSON document: the file read in chunks and followed by the
+// streamer (stream-document.ts), each item's bytes gathered into batches to be parsed, the top-level members
+// judged on the loading thread in their place among the items; and the format's rules for the merge:
+// every problem named by its line and column in the file, and its JSON path.
+import { basename } from 'node:path'
+import { Type } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import '../../schemas/formats.js'
+import { LANGUAGE, SnapshotSchema } from '../../schemas/snapshot.js'
+import type { SnapshotModelBuilder } from '../model/build-model.js'
+import type { BatchMemory } from './batch-memory.js'
+import type { FileChunks } from './read-chunks.js'
+import { READ_CHUNK } from './read-chunks.js'
+import { DocumentFollower, NotText } from './read-document.js'
+import { NotFollowed } from './stream-document.js'
+import type { BatchMerge, FormatRules, MergeQueue } from './merge-batches.js'
+import { LanguageNumbers, type BatchProblem, type ItemsTask } from './parse-batch.js'
+import type { BatchParser } from './parse-pool.js'
+import { describeLineSyntaxError, type TextPosition } from './json-text.js'
+import { NOT_A_LANGUAGE, escapePointer, jsonPath } from './validation-report.js'
+import { Pacer } from '../slices.js'
+import type { Framing } from './load-snapshot.js'
+
+// The top-level rules are parts of the one snapshot schema, not rules of their own.
+const generatedAtCheck = TypeCompiler.Compile(Type.Pick(SnapshotSchema, ['generated_at']))
+
+export class DocumentFraming implements Framing {
+  private readonly name: string
+  private readonly follower: DocumentFollower
+  private readonly batcher: ItemBatcher
+  private readonly readBuffer = Buffer.allocUnsafe(READ_CHUNK)
+  private readonly pacer = new Pacer()
+  /** A problem that stopped the streamer: reading ends there, and the report says so after the items before it. */
+  private stopped = false
+  generatedAt: string | null = null
+
+  constructor (
+    file: string,
+    private readonly chunks: FileChunks,
+    private readonly parser: BatchParser,
+    private readonly queue: MergeQueue,
+    private readonly merge: BatchMerge,
+    private readonly builder: SnapshotModelBuilder,
+    memory: BatchMemory,
+    batchBytes: number
+  ) {
+    this.name = basename(file)
+    this.batcher = new ItemBatcher(batchBytes, memory)
+    this.follower = new DocumentFollower({
+      member: (key, value, position?: TextPosition) => { this.member(key, value, position) },
+      language: code => { this.language(code) },
+      item: (language, index, bytes, position?: TextPosition) => { this.item(language, index, bytes, position) }
+    })
+  }
+
+  async read (): Promise<boolean> {
+    const read = await this.chunks.readInto(this.readBuffer, 0, this.readBuffer.length)
+    if (read === 0) return false
+    if (!this.follow(() => { this.follower.feed(this.readBuffer.subarray(0, read)) })) return false
+    if (this.pacer.due) await this.pacer.pause()
+    return true
+  }
+
+  end (): void {
+    if (!this.stopped) this.follow(() => { this.follower.end() })
+    this.send()
+  }
+
+  finish (): void {
+    const { report } = this.merge
+    if (report.problems.length === 0 && this.builder.languageCount === 0) {
+      report.add(`${this.name}: languages: must name at least one language`)
+    }
+  }
+
+  /** Runs a step of the streamer; a document it cannot follow stops the reading, its problem in its place. */
+  private follow (step: () => void): boolean {
+    try {
+      step()
+      return true
+    } catch (error) {
+      if (!(error instanceof NotFollowed || error instanceof NotText)) throw error
+      this.stopped = true
+      const line = error instanceof NotFollowed ? this.notFollowed(error) : `${this.name}: ${error.message}`
+      this.inOrder(() => this.merge.problem(line) && false)
+      return false
+    }
+  }
+
+  private notFollowed (error: NotFollowed): string {
+    const { line, column } = error as NotFollowed & Partial<TextPosition>
+    return line === undefined ? `${this.name}: not a snapshot document: ${error.message}` : `${this.name}:${line}:${column as number}: not a snapshot document: ${error.reason}`
+  }
+
+  private member (key: string, value: Buffer, position: TextPosition | undefined): void {
+    // Parsed now (the bytes are the streamer's until this returns); judged in its place among the items.
+    const where = position === undefined ? `${this.name}: ` : `${this.name}:${position.line}:${position.column}: `
+    const path = jsonPath(`/${escapePointer(key)}`)
+    let parsed: unknown
+    let problem: string | null = null
+    try {
+      parsed = JSON.parse(value.toString('utf8'))
+    } catch (error) {
+      // Any other member is allowed, but it must be JSON too.
+      problem = `${where}${path}: not valid JSON: ${describeLineSyntaxError(error as Error).replace(/ at column \d+$/, '')}`
+    }
+    this.inOrder(() => {
+      if (problem !== null) return this.merge.problem(problem)
+      if (key !== 'generated_at') return true
+      if (!generatedAtCheck.Check({ generated_at: parsed })) {
+        this.merge.report.addSchemaErrors(generatedAtCheck.Errors({ generated_at: parsed }), where)
+        return this.merge.going()
+      }
+      this.generatedAt = parsed as string
+      return true
+    })
+  }
+
+  private language (code: string): void {
+    // In its place too: the items before a bad language code are indexed (and their repeats found) first.
+    this.inOrder(() => {
+      if (!LANGUAGE.test(code)) return this.merge.problem(`${this.name}: ${jsonPath(`/languages/${escapePointer(code)}`)}: ${NOT_A_LANGUAGE}`)
+      this.builder.language(code)
+      return true
+    })
+  }
+
+  private item (language: string, index: number, bytes: Buffer, position: TextPosition | undefined): void {
+    const at = position ?? { line: 0, column: 0 }
+    if (this.batcher.add(language, index, bytes, at)) return
+    this.send()
+    this.batcher.add(language, index, bytes, at)
+  }
+
+  /** Runs `step` after the items gathered before it are merged. */
+  private inOrder (step: () => boolean): void {
+    this.send()
+    this.queue.step(step)
+  }
+
+  /** Sends the items gathered so far to be parsed. */
+  private send (): void {
+    if (this.batcher.size === 0) return
+    const task = this.batcher.take()
+    this.queue.batch(this.parser.parse(task), batch => this.merge.merge(batch, new DocumentRules(this.name, task)))
+  }
+}
+
+/** How a format v1 batch's problems and items are named: by line and column, and JSON path. */
+class DocumentRules implements FormatRules {
+  constructor (private readonly name: string, private readonly task: ItemsTask) {}
+
+  where ({ at, position }: BatchProblem): string {
+    const { line, column } = position ?? this.positionOf(at)
+    return `${this.name}:${line}:${column}: `
+  }
+
+  indexOf (at: number): number {
+    return this.task.index[at - 1] as number
+  }
+
+  repeated (language: string, at: number, first: number, pk: number): string {
+    const where = `/languages/${escapePointer(language)}`
+    return `${this.where({ at, text: '' })}${jsonPath(`${where}/${this.indexOf(at)}/pk`)}: ${pk} repeats ${jsonPath(`${where}/${first}`)}`
+  }
+
+  private positionOf (at: number): TextPosition {
+    return { line: this.task.line[at - 1] as number, column: this.task.column[at - 1] as number }
+  }
+}
+
+/**
+ * Items' bytes gathered for the next batch, back to back, each with its language, its index in it and where
+ * it starts in the file: the streamer finds them, a parse thread parses them (parse-batch.ts).
+ */
+class ItemBatcher {
+  private buffer: Buffer = Buffer.alloc(0)
+  private used = 0
+  private ends: number[] = []
+  private language: number[] = []
+  private languages = new LanguageNumbers()
+  private index: number[] = []
+  private line: number[] = []
+  private column: number[] = []
+
+  constructor (private readonly batchBytes: number, private readonly memory: BatchMemory) {}
+
+  get size (): number {
+    return this.ends.length
+  }
+
+  /** False when the item does not fit: the batch is to be sent, and the item added to the next. */
+  add (language: string, index: number, bytes: Buffer, position: TextPosition): boolean {
+    if (this.used + bytes.length > this.buffer.length) {
+      if (this.ends.length > 0) return false
+      this.buffer = this.memory.take(Math.max(this.batchBytes, bytes.length))
+    }
+    bytes.copy(this.buffer, this.used)
+    this.used += bytes.length
+    this.ends.push(this.used)
+    this.language.push(this.languages.of(language))
+    this.index.push(index)
+    this.line.push(position.line)
+    this.column.push(position.column)
+    return true
+  }
+
+  take (): ItemsTask {
+    const task: ItemsTask = { kind: 'items', bytes: this.buffer.subarray(0, this.used), ends: this.ends, language: this.language, languages: this.languages.codes, index: this.index, line: this.line, column: this.column }
+    this.buffer = Buffer.alloc(0)
+    this.used = 0
+    this.ends = []
+    this.language = []
+    this.languages = new LanguageNumbers()
+    this.index = []
+    this.line = []
+    this.column = []
+    return task
+  }
+}

@@ -1,0 +1,155 @@
+// The framing of a JSON Lines snapshot (contract §1: `.jsonl`, `.ndjson`): the file read in batches of whole
+// lines (a line cut by a read is carried into the next batch), each batch sent whole to be parsed; and the
+// format's rules for the merge: problems named by line, an optional header line and the languages it lists.
+import { basename } from 'node:path'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import '../../schemas/formats.js'
+import { JsonLinesHeaderSchema } from '../../schemas/snapshot.js'
+import type { SnapshotModelBuilder } from '../model/build-model.js'
+import type { BatchMemory } from './batch-memory.js'
+import type { FileChunks } from './read-chunks.js'
+import type { BatchMerge, FormatRules, MergeQueue } from './merge-batches.js'
+import { lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
+import type { BatchParser } from './parse-pool.js'
+import { preview } from './validation-report.js'
+import type { Framing } from './load-snapshot.js'
+
+const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
+const NEWLINE = 0x0a
+
+/** Longest line: an item is a few KB; a longer line is a JSON document named as JSON Lines, or worse. */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024
+
+export class LineFraming implements Framing, FormatRules {
+  private readonly name: string
+  /** Lines merged so far: the batch being merged starts after this line. */
+  private lines = 0
+  /** Whether a line merged so far held a JSON value (no header may come after one). */
+  private content = false
+  generatedAt: string | null = null
+  /** The header's languages; null without a header or a list: any language then. */
+  private listed: Set<string> | null = null
+  /** The start of a line the reads so far have not ended: in a buffer of its own, or in the last read's. */
+  private carry: Buffer | null = null
+  private carryInRead = false
+  private first = true
+
+  constructor (
+    file: string,
+    private readonly chunks: FileChunks,
+    private readonly parser: BatchParser,
+    private readonly queue: MergeQueue,
+    private readonly merge: BatchMerge,
+    private readonly builder: SnapshotModelBuilder,
+    private readonly memory: BatchMemory,
+    private readonly batchBytes: number,
+    private readonly maxLineBytes = MAX_LINE_BYTES
+  ) {
+    this.name = basename(file)
+  }
+
+  async read (): Promise<boolean> {
+    const { memory, carry } = this
+    const carried = carry?.length ?? 0
+    // A long line doubles the read rather than being copied again at every read, but a line longer than
+    // allowed is caught within a batch of its limit.
+    const want = Math.max(this.batchBytes, Math.min(carried, this.maxLineBytes + 1 - carried))
+    // Memory of its own for every batch in flight: it moves to the thread that parses it.
+    const buffer = memory.take(carried + want)
+    if (carry !== null) {
+      carry.copy(buffer)
+      if (this.carryInRead) memory.give(carry)
+    }
+    const read = await this.chunks.readInto(buffer, carried, want)
+    if (read === 0) {
+      memory.give(buffer)
+      return false
+    }
+    const filled = carried + read
+    const cut = buffer.lastIndexOf(NEWLINE, filled - 1)
+    this.carryInRead = cut === -1
+    // Copied out before the buffer moves.
+    this.carry = cut === -1 ? buffer.subarray(0, filled) : cut + 1 < filled ? ownCopy(buffer.subarray(cut + 1, filled)) : null
+    if (cut !== -1) this.send(buffer.subarray(0, cut + 1))
+    if ((this.carry?.length ?? 0) > this.maxLineBytes) {
+      // Its number is known once every line before it is merged.
+      const limit = this.maxLineBytes >= 1024 * 1024 ? `${this.maxLineBytes / 1024 / 1024} MiB` : `${this.maxLineBytes} bytes`
+      this.queue.step(() => this.merge.problem(`${this.name}:${this.lines + 1}: line ${this.lines + 1} is longer than ${limit}: is it one JSON document named .jsonl?`) && false)
+      return false
+    }
+    return true
+  }
+
+  /** The last line, without its `\n`. */
+  end (): void {
+    if (this.carry !== null) this.send(this.carry)
+    this.carry = null
+  }
+
+  finish (): void {
+    const { report } = this.merge
+    if (report.problems.length > 0) return
+    if (!this.content) report.add(this.lines === 0 ? 'the file is empty' : 'the file has no line but blank ones')
+    else if (this.builder.languageCount === 0) report.add(`${this.name}: names no language: a header with \`languages\`, or at least one item, is needed`)
+  }
+
+  private send (bytes: Buffer): void {
+    this.queue.batch(this.parser.parse({ kind: 'lines', bytes, first: this.first }), batch => this.merge.merge(batch, this))
+    this.first = false
+  }
+
+  // The format's rules for the merge (FormatRules); a batch's lines are numbered from 1.
+
+  where ({ at }: BatchProblem): string {
+    return `${this.name}:${this.lines + at}: `
+  }
+
+  /** An item's index is its line number, so a repeat names the line of the first. */
+  indexOf (at: number): number {
+    return this.lines + at
+  }
+
+  repeated (_language: string, at: number, first: number, pk: number): string {
+    return `${this.name}:${this.lines + at}: pk: ${pk} repeats line ${first}`
+  }
+
+  refused (language: string, at: number): string | null {
+    if (this.listed === null || this.listed.has(language)) return null
+    return `${this.name}:${this.lines + at}: language: ${preview(language)} is not one of the header's languages (${[...this.listed].join(', ')})`
+  }
+
+  header (batch: ParsedBatch, problemsBefore: (at: number) => void): void {
+    if (batch.header === null) return
+    problemsBefore(batch.header.at)
+    const where = `${this.name}:${this.lines + batch.header.at}: `
+    const { value } = batch.header
+    const { report } = this.merge
+    // A header only as the file's first JSON value; later, it is an item without a pk.
+    if (this.content) {
+      report.addSchemaErrors(lineCheck.Errors(value), where)
+    } else if ('language' in value) {
+      report.add(`${where}language: belongs on item lines; a header lists its languages in \`languages\``)
+    } else if (!headerCheck.Check(value)) {
+      report.addSchemaErrors(headerCheck.Errors(value), where)
+    } else {
+      this.generatedAt = value.generated_at ?? null
+      if (value.languages !== undefined) {
+        this.listed = new Set(value.languages)
+        // Languages the header lists are served, those without items too (count 0).
+        for (const code of value.languages) this.builder.language(code)
+      }
+    }
+  }
+
+  merged (batch: ParsedBatch): void {
+    this.content ||= batch.content
+    this.lines += batch.count
+  }
+}
+
+/** Bytes copied into an ArrayBuffer of their own (Buffer.from may copy a few bytes into Node's shared pool). */
+function ownCopy (bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length)
+  bytes.copy(copy)
+  return copy
+}

@@ -1,0 +1,140 @@
+// The merge step of the load pipeline, the same for both formats: parsed batches, whichever thread finishes
+// first, are taken in file order, with the loading thread's own steps (a format v1 document's top-level
+// members) in their place among them; each batch's items go into the model's builder and its problems, with
+// those only the whole file can show (a repeated pk), into the report, in the order the file has them. What
+// differs between the formats (how a problem is located, a JSON Lines header) is a FormatRules of the framing.
+import type { SnapshotModelBuilder } from '../model/build-model.js'
+import type { BatchProblem, ParsedBatch } from './parse-batch.js'
+import { Pacer } from '../slices.js'
+import type { ValidationReport } from './validation-report.js'
+
+/** How a framing's batches are named in the report, and the rules only its format has. */
+export interface FormatRules {
+  /** Where a batch's problem is, as the report starts its line (`snapshot.jsonl:12: `). */
+  where: (problem: BatchProblem) => string
+  /** The source index of the batch's item `at`: its line (JSON Lines), or its index in its language (v1). */
+  indexOf: (at: number) => number
+  /** The problem of item `at`, whose pk repeats the item at source index `first`. */
+  repeated: (language: string, at: number, first: number, pk: number) => string
+  /** The problem of item `at` whose language its format refuses (one its header does not list), or null. */
+  refused?: (language: string, at: number) => string | null
+  /** Before a batch's items: a JSON Lines header it carries (`problemsBefore` reports what comes before it). */
+  header?: (batch: ParsedBatch, problemsBefore: (at: number) => void) => void
+  /** After the batch is merged. */
+  merged?: (batch: ParsedBatch) => void
+}
+
+/** Merges parsed batches into the builder and the report. */
+export class BatchMerge {
+  constructor (private readonly builder: SnapshotModelBuilder, readonly report: ValidationReport) {}
+
+  /** Merges `batch`, located by `rules`; false once the report is full (reading stops there). */
+  merge (batch: ParsedBatch, rules: FormatRules): boolean {
+    const { builder, report } = this
+    const problemsBefore = problemsInOrder(batch, problem => report.add(`${rules.where(problem)}${problem.text}`))
+    rules.header?.(batch, problemsBefore)
+    const chunk = builder.chunk(asBuffer(batch.bytes))
+    for (let i = 0; i < batch.at.length; i++) {
+      const at = batch.at[i] as number
+      problemsBefore(at)
+      const language = batch.languages[batch.language[i] as number] as string
+      const refusal = rules.refused?.(language, at) ?? null
+      if (refusal !== null) {
+        report.add(refusal)
+        continue
+      }
+      const index = rules.indexOf(at)
+      const first = builder.addRendered(language, index, batch, i, chunk)
+      if (first >= 0) report.add(rules.repeated(language, at, first, batch.pk[i] as number))
+    }
+    problemsBefore(Infinity)
+    rules.merged?.(batch)
+    return this.going()
+  }
+
+  /** Adds a problem found on the loading thread; false once the report is full. */
+  problem (line: string): boolean {
+    this.report.add(line)
+    return this.going()
+  }
+
+  /** False once the report is full: the load reads no further, and the report says it stopped. */
+  going (): boolean {
+    if (!this.report.full) return true
+    this.report.truncated = true
+    return false
+  }
+}
+
+/** A step of the queue: a batch being parsed and what merges it, or the loading thread's own step. */
+type Step = { parsed: Promise<ParsedBatch>, merge: (batch: ParsedBatch) => boolean } | (() => boolean)
+
+/**
+ * The batches sent to be parsed, merged in the order they were sent, with the loading thread's own steps in
+ * their place among them. A step's `false` (the report is full) stops the merging: a value, not a throw.
+ */
+export class MergeQueue {
+  private readonly steps: Step[] = []
+  private readonly pacer = new Pacer()
+  private stopped = false
+
+  /** @param done where each merged batch's input memory goes, for a later batch */
+  constructor (private readonly done: (read: Uint8Array) => void) {}
+
+  /** Steps not yet taken. */
+  get length (): number {
+    return this.steps.length
+  }
+
+  /** A batch sent to be parsed, and what merges it in its turn. */
+  batch (parsed: Promise<ParsedBatch>, merge: (batch: ParsedBatch) => boolean): void {
+    // Its failure handled here too: a thread's failure rejects every batch in flight, and the load stops at
+    // the first, leaving the others unawaited.
+    parsed.catch(() => {})
+    this.steps.push({ parsed, merge })
+  }
+
+  /** A step of the loading thread's, taken in its turn: at once when nothing is queued. */
+  step (step: () => boolean): void {
+    if (this.steps.length === 0) {
+      if (!this.stopped && !step()) this.stopped = true
+    } else {
+      this.steps.push(step)
+    }
+  }
+
+  /** Takes the oldest steps until `left` are queued; false when a step said to stop, now or before. */
+  async mergeUntil (left: number): Promise<boolean> {
+    while (!this.stopped && this.steps.length > left) {
+      const step = this.steps.shift() as Step
+      if (typeof step === 'function') {
+        if (!step()) this.stopped = true
+        continue
+      }
+      const batch = await step.parsed
+      this.done(batch.read)
+      if (!step.merge(batch)) this.stopped = true
+      // Batches that came back while this thread was answering requests are all ready at once: a turn of
+      // the event loop between them, or merging them would hold it.
+      if (this.pacer.due) await this.pacer.pause()
+    }
+    return !this.stopped
+  }
+}
+
+/**
+ * A batch's problems, handed to `report` in order as the merge walks the batch's items: the function
+ * returned reports those on lines or items before `at` (Infinity: all that are left).
+ */
+export function problemsInOrder (batch: ParsedBatch, report: (problem: BatchProblem) => void): (at: number) => void {
+  const { problems } = batch
+  let next = 0
+  return at => {
+    for (; next < problems.length && (problems[next] as BatchProblem).at < at; next++) report(problems[next] as BatchProblem)
+  }
+}
+
+/** Bytes that crossed a thread (a plain Uint8Array there) seen as a Buffer again, nothing copied. */
+export function asBuffer (bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+}

@@ -1,0 +1,184 @@
+// Where a load's per-item work runs. A large file's batches go to a pool of parse threads that lives as long
+// as the process (piscina): started once, its threads keep their compiled checks and serializer warm from one
+// reload to the next, and a batch's bytes move to a thread and back, never copied. A small file's batches are
+// parsed on the loading thread, a batch per turn of the event loop, where a thread would cost more than it saves.
+// When the threads cannot start (a runtime that cannot load their code, no thread to spare), loading falls
+// back to the loading thread: logged once, and counted (`explore_parse_pool_fallbacks_total`).
+import { availableParallelism } from 'node:os'
+import { Piscina } from 'piscina'
+import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
+import { ItemBytes } from '../model/item-bytes.js'
+import { memoryPolicy, type MemoryPolicy } from '../memory-policy.js'
+
+/** Files from this size are parsed on the pool: below it, a file's whole parse is a few hundred ms. */
+export const THREADS_FROM_BYTES = 16 * 1024 * 1024
+/** Bytes of a pool thread's batch: a few thousand items, a few tens of ms of its work. */
+export const THREAD_BATCH_BYTES = 4 * 1024 * 1024
+/** Bytes of a batch parsed on the loading thread: a few ms of its work between turns of the event loop. */
+export const INLINE_BATCH_BYTES = 1024 * 1024
+/**
+ * The buffer a thread renders its batches' items into, reused for all of them. Served JSON is about as
+ * long as the line it comes from: twice the batch leaves room, so it never grows.
+ */
+export const SCRATCH_BYTES = 2 * THREAD_BATCH_BYTES
+/** More threads than this gain little: the loading thread's reading and merging become the limit. */
+const MAX_THREADS = 4
+
+// Built code runs parse-worker.js; tests run the TypeScript source, through the loader they run under.
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? './parse-worker.ts' : './parse-worker.js', import.meta.url)
+
+/** What a parse thread is started with. */
+export interface ParseWorkerData {
+  policy: MemoryPolicy
+}
+
+/** How the pool stands, for the metrics and the log. */
+export interface PoolStatus {
+  /** Threads the pool runs (0 before its first large load, or after it fell back). */
+  threads: number
+  /** Loads that fell back to the loading thread because the threads could not start. */
+  fallbacks: number
+  /** Why the threads could not start, or null. */
+  failure: string | null
+}
+
+/** What one load parses its batches with, and how many it keeps in flight. */
+export interface BatchParser {
+  /**
+   * Checks and renders a batch. Its bytes must be an ArrayBuffer of their own: they move to the thread
+   * that parses them, and come back with the result (`read`).
+   */
+  parse: (task: BatchTask) => Promise<ParsedBatch>
+  /** Batches worth having in flight: each thread has the next one waiting when it finishes one. */
+  readonly depth: number
+  /** The threads this load uses; 0 on the loading thread. */
+  readonly threads: number
+}
+
+/** Parses on the loading thread, a batch per turn of the event loop (a small file's batch: a few ms). */
+export class InlineParser implements BatchParser {
+  readonly depth = 1
+  readonly threads = 0
+  private readonly scratch = new ItemBytes(2 * INLINE_BATCH_BYTES)
+
+  async parse (task: BatchTask): Promise<ParsedBatch> {
+    await new Promise(resolve => setImmediate(resolve))
+    return parseBatch(task, this.scratch)
+  }
+}
+
+export interface ParsePoolOptions {
+  /** Threads to run; by default one per core, up to MAX_THREADS. */
+  threads?: number
+  /** The threads' code (tests give one that fails). */
+  script?: URL
+}
+
+/**
+ * The process's parse threads. Started at the first large load, not before (a small demo snapshot never
+ * needs them), and kept: idle threads wait without holding the process open.
+ */
+export class ParsePool {
+  private pool: Piscina | null = null
+  private started: Promise<boolean> | null = null
+  private readonly size: number
+  private readonly script: URL
+  private failure: string | null = null
+  private fallbacks = 0
+
+  constructor (options: ParsePoolOptions = {}) {
+    this.size = options.threads ?? Math.min(availableParallelism(), MAX_THREADS)
+    this.script = options.script ?? WORKER
+  }
+
+  status (): PoolStatus {
+    return { threads: this.failure === null && this.pool !== null ? this.size : 0, fallbacks: this.fallbacks, failure: this.failure }
+  }
+
+  /**
+   * A parser for one load of a file of `bytes`: the pool's threads from THREADS_FROM_BYTES, one fewer while a
+   * snapshot is served (at least one: the core left answers the requests; on 2 cores a 1M reload with both
+   * threads stalled the loop 52–55 ms), the loading thread for a smaller file or when the threads cannot
+   * start. `onFallback` hears why, once per pool.
+   */
+  async parserFor (bytes: number, serving: boolean, onFallback?: (reason: string) => void): Promise<BatchParser> {
+    if (bytes < THREADS_FROM_BYTES || this.size === 0) return new InlineParser()
+    if (!await this.start()) {
+      this.fallbacks++
+      if (this.fallbacks === 1) onFallback?.(this.failure as string)
+      return new InlineParser()
+    }
+    const lanes = Math.max(1, serving ? this.size - 1 : this.size)
+    return new PoolLanes(this.pool as Piscina, lanes)
+  }
+
+  /** Stops the threads (the service closing); a later large load starts them again. */
+  async close (): Promise<void> {
+    const pool = this.pool
+    this.pool = null
+    this.started = null
+    await pool?.destroy()
+  }
+
+  /** Starts the threads once; false when they could not (the reason in `failure`). */
+  private async start (): Promise<boolean> {
+    this.started ??= this.startThreads()
+    return await this.started
+  }
+
+  private async startThreads (): Promise<boolean> {
+    const workerData: ParseWorkerData = { policy: { ...memoryPolicy() } }
+    let pool: Piscina
+    try {
+      pool = new Piscina({ filename: this.script.href, minThreads: this.size, maxThreads: this.size, idleTimeout: Infinity, workerData })
+    } catch (error) {
+      this.failure = (error as Error).message
+      return false
+    }
+    // A thread that fails outside a task (its code does not load) is told here, not thrown at the process;
+    // the task it would have run is rejected, and piscina starts another thread.
+    pool.on('error', () => {})
+    try {
+      // Every thread loads its code before the first batch: one that cannot is found here, not mid-load.
+      await Promise.all(Array.from({ length: this.size }, async () => await pool.run(null, { name: 'ready' })))
+    } catch (error) {
+      this.failure = (error as Error).message
+      await pool.destroy().catch(() => {})
+      return false
+    }
+    this.pool = pool
+    return true
+  }
+}
+
+/**
+ * One load's use of the pool: at most `threads` batches run at once (piscina would give every batch a free
+ * thread), and twice as many are in flight, so each lane has its next batch waiting.
+ */
+class PoolLanes implements BatchParser {
+  readonly depth: number
+  private running = 0
+  private readonly waiting: Array<() => void> = []
+
+  constructor (private readonly pool: Piscina, readonly threads: number) {
+    this.depth = 2 * threads
+  }
+
+  async parse (task: BatchTask): Promise<ParsedBatch> {
+    if (this.running >= this.threads) await new Promise<void>(resolve => this.waiting.push(resolve))
+    this.running++
+    try {
+      return await this.pool.run(task, { transferList: [task.bytes.buffer as ArrayBuffer] }) as ParsedBatch
+    } catch (error) {
+      // A thread's failure is the service's (a file's problems come back as problems): no `code`, so the
+      // store reports it as an unexpected error, not as the editor's.
+      throw new Error(`a parse thread failed: ${(error as Error).message}`)
+    } finally {
+      this.running--
+      this.waiting.shift()?.()
+    }
+  }
+}
+
+/** The process's pool: one for every load, whichever store or command asks. */
+export const parsePool = new ParsePool()
