@@ -1,6 +1,6 @@
-// Over real HTTP, an app with the page cache on (its answers built by the fast path in front of Fastify,
-// kept, then served from the cache) and an app with it off (every answer from the Fastify route) give
-// byte-identical answers to every request: status line, headers in order and case, body. Each generated
+// Over real HTTP, an app with the page cache and the fast path on (its answers built by the fast path in front
+// of Fastify, kept, then served from the cache) and an app with both off (every answer from the Fastify
+// route, built anew) give byte-identical answers to every request: status line, headers in order and case, body. Each generated
 // request is sent three times to each app: the first is built, the second built and kept, the third
 // served from the cache.
 import t, { type Test } from 'tap'
@@ -239,7 +239,10 @@ const ATTEMPTS = ['built', 'built and kept', 'cached'] as const
  */
 async function equivalence (t: Test, overrides: Partial<Config>, numRuns: number, mustSee: number[], examples: GeneratedRequest[][] = []): Promise<void> {
   const cached = await client(t, overrides)
-  const uncached = await client(t, { ...overrides, pageCacheMb: 0 })
+  const uncached = await client(t, { ...overrides, pageCacheMb: 0, fastPath: false })
+  t.equal(uncached.app.fastPath, null, 'the reference answers from the Fastify route only')
+  let fastAnswers = 0
+  cached.app.fastPath?.onAnswer(() => { fastAnswers++ })
   const etagsSeen: string[] = []
   const statuses = new Map<number, number>()
   let pages = 0
@@ -252,13 +255,13 @@ async function equivalence (t: Test, overrides: Partial<Config>, numRuns: number
     const headers = await headersFor(req, uncached, etagsSeen)
     const label = `${req.method} ${req.target} ${JSON.stringify(headers)}`
     const reference = await send(uncached, req.method, req.target, headers)
-    for (const [app, name] of [[cached, 'cache on'], [uncached, 'cache off']] as const) {
+    for (const [app, name] of [[cached, 'fast path and cache'], [uncached, 'route, no cache']] as const) {
       for (const attempt of ATTEMPTS) {
         // The reference is the first answer of the app without a cache; it is not sent again.
         const answer = app === uncached && attempt === 'built' ? reference : await send(app, req.method, req.target, headers)
         compared++
         if (!isDeepStrictEqual(answer, reference)) {
-          throw new Error(`${label}\n  ${name}, ${attempt}: ${describe(answer)}\n  expected (cache off, first): ${describe(reference)}`)
+          throw new Error(`${label}\n  ${name}, ${attempt}: ${describe(answer)}\n  expected (route, no cache, first): ${describe(reference)}`)
         }
       }
     }
@@ -285,6 +288,7 @@ async function equivalence (t: Test, overrides: Partial<Config>, numRuns: number
   // So that the property cannot hold vacuously: the generators still reach every kind of answer.
   for (const status of mustSee) t.ok((statuses.get(status) ?? 0) > 0, `some requests were answered ${status}`)
   t.ok(pages >= numRuns / 25, `${pages} non-empty pages compared`)
+  t.ok(fastAnswers >= pages, `${fastAnswers} answers from the fast path, compared with the route's`)
 }
 
 /** The third GET of a page (from the cache) is the first one's bytes, and a page of the snapshot. */

@@ -42,7 +42,11 @@ export type ExploreHandler = (request: FastifyRequest, reply: FastifyReply) => v
 export function exploreView (snapshot: () => SnapshotModel | null, settings: PageSettings & RequestCheckSettings): ExploreHandler {
   const vary = viewVary(settings.cors)
   return function explore (request, reply) {
-    const page = readPageRequest(request.raw, settings, request.linkHost, request.query as QueryDict)
+    // Fastify parses a query with our parser (Django's QueryDict) on a matched route only: its not-found
+    // handler, which brings the path's encoded spellings here, parses with its default one (values as
+    // strings, not lists). There the query is read from the raw request, as the fast path reads it.
+    const query = request.routeOptions.url === undefined ? undefined : request.query as QueryDict
+    const page = readPageRequest(request.raw, settings, request.linkHost, query)
     // A segment that is not a language, or a path only the router took for this one: a 404.
     if (page === null) {
       reply.callNotFound()

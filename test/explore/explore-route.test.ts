@@ -231,6 +231,11 @@ t.test('Django matches decoded paths: an encoded slash or letter still reaches t
     t.equal(res.statusCode, 200, url)
     t.equal(JSON.parse(res.body).next, `${HOST}${EXPLORE}?limit=1&offset=1`, 'links name the decoded path')
   }
+  // Read as Django's QueryDict there too: lists of values, the last one winning, blank fields kept.
+  const res = await app.inject('/en/api/internal/explore%2F?format=json&limit=25&limit=2&companies=7&companies=9&zeta')
+  t.equal(res.statusCode, 200)
+  t.equal(JSON.parse(res.body).next, `${HOST}${EXPLORE}?companies=7&companies=9&format=json&limit=2&offset=2&zeta=`)
+  t.same(res.body, (await app.inject('/en/api/internal/explore/?format=json&limit=25&limit=2&companies=7&companies=9&zeta')).body, 'the same page as the path itself')
 })
 
 t.test('a path segment too long to be a parameter is an unknown path', async t => {
