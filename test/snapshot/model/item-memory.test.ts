@@ -4,7 +4,7 @@ import t from 'tap'
 import { ItemMemory, type Collector } from '../../../src/snapshot/model/item-memory.js'
 import { SnapshotLoader } from '../../../src/snapshot/load/load-snapshot.js'
 import { ParsePool } from '../../../src/snapshot/load/parse-pool.js'
-import { collectAndFinalize, makeItem, memoryFreed, modelOf, poolForAnySize, smallSnapshot, writeSnapshot } from '../../helpers.js'
+import { makeItem, poolForAnySize, writeSnapshot } from '../../helpers.js'
 
 /** A collector that only records what it is given, and settles at once. */
 function recordingCollector (): Collector & { given: ArrayBufferLike[][] } {
@@ -48,16 +48,6 @@ t.test('a served memory is never let go', async t => {
   memory.check()
 })
 
-t.test('a retired model cannot be read once released', async t => {
-  const model = await modelOf(smallSnapshot())
-  const page = model.language('en')!.page(null, 0, 5)
-  t.equal(JSON.parse(`[${page.items.toString()}]`).length, 5)
-  model.memory.retire()
-  await memoryFreed(model.memory)
-  t.throws(() => page.items.toString(), /read after its memory was released/)
-  t.throws(() => model.language('en')!.page(null, 0, 5).items.views(), /read after its memory was released/)
-})
-
 t.test('every chunk of a model is shared memory, whether pool threads rendered it or this thread did', async t => {
   // 6 MB of items: several batches.
   const abstract = 'x'.repeat(6000)
@@ -71,24 +61,4 @@ t.test('every chunk of a model is shared memory, whether pool threads rendered i
     t.ok(views.length > 1, `${views.length} views`)
     t.ok(views.every(view => view.buffer instanceof SharedArrayBuffer), name)
   }
-})
-
-t.test('a retired model settles freed once the collector has taken its memory, and not while a view is held', async t => {
-  const model = await modelOf(smallSnapshot())
-  // A view an answer still has queued on a slow socket.
-  let view: Buffer | null = model.language('en')!.page(null, 0, 1).items.views()[0] as Buffer
-  const text = view.toString()
-  const held = new WeakRef(view.buffer)
-  let settled = false
-  model.memory.freed.then(() => { settled = true }, () => {})
-  model.memory.retire()
-  await turn()
-  t.equal(model.memory.status, 'released', 'the model can no longer be read')
-  await collectAndFinalize()
-  t.equal(settled, false, 'not settled while a view is held, through a collection and its finalizers')
-  t.equal(view.toString(), text, 'and the view still reads the item')
-  view = null
-  // Settles only once a FinalizationRegistry saw every chunk collected, on the collections it asked for.
-  await memoryFreed(model.memory)
-  t.equal(held.deref(), undefined, 'the shared memory was collected')
 })
