@@ -143,8 +143,9 @@ function buildOf ({ root, args }: Contender): Build {
   if (head.status !== 0 || top === undefined || commit === undefined || resolve(top) !== resolve(root)) {
     return { dir: root, commit: 'not a git checkout', dirtyFiles: 0, args, workers: workersOf(args) }
   }
-  // Only the service's own files count: not the bench's, nor a node_modules linked into a worktree.
-  const status = spawnSync('git', ['-C', root, 'status', '--porcelain', '--', '.', ':!bench', ':!BENCHMARKS.md', ':!node_modules'], { encoding: 'utf8' }).stdout ?? ''
+  // Only the service's own files count: not the bench's, its report or the decision records, nor a
+  // node_modules linked into a worktree.
+  const status = spawnSync('git', ['-C', root, 'status', '--porcelain', '--', '.', ':!bench', ':!BENCHMARKS.md', ':!docs', ':!node_modules'], { encoding: 'utf8' }).stdout ?? ''
   return { dir: root, commit, dirtyFiles: status.split('\n').filter(line => line.trim() !== '').length, args, workers: workersOf(args) }
 }
 
