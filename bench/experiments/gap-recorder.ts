@@ -8,7 +8,7 @@
 // included, whose loops are busy parsing for good reason: it records the main thread only. GAP_PROC=0 logs
 // the gaps and GC pauses only, without reading /proc. `bench/experiments/gap-profile.ts` reads the log.
 import { appendFileSync, readFileSync } from 'node:fs'
-import { PerformanceObserver, constants } from 'node:perf_hooks'
+import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks'
 import { isMainThread } from 'node:worker_threads'
 
 const log = process.env.GAP_LOG ?? '/tmp/gaps.jsonl'
