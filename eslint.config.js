@@ -2,5 +2,5 @@ import neostandard from 'neostandard'
 
 export default neostandard({
   ts: true,
-  ignores: ['dist/**', 'coverage/**', '.tap/**', '.scratch/**', 'node_modules/**', 'test/drf-reference/**']
+  ignores: ['dist/**', 'bench/.data/**', 'coverage/**', '.tap/**', '.scratch/**', 'node_modules/**', 'test/drf-reference/**']
 })

@@ -74,7 +74,7 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
                        with node_modules linked in): built there if stale, run from DIR/dist/server.js  (BENCH_SERVICE)
   --service-args "…"   extra flags for the service, split on spaces, e.g. "--page-cache-mb 0"  (BENCH_SERVICE_ARGS)
   --node-args "…"      node's flags for the service and the baseline, before the script, e.g.
-                       "--import ./bench/experiments/gap-recorder.mjs" or "--v8-pool-size=1"  (BENCH_NODE_ARGS)
+                       "--import tsx --import ./bench/experiments/gap-recorder.ts" or "--v8-pool-size=1"  (BENCH_NODE_ARGS)
   --baseline DIR       also measure a second checkout in the same run, built there if stale, its rounds
                        alternating with the service's and the ceiling's; the report adds its req/s,
                        p50 / p99, load cost and service ÷ baseline. A worktree of another commit:
@@ -175,7 +175,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
   // The bare floor of a JSON file is readFile + JSON.parse: past ~512 MB (about 370k items) V8 cannot hold
   // the file as one string ("Invalid string length"), so there is nothing to compare the service with.
   if (format === 'json' && sizes.some(items => items > 350_000)) {
-    throw new TypeError('--format json is for sizes up to 350k: a larger JSON file is past V8\'s longest string, so its bare JSON.parse floor cannot run (the service streams it; load it by hand, BENCHMARKS.md)')
+    throw new TypeError('--format json is for sizes up to 350k: a larger JSON file is past V8\'s longest string, so its bare JSON.parse floor cannot run (the service streams it; load it by hand: docs/decisions/007-format-v1-streamed.md)')
   }
   // 0 is allowed here (no reload workload), which `number` refuses.
   const reloadWindowText = pick(values['reload-window'], 'BENCH_RELOAD_WINDOW')

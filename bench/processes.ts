@@ -4,6 +4,7 @@ import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:chi
 import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { OPTIONS } from '../src/config.js'
 
 export interface Child {
   name: string
@@ -21,13 +22,11 @@ export interface Child {
 const running = new Set<Child>()
 const OUTPUT_KEEP = 16_384
 
-// Configuration the service would read from the environment: removed, so only our flags decide. NODE_OPTIONS
-// too, so tsx's loader (the bench itself runs under tsx) never reaches the plain `node` children.
-const SCRUBBED = [
-  'PORT', 'HOST', 'SNAPSHOT_PATH', 'MAX_LIMIT', 'PUBLIC_BASE_URL', 'TRUST_PROXY', 'CORS_ORIGIN', 'LOG_LEVEL', 'WATCH',
-  'RELOAD_DEBOUNCE_MS', 'ALLOWED_HOSTS', 'CACHE_MAX_AGE', 'METRICS', 'DOCS', 'REQUEST_LOG', 'LOG_PRETTY',
-  'SHUTDOWN_GRACE_MS', 'REQUEST_TIMEOUT_MS', 'MAX_URL_LENGTH', 'PAGE_CACHE_MB', 'NODE_OPTIONS'
-]
+// Configuration the service would read from the environment: removed, so only our flags decide (every
+// variable the service's config reads: a WORKERS or SNAPSHOT_URL left in the shell would change what is
+// measured). NODE_OPTIONS too, so tsx's loader (the bench itself runs under tsx) never reaches the plain
+// `node` children.
+const SCRUBBED = [...OPTIONS.map(option => option.env), 'NODE_OPTIONS']
 
 export function childEnv (): NodeJS.ProcessEnv {
   const env = { ...process.env }

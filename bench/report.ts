@@ -47,6 +47,39 @@ export function settledRss (m: LoadMeasure): number {
   return m.gcRssBytes ?? m.idleRssBytes
 }
 
+/** The largest of the known values; null when none is known. */
+const maxOf = (values: ReadonlyArray<number | null>): number | null => {
+  const known = values.filter((x): x is number => x !== null)
+  return known.length === 0 ? null : Math.max(...known)
+}
+
+/** The headline figures of one size (SizeFigures). */
+export function sizeFigures (size: Omit<SizeResult, 'figures'>): SizeFigures {
+  const { service, bare, baseline } = size.load
+  const reloads = size.reloads ?? []
+  const figures: SizeFigures = {
+    firstAnswerVsBare: service.readyMs / bare.readyMs,
+    settledRssBytes: settledRss(service),
+    settledRssVsFile: settledRss(service) / size.fileBytes,
+    reloadStallMaxMs: maxOf(reloads.map(r => r.lagMaxMs)),
+    // A reload never counted has no time: the longest is then unknown, not the longest of the others.
+    reloadMsMax: reloads.some(r => r.reloadMs === null) ? null : maxOf(reloads.map(r => r.reloadMs)),
+    reloadPeakRssBytes: maxOf(reloads.map(r => r.peakRssBytes))
+  }
+  const hot = size.hot.baseline
+  const cold = size.cold.baseline
+  if (baseline !== undefined && hot !== undefined && cold !== undefined) {
+    figures.versusBaseline = {
+      hot: hot.ratio,
+      cold: cold.ratio,
+      firstAnswer: service.readyMs / baseline.load.readyMs,
+      peakRss: service.peakRssBytes / baseline.load.peakRssBytes,
+      settledRss: settledRss(service) / settledRss(baseline.load)
+    }
+  }
+  return figures
+}
+
 /** The reload workload: a fresh service under hot load while its snapshot is renamed over. */
 export interface ReloadResult {
   windowSeconds: number
@@ -79,6 +112,25 @@ export interface SizeResult {
   cold: WorkloadResult
   /** One per --reload-rounds; absent with --reload-window 0. */
   reloads?: ReloadResult[]
+  /** The headline figures, derived from the above once (sizeFigures), for the report and BENCHMARKS.md. */
+  figures: SizeFigures
+}
+
+/** What BENCHMARKS.md's table shows for one size, derived from the measured figures (sizeFigures). */
+export interface SizeFigures {
+  /** Service first answer ÷ the bare parse's (readyMs ÷ readyMs). */
+  firstAnswerVsBare: number
+  /** The service's settled RSS after its first load (forced GC; the idle figure where none could be forced). */
+  settledRssBytes: number
+  settledRssVsFile: number
+  /** Over every reload round: the longest event-loop stall (prom-client's lag max), ms; null without a reload or a figure. */
+  reloadStallMaxMs: number | null
+  /** Over every reload round: the longest time from the rename to the reload counted; null without a reload or when one never counted. */
+  reloadMsMax: number | null
+  /** Over every reload round: the highest VmHWM of the reload window. */
+  reloadPeakRssBytes: number | null
+  /** With a baseline: service ÷ baseline (req/s for pages; time and bytes for the load, lower is better). */
+  versusBaseline?: { hot: number, cold: number, firstAnswer: number, peakRss: number, settledRss: number }
 }
 
 export interface Machine {
@@ -99,12 +151,17 @@ export interface Target {
 /** A build that was measured: its checkout, and the flags added after the bench's own. */
 export interface Build {
   dir: string
+  /** `git rev-parse --short HEAD` of the checkout, or "not a git checkout". */
   commit: string
   dirtyFiles: number
   args: string[]
+  /** The processes serving (WORKERS, from a `--workers` in args; the bench scrubs the environment): "1", "2", "auto". */
+  workers: string
 }
 
 export interface BenchResult {
+  /** The shape of this file: raised when a field is renamed or removed (bench/render-report.ts reads it). */
+  resultsVersion: typeof RESULTS_VERSION
   startedAt: string
   finishedAt: string
   machine: Machine
@@ -119,6 +176,8 @@ export interface BenchResult {
   sizes: SizeResult[]
   targets: Target[]
 }
+
+export const RESULTS_VERSION = 1
 
 // Cores used by other processes above which a run is flagged as disturbed.
 export const NOISY_CORES = 0.15
@@ -200,7 +259,7 @@ const pooled = (x: number, rounds: readonly number[]): string =>
 
 function describeBuild (name: string, b: Build): string {
   return `${name}: \`${b.dir}/dist/server.js\`, ${b.commit}${b.dirtyFiles > 0 ? ` + ${b.dirtyFiles} uncommitted files` : ''}` +
-    `${b.args.length > 0 ? `, with \`${b.args.join(' ')}\`` : ''}.`
+    `${b.args.length > 0 ? `, with \`${b.args.join(' ')}\`` : ''}${b.workers === '1' ? '' : ` (WORKERS=${b.workers}: RSS and CPU figures are the primary's only)`}.`
 }
 
 export function markdown (result: BenchResult): string {
@@ -282,8 +341,8 @@ export function markdown (result: BenchResult): string {
   ], result.sizes))
   lines.push('')
   lines.push('Each figure from a process of its own, started alone on a quiet machine. First answer: from the spawn to the first 200 of ' +
-    `\`GET /-/readyz\` (${loaded.replace(' / ', ', ')}) or to "parsed" (bare: \`readFile\` + \`JSON.parse\` for JSON, \`bench/bare-parse.mjs\`; ` +
-    'for JSON Lines the file read line by line with `readline` and each line `JSON.parse`d, `bench/bare-parse-lines.mjs`). Peak: VmHWM. Settled: VmRSS after a full GC forced from outside ' +
+    `\`GET /-/readyz\` (${loaded.replace(' / ', ', ')}) or to "parsed" (bare: \`readFile\` + \`JSON.parse\` for JSON, \`bench/bare-parse.ts\`; ` +
+    'for JSON Lines the file read line by line with `readline` and each line `JSON.parse`d, `bench/bare-parse-lines.ts`; both run by plain node). Peak: VmHWM. Settled: VmRSS after a full GC forced from outside ' +
     '(SIGUSR1, then the inspector\'s HeapProfiler.collectGarbage; † where port 9229 was taken: idle figure instead). ' +
     `Idle: VmRSS ${o.settleSeconds} s after load without a forced GC (V8 may give memory back later). ` +
     `"RSS after traffic": the traffic process${withBaseline ? 'es' : ''} 5 s after both workloads.`)

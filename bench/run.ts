@@ -17,8 +17,9 @@ import {
   freePort, get, killAllNow, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
 } from './processes.js'
 import {
-  checkTargets, markdown, NOISY_CORES, type BenchResult, type Build, type LoadMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult
+  checkTargets, markdown, NOISY_CORES, RESULTS_VERSION, sizeFigures, type BenchResult, type Build, type LoadMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult
 } from './report.js'
+import { plainScript } from './plain-script.js'
 import { ensureSnapshot, formatFor, warmPageCache, type SnapshotInfo } from './snapshots.js'
 import { coldWorkload, hotWorkload, type Workload } from './workloads.js'
 
@@ -124,17 +125,28 @@ async function busyCores (ms: number): Promise<number> {
   return (after.busy - before.busy) / (ms / 1000)
 }
 
+/** WORKERS as the service reads it from its flags (the last `--workers` wins); "1", its default, without one. */
+function workersOf (args: readonly string[]): string {
+  let workers = '1'
+  args.forEach((arg, i) => {
+    if (arg === '--workers') workers = args[i + 1] ?? workers
+    else if (arg.startsWith('--workers=')) workers = arg.slice('--workers='.length)
+  })
+  return workers
+}
+
 /** What a server runs: its checkout's commit and uncommitted files, and the flags added to the bench's own. */
 function buildOf ({ root, args }: Contender): Build {
   // Read-only git: which code was measured. Outside a checkout (a git archive): "not a git checkout".
   const head = spawnSync('git', ['-C', root, 'rev-parse', '--show-toplevel', '--short', 'HEAD'], { encoding: 'utf8' })
   const [top, commit] = (head.stdout ?? '').trim().split('\n')
   if (head.status !== 0 || top === undefined || commit === undefined || resolve(top) !== resolve(root)) {
-    return { dir: root, commit: 'not a git checkout', dirtyFiles: 0, args }
+    return { dir: root, commit: 'not a git checkout', dirtyFiles: 0, args, workers: workersOf(args) }
   }
-  // Only the service's own files count: not the bench's, nor a node_modules linked into a worktree.
-  const status = spawnSync('git', ['-C', root, 'status', '--porcelain', '--', '.', ':!bench', ':!BENCHMARKS.md', ':!node_modules'], { encoding: 'utf8' }).stdout ?? ''
-  return { dir: root, commit, dirtyFiles: status.split('\n').filter(line => line.trim() !== '').length, args }
+  // Only the service's own files count: not the bench's, its report or the decision records, nor a
+  // node_modules linked into a worktree.
+  const status = spawnSync('git', ['-C', root, 'status', '--porcelain', '--', '.', ':!bench', ':!BENCHMARKS.md', ':!docs', ':!node_modules'], { encoding: 'utf8' }).stdout ?? ''
+  return { dir: root, commit, dirtyFiles: status.split('\n').filter(line => line.trim() !== '').length, args, workers: workersOf(args) }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -359,15 +371,16 @@ function versus (a: Sample[], b: Sample[]): { ratio: number, roundRatios: number
 /** A contender's traffic process. */
 interface Serving { contender: Contender, child: Child, port: number, base: string }
 
-async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, options: BenchOptions): Promise<SizeResult> {
+async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, options: BenchOptions): Promise<Omit<SizeResult, 'figures' | 'reloads'>> {
   const label = info.label
   await warmPageCache(info.file)
 
   // Load, one process at a time on a quiet machine, each in a process of its own that is then stopped.
   await waitForQuiet(options)
   // The floor in the snapshot's own format: one readFile + JSON.parse, or JSON.parse line by line.
-  const [bareScript, bareName] = info.format === 'jsonl' ? ['bare-parse-lines.mjs', 'line by line + JSON.parse'] : ['bare-parse.mjs', 'readFile + JSON.parse']
-  const bareChild = startChild('bare parse', [join(ROOT, 'bench', bareScript), info.file])
+  const [bareScript, bareName] = info.format === 'jsonl' ? ['bare-parse-lines.ts', 'line by line + JSON.parse'] : ['bare-parse.ts', 'readFile + JSON.parse']
+  // Plain node on the script's JavaScript, as before it was TypeScript: no loader in the floor.
+  const bareChild = startChild('bare parse', [await plainScript(join(ROOT, 'bench', bareScript), DATA_DIR), info.file])
   const bare = await measureLoad(bareChild, waitForOutput(bareChild, 'parsed', STARTUP_TIMEOUT_MS), options)
   log(`${label}: bare ${bareName} ${(bare.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(bare.peakRssBytes)}, ` +
     `idle ${mbText(bare.idleRssBytes)}, after GC ${mbText(bare.gcRssBytes)}`)
@@ -632,11 +645,12 @@ async function main (): Promise<void> {
     if (options.reloadWindowSeconds > 0) {
       const reloads: ReloadResult[] = []
       for (let round = 0; round < options.reloadRounds; round++) reloads.push(await reloadUnderLoad(service, info, options))
-      sizes.push({ ...result, reloads })
-    } else sizes.push(result)
+      sizes.push({ ...result, reloads, figures: sizeFigures({ ...result, reloads }) })
+    } else sizes.push({ ...result, figures: sizeFigures(result) })
   }
 
   const result: BenchResult = {
+    resultsVersion: RESULTS_VERSION,
     startedAt,
     finishedAt: new Date().toISOString(),
     machine: machine(),

@@ -6,8 +6,11 @@
 // sends them in one writev).
 // LIKE_SERVICE=timeout,listener,headers (or all) adds what the service's HTTP server does besides
 // answering: request and socket timeouts, a second 'request' listener, reading three request headers.
-// Usage: [LIKE_SERVICE=all] node bench/experiments/raw-gather-server.mjs same|reuse|slab|fresh|pool|views PORT
-import { createServer } from 'node:http'
+// The floor behind ADR 004 and the cold target's known limit (BENCHMARKS.md). Measure it with the bench's
+// client: `npx tsx bench/experiments/load-once.ts META PORT PID cold`.
+// Usage: [LIKE_SERVICE=all] node --import tsx bench/experiments/raw-gather-server.ts same|reuse|slab|fresh|pool|views PORT &
+// (node itself, not npx: load-once.ts reads the server's CPU by the pid `$!` gives)
+import { createServer, type ServerResponse } from 'node:http'
 
 const [mode = 'same', port = '3222'] = process.argv.slice(2)
 const SIZE = 23_000
@@ -19,7 +22,7 @@ let seed = 1
 let slab = Buffer.allocUnsafe(1 << 20)
 let slabAt = 0
 
-function slabSlice () {
+function slabSlice (): Buffer {
   if (slabAt + SIZE > slab.length) {
     slab = Buffer.allocUnsafe(1 << 20)
     slabAt = 0
@@ -28,12 +31,12 @@ function slabSlice () {
   return slab.subarray(slabAt - SIZE, slabAt)
 }
 
-const pool = []
-function pooled () {
+const pool: Buffer[] = []
+function pooled (): Buffer {
   return pool.pop() ?? Buffer.allocUnsafeSlow(SIZE)
 }
 
-function gathered () {
+function gathered (): Buffer {
   const body = mode === 'reuse' ? same : mode === 'slab' ? slabSlice() : mode === 'pool' ? pooled() : Buffer.allocUnsafe(SIZE)
   for (let i = 0; i < SIZE / ITEM; i++) {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff
@@ -43,7 +46,7 @@ function gathered () {
   return body
 }
 
-function sendViews (response) {
+function sendViews (response: ServerResponse): void {
   for (let i = 0; i < SIZE / ITEM; i++) {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff
     const at = seed % (arena.length - 2 * ITEM)
@@ -54,7 +57,7 @@ function sendViews (response) {
 
 // LIKE_SERVICE=timeout|listener|headers|all: what the service's server does besides answering.
 const like = process.env.LIKE_SERVICE ?? ''
-const has = what => like === 'all' || like.split(',').includes(what)
+const has = (what: string): boolean => like === 'all' || like.split(',').includes(what)
 const server = createServer({ maxHeaderSize: 16 * 1024 }, (request, response) => {
   if (has('headers') && (request.headers.host === undefined || request.headers['if-none-match'] !== undefined || request.headers.accept === 'x')) return
   response.writeHead(200, headers)
@@ -65,5 +68,6 @@ const server = createServer({ maxHeaderSize: 16 * 1024 }, (request, response) =>
   } else response.end(mode === 'same' ? same : gathered())
 }).listen(Number(port), '127.0.0.1')
 if (has('timeout')) { server.requestTimeout = 10_000; server.setTimeout(60_000) }
-if (has('listener')) server.on('request', request => { request.socket.used = true })
+// A second listener that marks the socket, as the graceful close's does.
+if (has('listener')) server.on('request', request => { (request.socket as typeof request.socket & { used?: boolean }).used = true })
 process.on('SIGINT', () => process.exit(0))

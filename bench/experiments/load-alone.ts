@@ -1,0 +1,50 @@
+// One snapshot load, alone in a process, no server: how long `loadSnapshotFile` takes and what RSS it
+// settles at, for comparing loaders (another checkout's dist/) and parse-thread counts side by side.
+// `node --expose-gc --import tsx bench/experiments/load-alone.ts SNAPSHOT [CHECKOUT]` (CHECKOUT: a
+// directory with a built dist/, default this one); THREADS=n sets the parse threads (0: the loading
+// thread). With --expose-gc, the RSS is read after three full collections half a second apart, and split
+// into external (item bytes, where they are ArrayBuffers), V8's heap and "the rest" (mostly the C allocator).
+import { resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+/** What this needs of a checkout's built loader (an older build's too, so not imported by type). */
+interface Loader {
+  loadSnapshotFile: (file: string, options?: { threads?: number }) => Promise<{ itemCounts: () => Record<string, number> }>
+}
+
+declare global {
+  // Kept reachable while the RSS is read.
+  var loadedModel: unknown
+}
+
+const [file, checkout = '.'] = process.argv.slice(2)
+if (file === undefined) {
+  console.error('usage: node --expose-gc --import tsx bench/experiments/load-alone.ts SNAPSHOT [CHECKOUT]')
+  process.exit(2)
+}
+// dist/snapshot/load/ since the one pipeline; dist/snapshot/ before it.
+const built = ['dist/snapshot/load/load-snapshot.js', 'dist/snapshot/load-snapshot.js'].map(path => resolve(checkout, path)).find(path => existsSync(path))
+if (built === undefined) {
+  console.error(`no built loader in ${checkout}: run npm run build there`)
+  process.exit(2)
+}
+const { loadSnapshotFile } = await import(pathToFileURL(built).href) as Loader
+const started = performance.now()
+const model = await loadSnapshotFile(file, process.env.THREADS === undefined ? {} : { threads: Number(process.env.THREADS) })
+const seconds = (performance.now() - started) / 1000
+globalThis.loadedModel = model
+const gc = globalThis.gc
+if (gc !== undefined) {
+  for (let i = 0; i < 3; i++) {
+    gc()
+    await sleep(500)
+  }
+}
+const { rss, external, heapTotal } = process.memoryUsage()
+const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`
+console.log(`${checkout} threads=${process.env.THREADS ?? 'default'}: load ${seconds.toFixed(2)} s; RSS ${mb(rss)}` +
+  `${gc !== undefined ? ' settled' : ' (no --expose-gc: not settled)'}, external ${mb(external)}, V8 heap ${mb(heapTotal)}, ` +
+  `the rest ${mb(rss - external - heapTotal)}; items ${JSON.stringify(model.itemCounts())}`)
+process.exit(0)

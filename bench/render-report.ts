@@ -1,0 +1,218 @@
+// `npm run bench:report`: BENCHMARKS.md's table of current figures, made from bench/results/latest.json
+// (what `npm run bench` wrote last) and put between the file's two marker comments; the rest of the file
+// is written by hand. Every field is read by its path and checked, so a renamed or missing field stops the
+// render with that path instead of printing "undefined" into the report.
+import { readFile, writeFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { NOISY_CORES, RESULTS_VERSION } from './report.js'
+
+export const TABLE_START = '<!-- bench:table:start — written by `npm run bench:report` from bench/results/latest.json; edits here are lost -->'
+export const TABLE_END = '<!-- bench:table:end -->'
+
+export class ResultsShapeError extends Error {
+  override name = 'ResultsShapeError'
+}
+
+/** A value of the results file and where it is, for messages that name the field. */
+class Field {
+  constructor (private readonly value: unknown, readonly path: string) {}
+
+  at (key: string | number): Field {
+    const path = typeof key === 'number' ? `${this.path}[${key}]` : `${this.path}.${key}`
+    if (this.value === null || typeof this.value !== 'object') throw new ResultsShapeError(`${this.path} is not an object, so ${path} cannot be read`)
+    return new Field((this.value as Record<string | number, unknown>)[key], path)
+  }
+
+  has (key: string): boolean {
+    return this.value !== null && typeof this.value === 'object' && (this.value as Record<string, unknown>)[key] !== undefined
+  }
+
+  number (): number {
+    if (typeof this.value !== 'number' || !Number.isFinite(this.value)) throw this.wrong('a number')
+    return this.value
+  }
+
+  numberOrNull (): number | null {
+    return this.value === null ? null : this.number()
+  }
+
+  string (): string {
+    if (typeof this.value !== 'string') throw this.wrong('a string')
+    return this.value
+  }
+
+  items (): Field[] {
+    if (!Array.isArray(this.value)) throw this.wrong('an array')
+    return this.value.map((_, i) => this.at(i))
+  }
+
+  private wrong (expected: string): ResultsShapeError {
+    const found = this.value === undefined ? 'missing' : `${JSON.stringify(this.value)?.slice(0, 40) ?? String(this.value)}`
+    return new ResultsShapeError(`${this.path}: ${expected} expected, found ${found}`)
+  }
+}
+
+const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(bytes >= 1e8 ? 0 : 1)} MB`
+const ratio = (x: number): string => `${x.toFixed(2)}×`
+const int = (x: number): string => Math.round(x).toLocaleString('en-US')
+const ms = (x: number): string => `${x >= 100 ? x.toFixed(0) : x.toFixed(x >= 10 ? 1 : 2)} ms`
+const seconds = (milliseconds: number): string => `${(milliseconds / 1000).toFixed(2)} s`
+const maybe = (x: number | null, text: (x: number) => string): string => x === null ? 'n/a' : text(x)
+
+/** One row of the table: its label, and its cell for one size. */
+type Row = [string, (size: Field) => string]
+
+function latencies (load: Field): string {
+  return `${ms(load.at('p50Ms').number())} / ${ms(load.at('p99Ms').number())}`
+}
+
+function failures (load: Field): string {
+  return `${load.at('errors').number()}·${load.at('non2xx').number()}·${load.at('timeouts').number()}`
+}
+
+function pages (workload: 'hot' | 'cold'): Row[] {
+  return [
+    [`${workload === 'hot' ? 'Hot' : 'Cold'} pages: req/s (÷ ceiling)`, size => {
+      const w = size.at(workload)
+      return `${int(w.at('explore').at('requestsPerSecond').number())} (**${ratio(w.at('ratio').number())}**)`
+    }],
+    [`${workload === 'hot' ? 'Hot' : 'Cold'} pages: p50 / p99`, size => latencies(size.at(workload).at('explore'))],
+    [`Ceiling, ${workload}: req/s; p50 / p99`, size => {
+      const c = size.at(workload).at('ceiling')
+      return `${int(c.at('requestsPerSecond').number())}; ${latencies(c)}`
+    }]
+  ]
+}
+
+function reloadRows (): Row[] {
+  // Every round's figure, the longest first in bold: the stall varies from run to run.
+  const each = (size: Field, read: (reload: Field) => string): string => {
+    const reloads = size.has('reloads') ? size.at('reloads').items() : []
+    return reloads.length === 0 ? 'not run' : reloads.map(read).join(', ')
+  }
+  return [
+    ['Reload under load: took', size => each(size, r => maybe(r.at('reloadMs').numberOrNull(), seconds))],
+    ['Reload: longest stall (event-loop lag max)', size => {
+      const longest = size.at('figures').at('reloadStallMaxMs').numberOrNull()
+      const all = each(size, r => maybe(r.at('lagMaxMs').numberOrNull(), ms))
+      return all === 'not run' ? all : `**${maybe(longest, ms)}**${all.includes(',') ? ` (rounds: ${all})` : ''}`
+    }],
+    ['Reload: event-loop lag p99; client p99 / max', size => each(size, r => {
+      const load = r.at('load')
+      return `${maybe(r.at('lagP99Ms').numberOrNull(), ms)}; ${ms(load.at('p99Ms').number())} / ${ms(load.at('maxMs').number())}`
+    })],
+    ['Reload: peak RSS (RSS before)', size => each(size, r => `${mb(r.at('peakRssBytes').number())} (${mb(r.at('rssBeforeBytes').number())})`)]
+  ]
+}
+
+function baselineRows (): Row[] {
+  const versus = (key: 'hot' | 'cold' | 'firstAnswer' | 'peakRss' | 'settledRss') => (size: Field): string =>
+    `**${ratio(size.at('figures').at('versusBaseline').at(key).number())}**`
+  return [
+    ['Hot req/s ÷ baseline', versus('hot')],
+    ['Cold req/s ÷ baseline', versus('cold')],
+    ['First answer ÷ baseline', versus('firstAnswer')],
+    ['Peak RSS ÷ baseline', versus('peakRss')],
+    ['Settled RSS ÷ baseline', versus('settledRss')]
+  ]
+}
+
+/** The generated section: what was run where, then one table with a column per size. */
+export function renderTable (results: unknown): string {
+  const root = new Field(results, 'results')
+  const version = root.at('resultsVersion').number()
+  if (version !== RESULTS_VERSION) {
+    throw new ResultsShapeError(`results.resultsVersion is ${version}, this renderer reads ${RESULTS_VERSION}: run npm run bench again`)
+  }
+  const machine = root.at('machine')
+  const service = root.at('service')
+  const sizes = root.at('sizes').items()
+  if (sizes.length === 0) throw new ResultsShapeError('results.sizes is empty')
+  const withBaseline = root.has('baseline')
+  const dirty = service.at('dirtyFiles').number()
+  const baseline = withBaseline ? root.at('baseline') : undefined
+
+  const rows: Row[] = [
+    ...pages('hot'),
+    ...pages('cold'),
+    ['Errors · non-2xx · timeouts (hot; cold)', size => `${failures(size.at('hot').at('explore'))}; ${failures(size.at('cold').at('explore'))}`],
+    ['First answer (÷ bare parse)', size => {
+      const load = size.at('load')
+      return `${seconds(load.at('service').at('readyMs').number())} (**${ratio(size.at('figures').at('firstAnswerVsBare').number())}** of ${seconds(load.at('bare').at('readyMs').number())})`
+    }],
+    ['Peak RSS, first load', size => mb(size.at('load').at('service').at('peakRssBytes').number())],
+    ['Settled RSS (÷ file)', size => {
+      const figures = size.at('figures')
+      const forced = size.at('load').at('service').at('gcRssBytes').numberOrNull() !== null
+      return `${mb(figures.at('settledRssBytes').number())}${forced ? '' : '†'} (**${ratio(figures.at('settledRssVsFile').number())}**)`
+    }],
+    ...reloadRows(),
+    ...(withBaseline ? baselineRows() : []),
+    ['Other processes, most cores in a run', size => {
+      const runs = [size.at('hot').at('explore'), size.at('hot').at('ceiling'), size.at('cold').at('explore'), size.at('cold').at('ceiling')]
+      const most = Math.max(...runs.map(r => r.at('otherCores').number()))
+      return `${most.toFixed(2)}${most > NOISY_CORES ? ' ⚠' : ''}`
+    }]
+  ]
+
+  const started = root.at('startedAt').string()
+  const lines = [
+    `Run \`${root.at('command').string()}\`, ${started.slice(0, 10)} ${started.slice(11, 16)} UTC, at commit ` +
+      `${service.at('commit').string()}${dirty > 0 ? ` + ${dirty} uncommitted files` : ''}` +
+      `${service.at('args').items().length > 0 ? ` with \`${service.at('args').items().map(a => a.string()).join(' ')}\`` : ''}; ` +
+      `WORKERS=${service.at('workers').string()}.`,
+    `Machine: ${machine.at('nproc').number()} cores (${machine.at('cpu').string()}), ${mb(machine.at('memoryBytes').number())} RAM, ` +
+      `Linux ${machine.at('kernel').string()}, Node ${machine.at('node').string()}.`,
+    ...(baseline === undefined
+      ? []
+      : [`Baseline: \`${baseline.at('dir').string()}\` at ${baseline.at('commit').string()}` +
+          `${baseline.at('args').items().length > 0 ? ` with \`${baseline.at('args').items().map(a => a.string()).join(' ')}\`` : ''}; ` +
+          `WORKERS=${baseline.at('workers').string()}.`]),
+    ''
+  ]
+  const busy = root.at('busyCoresBefore').number()
+  const header = sizes.map(size => `${size.at('label').string()} ${size.at('format').string() === 'jsonl' ? 'JSON Lines' : 'JSON'} ` +
+    `(${int(size.at('totalItems').number())} items, ${mb(size.at('fileBytes').number())})`)
+  lines.push(`| | ${header.join(' | ')} |`)
+  lines.push(`|---|${sizes.map(() => '--:').join('|')}|`)
+  for (const [label, cell] of rows) lines.push(`| ${label} | ${sizes.map(cell).join(' | ')} |`)
+  lines.push('')
+  const notes = [
+    'Ratios in bold.',
+    sizes.some(size => size.at('load').at('service').at('gcRssBytes').numberOrNull() === null)
+      ? '† no GC could be forced (port 9229 taken): RSS after idling instead.'
+      : '',
+    busy > NOISY_CORES || lines.some(line => line.includes('⚠'))
+      ? `⚠ Other processes were busy (${busy.toFixed(2)} cores before the run): these figures are disturbed; compare ratios from one run, not absolute figures.`
+      : ''
+  ].filter(note => note !== '')
+  lines.push(notes.join(' '))
+  return lines.join('\n')
+}
+
+/** `document` with the text between its markers replaced by `table`; fails when the markers are not there once each. */
+export function replaceTable (document: string, table: string): string {
+  const start = document.indexOf(TABLE_START)
+  const end = document.indexOf(TABLE_END)
+  if (start === -1 || end === -1 || end < start || document.indexOf(TABLE_START, start + 1) !== -1 || document.indexOf(TABLE_END, end + 1) !== -1) {
+    throw new Error(`the document needs the marker lines once each, in order:\n${TABLE_START}\n${TABLE_END}`)
+  }
+  return `${document.slice(0, start + TABLE_START.length)}\n${table}\n${document.slice(end)}`
+}
+
+async function main (): Promise<void> {
+  const root = dirname(dirname(fileURLToPath(import.meta.url)))
+  const [resultsFile = join(root, 'bench', 'results', 'latest.json'), documentFile = join(root, 'BENCHMARKS.md')] = process.argv.slice(2)
+  const table = renderTable(JSON.parse(await readFile(resultsFile, 'utf8')))
+  await writeFile(documentFile, replaceTable(await readFile(documentFile, 'utf8'), table))
+  process.stdout.write(`${documentFile}: the table written from ${resultsFile}\n`)
+}
+
+// Run as a script (not imported by the test).
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  main().catch((error: unknown) => {
+    console.error(`bench:report: ${error instanceof Error ? error.message : String(error)}`)
+    process.exitCode = 1
+  })
+}
