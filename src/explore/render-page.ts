@@ -48,7 +48,7 @@ export interface PageParts {
 /**
  * The bytes `renderPage(page, null)` would return, in parts. Sending views of the items where they are
  * kept, rather than copying them into one buffer first, let a bare server gathering 20 items answer a
- * quarter faster (BENCHMARKS.md): the kernel copies them once, into the socket.
+ * quarter faster (docs/decisions/004): the kernel copies them once, into the socket.
  */
 export function pageParts (page: PageEnvelope): PageParts {
   const head = pageHead(page)

@@ -1,5 +1,5 @@
 // Page requests answered at the HTTP server, before Fastify routes them (FAST_PATH). Through Fastify an
-// answer also pays for routing, request and reply objects and the hook chain: BENCHMARKS.md measures what
+// answer also pays for routing, request and reply objects and the hook chain: docs/decisions/002 measures what
 // that costs against this path. The fast path answers a GET or HEAD of a page only when the page answer
 // is a 200 or a 304, with the same reader, answer and writer the route uses; every other request (errors,
 // other methods and paths), and every request while the app is not ready or is closing, goes to Fastify

@@ -1,6 +1,6 @@
 // Requests and their durations, counted in plain numbers and read only when Prometheus scrapes. A
 // prom-client labelled child checks and hashes its labels on every observation: counting each answer
-// that way cost an uncached page ~12% of its throughput on the cold benchmark (BENCHMARKS.md). Here an
+// that way cost an uncached page ~12% of its throughput on the cold benchmark (docs/decisions/003). Here an
 // answer adds to a series found once per route, method and status, and the figures come out as the same
 // counter and histogram prom-client would have written. Plain TypeScript: the metrics plugin registers
 // what `counter()` and `histogram()` return.

@@ -2,7 +2,7 @@
 // the value, branch by branch, with validators compiled the first time a value reaches them: every item a
 // load renders was validated twice that way (display_image, story_item_count), and the first /-/status
 // answer of a process compiled its validators in one task of 42–47 ms on a service under load
-// (BENCHMARKS.md, "Shared chunks, and a schema compiled under load"). A `type` list or an `enum` is
+// (docs/decisions/018). A `type` list or an `enum` is
 // written after a `typeof` check instead. TypeBox writes "X or null" and a union of string literals as
 // `anyOf`, which is what the JSON Schema files, the OpenAPI document and the validators keep; only the
 // serializer is given this form.

@@ -11,26 +11,26 @@ export interface MemoryPolicy {
    * Rendered items live in SharedArrayBuffers, not ArrayBuffers (model/item-bytes.ts). V8 counts an
    * ArrayBuffer as its thread's external memory and starts a major collection each time that grows by
    * 64 MB: a 1M reload's 1.4 GB of items set off 22–26 of them, each a pause beside the requests; shared
-   * memory is not counted, and the same reload runs one or two (docs/decisions: shared item memory).
+   * memory is not counted, and the same reload runs one or two (docs/decisions/011).
    */
   sharedItemMemory: boolean
   /**
    * After a model is retired or a load fails, a 128 MiB ArrayBuffer is made and dropped at once
    * (model/item-memory.ts, collectSoon). V8 does not know that the shared memory just let go is garbage;
    * an external allocation over its limit starts the major collection that frees it. Never written, its
-   * pages are never resident.
+   * pages are never resident (docs/decisions/012).
    */
   collectionHint: boolean
   /**
    * Parse threads run at a lower priority (nice 10, set on Linux through /proc/thread-self's thread id):
-   * a reload under load then takes a core from the requests only when they leave it idle.
+   * a reload under load then takes a core from the requests only when they leave it idle (docs/decisions/009).
    */
   lowPriorityParseThreads: boolean
   /**
    * A batch's input memory is reused for a later batch, and each parse thread renders into one scratch
    * buffer for all its batches. A buffer made and freed per batch, freed on another thread, raises glibc's
    * threshold for giving large blocks their own mapping, after which the model's memory shares heaps with
-   * freed memory that stays resident (tens of MB of settled RSS at 1M items).
+   * freed memory that stays resident (tens of MB of settled RSS at 1M items: docs/decisions/010).
    */
   reusedBatchMemory: boolean
 }

@@ -98,7 +98,7 @@ export class ParsePool {
   /**
    * A parser for one load of a file of `bytes`: the pool's threads from THREADS_FROM_BYTES, one fewer while a
    * snapshot is served (at least one: the core left answers the requests; on 2 cores a 1M reload with both
-   * threads stalled the loop 52–55 ms), the loading thread for a smaller file or when the threads cannot
+   * threads stalled the loop 52–55 ms: docs/decisions/008), the loading thread for a smaller file or when the threads cannot
    * start. `onFallback` hears why, once per pool.
    */
   async parserFor (bytes: number, serving: boolean, onFallback?: (reason: string) => void): Promise<BatchParser> {

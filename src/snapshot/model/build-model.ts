@@ -12,7 +12,7 @@ const CHUNK_SIZE = 4 * 1024 * 1024
 
 /**
  * pk → a number, in many small Maps rather than one. One Map of a million entries doubles its table at
- * 524,288 entries in one go: 36 ms on a quiet core (bench/experiments/map-rehash.mjs), over 80 ms beside a
+ * 524,288 entries in one go: 36 ms on a quiet core (docs/decisions/013), over 80 ms beside a
  * loaded server, one of the longest stalls of a reload. 256 Maps grow in steps 256 times smaller.
  */
 class PkIndex {
@@ -40,7 +40,7 @@ const BLOCK_MASK = BLOCK - 1
  * An append-only column of numbers, in blocks that never move. One JS array grows by copying itself into a
  * new one half as large again, and the builder's per-item arrays all grow at the same item: at a million
  * items one `add` allocated and copied about 45 MB, a 131 ms stall of the main thread, nearly all of it
- * page faults (BENCHMARKS.md, "Where the 1M stall goes"). A block grows to 65,536 entries and stays.
+ * page faults (docs/decisions/014). A block grows to 65,536 entries and stays.
  * Blocks are JS arrays, in V8's heap, not typed arrays: the C allocator kept freed typed-array blocks'
  * memory after the build (about 50 MB more settled RSS at 1M), where V8 gives its pages back.
  */
@@ -126,7 +126,7 @@ class LanguageBuilder {
     // order) held the loop 45 ms at 1M. As typed arrays they came from the C allocator instead, after the
     // parse threads had freed blocks large enough to raise its threshold for giving a block its own
     // mapping, and left holes resident under the model's columns (20 MB of settled RSS at 1M:
-    // bench/experiments/load-alone.mjs, "the rest"). Blocks in V8's heap do neither.
+    // docs/decisions/010; "the rest" of bench/experiments/load-alone.ts). Blocks in V8's heap do neither.
     const unsorted = new Column()
     for (let i = 0; i < n; i++) {
       unsorted.push(i)

@@ -5,8 +5,7 @@
 // (item-bytes.ts). V8 counts an ArrayBuffer as the memory of the thread that holds it, and starts a major
 // collection whenever that grows by 64 MB: the 1.4 GB of a 1M reload's chunks, arriving from the parse
 // threads, set off 22–26 of them in each reload, with their pauses and their marking threads beside the
-// requests; shared memory is not counted, and the same reload runs one or two (BENCHMARKS.md, "Shared
-// chunks, and a schema compiled under load").
+// requests; shared memory is not counted, and the same reload runs one or two (docs/decisions/011).
 //
 // Shared memory cannot be detached, moved to another thread or freed by us: it goes when the collector
 // takes its last view, and V8 frees it then. So a retired model empties its list of chunks, tells V8

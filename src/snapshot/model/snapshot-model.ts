@@ -89,7 +89,7 @@ export class PageItems {
  * Company id → the ranks of its items, ascending. Every company's ranks are in one array, each company's
  * a stretch of it, not an array of its own: an array per company costs an ArrayBuffer and its backing
  * store, about 500 bytes more each: 34 MB against 8 over the 51,553 lists of the 1M bench snapshot
- * (bench/experiments/company-lists.mjs).
+ * (docs/decisions/015).
  */
 export class CompanyRanks {
   /**
