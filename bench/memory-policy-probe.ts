@@ -50,7 +50,7 @@ new PerformanceObserver(list => {
   if (!counting) return
   for (const entry of list.getEntries()) {
     pauses += entry.duration
-    if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors++
+    if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors++
   }
 }).observe({ entryTypes: ['gc'] })
 
@@ -88,5 +88,6 @@ const result: ProbeResult = {
   settledRssBytes: process.memoryUsage.rss()
 }
 console.log(JSON.stringify(result))
-// The pool's idle threads do not hold the process; the model is kept to the end on purpose (settled RSS).
-void model
+// The model is held to the end on purpose (the settled RSS is of a served model); idle pool threads do not
+// hold the process.
+model.memory.retire()

@@ -16,7 +16,8 @@ import { NotFollowed } from './stream-document.js'
 import type { BatchMerge, FormatRules, MergeQueue } from './merge-batches.js'
 import { LanguageNumbers, type BatchProblem, type ItemsTask } from './parse-batch.js'
 import type { BatchParser } from './parse-pool.js'
-import { describeLineSyntaxError, type TextPosition } from './json-text.js'
+import { describeLineSyntaxError } from './json-text.js'
+import type { TextPosition } from './text-position.js'
 import { NOT_A_LANGUAGE, escapePointer, jsonPath } from './validation-report.js'
 import { Pacer } from '../slices.js'
 import type { Framing } from './load-snapshot.js'
@@ -47,9 +48,9 @@ export class DocumentFraming implements Framing {
     this.name = basename(file)
     this.batcher = new ItemBatcher(batchBytes, memory)
     this.follower = new DocumentFollower({
-      member: (key, value, position?: TextPosition) => { this.member(key, value, position) },
-      language: code => { this.language(code) },
-      item: (language, index, bytes, position?: TextPosition) => { this.item(language, index, bytes, position) }
+      member: (key, value, position) => { this.member(key, value, position) },
+      language: (code, position) => { this.language(code, position) },
+      item: (language, index, bytes, position) => { this.item(language, index, bytes, position) }
     })
   }
 
@@ -81,20 +82,22 @@ export class DocumentFraming implements Framing {
     } catch (error) {
       if (!(error instanceof NotFollowed || error instanceof NotText)) throw error
       this.stopped = true
-      const line = error instanceof NotFollowed ? this.notFollowed(error) : `${this.name}: ${error.message}`
+      const line = error instanceof NotFollowed
+        ? `${this.where(error)}not a snapshot document: ${error.reason}`
+        : notText(this.name, error.message)
       this.inOrder(() => this.merge.problem(line) && false)
       return false
     }
   }
 
-  private notFollowed (error: NotFollowed): string {
-    const { line, column } = error as NotFollowed & Partial<TextPosition>
-    return line === undefined ? `${this.name}: not a snapshot document: ${error.message}` : `${this.name}:${line}:${column as number}: not a snapshot document: ${error.reason}`
+  /** How a problem at `position` starts in the report: `snapshot.json:12:7: `. */
+  private where (position: TextPosition): string {
+    return `${this.name}:${position.line}:${position.column}: `
   }
 
-  private member (key: string, value: Buffer, position: TextPosition | undefined): void {
+  private member (key: string, value: Buffer, position: TextPosition): void {
     // Parsed now (the bytes are the streamer's until this returns); judged in its place among the items.
-    const where = position === undefined ? `${this.name}: ` : `${this.name}:${position.line}:${position.column}: `
+    const where = this.where(position)
     const path = jsonPath(`/${escapePointer(key)}`)
     let parsed: unknown
     let problem: string | null = null
@@ -116,20 +119,19 @@ export class DocumentFraming implements Framing {
     })
   }
 
-  private language (code: string): void {
+  private language (code: string, position: TextPosition): void {
     // In its place too: the items before a bad language code are indexed (and their repeats found) first.
     this.inOrder(() => {
-      if (!LANGUAGE.test(code)) return this.merge.problem(`${this.name}: ${jsonPath(`/languages/${escapePointer(code)}`)}: ${NOT_A_LANGUAGE}`)
+      if (!LANGUAGE.test(code)) return this.merge.problem(`${this.where(position)}${jsonPath(`/languages/${escapePointer(code)}`)}: ${NOT_A_LANGUAGE}`)
       this.builder.language(code)
       return true
     })
   }
 
-  private item (language: string, index: number, bytes: Buffer, position: TextPosition | undefined): void {
-    const at = position ?? { line: 0, column: 0 }
-    if (this.batcher.add(language, index, bytes, at)) return
+  private item (language: string, index: number, bytes: Buffer, position: TextPosition): void {
+    if (this.batcher.add(language, index, bytes, position)) return
     this.send()
-    this.batcher.add(language, index, bytes, at)
+    this.batcher.add(language, index, bytes, position)
   }
 
   /** Runs `step` after the items gathered before it are merged. */
@@ -144,6 +146,12 @@ export class DocumentFraming implements Framing {
     const task = this.batcher.take()
     this.queue.batch(this.parser.parse(task), batch => this.merge.merge(batch, new DocumentRules(this.name, task)))
   }
+}
+
+/** A file that is not text: `the file is not valid UTF-8 text at line 3, column 9` as `name:3:9: …`. */
+function notText (name: string, message: string): string {
+  const at = / at line (\d+), column (\d+)$/.exec(message)
+  return at === null ? `${name}: ${message}` : `${name}:${at[1] as string}:${at[2] as string}: ${message.slice(0, at.index)}`
 }
 
 /** How a format v1 batch's problems and items are named: by line and column, and JSON path. */

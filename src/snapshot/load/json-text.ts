@@ -1,11 +1,5 @@
-// What the loader says about JSON text: a byte order mark, V8's JSON.parse errors turned into what an editor
-// can jump to, and positions (line and column) inside a file.
-
-/** A place in a file as an editor shows it: both from 1; the column counts characters from the line's start. */
-export interface TextPosition {
-  line: number
-  column: number
-}
+// What the loader says about JSON text: a byte order mark, and V8's JSON.parse errors turned into what an
+// editor can jump to (positions in a file: text-position.ts).
 
 /** Some editors (Notepad among them) start UTF-8 files with a byte order mark; JSON.parse rejects it. */
 export function startsWithBom (bytes: Uint8Array): boolean {
@@ -34,15 +28,96 @@ export function describeLineSyntaxError (error: Error): string {
 }
 
 /**
- * Where `index` (a UTF-16 index into `text`) is in the file, `text` starting at `start`: an error inside an
- * item, located from the item's own position.
+ * Where JSON.parse would stop in `text`, and why: V8 names a position for some errors and not for others
+ * (Node 20's "Unexpected token" carries a snippet instead), so a bad item's place is found here, on the
+ * error path only, the same on every Node. Returns null when `text` is valid JSON.
  */
-export function positionIn (text: string, index: number, start: TextPosition): TextPosition {
-  let line = start.line
-  let lineStart = -1
-  for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) {
-    line++
-    lineStart = i
+export function findSyntaxError (text: string): { index: number, what: string } | null {
+  let i = 0
+  const n = text.length
+  const space = (): void => { while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++ }
+  const fail = (what: string) => ({ index: i, what })
+  // What is open: '{' or '[' per level; a value is expected when `value` is true.
+  const open: string[] = []
+  let value = true
+  let key = false
+  for (;;) {
+    space()
+    if (i >= n) return open.length === 0 && !value ? null : fail('the text ends too early')
+    if (open.length === 0 && !value) return fail(`unexpected ${JSON.stringify(text[i])} after the value`)
+    const c = text[i] as string
+    if (value) {
+      if (key) {
+        if (c !== '"') return fail(`expected a key in quotes, found ${JSON.stringify(c)}`)
+      }
+      if (c === '{' || c === '[') {
+        open.push(c)
+        i++
+        space()
+        if (text[i] === (c === '{' ? '}' : ']')) {
+          open.pop()
+          i++
+          value = false
+          continue
+        }
+        key = c === '{'
+        continue
+      }
+      if (c === '"') {
+        const end = stringEnd(text, i)
+        if (end < 0) return fail('a string that does not end, or holds a raw control character or a bad escape')
+        i = end
+        if (key) {
+          space()
+          if (text[i] !== ':') return fail('expected \':\' after the key')
+          i++
+          key = false
+          continue
+        }
+        value = false
+        continue
+      }
+      const scalar = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400))
+      if (scalar === null) return fail(`unexpected ${JSON.stringify(c)} where a value belongs`)
+      i += scalar[0].length
+      value = false
+      continue
+    }
+    const top = open[open.length - 1]
+    if (c === ',') {
+      i++
+      value = true
+      key = top === '{'
+      space()
+      if (text[i] === '}' || text[i] === ']') return fail(`a trailing comma before ${JSON.stringify(text[i])}`)
+      continue
+    }
+    if ((c === '}' && top === '{') || (c === ']' && top === '[')) {
+      open.pop()
+      i++
+      continue
+    }
+    return fail(`expected ',' or ${JSON.stringify(top === '{' ? '}' : ']')}, found ${JSON.stringify(c)}`)
   }
-  return lineStart === -1 ? { line, column: start.column + index } : { line, column: index - lineStart }
+}
+
+/** The index after the string starting at `from` (a quote), or -1 if it is not a valid JSON string. */
+function stringEnd (text: string, from: number): number {
+  for (let i = from + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) return i + 1
+    if (c < 0x20) return -1
+    if (c === 0x5c) {
+      const e = text[i + 1]
+      if (e === 'u') {
+        if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return -1
+        i += 5
+      } else if (e !== undefined && '"\\/bfnrt'.includes(e)) {
+        i++
+      } else {
+        return -1
+      }
+    }
+  }
+  return -1
 }

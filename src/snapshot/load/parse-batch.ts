@@ -8,19 +8,22 @@ import { isUtf8 } from 'node:buffer'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { JsonLinesItemSchema, SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
-import { describeLineSyntaxError, positionIn, startsWithBom, syntaxError, type TextPosition } from './json-text.js'
+import { describeLineSyntaxError, findSyntaxError, startsWithBom, syntaxError } from './json-text.js'
+import { positionAfter, type TextPosition } from './text-position.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
 import { ItemBytes, dateKey } from '../model/item-bytes.js'
 import type { RenderedItems } from '../model/build-model.js'
 import { asBuffer } from './merge-batches.js'
+import { MAX_VALUE_NESTING } from './stream-document.js'
 
 const NEWLINE = 0x0a
 
 /**
- * The deepest a served value of any shape (`series`, `company_response_responded`, `responded_to_article`)
- * may nest: JSON.parse reads 200,000 levels, but serializing them overflows the stack.
+ * Values of any shape (`series`, `company_response_responded`, `responded_to_article`) are served as given:
+ * JSON.parse reads 200,000 levels of them, but serializing them overflows the stack. An item may nest
+ * MAX_VALUE_NESTING levels, itself the first: format v1's streamer refuses more as it reads, with the place;
+ * a JSON Lines line's served values are checked here.
  */
-export const MAX_SERVED_NESTING = 64
 const ANY_SHAPED = ['series', 'company_response_responded', 'responded_to_article'] as const
 
 /** A JSON Lines item line's check (the loader asks it too, of a header that came too late). */
@@ -123,9 +126,10 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
     try {
       item = JSON.parse(json)
     } catch (error) {
-      const { what, index } = syntaxError(error as Error)
+      // Found again where it is, with a message that reads the same on every Node (the error path only).
+      const found = findSyntaxError(json) ?? { index: 0, what: syntaxError(error as Error).what }
       const start = { line: task.line[i] as number, column: task.column[i] as number }
-      batch.problem(i + 1, `${jsonPath(where)}: not valid JSON: ${what}`, index === null ? undefined : positionIn(json, index, start))
+      batch.problem(i + 1, `${jsonPath(where)}: not valid JSON: ${found.what}`, positionAfter(start, Buffer.from(json.slice(0, found.index))))
       continue
     }
     if (!itemCheck.Check(item)) {
@@ -279,11 +283,11 @@ function isBlank (line: Buffer): boolean {
   return true
 }
 
-/** A served value of any shape nested deeper than MAX_SERVED_NESTING: its problem, else null. */
+/** A served value of any shape nested deeper than the limit: its problem, else null. */
 function tooDeep (item: SnapshotItem, where: string): string | null {
   for (const field of ANY_SHAPED) {
-    if (depthOver(item[field], MAX_SERVED_NESTING)) {
-      return `${jsonPath(`${where}/${field}`)}: nested deeper than ${MAX_SERVED_NESTING} levels`
+    if (depthOver(item[field], MAX_VALUE_NESTING - 1)) {
+      return `${jsonPath(`${where}/${field}`)}: nested deeper than ${MAX_VALUE_NESTING} levels (the item counted)`
     }
   }
   return null

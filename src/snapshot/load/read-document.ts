@@ -4,6 +4,7 @@
 // read with it.
 import { isUtf8 } from 'node:buffer'
 import { DocumentStreamer, type DocumentHandlers } from './stream-document.js'
+import { describePosition, positionAfter } from './text-position.js'
 import { startsWithBom } from './json-text.js'
 import { Pacer } from '../slices.js'
 import { READ_CHUNK, chunksOf } from './read-chunks.js'
@@ -62,14 +63,23 @@ export class DocumentFollower {
       if (startsWithBom(bytes)) bytes = bytes.subarray(3)
     }
     this.bytes += chunk.length
-    if (!this.utf8.check(bytes)) throw new NotText('the file is not valid UTF-8 text')
+    if (!this.utf8.check(bytes)) throw this.notUtf8(bytes)
     this.streamer.feed(bytes)
   }
 
   end (): void {
     if (this.bytes === 0) throw new NotText('the file is empty')
-    if (!this.utf8.end()) throw new NotText('the file is not valid UTF-8 text')
+    if (!this.utf8.end()) throw this.notUtf8(Buffer.alloc(0))
     this.streamer.end()
+  }
+
+  /** The check failed on `chunk`, which the streamer has not seen: where its first bad byte is. */
+  private notUtf8 (chunk: Buffer): NotText {
+    const at = this.utf8.problem
+    const after = this.streamer.position
+    // Before the chunk: the start of a character the previous chunk ended in, its last character.
+    const position = at < 0 ? { line: after.line, column: after.column - 1 } : positionAfter(after, chunk.subarray(0, at))
+    return new NotText(`the file is not valid UTF-8 text at ${describePosition(position)}`)
   }
 }
 
@@ -77,6 +87,11 @@ export class DocumentFollower {
 export class Utf8Check {
   /** The start of a character the last chunk ended in. */
   private carry: Buffer = Buffer.alloc(0)
+  /**
+   * After a failed check or end: where the first bad sequence starts, an offset in the chunk checked last,
+   * or below 0 when it starts in the chunk before (found only then, so a valid file pays nothing for it).
+   */
+  problem = 0
 
   check (chunk: Buffer): boolean {
     let from = 0
@@ -89,17 +104,57 @@ export class Utf8Check {
         this.carry = joined
         return true
       }
-      if (!isUtf8(joined)) return false
+      if (!isUtf8(joined)) {
+        this.problem = -1
+        return false
+      }
     }
     const cut = cutAt(chunk, from)
     this.carry = Buffer.from(chunk.subarray(cut))
-    return isUtf8(chunk.subarray(from, cut))
+    if (isUtf8(chunk.subarray(from, cut))) return true
+    this.problem = Math.max(firstInvalidUtf8(chunk, from, cut), from)
+    return false
   }
 
   /** False when the file ended inside a character. */
   end (): boolean {
-    return this.carry.length === 0
+    if (this.carry.length === 0) return true
+    this.problem = -1
+    return false
   }
+}
+
+/** Where the first sequence in bytes[from, to) that is not a UTF-8 character starts; -1 if none. */
+export function firstInvalidUtf8 (bytes: Buffer, from: number, to: number): number {
+  let i = from
+  while (i < to) {
+    const lead = bytes[i] as number
+    if (lead < 0x80) {
+      i++
+      continue
+    }
+    // The second byte's range narrows for the leads that could start an overlong form, a surrogate or a
+    // code point past U+10FFFF.
+    let length = 0
+    let low = 0x80
+    let high = 0xbf
+    if (lead >= 0xc2 && lead <= 0xdf) length = 2
+    else if (lead >= 0xe0 && lead <= 0xef) {
+      length = 3
+      if (lead === 0xe0) low = 0xa0
+      else if (lead === 0xed) high = 0x9f
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      length = 4
+      if (lead === 0xf0) low = 0x90
+      else if (lead === 0xf4) high = 0x8f
+    } else return i
+    if (i + length > to) return i
+    const second = bytes[i + 1] as number
+    if (second < low || second > high) return i
+    for (let k = 2; k < length; k++) if (((bytes[i + k] as number) & 0xc0) !== 0x80) return i
+    i += length
+  }
+  return -1
 }
 
 function sequenceLength (lead: number): number {

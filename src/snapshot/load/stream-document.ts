@@ -1,13 +1,20 @@
-// Follows a snapshot document (format v1) as its bytes arrive, chunk by chunk, and hands over each item's
-// bytes as soon as they are whole: the loader parses items one at a time, so no file of any size becomes
-// one Buffer, one string or a graph of millions of objects.
+// Follows a snapshot document (format v1) as its bytes arrive, chunk by chunk, and hands over each item and
+// each top-level member's value as soon as its bytes are whole, with the line and column it starts at: the
+// loader parses them one at a time, so no file of any size becomes one Buffer, one string or a graph of
+// millions of objects.
 //
-// It only finds boundaries; JSON.parse checks the bytes. Every item and every other top-level member is
-// parsed on its own. The commas between a language's items are checked here; the rest between the values
-// (braces, keys, commas, colons) is kept as a skeleton, a `0` in place of each member's value and a
-// language's array as `[]`, that is parsed at the end: the document is valid JSON exactly when the
-// skeleton and every value are. Anything the streamer does not expect (`languages` not an object of arrays,
-// a key given twice, bytes after the end) makes it give up: the loader then reports the file as a whole.
+// Between the values it checks the JSON grammar itself, byte by byte, and throws NotFollowed at the first
+// byte that breaks it, with its line and column: `{`, keys (each parsed by JSON.parse), `:`, `,`, `}`, `[`,
+// `]` where they belong, no trailing comma, nothing after the document but whitespace. It also refuses a
+// document it does not follow although JSON would accept it: `languages` not an object of arrays, a key or
+// a language given twice (JSON.parse would keep the last; we refuse it as ambiguous). A captured value (an
+// item, a member's value) is only followed to its end, its brackets counted and its strings skipped: its
+// content is JSON.parse's to check, elsewhere. A captured value may nest at most MAX_VALUE_NESTING
+// containers deep: JSON.parse takes far deeper ones, but writing such a value out again overflows the stack.
+import { PositionCounter, describePosition, type TextPosition } from './text-position.js'
+
+/** The deepest a captured value's objects and arrays may nest, the value itself counting as one. */
+export const MAX_VALUE_NESTING = 64
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -17,47 +24,74 @@ const OPEN_BRACKET = 0x5b
 const CLOSE_BRACKET = 0x5d
 const COMMA = 0x2c
 const COLON = 0x3a
-const ZERO = Buffer.from('0')
-const BETWEEN_ITEMS = 'not valid JSON between the items'
+
+/** What a byte is inside a captured container: nothing to it, a string's quote, an opening or a closing bracket. */
+const PLAIN = 0
+const STRING_QUOTE = 1
+const OPENS = 2
+const CLOSES = 3
+const KIND = new Uint8Array(256)
+KIND[QUOTE] = STRING_QUOTE
+KIND[OPEN_BRACE] = OPENS
+KIND[OPEN_BRACKET] = OPENS
+KIND[CLOSE_BRACE] = CLOSES
+KIND[CLOSE_BRACKET] = CLOSES
+
+/** Bytes that end a number, true, false or null: whitespace and what may follow a value or is never in one. */
+const ENDS_SCALAR = new Uint8Array(256)
+for (const c of ' \t\r\n,:{}[]"') ENDS_SCALAR[c.charCodeAt(0)] = 1
+/** Bytes a value may start with. */
+const STARTS_VALUE = new Uint8Array(256)
+for (const c of '"{[-0123456789tfn') STARTS_VALUE[c.charCodeAt(0)] = 1
+
+/** Where the structure outside the captured values is: what may come next. */
+const BEFORE = 0 // the top-level `{`
+const TOP_FIRST = 1 // a key or `}`
+const TOP_KEY = 2 // a key, after a comma
+const TOP_COLON = 3
+const TOP_VALUE = 4
+const TOP_NEXT = 5 // `,` or `}`
+const LANGUAGE_FIRST = 6 // a language or `}`
+const LANGUAGE_KEY = 7 // a language, after a comma
+const LANGUAGE_COLON = 8
+const LANGUAGE_VALUE = 9 // its array's `[`
+const LANGUAGE_NEXT = 10 // `,` or `}`
+const ITEM_FIRST = 11 // an item or `]`
+const ITEM = 12 // an item, after a comma
+const ITEM_NEXT = 13 // `,` or `]`
+const AFTER = 14 // whitespace only
+
+/** What the bytes are being read as. */
+const STRUCTURE = 0
+const KEY = 1
+const CONTAINER = 2 // a captured object or array
+const STRING = 3 // a captured string
+const SCALAR = 4 // a captured number, true, false or null
+
+const NOT_OBJECT_OF_ARRAYS = '`languages` is not an object of arrays'
 
 export interface DocumentHandlers {
-  /** A top-level member other than `languages`, its value's bytes (valid only during the call). */
-  member: (key: string, value: Buffer) => void
-  /** A key of `languages`, before its items. */
-  language: (code: string) => void
-  /** An element of a language's array, its bytes (valid only during the call). */
-  item: (language: string, index: number, bytes: Buffer) => void
-}
-
-/** The document is not one the streamer follows (or not JSON at all); `at` is a byte offset in the file. */
-export class NotFollowed extends Error {
-  override readonly name = 'NotFollowed'
-
-  constructor (readonly reason: string, readonly at: number) {
-    super(`${reason} (at byte ${at})`)
-  }
+  /** A top-level member other than `languages`: its value's bytes (valid only during the call) and where they start. */
+  member: (key: string, value: Buffer, position: TextPosition) => void
+  /** A key of `languages`, before its items, and where the key starts. */
+  language: (code: string, position: TextPosition) => void
+  /** An element of a language's array: its bytes (valid only during the call) and where they start. */
+  item: (language: string, index: number, bytes: Buffer, position: TextPosition) => void
 }
 
 /**
- * Bytes appended into one growing buffer, copied out of the chunks they were read in (which are not kept):
- * the skeleton, a few bytes per top-level member and language.
+ * The document is not JSON, or not one the streamer follows. The message ends with the line and column;
+ * `at` is the same place as a byte offset in what was fed.
  */
-class ByteSink {
-  private bytes = Buffer.allocUnsafe(4096)
-  private length = 0
+export class NotFollowed extends Error {
+  override readonly name = 'NotFollowed'
+  readonly line: number
+  readonly column: number
 
-  push (piece: Uint8Array): void {
-    if (this.length + piece.length > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + piece.length))
-      this.bytes.copy(grown, 0, 0, this.length)
-      this.bytes = grown
-    }
-    this.bytes.set(piece, this.length)
-    this.length += piece.length
-  }
-
-  text (): string {
-    return this.bytes.toString('utf8', 0, this.length)
+  constructor (readonly reason: string, readonly at: number, position: TextPosition) {
+    super(`${reason} at ${describePosition(position)}`)
+    this.line = position.line
+    this.column = position.column
   }
 }
 
@@ -65,159 +99,232 @@ function isSpace (c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 }
 
-/**
- * Where the streamer is. Containers below the items (an item's own objects and arrays) are counted, not
- * told apart: an item's bytes are parsed whole anyway.
- */
 export class DocumentStreamer {
-  /** Bytes fed so far: file offsets of what comes next. */
+  private readonly positions = new PositionCounter()
+  /** Bytes fed before the current chunk: file offsets of what comes next. */
   private base = 0
-  private depth = 0
-  private inString = false
+  private state = BEFORE
+  private mode = STRUCTURE
+  /** A string goes on in the next chunk, and the chunk ended on a backslash that escapes its first byte. */
   private escaped = false
-  /** The key being read (top level or a language), its bytes; null when not reading one. */
-  private keyPieces: Buffer[] | null = null
-  /** Depth 1: the top-level object expects a key next. Depth 2 in `languages`: likewise. */
-  private expectKey = false
-  private topKey: string | null = null
-  private language: string | null = null
+  /** In a captured container: a string goes on in the next chunk. */
+  private inString = false
+  /** In a captured container: how many of its brackets are open. */
+  private nesting = 0
+  /** The current key's or captured value's bytes from earlier chunks, copied; where it starts in this chunk. */
+  private pieces: Buffer[] = []
+  private from = 0
+  /** Where the current key or captured value starts. */
+  private startAt = 0
+  private start: TextPosition = { line: 1, column: 1 }
+  private topKey = ''
   private readonly topKeys = new Set<string>()
-  private languageKeys = new Set<string>()
-  private inLanguages = false
-  /** A member's value or an item comes next: after a top-level key's colon, a language's `[` or a comma. */
-  private awaitingValue = false
+  private language = ''
+  private readonly languages = new Set<string>()
   private index = 0
-  /** The value being captured (a member's or an item's), its pieces; null when none. */
-  private capture: Buffer[] | null = null
-  /** The depth a captured value started at: it ends when the depth comes back to it. */
-  private captureDepth = 0
-  /** A captured scalar (number, true, false, null) ends at the next delimiter, not at a bracket. */
-  private captureScalar = false
-  private readonly skeleton = new ByteSink()
-  private ended = false
 
   constructor (private readonly handlers: DocumentHandlers) {}
 
-  /** Follows `chunk`; throws NotFollowed. */
-  feed (chunk: Buffer): void {
-    let i = 0
-    const n = chunk.length
-    /** Where the current run of skeleton bytes (not captured) starts in this chunk. */
-    let skeletonFrom = this.capture === null && !this.inLanguages ? 0 : -1
-    /** Where the current capture starts in this chunk (-1: it started in an earlier chunk, or none). */
-    let captureFrom = this.capture === null ? -1 : 0
-    const beginCapture = (at: number, scalar: boolean) => {
-      if (skeletonFrom >= 0 && at > skeletonFrom) this.skeleton.push(chunk.subarray(skeletonFrom, at))
-      // An item leaves nothing in the skeleton: its array's commas are checked here (structure), so a
-      // language's array stays `[]` there, not a `0` and its separator for every item (16 MB and a
-      // 72 ms JSON.parse at the end of a 1M load).
-      if (!this.inLanguages) this.skeleton.push(ZERO)
-      skeletonFrom = -1
-      this.capture = []
-      this.awaitingValue = false
-      captureFrom = at
-      this.captureDepth = this.depth
-      this.captureScalar = scalar
-    }
-    const endCapture = (end: number) => {
-      const pieces = this.capture as Buffer[]
-      const last = chunk.subarray(Math.max(captureFrom, 0), end)
-      const bytes = pieces.length === 0 ? last : Buffer.concat([...pieces, last])
-      this.capture = null
-      captureFrom = -1
-      skeletonFrom = this.inLanguages ? -1 : end
-      if (this.inLanguages) this.handlers.item(this.language as string, this.index++, bytes)
-      else this.handlers.member(this.topKey as string, bytes)
-    }
+  /** The position just after the bytes fed so far. */
+  get position (): TextPosition {
+    return this.positions.current
+  }
 
+  /** Follows `chunk`; throws NotFollowed, or what a handler throws. */
+  feed (chunk: Buffer): void {
+    this.positions.begin(chunk)
+    this.from = 0
+    const n = chunk.length
+    let i = 0
     while (i < n) {
-      if (this.ended) {
-        if (!isSpace(chunk[i] as number)) throw new NotFollowed('more after the end of the document', this.base + i)
-        i++
-        continue
+      switch (this.mode) {
+        case STRUCTURE: i = this.followStructure(chunk, i); break
+        case CONTAINER: i = this.followContainer(chunk, i); break
+        case SCALAR: i = this.followScalar(chunk, i); break
+        default: i = this.followString(chunk, i)
       }
-      if (this.inString) {
-        i = this.skipString(chunk, i)
-        if (!this.inString && this.capture !== null && this.captureScalar && this.depth === this.captureDepth) endCapture(i)
-        else if (!this.inString && this.keyPieces !== null) this.keyEnds()
-        continue
-      }
-      const c = chunk[i] as number
-      if (this.capture !== null && this.captureScalar && this.depth === this.captureDepth) {
-        // A number, true, false or null runs to the next delimiter.
-        if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || isSpace(c)) {
-          endCapture(i)
-          continue
-        }
-        i++
-        continue
-      }
-      if (isSpace(c)) { i++; continue }
-      if (this.capture !== null) {
-        // Inside a captured container: only its nesting and strings matter.
-        if (c === QUOTE) { this.inString = true; i++; continue }
-        if (c === OPEN_BRACE || c === OPEN_BRACKET) this.depth++
-        else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-          this.depth--
-          if (this.depth === this.captureDepth) { endCapture(i + 1); i++; continue }
-        }
-        i++
-        continue
-      }
-      // Outside any captured value: the document's own structure.
-      if (this.awaitingValue && c !== CLOSE_BRACKET && c !== COMMA) {
-        if (c === QUOTE) {
-          beginCapture(i, true)
-          this.inString = true
-          i++
-          continue
-        }
-        if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-          beginCapture(i, false)
-          this.depth++
-          i++
-          continue
-        }
-        if (c === CLOSE_BRACE) throw new NotFollowed('a value is missing', this.base + i)
-        beginCapture(i, true)
-        i++
-        continue
-      }
-      this.structure(c, this.base + i)
-      // Into a language's array, its `[` the last of the skeleton until its `]`; out of it, from its `]` on.
-      if (c === OPEN_BRACKET && this.inLanguages) {
-        if (skeletonFrom >= 0) this.skeleton.push(chunk.subarray(skeletonFrom, i + 1))
-        skeletonFrom = -1
-      } else if (c === CLOSE_BRACKET) skeletonFrom = i
-      i++
     }
-    if (this.capture !== null) {
-      this.capture.push(Buffer.from(chunk.subarray(Math.max(captureFrom, 0))))
-    } else if (skeletonFrom >= 0 && skeletonFrom < n) {
-      this.skeleton.push(chunk.subarray(skeletonFrom))
-    }
+    if (this.mode !== STRUCTURE && this.from < n) this.pieces.push(Buffer.from(chunk.subarray(this.from)))
+    this.positions.end()
     this.base += n
   }
 
   /** Checks what came is one whole document; throws NotFollowed. */
   end (): void {
-    if (this.capture !== null && this.captureScalar && this.depth === this.captureDepth && !this.inString) {
-      throw new NotFollowed('the document ends inside a value', this.base)
-    }
-    if (!this.ended) throw new NotFollowed('the document ends too early', this.base)
-    // The structure between the values, with each value a 0: valid JSON exactly when the document's is.
-    try {
-      JSON.parse(this.skeleton.text())
-    } catch {
-      throw new NotFollowed(BETWEEN_ITEMS, this.base)
+    if (this.mode === KEY) this.failAtStart(`the document ends inside the ${this.state === TOP_FIRST || this.state === TOP_KEY ? 'key' : 'language'} that starts`)
+    if (this.mode === CONTAINER || this.mode === STRING) this.failAtStart(`the document ends inside the ${this.state === ITEM_NEXT ? 'item' : 'value'} that starts`)
+    if (this.mode === SCALAR || this.state !== AFTER) {
+      throw new NotFollowed(this.state === BEFORE ? 'the document is empty' : 'the document ends too early', this.base, this.positions.current)
     }
   }
 
+  /** The structure between the values: whitespace and punctuation up to the next key or value. */
+  private followStructure (chunk: Buffer, from: number): number {
+    const n = chunk.length
+    for (let i = from; i < n; i++) {
+      const c = chunk[i] as number
+      if (isSpace(c)) continue
+      switch (this.state) {
+        case BEFORE:
+          if (c !== OPEN_BRACE) this.fail('the document is not a JSON object', i)
+          this.state = TOP_FIRST
+          break
+        case TOP_FIRST:
+        case TOP_KEY:
+          if (c === QUOTE) return this.beginKey(i)
+          if (c === CLOSE_BRACE && this.state === TOP_FIRST) this.state = AFTER
+          else this.fail(c === CLOSE_BRACE ? 'a trailing comma before \'}\'' : this.state === TOP_FIRST ? 'expected a key or \'}\' after \'{\'' : 'expected a key after \',\'', i)
+          break
+        case TOP_COLON:
+          if (c !== COLON) this.fail(`expected ':' after the key ${JSON.stringify(this.topKey)}`, i)
+          this.state = TOP_VALUE
+          break
+        case TOP_VALUE:
+          if (this.topKey !== 'languages') return this.beginValue(chunk, i, TOP_NEXT, `expected a value for the key ${JSON.stringify(this.topKey)}`)
+          if (c !== OPEN_BRACE) this.fail(NOT_OBJECT_OF_ARRAYS, i)
+          this.state = LANGUAGE_FIRST
+          break
+        case TOP_NEXT:
+          if (c === COMMA) this.state = TOP_KEY
+          else if (c === CLOSE_BRACE) this.state = AFTER
+          else this.fail('expected \',\' or \'}\' after a member', i)
+          break
+        case LANGUAGE_FIRST:
+        case LANGUAGE_KEY:
+          if (c === QUOTE) return this.beginKey(i)
+          if (c === CLOSE_BRACE && this.state === LANGUAGE_FIRST) this.state = TOP_NEXT
+          else this.fail(c === CLOSE_BRACE ? 'a trailing comma before \'}\'' : this.state === LANGUAGE_FIRST ? 'expected a language or \'}\' after \'{\'' : 'expected a language after \',\'', i)
+          break
+        case LANGUAGE_COLON:
+          if (c !== COLON) this.fail(`expected ':' after the language ${JSON.stringify(this.language)}`, i)
+          this.state = LANGUAGE_VALUE
+          break
+        case LANGUAGE_VALUE:
+          if (c !== OPEN_BRACKET) this.fail(NOT_OBJECT_OF_ARRAYS, i)
+          this.state = ITEM_FIRST
+          this.index = 0
+          break
+        case LANGUAGE_NEXT:
+          if (c === COMMA) this.state = LANGUAGE_KEY
+          else if (c === CLOSE_BRACE) this.state = TOP_NEXT
+          else this.fail('expected \',\' or \'}\' after a language', i)
+          break
+        case ITEM_FIRST:
+        case ITEM:
+          if (c !== CLOSE_BRACKET) return this.beginValue(chunk, i, ITEM_NEXT, this.state === ITEM_FIRST ? 'expected an item or \']\' after \'[\'' : 'expected an item after \',\'')
+          if (this.state === ITEM) this.fail('a trailing comma before \']\'', i)
+          this.state = LANGUAGE_NEXT
+          break
+        case ITEM_NEXT:
+          if (c === COMMA) this.state = ITEM
+          else if (c === CLOSE_BRACKET) this.state = LANGUAGE_NEXT
+          else this.fail('expected \',\' or \']\' after an item', i)
+          break
+        default:
+          this.fail('more after the end of the document', i)
+      }
+    }
+    return n
+  }
+
+  private beginKey (at: number): number {
+    this.mode = KEY
+    this.startAt = this.base + at
+    this.start = this.positions.at(at)
+    this.from = at
+    return at + 1
+  }
+
+  /** A value starts at `at`: captured up to its end, then `next` is what may follow it. */
+  private beginValue (chunk: Buffer, at: number, next: number, missing: string): number {
+    const c = chunk[at] as number
+    if (STARTS_VALUE[c] === 0) this.fail(missing, at)
+    this.state = next
+    this.startAt = this.base + at
+    this.start = this.positions.at(at)
+    this.from = at
+    if (c === QUOTE) this.mode = STRING
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      this.mode = CONTAINER
+      this.nesting = 1
+    } else this.mode = SCALAR
+    return at + 1
+  }
+
+  /** The captured value ends just before `end`: hands it over. */
+  private endValue (chunk: Buffer, end: number): void {
+    const last = chunk.subarray(this.from, end)
+    const bytes = this.pieces.length === 0 ? last : Buffer.concat([...this.pieces, last])
+    this.pieces = []
+    this.mode = STRUCTURE
+    if (this.state === ITEM_NEXT) this.handlers.item(this.language, this.index++, bytes, this.start)
+    else this.handlers.member(this.topKey, bytes, this.start)
+  }
+
+  /** Inside a captured object or array: only its brackets and strings matter. The hot loop. */
+  private followContainer (chunk: Buffer, from: number): number {
+    const n = chunk.length
+    let i = from
+    if (this.inString) {
+      const end = this.stringEnd(chunk, i)
+      if (end === -1) return n
+      this.inString = false
+      i = end
+    }
+    let nesting = this.nesting
+    while (i < n) {
+      const kind = KIND[chunk[i] as number]
+      if (kind === PLAIN) {
+        i++
+        continue
+      }
+      if (kind === STRING_QUOTE) {
+        const end = this.stringEnd(chunk, i + 1)
+        if (end === -1) {
+          this.inString = true
+          break
+        }
+        i = end
+        continue
+      }
+      if (kind === OPENS) {
+        if (++nesting > MAX_VALUE_NESTING) this.fail(`a value nested deeper than ${MAX_VALUE_NESTING} levels`, i)
+      } else if (--nesting === 0) {
+        this.endValue(chunk, i + 1)
+        return i + 1
+      }
+      i++
+    }
+    this.nesting = nesting
+    return n
+  }
+
+  /** A captured number, true, false or null: up to the next byte that cannot be in one (JSON.parse checks the rest). */
+  private followScalar (chunk: Buffer, from: number): number {
+    const n = chunk.length
+    for (let i = from; i < n; i++) {
+      if (ENDS_SCALAR[chunk[i] as number] === 1) {
+        this.endValue(chunk, i)
+        return i
+      }
+    }
+    return n
+  }
+
+  /** A key, or a captured string: up to its closing quote. */
+  private followString (chunk: Buffer, from: number): number {
+    const end = this.stringEnd(chunk, from)
+    if (end === -1) return chunk.length
+    if (this.mode === STRING) this.endValue(chunk, end)
+    else this.endKey(chunk, end)
+    return end
+  }
+
   /**
-   * Inside a string at `from`: returns where it ends (after its closing quote), or the chunk's end when it
-   * goes on in the next chunk. A quote ends it unless an odd run of backslashes comes before it.
+   * Inside a string at `from`: returns where it ends (after its closing quote), or -1 when it goes on in the
+   * next chunk. A quote ends it unless an odd run of backslashes comes before it.
    */
-  private skipString (chunk: Buffer, from: number): number {
+  private stringEnd (chunk: Buffer, from: number): number {
     let i = from
     if (this.escaped) {
       // The previous chunk ended on a backslash: this chunk's first byte is the escaped one.
@@ -232,117 +339,46 @@ export class DocumentStreamer {
       for (let k = stop - 1; k >= start && chunk[k] === BACKSLASH; k--) run++
       if (quote === -1) {
         this.escaped = run % 2 === 1
-        this.collectKey(chunk, from, chunk.length)
-        return chunk.length
+        return -1
       }
-      if (run % 2 === 1) {
-        i = quote + 1
-        continue
-      }
-      this.inString = false
-      this.collectKey(chunk, from, quote + 1)
-      return quote + 1
+      if (run % 2 === 0) return quote + 1
+      i = quote + 1
     }
   }
 
-  private collectKey (chunk: Buffer, from: number, to: number): void {
-    if (this.keyPieces !== null) this.keyPieces.push(Buffer.from(chunk.subarray(from, to)))
-  }
-
-  /** A key's closing quote was just read (its bytes are in keyPieces, quotes included). */
-  private keyEnds (): void {
+  /** A key's closing quote ends just before `end`. */
+  private endKey (chunk: Buffer, end: number): void {
+    const last = chunk.subarray(this.from, end)
+    const bytes = this.pieces.length === 0 ? last : Buffer.concat([...this.pieces, last])
+    this.pieces = []
+    this.mode = STRUCTURE
     let key: string
     try {
-      key = JSON.parse(Buffer.concat(this.keyPieces as Buffer[]).toString('utf8')) as string
+      key = JSON.parse(bytes.toString('utf8')) as string
     } catch {
-      throw new NotFollowed('a key that is not a valid JSON string', this.base)
+      this.failAtStart('a key that is not a valid JSON string')
     }
-    this.keyPieces = null
-    this.expectKey = false
-    if (this.depth === 1) {
-      if (this.topKeys.has(key)) throw new NotFollowed(`the key "${key}" is given twice`, this.base)
+    if (this.state === TOP_FIRST || this.state === TOP_KEY) {
+      if (this.topKeys.has(key)) this.failAtStart(`the key ${JSON.stringify(key)} is given twice`)
       this.topKeys.add(key)
       this.topKey = key
+      this.state = TOP_COLON
     } else {
-      if (this.languageKeys.has(key)) throw new NotFollowed(`the language "${key}" is given twice`, this.base)
-      this.languageKeys.add(key)
+      if (this.languages.has(key)) this.failAtStart(`the language ${JSON.stringify(key)} is given twice`)
+      this.languages.add(key)
       this.language = key
-      this.index = 0
-      this.handlers.language(key)
+      this.state = LANGUAGE_COLON
+      this.handlers.language(key, this.start)
     }
   }
 
-  /** A structural byte outside any captured value. */
-  private structure (c: number, at: number): void {
-    const { depth } = this
-    if (c === QUOTE) {
-      if (!this.expectKey || (depth !== 1 && !(depth === 2 && this.topKey === 'languages'))) {
-        throw new NotFollowed('a string where none belongs', at)
-      }
-      this.inString = true
-      this.keyPieces = [Buffer.from('"')]
-      return
-    }
-    if (c === OPEN_BRACE) {
-      if (depth === 0) {
-        this.depth = 1
-        this.expectKey = true
-        return
-      }
-      if (depth === 1 && this.topKey === 'languages' && !this.expectKey && !this.inLanguages) {
-        this.depth = 2
-        this.expectKey = true
-        this.languageKeys = new Set()
-        return
-      }
-      throw new NotFollowed(depth === 0 ? 'the document is not a JSON object' : '`languages` is not an object of arrays', at)
-    }
-    if (c === OPEN_BRACKET) {
-      if (depth === 2 && this.topKey === 'languages' && !this.expectKey && this.language !== null && !this.inLanguages) {
-        this.depth = 3
-        this.inLanguages = true
-        this.awaitingValue = true
-        return
-      }
-      throw new NotFollowed(depth === 0 ? 'the document is not a JSON object' : '`languages` is not an object of arrays', at)
-    }
-    if (c === CLOSE_BRACKET) {
-      if (depth !== 3) throw new NotFollowed('a `]` where none belongs', at)
-      // Awaiting an item after one came: a trailing comma (a comma with none before it is caught below).
-      if (this.awaitingValue && this.index > 0) throw new NotFollowed(BETWEEN_ITEMS, at)
-      this.awaitingValue = false
-      this.depth = 2
-      this.inLanguages = false
-      this.language = null
-      return
-    }
-    if (c === CLOSE_BRACE) {
-      if (depth === 1) {
-        this.depth = 0
-        this.ended = true
-        return
-      }
-      if (depth === 2) {
-        this.depth = 1
-        this.topKey = null
-        return
-      }
-      throw new NotFollowed('a `}` where none belongs', at)
-    }
-    if (c === COMMA) {
-      if (depth === 1 || depth === 2) this.expectKey = true
-      if (depth === 1) this.topKey = null
-      if (depth === 3) {
-        // Right after the `[` or another comma: a comma with no item before it.
-        if (this.awaitingValue) throw new NotFollowed(BETWEEN_ITEMS, at)
-        this.awaitingValue = true
-      }
-      return
-    }
-    if (c === COLON) {
-      if (depth === 1 && this.topKey !== null && this.topKey !== 'languages') this.awaitingValue = true
-      return
-    }
-    throw new NotFollowed(depth === 0 ? 'the document is not a JSON object' : 'unexpected bytes between the items', at)
+  /** At chunk[at]. */
+  private fail (reason: string, at: number): never {
+    throw new NotFollowed(reason, this.base + at, this.positions.at(at))
+  }
+
+  /** At the start of the current key or captured value. */
+  private failAtStart (reason: string): never {
+    throw new NotFollowed(reason, this.startAt, this.start)
   }
 }

@@ -67,7 +67,7 @@ t.test('the shape of the document', async t => {
   }
   t.same(await problemsOf('{}'), ['test.json: languages: must name at least one language'])
   t.same(await problemsOf('{"languages": {}}'), ['test.json: languages: must name at least one language'])
-  t.same(await problemsOf('{"generated_at": "yesterday", "languages": {"en": []}}'), ['test.json:1:19: generated_at: "yesterday" is not an ISO-8601 timestamp'])
+  t.same(await problemsOf('{"generated_at": "yesterday", "languages": {"en": []}}'), ['test.json:1:18: generated_at: "yesterday" is not an ISO-8601 timestamp'])
 })
 
 t.test('language keys must be path segments; __proto__ and constructor are refused', async t => {
@@ -116,14 +116,18 @@ t.test('a syntax error inside an item is placed where it is, not where the item 
   t.match(await problemsOf(text), [/^test\.json:4:\d+: languages\.en\[1\]: not valid JSON: /])
 })
 
-t.test('a served value nested too deep is refused with its place, not a stack overflow', async t => {
-  const deep = (levels: number): unknown => JSON.parse('['.repeat(levels) + ']'.repeat(levels))
-  t.ok(await modelOf({ languages: { en: [makeItem(1, '2024-01-01', [], { series: deep(64) as never })] } }), '64 levels are served')
-  t.same(await rulesBroken({ languages: { en: [makeItem(1, '2024-01-01', [], { series: deep(65) as never })] } }), ['languages.en[0].series: nested deeper than 64 levels'])
-  const problems = await problemsOf(`{"languages": {"en": [${JSON.stringify(makeItem(1, '2024-01-01', [])).replace('"series":null', `"series":${'['.repeat(200_000)}${']'.repeat(200_000)}`)}]}}`)
-  t.equal(problems.length, 1)
-  t.match(problems[0], /^test\.json:1:\d+: /)
-  t.match(problems[0], /nested deeper than 64 levels/)
+t.test('an item nested deeper than 64 levels is refused with its place, in either format, not a stack overflow', async t => {
+  const deep = (levels: number): never => JSON.parse('['.repeat(levels) + ']'.repeat(levels)) as never
+  const item = (levels: number) => makeItem(1, '2024-01-01', [], { series: deep(levels) })
+  // The item is the first level: its series may nest 63 more.
+  t.ok(await modelOf({ languages: { en: [item(63)] } }), '64 levels in all are served')
+  t.ok(await modelOf(`${JSON.stringify({ language: 'en', ...item(63) })}\n`, 'snapshot.jsonl'), 'in JSON Lines too')
+  const text = JSON.stringify({ languages: { en: [item(64)] } })
+  t.same(await problemsOf(text), [`test.json:1:${text.indexOf('['.repeat(64)) + 64}: not a snapshot document: a value nested deeper than 64 levels`], 'the bracket one level too deep')
+  t.same(await problemsOf(`${JSON.stringify({ language: 'en', ...item(64) })}\n`, 'test.jsonl'), ['test.jsonl:1: series: nested deeper than 64 levels (the item counted)'])
+  const huge = JSON.stringify(makeItem(1, '2024-01-01', [])).replace('"series":null', `"series":${'['.repeat(200_000)}${']'.repeat(200_000)}`)
+  t.match(await problemsOf(`{"languages": {"en": [${huge}]}}`), [/^test\.json:1:\d+: not a snapshot document: a value nested deeper than 64 levels$/], '200,000 levels: one line')
+  t.same(await problemsOf(`${huge.replace('{', '{"language":"en",')}\n`, 'test.jsonl'), ['test.jsonl:1: series: nested deeper than 64 levels (the item counted)'])
 })
 
 t.test('a pk repeated within a language is reported against its first use', async t => {
