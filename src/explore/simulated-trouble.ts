@@ -60,7 +60,8 @@ export class DelaySampler {
 /** What was injected since start, read by the metrics when scraped. */
 export interface TroubleCounts {
   delays: number
-  delaySeconds: number
+  /** Milliseconds of those delays, summed (whole numbers: no drift in a long sum). */
+  delayMs: number
   faults: Record<FaultKind, number>
   failures: Map<number, number>
 }
@@ -100,7 +101,7 @@ function wishedStatus (text: string | undefined): FailStatus | 200 | null {
  */
 export class SimulatedTrouble {
   readonly seed: number
-  readonly counts: TroubleCounts = { delays: 0, delaySeconds: 0, faults: { reset: 0, truncate: 0, dribble: 0 }, failures: new Map() }
+  readonly counts: TroubleCounts = { delays: 0, delayMs: 0, faults: { reset: 0, truncate: 0, dribble: 0 }, failures: new Map() }
   private readonly delays: DelaySampler | null
   private readonly failures: Rng
   private readonly faults: Rng
@@ -168,7 +169,7 @@ export class SimulatedTrouble {
   /** A delay about to be served, counted. */
   countDelay (ms: number): void {
     this.counts.delays++
-    this.counts.delaySeconds += ms / 1000
+    this.counts.delayMs += ms
   }
 
   countFault (kind: FaultKind): void {
