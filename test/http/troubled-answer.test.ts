@@ -210,7 +210,8 @@ t.test('metrics count what was injected; the console and /-/status say trouble i
   t.notMatch((await exchange(plain, '/-/metrics')).body, 'explore_chaos_')
 })
 
-t.test('closing the app ends the simulated waits at once: shutdown waits for requests, not for delays', async t => {
+// Ten minutes' delay, a test of a few seconds: it fails by its timeout if closing left the waits in place.
+t.test('closing the app ends the simulated waits at once: shutdown waits for requests, not for delays', { timeout: 30_000 }, async t => {
   for (const [label, path] of PATHS) {
     const app = await serving(t, { ...path, delayMs: { kind: 'fixed', ms: 600_000 } })
     const waiting = exchange(app, PAGE)
