@@ -55,7 +55,7 @@ export const uriTooLong = httpError('EXPLORE_ERR_URI_TOO_LONG', 414, 'URI Too Lo
 // The ServiceUnavailable of DRF's documentation (its "Custom exceptions" example; DRF ships no 503 of its own).
 const SERVICE_UNAVAILABLE = 'Service temporarily unavailable, try again later.'
 
-// No snapshot is served yet (the first load is under way): DRF's ServiceUnavailable, with its default detail.
+// No snapshot is served yet (the first load is under way): the ServiceUnavailable above, with its default detail.
 export const snapshotLoading = httpError('EXPLORE_ERR_SNAPSHOT_LOADING', 503, SERVICE_UNAVAILABLE,
   () => ({ detail: SERVICE_UNAVAILABLE }))
 

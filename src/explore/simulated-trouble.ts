@@ -5,10 +5,10 @@
 // This file decides what each page request gets, the one definition the fast path and the Fastify route
 // both ask; http/troubled-answer.ts acts it out on the socket. Plain TypeScript: no Fastify, no socket.
 import { randomInt } from 'node:crypto'
-import type { Config, DelaySpec, FaultKind } from '../config.js'
+import type { EventEmitter } from 'node:events'
+import { MAX_DELAY_MS, type Config, type DelaySpec, type FaultKind } from '../config.js'
 import { FAIL_STATUSES, simulatedFailure, type FailStatus } from '../errors.js'
 import { Rng } from '../generate/random-source.js'
-import { MAX_DELAY_MS } from '../config.js'
 import { failureAnswer, type PageSettings, type ViewAnswer } from './page-answer.js'
 import type { PageRequest } from './page-request.js'
 
@@ -140,7 +140,7 @@ export class SimulatedTrouble {
    * Runs `then` after `ms`, on a timer: thousands of waiting requests cost timers, never a thread. Nothing
    * runs if `until` (the answer's 'close') comes first: the client went away.
    */
-  wait (ms: number, until: { once: (event: 'close', listener: () => void) => unknown, off: (event: 'close', listener: () => void) => unknown }, then: () => void): void {
+  wait (ms: number, until: EventEmitter, then: () => void): void {
     if (this.closing) {
       then()
       return

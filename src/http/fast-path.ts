@@ -70,12 +70,13 @@ export class FastPath {
     } catch {
       return false // a refusal or an error of the view: Fastify's to answer, with its error handler (and trouble)
     }
-    const trouble = this.troubles?.draw(page) ?? null
-    if (trouble === null) {
+    const { troubles } = this
+    const trouble = troubles?.draw(page) ?? null
+    if (troubles === null || trouble === null) {
       writeAnswer(response, answer)
       this.answered(request, answer.status, started)
     } else {
-      answerWithTrouble(this.troubles as SimulatedTrouble, {
+      answerWithTrouble(troubles, {
         response,
         trouble,
         answer,

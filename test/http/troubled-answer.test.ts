@@ -124,6 +124,23 @@ t.test('faults as a real client sees them, on either path', async t => {
   }
 })
 
+t.test('a view\'s own error is delayed like a page, and goes out whole whatever the fault', async t => {
+  const plain = await serving(t)
+  for (const [label, path] of PATHS) {
+    const app = await serving(t, { ...path, delayMs: { kind: 'fixed', ms: 150 }, fault: 'truncate' })
+    for (const url of ['/de/api/internal/explore/', `${EXPLORE}?companies=x`]) {
+      const expected = await exchange(plain, url)
+      const got = await exchange(app, url)
+      t.ok(got.elapsed >= 149, `${label}, ${url}: ${got.elapsed.toFixed(1)} ms, not before its delay`)
+      t.equal(got.status, expected.status, `${label}, ${url}: ${expected.status}`)
+      t.equal(got.body, expected.body, 'the error\'s whole body, from the error handler')
+      t.same({ ...got.headers, date: null }, { ...expected.headers, date: null })
+    }
+    t.same(app.trouble?.counts.faults, { reset: 0, truncate: 0, dribble: 0 }, `${label}: no fault counted on an error`)
+    t.equal(app.trouble?.counts.delays, 2)
+  }
+})
+
 t.test('without CHAOS a request\'s wishes are ordinary parameters and headers, ignored as before', async t => {
   const plain = await serving(t)
   for (const [label, path] of PATHS) {
