@@ -9,12 +9,14 @@ import type { Config } from './config.js'
 import { notFoundHandler } from './explore/append-slash.js'
 import { exploreRoutes, exploreView } from './explore/explore-route.js'
 import type { PageSettings } from './explore/page-answer.js'
+import type { PageRequestSettings } from './explore/page-request.js'
+import { SimulatedTrouble, troubleWanted } from './explore/simulated-trouble.js'
 import { corsPreflightStrategy } from './http/cors-preflight.js'
 import { drainOnClose } from './http/drain-on-close.js'
 import { errorHandler } from './http/error-handler.js'
 import { ignoreExpectations } from './http/expectations.js'
 import { FastPath } from './http/fast-path.js'
-import { checkRequest, type RequestCheckSettings } from './http/request-checks.js'
+import { checkRequest } from './http/request-checks.js'
 import { nextRequestId } from './http/request-id.js'
 import { logRequest } from './http/request-log.js'
 import { serverOptions } from './http/server-options.js'
@@ -25,13 +27,15 @@ import snapshotPlugin from './plugins/snapshot.js'
 import clusterPlugin from './plugins/cluster.js'
 import opsListenerPlugin, { OPS_PREFIX } from './plugins/ops-listener.js'
 import { healthRoutes } from './routes/health-routes.js'
-import { statusRoute } from './routes/status-route.js'
+import { statusRoute, troubleStatus } from './routes/status-route.js'
 import type { SnapshotModel } from './snapshot/model/snapshot-model.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Answers GET and HEAD of pages before Fastify routes them; null when FAST_PATH is off. */
     fastPath: FastPath | null
+    /** The demo server's simulated trouble (DELAY_MS, FAIL_RATE, FAULT, CHAOS); null when none is asked for. */
+    trouble: SimulatedTrouble | null
   }
   interface FastifyRequest {
     /** The Host (or trusted X-Forwarded-Host) Django's check accepted, for absolute links. */
@@ -40,7 +44,7 @@ declare module 'fastify' {
 }
 
 export async function buildApp (config: Config): Promise<FastifyInstance> {
-  const settings: PageSettings & RequestCheckSettings = {
+  const settings: PageSettings & PageRequestSettings = {
     maxLimit: config.maxLimit,
     publicBaseUrl: config.publicBaseUrl,
     trustProxy: config.trustProxy,
@@ -48,14 +52,23 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     maxUrlLength: config.maxUrlLength,
     cacheMaxAge: config.cacheMaxAge,
     cors: config.corsOrigin,
-    pageCacheBytes: config.pageCacheMb * 1024 * 1024
+    pageCacheBytes: config.pageCacheMb * 1024 * 1024,
+    chaos: config.chaos
   }
+  const troubles = troubleWanted(config) ? new SimulatedTrouble({ ...config, ...settings }) : null
   // The served snapshot, read once per request; none while the first load is under way. The plugin below
   // sets `app.snapshots`.
   const snapshot = (): SnapshotModel | null => app.snapshots.current()
-  const fastPath = config.fastPath ? new FastPath(snapshot, settings) : undefined
+  const fastPath = config.fastPath ? new FastPath(snapshot, settings, troubles) : undefined
   const app = Fastify(serverOptions(config, fastPath)).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('fastPath', fastPath ?? null)
+  app.decorate('trouble', troubles)
+  if (troubles !== null) {
+    // Said once at the start, seed included: CHAOS_SEED=<seed> replays this run's sequence.
+    app.log.warn({ trouble: troubleStatus(troubles) }, 'simulated trouble is on: this is a demo server, not a replica')
+    // Shutdown waits for requests in flight, not for the delays simulated on them.
+    app.addHook('preClose', async () => { troubles.hurry() })
+  }
   app.decorateRequest('linkHost', '')
   drainOnClose(app.server)
   ignoreExpectations(app.server)
@@ -78,7 +91,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     done()
   })
 
-  const explore = exploreView(snapshot, settings)
+  const explore = exploreView(snapshot, settings, troubles)
   // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
   app.setNotFoundHandler(notFoundHandler(explore))
   app.setErrorHandler(errorHandler)

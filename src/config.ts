@@ -4,9 +4,25 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError } from './errors.js'
+import { ConfigError, FAIL_STATUSES, type FailStatus } from './errors.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+/** The longest simulated delay (DELAY_MS, and `delay=` under CHAOS): a lognormal's tail is cut there too. */
+export const MAX_DELAY_MS = 600_000
+const DelayMs = Type.Integer({ minimum: 0, maximum: MAX_DELAY_MS })
+
+/** DELAY_MS: `200`, `100-400` or `~150`. */
+export const DelaySchema = Type.Union([
+  Type.Object({ kind: Type.Literal('fixed'), ms: DelayMs }),
+  Type.Object({ kind: Type.Literal('uniform'), min: DelayMs, max: DelayMs }),
+  Type.Object({ kind: Type.Literal('lognormal'), median: Type.Integer({ minimum: 1, maximum: MAX_DELAY_MS }) })
+])
+export type DelaySpec = Static<typeof DelaySchema>
+
+export const FAULTS = ['reset', 'truncate', 'dribble'] as const
+export type FaultKind = typeof FAULTS[number]
+const Rate = Type.Number({ minimum: 0, maximum: 1 })
 
 export const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
@@ -38,7 +54,14 @@ export const ConfigSchema = Type.Object({
   requestTimeoutMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
   maxUrlLength: Type.Integer({ minimum: 64, maximum: 65_536 }),
   pageCacheMb: Type.Integer({ minimum: 0, maximum: 65_536 }),
-  fastPath: Type.Boolean()
+  fastPath: Type.Boolean(),
+  delayMs: Type.Union([DelaySchema, Type.Null()]),
+  failRate: Rate,
+  failStatus: Type.Union(FAIL_STATUSES.map(status => Type.Literal(status))),
+  fault: Type.Union([...FAULTS.map(kind => Type.Literal(kind)), Type.Null()]),
+  faultRate: Rate,
+  chaosSeed: Type.Union([Type.Integer({ minimum: 0, maximum: 0xffff_ffff }), Type.Null()]),
+  chaos: Type.Boolean()
 }, { additionalProperties: false })
 
 export type Config = Readonly<Static<typeof ConfigSchema>>
@@ -126,6 +149,55 @@ function allowedHosts (text: string): string[] | null {
   return hosts
 }
 
+/** `200` (fixed), `100-400` (uniform), `~150` (lognormal with that median); empty or 0 for none. */
+function delay (text: string): DelaySpec | null {
+  const value = text.trim()
+  const rule = `must be milliseconds (200), a range (100-400) or a median (~150), from 0 to ${MAX_DELAY_MS}`
+  const ms = (digits: string): number => {
+    const number = Number(digits)
+    if (number > MAX_DELAY_MS) throw new Error(rule)
+    return number
+  }
+  let match: RegExpExecArray | null
+  if (value === '') return null
+  if ((match = /^([0-9]+)$/.exec(value)) !== null) {
+    const fixed = ms(match[1] as string)
+    return fixed === 0 ? null : { kind: 'fixed', ms: fixed }
+  }
+  if ((match = /^([0-9]+)\s*-\s*([0-9]+)$/.exec(value)) !== null) {
+    const [min, max] = [ms(match[1] as string), ms(match[2] as string)]
+    if (min > max) throw new Error(`a range goes from the shorter delay to the longer (${max}-${min}), ${rule.replace('must be ', 'and must be ')}`)
+    if (max === 0) return null
+    return min === max ? { kind: 'fixed', ms: min } : { kind: 'uniform', min, max }
+  }
+  if ((match = /^~\s*([0-9]+)$/.exec(value)) !== null) {
+    const median = ms(match[1] as string)
+    if (median === 0) throw new Error(`a median must be above 0; ${rule}`)
+    return { kind: 'lognormal', median }
+  }
+  throw new Error(rule)
+}
+
+/** A probability: `0`, `0.2`, `1`. */
+function rate (text: string): number {
+  const value = text.trim()
+  if (!/^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/.test(value) || Number(value) > 1) throw new Error('must be a number from 0 to 1 (0.2: one answer in five)')
+  return Number(value)
+}
+
+function failStatus (text: string): FailStatus {
+  const value = Number(text.trim())
+  if (!(FAIL_STATUSES as number[]).includes(value)) throw new Error(`must be one of ${FAIL_STATUSES.join(', ')} (the statuses DRF answers with a {"detail"} body)`)
+  return value as FailStatus
+}
+
+function fault (text: string): FaultKind | null {
+  const value = text.trim().toLowerCase()
+  if (value === '' || value === 'none') return null
+  if (!(FAULTS as readonly string[]).includes(value)) throw new Error(`must be ${FAULTS.slice(0, -1).join(', ')} or ${FAULTS.at(-1) as string}`)
+  return value as FaultKind
+}
+
 function logLevel (text: string): Config['logLevel'] {
   const value = text.trim().toLowerCase()
   if (!(LOG_LEVELS as readonly string[]).includes(value)) throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`)
@@ -162,7 +234,15 @@ export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'requestTimeoutMs', env: 'REQUEST_TIMEOUT_MS', flag: '--request-timeout-ms', default: '10000', description: 'Time a client has to send a whole request; idle connections close after 6× this.', parse: integer(1, 600_000) },
   { key: 'maxUrlLength', env: 'MAX_URL_LENGTH', flag: '--max-url-length', default: '8192', description: 'Longest request target accepted; longer ones get 414.', parse: integer(64, 65_536) },
   { key: 'pageCacheMb', env: 'PAGE_CACHE_MB', flag: '--page-cache-mb', default: '64', description: 'Memory for whole answers kept per snapshot, in MiB (0: no cache).', parse: integer(0, 65_536) },
-  { key: 'fastPath', env: 'FAST_PATH', flag: '--fast-path', default: 'true', description: 'Answer GET and HEAD of pages before Fastify routes them (same answers, 12–28% more of them per second: docs/decisions/002).', parse: boolean }
+  { key: 'fastPath', env: 'FAST_PATH', flag: '--fast-path', default: 'true', description: 'Answer GET and HEAD of pages before Fastify routes them (same answers, 12–28% more of them per second: docs/decisions/002).', parse: boolean },
+  // Simulated trouble, for a demo server (README: "Demo server"). All off by default.
+  { key: 'delayMs', env: 'DELAY_MS', flag: '--delay-ms', default: undefined, description: 'Demo server: wait before every page answer: `200` (ms), `100-400` (uniform) or `~150` (lognormal with that median). Unset: none.', parse: delay },
+  { key: 'failRate', env: 'FAIL_RATE', flag: '--fail-rate', default: '0', description: 'Demo server: the share of page requests answered with FAIL_STATUS instead (0 to 1).', parse: rate },
+  { key: 'failStatus', env: 'FAIL_STATUS', flag: '--fail-status', default: '503', description: `Demo server: the status of a simulated failure, with DRF's body for it: ${FAIL_STATUSES.join(', ')}.`, parse: failStatus },
+  { key: 'fault', env: 'FAULT', flag: '--fault', default: undefined, description: 'Demo server: break connections: `reset` (before any answer), `truncate` (half the body, then close) or `dribble` (the body in small pieces, slowly).', parse: fault },
+  { key: 'faultRate', env: 'FAULT_RATE', flag: '--fault-rate', default: '1', description: 'Demo server: the share of page requests FAULT breaks (0 to 1).', parse: rate },
+  { key: 'chaosSeed', env: 'CHAOS_SEED', flag: '--chaos-seed', default: undefined, description: 'Demo server: a whole number that makes the delays, failures and faults drawn the same sequence on every run. Unset: a new one each start (logged).', parse: text => text.trim() === '' ? null : integer(0, 0xffff_ffff)(text) },
+  { key: 'chaos', env: 'CHAOS', flag: '--chaos', default: 'false', description: 'Demo server: let each request ask for its own trouble (`Prefer: delay=500`, `Prefer: status=503`, `?__delay=`, `?__status=`). Never on a public replica.', parse: boolean }
 ]
 
 export interface ConfigSources {
@@ -174,7 +254,7 @@ export interface ConfigSources {
   overrides?: Partial<Config>
 }
 
-const BOOLEAN_FLAGS = new Set<keyof Config>(['s3ForcePathStyle', 'trustProxy', 'watch', 'metrics', 'docs', 'console', 'requestLog', 'logPretty', 'fastPath'])
+const BOOLEAN_FLAGS = new Set<keyof Config>(['s3ForcePathStyle', 'trustProxy', 'watch', 'metrics', 'docs', 'console', 'requestLog', 'logPretty', 'fastPath', 'chaos'])
 
 /** Parses `--name value` and `--name=value`. Throws ConfigError on an unknown flag or a missing value. */
 function readFlags (argv: readonly string[]): Map<string, string> {
@@ -227,6 +307,11 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
   const checked = config as Config
   if (checked.opsPort !== null && checked.opsPort !== 0 && checked.opsPort === checked.port) {
     throw new ConfigError(`OPS_PORT=${checked.opsPort} is also PORT: the operator's pages need a port of their own (or leave OPS_PORT unset to serve them on PORT)`)
+  }
+  // A rate of faults with no fault to make is a mistake worth naming: nothing would happen.
+  const faultRate = flags.get('--fault-rate') ?? env.FAULT_RATE
+  if (checked.fault === null && faultRate !== undefined && !('faultRate' in overrides)) {
+    throw new ConfigError(`${flags.has('--fault-rate') ? '--fault-rate' : 'FAULT_RATE'}=${JSON.stringify(faultRate)} needs FAULT: reset, truncate or dribble`)
   }
   return Object.freeze(checked)
 }

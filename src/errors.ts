@@ -10,6 +10,8 @@ export interface HttpError extends Error {
   code: string
   statusCode: number
   body: ErrorBody
+  /** Seconds a client should wait before it asks again: DRF's `exc.wait`, sent as `Retry-After`. */
+  wait?: number
   /**
    * The indentation the view negotiated before it failed: DRF renders a view's errors with the renderer it
    * chose (`application/json; indent=4` indents a 404 too). Unset: compact.
@@ -50,9 +52,12 @@ export const invalidHost = httpError('EXPLORE_ERR_INVALID_HOST', 400, 'Invalid H
 export const uriTooLong = httpError('EXPLORE_ERR_URI_TOO_LONG', 414, 'URI Too Long.',
   () => ({ detail: 'URI Too Long.' }))
 
-// No snapshot is served yet (the first load is under way): DRF's ServiceUnavailable, with its default detail.
-export const snapshotLoading = httpError('EXPLORE_ERR_SNAPSHOT_LOADING', 503, 'Service temporarily unavailable, try again later.',
-  () => ({ detail: 'Service temporarily unavailable, try again later.' }))
+// The ServiceUnavailable of DRF's documentation (its "Custom exceptions" example; DRF ships no 503 of its own).
+const SERVICE_UNAVAILABLE = 'Service temporarily unavailable, try again later.'
+
+// No snapshot is served yet (the first load is under way): the ServiceUnavailable above, with its default detail.
+export const snapshotLoading = httpError('EXPLORE_ERR_SNAPSHOT_LOADING', 503, SERVICE_UNAVAILABLE,
+  () => ({ detail: SERVICE_UNAVAILABLE }))
 
 // Refusals that come before any view: a path the router cannot decode, a request Fastify refuses, and
 // the ones Node's HTTP parser raises before Fastify sees a request (written on the raw socket).
@@ -72,6 +77,34 @@ export function refusalBody (statusCode: number): ErrorBody {
 
 export const serverError = httpError('EXPLORE_ERR_SERVER', 500, 'A server error occurred.',
   () => ({ detail: 'A server error occurred.' }))
+
+// Failures simulated on purpose (FAIL_RATE, FAIL_STATUS, and `status=` under CHAOS): each status answered with
+// the body of the DRF exception that has it, default detail and all (rest_framework/exceptions.py).
+const SIMULATED_WAIT_SECONDS = 1
+
+const simulatedFailures = {
+  400: httpError('EXPLORE_ERR_SIMULATED_400', 400, 'Malformed request.', () => ({ detail: 'Malformed request.' })),
+  403: httpError('EXPLORE_ERR_SIMULATED_403', 403, 'You do not have permission to perform this action.',
+    () => ({ detail: 'You do not have permission to perform this action.' })),
+  404: httpError('EXPLORE_ERR_SIMULATED_404', 404, 'Not found.', () => ({ detail: 'Not found.' })),
+  // DRF's Throttled with a wait: the detail names it (singular or plural, as its ngettext does) and its
+  // exception handler sends it as Retry-After.
+  429: httpError('EXPLORE_ERR_SIMULATED_429', 429, 'Request was throttled.',
+    (wait: number) => ({ detail: `Request was throttled. Expected available in ${wait} ${wait === 1 ? 'second' : 'seconds'}.` })),
+  500: httpError('EXPLORE_ERR_SIMULATED_500', 500, 'A server error occurred.', () => ({ detail: 'A server error occurred.' })),
+  503: httpError('EXPLORE_ERR_SIMULATED_503', 503, SERVICE_UNAVAILABLE, () => ({ detail: SERVICE_UNAVAILABLE }))
+}
+
+/** The statuses a simulated failure can have: those a DRF exception answers with. */
+export type FailStatus = keyof typeof simulatedFailures
+export const FAIL_STATUSES = Object.keys(simulatedFailures).map(Number) as FailStatus[]
+
+/** A failure simulated on purpose. 429 and 503 carry a wait (a `Retry-After`): DRF's for 429, a proxy's habit for 503. */
+export function simulatedFailure (status: FailStatus): HttpError {
+  const error = status === 429 ? simulatedFailures[429](SIMULATED_WAIT_SECONDS) : simulatedFailures[status]()
+  if (status === 429 || status === 503) error.wait = SIMULATED_WAIT_SECONDS
+  return error
+}
 
 /** The error, to be rendered with the indentation the view negotiated before it failed. */
 export function negotiatedAs<E extends HttpError> (error: E, indent: number | null): E {

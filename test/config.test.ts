@@ -34,7 +34,14 @@ t.test('defaults', async t => {
     requestTimeoutMs: 10000,
     maxUrlLength: 8192,
     pageCacheMb: 64,
-    fastPath: true
+    fastPath: true,
+    delayMs: null,
+    failRate: 0,
+    failStatus: 503,
+    fault: null,
+    faultRate: 1,
+    chaosSeed: null,
+    chaos: false
   })
   t.equal(loadConfig({ tty: true }).logPretty, true, 'LOG_PRETTY=auto: pretty only on a terminal')
   t.equal(loadConfig({ tty: true, env: { LOG_PRETTY: 'false' } }).logPretty, false)
@@ -72,7 +79,14 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     WORKERS: '4',
     CONSOLE: 'false',
     OPS_PORT: '9100',
-    OPS_HOST: '10.0.0.5'
+    OPS_HOST: '10.0.0.5',
+    DELAY_MS: '100-400',
+    FAIL_RATE: '0.2',
+    FAIL_STATUS: '429',
+    FAULT: 'Dribble',
+    FAULT_RATE: '.5',
+    CHAOS_SEED: '42',
+    CHAOS: 'true'
   }
   t.same(loadConfig({ env }), {
     port: 8080,
@@ -104,7 +118,14 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     requestTimeoutMs: 5000,
     maxUrlLength: 4096,
     pageCacheMb: 0,
-    fastPath: false
+    fastPath: false,
+    delayMs: { kind: 'uniform', min: 100, max: 400 },
+    failRate: 0.2,
+    failStatus: 429,
+    fault: 'dribble',
+    faultRate: 0.5,
+    chaosSeed: 42,
+    chaos: true
   })
   t.equal(loadConfig({ env, argv: ['--watch'] }).watch, true, 'a bare --watch')
   const flags = loadConfig({ env, argv: ['--port', '9000', '--max-limit=20', '--trust-proxy', '--cors-origin', 'false', '--public-base-url=https://x.test/prefix/'] })
@@ -121,6 +142,20 @@ t.test('OPS_PORT: a port of its own, never PORT', async t => {
   t.throws(() => loadConfig({ env: { PORT: '8080', OPS_PORT: '8080' } }), { message: 'OPS_PORT=8080 is also PORT: the operator\'s pages need a port of their own (or leave OPS_PORT unset to serve them on PORT)' })
   t.equal(loadConfig({ env: { PORT: '0', OPS_PORT: '0' } }).opsPort, 0, 'both any free port: two different ones')
   t.equal(loadConfig({ env: { OPS_PORT: '' } }).opsPort, null, 'empty means unset')
+})
+
+t.test('DELAY_MS: a fixed delay, a uniform range or a lognormal median; 0 or empty for none', async t => {
+  const delay = (text: string) => loadConfig({ env: { DELAY_MS: text } }).delayMs
+  t.same(delay('200'), { kind: 'fixed', ms: 200 })
+  t.same(delay(' 100 - 400 '), { kind: 'uniform', min: 100, max: 400 })
+  t.same(delay('300-300'), { kind: 'fixed', ms: 300 }, 'a range of one value is that value')
+  t.same(delay('~150'), { kind: 'lognormal', median: 150 })
+  t.same(delay('600000'), { kind: 'fixed', ms: 600000 })
+  for (const none of ['', '0', '0-0']) t.equal(delay(none), null, JSON.stringify(none))
+  t.same(loadConfig({ argv: ['--delay-ms', '~80'] }).delayMs, { kind: 'lognormal', median: 80 }, 'also a flag')
+  t.equal(loadConfig({ argv: ['--chaos'] }).chaos, true, 'a bare --chaos')
+  t.equal(loadConfig({ env: { FAULT: 'reset' } }).faultRate, 1, 'FAULT alone breaks every page answer')
+  t.equal(loadConfig({ env: { FAULT: 'reset', FAULT_RATE: '0.25' } }).faultRate, 0.25)
 })
 
 t.test('overrides win over everything (tests pass config, not process.env)', async t => {
@@ -149,6 +184,21 @@ t.test('a bad value names the variable or flag, the value and the rule', async t
     [{ env: { CACHE_MAX_AGE: 'soon' } }, /^CACHE_MAX_AGE="soon": must be a whole number/],
     [{ env: { SHUTDOWN_GRACE_MS: '0' } }, /^SHUTDOWN_GRACE_MS="0"/],
     [{ env: { MAX_URL_LENGTH: '10' } }, /^MAX_URL_LENGTH="10": must be a whole number from 64 to 65536$/],
+    [{ env: { DELAY_MS: 'abc' } }, /^DELAY_MS="abc": must be milliseconds \(200\), a range \(100-400\) or a median \(~150\), from 0 to 600000$/],
+    [{ env: { DELAY_MS: '400-100' } }, /^DELAY_MS="400-100": a range goes from the shorter delay to the longer \(100-400\)/],
+    [{ env: { DELAY_MS: '~0' } }, /^DELAY_MS="~0": a median must be above 0/],
+    [{ env: { DELAY_MS: '600001' } }, /^DELAY_MS="600001": must be milliseconds/],
+    [{ env: { DELAY_MS: '-5' } }, /^DELAY_MS="-5": must be milliseconds/],
+    [{ argv: ['--delay-ms', '1.5'] }, /^--delay-ms="1.5": must be milliseconds/],
+    [{ env: { FAIL_RATE: '2' } }, /^FAIL_RATE="2": must be a number from 0 to 1 \(0\.2: one answer in five\)$/],
+    [{ env: { FAIL_RATE: '-0.1' } }, /^FAIL_RATE="-0.1": must be a number from 0 to 1/],
+    [{ env: { FAIL_RATE: '20%' } }, /^FAIL_RATE="20%": must be a number from 0 to 1/],
+    [{ env: { FAIL_STATUS: '418' } }, /^FAIL_STATUS="418": must be one of 400, 403, 404, 429, 500, 503 /],
+    [{ env: { FAULT: 'boom' } }, /^FAULT="boom": must be reset, truncate or dribble$/],
+    [{ env: { FAULT: 'reset', FAULT_RATE: '1.5' } }, /^FAULT_RATE="1.5": must be a number from 0 to 1/],
+    [{ env: { FAULT_RATE: '0.5' } }, /^FAULT_RATE="0.5" needs FAULT: reset, truncate or dribble$/],
+    [{ env: { CHAOS_SEED: 'lucky' } }, /^CHAOS_SEED="lucky": must be a whole number from 0 to 4294967295$/],
+    [{ env: { CHAOS: 'maybe' } }, /^CHAOS="maybe": must be true or false$/],
     [{ argv: ['--nope'] }, /^unknown argument "--nope"/],
     [{ argv: ['--port'] }, /^--port needs a value$/]
   ]

@@ -75,6 +75,19 @@ t.test('a bad configuration value: exit 1 with the rule', async t => {
   t.equal(stderr, 'configuration error: MAX_LIMIT="lots": must be a whole number from 1 to 1000000\nRun with --help for the options.\n')
 })
 
+t.test('a bad trouble option (a demo server\'s): exit 1, naming the option and the rule', async t => {
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ DELAY_MS: 'abc' }, 'DELAY_MS="abc": must be milliseconds (200), a range (100-400) or a median (~150), from 0 to 600000'],
+    [{ FAIL_RATE: '2' }, 'FAIL_RATE="2": must be a number from 0 to 1 (0.2: one answer in five)'],
+    [{ FAULT: 'boom' }, 'FAULT="boom": must be reset, truncate or dribble']
+  ]
+  const exits = await Promise.all(bad.map(async ([env]) => start([], env).exited))
+  bad.forEach(([env, message], i) => {
+    t.equal(exits[i]?.code, 1, JSON.stringify(env))
+    t.equal(exits[i]?.stderr, `configuration error: ${message}\nRun with --help for the options.\n`)
+  })
+})
+
 t.test('--help prints the options and exits 0', async t => {
   const { code, stdout } = await start(['--help']).exited
   t.equal(code, 0)

@@ -67,6 +67,35 @@ function banner (status: Status, now: Date): Html {
   return html`<p class="banner ok" role="status">Serving the newest ${status.source === null ? 'file' : 'snapshot of the source'}.</p>`
 }
 
+function percent (rate: number): string {
+  return `${Number((rate * 100).toFixed(2))}%`
+}
+
+const FAULT_WORDS: Record<string, string> = {
+  reset: 'connections are reset before any answer',
+  truncate: 'answers are cut off halfway through the body',
+  dribble: 'bodies trickle out in small pieces'
+}
+
+/** A demo server's simulated trouble, said where nobody can miss it: its answers are not the replica's. */
+function troubleNotice (status: Status): Html {
+  const { trouble } = status
+  if (trouble === null) return html``
+  const delay = trouble.delay
+  const parts: Html[] = []
+  if (delay !== null) {
+    parts.push(delay.startsWith('~')
+      ? html`every page waits about ${delay.slice(1)} ms (the median of a lognormal spread)`
+      : delay.includes('-') ? html`every page waits ${delay.replace('-', '–')} ms (uniformly spread)` : html`every page waits ${delay} ms`)
+  }
+  if (trouble.failRate > 0) parts.push(html`${percent(trouble.failRate)} of pages answer ${trouble.failStatus}`)
+  if (trouble.fault !== null && trouble.faultRate > 0) parts.push(html`on ${percent(trouble.faultRate)} of pages, ${FAULT_WORDS[trouble.fault] ?? trouble.fault}`)
+  if (trouble.chaos) parts.push(html`each request may ask for its own delay and status (<code>Prefer: delay=500</code>, <code>Prefer: status=503</code>, <code>?__delay=</code>, <code>?__status=</code>)`)
+  return html`<p class="banner warn" id="trouble" role="alert"><strong>Simulated trouble is on: this is a demo server.</strong>
+    ${parts.map((part, i) => html`${i === 0 ? '' : '; '}${part}`)}. The sequence's seed is <code>${trouble.seed}</code>
+    (<code>CHAOS_SEED=${trouble.seed}</code> replays it).</p>`
+}
+
 function served (status: Status, now: Date): Html {
   const { snapshot, reloads, source } = status
   const languages = snapshot === null ? [] : Object.entries(snapshot.items)
@@ -230,6 +259,7 @@ export function renderConsolePage (status: Status, options: ConsolePageOptions):
   ${links(options)}
 </header>
 <main>
+${troubleNotice(status)}
 ${served(status, now)}
 ${followedSource(status, now)}
 ${workers(status, now)}

@@ -2,7 +2,7 @@
 // headers and body, decided here for every path that answers pages (the fast path before Fastify and the
 // Fastify route alike) and kept whole in the page cache. Plain TypeScript: no Fastify, no socket.
 // Steps in the order DRF's view takes them: negotiation, language, `companies`, then the page.
-import { negotiatedAs, notFound, type HttpError } from '../errors.js'
+import { isHttpError, negotiatedAs, notFound, type HttpError } from '../errors.js'
 import { allowedOrigin, corsVaries, type CorsPolicy } from '../http/cors-policy.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { entityTag, notModified } from './conditional-get.js'
@@ -12,11 +12,20 @@ import { pageCacheOf, pageKey, type CachedPage } from './page-cache.js'
 import { pageLinks } from './page-links.js'
 import type { PageRequest } from './page-request.js'
 import { ownBytes } from './page-slab.js'
-import { pageParts, renderPage, type PageParts } from './render-page.js'
+import { pageParts, renderJson, renderPage, type PageParts } from './render-page.js'
 import { linkOrigin } from './request-origin.js'
 
+/** An answer of the view, as it goes on the wire: a page answer, or a failure simulated on purpose. */
+export interface ViewAnswer {
+  status: number
+  /** Names and values in one list, in the order they are written (as `writeHead` takes them). */
+  headers: string[]
+  /** One buffer, or parts sent in order; null for none. A HEAD answer is the GET's: its writer leaves the body out. */
+  body: Buffer | PageParts | null
+}
+
 /** An answer to a page request, as it goes on the wire. */
-export interface PageAnswer {
+export interface PageAnswer extends ViewAnswer {
   status: 200 | 304
   /** Names and values in one list, in the order they are written (as `writeHead` takes them). */
   headers: string[]
@@ -92,6 +101,14 @@ export function answerPage (model: SnapshotModel, request: PageRequest, settings
  * first, by @fastify/cors's hook), then the view's, the ETag and Cache-Control.
  */
 function pageHeaders (settings: PageSettings, request: PageRequest, etag: string): string[] {
+  const headers = viewHeaders(settings, request)
+  headers.push('etag', etag)
+  if (settings.cacheMaxAge !== null) headers.push('cache-control', `public, max-age=${settings.cacheMaxAge}`)
+  return headers
+}
+
+/** The headers every answer of the view starts with, its errors' too: CORS's, then the view's. */
+function viewHeaders (settings: PageSettings, request: PageRequest): string[] {
   const { cors } = settings
   const headers: string[] = []
   const allowOrigin = allowedOrigin(cors, request.headers.origin)
@@ -99,9 +116,28 @@ function pageHeaders (settings: PageSettings, request: PageRequest, etag: string
   if (allowOrigin !== null) headers.push('access-control-allow-origin', allowOrigin)
   headers.push('allow', ALLOW)
   if (!corsVaries(cors)) headers.push('vary', viewVary(cors))
-  headers.push('content-type', 'application/json', 'etag', etag)
-  if (settings.cacheMaxAge !== null) headers.push('cache-control', `public, max-age=${settings.cacheMaxAge}`)
+  headers.push('content-type', 'application/json')
   return headers
+}
+
+/**
+ * A failure the view answers instead of the page (simulated-trouble.ts), as DRF's exception handler writes
+ * it: the exception's body in the indentation negotiated (compact if negotiation fails), its wait as
+ * Retry-After, and the headers the view's errors carry, CORS's included (a browser app must see the status).
+ * Never kept in the page cache, which holds page answers only.
+ */
+export function failureAnswer (error: HttpError, request: PageRequest, settings: PageSettings): ViewAnswer {
+  let indent: number | null = null
+  try {
+    indent = negotiate(request.headers.accept, lastValue(request.query, 'format')).indent
+  } catch (refusal) {
+    if (!isHttpError(refusal)) throw refusal
+  }
+  const headers = viewHeaders(settings, request)
+  if (error.wait !== undefined) headers.push('retry-after', String(error.wait))
+  const body = renderJson(error.body, indent)
+  headers.push('content-length', String(body.length))
+  return { status: error.statusCode, headers, body }
 }
 
 /** A kept page, or its 304 when the client's copy is current. */

@@ -1,4 +1,5 @@
-// The seeded random source of the snapshot generator and of the benchmark's workloads.
+// The seeded random source of the snapshot generator, of the benchmark's workloads and of a demo server's
+// simulated trouble (explore/simulated-trouble.ts).
 
 // Everything derives from (seed, stream name), so adding a draw in one stream never shifts another.
 function hashString (text: string): number {

@@ -3,14 +3,16 @@
 // that costs against this path. The fast path answers a GET or HEAD of a page only when the page answer
 // is a 200 or a 304, with the same reader, answer and writer the route uses; every other request (errors,
 // other methods and paths), and every request while the app is not ready or is closing, goes to Fastify
-// untouched, which answers it from the start.
+// untouched, which answers it from the start. Simulated trouble (DELAY_MS, FAULT, …) is drawn for a request
+// once its page answer is made, and acted out by the same writer the route uses (troubled-answer.ts).
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { answerPage, type PageSettings } from '../explore/page-answer.js'
-import { readPageRequest } from '../explore/page-request.js'
+import { readPageRequest, type PageRequestSettings } from '../explore/page-request.js'
+import type { SimulatedTrouble } from '../explore/simulated-trouble.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
-import type { RequestCheckSettings } from './request-checks.js'
 import type { RequestLine } from './request-log.js'
+import { answerWithTrouble } from './troubled-answer.js'
 import { writeAnswer } from './write-answer.js'
 
 /** What Fastify hands a server factory: its own options, of which the HTTP server's are used here. */
@@ -29,7 +31,9 @@ export class FastPath {
 
   constructor (
     private readonly snapshot: () => SnapshotModel | null,
-    private readonly settings: PageSettings & RequestCheckSettings
+    private readonly settings: PageSettings & PageRequestSettings,
+    /** Simulated trouble, or null (then no page request gets any). */
+    private readonly troubles: SimulatedTrouble | null = null
   ) {}
 
   /** Called after every answer the fast path sends (metrics, the request log). */
@@ -57,19 +61,36 @@ export class FastPath {
     const model = this.snapshot()
     // Before the first snapshot is served, Fastify answers (a 503 for a page).
     if (model === null) return false
+    let page
     let answer
     try {
-      const page = readPageRequest(request, this.settings)
+      page = readPageRequest(request, this.settings)
       if (page === null) return false
       answer = answerPage(model, page, this.settings)
     } catch {
-      return false // a refusal or an error of the view: Fastify's to answer, with its error handler
+      return false // a refusal or an error of the view: Fastify's to answer, with its error handler (and trouble)
     }
-    writeAnswer(response, answer)
-    if (this.observers.length > 0) {
-      const answered: RequestLine = { method: request.method, url: request.url as string, statusCode: answer.status, responseTime: performance.now() - started }
-      for (const observer of this.observers) observer(answered)
+    const { troubles } = this
+    const trouble = troubles?.draw(page) ?? null
+    if (troubles === null || trouble === null) {
+      writeAnswer(response, answer)
+      this.answered(request, answer.status, started)
+    } else {
+      answerWithTrouble(troubles, {
+        response,
+        trouble,
+        answer,
+        take: () => {},
+        refuse: () => {}, // never called: the fast path holds a page answer, never an error
+        written: ({ status }) => this.answered(request, status, started)
+      })
     }
     return true
+  }
+
+  private answered (request: IncomingMessage, statusCode: number, started: number): void {
+    if (this.observers.length === 0) return
+    const answered: RequestLine = { method: request.method as string, url: request.url as string, statusCode, responseTime: performance.now() - started }
+    for (const observer of this.observers) observer(answered)
   }
 }

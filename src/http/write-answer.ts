@@ -1,8 +1,8 @@
 // The one writer of a page answer onto a Node response, for the fast path and the Fastify route alike.
 import type { ServerResponse } from 'node:http'
-import type { PageAnswer } from '../explore/page-answer.js'
+import type { ViewAnswer } from '../explore/page-answer.js'
 
-export function writeAnswer (response: ServerResponse, answer: PageAnswer): void {
+export function writeAnswer (response: ServerResponse, answer: ViewAnswer): void {
   response.writeHead(answer.status, answer.headers)
   const { body } = answer
   // A HEAD answer keeps the GET's Content-Length and sends no body (Node would drop one anyway).

@@ -2,6 +2,8 @@
 // which version, loaded when, how many items, and how reloads have gone (and since when the file on disk
 // is not the one served).
 import type { FastifyInstance } from 'fastify'
+import type { DelaySpec } from '../config.js'
+import type { SimulatedTrouble } from '../explore/simulated-trouble.js'
 import { StatusSchema, type Status } from '../schemas/operations.js'
 import type { ReloadFailure } from '../snapshot/store/snapshot-store.js'
 import { sourceStatusJson } from '../sources/follow-source.js'
@@ -15,6 +17,21 @@ export function sourceStatus (app: FastifyInstance): Status['source'] {
 
 function failureJson ({ at, problems }: ReloadFailure): { at: string, problems: string[] } {
   return { at: at.toISOString(), problems: [...problems] }
+}
+
+/** A DELAY_MS spec as it is written. */
+function delayText (spec: DelaySpec): string {
+  switch (spec.kind) {
+    case 'fixed': return String(spec.ms)
+    case 'uniform': return `${spec.min}-${spec.max}`
+    case 'lognormal': return `~${spec.median}`
+  }
+}
+
+/** The simulated trouble in force, as /-/status (and the start-up log, and the console) say it. */
+export function troubleStatus (troubles: SimulatedTrouble): NonNullable<Status['trouble']> {
+  const { delayMs, failRate, failStatus, fault, faultRate, chaos } = troubles.settings
+  return { delay: delayMs === null ? null : delayText(delayMs), failRate, failStatus, fault, faultRate: fault === null ? 0 : faultRate, chaos, seed: troubles.seed }
 }
 
 /**
@@ -37,7 +54,8 @@ export function currentStatus (app: FastifyInstance): Status {
       recentFailures: store.recentFailures().map(refused => ({ ...failureJson(refused), file: refused.file }))
     },
     source: sourceStatus(app),
-    cluster: app.cluster === null ? null : { workers: app.cluster.workers() }
+    cluster: app.cluster === null ? null : { workers: app.cluster.workers() },
+    trouble: app.trouble === null ? null : troubleStatus(app.trouble)
   }
 }
 

@@ -47,7 +47,16 @@ export const StatusSchema = Type.Object({
       loadedAt: Type.Union([Type.String(), Type.Null()]),
       lastReload: Type.Union([Type.String(), Type.Null()], { description: 'Its last reload\'s outcome: loaded, failed, missing, superseded.' })
     }))
-  }), Type.Null()], { description: 'Every worker of the cluster (WORKERS > 1) and what it serves; null for a single process.' })
+  }), Type.Null()], { description: 'Every worker of the cluster (WORKERS > 1) and what it serves; null for a single process.' }),
+  trouble: Type.Union([Type.Object({
+    delay: Type.Union([Type.String(), Type.Null()], { description: 'DELAY_MS: `200` (ms), `100-400` (uniform), `~150` (lognormal median); null for none.' }),
+    failRate: Type.Number({ description: 'FAIL_RATE: the share of page requests answered with failStatus.' }),
+    failStatus: Type.Integer(),
+    fault: Type.Union([Type.String(), Type.Null()], { description: 'FAULT: reset, truncate or dribble; null for none.' }),
+    faultRate: Type.Number({ description: 'FAULT_RATE: the share of page requests the fault breaks (0 without a fault).' }),
+    chaos: Type.Boolean({ description: 'CHAOS: requests may ask for their own delay and status (Prefer, __delay, __status).' }),
+    seed: Type.Integer({ description: 'The seed of the sequence drawn: CHAOS_SEED, or the one drawn at start.' })
+  }), Type.Null()], { description: 'Simulated trouble (a demo server): what every page request may get; null when there is none.' })
 }, { title: 'Status' })
 
 export type Status = Static<typeof StatusSchema>

@@ -22,6 +22,7 @@ function status (overrides: Partial<Status> = {}): Status {
     reloads: { succeeded: 2, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, recentFailures: [] },
     source: null,
     cluster: null,
+    trouble: null,
     ...overrides
   }
 }

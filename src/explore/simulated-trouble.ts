@@ -1,0 +1,182 @@
+// Trouble on purpose, for front-end developers who need a demo server that misbehaves (README: "Demo
+// server"): a delay before each page answer (DELAY_MS), failures with DRF's bodies (FAIL_RATE, FAIL_STATUS),
+// broken connections (FAULT, FAULT_RATE), drawn from a seeded sequence (CHAOS_SEED); and, only with CHAOS,
+// what a request asks for itself (`Prefer: delay=500`, `Prefer: status=503`, `?__delay=`, `?__status=`).
+// This file decides what each page request gets, the one definition the fast path and the Fastify route
+// both ask; http/troubled-answer.ts acts it out on the socket. Plain TypeScript: no Fastify, no socket.
+import { randomInt } from 'node:crypto'
+import type { EventEmitter } from 'node:events'
+import { MAX_DELAY_MS, type Config, type DelaySpec, type FaultKind } from '../config.js'
+import { FAIL_STATUSES, simulatedFailure, type FailStatus } from '../errors.js'
+import { Rng } from '../generate/random-source.js'
+import { failureAnswer, type PageSettings, type ViewAnswer } from './page-answer.js'
+import type { PageRequest } from './page-request.js'
+
+/**
+ * The query fields a request steers its trouble with under CHAOS (`__code` is Prism's own spelling of
+ * `__status`). Under CHAOS they are not part of the page: left out of its links, its ETag and its cache key.
+ */
+export const STEERING_FIELDS: ReadonlySet<string> = new Set(['__delay', '__status', '__code'])
+
+/** What one page request gets. */
+export interface Trouble {
+  /** Milliseconds to wait before anything is written (0: none). */
+  delayMs: number
+  /** The answer that replaces the page's, or null. */
+  failure: ViewAnswer | null
+  /** How the connection breaks, or null. */
+  fault: FaultKind | null
+}
+
+export type TroubleSettings = Pick<Config, 'delayMs' | 'failRate' | 'failStatus' | 'fault' | 'faultRate' | 'chaosSeed' | 'chaos'>
+
+/** Whether any trouble is asked for: with none, the service is the replica it always was, byte for byte. */
+export function troubleWanted (settings: TroubleSettings): boolean {
+  return settings.delayMs !== null || settings.failRate > 0 || (settings.fault !== null && settings.faultRate > 0) || settings.chaos
+}
+
+// The spread of a lognormal delay around its median: a p90 about twice the median, a p99 about 3.2×, in
+// the range measured latencies of web APIs show.
+const LOGNORMAL_SIGMA = 0.5
+
+/** Draws delays of a DELAY_MS spec from its own stream: milliseconds, whole, from 0 to MAX_DELAY_MS. */
+export class DelaySampler {
+  constructor (private readonly spec: DelaySpec, private readonly rng: Rng) {}
+
+  sample (): number {
+    const { spec } = this
+    switch (spec.kind) {
+      case 'fixed': return spec.ms
+      case 'uniform': return this.rng.int(spec.min, spec.max)
+      case 'lognormal': {
+        // Box-Muller: one standard normal from two uniforms (1 - u: never log(0)).
+        const z = Math.sqrt(-2 * Math.log(1 - this.rng.float())) * Math.cos(2 * Math.PI * this.rng.float())
+        return Math.min(MAX_DELAY_MS, Math.round(spec.median * Math.exp(LOGNORMAL_SIGMA * z)))
+      }
+    }
+  }
+}
+
+/** What was injected since start, read by the metrics when scraped. */
+export interface TroubleCounts {
+  delays: number
+  /** Milliseconds of those delays, summed (whole numbers: no drift in a long sum). */
+  delayMs: number
+  faults: Record<FaultKind, number>
+  failures: Map<number, number>
+}
+
+/** A request's own wishes: `Prefer: delay=500, status=503` (RFC 7240), one header or several. */
+function preferences (header: string | string[] | undefined): { delay?: string, status?: string } {
+  const wishes: { delay?: string, status?: string } = {}
+  if (header === undefined) return wishes
+  for (const preference of (Array.isArray(header) ? header.join(',') : header).split(',')) {
+    // A preference's own parameters (`; …`) say nothing here.
+    const [name = '', value = ''] = (preference.split(';')[0] as string).split('=').map(part => part.trim())
+    const key = name.toLowerCase()
+    const unquoted = value.replace(/^"(.*)"$/, '$1')
+    if (key === 'delay') wishes.delay = unquoted
+    else if (key === 'status' || key === 'code') wishes.status = unquoted
+  }
+  return wishes
+}
+
+function wishedDelay (text: string | undefined): number | null {
+  if (text === undefined || !/^[0-9]{1,7}$/.test(text)) return null
+  const ms = Number(text)
+  return ms <= MAX_DELAY_MS ? ms : null
+}
+
+/** 200 asks for no failure (a way round FAIL_RATE); another status, a failure with that status. */
+function wishedStatus (text: string | undefined): FailStatus | 200 | null {
+  if (text === undefined || !/^[0-9]{3}$/.test(text)) return null
+  const status = Number(text)
+  return status === 200 || (FAIL_STATUSES as number[]).includes(status) ? status as FailStatus | 200 : null
+}
+
+/**
+ * The trouble of this service's page requests. Each kind is drawn from a stream of its own (one draw per
+ * request, every request, whatever it asks for), so the Nth request gets the same trouble on every run with
+ * the same seed, and turning on one kind never shifts another's sequence.
+ */
+export class SimulatedTrouble {
+  readonly seed: number
+  readonly counts: TroubleCounts = { delays: 0, delayMs: 0, faults: { reset: 0, truncate: 0, dribble: 0 }, failures: new Map() }
+  private readonly delays: DelaySampler | null
+  private readonly failures: Rng
+  private readonly faults: Rng
+  /** Waits under way: run at once by `hurry()`. */
+  private readonly waiting = new Set<() => void>()
+  private closing = false
+
+  constructor (readonly settings: TroubleSettings & PageSettings) {
+    this.seed = settings.chaosSeed ?? randomInt(0x1_0000_0000)
+    this.delays = settings.delayMs === null ? null : new DelaySampler(settings.delayMs, new Rng(this.seed, 'delay'))
+    this.failures = new Rng(this.seed, 'failure')
+    this.faults = new Rng(this.seed, 'fault')
+  }
+
+  /** The trouble this page request gets, or null for none. Called once per request, in arrival order. */
+  draw (request: PageRequest): Trouble | null {
+    const { settings } = this
+    let delayMs = this.delays?.sample() ?? 0
+    let failStatus: FailStatus | null = settings.failRate > 0 && this.failures.float() < settings.failRate ? settings.failStatus : null
+    const fault = settings.fault !== null && settings.faultRate > 0 && this.faults.float() < settings.faultRate ? settings.fault : null
+    if (settings.chaos) {
+      // The query's field wins over the header's preference: it is the more deliberate of the two.
+      const steering = request.steering
+      const wishes = preferences(request.headers.prefer)
+      const delay = wishedDelay(steering.__delay ?? wishes.delay)
+      if (delay !== null) delayMs = delay
+      const status = wishedStatus(steering.__status ?? steering.__code ?? wishes.status)
+      if (status !== null) failStatus = status === 200 ? null : status
+    }
+    if (this.closing) delayMs = 0
+    if (delayMs === 0 && failStatus === null && fault === null) return null
+    return { delayMs, failure: failStatus === null ? null : failureAnswer(simulatedFailure(failStatus), request, settings), fault }
+  }
+
+  /**
+   * Runs `then` after `ms`, on a timer: thousands of waiting requests cost timers, never a thread. Nothing
+   * runs if `until` (the answer's 'close') comes first: the client went away.
+   */
+  wait (ms: number, until: EventEmitter, then: () => void): void {
+    if (this.closing) {
+      then()
+      return
+    }
+    const wake = (): void => {
+      clearTimeout(timer)
+      this.waiting.delete(wake)
+      until.off('close', cancel)
+      then()
+    }
+    const cancel = (): void => {
+      clearTimeout(timer)
+      this.waiting.delete(wake)
+    }
+    const timer = setTimeout(wake, ms)
+    this.waiting.add(wake)
+    until.once('close', cancel)
+  }
+
+  /** From the moment the service closes: every wait ends now, and no new one begins (shutdown waits for no simulated delay). */
+  hurry (): void {
+    this.closing = true
+    for (const wake of [...this.waiting]) wake()
+  }
+
+  /** A delay about to be served, counted. */
+  countDelay (ms: number): void {
+    this.counts.delays++
+    this.counts.delayMs += ms
+  }
+
+  countFault (kind: FaultKind): void {
+    this.counts.faults[kind]++
+  }
+
+  countFailure (status: number): void {
+    this.counts.failures.set(status, (this.counts.failures.get(status) ?? 0) + 1)
+  }
+}
