@@ -3,6 +3,7 @@
 import type { BenchOptions } from './options.js'
 import type { LoadResult } from './load-test.js'
 import type { SnapshotFormat } from './snapshots.js'
+import { policyTable, type PolicyResult } from './memory-policy.js'
 
 export interface WorkloadResult {
   explore: LoadResult
@@ -114,6 +115,8 @@ export interface SizeResult {
   reloads?: ReloadResult[]
   /** The headline figures, derived from the above once (sizeFigures), for the report and BENCHMARKS.md. */
   figures: SizeFigures
+  /** From 1M items: whether each trick of src/snapshot/memory-policy.ts still pays (bench/memory-policy.ts). */
+  memoryPolicy?: PolicyResult
 }
 
 /** What BENCHMARKS.md's table shows for one size, derived from the measured figures (sizeFigures). */
@@ -395,6 +398,16 @@ export function markdown (result: BenchResult): string {
       `${hot.unfiltered} unfiltered, ${hot.withLimit} with limit, ${hot.withOffset} with offset); cold ${int(cold.paths ?? 0)} distinct pages ` +
       `(+${int(cold.warmupPaths ?? 0)} for the warm-up) over ${int(cold.pairs ?? 0)} (language, company) lists, limit ${cold.limitMin}–${cold.limitMax}, ` +
       `deepest offset ${int(cold.deepestOffset ?? 0)}.`)
+  }
+  for (const size of result.sizes) {
+    if (size.memoryPolicy === undefined) continue
+    lines.push('')
+    lines.push(`### Memory policy at ${size.label}: does each trick still pay? (bench/memory-policy.ts)`)
+    lines.push('')
+    lines.push(policyTable(size.memoryPolicy))
+    lines.push('')
+    lines.push('Each row a process of its own: a first load, then two reloads as a serving replica makes them (the served model retired ' +
+      'at each swap), with no request. A trick pays when turning it off makes worse the figure it is there for, by more than 5%.')
   }
   return lines.join('\n') + '\n'
 }

@@ -21,6 +21,10 @@ import {
 } from './report.js'
 import { plainScript } from './plain-script.js'
 import { ensureSnapshot, formatFor, warmPageCache, type SnapshotInfo } from './snapshots.js'
+import { runMemoryPolicy } from './memory-policy.js'
+
+/** Sizes from which `npm run bench` checks that each memory trick still pays (a few minutes each). */
+const MEMORY_POLICY_FROM_ITEMS = 1_000_000
 import { coldWorkload, hotWorkload, type Workload } from './workloads.js'
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
@@ -647,6 +651,10 @@ async function main (): Promise<void> {
       for (let round = 0; round < options.reloadRounds; round++) reloads.push(await reloadUnderLoad(service, info, options))
       sizes.push({ ...result, reloads, figures: sizeFigures({ ...result, reloads }) })
     } else sizes.push({ ...result, figures: sizeFigures(result) })
+    // From a million items: each memory trick off in turn, each in a process of its own, nothing else running.
+    if (info.totalItems >= MEMORY_POLICY_FROM_ITEMS && !options.quick) {
+      (sizes[sizes.length - 1] as SizeResult).memoryPolicy = runMemoryPolicy(info.file, log)
+    }
   }
 
   const result: BenchResult = {
