@@ -20,7 +20,7 @@ import { describeLineSyntaxError } from './json-text.js'
 import type { TextPosition } from './text-position.js'
 import { NOT_A_LANGUAGE, escapePointer, jsonPath } from './validation-report.js'
 import { Pacer } from '../slices.js'
-import type { Framing } from './load-snapshot.js'
+import type { Framing, FramingParts } from './load-snapshot.js'
 
 // The top-level rules are parts of the one snapshot schema, not rules of their own.
 const generatedAtCheck = TypeCompiler.Compile(Type.Pick(SnapshotSchema, ['generated_at']))
@@ -35,18 +35,16 @@ export class DocumentFraming implements Framing {
   private stopped = false
   generatedAt: string | null = null
 
-  constructor (
-    file: string,
-    private readonly chunks: FileChunks,
-    private readonly parser: BatchParser,
-    private readonly queue: MergeQueue,
-    private readonly merge: BatchMerge,
-    private readonly builder: SnapshotModelBuilder,
-    memory: BatchMemory,
-    batchBytes: number
-  ) {
-    this.name = basename(file)
-    this.batcher = new ItemBatcher(batchBytes, memory)
+  private readonly chunks: FileChunks
+  private readonly parser: BatchParser
+  private readonly queue: MergeQueue
+  private readonly merge: BatchMerge
+  private readonly builder: SnapshotModelBuilder
+
+  constructor (parts: FramingParts) {
+    ({ chunks: this.chunks, parser: this.parser, queue: this.queue, merge: this.merge, builder: this.builder } = parts)
+    this.name = basename(parts.file)
+    this.batcher = new ItemBatcher(parts.batchBytes, parts.memory)
     this.follower = new DocumentFollower({
       member: (key, value, position) => { this.member(key, value, position) },
       language: (code, position) => { this.language(code, position) },

@@ -12,7 +12,7 @@ import type { BatchMerge, FormatRules, MergeQueue } from './merge-batches.js'
 import { lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
 import type { BatchParser } from './parse-pool.js'
 import { preview } from './validation-report.js'
-import type { Framing } from './load-snapshot.js'
+import type { Framing, FramingParts } from './load-snapshot.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
 const NEWLINE = 0x0a
@@ -34,18 +34,17 @@ export class LineFraming implements Framing, FormatRules {
   private carryInRead = false
   private first = true
 
-  constructor (
-    file: string,
-    private readonly chunks: FileChunks,
-    private readonly parser: BatchParser,
-    private readonly queue: MergeQueue,
-    private readonly merge: BatchMerge,
-    private readonly builder: SnapshotModelBuilder,
-    private readonly memory: BatchMemory,
-    private readonly batchBytes: number,
-    private readonly maxLineBytes = MAX_LINE_BYTES
-  ) {
-    this.name = basename(file)
+  private readonly chunks: FileChunks
+  private readonly parser: BatchParser
+  private readonly queue: MergeQueue
+  private readonly merge: BatchMerge
+  private readonly builder: SnapshotModelBuilder
+  private readonly memory: BatchMemory
+  private readonly batchBytes: number
+
+  constructor (parts: FramingParts, private readonly maxLineBytes = MAX_LINE_BYTES) {
+    ({ chunks: this.chunks, parser: this.parser, queue: this.queue, merge: this.merge, builder: this.builder, memory: this.memory, batchBytes: this.batchBytes } = parts)
+    this.name = basename(parts.file)
   }
 
   async read (): Promise<boolean> {

@@ -46,6 +46,19 @@ export interface Framing {
   readonly generatedAt: string | null
 }
 
+/** What a framing works with: the file, the parser its batches go to, and the merge they come back to. */
+export interface FramingParts {
+  file: string
+  chunks: FileChunks
+  parser: BatchParser
+  queue: MergeQueue
+  merge: BatchMerge
+  builder: SnapshotModelBuilder
+  /** Where batches are read or gathered into, reused. */
+  memory: BatchMemory
+  batchBytes: number
+}
+
 /**
  * The parts of the pipeline: the process's own by default. Tests give their own pool (threads that fail), a
  * small batch (to cut items and lines anywhere), a clock.
@@ -96,10 +109,8 @@ export class SnapshotLoader {
     const batchBytes = this.parts.batchBytes ?? (parser.threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES)
     const memory = new BatchMemory(batchBytes)
     const queue = new MergeQueue(read => memory.give(read))
-    const merge = new BatchMerge(builder, report)
-    const framing = isJsonLinesPath(file)
-      ? new LineFraming(file, chunks, parser, queue, merge, builder, memory, batchBytes, this.parts.maxLineBytes)
-      : new DocumentFraming(file, chunks, parser, queue, merge, builder, memory, batchBytes)
+    const parts: FramingParts = { file, chunks, parser, queue, merge: new BatchMerge(builder, report), builder, memory, batchBytes }
+    const framing = isJsonLinesPath(file) ? new LineFraming(parts, this.parts.maxLineBytes) : new DocumentFraming(parts)
     for (let more = true; more;) {
       more = await framing.read()
       // As many batches in flight as the parser wants; a full report stops the reading.
