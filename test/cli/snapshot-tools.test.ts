@@ -22,17 +22,21 @@ t.test('the snapshot checker: every problem, exit 1; a valid file, exit 0', asyn
   }
   const good = await writeSnapshot(t, smallSnapshot())
   t.same(await check(good), { code: 0, stdout: `${good}: valid (en: 25, es: 2, fr: 0 items; generated_at 2026-11-20T09:30:00Z)\n` })
-  const bad = await writeSnapshot(t, { languages: { en: [{ pk: 1 }, { pk: 1 }] } }, 'bad.json')
+  const item = JSON.stringify(makeItem(1, '2024-01-01', []))
+  const bad = await writeSnapshot(t, `{"languages": {"en": [\n  {"pk": 2},\n  ${item},\n  ${item}\n]}}`, 'bad.json')
   const result = await check(good, bad)
   t.equal(result.code, 1)
-  t.match(result.stdout, `snapshot ${bad} is invalid (33 problems):\n  languages.en[0].is_translated: is required`)
-  t.match(result.stdout, '  languages.en[1].pk: 1 repeats languages.en[0]\n', 'schema problems and repeated pks in one report')
+  t.match(result.stdout, `snapshot ${bad} is invalid (17 problems):\n  bad.json:2:3: languages.en[0].is_translated: is required`)
+  t.match(result.stdout, '  bad.json:4:3: languages.en[2].pk: 1 repeats languages.en[1]\n', 'schema problems and repeated pks in one report, each with its place')
   t.equal((await check()).code, 2, 'no file: usage, exit 2')
   const lines = join(await tempDir(t), 'snapshot.jsonl')
   await writeFile(lines, toJsonLines(smallSnapshot()))
   t.same(await check(lines), { code: 0, stdout: `${lines}: valid (en: 25, es: 2, fr: 0 items; generated_at 2026-11-20T09:30:00Z)\n` }, 'JSON Lines too')
   await writeFile(lines, `${toJsonLines(smallSnapshot())}{"language": "en", "pk": 3}\n`)
   t.match((await check(lines)).stdout, 'snapshot.jsonl:29: is_translated: is required')
+  // Nested 200,000 deep: one line, with its place (it was a stack overflow).
+  const deep = await writeSnapshot(t, `{"languages": {"en": [${'['.repeat(200_000)}${']'.repeat(200_000)}]}}`, 'deep.json')
+  t.same(await check(deep), { code: 1, stdout: `snapshot ${deep} is invalid (1 problem):\n  deep.json:1:87: not a snapshot document: a value nested deeper than 64 levels\n` })
 })
 
 t.test('convert: JSON to JSON Lines and back, every field kept, the same pages served', async t => {
