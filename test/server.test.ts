@@ -78,7 +78,7 @@ t.test('a bad configuration value: exit 1 with the rule', async t => {
 t.test('--help prints the options and exits 0', async t => {
   const { code, stdout } = await start(['--help']).exited
   t.equal(code, 0)
-  t.match(stdout, /^Usage: explore-replica \[serve\] \[options\] {3}\(or: node dist\/server.js \[options\]\)/)
+  t.match(stdout, /^Usage: explore-replica \[serve\] \[FILE\] \[options\] {3}\(or: node dist\/server.js \[FILE\] \[options\]\)/)
   t.match(stdout, 'SNAPSHOT_PATH')
 })
 
