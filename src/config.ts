@@ -16,6 +16,12 @@ export const BUNDLED_SNAPSHOT = fileURLToPath(new URL('../data/snapshot.json', i
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
+/**
+ * The AWS SDK's own settings an s3:// SNAPSHOT_URL uses: read by the SDK, not by loadConfig, and named here
+ * for --help and for the deployment files' tests (a name in deploy/ must be one of these or an option's).
+ */
+export const S3_ENVIRONMENT = ['AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const
+
 export const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   host: Type.String({ minLength: 1 }),
@@ -144,7 +150,7 @@ export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'port', env: 'PORT', flag: '--port', default: '3000', description: 'TCP port to listen on (0: any free port).', parse: integer(0, 65535) },
   { key: 'host', env: 'HOST', flag: '--host', default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 or :: for every interface).', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
   { key: 'snapshotPath', env: 'SNAPSHOT_PATH', flag: '--snapshot-path', default: BUNDLED_SNAPSHOT, description: 'The snapshot file to serve (or give it as FILE). Unset: the sample bundled with the package.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
-  { key: 'snapshotUrl', env: 'SNAPSHOT_URL', flag: '--snapshot-url', default: undefined, description: 'Follow a published snapshot instead of SNAPSHOT_PATH: an http(s):// URL or s3://bucket/key (S3 settings: AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL_S3). Its name\'s extension gives the format.', parse: snapshotUrl },
+  { key: 'snapshotUrl', env: 'SNAPSHOT_URL', flag: '--snapshot-url', default: undefined, description: `Follow a published snapshot instead of SNAPSHOT_PATH: an http(s):// URL or s3://bucket/key (S3 settings: ${S3_ENVIRONMENT.join(', ')}). Its name's extension gives the format.`, parse: snapshotUrl },
   { key: 'snapshotPollSeconds', env: 'SNAPSHOT_POLL_SECONDS', flag: '--snapshot-poll-seconds', default: '30', description: 'How often SNAPSHOT_URL is checked (a conditional request: an unchanged snapshot costs a 304).', parse: integer(1, 86_400) },
   { key: 'snapshotCacheDir', env: 'SNAPSHOT_CACHE_DIR', flag: '--snapshot-cache-dir', default: join(tmpdir(), 'explore-replica'), description: 'Where the last good copy of SNAPSHOT_URL is kept: served at the next start if the source is down.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
   { key: 'snapshotMaxMb', env: 'SNAPSHOT_MAX_MB', flag: '--snapshot-max-mb', default: '16384', description: 'Largest snapshot downloaded from SNAPSHOT_URL, in MiB.', parse: integer(1, 1_048_576) },
