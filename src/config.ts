@@ -4,7 +4,15 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { ConfigError, FAIL_STATUSES, type FailStatus } from './errors.js'
+
+/**
+ * The sample snapshot shipped with the package (data/, beside src/ and dist/): what is served when no
+ * snapshot is named, from whatever directory the command runs in (`npx explore-replica`). In a checkout it
+ * is the same file `npm start` always served.
+ */
+export const BUNDLED_SNAPSHOT = fileURLToPath(new URL('../data/snapshot.json', import.meta.url))
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
@@ -23,6 +31,12 @@ export type DelaySpec = Static<typeof DelaySchema>
 export const FAULTS = ['reset', 'truncate', 'dribble'] as const
 export type FaultKind = typeof FAULTS[number]
 const Rate = Type.Number({ minimum: 0, maximum: 1 })
+
+/**
+ * The AWS SDK's own settings an s3:// SNAPSHOT_URL uses: read by the SDK, not by loadConfig, and named here
+ * for --help and for the deployment files' tests (a name in deploy/ must be one of these or an option's).
+ */
+export const S3_ENVIRONMENT = ['AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const
 
 export const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
@@ -207,8 +221,8 @@ function logLevel (text: string): Config['logLevel'] {
 export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'port', env: 'PORT', flag: '--port', default: '3000', description: 'TCP port to listen on (0: any free port).', parse: integer(0, 65535) },
   { key: 'host', env: 'HOST', flag: '--host', default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 or :: for every interface).', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
-  { key: 'snapshotPath', env: 'SNAPSHOT_PATH', flag: '--snapshot-path', default: 'data/snapshot.json', description: 'The snapshot file to serve.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
-  { key: 'snapshotUrl', env: 'SNAPSHOT_URL', flag: '--snapshot-url', default: undefined, description: 'Follow a published snapshot instead of SNAPSHOT_PATH: an http(s):// URL or s3://bucket/key (S3 settings: AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL_S3). Its name\'s extension gives the format.', parse: snapshotUrl },
+  { key: 'snapshotPath', env: 'SNAPSHOT_PATH', flag: '--snapshot-path', default: BUNDLED_SNAPSHOT, description: 'The snapshot file to serve (or give it as FILE). Unset: the sample bundled with the package.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
+  { key: 'snapshotUrl', env: 'SNAPSHOT_URL', flag: '--snapshot-url', default: undefined, description: `Follow a published snapshot instead of SNAPSHOT_PATH: an http(s):// URL or s3://bucket/key (S3 settings: ${S3_ENVIRONMENT.join(', ')}). Its name's extension gives the format.`, parse: snapshotUrl },
   { key: 'snapshotPollSeconds', env: 'SNAPSHOT_POLL_SECONDS', flag: '--snapshot-poll-seconds', default: '30', description: 'How often SNAPSHOT_URL is checked (a conditional request: an unchanged snapshot costs a 304).', parse: integer(1, 86_400) },
   { key: 'snapshotCacheDir', env: 'SNAPSHOT_CACHE_DIR', flag: '--snapshot-cache-dir', default: join(tmpdir(), 'explore-replica'), description: 'Where the last good copy of SNAPSHOT_URL is kept: served at the next start if the source is down.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
   { key: 'snapshotMaxMb', env: 'SNAPSHOT_MAX_MB', flag: '--snapshot-max-mb', default: '16384', description: 'Largest snapshot downloaded from SNAPSHOT_URL, in MiB.', parse: integer(1, 1_048_576) },
@@ -256,10 +270,14 @@ export interface ConfigSources {
 
 const BOOLEAN_FLAGS = new Set<keyof Config>(['s3ForcePathStyle', 'trustProxy', 'watch', 'metrics', 'docs', 'console', 'requestLog', 'logPretty', 'fastPath', 'chaos'])
 
-/** Parses `--name value` and `--name=value`. Throws ConfigError on an unknown flag or a missing value. */
+/**
+ * Parses `--name value` and `--name=value`, after an optional FILE (the snapshot, as --snapshot-path).
+ * Throws ConfigError on an unknown flag, a missing value, or a snapshot named twice.
+ */
 function readFlags (argv: readonly string[]): Map<string, string> {
   const flags = new Map<string, string>()
-  for (let i = 0; i < argv.length; i++) {
+  const file = argv[0] !== undefined && !argv[0].startsWith('-') ? argv[0] : undefined
+  for (let i = file === undefined ? 0 : 1; i < argv.length; i++) {
     const arg = argv[i] as string
     const eq = arg.indexOf('=')
     const name = eq < 0 ? arg : arg.slice(0, eq)
@@ -273,6 +291,10 @@ function readFlags (argv: readonly string[]): Map<string, string> {
       if (argv[i + 1] === undefined) throw new ConfigError(`${name} needs a value`)
       flags.set(name, argv[++i] as string)
     }
+  }
+  if (file !== undefined) {
+    if (flags.has('--snapshot-path')) throw new ConfigError(`FILE "${file}" and --snapshot-path both name the snapshot: give one`)
+    flags.set('--snapshot-path', file)
   }
   return flags
 }
@@ -319,10 +341,11 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
 export function helpText (): string {
   const rows = OPTIONS.map(o => `  ${`${o.flag} / ${o.env}`.padEnd(36)} ${o.description}${o.default !== undefined ? ` Default: ${o.default}.` : ''}`)
   return [
-    'Usage: explore-replica [serve] [options]   (or: node dist/server.js [options])',
+    'Usage: explore-replica [serve] [FILE] [options]   (or: node dist/server.js [FILE] [options])',
     '',
-    'Serves the explore listing API from a JSON snapshot. Every option is a flag or an environment variable;',
-    'a flag wins over the variable.',
+    'Serves the explore listing API from the snapshot FILE (the same as --snapshot-path FILE), or without one',
+    'the sample bundled with the package. Every option is a flag or an environment variable; a flag wins over',
+    'the variable.',
     '',
     ...rows,
     '  --help'.padEnd(38) + ' Print this help and exit.',

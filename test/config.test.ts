@@ -1,13 +1,14 @@
 import t from 'tap'
+import { existsSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { helpText, loadConfig, OPTIONS } from '../src/config.js'
+import { BUNDLED_SNAPSHOT, helpText, loadConfig, OPTIONS } from '../src/config.js'
 
 t.test('defaults', async t => {
   t.same(loadConfig(), {
     port: 3000,
     host: '127.0.0.1',
-    snapshotPath: 'data/snapshot.json',
+    snapshotPath: BUNDLED_SNAPSHOT,
     snapshotUrl: null,
     snapshotPollSeconds: 30,
     snapshotCacheDir: join(tmpdir(), 'explore-replica'),
@@ -136,6 +137,19 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
   t.equal(loadConfig({ env: { CORS_ORIGIN: '*' } }).corsOrigin, '*')
   t.equal(loadConfig({ env: { WORKERS: 'auto' } }).workers, availableParallelism(), 'WORKERS=auto: one per core')
   t.equal(loadConfig({ env: { SNAPSHOT_URL: 'https://cdn.example.com/x/snapshot.json?v=1' } }).snapshotUrl, 'https://cdn.example.com/x/snapshot.json?v=1')
+})
+
+t.test('no snapshot named: the sample bundled with the package, whatever the working directory', async t => {
+  t.equal(BUNDLED_SNAPSHOT, join(import.meta.dirname, '..', 'data', 'snapshot.json'), 'data/ at the package root')
+  t.ok(existsSync(BUNDLED_SNAPSHOT))
+})
+
+t.test('FILE first names the snapshot, as --snapshot-path does, and only once', async t => {
+  t.equal(loadConfig({ argv: ['snap.jsonl'] }).snapshotPath, 'snap.jsonl')
+  t.equal(loadConfig({ argv: ['/srv/snap.json', '--port', '1'], env: { SNAPSHOT_PATH: '/other.json' } }).snapshotPath, '/srv/snap.json', 'FILE wins over SNAPSHOT_PATH, as a flag does')
+  t.throws(() => loadConfig({ argv: ['a.json', '--snapshot-path', 'b.json'] }), { name: 'ConfigError', message: 'FILE "a.json" and --snapshot-path both name the snapshot: give one' })
+  t.throws(() => loadConfig({ argv: ['a.json', 'b.json'] }), { name: 'ConfigError', message: /^unknown argument "b\.json"/ }, 'one FILE')
+  t.throws(() => loadConfig({ argv: ['--port', '1', 'a.json'] }), { name: 'ConfigError', message: /^unknown argument "a\.json"/ }, 'FILE comes first')
 })
 
 t.test('OPS_PORT: a port of its own, never PORT', async t => {

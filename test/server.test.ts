@@ -91,7 +91,7 @@ t.test('a bad trouble option (a demo server\'s): exit 1, naming the option and t
 t.test('--help prints the options and exits 0', async t => {
   const { code, stdout } = await start(['--help']).exited
   t.equal(code, 0)
-  t.match(stdout, /^Usage: explore-replica \[serve\] \[options\] {3}\(or: node dist\/server.js \[options\]\)/)
+  t.match(stdout, /^Usage: explore-replica \[serve\] \[FILE\] \[options\] {3}\(or: node dist\/server.js \[FILE\] \[options\]\)/)
   t.match(stdout, 'SNAPSHOT_PATH')
 })
 

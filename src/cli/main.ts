@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `explore-replica`: one command line for the service and its snapshot tools. The first argument names the
-// subcommand; without one (or with an option first) it serves, so `explore-replica --port 4000` works as
-// `node dist/server.js --port 4000` does. Each subcommand is loaded only when asked for: `check` does not
-// load Fastify, `serve` does not load the capture client.
+// subcommand; without one (or with an option or a snapshot file first) it serves, so `explore-replica
+// --port 4000` and `explore-replica snapshot.jsonl` work as `node dist/server.js …` does. Each subcommand
+// is loaded only when asked for: `check` does not load Fastify, `serve` does not load the capture client.
+import { existsSync } from 'node:fs'
 import { UsageError } from '../errors.js'
 
 interface Command {
@@ -12,7 +13,7 @@ interface Command {
 
 const COMMANDS: Record<string, Command> = {
   serve: {
-    summary: 'serve the explore API from a snapshot (the default; --help lists every option)',
+    summary: 'serve the explore API from a snapshot: [serve] [FILE] (the default; --help lists every option)',
     run: async argv => {
       const { serve, reportStartFailure } = await import('../serve.js')
       // A server's start-up failure ends the process itself (a cluster's primary included).
@@ -39,6 +40,7 @@ const COMMANDS: Record<string, Command> = {
 }
 
 const MAIN_USAGE = `Usage: explore-replica [COMMAND] [options]
+       explore-replica [FILE] [options]     serve FILE, or without one the sample bundled with the package
 
 Commands:
 ${Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`).join('\n')}
@@ -54,8 +56,8 @@ async function main (argv: string[]): Promise<number> {
     process.stdout.write(MAIN_USAGE)
     return 0
   }
-  if (first === undefined || first.startsWith('-')) return await COMMANDS.serve!.run(argv)
-  const command = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined
+  const command = first !== undefined && Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined
+  if (first === undefined || first.startsWith('-') || (command === undefined && namesFile(first))) return await COMMANDS.serve!.run(argv)
   if (command === undefined) {
     process.stderr.write(`explore-replica: unknown command "${first}"\n\n${MAIN_USAGE}`)
     return 2
@@ -69,6 +71,14 @@ async function main (argv: string[]): Promise<number> {
     process.stderr.write(`explore-replica ${first}: ${(error as Error).message}\n${usage ? `Run explore-replica ${first} --help for the options.\n` : ''}`)
     return usage ? 2 : 1
   }
+}
+
+/**
+ * Whether a first argument that is no command is the snapshot to serve: a file that exists, or one that
+ * reads as a path (the loader then says why it cannot be read). A mistyped command (`serv`) is neither.
+ */
+function namesFile (arg: string): boolean {
+  return /[\\/]/.test(arg) || /\.(json|jsonl|ndjson)$/i.test(arg) || existsSync(arg)
 }
 
 main(process.argv.slice(2)).then(code => { if (code !== 0) process.exitCode = code }, (error: unknown) => {

@@ -70,3 +70,35 @@ t.test('serve is the default: options alone start the server, which stops on SIG
   const [code] = await once(child, 'exit')
   t.equal(code, 0)
 })
+
+t.test('a FILE first is served, as --snapshot-path: relative to the working directory; a mistyped command is not a file', async t => {
+  const dir = await tempDir(t)
+  const { writeFile } = await import('node:fs/promises')
+  await writeFile(join(dir, 'mine.json'), JSON.stringify(smallSnapshot()))
+  // tsx by its location: from `dir`, the name would not resolve.
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), MAIN, 'mine.json', '--port', '0', '--log-level', 'info'], {
+    cwd: dir, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', chunk => {
+      stdout += chunk
+      const match = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout)
+      if (match !== null && stdout.includes('"snapshot":"mine.json"')) resolve(match[1] as string)
+    })
+    child.once('exit', code => reject(new Error(`exited ${String(code)}: ${stdout}`)))
+  })
+  const page = await fetch(`${url}/en/api/internal/explore/?limit=1`)
+  t.equal(((await page.json()) as { count: number }).count, 25, 'the FILE\'s items')
+  child.kill('SIGTERM')
+  t.equal((await once(child, 'exit'))[0], 0)
+
+  const missing = await run('no-such-snapshot.jsonl', '--port', '0')
+  t.equal(missing.code, 1, 'a FILE that cannot be read stops serve, exit 1')
+  t.match(missing.stderr, /^snapshot no-such-snapshot\.jsonl cannot be read/)
+  const twice = await run('a.json', '--snapshot-path', 'b.json')
+  t.equal(twice.code, 1)
+  t.match(twice.stderr, /FILE "a\.json" and --snapshot-path both name the snapshot/)
+  const typo = await run('serv')
+  t.equal(typo.code, 2, 'no file named serv, no path: still an unknown command')
+})

@@ -1,0 +1,165 @@
+// deploy/Dockerfile and .dockerignore, as far as a machine without a Docker engine can check them: the
+// Dockerfile linted by dockerfile-utils (the Docker language server's validator; hadolint is in neither
+// Debian nor npm), its instructions held to the image's rules, and its HEALTHCHECK command run against a
+// real server.
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { validate } from 'dockerfile-utils'
+import { buildApp } from '../../src/app.js'
+import { loadConfig, OPTIONS, S3_ENVIRONMENT } from '../../src/config.js'
+import { buildTestApp, childEnv, freePort, tempDir } from '../helpers.js'
+import { assignments, execForm, flag, readStages, withoutFlags, words, type Instruction, type Stage } from './dockerfile-instructions.js'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const dockerfile = await readFile(join(ROOT, 'deploy', 'Dockerfile'), 'utf8')
+const stages = readStages(dockerfile)
+const runtime = stages.at(-1) as Stage
+const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string, license: string }
+const CONFIG_NAMES = new Set<string>([...OPTIONS.map(option => option.env), ...S3_ENVIRONMENT])
+
+function all (stage: Stage, keyword: string): Instruction[] {
+  return stage.instructions.filter(instruction => instruction.keyword === keyword)
+}
+
+function last (stage: Stage, keyword: string): Instruction | undefined {
+  return all(stage, keyword).at(-1)
+}
+
+/** The stage's ENV settings, later ones winning. */
+function environment (stage: Stage): Map<string, string | undefined> {
+  return new Map(all(stage, 'ENV').flatMap(env => [...assignments(env.args)]))
+}
+
+/** Where a COPY puts things, made absolute against the stage's WORKDIR at that point. */
+function copies (stage: Stage): Array<{ from: string | undefined, sources: string[], dest: string }> {
+  let workdir = '/'
+  const result: Array<{ from: string | undefined, sources: string[], dest: string }> = []
+  for (const instruction of stage.instructions) {
+    if (instruction.keyword === 'WORKDIR') workdir = instruction.args
+    if (instruction.keyword !== 'COPY') continue
+    const parts = words(withoutFlags(instruction.args))
+    const dest = parts.at(-1) as string
+    result.push({ from: flag(instruction.args, 'from'), sources: parts.slice(0, -1), dest: dest.startsWith('/') ? dest : join(workdir, dest) })
+  }
+  return result
+}
+
+t.test('the Dockerfile has no problem the Docker language server\'s validator finds', async t => {
+  t.same(validate(dockerfile).map(problem => `line ${problem.range.start.line + 1}: ${problem.message}`), [])
+  t.not(validate('FROM node:24\nHEALTHCHECK --intervall=3s CMD ["node"]\n').length, 0, 'and it does find problems')
+})
+
+t.test('multi-stage: the build stage has the dev dependencies and builds; the image only production ones', async t => {
+  t.ok(stages.length >= 2, `${stages.length} stages`)
+  const build = stages.find(stage => all(stage, 'RUN').some(run => /\bnpm run build\b/.test(run.args)))
+  if (build === undefined) return t.fail('no stage runs npm run build')
+  t.ok(all(build, 'RUN').some(run => /\bnpm ci\b/.test(run.args) && !/--omit=dev|--production/.test(run.args)), 'the build stage installs every dependency')
+  t.not(build, runtime, 'the image is not the build stage')
+  // What `npm run build` compiles must be in the build stage: tsconfig.build.json, what it extends, what it includes.
+  const tsconfig = JSON.parse(await readFile(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { extends?: string, include: string[] }
+  const copied = copies(build).flatMap(copy => copy.sources)
+  for (const needed of ['package.json', 'package-lock.json', 'tsconfig.build.json', ...(tsconfig.extends === undefined ? [] : [tsconfig.extends.replace(/^\.\//, '')]), ...tsconfig.include]) {
+    t.ok(copied.includes(needed), `the build stage copies ${needed}`)
+  }
+
+  // The image's node_modules: installed without dev dependencies, here or in the stage it is copied from.
+  const modules = copies(runtime).find(copy => copy.dest === '/app/node_modules')
+  const installer = modules?.from === undefined ? runtime : stages.find(stage => stage.name === modules.from)
+  t.ok(installer !== undefined && all(installer, 'RUN').some(run => /\bnpm ci\b.*--omit=dev/.test(run.args)), 'node_modules from npm ci --omit=dev')
+  t.not(installer, build, 'not the build stage\'s node_modules')
+  const dist = copies(runtime).find(copy => copy.dest === '/app/dist')
+  t.equal(dist?.from, build.name, 'dist/ from the build stage')
+  // dist/ is ES modules only because package.json says "type": "module".
+  t.ok(copies(runtime).some(copy => copy.from === undefined && copy.sources.includes('package.json') && copy.dest.startsWith('/app')), 'package.json beside dist/')
+})
+
+t.test('the image runs as node, under tini, with SIGTERM, the server directly', async t => {
+  t.equal(last(runtime, 'USER')?.args, 'node', 'the node user, not root')
+  t.same(execForm(last(runtime, 'ENTRYPOINT')?.args ?? ''), ['/usr/bin/tini', '--'], 'tini is PID 1')
+  t.ok(all(runtime, 'RUN').some(run => /apt-get install\b.*\btini\b/.test(run.args)), 'tini installed in the image (Node\'s images have none)')
+  t.equal(last(runtime, 'STOPSIGNAL')?.args, 'SIGTERM')
+  t.same(execForm(last(runtime, 'CMD')?.args ?? ''), ['node', 'dist/server.js'], 'node itself, no npm or shell between it and the signals')
+  t.equal(last(runtime, 'WORKDIR')?.args, '/app')
+})
+
+t.test('settings: every interface, /data for snapshots with the sample there until one is mounted', async t => {
+  const env = environment(runtime)
+  for (const name of env.keys()) t.ok(CONFIG_NAMES.has(name), `ENV ${name} is one of the service's settings`)
+  t.equal(env.get('HOST'), '0.0.0.0')
+  t.equal(env.get('SNAPSHOT_PATH'), '/data/snapshot.json')
+  t.ok(all(runtime, 'VOLUME').some(volume => (execForm(volume.args) ?? words(volume.args)).includes('/data')), 'VOLUME /data')
+  const sample = copies(runtime).filter(copy => copy.from === undefined && copy.sources.includes('data/snapshot.json')).map(copy => copy.dest)
+  t.ok(sample.includes('/data/snapshot.json'), 'the bundled sample at SNAPSHOT_PATH')
+  t.ok(sample.includes('/app/data/snapshot.json'), 'and where the package keeps it (the default with SNAPSHOT_PATH unset)')
+  t.ok(all(runtime, 'EXPOSE').some(expose => words(expose.args).includes(env.get('PORT') ?? '3000')), 'PORT exposed')
+  const cacheDir = env.get('SNAPSHOT_CACHE_DIR')
+  t.ok(cacheDir !== undefined && all(runtime, 'RUN').some(run => run.args.includes(cacheDir) && /chown node/.test(run.args)), 'SNAPSHOT_CACHE_DIR is the node user\'s')
+})
+
+t.test('OCI labels: title, description, the package\'s version and licence', async t => {
+  const labels = new Map(all(runtime, 'LABEL').flatMap(label => [...assignments(label.args)]))
+  const args = new Map(stages.flatMap(stage => all(stage, 'ARG')).flatMap(arg => [...assignments(arg.args)]))
+  for (const name of ['title', 'description', 'version', 'revision', 'licenses']) {
+    t.ok((labels.get(`org.opencontainers.image.${name}`) ?? '') !== '', `org.opencontainers.image.${name}`)
+  }
+  t.equal(labels.get('org.opencontainers.image.version'), '$' + '{VERSION}', 'the version is the build argument')
+  t.equal(args.get('VERSION'), pkg.version, 'ARG VERSION defaults to package.json\'s version')
+  t.equal(labels.get('org.opencontainers.image.licenses'), pkg.license)
+})
+
+t.test('.dockerignore sends what the Dockerfile copies and nothing else', async t => {
+  const patterns = (await readFile(join(ROOT, '.dockerignore'), 'utf8')).split('\n').map(line => line.trim()).filter(line => line !== '' && !line.startsWith('#'))
+  // The allowlist form only ("*", then "!path" lines): the matcher below is exact for it.
+  t.equal(patterns[0], '*', 'everything is excluded first')
+  t.ok(patterns.slice(1).every(pattern => /^![^*?[\]]+$/.test(pattern)), 'then plain paths let in')
+  const allowed = patterns.slice(1).map(pattern => pattern.slice(1).replace(/\/$/, ''))
+  const sent = (path: string): boolean => allowed.some(allow => path === allow || path.startsWith(`${allow}/`))
+  const fromContext = stages.flatMap(stage => copies(stage)).filter(copy => copy.from === undefined).flatMap(copy => copy.sources)
+  for (const source of fromContext) t.ok(sent(source), `${source} is in the build context`)
+  for (const path of ['node_modules/fastify/package.json', 'dist/server.js', '.git/HEAD', 'test/helpers.ts', 'bench/run.ts', 'coverage/index.html', 'README.md']) {
+    t.notOk(sent(path), `${path} is not`)
+  }
+})
+
+/** Runs the image's HEALTHCHECK command here, with the given environment: its exit code. */
+async function healthcheck (env: Record<string, string>): Promise<number> {
+  const check = /^(?:--\S+\s+)*CMD\s+(.*)$/s.exec(last(runtime, 'HEALTHCHECK')?.args ?? '')
+  const command = execForm(check?.[1] ?? '')
+  if (command === null || command[0] !== 'node') throw new Error('HEALTHCHECK is not an exec form running node')
+  // These settings, none of this process's (tap's NODE_OPTIONS, a PORT of its own).
+  const settings = { NODE_OPTIONS: '', PORT: '', OPS_PORT: '', ...env }
+  return await new Promise(resolve => {
+    execFile(process.execPath, command.slice(1), { env: childEnv(settings), timeout: 10_000 }, error => {
+      resolve(error === null ? 0 : typeof error.code === 'number' ? error.code : -1)
+    })
+  })
+}
+
+t.test('HEALTHCHECK: node (the image has no curl) asking /-/readyz, on OPS_PORT when it is set', async t => {
+  const timing = last(runtime, 'HEALTHCHECK')?.args ?? ''
+  for (const name of ['interval', 'timeout', 'start-period', 'retries']) t.ok(flag(timing, name) !== undefined, `--${name} given`)
+  t.match(timing, /\/-\/(readyz|healthz)/)
+
+  const app = await buildTestApp(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = String((app.server.address() as { port: number }).port)
+  t.equal(await healthcheck({ PORT: port }), 0, 'a replica serving its snapshot is healthy')
+  t.equal(await healthcheck({ PORT: String(await freePort()) }), 1, 'nothing listening: unhealthy')
+
+  const split = await buildTestApp(t, undefined, { opsPort: 0, opsHost: '127.0.0.1' })
+  await split.listen({ port: 0, host: '127.0.0.1' })
+  const opsPort = String((await split.ops!.listen()).port)
+  const apiPort = String((split.server.address() as { port: number }).port)
+  t.equal(await healthcheck({ PORT: apiPort, OPS_PORT: opsPort }), 0, 'with OPS_PORT: asked there')
+  t.equal(await healthcheck({ PORT: apiPort }), 1, 'PORT alone has no /-/ endpoints then (the check must follow OPS_PORT)')
+
+  // Listening, no snapshot yet: its source (nothing listens there) cannot be had. Alive, not ready.
+  const loading = await buildApp(loadConfig({
+    overrides: { logLevel: 'silent', snapshotUrl: `http://127.0.0.1:${await freePort()}/snapshot.json`, snapshotCacheDir: await tempDir(t) }
+  }))
+  t.teardown(() => loading.close())
+  await loading.listen({ port: 0, host: '127.0.0.1' })
+  t.equal(await healthcheck({ PORT: String((loading.server.address() as { port: number }).port) }), 1, 'not ready: not healthy')
+})
