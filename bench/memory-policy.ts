@@ -19,7 +19,8 @@ const TRICKS: Array<{ trick: string, for: keyof Ratios }> = [
   { trick: 'sharedItemMemory', for: 'reloadMajorGcs' },
   { trick: 'collectionHint', for: 'settledRss' },
   { trick: 'lowPriorityParseThreads', for: 'reloadLoopMax' },
-  { trick: 'reusedBatchMemory', for: 'settledRss' }
+  { trick: 'reusedBatchMemory', for: 'settledRss' },
+  { trick: 'restingParseThreads', for: 'settledRss' }
 ]
 
 export interface PolicyResult {

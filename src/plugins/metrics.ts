@@ -98,7 +98,7 @@ export default fp(async function metricsPlugin (app) {
   })
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_parse_pool_threads',
-    help: 'Parse threads running for large snapshot loads (0 before the first large load, or when they could not start).',
+    help: 'Parse threads running for large snapshot loads (0 before the first large load, once idle ones have exited, or when they cannot start).',
     registers: [registry],
     collect () { this.set(parsePool.status().threads) }
   })

@@ -33,15 +33,23 @@ export interface MemoryPolicy {
    * freed memory that stays resident (tens of MB of settled RSS at 1M items: docs/decisions/010).
    */
   reusedBatchMemory: boolean
+  /**
+   * After each load the parse pool's threads, which live as long as the process, run a full collection
+   * (parse-worker.ts, `rest`). Idle, a thread's heap keeps what a load left in it: the bench's settled RSS
+   * collects the main thread only, and at 200k items two threads kept ~120 MB more than per-load threads,
+   * which exited (docs/decisions/022).
+   */
+  restingParseThreads: boolean
 }
 
-export const MEMORY_TRICKS = ['sharedItemMemory', 'collectionHint', 'lowPriorityParseThreads', 'reusedBatchMemory'] as const
+export const MEMORY_TRICKS = ['sharedItemMemory', 'collectionHint', 'lowPriorityParseThreads', 'reusedBatchMemory', 'restingParseThreads'] as const
 
 const policy: MemoryPolicy = {
   sharedItemMemory: true,
   collectionHint: true,
   lowPriorityParseThreads: true,
-  reusedBatchMemory: true
+  reusedBatchMemory: true,
+  restingParseThreads: true
 }
 
 /** The policy in force (every trick on, unless the bench's probe turned one off). */

@@ -91,7 +91,7 @@ export class SnapshotLoader {
       })
       const builder = new SnapshotModelBuilder()
       const report = new ValidationReport(problemCap)
-      const framing = await this.run(file, chunks, parser, builder, report)
+      const framing = await this.run(file, chunks, parser, builder, report).finally(() => parser.done())
       if (report.problems.length > 0) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, report.lines())
       const info: SnapshotInfo = { source: file, version: chunks.digest(), generatedAt: framing.generatedAt, loadedAt: this.parts.clock() }
       await chunks.close()

@@ -4,6 +4,7 @@
 // parsed on the loading thread, a batch per turn of the event loop, where a thread would cost more than it saves.
 // When the threads cannot start (a runtime that cannot load their code, no thread to spare), loading falls
 // back to the loading thread: logged once, and counted (`explore_parse_pool_fallbacks_total`).
+import { EventEmitter } from 'node:events'
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
 import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
@@ -23,6 +24,11 @@ export const INLINE_BATCH_BYTES = 1024 * 1024
 export const SCRATCH_BYTES = 2 * THREAD_BATCH_BYTES
 /** More threads than this gain little: the loading thread's reading and merging become the limit. */
 const MAX_THREADS = 4
+/**
+ * Threads idle this long exit, and give their heaps back (~35 MB each, measured: docs/decisions/022); the
+ * next large load starts them again. A burst of saves, or a reload after a failed one, finds them warm.
+ */
+export const POOL_IDLE_MS = 30_000
 
 // Built code runs parse-worker.js; tests run the TypeScript source, through the loader they run under.
 const WORKER = new URL(import.meta.url.endsWith('.ts') ? './parse-worker.ts' : './parse-worker.js', import.meta.url)
@@ -34,7 +40,7 @@ export interface ParseWorkerData {
 
 /** How the pool stands, for the metrics and the log. */
 export interface PoolStatus {
-  /** Threads the pool runs (0 before its first large load, or after it fell back). */
+  /** Threads running now (0 before the first large load, when idle ones have exited, or after a fallback). */
   threads: number
   /** Loads that fell back to the loading thread because the threads could not start. */
   fallbacks: number
@@ -53,6 +59,8 @@ export interface BatchParser {
   readonly depth: number
   /** The threads this load uses; 0 on the loading thread. */
   readonly threads: number
+  /** The load is over (whatever its outcome): the threads may give back what it left in their heaps. */
+  done: () => void
 }
 
 /** Parses on the loading thread, a batch per turn of the event loop (a small file's batch: a few ms). */
@@ -65,6 +73,8 @@ export class InlineParser implements BatchParser {
     await new Promise(resolve => setImmediate(resolve))
     return parseBatch(task, this.scratch)
   }
+
+  done (): void {}
 }
 
 export interface ParsePoolOptions {
@@ -72,27 +82,34 @@ export interface ParsePoolOptions {
   threads?: number
   /** The threads' code (tests give one that fails). */
   script?: URL
+  /** How long an idle thread lives (POOL_IDLE_MS). */
+  idleMs?: number
 }
 
 /**
  * The process's parse threads. Started at the first large load, not before (a small demo snapshot never
- * needs them), and kept: idle threads wait without holding the process open.
+ * needs them), and kept while loads come: idle, they hold no core and do not keep the process open, and
+ * after POOL_IDLE_MS they exit.
  */
-export class ParsePool {
+/** Emits `threads` (the count running) when a thread starts or exits. */
+export class ParsePool extends EventEmitter<{ threads: [number] }> {
   private pool: Piscina | null = null
   private started: Promise<boolean> | null = null
   private readonly size: number
   private readonly script: URL
+  private readonly idleMs: number
   private failure: string | null = null
   private fallbacks = 0
 
   constructor (options: ParsePoolOptions = {}) {
+    super()
     this.size = options.threads ?? Math.min(availableParallelism(), MAX_THREADS)
     this.script = options.script ?? WORKER
+    this.idleMs = options.idleMs ?? POOL_IDLE_MS
   }
 
   status (): PoolStatus {
-    return { threads: this.failure === null && this.pool !== null ? this.size : 0, fallbacks: this.fallbacks, failure: this.failure }
+    return { threads: this.pool?.threads.length ?? 0, fallbacks: this.fallbacks, failure: this.failure }
   }
 
   /**
@@ -109,7 +126,7 @@ export class ParsePool {
       return new InlineParser()
     }
     const lanes = Math.max(1, serving ? this.size - 1 : this.size)
-    return new PoolLanes(this.pool as Piscina, lanes)
+    return new PoolLanes(this.pool as Piscina, lanes, this.size)
   }
 
   /** Stops the threads (the service closing); a later large load starts them again. */
@@ -130,7 +147,7 @@ export class ParsePool {
     const workerData: ParseWorkerData = { policy: { ...memoryPolicy() } }
     let pool: Piscina
     try {
-      pool = new Piscina({ filename: this.script.href, minThreads: this.size, maxThreads: this.size, idleTimeout: Infinity, workerData })
+      pool = new Piscina({ filename: this.script.href, minThreads: 0, maxThreads: this.size, idleTimeout: this.idleMs, workerData })
     } catch (error) {
       this.failure = (error as Error).message
       return false
@@ -138,6 +155,10 @@ export class ParsePool {
     // A thread that fails outside a task (its code does not load) is told here, not thrown at the process;
     // the task it would have run is rejected, and piscina starts another thread.
     pool.on('error', () => {})
+    const count = (): void => { this.emit('threads', pool.threads.length) }
+    pool.on('workerCreate', count)
+    // Told after piscina has let the thread go.
+    pool.on('workerDestroy', () => { setImmediate(count) })
     try {
       // Every thread loads its code before the first batch: one that cannot is found here, not mid-load.
       await Promise.all(Array.from({ length: this.size }, async () => await pool.run(null, { name: 'ready' })))
@@ -160,8 +181,14 @@ class PoolLanes implements BatchParser {
   private running = 0
   private readonly waiting: Array<() => void> = []
 
-  constructor (private readonly pool: Piscina, readonly threads: number) {
+  constructor (private readonly pool: Piscina, readonly threads: number, private readonly size: number) {
     this.depth = 2 * threads
+  }
+
+  /** One `rest` task a thread: each runs on a thread of its own, all being idle now (memory-policy.ts). */
+  done (): void {
+    if (!memoryPolicy().restingParseThreads) return
+    for (let i = 0; i < this.size; i++) this.pool.run(null, { name: 'rest' }).catch(() => {})
   }
 
   async parse (task: BatchTask): Promise<ParsedBatch> {

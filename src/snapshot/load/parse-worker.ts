@@ -3,6 +3,8 @@
 // as long as the pool: its checks and serializer are compiled once, not at every load.
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { workerData } from 'node:worker_threads'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
@@ -29,6 +31,17 @@ const scratch = new ItemBytes(SCRATCH_BYTES)
 export default function parse (task: BatchTask): unknown {
   const batch = parseBatch(task, policy.reusedBatchMemory ? scratch : new ItemBytes(SCRATCH_BYTES))
   return move(movable(batch))
+}
+
+/**
+ * After a load: a full collection of this thread's heap, which otherwise keeps what the load left in it for
+ * as long as the thread idles (memory-policy.ts, restingParseThreads). `gc` from a context made after the
+ * flag: the process is not started with --expose-gc.
+ */
+export function rest (): void {
+  if (!policy.restingParseThreads) return
+  setFlagsFromString('--expose-gc')
+  ;(runInNewContext('gc') as () => void)()
 }
 
 /** The pool's first task for each thread: its code loaded, nothing else. */

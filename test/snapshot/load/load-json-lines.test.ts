@@ -297,6 +297,19 @@ t.test('a line too long is named by its number, and caught within a batch of its
   t.same(await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, batchBytes: 16, threads: 2 }), [message(2)], 'from parse threads too')
 })
 
+t.test('the pool\'s idle threads exit after their idle time, and the next large load starts them again', async t => {
+  const pool = new ParsePool({ threads: 2, idleMs: 200 })
+  t.teardown(() => pool.close())
+  const loader = new SnapshotLoader({ pool: poolForAnySize(pool), batchBytes: 1000 })
+  const file = await writeLines(t, manyLines(100))
+  t.same((await loader.load(file)).itemCounts(), { en: 100, es: 25 })
+  t.equal(pool.status().threads, 2, 'kept after the load')
+  await new Promise<void>(resolve => { pool.on('threads', count => { if (count === 0) resolve() }) })
+  t.equal(pool.status().threads, 0, 'gone once idle')
+  t.same((await loader.load(file)).itemCounts(), { en: 100, es: 25 }, 'a later load starts them again')
+  t.equal(pool.status().fallbacks, 0, 'on the threads, not the main thread')
+})
+
 t.test('the pool\'s threads are real threads under the test runner: a batch\'s bytes move to them and back', async t => {
   const pool = new ParsePool({ threads: 1 })
   t.teardown(() => pool.close())
