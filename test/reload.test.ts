@@ -150,12 +150,12 @@ for (const format of FORMATS) {
 }
 
 const badFiles: Array<[Format, string, string | Buffer, RegExp]> = [
-  [JSON_FORMAT, 'truncated', text(versioned(7)).slice(0, 200), /^not valid JSON: /],
-  [JSON_FORMAT, 'not JSON', 'this is not json', /^not valid JSON: /],
-  [JSON_FORMAT, 'empty', '', /^the file is empty$/],
-  [JSON_FORMAT, 'schema-invalid', text({ languages: { en: [{ pk: 1 }] } }), /^languages\.en\[0\]\.is_translated: is required$/],
-  [JSON_FORMAT, 'an impossible date', text({ languages: { en: [makeItem(1, '2024-02-30', [])] } }), /^languages\.en\[0\]\.backdate: "2024-02-30" is not a calendar date/],
-  [JSON_FORMAT, 'a repeated pk', text({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(1, '2024-01-02', [])] } }), /^languages\.en\[1\]\.pk: 1 repeats languages\.en\[0\]$/]
+  [JSON_FORMAT, 'truncated', text(versioned(7)).slice(0, 200), /^snapshot\.json:\d+:\d+: not a snapshot document: the document ends inside /],
+  [JSON_FORMAT, 'not JSON', 'this is not json', /^snapshot\.json:1:1: not a snapshot document: the document is not a JSON object$/],
+  [JSON_FORMAT, 'empty', '', /^snapshot\.json: the file is empty$/],
+  [JSON_FORMAT, 'schema-invalid', text({ languages: { en: [{ pk: 1 }] } }), /^snapshot\.json:\d+:\d+: languages\.en\[0\]\.is_translated: is required$/],
+  [JSON_FORMAT, 'an impossible date', text({ languages: { en: [makeItem(1, '2024-02-30', [])] } }), /^snapshot\.json:\d+:\d+: languages\.en\[0\]\.backdate: "2024-02-30" is not a calendar date/],
+  [JSON_FORMAT, 'a repeated pk', text({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(1, '2024-01-02', [])] } }), /^snapshot\.json:\d+:\d+: languages\.en\[1\]\.pk: 1 repeats languages\.en\[0\]$/]
 ]
 const lines = FORMATS[1] as Format
 badFiles.push(

@@ -189,7 +189,7 @@ t.test('a bad save of the watched file: the refusal and what to do appear on the
   t.equal(outcomes.at(-1), 'failed', `reloads: ${outcomes.join(', ')}`)
 
   await preview(page, () => page.reload())
-  const problem = 'languages["<script>alert(1)</script>"]: is not a language segment (expected ^[a-z]{2}(-[a-z]{2,4})?$, e.g. en or pt-br)'
+  const problem = 'snapshot.json:1:53: languages["<script>alert(1)</script>"]: is not a language segment (expected ^[a-z]{2}(-[a-z]{2,4})?$, e.g. en or pt-br)'
   t.same(await page.locator('#refusals .problems li').allTextContents(), [problem], 'the problem, as text')
   t.match((await page.locator('#refusals .refusal-head').allTextContents()).join(''), app.snapshots.file, 'the file refused')
   t.match(await page.locator('.banner').textContent(), /The newest file was refused:\s+1 failed reload in a row, stale since/)

@@ -143,11 +143,11 @@ t.test('a refused file: its problems, escaped, and what the editor should do nex
   const { version } = JSON.parse((await app.inject('/-/status')).body).snapshot
   await refuse(t, app, XSS)
   const status = JSON.parse((await app.inject('/-/status')).body)
-  const problem = `languages["${XSS}"]: is not a language segment (expected ^[a-z]{2}(-[a-z]{2,4})?$, e.g. en or pt-br)`
+  const problem = `snapshot.json:1:15: languages["${XSS}"]: is not a language segment (expected ^[a-z]{2}(-[a-z]{2,4})?$, e.g. en or pt-br)`
   t.same(status.reloads.recentFailures, [{ at: status.reloads.lastFailure.at, file: app.snapshots.file, problems: [problem] }])
   const body = await page(app)
   t.notMatch(body, XSS, 'the problem is not markup')
-  t.match(body, '<code>languages[&quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;]: is not a language segment', 'it is text')
+  t.match(body, '<code>snapshot.json:1:15: languages[&quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;]: is not a language segment', 'it is text')
   t.match(body, 'role="alert">The newest file was refused')
   t.match(body, `<dt>Stale since</dt><dd class="bad-text"><time datetime="${status.reloads.staleSince}">`)
   t.match(body, `The service keeps serving version <code>${version}</code> (<code>generated_at</code> 2026-11-20T09:30:00Z), loaded`)
@@ -192,7 +192,7 @@ t.test('the refusal history: the last 10 refusals, newest first', async t => {
   t.match(status.reloads, { failed: 12, failedInARow: 12 })
   const body = await page(app)
   t.match(body, '(the last 10, newest first)')
-  const shown = [...body.matchAll(/<li><code>languages\.(bad\d+):/g)].map(m => m[1])
+  const shown = [...body.matchAll(/<li><code>snapshot\.json:\d+:\d+: languages\.(bad\d+):/g)].map(m => m[1])
   t.same(shown, labels, 'the page lists the same 10 in the same order')
   t.equal([...body.matchAll(/<li class="refusal current">/g)].length, 10, 'all still unfixed')
 })

@@ -20,7 +20,7 @@ t.test('readyz: ready while a snapshot is served, also while newer files fail (c
   t.equal(await app.snapshots.reload(), 'failed')
   const stale = await app.inject('/-/readyz')
   t.equal(stale.statusCode, 200, 'a bad file must not take the replica out of its load balancer')
-  t.same(JSON.parse(stale.body), { status: 'ready', reason: 'serving the last good snapshot: the last reload failed: languages: must name at least one language' })
+  t.same(JSON.parse(stale.body), { status: 'ready', reason: 'serving the last good snapshot: the last reload failed: snapshot.json: languages: must name at least one language' })
   const status = JSON.parse((await app.inject('/-/status')).body)
   t.match(status.reloads, { failedInARow: 1, staleSince: status.reloads.lastFailure.at })
   await app.snapshots.reload()
