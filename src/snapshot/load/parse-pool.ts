@@ -100,6 +100,8 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
   private readonly idleMs: number
   private failure: string | null = null
   private fallbacks = 0
+  /** How to fail each task in flight, should a thread fail outside one. */
+  private readonly inFlight = new Set<(error: Error) => void>()
 
   constructor (options: ParsePoolOptions = {}) {
     super()
@@ -126,7 +128,7 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
       return new InlineParser()
     }
     const lanes = Math.max(1, serving ? this.size - 1 : this.size)
-    return new PoolLanes(this.pool as Piscina, lanes, this.size)
+    return new PoolLanes(this, this.pool as Piscina, lanes, this.size)
   }
 
   /** Stops the threads (the service closing); a later large load starts them again. */
@@ -135,6 +137,21 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
     this.pool = null
     this.started = null
     await pool?.destroy()
+  }
+
+  /** Runs a task on `pool`; rejected too when any thread fails outside a task meanwhile. */
+  async run (pool: Piscina, task: unknown, options: Parameters<Piscina['run']>[1]): Promise<unknown> {
+    return await new Promise((resolve, reject) => {
+      const fail = (error: Error): void => {
+        this.inFlight.delete(fail)
+        reject(error)
+      }
+      this.inFlight.add(fail)
+      pool.run(task, options).then(value => {
+        this.inFlight.delete(fail)
+        resolve(value)
+      }, fail)
+    })
   }
 
   /** Starts the threads once; false when they could not (the reason in `failure`). */
@@ -152,16 +169,17 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
       this.failure = (error as Error).message
       return false
     }
-    // A thread that fails outside a task (its code does not load) is told here, not thrown at the process;
-    // the task it would have run is rejected, and piscina starts another thread.
-    pool.on('error', () => {})
+    // A thread that fails outside a task (its code does not load, or no longer does: a dist/ replaced under
+    // a running service) is told here, not thrown at the process. piscina would leave the task it was
+    // started for waiting for good, and the load with it: every task in flight fails instead.
+    pool.on('error', (error: Error) => { for (const fail of [...this.inFlight]) fail(error) })
     const count = (): void => { this.emit('threads', pool.threads.length) }
     pool.on('workerCreate', count)
     // Told after piscina has let the thread go.
     pool.on('workerDestroy', () => { setImmediate(count) })
     try {
       // Every thread loads its code before the first batch: one that cannot is found here, not mid-load.
-      await Promise.all(Array.from({ length: this.size }, async () => await pool.run(null, { name: 'ready' })))
+      await Promise.all(Array.from({ length: this.size }, async () => await this.run(pool, null, { name: 'ready' })))
     } catch (error) {
       this.failure = (error as Error).message
       await pool.destroy().catch(() => {})
@@ -181,21 +199,21 @@ class PoolLanes implements BatchParser {
   private running = 0
   private readonly waiting: Array<() => void> = []
 
-  constructor (private readonly pool: Piscina, readonly threads: number, private readonly size: number) {
+  constructor (private readonly owner: ParsePool, private readonly pool: Piscina, readonly threads: number, private readonly size: number) {
     this.depth = 2 * threads
   }
 
   /** One `rest` task a thread: each runs on a thread of its own, all being idle now (memory-policy.ts). */
   done (): void {
     if (!memoryPolicy().restingParseThreads) return
-    for (let i = 0; i < this.size; i++) this.pool.run(null, { name: 'rest' }).catch(() => {})
+    for (let i = 0; i < this.size; i++) this.owner.run(this.pool, null, { name: 'rest' }).catch(() => {})
   }
 
   async parse (task: BatchTask): Promise<ParsedBatch> {
     if (this.running >= this.threads) await new Promise<void>(resolve => this.waiting.push(resolve))
     this.running++
     try {
-      return await this.pool.run(task, { transferList: [task.bytes.buffer as ArrayBuffer] }) as ParsedBatch
+      return await this.owner.run(this.pool, task, { transferList: [task.bytes.buffer as ArrayBuffer] }) as ParsedBatch
     } catch (error) {
       // A thread's failure is the service's (a file's problems come back as problems): no `code`, so the
       // store reports it as an unexpected error, not as the editor's.
