@@ -245,3 +245,17 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
 export function chromiumSkip (what: string): false | string {
   return existsSync(CHROMIUM) ? false : `Debian chromium is not installed (apt-get install chromium); the browser test of ${what} is skipped`
 }
+
+/** The reference for positions in a file: 1 + the newlines before `offset`; 1 + the UTF-8 lead bytes since the last one. */
+export function positionOf (raw: Buffer, offset: number): { line: number, column: number } {
+  let line = 1
+  let column = 1
+  for (let i = 0; i < offset; i++) {
+    const byte = raw[i] as number
+    if (byte === 0x0a) {
+      line++
+      column = 1
+    } else if ((byte & 0xc0) !== 0x80) column++
+  }
+  return { line, column }
+}

@@ -9,20 +9,7 @@ import { join } from 'node:path'
 import { DocumentStreamer, MAX_VALUE_NESTING, NotFollowed, type DocumentHandlers } from '../../../src/snapshot/load/stream-document.js'
 import { NotText, Utf8Check, readDocument } from '../../../src/snapshot/load/read-document.js'
 import type { TextPosition } from '../../../src/snapshot/load/text-position.js'
-
-/** The reference: 1 + the newlines before `offset`; 1 + the UTF-8 lead bytes since the last one. */
-function positionOf (raw: Buffer, offset: number): TextPosition {
-  let line = 1
-  let column = 1
-  for (let i = 0; i < offset; i++) {
-    const byte = raw[i] as number
-    if (byte === 0x0a) {
-      line++
-      column = 1
-    } else if ((byte & 0xc0) !== 0x80) column++
-  }
-  return { line, column }
-}
+import { positionOf } from '../../helpers.js'
 
 const where = (p: TextPosition): string => `@${p.line}:${p.column}`
 

@@ -2,20 +2,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { PositionCounter, countCharacters, positionAfter, type TextPosition } from '../../../src/snapshot/load/text-position.js'
-
-/** The reference: 1 + the newlines before `offset`; 1 + the UTF-8 lead bytes since the last one. */
-function positionOf (raw: Buffer, offset: number): TextPosition {
-  let line = 1
-  let column = 1
-  for (let i = 0; i < offset; i++) {
-    const byte = raw[i] as number
-    if (byte === 0x0a) {
-      line++
-      column = 1
-    } else if ((byte & 0xc0) !== 0x80) column++
-  }
-  return { line, column }
-}
+import { positionOf } from '../../helpers.js'
 
 /** Text of every kind a column must count right: ASCII, 2-, 3- and 4-byte characters, LF, CRLF, long lines. */
 const text = fc.array(fc.oneof(
