@@ -5,6 +5,7 @@ import cluster from 'node:cluster'
 import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
+import { portSharing } from './cluster/port-sharing.js'
 import { runPrimary } from './cluster/primary.js'
 import { helpText, loadConfig } from './config.js'
 import { ConfigError, SnapshotError } from './errors.js'
@@ -54,7 +55,8 @@ export async function serve (argv: string[]): Promise<void> {
   // Listening before the snapshot is loaded: a large file takes what it takes, and meanwhile /-/healthz
   // answers and /-/readyz says it is loading. A bad file still stops the service (contract §5); a
   // snapshot followed from a URL is waited for instead, unready: a store outage must not stop a fleet.
-  await app.listen({ port: config.port, host: config.host })
+  // A cluster's worker on Node 22.12+ binds the port itself (port-sharing.ts).
+  await app.listen({ port: config.port, host: config.host, ...portSharing(config.port) })
   const ops = app.ops === null ? null : await app.ops.listen()
   if (config.console) {
     const where = ops ?? app.server.address() as AddressInfo

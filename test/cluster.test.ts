@@ -4,9 +4,10 @@ import t, { type Test } from 'tap'
 import http from 'node:http'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { rename, writeFile } from 'node:fs/promises'
+import { readFile, readdir, readlink, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { childEnv, tempDir, versioned, type SnapshotDoc } from './helpers.js'
+import { hasReusePort } from '../src/cluster/port-sharing.js'
+import { childEnv, freePort, tempDir, versioned, type SnapshotDoc } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 
@@ -82,6 +83,42 @@ t.test('two workers share the port; status and metrics show the whole cluster; a
   cluster.child.kill('SIGHUP')
   await cluster.logged(/"msg":"snapshot reloaded"/, 4)
   t.pass('SIGHUP to the primary reloads every worker')
+})
+
+/** The processes among `pids` that hold a socket listening on `port` (Linux: /proc/net/tcp* and each one's fds). */
+async function listening (port: number, pids: readonly number[]): Promise<number[]> {
+  const inodes = new Set<string>()
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of (await readFile(table, 'utf8')).split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/)
+      // local_address is ADDRESS:PORT in hex; state 0A is LISTEN; the inode is the tenth field.
+      if (fields[3] === '0A' && parseInt(fields[1]?.split(':')[1] ?? '', 16) === port) inodes.add(fields[9] as string)
+    }
+  }
+  const holders: number[] = []
+  for (const pid of pids) {
+    const fds = await readdir(`/proc/${pid}/fd`)
+    const links = await Promise.all(fds.map(async fd => await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')))
+    if (links.some(link => inodes.has(/^socket:\[(\d+)\]$/.exec(link)?.[1] ?? ''))) holders.push(pid)
+  }
+  return holders.sort((a, b) => a - b)
+}
+
+t.test('on a fixed port each worker binds it itself where Node has reusePort; on Node 20 the primary holds it for them', { skip: process.platform !== 'linux' && 'reads /proc to see who holds the sockets' }, async t => {
+  const [port, opsPort] = [await freePort(), await freePort()]
+  const cluster = await startCluster(t, versioned(1), ['--port', String(port), '--ops-port', String(opsPort)])
+  // /-/ pages are on the operator's port.
+  const status = await statusWhen(opsPort, s => s.cluster.workers.length === 2 && s.cluster.workers.every(w => w.version !== null))
+  const workers = status.cluster.workers.map(w => w.pid).sort((a, b) => a - b)
+  const primary = cluster.child.pid as number
+  const expected = hasReusePort() ? workers : [primary]
+  t.same(await listening(port, [primary, ...workers]), expected, `the API's port is held by ${hasReusePort() ? 'each worker' : 'the primary'} on Node ${process.versions.node}`)
+  t.same(await listening(opsPort, [primary, ...workers]), expected, 'so is the operator\'s port')
+  // Whoever holds the sockets, both ports answer.
+  t.equal((await get(port, '/en/api/internal/explore/?limit=1')).status, 200)
+  t.equal((await get(opsPort, '/-/readyz')).status, 200)
+  cluster.child.kill('SIGTERM')
+  t.equal(await cluster.exited, 0)
 })
 
 t.test('a worker killed with SIGKILL is started again', async t => {

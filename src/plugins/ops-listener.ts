@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
+import { portSharing } from '../cluster/port-sharing.js'
 import { drainOnClose } from '../http/drain-on-close.js'
 import { ignoreExpectations } from '../http/expectations.js'
 import { refuseOnSocket } from '../http/server-options.js'
@@ -52,7 +53,7 @@ export class OpsListener {
   async listen (): Promise<AddressInfo> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject)
-      this.server.listen(this.options.port, this.options.host, () => {
+      this.server.listen({ port: this.options.port, host: this.options.host, ...portSharing(this.options.port) }, () => {
         this.server.off('error', reject)
         resolve()
       })
