@@ -66,7 +66,7 @@ t.test('npm pack: what runs and nothing else, under 400 KB; installed, it serves
   if (pack === undefined) throw new Error('npm pack made no tarball')
   t.ok(pack.size < MAX_TARBALL_BYTES, `tarball ${pack.size} bytes < ${MAX_TARBALL_BYTES}`)
   const files = pack.files.map(file => file.path)
-  for (const needed of ['package.json', 'README.md', 'dist/cli/main.js', 'dist/server.js', 'data/snapshot.json', 'schemas/snapshot.schema.json']) {
+  for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/cli/main.js', 'dist/server.js', 'data/snapshot.json', 'schemas/snapshot.schema.json']) {
     t.ok(files.includes(needed), `${needed} packed`)
   }
   // Every module src/ compiles to, freshly built (prepack empties dist/ first: nothing stale, nothing missing).
