@@ -16,7 +16,7 @@ import { NotFollowed } from './stream-document.js'
 import type { BatchMerge, FormatRules, MergeQueue } from './merge-batches.js'
 import { LanguageNumbers, type BatchProblem, type ItemsTask } from './parse-batch.js'
 import type { BatchParser } from './parse-pool.js'
-import { describeLineSyntaxError } from './json-text.js'
+import { locateSyntaxError } from './json-text.js'
 import type { TextPosition } from './text-position.js'
 import { NOT_A_LANGUAGE, escapePointer, jsonPath } from './validation-report.js'
 import { Pacer } from '../slices.js'
@@ -97,13 +97,15 @@ export class DocumentFraming implements Framing {
     // Parsed now (the bytes are the streamer's until this returns); judged in its place among the items.
     const where = this.where(position)
     const path = jsonPath(`/${escapePointer(key)}`)
+    const json = value.toString('utf8')
     let parsed: unknown
     let problem: string | null = null
     try {
-      parsed = JSON.parse(value.toString('utf8'))
+      parsed = JSON.parse(json)
     } catch (error) {
-      // Any other member is allowed, but it must be JSON too.
-      problem = `${where}${path}: not valid JSON: ${describeLineSyntaxError(error as Error).replace(/ at column \d+$/, '')}`
+      // Any other member is allowed, but it must be JSON too: told where it stops, as an item's error is.
+      const { what, position: at } = locateSyntaxError(json, error, position)
+      problem = `${this.where(at)}${path}: not valid JSON: ${what}`
     }
     this.inOrder(() => {
       if (problem !== null) return this.merge.problem(problem)

@@ -1,5 +1,6 @@
 // What the loader says about JSON text: a byte order mark, and V8's JSON.parse errors turned into what an
 // editor can jump to (positions in a file: text-position.ts).
+import { positionAfter, type TextPosition } from './text-position.js'
 
 /** Some editors (Notepad among them) start UTF-8 files with a byte order mark; JSON.parse rejects it. */
 export function startsWithBom (bytes: Uint8Array): boolean {
@@ -120,4 +121,13 @@ function stringEnd (text: string, from: number): number {
     }
   }
   return -1
+}
+
+/**
+ * Why JSON.parse refused `json`, a value that starts at `start` in the file, and where in the file it
+ * stopped: the one way every value's syntax error (an item, any other member) is told.
+ */
+export function locateSyntaxError (json: string, error: unknown, start: TextPosition): { what: string, position: TextPosition } {
+  const found = findSyntaxError(json) ?? { index: 0, what: syntaxError(error as Error).what }
+  return { what: found.what, position: positionAfter(start, Buffer.from(json.slice(0, found.index))) }
 }

@@ -8,8 +8,8 @@ import { isUtf8 } from 'node:buffer'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { JsonLinesItemSchema, SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
-import { describeLineSyntaxError, findSyntaxError, startsWithBom, syntaxError } from './json-text.js'
-import { positionAfter, type TextPosition } from './text-position.js'
+import { describeLineSyntaxError, locateSyntaxError, startsWithBom } from './json-text.js'
+import type { TextPosition } from './text-position.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
 import { ItemBytes, dateKey } from '../model/item-bytes.js'
 import type { RenderedItems } from '../model/build-model.js'
@@ -127,9 +127,8 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
       item = JSON.parse(json)
     } catch (error) {
       // Found again where it is, with a message that reads the same on every Node (the error path only).
-      const found = findSyntaxError(json) ?? { index: 0, what: syntaxError(error as Error).what }
-      const start = { line: task.line[i] as number, column: task.column[i] as number }
-      batch.problem(i + 1, `${jsonPath(where)}: not valid JSON: ${found.what}`, positionAfter(start, Buffer.from(json.slice(0, found.index))))
+      const { what, position } = locateSyntaxError(json, error, { line: task.line[i] as number, column: task.column[i] as number })
+      batch.problem(i + 1, `${jsonPath(where)}: not valid JSON: ${what}`, position)
       continue
     }
     if (!itemCheck.Check(item)) {

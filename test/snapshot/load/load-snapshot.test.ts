@@ -116,6 +116,12 @@ t.test('a syntax error inside an item is placed where it is, not where the item 
   t.match(await problemsOf(text), [/^test\.json:4:\d+: languages\.en\[1\]: not valid JSON: /])
 })
 
+t.test('a syntax error in any other member is placed where it is, as an item\'s is, and told the same on every Node', async t => {
+  t.same(await problemsOf('{"generated_at": "2026-11-24T10:00:00Z",\n "extra": {"a": [1,\n   2 3]},\n "languages": {"en": []}}'),
+    ['test.json:3:6: extra: not valid JSON: expected \',\' or "]", found "3"'])
+  t.same(await problemsOf('{"extra": {"a": tru},\n "languages": {"en": []}}'), ['test.json:1:17: extra: not valid JSON: unexpected "t" where a value belongs'])
+})
+
 t.test('an item nested deeper than 64 levels is refused with its place, in either format, not a stack overflow', async t => {
   const deep = (levels: number): never => JSON.parse('['.repeat(levels) + ']'.repeat(levels)) as never
   const item = (levels: number) => makeItem(1, '2024-01-01', [], { series: deep(levels) })
