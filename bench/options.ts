@@ -13,6 +13,8 @@ export interface BenchOptions {
   reloadAtSeconds: number
   /** Reload workloads per size, each on a fresh service: the longest stall varies from run to run. */
   reloadRounds: number
+  /** The baseline reloads too, its rounds alternating with the service's (it must watch its file). */
+  reloadBaseline: boolean
   warmupSeconds: number
   durationSeconds: number
   /** Measured runs per server and workload, alternating service, baseline (if any) and ceiling, pooled. */
@@ -58,6 +60,8 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
   --reload-at S        seconds into that window at which the rename happens (default 5, --quick 2)  (BENCH_RELOAD_AT)
   --reload-rounds N    reload workloads per size, each on a fresh service (default 1): the longest
                        stall varies from run to run, and the report gives every run's  (BENCH_RELOAD_ROUNDS)
+  --reload-baseline    the baseline's reloads too, round by round after the service's (the baseline
+                       must have --watch and the format)                                   (BENCH_RELOAD_BASELINE)
   --warmup S           warm-up seconds per server and workload (default 3)                  (BENCH_WARMUP)
   --duration S         measured seconds per run (default 10)                                (BENCH_DURATION)
   --rounds N           measured runs per server and workload, service, baseline and ceiling alternating (default 2)  (BENCH_ROUNDS)
@@ -140,6 +144,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
       'reload-window': { type: 'string' },
       'reload-at': { type: 'string' },
       'reload-rounds': { type: 'string' },
+      'reload-baseline': { type: 'boolean' },
       warmup: { type: 'string' },
       duration: { type: 'string' },
       rounds: { type: 'string' },
@@ -187,12 +192,15 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
   const coldPaths = number(values['cold-paths'], 'BENCH_COLD_PATHS', 100_000)
   const baselineDir = pick(values.baseline, 'BENCH_BASELINE')
   const baselineArgs = serverArgs('--baseline-args', pick(values['baseline-args'], 'BENCH_BASELINE_ARGS'))
+  const reloadBaseline = values['reload-baseline'] ?? ['1', 'true', 'yes'].includes((env.BENCH_RELOAD_BASELINE ?? '').toLowerCase())
+  if (reloadBaseline && baselineDir === undefined && baselineArgs.length === 0) throw new TypeError('--reload-baseline needs a baseline (--baseline DIR or --baseline-args)')
   return {
     sizes,
     format,
     reloadWindowSeconds,
     reloadAtSeconds,
     reloadRounds: number(values['reload-rounds'], 'BENCH_RELOAD_ROUNDS', 1),
+    reloadBaseline,
     warmupSeconds: number(values.warmup, 'BENCH_WARMUP', quick ? 1 : 3, true),
     durationSeconds: number(values.duration, 'BENCH_DURATION', quick ? 3 : 10, true),
     rounds: number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 2),

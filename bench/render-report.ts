@@ -88,7 +88,7 @@ function pages (workload: 'hot' | 'cold'): Row[] {
 function reloadRows (): Row[] {
   // Every round's figure, the longest first in bold: the stall varies from run to run.
   const each = (size: Field, read: (reload: Field) => string): string => {
-    const reloads = size.has('reloads') ? size.at('reloads').items() : []
+    const reloads = reloadsOf(size, 'service')
     return reloads.length === 0 ? 'not run' : reloads.map(read).join(', ')
   }
   return [
@@ -103,6 +103,21 @@ function reloadRows (): Row[] {
       return `${maybe(r.at('lagP99Ms').numberOrNull(), ms)}; ${ms(load.at('p99Ms').number())} / ${ms(load.at('maxMs').number())}`
     })],
     ['Reload: peak RSS (RSS before)', size => each(size, r => `${mb(r.at('peakRssBytes').number())} (${mb(r.at('rssBeforeBytes').number())})`)]
+  ]
+}
+
+/** A size's reloads by one contender (results from before --reload-baseline have only the service's). */
+function reloadsOf (size: Field, contender: 'service' | 'baseline'): Field[] {
+  const reloads = size.has('reloads') ? size.at('reloads').items() : []
+  return reloads.filter(r => (r.has('contender') ? r.at('contender').string() : 'service') === contender)
+}
+
+/** The baseline's reloads, round by round, when it reloaded too (--reload-baseline). */
+function baselineReloadRows (): Row[] {
+  const each = (size: Field, read: (reload: Field) => string): string => reloadsOf(size, 'baseline').map(read).join(', ') || 'not run'
+  return [
+    ['Baseline reload under load: took', size => each(size, r => maybe(r.at('reloadMs').numberOrNull(), seconds))],
+    ['Baseline reload: stall (event-loop lag max)', size => each(size, r => maybe(r.at('lagMaxMs').numberOrNull(), ms))]
   ]
 }
 
@@ -148,6 +163,7 @@ export function renderTable (results: unknown): string {
       return `${mb(figures.at('settledRssBytes').number())}${forced ? '' : '†'} (**${ratio(figures.at('settledRssVsFile').number())}**)`
     }],
     ...reloadRows(),
+    ...(sizes.some(size => reloadsOf(size, 'baseline').length > 0) ? baselineReloadRows() : []),
     ...(withBaseline ? baselineRows() : []),
     ['Other processes, most cores in a run', size => {
       const runs = [size.at('hot').at('explore'), size.at('hot').at('ceiling'), size.at('cold').at('explore'), size.at('cold').at('ceiling')]

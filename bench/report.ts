@@ -57,7 +57,8 @@ const maxOf = (values: ReadonlyArray<number | null>): number | null => {
 /** The headline figures of one size (SizeFigures). */
 export function sizeFigures (size: Omit<SizeResult, 'figures'>): SizeFigures {
   const { service, bare, baseline } = size.load
-  const reloads = size.reloads ?? []
+  const reloads = (size.reloads ?? []).filter(r => r.contender !== 'baseline')
+  const baselineReloads = (size.reloads ?? []).filter(r => r.contender === 'baseline')
   const figures: SizeFigures = {
     firstAnswerVsBare: service.readyMs / bare.readyMs,
     settledRssBytes: settledRss(service),
@@ -78,11 +79,19 @@ export function sizeFigures (size: Omit<SizeResult, 'figures'>): SizeFigures {
       settledRss: settledRss(service) / settledRss(baseline.load)
     }
   }
+  if (baselineReloads.length > 0) {
+    figures.baselineReload = {
+      stallMaxMs: maxOf(baselineReloads.map(r => r.lagMaxMs)),
+      msMax: baselineReloads.some(r => r.reloadMs === null) ? null : maxOf(baselineReloads.map(r => r.reloadMs))
+    }
+  }
   return figures
 }
 
 /** The reload workload: a fresh service under hot load while its snapshot is renamed over. */
 export interface ReloadResult {
+  /** Whose reload: the service's unless --reload-baseline (absent in results written before it). */
+  contender?: 'service' | 'baseline'
   windowSeconds: number
   reloadAtSeconds: number
   /** autocannon over the whole window. */
@@ -134,6 +143,8 @@ export interface SizeFigures {
   reloadPeakRssBytes: number | null
   /** With a baseline: service ÷ baseline (req/s for pages; time and bytes for the load, lower is better). */
   versusBaseline?: { hot: number, cold: number, firstAnswer: number, peakRss: number, settledRss: number }
+  /** The baseline's reloads (--reload-baseline): the longest stall and the longest reload, as the service's above. */
+  baselineReload?: { stallMaxMs: number | null, msMax: number | null }
 }
 
 export interface Machine {
@@ -360,6 +371,7 @@ export function markdown (result: BenchResult): string {
     lines.push(...table<ReloadRow>([
       ['Snapshot', '---', ({ size }) => size.label],
       ['Format', '---', ({ size }) => formatName(size.format)],
+      ['Server', '---', ({ r }) => r.contender ?? 'service'],
       ['Req/s', '--:', ({ r }) => int(r.load.requestsPerSecond)],
       ['p50 / p99 / max', '--:', ({ r }) => `${ms(r.load.p50Ms)} / ${ms(r.load.p99Ms)} / ${ms(r.load.maxMs)} ms`],
       ['Err·non-2xx·timeouts', ':-:', ({ r }) => failures(r.load)],

@@ -517,7 +517,8 @@ async function resetPeakRss (pid: number): Promise<boolean> {
  * of its own, warmed up on the hot paths; then `reloadWindowSeconds` of hot load, `reloadAtSeconds` into which
  * a copy of the file one newline longer (the same items, a different file) is renamed over the link. The
  * rename, not SIGHUP, because that is how a snapshot is published (README): the watcher's debounce is part
- * of the reload time measured. The service only: a baseline may predate JSON Lines or the watcher.
+ * of the reload time measured. The service's, and the baseline's with --reload-baseline (off by default: a
+ * baseline may predate JSON Lines or the watcher).
  */
 async function reloadUnderLoad (contender: Contender, info: SnapshotInfo, options: BenchOptions): Promise<ReloadResult> {
   const label = info.label
@@ -648,7 +649,10 @@ async function main (): Promise<void> {
     // After benchSize has stopped its servers: the reload's process runs alone.
     if (options.reloadWindowSeconds > 0) {
       const reloads: ReloadResult[] = []
-      for (let round = 0; round < options.reloadRounds; round++) reloads.push(await reloadUnderLoad(service, info, options))
+      const reloading = options.reloadBaseline ? contenders : [service]
+      for (let round = 0; round < options.reloadRounds; round++) {
+        for (const contender of reloading) reloads.push({ contender: contender.name === 'baseline' ? 'baseline' : 'service', ...await reloadUnderLoad(contender, info, options) })
+      }
       sizes.push({ ...result, reloads, figures: sizeFigures({ ...result, reloads }) })
     } else sizes.push({ ...result, figures: sizeFigures(result) })
     // From a million items: each memory trick off in turn, each in a process of its own, nothing else running.

@@ -49,6 +49,21 @@ t.test('the fixture renders into one table: a column per size, a row per figure,
   t.match(lines[lines.length - 1], /^Ratios in bold\. ⚠ Other processes were busy \(2\.01 cores before the run\)/)
 })
 
+t.test('with --reload-baseline the baseline\'s reloads get rows of their own, and the service\'s rows keep only its own', async t => {
+  const results = fixture()
+  const size = results.sizes[1]
+  const service = size.reloads[0]
+  size.reloads = [{ ...service, contender: 'service' }, { ...service, contender: 'baseline', reloadMs: 7250, lagMaxMs: 61.5 }]
+  size.figures = sizeFigures(size)
+  t.same(size.figures.baselineReload, { stallMaxMs: 61.5, msMax: 7250 })
+  t.equal(size.figures.reloadStallMaxMs, service.lagMaxMs, 'the service\'s longest stall is its own')
+  const table = renderTable(results)
+  t.match(table, '| Baseline reload under load: took | not run | 7.25 s |')
+  t.match(table, '| Baseline reload: stall (event-loop lag max) | not run | 61.5 ms |')
+  t.notMatch(table.split('\n').find(line => line.startsWith('| Reload under load: took')), '7.25 s')
+  t.notMatch(renderTable(fixture()), 'Baseline reload', 'no such rows when the baseline did not reload')
+})
+
 t.test('a field the table reads that is missing stops the render, naming the field', async t => {
   for (const path of [
     'machine.node', 'machine.cpu', 'service.commit', 'service.workers', 'command', 'startedAt',
