@@ -7,6 +7,7 @@ import type { SimulatedTrouble } from '../explore/simulated-trouble.js'
 import { StatusSchema, type Status } from '../schemas/operations.js'
 import type { ReloadFailure } from '../snapshot/store/snapshot-store.js'
 import { sourceStatusJson } from '../sources/follow-source.js'
+import { residentBytes } from '../snapshot/memory-budget.js'
 
 /** The source followed, by this process or, in a cluster's worker, by its primary; null for a file. */
 export function sourceStatus (app: FastifyInstance): Status['source'] {
@@ -34,6 +35,19 @@ export function troubleStatus (troubles: SimulatedTrouble): NonNullable<Status['
   return { delay: delayMs === null ? null : delayText(delayMs), failRate, failStatus, fault, faultRate: fault === null ? 0 : faultRate, chaos, seed: troubles.seed }
 }
 
+/** The memory budget and the last file refused for it; null for a store loading without a budget. */
+function memoryStatus (app: FastifyInstance): Status['memory'] {
+  const { budget } = app.snapshots
+  if (budget === null) return null
+  const tooBig = app.snapshots.lastTooBig()
+  return {
+    budget: budget.bytes,
+    budgetSource: budget.source,
+    resident: residentBytes(),
+    lastTooBig: tooBig === null ? null : { ...tooBig, at: tooBig.at.toISOString() }
+  }
+}
+
 /**
  * What /-/status answers, built from the store's interface: one definition, also rendered by the
  * operator's console (console/console-route.ts).
@@ -51,8 +65,9 @@ export function currentStatus (app: FastifyInstance): Status {
       ...reloads,
       lastFailure: reloads.lastFailure === null ? null : failureJson(reloads.lastFailure),
       staleSince: reloads.staleSince?.toISOString() ?? null,
-      recentFailures: store.recentFailures().map(refused => ({ ...failureJson(refused), file: refused.file }))
+      recentFailures: store.recentFailures().map(refused => ({ ...failureJson(refused), file: refused.file, reason: refused.reason }))
     },
+    memory: memoryStatus(app),
     source: sourceStatus(app),
     cluster: app.cluster === null ? null : { workers: app.cluster.workers() },
     trouble: app.trouble === null ? null : troubleStatus(app.trouble)
