@@ -129,7 +129,10 @@ export class SnapshotError extends Error {
   constructor (code: SnapshotError['code'], file: string, problems: readonly string[]) {
     const what = code === 'SNAPSHOT_ERR_UNREADABLE' ? 'cannot be read' : code === 'SNAPSHOT_ERR_TOO_BIG' ? 'does not fit in memory' : 'is invalid'
     const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`
-    super(`snapshot ${file} ${what} (${count}):\n${problems.map(p => `  ${p}`).join('\n')}`)
+    // A refusal for memory is one sentence of numbers, not a list of problems.
+    super(code === 'SNAPSHOT_ERR_TOO_BIG'
+      ? `snapshot ${file} ${what}: ${problems.join('; ')}`
+      : `snapshot ${file} ${what} (${count}):\n${problems.map(p => `  ${p}`).join('\n')}`)
     this.name = 'SnapshotError'
     this.code = code
     this.file = file
