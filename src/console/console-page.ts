@@ -117,7 +117,7 @@ function served (status: Status, now: Date): Html {
     ${reloads.staleSince === null ? html`` : html`<dt>Stale since</dt><dd class="bad-text">${when(reloads.staleSince, now)}</dd>`}
     ${status.memory === null
       ? html``
-      : html`<dt>Memory budget</dt><dd id="memory-budget">${megabytes(status.memory.budget)} (${status.memory.budgetSource}); ${megabytes(status.memory.resident)} in use by ${status.cluster === null ? 'this process' : 'this worker'}${reloads.refusals.too_big === 0 ? '' : `; ${plural(reloads.refusals.too_big, 'file')} refused for memory`}</dd>`}
+      : html`<dt>Memory budget</dt><dd id="memory-budget">${megabytes(status.memory.budget)} (${status.memory.budgetSource})${status.cluster === null ? '' : ', for every worker together'}${reloads.refusals.too_big === 0 ? '' : `; ${plural(reloads.refusals.too_big, 'file')} refused for memory`}</dd>`}
   </dl>
   ${languages.length === 0
     ? html``

@@ -102,9 +102,8 @@ export default fp(async function metricsPlugin (app) {
     labelNames: ['reason'] as const,
     registers: [registry],
     collect () {
-      const { refusals } = app.snapshots.status()
       this.reset()
-      for (const [reason, count] of Object.entries(refusals)) this.inc({ reason }, count)
+      for (const [reason, count] of Object.entries(app.snapshots.refusals())) this.inc({ reason }, count)
     }
   })
   new Gauge({ // eslint-disable-line no-new

@@ -7,7 +7,6 @@ import type { SimulatedTrouble } from '../explore/simulated-trouble.js'
 import { StatusSchema, type Status } from '../schemas/operations.js'
 import type { ReloadFailure } from '../snapshot/store/snapshot-store.js'
 import { sourceStatusJson } from '../sources/follow-source.js'
-import { residentBytes } from '../snapshot/memory-budget.js'
 
 /** The source followed, by this process or, in a cluster's worker, by its primary; null for a file. */
 export function sourceStatus (app: FastifyInstance): Status['source'] {
@@ -43,7 +42,6 @@ function memoryStatus (app: FastifyInstance): Status['memory'] {
   return {
     budget: budget.bytes,
     budgetSource: budget.source,
-    resident: residentBytes(),
     lastTooBig: tooBig === null ? null : { ...tooBig, at: tooBig.at.toISOString() }
   }
 }
@@ -65,6 +63,7 @@ export function currentStatus (app: FastifyInstance): Status {
       ...reloads,
       lastFailure: reloads.lastFailure === null ? null : failureJson(reloads.lastFailure),
       staleSince: reloads.staleSince?.toISOString() ?? null,
+      refusals: store.refusals(),
       recentFailures: store.recentFailures().map(refused => ({ ...failureJson(refused), file: refused.file, reason: refused.reason }))
     },
     memory: memoryStatus(app),

@@ -34,7 +34,6 @@ export const StatusSchema = Type.Object({
   memory: Type.Union([Type.Object({
     budget: Type.Integer({ description: 'Bytes the service may use, every worker together (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).' }),
     budgetSource: Type.String({ description: 'Where the budget comes from: MEMORY_LIMIT_MB, cgroup v2, cgroup v1 or machine.' }),
-    resident: Type.Integer({ description: 'This process\'s resident memory now (RSS), in bytes.' }),
     lastTooBig: Type.Union([Type.Object({
       at: Type.String(),
       file: Type.String(),

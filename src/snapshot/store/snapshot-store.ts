@@ -49,8 +49,6 @@ export interface ReloadStatus {
   lastFailure: ReloadFailure | null
   /** When the first of the failures in a row happened: since then the file is not the one served. */
   staleSince: Date | null
-  /** Failures by reason. */
-  refusals: Record<RefusalReason, number>
 }
 
 /**
@@ -90,7 +88,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private readonly settleMs: number
   private running: Promise<ReloadOutcome> | null = null
   private again = false
-  private readonly counters: Omit<ReloadStatus, 'lastFailure'> = { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null, refusals: { invalid: 0, too_big: 0 } }
+  private readonly counters: Omit<ReloadStatus, 'lastFailure'> = { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
+  /** Failed reloads by reason (their sum is `failed`). */
+  private readonly byReason: Record<RefusalReason, number> = { invalid: 0, too_big: 0 }
   private tooBig: TooBigRefusal | null = null
   /** The budget loads are held to; null without a guard. */
   readonly budget: MemoryBudget | null
@@ -134,7 +134,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   status (): ReloadStatus {
     const newest = this.refused[0]
-    return { ...this.counters, refusals: { ...this.counters.refusals }, lastFailure: newest === undefined ? null : { at: newest.at, problems: newest.problems } }
+    return { ...this.counters, lastFailure: newest === undefined ? null : { at: newest.at, problems: newest.problems } }
+  }
+
+  /** Failed reloads by reason: a file's contents (or it could not be read), or the memory budget. */
+  refusals (): Record<RefusalReason, number> {
+    return { ...this.byReason }
   }
 
   /** The last file refused because it would not fit in the memory budget, or null. */
@@ -258,7 +263,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     if (error instanceof TooBigError) this.tooBig = { at, file, ...error.shortfall }
     this.counters.failed++
     this.counters.failedInARow++
-    this.counters.refusals[reason]++
+    this.byReason[reason]++
     this.refused = [{ at, file, reason, problems }, ...this.refused].slice(0, RECENT_FAILURES)
     this.counters.staleSince ??= at
     this.log.error({ snapshot: file, reason, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
