@@ -72,6 +72,8 @@ interface Server {
   logged: (pattern: RegExp) => Promise<void>
   /** Resolves when the reload under way has ended, with its log line's message. */
   reloadEnded: () => Promise<string>
+  /** The same for `count` reloads (a cluster's workers each reload). */
+  reloadsEnded: (count: number) => Promise<string[]>
 }
 
 /** The server on `snapshot`, in `cgroup` when given: the shell puts itself in it, then becomes the server. */
@@ -103,21 +105,23 @@ function start (t: Parameters<typeof tempDir>[0], snapshot: string, env: Record<
   const url = Promise.all([logged(/"msg":"Server listening at http/), logged(/"msg":"snapshot loaded"/)])
     .then(() => (/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout) as RegExpExecArray)[1] as string)
   url.catch(() => {})
-  const reloadEnded = async (): Promise<string> => {
+  const reloadsEnded = async (count: number): Promise<string[]> => {
     const from = stdout.length
-    const ended = /"msg":"(snapshot reloaded|snapshot reload failed[^"]*)"/
+    const ended = /"msg":"(snapshot reloaded|snapshot reload failed[^"]*)"/g
+    const found = (): string[] => [...stdout.slice(from).matchAll(ended)].map(match => match[1] as string)
     await new Promise<void>((resolve, reject) => {
       const check = (): void => {
-        if (!ended.test(stdout.slice(from))) return
+        if (found().length < count) return
         child.stdout?.off('data', check)
         resolve()
       }
       child.stdout?.on('data', check)
       exited.then(result => reject(new Error(`the server exited during the reload: ${JSON.stringify(result)}\n${stdout}`)), reject)
     })
-    return (ended.exec(stdout.slice(from)) as RegExpExecArray)[1] as string
+    return found().slice(0, count)
   }
-  return { child, exited, url, logged, reloadEnded }
+  const reloadEnded = async (): Promise<string> => (await reloadsEnded(1))[0] as string
+  return { child, exited, url, logged, reloadEnded, reloadsEnded }
 }
 
 /** Asks for a page again and again until `stop`: every answer's status, and any request that failed. */
@@ -246,4 +250,36 @@ t.test('an estimate too low (MEMORY_ESTIMATE_SCALE) lets the load start; the wat
   t.equal(((await (await fetch(`${url}${EXPLORE}`)).json()) as { count: number }).count, 10)
   t.equal(server.child.exitCode, null, 'the service was not killed')
   if (typeof cgroup !== 'string') t.equal(await cgroup.oomKills(), 0, 'the kernel killed nothing in the cgroup')
+})
+
+t.test('WORKERS=2: the budget is the whole cluster\'s; a file one worker alone could load is refused by both', async t => {
+  if (!existsSync(SERVER)) return t.plan(0, 'npm run build first')
+  // The primary and two workers hold ~250 MB of 500: one worker alone would have ~400 MB for the file's ~330.
+  const budgetMb = 500
+  const dir = await tempDir(t)
+  const served = join(dir, 'snapshot.jsonl')
+  await writeFile(served, toJsonLines(smallSnapshot()))
+  const big = join(dir, 'big.jsonl.tmp')
+  await writeBigSnapshot(big, BIG_BYTES)
+  const server = start(t, served, { MEMORY_LIMIT_MB: String(budgetMb), WORKERS: '2' }, null)
+  await server.logged(/"msg":"snapshot loaded"[\s\S]*"msg":"snapshot loaded"/)
+  const url = await server.url
+  const asking = keepAsking(url)
+  const ended = server.reloadsEnded(2)
+  await rename(big, served)
+  t.match(await ended, [/^snapshot reload failed/, /^snapshot reload failed/], 'both workers refused it')
+  const { statuses, failures } = await asking.stop()
+  t.same(failures, [], 'no request failed')
+  t.ok(statuses.every(status => status === 200), `every page answered 200 (${statuses.length})`)
+  const metrics = await (await fetch(`${url}/-/metrics`)).text()
+  t.match(metrics, 'explore_snapshot_refusals_total{reason="too_big"} 2', 'for memory')
+  t.match(metrics, `explore_memory_budget_bytes ${budgetMb * MiB}`)
+  const status = await (await fetch(`${url}/-/status`)).json() as Status
+  t.match(status.reloads.recentFailures[0]?.problems, [new RegExp(`^needs ~[\\d,]+ MB at its peak; [\\d,]+ MB of the ${budgetMb} MB budget are free$`)])
+  const tooBig = status.memory?.lastTooBig
+  // What is held counts three processes (one holds ~100-170 MB), and the worker refused was given none of it.
+  t.ok(tooBig !== null && tooBig !== undefined && budgetMb * MiB - tooBig.freeBytes > 200 * MiB,
+    `free is the cluster's: ${tooBig?.freeBytes} of ${budgetMb * MiB}, for ${tooBig?.neededBytes}`)
+  t.equal(status.snapshot?.items.en, 25, 'the served snapshot is unchanged')
+  t.equal(server.child.exitCode, null, 'the service was not killed')
 })
