@@ -29,6 +29,7 @@ import opsListenerPlugin, { OPS_PREFIX } from './plugins/ops-listener.js'
 import { healthRoutes } from './routes/health-routes.js'
 import { statusRoute, troubleStatus } from './routes/status-route.js'
 import type { SnapshotModel } from './snapshot/model/snapshot-model.js'
+import { memoryGuard } from './cluster/memory-order.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -107,6 +108,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   }
   await app.register(snapshotPlugin, {
     snapshotPath: config.snapshotPath,
+    memory: memoryGuard(config),
     watch: config.watch,
     reloadDebounceMs: config.reloadDebounceMs,
     remote: config.snapshotUrl === null

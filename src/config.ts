@@ -48,6 +48,8 @@ export const ConfigSchema = Type.Object({
   snapshotMaxMb: Type.Integer({ minimum: 1, maximum: 1_048_576 }),
   s3ForcePathStyle: Type.Boolean(),
   workers: Type.Integer({ minimum: 1, maximum: 256 }),
+  memoryLimitMb: Type.Union([Type.Integer({ minimum: 64, maximum: 16_777_216 }), Type.Null()]),
+  memoryEstimateScale: Type.Number({ exclusiveMinimum: 0, maximum: 100 }),
   maxLimit: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
   publicBaseUrl: Type.Union([Type.String(), Type.Null()]),
   trustProxy: Type.Boolean(),
@@ -192,6 +194,16 @@ function delay (text: string): DelaySpec | null {
   throw new Error(rule)
 }
 
+/** MEMORY_ESTIMATE_SCALE: a positive factor, `0.01` to `100`. */
+function scale (text: string): number {
+  const value = text.trim()
+  const rule = 'must be a number from 0.01 to 100 (1: the measured estimate; below 1 only to test the watch)'
+  if (!/^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/.test(value)) throw new Error(rule)
+  const number = Number(value)
+  if (number < 0.01 || number > 100) throw new Error(rule)
+  return number
+}
+
 /** A probability: `0`, `0.2`, `1`. */
 function rate (text: string): number {
   const value = text.trim()
@@ -228,6 +240,8 @@ export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'snapshotMaxMb', env: 'SNAPSHOT_MAX_MB', flag: '--snapshot-max-mb', default: '16384', description: 'Largest snapshot downloaded from SNAPSHOT_URL, in MiB.', parse: integer(1, 1_048_576) },
   { key: 's3ForcePathStyle', env: 'S3_FORCE_PATH_STYLE', flag: '--s3-force-path-style', default: 'false', description: 'Path-style S3 addressing (http://host/bucket/key), for stores that need it (MinIO, moto, some Ceph).', parse: boolean },
   { key: 'workers', env: 'WORKERS', flag: '--workers', default: '1', description: 'Processes serving requests: a number or `auto` (one per core). Each holds its own copy of the snapshot.', parse: workers },
+  { key: 'memoryLimitMb', env: 'MEMORY_LIMIT_MB', flag: '--memory-limit-mb', default: undefined, description: 'The memory budget, in MiB, of the whole service (every worker): a snapshot whose load would pass it is refused like a bad file, and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.', parse: text => text.trim() === '' ? null : integer(64, 16_777_216)(text) },
+  { key: 'memoryEstimateScale', env: 'MEMORY_ESTIMATE_SCALE', flag: '--memory-estimate-scale', default: '1', description: 'A diagnostic: multiplies the estimated peak of every load (README, "Memory to plan for"). Below 1, files that do not fit are let through to the watch during the load, which abandons them.', parse: scale },
   { key: 'maxLimit', env: 'MAX_LIMIT', flag: '--max-limit', default: '100', description: 'Largest page size; a larger `limit` is clamped to it.', parse: integer(1, 1_000_000) },
   { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: '--public-base-url', default: undefined, description: 'Scheme and host (and optional path prefix) for next/previous links. Unset: the request\'s own.', parse: baseUrl },
   { key: 'trustProxy', env: 'TRUST_PROXY', flag: '--trust-proxy', default: 'false', description: 'Believe X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).', parse: boolean },

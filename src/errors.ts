@@ -117,20 +117,40 @@ export function isHttpError (error: unknown): error is HttpError {
     typeof (error as Partial<HttpError>).statusCode === 'number'
 }
 
-/** A snapshot file that cannot be served: unreadable, or invalid with one line per problem. */
+/**
+ * A snapshot file that cannot be served: unreadable, invalid with one line per problem, or too big for the
+ * memory budget (TooBigError).
+ */
 export class SnapshotError extends Error {
-  readonly code: 'SNAPSHOT_ERR_UNREADABLE' | 'SNAPSHOT_ERR_INVALID'
+  readonly code: 'SNAPSHOT_ERR_UNREADABLE' | 'SNAPSHOT_ERR_INVALID' | 'SNAPSHOT_ERR_TOO_BIG'
   readonly file: string
   readonly problems: readonly string[]
 
   constructor (code: SnapshotError['code'], file: string, problems: readonly string[]) {
-    const what = code === 'SNAPSHOT_ERR_UNREADABLE' ? 'cannot be read' : 'is invalid'
+    const what = code === 'SNAPSHOT_ERR_UNREADABLE' ? 'cannot be read' : code === 'SNAPSHOT_ERR_TOO_BIG' ? 'does not fit in memory' : 'is invalid'
     const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`
-    super(`snapshot ${file} ${what} (${count}):\n${problems.map(p => `  ${p}`).join('\n')}`)
+    // A refusal for memory is one sentence of numbers, not a list of problems.
+    super(code === 'SNAPSHOT_ERR_TOO_BIG'
+      ? `snapshot ${file} ${what}: ${problems.join('; ')}`
+      : `snapshot ${file} ${what} (${count}):\n${problems.map(p => `  ${p}`).join('\n')}`)
     this.name = 'SnapshotError'
     this.code = code
     this.file = file
     this.problems = problems
+  }
+}
+
+/** What a file refused for memory needs at its peak, and what the budget had free (snapshot/memory-budget.ts). */
+export interface MemoryShortfall {
+  neededBytes: number
+  freeBytes: number
+  budgetBytes: number
+}
+
+/** A snapshot refused because loading it would pass the memory budget (contract §7): refused like a bad file. */
+export class TooBigError extends SnapshotError {
+  constructor (file: string, problem: string, readonly shortfall: MemoryShortfall) {
+    super('SNAPSHOT_ERR_TOO_BIG', file, [problem])
   }
 }
 

@@ -2,6 +2,7 @@
 // AggregatorRegistry has messages of its own on the same channel; these all have `explore` set.
 import type { Status } from '../schemas/operations.js'
 import type { SourceStatusJson } from '../sources/follow-source.js'
+import type { LoadAnswer } from './memory-order.js'
 
 /** What a worker serves, as it reports it after its first load and every reload: a row of /-/status. */
 export type WorkerState = NonNullable<Status['cluster']>['workers'][number]
@@ -11,11 +12,17 @@ export type ToWorker =
   | { explore: 'reload', file?: string, request?: number }
   | { explore: 'cluster', workers: WorkerState[], /** The source as the primary follows it (SNAPSHOT_URL), for every worker's /-/status. */ source: SourceStatusJson | null }
   | { explore: 'metrics', request: number, text: string | null }
+  /** The primary's answer to a worker's `memory` question (memory-order.ts). */
+  | { explore: 'memory', request: number, answer: LoadAnswer }
 
 export type ToPrimary =
   | { explore: 'state', state: WorkerState }
   | { explore: 'reloaded', request: number, outcome: string, problems: string[] }
   | { explore: 'metrics', request: number }
+  /** May this worker start a load whose peak is estimated at `neededBytes`? (memory-order.ts) */
+  | { explore: 'memory', request: number, neededBytes: number }
+  /** The load granted to `request` is over. */
+  | { explore: 'memory-done', request: number }
 
 export function isExploreMessage (message: unknown): message is { explore: string } {
   return typeof message === 'object' && message !== null && typeof (message as { explore?: unknown }).explore === 'string'

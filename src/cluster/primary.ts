@@ -12,6 +12,8 @@ import { watchSnapshot } from '../snapshot/store/watch-snapshot.js'
 import { cachedCopyPath, SourceFollower, sourceStatusJson } from '../sources/follow-source.js'
 import { openSource } from '../sources/open-source.js'
 import { ClusterStore } from './cluster-store.js'
+import { LoadOrder } from './memory-order.js'
+import { megabytes, resolveBudget } from '../snapshot/memory-budget.js'
 import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
 
 /** Environment variable that tells a process it is a worker of this primary (workers never watch). */
@@ -37,6 +39,9 @@ export async function runPrimary (config: Config): Promise<void> {
   /** Workers that have reported since they started: they listen for the primary's messages. */
   const reported = new Set<number>()
   let startFollowing: (() => void) | null = null
+  // The budget is the whole cluster's: every worker's load is granted here, in turn when they do not all fit.
+  const budget = resolveBudget(config.memoryLimitMb)
+  const loads = new LoadOrder(budget, () => [...states.values()].map(state => state.pid))
 
   const broadcast = (message: ToWorker) => {
     for (const worker of Object.values(cluster.workers ?? {})) if (worker !== undefined) tell(worker, message)
@@ -74,6 +79,7 @@ export async function runPrimary (config: Config): Promise<void> {
     worker.on('error', (error: Error) => log.warn({ worker: worker.id, err: error }, 'a message to a worker failed'))
     worker.on('exit', (code, signal) => {
       states.delete(worker.id)
+      loads.forget(worker.process.pid ?? 0)
       for (const request of [...asked.keys()]) answered(request, worker.id, null)
       shareStates()
       if (stopping) return
@@ -111,6 +117,11 @@ export async function runPrimary (config: Config): Promise<void> {
         log.error({ worker: worker.id, workerPid: said.state.pid, serving: said.state.version }, 'a worker could not load the new snapshot; it serves its last good one')
       }
       shareStates()
+    } else if (said.explore === 'memory') {
+      const { request } = said
+      loads.ask(`${worker.id}:${request}`, worker.process.pid ?? 0, said.neededBytes).then(answer => { tell(worker, { explore: 'memory', request, answer }) }, () => {})
+    } else if (said.explore === 'memory-done') {
+      loads.done(`${worker.id}:${said.request}`)
     } else if (said.explore === 'metrics') {
       aggregator.clusterMetrics().then(
         text => { tell(worker, { explore: 'metrics', request: said.request, text }) },
@@ -123,7 +134,7 @@ export async function runPrimary (config: Config): Promise<void> {
   }
 
   for (let slot = 0; slot < config.workers; slot++) start(slot)
-  log.info({ workers: config.workers }, `started ${config.workers} workers; each holds its own copy of the snapshot`)
+  log.info({ workers: config.workers, memoryBudget: budget }, `started ${config.workers} workers; each holds its own copy of the snapshot, within a memory budget of ${megabytes(budget.bytes)} (${budget.source}) for all`)
 
   // Followed once, here; every worker loads the file when told (a failed load keeps its last good one).
   let store: ClusterStore | null = null

@@ -3,6 +3,7 @@
 // browser script (console-script.ts) fills in its cards from the explore API.
 import type { Status } from '../schemas/operations.js'
 import { html, type Html } from './escape-html.js'
+import { megabytes } from '../snapshot/memory-budget.js'
 
 export interface ConsolePageOptions {
   /** The URLs of the page's script and stylesheet, versioned by their content (console-route.ts). */
@@ -114,6 +115,9 @@ function served (status: Status, now: Date): Html {
     <dt>Last successful reload</dt><dd>${reloads.succeeded > 0 ? when(snapshot.loadedAt, now) : 'none since start-up: the snapshot loaded at start-up is served'}</dd>`}
     <dt>Reloads since start-up</dt><dd>${reloads.succeeded} succeeded, ${reloads.failed} refused</dd>
     ${reloads.staleSince === null ? html`` : html`<dt>Stale since</dt><dd class="bad-text">${when(reloads.staleSince, now)}</dd>`}
+    ${status.memory === null
+      ? html``
+      : html`<dt>Memory budget</dt><dd id="memory-budget">${megabytes(status.memory.budget)} (${status.memory.budgetSource})${status.cluster === null ? '' : ', for every worker together'}${reloads.refusals.too_big === 0 ? '' : `; ${plural(reloads.refusals.too_big, 'file')} refused for memory`}</dd>`}
   </dl>
   ${languages.length === 0
     ? html``
@@ -167,9 +171,11 @@ function nextStep (status: Status, now: Date): Html {
   const keeps = snapshot === null
     ? html`No snapshot is served yet.`
     : html`The service keeps serving version <code>${snapshot.version}</code>${snapshot.generatedAt === null ? '' : html` (<code>generated_at</code> ${snapshot.generatedAt})`}, loaded ${when(snapshot.loadedAt, now)}.`
-  const fix = source === null
-    ? html`Fix the file and save it again; check it first with <kbd>npx explore-replica check ${status.path}</kbd>.`
-    : html`Fix the snapshot and publish it again at <code>${source.url}</code>; check it first with <kbd>npx explore-replica check FILE</kbd>.`
+  const fix = reloads.recentFailures[0]?.reason === 'too_big'
+    ? html`The newest ${source === null ? 'file' : 'snapshot'} needs more memory than the budget leaves free: give the service more (<code>MEMORY_LIMIT_MB</code>, the container's limit) or make the snapshot smaller.`
+    : source === null
+      ? html`Fix the file and save it again; check it first with <kbd>npx explore-replica check ${status.path}</kbd>.`
+      : html`Fix the snapshot and publish it again at <code>${source.url}</code>; check it first with <kbd>npx explore-replica check FILE</kbd>.`
   return html`<div class="next-step" id="next-step"><h3>What to do</h3><p>${keeps} ${fix} The problems are listed below, newest file first.</p></div>`
 }
 
@@ -190,7 +196,9 @@ function refusals (status: Status, now: Date): Html {
     <li class="refusal ${current ? 'current' : 'fixed'}">
       <p class="refusal-head">${when(refusal.at, now)}: <code>${refusal.file}</code>
         <span class="badge">${current ? 'not fixed yet' : 'fixed since: a later file was served'}</span></p>
-      <p>The service refused this file with ${plural(refusal.problems.length, 'problem')}. Each line says where (the line number, or the JSON path) and which rule is broken:</p>
+      ${refusal.reason === 'too_big'
+        ? html`<p>The service refused this file: it does not fit in the memory budget.</p>`
+        : html`<p>The service refused this file with ${plural(refusal.problems.length, 'problem')}. Each line says where (the line number, or the JSON path) and which rule is broken:</p>`}
       <ul class="problems">${refusal.problems.map(problem => html`<li><code>${problem}</code></li>`)}</ul>
     </li>`
   })}

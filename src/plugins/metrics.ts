@@ -96,6 +96,36 @@ export default fp(async function metricsPlugin (app) {
     aggregator: 'max',
     collect () { this.set(app.snapshots.status().failedInARow) }
   })
+  new Counter({ // eslint-disable-line no-new
+    name: 'explore_snapshot_refusals_total',
+    help: 'Snapshot files refused by a reload, by reason: invalid (their contents, or unreadable) or too_big (the memory budget).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect () {
+      this.reset()
+      for (const [reason, count] of Object.entries(app.snapshots.refusals())) this.inc({ reason }, count)
+    }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_memory_budget_bytes',
+    help: 'The memory budget snapshots are loaded within, for every worker together (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).',
+    registers: [registry],
+    aggregator: 'max',
+    collect () {
+      const { budget } = app.snapshots
+      if (budget !== null) this.set(budget.bytes)
+    }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_snapshot_refused_estimate_bytes',
+    help: 'The estimated peak memory of loading the last file refused as too big for the budget (absent until one is).',
+    registers: [registry],
+    aggregator: 'max',
+    collect () {
+      const tooBig = app.snapshots.lastTooBig()
+      if (tooBig !== null) this.set(tooBig.neededBytes)
+    }
+  })
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_parse_pool_threads',
     help: 'Parse threads running for large snapshot loads (0 before the first large load, once idle ones have exited, or when they cannot start).',

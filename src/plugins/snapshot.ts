@@ -8,6 +8,7 @@ import { SnapshotStore } from '../snapshot/store/snapshot-store.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import { cachedCopyPath, SourceFollower } from '../sources/follow-source.js'
 import { openSource } from '../sources/open-source.js'
+import type { MemoryGuard } from '../snapshot/memory-budget.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,6 +24,8 @@ export interface SnapshotPluginOptions {
   snapshotPath: string
   watch: boolean
   reloadDebounceMs: number
+  /** The memory budget every load is held to (contract §7). */
+  memory: MemoryGuard
   /** SNAPSHOT_URL and its settings; null to serve SNAPSHOT_PATH. */
   remote: {
     url: string
@@ -35,7 +38,7 @@ export interface SnapshotPluginOptions {
   } | null
 }
 
-export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, watch, reloadDebounceMs, remote }) {
+export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, watch, reloadDebounceMs, memory, remote }) {
   const log = app.log.child({ component: 'snapshot' })
   const storeLog = {
     info: (fields: object, message: string) => log.info(fields, message),
@@ -47,7 +50,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
 
   if (remote !== null) {
     const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle })
-    const store = new SnapshotStore(cachedCopyPath(source, remote.cacheDir), { log: storeLog })
+    const store = new SnapshotStore(cachedCopyPath(source, remote.cacheDir), { log: storeLog, memory })
     app.decorate('snapshots', store)
     app.addHook('onClose', async () => { await store.idle() })
     if (!remote.follow) return
@@ -59,7 +62,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     return
   }
 
-  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog })
+  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory })
   app.decorate('snapshots', store)
   // The first load is not awaited here: a plugin has 10 s to load, a snapshot as long as its size needs.
   // The server answers meanwhile (/-/healthz, /-/readyz 503); serve.ts exits if the file is bad.

@@ -34,6 +34,18 @@ export function troubleStatus (troubles: SimulatedTrouble): NonNullable<Status['
   return { delay: delayMs === null ? null : delayText(delayMs), failRate, failStatus, fault, faultRate: fault === null ? 0 : faultRate, chaos, seed: troubles.seed }
 }
 
+/** The memory budget and the last file refused for it; null for a store loading without a budget. */
+function memoryStatus (app: FastifyInstance): Status['memory'] {
+  const { budget } = app.snapshots
+  if (budget === null) return null
+  const tooBig = app.snapshots.lastTooBig()
+  return {
+    budget: budget.bytes,
+    budgetSource: budget.source,
+    lastTooBig: tooBig === null ? null : { ...tooBig, at: tooBig.at.toISOString() }
+  }
+}
+
 /**
  * What /-/status answers, built from the store's interface: one definition, also rendered by the
  * operator's console (console/console-route.ts).
@@ -51,8 +63,10 @@ export function currentStatus (app: FastifyInstance): Status {
       ...reloads,
       lastFailure: reloads.lastFailure === null ? null : failureJson(reloads.lastFailure),
       staleSince: reloads.staleSince?.toISOString() ?? null,
-      recentFailures: store.recentFailures().map(refused => ({ ...failureJson(refused), file: refused.file }))
+      refusals: store.refusals(),
+      recentFailures: store.recentFailures().map(refused => ({ ...failureJson(refused), file: refused.file, reason: refused.reason }))
     },
+    memory: memoryStatus(app),
     source: sourceStatus(app),
     cluster: app.cluster === null ? null : { workers: app.cluster.workers() },
     trouble: app.trouble === null ? null : troubleStatus(app.trouble)

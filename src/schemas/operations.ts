@@ -20,12 +20,28 @@ export const StatusSchema = Type.Object({
     staleSince: Type.Union([Type.String(), Type.Null()], {
       description: 'When the first of the failures in a row happened: since then the file is not the one served (null: it is).'
     }),
+    refusals: Type.Object({
+      invalid: Type.Integer({ description: 'Files refused for their contents (or that could not be read).' }),
+      too_big: Type.Integer({ description: 'Files refused because loading them would pass the memory budget, or did.' })
+    }, { description: 'Failed reloads by reason.' }),
     recentFailures: Type.Array(Type.Object({
       at: Type.String({ description: 'When the file was refused (ISO-8601).' }),
       file: Type.String({ description: 'The file refused: the snapshot path, or the download of SNAPSHOT_URL.' }),
+      reason: Type.Union([Type.Literal('invalid'), Type.Literal('too_big')], { description: 'Why: its contents, or the memory budget.' }),
       problems: Type.Array(Type.String(), { description: 'The validation report, one line per problem.' })
     }), { description: 'The last 10 refused files, newest first (kept after a later success).' })
   }),
+  memory: Type.Union([Type.Object({
+    budget: Type.Integer({ description: 'Bytes the service may use, every worker together (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).' }),
+    budgetSource: Type.String({ description: 'Where the budget comes from: MEMORY_LIMIT_MB, cgroup v2, cgroup v1 or machine.' }),
+    lastTooBig: Type.Union([Type.Object({
+      at: Type.String(),
+      file: Type.String(),
+      neededBytes: Type.Integer({ description: 'Its estimated peak.' }),
+      freeBytes: Type.Integer({ description: 'What the budget had free when it was refused (negative: already passed).' }),
+      budgetBytes: Type.Integer()
+    }), Type.Null()], { description: 'The last file refused for memory, with its numbers; null when none was.' })
+  }), Type.Null()], { description: 'The memory budget snapshots are loaded within (contract §7).' }),
   source: Type.Union([Type.Object({
     url: Type.String({ description: 'SNAPSHOT_URL, without credentials.' }),
     etag: Type.Union([Type.String(), Type.Null()], { description: 'The served version, as the source names it.' }),

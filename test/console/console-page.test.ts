@@ -19,7 +19,8 @@ function status (overrides: Partial<Status> = {}): Status {
   return {
     path: '/var/cache/explore/snapshot-abc.jsonl',
     snapshot: { version: 'v-served', generatedAt: '2026-11-20T09:30:00Z', loadedAt: '2026-11-22T11:00:00.000Z', items: { en: 3, fr: 1 } },
-    reloads: { succeeded: 2, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, recentFailures: [] },
+    reloads: { succeeded: 2, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] },
+    memory: null,
     source: null,
     cluster: null,
     trouble: null,
@@ -31,7 +32,7 @@ t.test('a followed source: its URL, its checks, and advice to publish again', as
   const at = '2026-11-22T11:58:00.000Z'
   const body = renderConsolePage(status({
     source: { url: 'https://snapshots.example.com/explore.jsonl', etag: '"abc"', lastModified: null, lastChecked: at, lastChanged: null, lastError: { at, message: 'the object is not a valid snapshot <b>' }, checks: 7, errors: 1 },
-    reloads: { succeeded: 2, failed: 1, failedInARow: 1, lastFailure: { at, problems: ['x.jsonl:3: pk: 1 repeats line 2'] }, staleSince: at, recentFailures: [{ at, file: '/tmp/download-1.jsonl', problems: ['x.jsonl:3: pk: 1 repeats line 2'] }] }
+    reloads: { succeeded: 2, failed: 1, failedInARow: 1, lastFailure: { at, problems: ['x.jsonl:3: pk: 1 repeats line 2'] }, staleSince: at, refusals: { invalid: 1, too_big: 0 }, recentFailures: [{ at, file: '/tmp/download-1.jsonl', reason: 'invalid', problems: ['x.jsonl:3: pk: 1 repeats line 2'] }] }
   }), OPTIONS)
   t.match(body, '<dt>Source</dt><dd><code>https://snapshots.example.com/explore.jsonl</code></dd><dt>Cached copy</dt>')
   t.match(body, '<section id="source"')
@@ -55,7 +56,7 @@ t.test('a cluster: a table of its workers, one that serves another version marke
 })
 
 t.test('while the first snapshot loads: said so, and no preview', async t => {
-  const body = renderConsolePage(status({ snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, recentFailures: [] } }), OPTIONS)
+  const body = renderConsolePage(status({ snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] } }), OPTIONS)
   t.match(body, 'No snapshot is served yet: the first one is still loading.')
   t.notMatch(body, 'id="preview"')
 })

@@ -144,7 +144,7 @@ t.test('a refused file: its problems, escaped, and what the editor should do nex
   await refuse(t, app, XSS)
   const status = JSON.parse((await app.inject('/-/status')).body)
   const problem = `snapshot.json:1:15: languages["${XSS}"]: is not a language segment (expected ^[a-z]{2}(-[a-z]{2,4})?$, e.g. en or pt-br)`
-  t.same(status.reloads.recentFailures, [{ at: status.reloads.lastFailure.at, file: app.snapshots.file, problems: [problem] }])
+  t.same(status.reloads.recentFailures, [{ at: status.reloads.lastFailure.at, file: app.snapshots.file, reason: 'invalid', problems: [problem] }])
   const body = await page(app)
   t.notMatch(body, XSS, 'the problem is not markup')
   t.match(body, '<code>snapshot.json:1:15: languages[&quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;]: is not a language segment', 'it is text')
@@ -188,7 +188,7 @@ t.test('the refusal history: the last 10 refusals, newest first', async t => {
   const status = JSON.parse((await app.inject('/-/status')).body)
   const labels = status.reloads.recentFailures.map((f: { problems: string[] }) => /languages\.(bad\d+)/.exec(f.problems[0] as string)?.[1])
   t.same(labels, ['bad12', 'bad11', 'bad10', 'bad9', 'bad8', 'bad7', 'bad6', 'bad5', 'bad4', 'bad3'], '/-/status: 10, newest first')
-  t.same(status.reloads.recentFailures[0], { at: status.reloads.lastFailure.at, file: app.snapshots.file, problems: status.reloads.lastFailure.problems }, 'the newest is lastFailure')
+  t.same(status.reloads.recentFailures[0], { at: status.reloads.lastFailure.at, file: app.snapshots.file, reason: 'invalid', problems: status.reloads.lastFailure.problems }, 'the newest is lastFailure')
   t.match(status.reloads, { failed: 12, failedInARow: 12 })
   const body = await page(app)
   t.match(body, '(the last 10, newest first)')

@@ -7,7 +7,7 @@ import { buildTestApp, smallSnapshot } from '../helpers.js'
 t.test('/-/status: reloads.recentFailures lists refused files newest first, kept after a success', async t => {
   const app = await buildTestApp(t)
   const fresh = JSON.parse((await app.inject('/-/status')).body)
-  t.same(Object.keys(fresh.reloads), ['succeeded', 'failed', 'failedInARow', 'lastFailure', 'staleSince', 'recentFailures'])
+  t.same(Object.keys(fresh.reloads), ['succeeded', 'failed', 'failedInARow', 'lastFailure', 'staleSince', 'refusals', 'recentFailures'])
   t.same(fresh.reloads.recentFailures, [], 'nothing refused yet')
 
   await writeFile(app.snapshots.file, '{"languages": {}}')
@@ -22,7 +22,8 @@ t.test('/-/status: reloads.recentFailures lists refused files newest first, kept
   const [newest, older] = reloads.recentFailures
   t.match(newest, { file: app.snapshots.file }, 'the truncated file, newest first')
   t.match(newest.problems.at(-1), /^snapshot\.json:1:\d+: not a snapshot document: the document ends /, 'its item\'s problems, then where it ends')
-  t.same(older, { at: older.at, file: app.snapshots.file, problems: ['snapshot.json: languages: must name at least one language'] })
+  t.same(older, { at: older.at, file: app.snapshots.file, reason: 'invalid', problems: ['snapshot.json: languages: must name at least one language'] })
+  t.same(reloads.refusals, { invalid: 2, too_big: 0 }, 'both refused for their contents')
   t.ok(Date.parse(newest.at) >= Date.parse(older.at))
   t.same(reloads.lastFailure, { at: newest.at, problems: newest.problems }, 'lastFailure is as it was: the newest refusal')
   t.match(reloads, { failedInARow: 0, staleSince: null }, 'the history outlives the success')
@@ -39,6 +40,6 @@ t.test('the OpenAPI document describes recentFailures', async t => {
   const app = await buildTestApp(t)
   const doc = JSON.parse((await app.inject('/-/openapi.json')).body)
   const schema = doc.paths['/-/status'].get.responses['200'].content['application/json'].schema
-  t.same(Object.keys(schema.properties.reloads.properties.recentFailures.items.properties), ['at', 'file', 'problems'])
+  t.same(Object.keys(schema.properties.reloads.properties.recentFailures.items.properties), ['at', 'file', 'reason', 'problems'])
   t.notOk(doc.paths['/-/'], 'the console is a page, not an API operation')
 })

@@ -41,11 +41,12 @@ t.test('the serializer\'s form writes the same bytes as the schema as written', 
   for (const item of items) t.equal(rewritten(item), asWritten(item), `item ${item.pk}`)
 
   const statuses = [
-    { path: 'p', snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, recentFailures: [] }, source: null, cluster: null, trouble: null },
+    { path: 'p', snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] }, memory: null, source: null, cluster: null, trouble: null },
     {
       path: 'p',
       snapshot: { version: 'v', generatedAt: null, loadedAt: 'l', items: { en: 3 } },
-      reloads: { succeeded: 1, failed: 1, failedInARow: 1, lastFailure: { at: 'a', problems: ['x'] }, staleSince: 's', recentFailures: [{ at: 'a', file: 'f', problems: ['x'] }] },
+      reloads: { succeeded: 1, failed: 2, failedInARow: 1, lastFailure: { at: 'a', problems: ['x'] }, staleSince: 's', refusals: { invalid: 1, too_big: 1 }, recentFailures: [{ at: 'a', file: 'f', reason: 'too_big', problems: ['x'] }, { at: 'a', file: 'f', reason: 'invalid', problems: ['y'] }] },
+      memory: { budget: 1024, budgetSource: 'cgroup v1', lastTooBig: { at: 'a', file: 'f', neededBytes: 2048, freeBytes: -5, budgetBytes: 1024 } },
       source: { url: 'u', etag: null, lastModified: 'm', lastChecked: null, lastChanged: 'c', lastError: { at: 'a', message: 'm' }, checks: 2, errors: 1 },
       cluster: { workers: [{ id: 1, pid: 2, version: null, generatedAt: 'g', loadedAt: null, lastReload: 'loaded' }] },
       trouble: { delay: '100-400', failRate: 0.2, failStatus: 503, fault: 'dribble', faultRate: 1, chaos: true, seed: 7 }

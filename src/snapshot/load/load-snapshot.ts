@@ -8,10 +8,13 @@
 //   ../model/build-model.ts   the served model built, sorted and indexed, in slices
 //
 // A file is either served whole or refused whole: `loadSnapshotFile` returns the model, or throws a
-// SnapshotError that names the file, and each problem's line (and column, for format v1) and rule.
+// SnapshotError that names the file, and each problem's line (and column, for format v1) and rule. With a
+// memory guard (../memory-budget.ts), a file that would not fit is refused before it is read, and a load
+// that reaches the budget is abandoned: reading stops, the batches in flight settle, what was built is let go.
 import { SnapshotError } from '../../errors.js'
 import { SnapshotModelBuilder } from '../model/build-model.js'
 import type { SnapshotInfo, SnapshotModel } from '../model/snapshot-model.js'
+import type { LoadWatch, MemoryGuard } from '../memory-budget.js'
 import { BatchMemory } from './batch-memory.js'
 import { DocumentFraming } from './frame-document.js'
 import { LineFraming, MAX_LINE_BYTES } from './frame-lines.js'
@@ -71,54 +74,74 @@ export interface LoaderParts {
   problemCap: number
   clock: () => Date
   log: LoadLog | null
+  /** The memory budget's guard (contract §7); null: no budget (the CLI's checks, most tests). */
+  memory: MemoryGuard | null
 }
 
 export class SnapshotLoader {
   private readonly parts: LoaderParts
 
   constructor (parts: Partial<LoaderParts> = {}) {
-    this.parts = { pool: parsePool, maxLineBytes: MAX_LINE_BYTES, problemCap: DEFAULT_PROBLEM_CAP, clock: () => new Date(), log: null, ...parts }
+    this.parts = { pool: parsePool, maxLineBytes: MAX_LINE_BYTES, problemCap: DEFAULT_PROBLEM_CAP, clock: () => new Date(), log: null, memory: null, ...parts }
   }
 
   /** Reads and checks `file`, and builds its model; throws SnapshotError, never anything else, for a bad file. */
   async load (file: string, { serving = false }: LoadOptions = {}): Promise<SnapshotModel> {
-    const { pool, log, problemCap } = this.parts
+    const { pool, log, problemCap, memory } = this.parts
     let chunks: FileChunks | null = null
+    let watch: LoadWatch | null = null
+    let builder: SnapshotModelBuilder | null = null
     try {
       chunks = await FileChunks.open(file)
+      // Before anything is read: a file that cannot fit is refused with its numbers (TooBigError).
+      watch = await memory?.admit(file, chunks.size, isJsonLinesPath(file) ? 'jsonl' : 'json') ?? null
       const parser = await pool.parserFor(chunks.size, serving, reason => {
         log?.warn({ reason }, 'the parse threads could not start: snapshots are parsed on the main thread')
       })
-      const builder = new SnapshotModelBuilder()
+      builder = new SnapshotModelBuilder()
       const report = new ValidationReport(problemCap)
-      const framing = await this.run(file, chunks, parser, builder, report).finally(() => parser.done())
+      const framing = await this.run(file, chunks, parser, builder, report, watch).finally(() => parser.done())
       if (report.problems.length > 0) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, report.lines())
+      watch?.check()
       const info: SnapshotInfo = { source: file, version: chunks.digest(), generatedAt: framing.generatedAt, loadedAt: this.parts.clock() }
       await chunks.close()
       chunks = null
-      return await builder.buildInSlices(info)
+      const model = await builder.buildInSlices(info)
+      builder = null
+      return model
     } catch (error) {
+      // What a failed load rendered is let go now, not whenever the builder is collected (item-memory.ts).
+      builder?.discard()
       throw classify(error, file)
     } finally {
+      watch?.done()
       await chunks?.close()
     }
   }
 
   /** Runs the pipeline through the merge: what is left is the build, or the report. */
-  private async run (file: string, chunks: FileChunks, parser: BatchParser, builder: SnapshotModelBuilder, report: ValidationReport): Promise<Framing> {
+  private async run (file: string, chunks: FileChunks, parser: BatchParser, builder: SnapshotModelBuilder, report: ValidationReport, watch: LoadWatch | null): Promise<Framing> {
     const batchBytes = this.parts.batchBytes ?? (parser.threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES)
     const memory = new BatchMemory(batchBytes)
     const queue = new MergeQueue(read => memory.give(read))
     const parts: FramingParts = { file, chunks, parser, queue, merge: new BatchMerge(builder, report), builder, memory, batchBytes }
     const framing = isJsonLinesPath(file) ? new LineFraming(parts, this.parts.maxLineBytes) : new DocumentFraming(parts)
-    for (let more = true; more;) {
-      more = await framing.read()
-      // As many batches in flight as the parser wants; a full report stops the reading.
-      if (!await queue.mergeUntil(more ? parser.depth - 1 : 0)) return framing
+    try {
+      for (let more = true; more;) {
+        more = await framing.read()
+        // As many batches in flight as the parser wants; a full report stops the reading.
+        if (!await queue.mergeUntil(more ? parser.depth - 1 : 0)) return framing
+        // After each batch read and merged: a load that reaches the memory budget stops here.
+        watch?.check()
+      }
+      framing.end()
+      if (await queue.mergeUntil(0)) framing.finish()
+      return framing
+    } catch (error) {
+      // No thread is left parsing for a load that is over: the load ends once its batches in flight have.
+      await queue.settle()
+      throw error
     }
-    framing.end()
-    if (await queue.mergeUntil(0)) framing.finish()
-    return framing
   }
 }
 

@@ -103,6 +103,15 @@ export class MergeQueue {
     }
   }
 
+  /** A load that stops early (its memory budget reached, a thread failed): waits for the batches in flight, merges none. */
+  async settle (): Promise<void> {
+    const steps = this.steps.splice(0)
+    this.stopped = true
+    for (const step of steps) {
+      if (typeof step !== 'function') await step.parsed.then(batch => this.done(batch.read), () => {})
+    }
+  }
+
   /** Takes the oldest steps until `left` are queued; false when a step said to stop, now or before. */
   async mergeUntil (left: number): Promise<boolean> {
     while (!this.stopped && this.steps.length > left) {

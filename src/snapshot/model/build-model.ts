@@ -314,6 +314,16 @@ export class SnapshotModelBuilder {
     return await runInSlices(this.steps(info), sliceMs)
   }
 
+  /**
+   * A load that failed: its rendered chunks are retired as a replaced model's are (item-memory.ts), so that
+   * the budget it reached is given back now, and nothing built can be used after.
+   */
+  discard (): void {
+    this.seal()
+    this.languages.clear()
+    new ItemMemory(this.chunks).retire()
+  }
+
   private languageBuilder (code: string): LanguageBuilder {
     let builder = this.languages.get(code)
     if (builder === undefined) {

@@ -5,8 +5,9 @@
 import { EventEmitter } from 'node:events'
 import { stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
-import { SnapshotError } from '../../errors.js'
+import { SnapshotError, TooBigError, type MemoryShortfall } from '../../errors.js'
 import { SnapshotLoader } from '../load/load-snapshot.js'
+import type { MemoryBudget, MemoryGuard } from '../memory-budget.js'
 import { collectSoon } from '../model/item-memory.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
 
@@ -22,8 +23,18 @@ export interface ReloadFailure {
   problems: readonly string[]
 }
 
-/** A file a reload refused: which one, when, and the validator's report. */
+/** Why a file was refused: its contents (or it could not be read), or the memory budget (contract §7). */
+export type RefusalReason = 'invalid' | 'too_big'
+
+/** A file a reload refused: which one, when, why, and the validator's report. */
 export interface RefusedFile extends ReloadFailure {
+  file: string
+  reason: RefusalReason
+}
+
+/** The last file refused for memory: its estimated peak, and what the budget had free. */
+export interface TooBigRefusal extends MemoryShortfall {
+  at: Date
   file: string
 }
 
@@ -53,6 +64,8 @@ export interface StoreOptions {
    */
   load?: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
   log?: StoreLogger
+  /** The memory budget's guard, given to the store's loader (not used when `load` is given). */
+  memory?: MemoryGuard
   /**
    * How long a failed load waits before it checks whether the file was still being written; the
    * watcher's quiet time is the natural value. 0 checks at once.
@@ -76,13 +89,19 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private running: Promise<ReloadOutcome> | null = null
   private again = false
   private readonly counters: Omit<ReloadStatus, 'lastFailure'> = { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
+  /** Failed reloads by reason (their sum is `failed`). */
+  private readonly byReason: Record<RefusalReason, number> = { invalid: 0, too_big: 0 }
+  private tooBig: TooBigRefusal | null = null
+  /** The budget loads are held to; null without a guard. */
+  readonly budget: MemoryBudget | null
   /** Newest first, at most RECENT_FAILURES: an editor's last few bad saves, not the whole day's. The first is the last failure. */
   private refused: RefusedFile[] = []
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
     this.log = options.log ?? SILENT
-    const loader = new SnapshotLoader({ log: this.log })
+    const loader = new SnapshotLoader({ log: this.log, memory: options.memory ?? null })
+    this.budget = options.memory?.budget ?? null
     this.load = options.load ?? (async (file, loadOptions) => await loader.load(file, loadOptions))
     this.settleMs = options.settleMs ?? 0
   }
@@ -116,6 +135,16 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   status (): ReloadStatus {
     const newest = this.refused[0]
     return { ...this.counters, lastFailure: newest === undefined ? null : { at: newest.at, problems: newest.problems } }
+  }
+
+  /** Failed reloads by reason: a file's contents (or it could not be read), or the memory budget. */
+  refusals (): Record<RefusalReason, number> {
+    return { ...this.byReason }
+  }
+
+  /** The last file refused because it would not fit in the memory budget, or null. */
+  lastTooBig (): TooBigRefusal | null {
+    return this.tooBig === null ? null : { ...this.tooBig }
   }
 
   /** The last RECENT_FAILURES files a reload refused, newest first. */
@@ -230,11 +259,14 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     // The report is shown in /-/status and /-/readyz: an unexpected error's own message stays in the log.
     const problems = error instanceof SnapshotError ? error.problems : ['unexpected error while loading the snapshot (see the service\'s log)']
     const at = new Date()
+    const reason: RefusalReason = error instanceof TooBigError ? 'too_big' : 'invalid'
+    if (error instanceof TooBigError) this.tooBig = { at, file, ...error.shortfall }
     this.counters.failed++
     this.counters.failedInARow++
-    this.refused = [{ at, file, problems }, ...this.refused].slice(0, RECENT_FAILURES)
+    this.byReason[reason]++
+    this.refused = [{ at, file, reason, problems }, ...this.refused].slice(0, RECENT_FAILURES)
     this.counters.staleSince ??= at
-    this.log.error({ snapshot: file, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
+    this.log.error({ snapshot: file, reason, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
     return 'failed'
   }
 }

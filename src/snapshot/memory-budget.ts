@@ -1,0 +1,181 @@
+// The replica's memory budget (contract §7): how much memory it may use, what loading a file will need at
+// its peak, and the watch that abandons a load once the budget is reached. A file that cannot fit is refused
+// like a bad one (SnapshotError 'SNAPSHOT_ERR_TOO_BIG'), before or during its load: never a kill by the kernel.
+import { readFileSync } from 'node:fs'
+import { totalmem } from 'node:os'
+import { dirname, join, relative } from 'node:path'
+import { TooBigError, type MemoryShortfall } from '../errors.js'
+import { THREADS_FROM_BYTES } from './load/parse-pool.js'
+
+const MiB = 1024 * 1024
+
+/** Where the budget comes from, as status and the log name it. */
+export type BudgetSource = 'MEMORY_LIMIT_MB' | 'cgroup v2' | 'cgroup v1' | 'machine'
+
+export interface MemoryBudget {
+  bytes: number
+  source: BudgetSource
+}
+
+/**
+ * MEMORY_LIMIT_MB when set; otherwise the limit of this process's cgroup (v2 `memory.max`, or v1
+ * `memory.limit_in_bytes`, the lowest on its way up to the hierarchy's root: a parent's limit binds too);
+ * otherwise the machine's memory. `root` is where /proc and /sys are found (tests give a directory of their own).
+ */
+export function resolveBudget (limitMb: number | null, { root = '/', machineBytes = totalmem() }: { root?: string, machineBytes?: number } = {}): MemoryBudget {
+  if (limitMb !== null) return { bytes: limitMb * MiB, source: 'MEMORY_LIMIT_MB' }
+  const cgroup = cgroupLimit(root)
+  // A limit above the machine's memory limits nothing (v1 writes "no limit" as a huge number).
+  if (cgroup !== null && cgroup.bytes < machineBytes) return cgroup
+  return { bytes: machineBytes, source: 'machine' }
+}
+
+/** The memory limit of this process's cgroup, v2 first; null when there is none, or no cgroup file system. */
+export function cgroupLimit (root = '/'): MemoryBudget | null {
+  const memberships = readText(join(root, 'proc/self/cgroup'))
+  const mounts = readText(join(root, 'proc/self/mountinfo'))
+  if (memberships === null || mounts === null) return null
+  const v2 = limitOf(root, memberships, mounts, 'cgroup2', '', 'memory.max')
+  if (v2 !== null) return { bytes: v2, source: 'cgroup v2' }
+  const v1 = limitOf(root, memberships, mounts, 'cgroup', 'memory', 'memory.limit_in_bytes')
+  return v1 === null ? null : { bytes: v1, source: 'cgroup v1' }
+}
+
+/**
+ * The lowest limit in `file` from the process's cgroup up to its hierarchy's mount: `controller` '' is v2's
+ * one hierarchy (the `0::/path` line), 'memory' v1's memory hierarchy (`4:memory:/path`).
+ */
+function limitOf (root: string, memberships: string, mounts: string, fsType: string, controller: string, file: string): number | null {
+  const membership = memberships.split('\n').map(line => line.split(':')).find(([id, controllers]) =>
+    controller === '' ? id === '0' && controllers === '' : (controllers ?? '').split(',').includes(controller))
+  if (membership === undefined) return null
+  const path = membership.slice(2).join(':')
+  // mountinfo: id parent major:minor root mountpoint options [optional fields] - fstype source superoptions
+  const mount = mounts.split('\n').map(line => line.split(' - ')).find(([, after]) => {
+    const [type, , options] = (after ?? '').split(' ')
+    return type === fsType && (controller === '' || (options ?? '').split(',').includes(controller))
+  })
+  if (mount === undefined) return null
+  const [, mountRoot, mountPoint] = (mount[0] as string).split(' ').slice(2)
+  // Inside a cgroup namespace the path is already relative to the mount; outside, the mount's root starts it.
+  const inside = mountRoot !== undefined && mountRoot !== '/' && path.startsWith(mountRoot) ? path.slice(mountRoot.length) : path
+  const top = join(root, mountPoint as string)
+  let lowest: number | null = null
+  for (let dir = join(top, inside); ; dir = dirname(dir)) {
+    const text = readText(join(dir, file))?.trim()
+    const value = text === undefined || text === 'max' ? NaN : Number(text)
+    if (Number.isSafeInteger(value) && value > 0 && (lowest === null || value < lowest)) lowest = value
+    if (relative(top, dir) === '' || dir === dirname(dir)) break
+  }
+  return lowest
+}
+
+function readText (file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {
+    return null
+  }
+}
+
+/** The two formats, by the file's name (load-snapshot.ts, isJsonLinesPath). */
+export type SnapshotFormat = 'json' | 'jsonl'
+
+/**
+ * What a load needs at its peak above what the process held before it: a fixed part and a part per byte of
+ * file, for a file parsed on the loading thread (below THREADS_FROM_BYTES) and on the parse pool (whose
+ * threads' heaps and compiled code are most of the fixed part). Fitted to the peak RSS (VmHWM) of first
+ * loads of generated snapshots, 11 MB and 0.9 MB inline, 111 and 449 MB on the pool, rounded up; a reload
+ * above a served snapshot measured less (README, "Memory to plan for").
+ */
+export const PEAK_ESTIMATE: Record<'inline' | 'pool', Record<SnapshotFormat, { fixedBytes: number, perFileByte: number }>> = {
+  inline: {
+    json: { fixedBytes: 8e6, perFileByte: 2.9 },
+    jsonl: { fixedBytes: 8e6, perFileByte: 2.2 }
+  },
+  pool: {
+    json: { fixedBytes: 160e6, perFileByte: 1.21 },
+    jsonl: { fixedBytes: 150e6, perFileByte: 1.2 }
+  }
+}
+
+/** The estimated peak of loading a file of `bytes`; `scale` is MEMORY_ESTIMATE_SCALE (1 but in tests). */
+export function estimatePeak (bytes: number, format: SnapshotFormat, scale = 1): number {
+  const { fixedBytes, perFileByte } = PEAK_ESTIMATE[bytes < THREADS_FROM_BYTES ? 'inline' : 'pool'][format]
+  return Math.ceil((fixedBytes + bytes * perFileByte) * scale)
+}
+
+/** Bytes as the refusals say them: whole MB (MiB, as MEMORY_LIMIT_MB counts them), with thousands separated. */
+export function megabytes (bytes: number): string {
+  return `${Math.round(bytes / MiB).toLocaleString('en-US')} MB`
+}
+
+/** The refusal of a file that would not fit: `needs ~1,480 MB at its peak; 610 MB of the 1,200 MB budget are free`. */
+export function shortfallText ({ neededBytes, freeBytes, budgetBytes }: MemoryShortfall): string {
+  return `needs ~${megabytes(neededBytes)} at its peak; ${megabytes(Math.max(0, freeBytes))} of the ${megabytes(budgetBytes)} budget are free`
+}
+
+/** One load's watch on memory: `check` throws a TooBigError once the process uses its ceiling. */
+export interface LoadWatch {
+  check: () => void
+  /** The load is over, whatever its outcome. */
+  done: () => void
+}
+
+/** What a load asks before it starts: its watch, or a TooBigError when the file cannot fit. */
+export interface MemoryGuard {
+  readonly budget: MemoryBudget
+  admit: (file: string, bytes: number, format: SnapshotFormat) => Promise<LoadWatch>
+}
+
+/** This process's resident memory: cheap (one read of /proc on Linux), so a load can ask often. */
+export function residentBytes (): number {
+  return process.memoryUsage.rss()
+}
+
+export interface ProcessGuardOptions {
+  /** MEMORY_ESTIMATE_SCALE: a diagnostic that lowers (or raises) every estimate. */
+  scale?: number
+  /** The memory in use now (tests give their own). */
+  rss?: () => number
+}
+
+/**
+ * The guard of a process that has the whole budget to itself (one process, no cluster): a file fits when
+ * what the process holds now plus the file's estimated peak is within the budget; its load stops once the
+ * process's resident memory reaches the budget.
+ */
+export class ProcessMemoryGuard implements MemoryGuard {
+  private readonly scale: number
+  private readonly rss: () => number
+
+  constructor (readonly budget: MemoryBudget, options: ProcessGuardOptions = {}) {
+    this.scale = options.scale ?? 1
+    this.rss = options.rss ?? residentBytes
+  }
+
+  async admit (file: string, bytes: number, format: SnapshotFormat): Promise<LoadWatch> {
+    const neededBytes = estimatePeak(bytes, format, this.scale)
+    const freeBytes = this.budget.bytes - this.rss()
+    const shortfall = { neededBytes, freeBytes, budgetBytes: this.budget.bytes }
+    if (neededBytes > freeBytes) throw new TooBigError(file, shortfallText(shortfall), shortfall)
+    return watchLoad(file, neededBytes, this.budget.bytes, this.budget.bytes, this.rss)
+  }
+}
+
+/**
+ * A load's watch: the process may use up to `ceiling` bytes (the budget, or a cluster's worker's share of it).
+ * Past it the load is abandoned, with numbers that say the estimate was too low.
+ */
+export function watchLoad (file: string, neededBytes: number, ceiling: number, budgetBytes: number, rss: () => number = residentBytes, done: () => void = () => {}): LoadWatch {
+  return {
+    check () {
+      const used = rss()
+      if (used < ceiling) return
+      const shortfall = { neededBytes, freeBytes: budgetBytes - used, budgetBytes }
+      const limit = ceiling === budgetBytes ? `the ${megabytes(budgetBytes)} budget` : `this worker's ${megabytes(ceiling)} of the ${megabytes(budgetBytes)} budget`
+      throw new TooBigError(file, `reached ${limit} while loading (${megabytes(used)} in use; estimated to need ~${megabytes(neededBytes)} at its peak): the load was abandoned`, shortfall)
+    },
+    done
+  }
+}

@@ -1,0 +1,116 @@
+// The memory budget's parts: where the budget comes from (cgroup files in a directory of the test's own),
+// the estimate of a load's peak, the refusal's numbers, and the watch during a load.
+import t from 'tap'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { TooBigError } from '../../src/errors.js'
+import { THREADS_FROM_BYTES } from '../../src/snapshot/load/parse-pool.js'
+import {
+  cgroupLimit, estimatePeak, PEAK_ESTIMATE, ProcessMemoryGuard, resolveBudget, shortfallText, watchLoad
+} from '../../src/snapshot/memory-budget.js'
+import { tempDir } from '../helpers.js'
+
+const MiB = 1024 * 1024
+const V1_UNLIMITED = '9223372036854771712'
+
+/** A root with /proc/self/cgroup, /proc/self/mountinfo and the cgroup files given (path → content). */
+async function fakeRoot (t: Parameters<typeof tempDir>[0], cgroup: string, mountinfo: string, files: Record<string, string>): Promise<string> {
+  const root = await tempDir(t)
+  await mkdir(join(root, 'proc/self'), { recursive: true })
+  await writeFile(join(root, 'proc/self/cgroup'), cgroup)
+  await writeFile(join(root, 'proc/self/mountinfo'), mountinfo)
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(join(root, path, '..'), { recursive: true })
+    await writeFile(join(root, path), content)
+  }
+  return root
+}
+
+// What this machine's kernel writes (cgroup v1, with a v2 hierarchy that has no memory controller).
+const V1_CGROUP = '9:name=systemd:/\n4:memory:/process_api/abc\n3:cpuset:/\n0::/\n'
+const V1_MOUNTS = [
+  '30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755',
+  '34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory',
+  '40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw'
+].join('\n')
+
+t.test('MEMORY_LIMIT_MB wins over any cgroup', async t => {
+  const root = await fakeRoot(t, V1_CGROUP, V1_MOUNTS, { 'sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes': String(300 * MiB) })
+  t.same(resolveBudget(1200, { root, machineBytes: 8192 * MiB }), { bytes: 1200 * MiB, source: 'MEMORY_LIMIT_MB' })
+  t.same(resolveBudget(null, { root, machineBytes: 8192 * MiB }), { bytes: 300 * MiB, source: 'cgroup v1' })
+})
+
+t.test('cgroup v1: the lowest limit from the process\'s cgroup up to the hierarchy\'s root', async t => {
+  const root = await fakeRoot(t, V1_CGROUP, V1_MOUNTS, {
+    'sys/fs/cgroup/memory/memory.limit_in_bytes': V1_UNLIMITED,
+    'sys/fs/cgroup/memory/process_api/memory.limit_in_bytes': String(500 * MiB),
+    'sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes': V1_UNLIMITED
+  })
+  t.same(cgroupLimit(root), { bytes: 500 * MiB, source: 'cgroup v1' }, 'a parent\'s limit binds its children')
+})
+
+t.test('cgroup v1 without a limit: the machine\'s memory', async t => {
+  const root = await fakeRoot(t, V1_CGROUP, V1_MOUNTS, { 'sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes': V1_UNLIMITED })
+  t.same(resolveBudget(null, { root, machineBytes: 8192 * MiB }), { bytes: 8192 * MiB, source: 'machine' })
+})
+
+t.test('cgroup v2: memory.max of the process\'s cgroup, `max` meaning none', async t => {
+  const mounts = '25 20 0:22 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate'
+  const root = await fakeRoot(t, '0::/system.slice/explore.service\n', mounts, {
+    'sys/fs/cgroup/system.slice/memory.max': 'max\n',
+    'sys/fs/cgroup/system.slice/explore.service/memory.max': `${1536 * MiB}\n`
+  })
+  t.same(resolveBudget(null, { root, machineBytes: 8192 * MiB }), { bytes: 1536 * MiB, source: 'cgroup v2' })
+  const unlimited = await fakeRoot(t, '0::/system.slice/explore.service\n', mounts, { 'sys/fs/cgroup/system.slice/explore.service/memory.max': 'max\n' })
+  t.equal(cgroupLimit(unlimited), null)
+})
+
+t.test('a container\'s cgroup namespace: the path is the mount\'s own root', async t => {
+  const root = await fakeRoot(t, '0::/\n', '600 500 0:30 / /sys/fs/cgroup ro,nosuid - cgroup2 cgroup2 rw', { 'sys/fs/cgroup/memory.max': `${256 * MiB}\n` })
+  t.same(cgroupLimit(root), { bytes: 256 * MiB, source: 'cgroup v2' })
+})
+
+t.test('no cgroup file system (another OS, a bare /proc): no cgroup limit', async t => {
+  t.equal(cgroupLimit(await tempDir(t)), null)
+  t.equal(resolveBudget(null, { root: await tempDir(t), machineBytes: 4096 * MiB }).source, 'machine')
+})
+
+t.test('the estimate: a fixed part and a part per byte, by format and by where the file is parsed', async t => {
+  t.equal(estimatePeak(1_000_000, 'json'), Math.ceil(PEAK_ESTIMATE.inline.json.fixedBytes + 1_000_000 * PEAK_ESTIMATE.inline.json.perFileByte))
+  t.equal(estimatePeak(THREADS_FROM_BYTES, 'jsonl'), Math.ceil(PEAK_ESTIMATE.pool.jsonl.fixedBytes + THREADS_FROM_BYTES * PEAK_ESTIMATE.pool.jsonl.perFileByte))
+  t.ok(estimatePeak(400e6, 'jsonl') > estimatePeak(100e6, 'jsonl'), 'a larger file needs more')
+  t.equal(estimatePeak(400e6, 'json', 0.5), Math.ceil(estimatePeak(400e6, 'json') / 2), 'MEMORY_ESTIMATE_SCALE scales it')
+})
+
+t.test('the refusal says it in MB: needed, free, budget', async t => {
+  t.equal(shortfallText({ neededBytes: 1480 * MiB, freeBytes: 610 * MiB, budgetBytes: 1200 * MiB }),
+    'needs ~1,480 MB at its peak; 610 MB of the 1,200 MB budget are free')
+  t.equal(shortfallText({ neededBytes: 10 * MiB, freeBytes: -5 * MiB, budgetBytes: 100 * MiB }),
+    'needs ~10 MB at its peak; 0 MB of the 100 MB budget are free', 'a budget already passed has nothing free')
+})
+
+t.test('a process\'s guard refuses a file whose peak does not fit beside what it holds, with its numbers', async t => {
+  const guard = new ProcessMemoryGuard({ bytes: 1200 * MiB, source: 'MEMORY_LIMIT_MB' }, { rss: () => 590 * MiB })
+  const size = 800e6
+  const error = await guard.admit('/srv/big.jsonl', size, 'jsonl').then(() => null, (error: unknown) => error)
+  t.ok(error instanceof TooBigError)
+  const refusal = error as TooBigError
+  t.equal(refusal.code, 'SNAPSHOT_ERR_TOO_BIG')
+  t.same(refusal.shortfall, { neededBytes: estimatePeak(size, 'jsonl'), freeBytes: 610 * MiB, budgetBytes: 1200 * MiB })
+  t.equal(refusal.message, `snapshot /srv/big.jsonl does not fit in memory: ${shortfallText(refusal.shortfall)}`)
+  const fits = await guard.admit('/srv/small.jsonl', 100e6, 'jsonl')
+  t.doesNotThrow(() => fits.check(), 'one that fits is let through, its watch quiet below the budget')
+})
+
+t.test('the watch: quiet below its ceiling, a TooBigError from the moment the process reaches it', async t => {
+  let rss = 900 * MiB
+  let done = 0
+  const watch = watchLoad('/srv/s.json', 200 * MiB, 1000 * MiB, 1000 * MiB, () => rss, () => { done++ })
+  t.doesNotThrow(() => watch.check())
+  rss = 1000 * MiB
+  t.throws(() => watch.check(), { code: 'SNAPSHOT_ERR_TOO_BIG', problems: ['reached the 1,000 MB budget while loading (1,000 MB in use; estimated to need ~200 MB at its peak): the load was abandoned'] })
+  const share = watchLoad('/srv/s.json', 200 * MiB, 600 * MiB, 1000 * MiB, () => rss)
+  t.throws(() => share.check(), { message: /: reached this worker's 600 MB of the 1,000 MB budget while loading/ }, 'a cluster\'s worker names its share')
+  watch.done()
+  t.equal(done, 1)
+})
