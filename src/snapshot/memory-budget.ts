@@ -1,6 +1,7 @@
 // The replica's memory budget (contract §7): how much memory it may use, what loading a file will need at
 // its peak, and the watch that abandons a load once the budget is reached. A file that cannot fit is refused
-// like a bad one (SnapshotError 'SNAPSHOT_ERR_TOO_BIG'), before or during its load: never a kill by the kernel.
+// like a bad one (SnapshotError 'SNAPSHOT_ERR_TOO_BIG'), before or during its load: never a kill by the kernel
+// (docs/decisions/024).
 import { readFileSync } from 'node:fs'
 import { totalmem } from 'node:os'
 import { dirname, join, relative } from 'node:path'

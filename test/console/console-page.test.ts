@@ -43,6 +43,20 @@ t.test('a followed source: its URL, its checks, and advice to publish again', as
   t.match(body, '<span class="ago">(2 min ago)</span>')
 })
 
+t.test('a file refused for memory: the budget, the numbers, and advice about memory rather than the file', async t => {
+  const at = '2026-11-22T11:58:00.000Z'
+  const problem = 'needs ~1,480 MB at its peak; 610 MB of the 1,200 MB budget are free'
+  const body = renderConsolePage(status({
+    reloads: { succeeded: 2, failed: 1, failedInARow: 1, lastFailure: { at, problems: [problem] }, staleSince: at, refusals: { invalid: 0, too_big: 1 }, recentFailures: [{ at, file: '/srv/big.jsonl', reason: 'too_big', problems: [problem] }] },
+    memory: { budget: 1200 * 1024 * 1024, budgetSource: 'cgroup v2', lastTooBig: { at, file: '/srv/big.jsonl', neededBytes: 1480 * 1024 * 1024, freeBytes: 610 * 1024 * 1024, budgetBytes: 1200 * 1024 * 1024 } }
+  }), OPTIONS)
+  t.match(body, '<dt>Memory budget</dt><dd id="memory-budget">1,200 MB (cgroup v2); 1 file refused for memory</dd>')
+  t.match(body, 'it does not fit in the memory budget')
+  t.match(body, `<code>${problem}</code>`)
+  t.match(body, 'needs more memory than the budget leaves free: give the service more (<code>MEMORY_LIMIT_MB</code>')
+  t.notMatch(body, 'Fix the file and save it again', 'nothing in the file to fix')
+})
+
 t.test('a cluster: a table of its workers, one that serves another version marked', async t => {
   const worker = (id: number, version: string | null) => ({ id, pid: 1000 + id, version, generatedAt: null, loadedAt: version === null ? null : '2026-11-22T11:00:00.000Z', lastReload: null })
   const body = renderConsolePage(status({ cluster: { workers: [worker(1, 'v-served'), worker(2, 'v-older'), worker(3, null)] } }), OPTIONS)

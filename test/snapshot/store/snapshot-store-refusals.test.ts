@@ -1,0 +1,53 @@
+// The store's refusals by reason (contract §7): a file too big for the memory budget is a failed reload like
+// a bad file, counted apart, its numbers kept for status and metrics; the real loader is given the guard.
+import t from 'tap'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { SnapshotError, TooBigError } from '../../../src/errors.js'
+import { ProcessMemoryGuard } from '../../../src/snapshot/memory-budget.js'
+import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js'
+import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
+import { smallSnapshot, tempDir } from '../../helpers.js'
+
+const MiB = 1024 * 1024
+const model = (label: string): SnapshotModel => new SnapshotModelBuilder().build({ source: 'x.json', version: label, generatedAt: label, loadedAt: new Date() })
+
+t.test('refusals are counted by reason; the last one for memory keeps its numbers', async t => {
+  const file = join(await tempDir(t), 'snapshot.json')
+  await writeFile(file, '{}')
+  const shortfall = { neededBytes: 1480 * MiB, freeBytes: 610 * MiB, budgetBytes: 1200 * MiB }
+  const outcomes: Array<() => SnapshotModel> = [
+    () => model('first'),
+    () => { throw new TooBigError(file, 'needs ~1,480 MB at its peak; 610 MB of the 1,200 MB budget are free', shortfall) },
+    () => { throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, ['snapshot.json:1: pk: is required']) },
+    () => model('second')
+  ]
+  const store = new SnapshotStore(file, { load: async () => (outcomes.shift() as () => SnapshotModel)() })
+  await store.start()
+  t.same(store.refusals(), { invalid: 0, too_big: 0 })
+  t.equal(store.lastTooBig(), null)
+  t.equal(store.budget, null, 'no budget without a guard')
+
+  t.equal(await store.reload(), 'failed')
+  t.equal(await store.reload(), 'failed')
+  t.same(store.refusals(), { invalid: 1, too_big: 1 })
+  t.same(store.recentFailures().map(refusal => refusal.reason), ['invalid', 'too_big'], 'newest first')
+  t.match(store.lastTooBig(), { file, ...shortfall })
+  t.equal(store.status().failed, 2, 'both are failed reloads')
+  t.equal(store.current()?.info.version, 'first', 'the served model stays')
+
+  t.equal(await store.reload(), 'loaded')
+  t.match(store.lastTooBig(), shortfall, 'kept after a success, as the refusals are')
+})
+
+t.test('the store\'s own loader holds every load to its guard, the first one too', async t => {
+  const file = join(await tempDir(t), 'snapshot.json')
+  await writeFile(file, JSON.stringify(smallSnapshot()))
+  const budget = { bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' as const }
+  const store = new SnapshotStore(file, { memory: new ProcessMemoryGuard(budget, { rss: () => 199 * MiB }) })
+  t.equal(store.budget, budget)
+  const error = await store.start().then(() => null, (error: unknown) => error)
+  t.ok(error instanceof TooBigError, 'a first snapshot that cannot fit rejects the start: the service exits 1')
+  t.match((error as Error).message, /^snapshot .*snapshot\.json does not fit in memory: needs ~\d+ MB at its peak; 1 MB of the 200 MB budget are free$/)
+})
