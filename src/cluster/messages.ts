@@ -1,6 +1,10 @@
 // What the primary and its workers say to each other over node:cluster's IPC channel. prom-client's
 // AggregatorRegistry has messages of its own on the same channel; these all have `explore` set.
+import type { ErrorBody } from '../errors.js'
 import type { Status } from '../schemas/operations.js'
+import type { Newest } from '../schemas/versions.js'
+import type { ActionResult, OperatorAction } from '../snapshot/versions/served-versions.js'
+import type { Pin } from '../snapshot/versions/pin-file.js'
 import type { SourceStatusJson } from '../sources/follow-source.js'
 
 /** What a worker serves, as it reports it after its first load and every reload: a row of /-/status. */
@@ -11,9 +15,16 @@ export type ToWorker =
   | { explore: 'reload', file?: string, request?: number }
   | { explore: 'cluster', workers: WorkerState[], /** The source as the primary follows it (SNAPSHOT_URL), for every worker's /-/status. */ source: SourceStatusJson | null }
   | { explore: 'metrics', request: number, text: string | null }
+  /** The answer to a worker's `versions`: the result, or the error to answer the operator with. */
+  | { explore: 'versions', request: number, result: ActionResult | null, error: { statusCode: number, code: string, body: ErrorBody } | null }
+  /** The pin and what it holds back, held by the primary: for every worker's /-/status and metrics. */
+  | { explore: 'pin', pin: Pin | null, newest: Newest | null }
 
 export type ToPrimary =
-  | { explore: 'state', state: WorkerState }
+  /** `served`: the file loaded and its items, for the primary to keep the version (contract §8). */
+  | { explore: 'state', state: WorkerState, served?: { file: string, items: Record<string, number> } }
+  /** An operator's request that reached this worker; the primary holds the versions. */
+  | { explore: 'versions', request: number, action: OperatorAction | 'state', version?: string }
   | { explore: 'reloaded', request: number, outcome: string, problems: string[] }
   | { explore: 'metrics', request: number }
 

@@ -34,6 +34,13 @@ export function troubleStatus (troubles: SimulatedTrouble): NonNullable<Status['
   return { delay: delayMs === null ? null : delayText(delayMs), failRate, failStatus, fault, faultRate: fault === null ? 0 : faultRate, chaos, seed: troubles.seed }
 }
 
+/** The pin and the newest version it holds back: this process's, or in a cluster's worker its primary's. */
+export function pinStatus (app: FastifyInstance): Pick<Status, 'pin' | 'newest'> {
+  const versions = app.snapshotVersions
+  if (versions !== null) return { pin: versions.currentPin(), newest: versions.noticed() }
+  return app.cluster?.pin() ?? { pin: null, newest: null }
+}
+
 /**
  * What /-/status answers, built from the store's interface: one definition, also rendered by the
  * operator's console (console/console-route.ts).
@@ -55,6 +62,7 @@ export function currentStatus (app: FastifyInstance): Status {
     },
     source: sourceStatus(app),
     cluster: app.cluster === null ? null : { workers: app.cluster.workers() },
+    ...pinStatus(app),
     trouble: app.trouble === null ? null : troubleStatus(app.trouble)
   }
 }

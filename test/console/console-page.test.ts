@@ -23,6 +23,8 @@ function status (overrides: Partial<Status> = {}): Status {
     source: null,
     cluster: null,
     trouble: null,
+    pin: null,
+    newest: null,
     ...overrides
   }
 }
