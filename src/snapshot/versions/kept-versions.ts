@@ -142,7 +142,8 @@ export class KeptVersions {
         version: served.version,
         generatedAt: served.generatedAt,
         items: { ...served.items },
-        servedAt: new Date().toISOString(),
+        // Later than every kept one, even within one millisecond: the order is the order served.
+        servedAt: new Date(Math.max(Date.now(), Date.parse(this.records[0]?.servedAt ?? '') + 1 || 0)).toISOString(),
         source: served.source,
         chain: { snapshot, changes: [] }
       }
