@@ -1,0 +1,96 @@
+// WORKERS=2 and the operator's versions (contract §8): the primary keeps the versions and holds the pin; an
+// action reaching either worker is carried out by the primary on every worker. The real entry point, its
+// processes and sockets; what is awaited is what they log.
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { rename, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { childEnv, tempDir, versioned, type SnapshotDoc } from '../helpers.js'
+
+const SERVER = join(import.meta.dirname, '..', '..', 'src', 'server.ts')
+const TOKEN = 'a-token-for-the-tests-0123456789'
+
+async function startCluster (t: Test, doc: SnapshotDoc) {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.json')
+  await writeFile(file, JSON.stringify(doc))
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-path', file, '--port', '0', '--ops-port', '0', '--workers', '2', '--reload-debounce-ms', '50', '--state-dir', join(dir, 'state')],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info', OPS_TOKEN: TOKEN }) })
+  let output = ''
+  child.stdout.on('data', chunk => { output += chunk })
+  child.stderr.on('data', chunk => { output += chunk })
+  const exited = once(child, 'exit').then(([code]) => code as number)
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  const logged = (pattern: RegExp, times = 1) => new Promise<void>(resolve => {
+    const global = new RegExp(pattern.source, 'g')
+    const check = () => {
+      if ((output.match(global) ?? []).length >= times) {
+        child.stdout.off('data', check)
+        child.stderr.off('data', check)
+        resolve()
+      }
+    }
+    child.stdout.on('data', check)
+    child.stderr.on('data', check)
+    check()
+  })
+  await logged(/"msg":"console"/, 2)
+  const ops = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)\/-\/","msg":"console"/.exec(output)?.[1])
+  return { child, exited, logged, file, ops: `http://127.0.0.1:${ops}`, log: () => output }
+}
+
+async function save (file: string, doc: SnapshotDoc): Promise<void> {
+  await writeFile(`${file}.tmp`, JSON.stringify(doc))
+  await rename(`${file}.tmp`, file)
+}
+
+async function act (ops: string, action: string): Promise<{ status: number, body: any }> {
+  const res = await fetch(`${ops}/-/${action}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } })
+  return { status: res.status, body: await res.json() }
+}
+
+interface Workers { cluster: { workers: Array<{ version: string | null }> }, pin: { version: string } | null, newest: unknown }
+
+t.test('a rollback through either worker serves the previous version on every worker; the pin holds a newer file back; unpin loads it', async t => {
+  const cluster = await startCluster(t, versioned(1))
+  await cluster.logged(/"msg":"served version kept"/)
+  await save(cluster.file, versioned(2))
+  await cluster.logged(/"msg":"served version kept"/, 2)
+
+  const listed = await (await fetch(`${cluster.ops}/-/versions`)).json() as any
+  t.equal(listed.kept.length, 2, 'the primary kept both, once each')
+  const [v2, v1] = listed.kept.map((kept: { version: string }) => kept.version)
+  t.equal(listed.served.version, v2)
+  t.same(listed.served.items, { en: 22 })
+
+  const rolled = await act(cluster.ops, 'rollback')
+  t.equal(rolled.status, 200)
+  t.equal(rolled.body.served.version, v1)
+  // Answered once every worker serves it: each request, whichever worker takes it, is answered from v1.
+  for (let i = 0; i < 8; i++) {
+    const status = await (await fetch(`${cluster.ops}/-/status`)).json() as Workers
+    t.same(status.cluster.workers.map(worker => worker.version), [v1, v1], `status ${i}: both workers serve v1`)
+    t.equal(status.pin?.version, v1)
+  }
+  await cluster.logged(/"msg":"operator action carried out by every worker: rollback"/)
+  t.match(cluster.log(), new RegExp(`"client":"127\\.0\\.0\\.1","action":"rollback","from":"${v2}","to":"${v1}"`), 'the worker logs who, what, from and to')
+
+  await save(cluster.file, versioned(3))
+  await cluster.logged(/"msg":"the snapshot file changed; pinned, so it is not loaded"/)
+  const held = await (await fetch(`${cluster.ops}/-/status`)).json() as Workers
+  t.same(held.cluster.workers.map(worker => worker.version), [v1, v1], 'the newer file is not loaded')
+  t.match(held.newest, { source: cluster.file, etag: null })
+  t.match(await (await fetch(`${cluster.ops}/-/metrics`)).text(), `explore_snapshot_pinned{version="${v1}"} 1`)
+
+  const unpinned = await act(cluster.ops, 'unpin')
+  t.equal(unpinned.status, 200)
+  t.equal(unpinned.body.served.generatedAt, versioned(3).generated_at, 'the newest file, at once')
+  const after = await (await fetch(`${cluster.ops}/-/status`)).json() as Workers
+  t.equal(new Set(after.cluster.workers.map(worker => worker.version)).size, 1)
+  t.equal(after.pin, null)
+  for (let i = 0; i < 4; i++) t.match(await (await fetch(`${cluster.ops}/en/api/internal/explore/?limit=1`)).text(), /"v3 item/)
+
+  cluster.child.kill('SIGTERM')
+  t.equal(await cluster.exited, 0)
+})
