@@ -6,6 +6,7 @@
 import cluster from 'node:cluster'
 import fp from 'fastify-plugin'
 import { SnapshotStore } from '../snapshot/store/snapshot-store.js'
+import { KeptVersions } from '../snapshot/versions/kept-versions.js'
 import { openVersions, ServedVersions, versionPaths, type OpenedVersions } from '../snapshot/versions/served-versions.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import { cachedCopyPath, SourceFollower, type FollowedStore } from '../sources/follow-source.js'
@@ -53,8 +54,18 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
   app.decorate('snapshotVersions', null)
   // Read before the first load, which serves the pinned version if there is one. A cluster's worker reads
   // the pin too (it starts from the pinned file); its primary keeps the versions and acts on them.
-  const keeping = remote?.follow ?? !cluster.isWorker
-  const opened = await openVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog, sweep: keeping })
+  let keeping = remote?.follow ?? !cluster.isWorker
+  let opened: OpenedVersions
+  try {
+    opened = await openVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog, sweep: keeping })
+  } catch (error) {
+    // Serving comes first: a replica whose state directory is unusable serves, and says what it cannot do.
+    log.error({ stateDir: versionOptions.stateDir, err: error }, 'STATE_DIR is not usable: no version is kept, and the operator\'s actions are off')
+    keeping = false
+    opened = { kept: new KeptVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog }), pin: null, pinnedFile: null }
+  }
+  // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
+  app.addHook('onClose', async () => { await opened.kept.idle() })
 
   if (remote !== null) {
     const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle })
@@ -63,27 +74,30 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     app.addHook('onClose', async () => { await store.idle() })
     if (!remote.follow) return
     let follower: SourceFollower | null = null
-    const { versions, record } = keepVersions(store, opened, versionOptions.stateDir, {
-      source: source.shown,
-      owned: true,
-      // The cached copy is the newest object held; the check then finds any newer one.
-      follow: async () => {
-        await store.reload(store.file)
-        await follower?.checkNow()
-      }
-    })
+    const kept = keeping
+      ? keepVersions(store, opened, versionOptions.stateDir, {
+        source: source.shown,
+        owned: true,
+        // The cached copy is the newest object held; the check then finds any newer one.
+        follow: async () => {
+          await store.reload(store.file)
+          await follower?.checkNow()
+        }
+      })
+      : null
+    const versions = kept?.versions ?? null
     app.snapshotVersions = versions
     // The follower's loads are kept before it renames the download over the cached copy.
     const followed: FollowedStore = {
       file: store.file,
       start: async () => {
         await store.start()
-        record()
+        kept?.record()
       },
       current: () => store.current(),
       reload: async file => {
         const outcome = await store.reload(file)
-        await versions.kept.idle()
+        await opened.kept.idle()
         return outcome
       },
       status: () => store.status()
@@ -93,10 +107,10 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
       pollSeconds: remote.pollSeconds,
       maxBytes: remote.maxBytes,
       log: storeLog,
-      held: () => versions.pinned(),
+      held: () => versions?.pinned() === true,
       onNoticed: validators => {
-        versions.notice({ source: source.shown, etag: validators.etag })
-        log.info({ source: source.shown, etag: validators.etag, pin: versions.currentPin()?.version }, 'a newer object is published; pinned, so it is not loaded')
+        versions?.notice({ source: source.shown, etag: validators.etag })
+        log.info({ source: source.shown, etag: validators.etag, pin: versions?.currentPin()?.version }, 'a newer object is published; pinned, so it is not loaded')
       }
     })
     app.snapshotSource = follower

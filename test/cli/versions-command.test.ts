@@ -1,6 +1,6 @@
 // `explore-replica versions|rollback|pin|unpin --ops-url URL` as a process, against a replica listening in
 // this test: what it prints and its exit code for each answer (contract §8's token rules included).
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
 import { rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -21,7 +21,7 @@ function run (args: string[], env: Record<string, string> = {}): Promise<{ code:
   })
 }
 
-async function replica (t: Parameters<Parameters<typeof t.test>[1]>[0], overrides: Partial<Config> = {}) {
+async function replica (t: Test, overrides: Partial<Config> = {}) {
   const dir = await tempDir(t)
   const file = join(dir, 'snapshot.json')
   await writeFile(file, JSON.stringify(versioned(1)))
