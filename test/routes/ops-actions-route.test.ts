@@ -1,6 +1,7 @@
 // The operator's versions over real HTTP (contract §8): GET /-/versions, and POST /-/rollback, /-/pin and
 // /-/unpin on the operator's listener, with OPS_TOKEN's rules; a pin that survives a restart.
 import t, { type Test } from 'tap'
+import { once } from 'node:events'
 import { rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
@@ -186,4 +187,39 @@ t.test('without OPS_TOKEN the actions answer 403; without OPS_PORT they do not e
   const listed = await fetch(`${samePort.api}/-/versions`)
   t.equal(listed.status, 200, 'GET /-/versions is there with the other /-/ pages')
   t.equal(((await listed.json()) as any).kept.length, 1)
+})
+
+t.test('while pinned, a file saved over the snapshot is noticed by the watcher and reported, not loaded', async t => {
+  const dir = await tempDir(t)
+  await writeFile(join(dir, 'snapshot.json'), JSON.stringify(versioned(1)))
+  const { app, ops } = await replica(t, dir, { watch: true, reloadDebounceMs: 20 })
+  const reloaded = once(app.snapshots, 'reloaded')
+  await writeFile(join(dir, 'next.json'), JSON.stringify(versioned(2)))
+  await rename(join(dir, 'next.json'), join(dir, 'snapshot.json'))
+  t.same(await reloaded, ['loaded'], 'the watcher loads a new file')
+  await app.snapshotVersions!.kept.idle()
+  const rolled = await post(`${ops}/-/rollback`)
+  t.equal(rolled.body.served.generatedAt, versioned(1).generated_at)
+  const loads = ((await (await fetch(`${ops}/-/status`)).json()) as any).reloads.succeeded
+  await writeFile(join(dir, 'next.json'), JSON.stringify(versioned(3)))
+  await rename(join(dir, 'next.json'), join(dir, 'snapshot.json'))
+  // The watcher's report reaches the status after its quiet time; each look is one more request.
+  let status: any
+  do status = await (await fetch(`${ops}/-/status`)).json()
+  while (status.newest === null)
+  t.match(status.newest, { source: join(dir, 'snapshot.json'), etag: null })
+  t.equal(status.snapshot.generatedAt, versioned(1).generated_at, 'still the pinned version')
+  t.equal(status.reloads.succeeded, loads, 'no load since the rollback\'s')
+  t.match(await (await fetch(`${ops}/-/metrics`)).text(), /^explore_snapshot_newer_held_back 1$/m)
+})
+
+t.test('a STATE_DIR that cannot be made: the snapshot is served, nothing is kept, the actions are off', async t => {
+  const dir = await tempDir(t)
+  await writeFile(join(dir, 'snapshot.json'), JSON.stringify(versioned(1)))
+  await writeFile(join(dir, 'not-a-directory'), '')
+  const { app, api, ops } = await replica(t, dir, { stateDir: join(dir, 'not-a-directory', 'state') })
+  t.equal(app.snapshotVersions, null)
+  t.equal((await fetch(`${api}${EXPLORE}`)).status, 200, 'served')
+  t.equal((await fetch(`${ops}/-/versions`)).status, 404)
+  t.equal((await post(`${ops}/-/rollback`)).status, 404)
 })
