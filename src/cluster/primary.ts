@@ -71,6 +71,13 @@ export async function runPrimary (config: Config): Promise<void> {
     idle: async () => {}
   }, opened.pin)
   const sharePin = () => broadcast({ explore: 'pin', pin: versions.currentPin(), newest: versions.noticed() })
+  /** Keeps the version the workers serve from `file`, as they reported it. */
+  const keepServed = (file: string): void => {
+    const state = [...states.values()].find(worker => worker.version !== null && servedBy.get(worker.id)?.file === file)
+    const served = state === undefined ? undefined : servedBy.get(state.id)
+    if (state?.version == null || served === undefined) return
+    versions.record({ ...served, version: state.version, generatedAt: state.generatedAt, source: follower?.status().url ?? config.snapshotPath }, { owned: config.snapshotUrl !== null }).catch(() => {})
+  }
 
   const broadcast = (message: ToWorker) => {
     for (const worker of Object.values(cluster.workers ?? {})) if (worker !== undefined) tell(worker, message)
@@ -136,8 +143,10 @@ export async function runPrimary (config: Config): Promise<void> {
       if (said.state.version !== null) served = true
       if (said.served !== undefined && said.state.version !== null) {
         servedBy.set(worker.id, said.served)
-        // Every worker reports the same version: it is kept once. A download is kept before it is renamed.
-        versions.record({ ...said.served, version: said.state.version, generatedAt: said.state.generatedAt, source: follower?.status().url ?? config.snapshotPath }, { owned: config.snapshotUrl !== null }).catch(() => {})
+        // An editor's file is copied as soon as one worker has loaded it (every worker reports the same
+        // version: it is kept once). A download is linked only once every worker has read it (below): a
+        // link changes the file's ctime, which a worker still reading it takes for a write.
+        if (config.snapshotUrl === null) keepServed(said.served.file)
       }
       if (!reported.has(worker.id)) {
         reported.add(worker.id)
@@ -189,6 +198,8 @@ export async function runPrimary (config: Config): Promise<void> {
       // What the workers loaded is kept before the follower renames the download over the cached copy.
       reloadAll: async file => {
         const answers = await reloadAll(file)
+        // Every worker has read it: linked now, before the follower renames the download over the cached copy.
+        if (answers.length > 0 && answers.every(answer => answer.outcome === 'loaded')) keepServed(file)
         await opened.kept.idle()
         return answers
       },
