@@ -143,7 +143,9 @@ t.test('with SNAPSHOT_URL: a rollback costs no download in the cluster, and a re
   t.equal(await first.exited, 0)
 
   const again = await startCluster(t, versioned(1), args)
-  const status = await (await fetch(`${again.ops}/-/status`)).json() as Workers
+  // The workers load what the primary tells them once both listen: the pinned version's kept file.
+  const status = await statusWhen(again.ops, status => status.cluster.workers.length === 2 && status.cluster.workers.every(worker => worker.version !== null))
+  t.same(status.cluster.workers.map(worker => worker.version), [rolled.body.served.version, rolled.body.served.version], 'the pinned version everywhere after the restart')
   t.equal(status.pin?.version, rolled.body.served.version, 'the pin survives the restart')
   for (let i = 0; i < 4; i++) t.match(await (await fetch(`${again.ops}/en/api/internal/explore/?limit=1`)).text(), /"v1 item/)
   const unpinned = await act(again.ops, 'unpin')
