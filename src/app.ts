@@ -27,6 +27,7 @@ import snapshotPlugin from './plugins/snapshot.js'
 import clusterPlugin from './plugins/cluster.js'
 import opsListenerPlugin, { OPS_PREFIX } from './plugins/ops-listener.js'
 import { healthRoutes } from './routes/health-routes.js'
+import { opsActionsRoutes } from './routes/ops-actions-route.js'
 import { statusRoute, troubleStatus } from './routes/status-route.js'
 import type { SnapshotModel } from './snapshot/model/snapshot-model.js'
 import { memoryGuard } from './cluster/memory-order.js'
@@ -121,7 +122,8 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
           forcePathStyle: config.s3ForcePathStyle,
           // A cluster's primary follows the source once; its workers load what it tells them to.
           follow: !cluster.isWorker
-        }
+        },
+    versions: { stateDir: config.stateDir, keep: config.keepVersions }
   })
   await app.register(clusterPlugin)
   if (config.opsPort === null) app.decorate('ops', null)
@@ -131,6 +133,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   if (config.metrics) await app.register(metricsPlugin)
   await app.register(exploreRoutes, { explore })
   await app.register(statusRoute)
+  await app.register(opsActionsRoutes, { token: config.opsToken })
   await app.register(healthRoutes)
 
   if (fastPath !== undefined) {

@@ -47,6 +47,9 @@ export const ConfigSchema = Type.Object({
   snapshotCacheDir: Type.String({ minLength: 1 }),
   snapshotMaxMb: Type.Integer({ minimum: 1, maximum: 1_048_576 }),
   s3ForcePathStyle: Type.Boolean(),
+  stateDir: Type.String({ minLength: 1 }),
+  keepVersions: Type.Integer({ minimum: 1, maximum: 100 }),
+  opsToken: Type.Union([Type.String({ minLength: 16 }), Type.Null()]),
   workers: Type.Integer({ minimum: 1, maximum: 256 }),
   memoryLimitMb: Type.Union([Type.Integer({ minimum: 64, maximum: 16_777_216 }), Type.Null()]),
   memoryEstimateScale: Type.Number({ exclusiveMinimum: 0, maximum: 100 }),
@@ -256,6 +259,9 @@ export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'console', env: 'CONSOLE', flag: '--console', default: 'true', description: 'Serve the operator\'s console (an HTML page: what is served, refused files, a preview of the data) at /-/.', parse: boolean },
   { key: 'opsPort', env: 'OPS_PORT', flag: '--ops-port', default: undefined, description: 'Serve every /-/ endpoint (console, status, health, metrics, docs) on this port instead of PORT, which then serves only the API (0: any free port). Unset: all on PORT.', parse: text => text.trim() === '' ? null : integer(0, 65535)(text) },
   { key: 'opsHost', env: 'OPS_HOST', flag: '--ops-host', default: '127.0.0.1', description: 'Address of the OPS_PORT listener.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
+  { key: 'opsToken', env: 'OPS_TOKEN', flag: '--ops-token', default: undefined, description: 'The bearer token of the operator\'s actions (POST /-/rollback, /-/pin, /-/unpin on OPS_PORT), at least 16 characters. Unset: the actions answer 403. Prefer the variable: a flag shows in `ps`.', parse: text => text.trim() === '' ? null : text.trim() },
+  { key: 'stateDir', env: 'STATE_DIR', flag: '--state-dir', default: undefined, description: 'The replica\'s own directory: the kept versions (KEEP_VERSIONS) and the pin. One per replica. Unset: `state` in SNAPSHOT_CACHE_DIR (writable wherever the cache is, and on its disk: kept downloads are hard links).', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
+  { key: 'keepVersions', env: 'KEEP_VERSIONS', flag: '--keep-versions', default: '3', description: 'How many served versions keep their files in STATE_DIR, for a rollback without a download.', parse: integer(1, 100) },
   { key: 'requestLog', env: 'REQUEST_LOG', flag: '--request-log', default: 'true', description: 'One log line per request at info (method, URL, status, time).', parse: boolean },
   { key: 'logPretty', env: 'LOG_PRETTY', flag: '--log-pretty', default: 'auto', description: 'Human-readable logs: `auto` (only on a terminal), true or false. Otherwise JSON lines.', parse: boolean },
   { key: 'shutdownGraceMs', env: 'SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms', default: '10000', description: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).', parse: integer(1, 600_000) },
@@ -336,6 +342,9 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
       throw new ConfigError(`${source === 'default' ? option.env : source}=${JSON.stringify(text)}: ${(error as Error).message}`)
     }
   }
+  // Inside the cache directory: the one directory deploy/ lets the service write (a read-only root in
+  // Kubernetes, ProtectSystem=strict under systemd), and one disk with the downloads it keeps as hard links.
+  config.stateDir ??= join(String(config.snapshotCacheDir), 'state')
   if (!Value.Check(ConfigSchema, config)) {
     const first = Value.Errors(ConfigSchema, config).First()
     throw new ConfigError(`invalid configuration at ${first?.path ?? '/'}: ${first?.message ?? 'unknown problem'}`)

@@ -75,6 +75,38 @@ export function refusalBody (statusCode: number): ErrorBody {
   return { detail: `${STATUS_CODES[statusCode] ?? 'Bad Request'}.` }
 }
 
+// Operator actions (contract §8): the operator's listener only, with OPS_TOKEN. The 401s are DRF's
+// NotAuthenticated and AuthenticationFailed, with the `WWW-Authenticate: Bearer` the route adds.
+export const opsActionsOff = httpError('EXPLORE_ERR_OPS_ACTIONS_OFF', 403, 'Operator actions are off: set OPS_TOKEN.',
+  () => ({ detail: 'Operator actions are off: set OPS_TOKEN.' }))
+
+export const opsNotAuthenticated = httpError('EXPLORE_ERR_OPS_NOT_AUTHENTICATED', 401, 'Authentication credentials were not provided.',
+  () => ({ detail: 'Authentication credentials were not provided.' }))
+
+export const opsTokenInvalid = httpError('EXPLORE_ERR_OPS_TOKEN_INVALID', 401, 'Invalid token.',
+  () => ({ detail: 'Invalid token.' }))
+
+export const pinBodyInvalid = httpError('EXPLORE_ERR_PIN_BODY', 400, 'The body must be {"version": "…"}.',
+  () => ({ version: ['This field is required: send {"version": "…"} as application/json.'] }))
+
+export const versionNotKept = httpError('EXPLORE_ERR_VERSION_NOT_KEPT', 404, 'Version "%s" is not kept here.',
+  (version: string) => ({ detail: `Version "${version}" is not kept here (GET /-/versions lists the kept ones).` }))
+
+export const noOlderVersion = httpError('EXPLORE_ERR_NO_OLDER_VERSION', 409, 'No kept version is older than the served one.',
+  () => ({ detail: 'No kept version is older than the served one.' }))
+
+export const versionNotLoaded = httpError('EXPLORE_ERR_VERSION_NOT_LOADED', 500, 'Version "%s" did not load.',
+  (version: string) => ({ detail: `Version "${version}" did not load; the served version is unchanged (the service's log says why).` }))
+
+// A cluster's worker asks its primary, which holds the versions; a primary that does not answer in time.
+export const versionsUnavailable = httpError('EXPLORE_ERR_VERSIONS_UNAVAILABLE', 503, 'The cluster\'s primary did not answer.',
+  () => ({ detail: 'The cluster\'s primary did not answer; try again.' }))
+
+/** An error another process of the cluster raised (its primary), rebuilt to be answered here as it was there. */
+export function relayedError ({ statusCode, code, body }: { statusCode: number, code: string, body: ErrorBody }): HttpError {
+  return httpError(code, statusCode, 'relayed', () => body)()
+}
+
 export const serverError = httpError('EXPLORE_ERR_SERVER', 500, 'A server error occurred.',
   () => ({ detail: 'A server error occurred.' }))
 

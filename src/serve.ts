@@ -48,6 +48,11 @@ export async function serve (argv: string[]): Promise<void> {
   // The Unix convention for daemons: SIGHUP re-reads the snapshot, whether or not the file is watched.
   // From a URL, it checks the source now.
   process.on('SIGHUP', () => {
+    // A pinned file stays served; a source is still checked (a newer object is noticed, not loaded).
+    if (app.snapshotSource === null && app.snapshotVersions?.pinned() === true) {
+      app.log.info({ pin: app.snapshotVersions.currentPin()?.version }, 'SIGHUP: pinned, so the snapshot is not reloaded (POST /-/unpin follows it again)')
+      return
+    }
     app.log.info('SIGHUP: reloading the snapshot')
     const reloading = app.snapshotSource?.checkNow() ?? app.snapshots.reload()
     reloading.catch(() => {})

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
@@ -197,7 +197,8 @@ export function withoutPlace (problems: readonly string[]): string[] {
 /** The app on a snapshot document, its snapshot loaded, closed when the test ends. */
 export async function buildTestApp (t: Test, doc: unknown = smallSnapshot(), overrides: Partial<Config> = {}): Promise<FastifyInstance> {
   const snapshotPath = await writeSnapshot(t, doc)
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, watch: false, ...overrides } }))
+  // Its kept versions beside the file, removed with it.
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, watch: false, stateDir: join(dirname(snapshotPath), 'state'), ...overrides } }))
   t.teardown(() => app.close())
   // As server.ts does once it listens: the tests start from a served snapshot.
   await app.snapshots.start()

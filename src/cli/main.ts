@@ -36,6 +36,22 @@ const COMMANDS: Record<string, Command> = {
   capture: {
     summary: 'make a snapshot by walking a running original (or another replica)',
     run: async argv => await (await import('./capture-command.js')).captureCommand(argv)
+  },
+  versions: {
+    summary: 'a running replica\'s served, kept and pinned versions: versions --ops-url URL',
+    run: async argv => await (await import('./versions-command.js')).versionsCommand('versions', argv)
+  },
+  rollback: {
+    summary: 'serve the kept version before the served one, and pin it: rollback --ops-url URL (OPS_TOKEN)',
+    run: async argv => await (await import('./versions-command.js')).versionsCommand('rollback', argv)
+  },
+  pin: {
+    summary: 'serve a kept version and pin it: pin VERSION --ops-url URL (OPS_TOKEN)',
+    run: async argv => await (await import('./versions-command.js')).versionsCommand('pin', argv)
+  },
+  unpin: {
+    summary: 'follow the source again, its newest loaded at once: unpin --ops-url URL (OPS_TOKEN)',
+    run: async argv => await (await import('./versions-command.js')).versionsCommand('unpin', argv)
   }
 }
 

@@ -15,12 +15,13 @@ export interface ClusterWorkers {
 export class ClusterStore implements FollowedStore {
   private lastFailure: { problems: readonly string[] } | null = null
 
-  constructor (readonly file: string, private readonly workers: ClusterWorkers) {}
+  /** `first`: what the first load serves instead of the cached copy (a pinned version's kept file). */
+  constructor (readonly file: string, private readonly workers: ClusterWorkers, private readonly first: () => string = () => file) {}
 
   async start (): Promise<void> {
     // Only a copy that exists is worth telling the workers about.
     await stat(this.file)
-    if (await this.reload(this.file) !== 'loaded') throw new Error(this.lastFailure?.problems.join('; ') ?? 'the cached copy did not load')
+    if (await this.reload(this.first()) !== 'loaded') throw new Error(this.lastFailure?.problems.join('; ') ?? 'the cached copy did not load')
   }
 
   current (): true | null {

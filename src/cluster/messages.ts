@@ -1,6 +1,10 @@
 // What the primary and its workers say to each other over node:cluster's IPC channel. prom-client's
 // AggregatorRegistry has messages of its own on the same channel; these all have `explore` set.
+import type { ErrorBody } from '../errors.js'
 import type { Status } from '../schemas/operations.js'
+import type { Newest } from '../schemas/versions.js'
+import type { ActionResult, OperatorAction } from '../snapshot/versions/served-versions.js'
+import type { Pin } from '../snapshot/versions/pin-file.js'
 import type { SourceStatusJson } from '../sources/follow-source.js'
 import type { LoadAnswer } from './memory-order.js'
 
@@ -14,9 +18,16 @@ export type ToWorker =
   | { explore: 'metrics', request: number, text: string | null }
   /** The primary's answer to a worker's `memory` question (memory-order.ts). */
   | { explore: 'memory', request: number, answer: LoadAnswer }
+  /** The answer to a worker's `versions`: the result, or the error to answer the operator with. */
+  | { explore: 'versions', request: number, result: ActionResult | null, error: { statusCode: number, code: string, body: ErrorBody } | null }
+  /** The pin and what it holds back, held by the primary: for every worker's /-/status and metrics. */
+  | { explore: 'pin', pin: Pin | null, newest: Newest | null }
 
 export type ToPrimary =
-  | { explore: 'state', state: WorkerState }
+  /** `served`: the file loaded and its items, for the primary to keep the version (contract §8). */
+  | { explore: 'state', state: WorkerState, served?: { file: string, items: Record<string, number> } }
+  /** An operator's request that reached this worker; the primary holds the versions. */
+  | { explore: 'versions', request: number, action: OperatorAction | 'state', version?: string }
   | { explore: 'reloaded', request: number, outcome: string, problems: string[] }
   | { explore: 'metrics', request: number }
   /** May this worker start a load whose peak is estimated at `neededBytes`? (memory-order.ts) */

@@ -11,6 +11,9 @@ import type { Config } from '../config.js'
 import { watchSnapshot } from '../snapshot/store/watch-snapshot.js'
 import { cachedCopyPath, SourceFollower, sourceStatusJson } from '../sources/follow-source.js'
 import { openSource } from '../sources/open-source.js'
+import { isHttpError, serverError } from '../errors.js'
+import type { StoreLogger } from '../snapshot/store/snapshot-store.js'
+import { openVersions, ServedVersions, versionPaths, type ActionResult } from '../snapshot/versions/served-versions.js'
 import { ClusterStore } from './cluster-store.js'
 import { LoadOrder } from './memory-order.js'
 import { megabytes, resolveBudget } from '../snapshot/memory-budget.js'
@@ -42,6 +45,44 @@ export async function runPrimary (config: Config): Promise<void> {
   // The budget is the whole cluster's: every worker's load is granted here, in turn when they do not all fit.
   const budget = resolveBudget(config.memoryLimitMb)
   const loads = new LoadOrder(budget, () => [...states.values()].map(state => state.pid))
+
+  // The versions are kept here, where the snapshot is followed (contract §8): workers report what they
+  // load, and pass the operator's actions on. Read before any worker starts: it may report at once.
+  const versionsLog = asStoreLogger(log.child({ component: 'versions' }))
+  const opened = await openVersions({ ...versionPaths(config.stateDir), keep: config.keepVersions, log: versionsLog, sweep: true })
+  /** What each worker last said it serves: the file it loaded and its items. */
+  const servedBy = new Map<number, { file: string, items: Record<string, number> }>()
+  const loadEverywhere = async (file: string): Promise<'loaded' | 'failed'> => {
+    const answers = await reloadAll(file)
+    return answers.length > 0 && answers.every(answer => answer.outcome === 'loaded') ? 'loaded' : 'failed'
+  }
+  const versions = new ServedVersions(opened.kept, versionPaths(config.stateDir).pinFile, {
+    serve: loadEverywhere,
+    served: () => {
+      const state = [...states.values()].find(worker => worker.version !== null)
+      if (state === undefined || state.version === null) return null
+      return { version: state.version, generatedAt: state.generatedAt, items: servedBy.get(state.id)?.items ?? {} }
+    },
+    follow: async () => {
+      if (store === null) {
+        await loadEverywhere(config.snapshotPath)
+        return
+      }
+      // The cached copy is the newest object held; the check then finds any newer one.
+      await loadEverywhere(store.file)
+      await follower?.checkNow()
+    },
+    // Each worker loads one file at a time, in the order it is told.
+    idle: async () => {}
+  }, opened.pin)
+  const sharePin = () => broadcast({ explore: 'pin', pin: versions.currentPin(), newest: versions.noticed() })
+  /** Keeps the version the workers serve from `file`, as they reported it. */
+  const keepServed = (file: string): void => {
+    const state = [...states.values()].find(worker => worker.version !== null && servedBy.get(worker.id)?.file === file)
+    const served = state === undefined ? undefined : servedBy.get(state.id)
+    if (state?.version == null || served === undefined) return
+    versions.record({ ...served, version: state.version, generatedAt: state.generatedAt, source: follower?.status().url ?? config.snapshotPath }, { owned: config.snapshotUrl !== null }).catch(() => {})
+  }
 
   const broadcast = (message: ToWorker) => {
     for (const worker of Object.values(cluster.workers ?? {})) if (worker !== undefined) tell(worker, message)
@@ -106,10 +147,18 @@ export async function runPrimary (config: Config): Promise<void> {
       const before = states.get(worker.id)
       states.set(worker.id, said.state)
       if (said.state.version !== null) served = true
+      if (said.served !== undefined && said.state.version !== null) {
+        servedBy.set(worker.id, said.served)
+        // An editor's file is copied as soon as one worker has loaded it (every worker reports the same
+        // version: it is kept once). A download is linked only once every worker has read it (below): a
+        // link changes the file's ctime, which a worker still reading it takes for a write.
+        if (config.snapshotUrl === null) keepServed(said.served.file)
+      }
       if (!reported.has(worker.id)) {
         reported.add(worker.id)
         // A worker started again while the cluster follows a source loads the last good copy.
-        if (store !== null && served) tell(worker, { explore: 'reload', file: store.file })
+        if (store !== null && served) tell(worker, { explore: 'reload', file: versions.pinnedFile() ?? store.file })
+        tell(worker, { explore: 'pin', pin: versions.currentPin(), newest: versions.noticed() })
         // The source is followed once every first worker listens: a message sent before would be lost.
         if (reported.size === config.workers) startFollowing?.()
       }
@@ -122,6 +171,22 @@ export async function runPrimary (config: Config): Promise<void> {
       loads.ask(`${worker.id}:${request}`, worker.process.pid ?? 0, said.neededBytes).then(answer => { tell(worker, { explore: 'memory', request, answer }) }, () => {})
     } else if (said.explore === 'memory-done') {
       loads.done(`${worker.id}:${said.request}`)
+    } else if (said.explore === 'versions') {
+      const { request, action } = said
+      const acting: Promise<ActionResult> = action === 'state'
+        ? Promise.resolve({ state: versions.state(), from: null, to: null })
+        : action === 'rollback' ? versions.rollback() : action === 'unpin' ? versions.unpin() : versions.pinVersion(said.version ?? '')
+      acting.then(result => {
+        if (action !== 'state') {
+          log.info({ action, from: result.from, to: result.to, worker: worker.id }, `operator action carried out by every worker: ${action}`)
+          sharePin()
+        }
+        tell(worker, { explore: 'versions', request, result, error: null })
+      }, (error: unknown) => {
+        if (!isHttpError(error)) log.error({ err: error, action }, 'an operator action failed')
+        const relayed = isHttpError(error) ? error : serverError()
+        tell(worker, { explore: 'versions', request, result: null, error: { statusCode: relayed.statusCode, code: relayed.code, body: relayed.body } })
+      })
     } else if (said.explore === 'metrics') {
       aggregator.clusterMetrics().then(
         text => { tell(worker, { explore: 'metrics', request: said.request, text }) },
@@ -141,9 +206,16 @@ export async function runPrimary (config: Config): Promise<void> {
   if (config.snapshotUrl !== null) {
     const source = await openSource(config.snapshotUrl, { forcePathStyle: config.s3ForcePathStyle })
     store = new ClusterStore(cachedCopyPath(source, config.snapshotCacheDir), {
-      reloadAll,
+      // What the workers loaded is kept before the follower renames the download over the cached copy.
+      reloadAll: async file => {
+        const answers = await reloadAll(file)
+        // Every worker has read it: linked now, before the follower renames the download over the cached copy.
+        if (answers.length > 0 && answers.every(answer => answer.outcome === 'loaded')) keepServed(file)
+        await opened.kept.idle()
+        return answers
+      },
       serving: () => [...states.values()].some(state => state.version !== null)
-    })
+    }, () => versions.pinnedFile() ?? cachedCopyPath(source, config.snapshotCacheDir))
     const sourceLog = log.child({ component: 'snapshot' })
     follower = new SourceFollower(source, store, {
       cacheDir: config.snapshotCacheDir,
@@ -154,7 +226,13 @@ export async function runPrimary (config: Config): Promise<void> {
         warn: (fields, message) => { sourceLog.warn(fields, message) },
         error: (fields, message) => { sourceLog.error(fields, message) }
       },
-      onChecked: shareStates
+      onChecked: shareStates,
+      held: () => versions.pinned(),
+      onNoticed: validators => {
+        versions.notice({ source: source.shown, etag: validators.etag })
+        sourceLog.info({ source: source.shown, etag: validators.etag, pin: versions.currentPin()?.version }, 'a newer object is published; pinned, so it is not loaded')
+        sharePin()
+      }
     })
     const following = follower
     startFollowing = () => {
@@ -163,7 +241,15 @@ export async function runPrimary (config: Config): Promise<void> {
     }
   }
   const watcher = config.watch && config.snapshotUrl === null
-    ? watchSnapshot(config.snapshotPath, () => { broadcast({ explore: 'reload' }) }, {
+    ? watchSnapshot(config.snapshotPath, () => {
+      if (versions.pinned()) {
+        versions.notice({ source: config.snapshotPath, etag: null })
+        log.info({ snapshot: config.snapshotPath, pin: versions.currentPin()?.version }, 'the snapshot file changed; pinned, so it is not loaded')
+        sharePin()
+        return
+      }
+      broadcast({ explore: 'reload' })
+    }, {
       debounceMs: config.reloadDebounceMs,
       onError: error => log.error({ err: error }, 'snapshot watcher error')
     })
@@ -174,6 +260,10 @@ export async function runPrimary (config: Config): Promise<void> {
     if (follower !== null) {
       log.info('SIGHUP: checking the snapshot source')
       follower.checkNow().then(shareStates, () => {})
+      return
+    }
+    if (versions.pinned()) {
+      log.info({ pin: versions.currentPin()?.version }, 'SIGHUP: pinned, so the snapshot is not reloaded (POST /-/unpin follows it again)')
       return
     }
     log.info('SIGHUP: every worker reloads the snapshot')
@@ -213,6 +303,14 @@ export async function runPrimary (config: Config): Promise<void> {
   }
   process.on('SIGTERM', signal => { stop(signal) })
   process.on('SIGINT', signal => { stop(signal) })
+}
+
+function asStoreLogger (log: pino.Logger): StoreLogger {
+  return {
+    info: (fields, message) => { log.info(fields, message) },
+    warn: (fields, message) => { log.warn(fields, message) },
+    error: (fields, message) => { log.error(fields, message) }
+  }
 }
 
 /** Sends to a worker whose channel is still open (one that is closing is about to exit). */

@@ -1,7 +1,12 @@
 // A worker's side of the cluster (primary.ts): it reloads when the primary says so, reports what it serves
 // after every load, keeps the primary's table of every worker for /-/status, and asks the primary for the
 // cluster's metrics. Plain TypeScript over node:cluster's IPC channel.
+import { relayedError, versionsUnavailable } from '../errors.js'
+import type { VersionActions } from '../routes/ops-actions-route.js'
+import type { Newest, Versions } from '../schemas/versions.js'
 import type { SnapshotStore } from '../snapshot/store/snapshot-store.js'
+import type { Pin } from '../snapshot/versions/pin-file.js'
+import type { ActionResult, OperatorAction } from '../snapshot/versions/served-versions.js'
 import type { SourceStatusJson } from '../sources/follow-source.js'
 import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
 
@@ -10,6 +15,8 @@ import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } fro
  * primary waits for the workers (prom-client: 5 s), so that the primary's answer, whole or not, comes first.
  */
 const METRICS_TIMEOUT_MS = 6000
+/** An operator's action waits for a load in every worker: as long as a large snapshot's load may take. */
+const VERSIONS_TIMEOUT_MS = 600_000
 
 export class WorkerLink {
   private table: WorkerState[] = []
@@ -17,6 +24,8 @@ export class WorkerLink {
   private lastReload: string | null = null
   private nextRequest = 1
   private readonly waiting = new Map<number, (text: string | null) => void>()
+  private readonly acting = new Map<number, (answer: Extract<ToWorker, { explore: 'versions' }> | null) => void>()
+  private pinned: { pin: Pin | null, newest: Newest | null } = { pin: null, newest: null }
 
   constructor (private readonly id: number, private readonly store: SnapshotStore) {
     process.on('message', (message: unknown) => { this.receive(message) })
@@ -47,7 +56,33 @@ export class WorkerLink {
       loadedAt: model?.info.loadedAt.toISOString() ?? null,
       lastReload: this.lastReload
     }
-    this.send({ explore: 'state', state })
+    this.send({ explore: 'state', state, ...(model === null ? {} : { served: { file: model.info.source, items: model.itemCounts() } }) })
+  }
+
+  /** The pin as the primary, which holds it, last shared it. */
+  pin (): { pin: Pin | null, newest: Newest | null } {
+    return { pin: this.pinned.pin === null ? null : { ...this.pinned.pin }, newest: this.pinned.newest === null ? null : { ...this.pinned.newest } }
+  }
+
+  /** The operator's versions, held by the primary: each request is answered by it. */
+  versionActions (): VersionActions {
+    const ask = async (action: OperatorAction | 'state', version?: string): Promise<ActionResult> => {
+      const request = this.nextRequest++
+      const answer = await new Promise<Extract<ToWorker, { explore: 'versions' }> | null>(resolve => {
+        const timer = setTimeout(() => { this.acting.delete(request); resolve(null) }, VERSIONS_TIMEOUT_MS)
+        timer.unref()
+        this.acting.set(request, said => { clearTimeout(timer); resolve(said) })
+        this.send({ explore: 'versions', request, action, ...(version === undefined ? {} : { version }) })
+      })
+      if (answer === null) throw versionsUnavailable()
+      if (answer.error !== null) throw relayedError(answer.error)
+      if (answer.result === null) throw versionsUnavailable()
+      return answer.result
+    }
+    return {
+      state: async (): Promise<Versions> => (await ask('state')).state,
+      act: async (action, version) => await ask(action, version)
+    }
   }
 
   /** The metrics of every worker, summed by the primary; null when it does not answer in time. */
@@ -77,6 +112,12 @@ export class WorkerLink {
       const done = this.waiting.get(said.request)
       this.waiting.delete(said.request)
       done?.(said.text)
+    } else if (said.explore === 'versions') {
+      const done = this.acting.get(said.request)
+      this.acting.delete(said.request)
+      done?.(said)
+    } else if (said.explore === 'pin') {
+      this.pinned = { pin: said.pin, newest: said.newest }
     }
   }
 

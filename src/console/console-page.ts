@@ -2,6 +2,7 @@
 // should do about a refused file, all readable without JavaScript. The preview's form is here too; the
 // browser script (console-script.ts) fills in its cards from the explore API.
 import type { Status } from '../schemas/operations.js'
+import type { Versions } from '../schemas/versions.js'
 import { html, type Html } from './escape-html.js'
 import { megabytes } from '../snapshot/memory-budget.js'
 
@@ -13,6 +14,8 @@ export interface ConsolePageOptions {
   /** The preview's form values, from the page's own query (the form submits to /-/ without JavaScript). */
   preview: PreviewQuery
   now: Date
+  /** The kept versions and the pin (GET /-/versions); absent or null: not shown. */
+  versions?: Versions | null
 }
 
 export interface PreviewQuery {
@@ -126,6 +129,29 @@ function served (status: Status, now: Date): Html {
     <thead><tr><th scope="col">Language</th><th scope="col">Items</th><th scope="col">API</th></tr></thead>
     <tbody>${languages.map(([language, count]) => html`
       <tr><th scope="row"><code>${language}</code></th><td class="number">${count.toLocaleString('en-US')}</td><td><a href="/${encodeURIComponent(language)}/api/internal/explore/">/${language}/api/internal/explore/</a></td></tr>`)}
+    </tbody>
+  </table>`}
+</section>`
+}
+
+/** The kept versions and the pin: read-only (the actions need the operator's token, never kept in a browser). */
+function keptVersions (versions: Versions | null | undefined, now: Date): Html {
+  if (versions === null || versions === undefined) return html``
+  const { pin, newest, kept } = versions
+  return html`<section id="versions" aria-labelledby="versions-title">
+  <h2 id="versions-title">Versions</h2>
+  ${pin === null
+    ? html`<p id="pin">Not pinned: the newest file or published object is served as it comes.</p>`
+    : html`<p class="banner warn" id="pin" role="status">Pinned to <code>${pin.version}</code> since ${when(pin.pinnedAt, now)}${pin.from === null ? '' : html` (it replaced <code>${pin.from}</code>)`}:
+      newer files and published objects are not loaded. ${newest === null ? 'Nothing newer has been noticed.' : html`A newer one was noticed ${when(newest.noticedAt, now)} at <code>${newest.source}</code>.`}
+      <code>POST /-/unpin</code> (or <kbd>explore-replica unpin</kbd>) follows the source again.</p>`}
+  ${kept.length === 0
+    ? html`<p>No version is kept yet.</p>`
+    : html`<table class="workers" id="kept-versions">
+    <caption>Kept versions, newest first: each can be served again at once (<kbd>explore-replica pin VERSION</kbd>, <kbd>explore-replica rollback</kbd>)</caption>
+    <thead><tr><th scope="col">Version</th><th scope="col"><code>generated_at</code></th><th scope="col">Items</th><th scope="col">First served</th><th scope="col">From</th></tr></thead>
+    <tbody>${kept.map(record => html`
+      <tr${record.served ? html` class="served"` : ''}><th scope="row"><code>${record.version}</code>${record.served ? html` <span class="badge">served</span>` : ''}${pin?.version === record.version ? html` <span class="badge">pinned</span>` : ''}</th><td>${record.generatedAt ?? '–'}</td><td>${Object.entries(record.items).map(([language, count]) => `${language} ${count}`).join(', ')}</td><td>${when(record.servedAt, now)}</td><td><code>${record.source}</code></td></tr>`)}
     </tbody>
   </table>`}
 </section>`
@@ -269,6 +295,7 @@ export function renderConsolePage (status: Status, options: ConsolePageOptions):
 <main>
 ${troubleNotice(status)}
 ${served(status, now)}
+${keptVersions(options.versions, now)}
 ${followedSource(status, now)}
 ${workers(status, now)}
 ${refusals(status, now)}

@@ -3,6 +3,7 @@
 // loaded, from here or from anywhere: the Content-Security-Policy says so to the browser.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { versionActions } from '../routes/ops-actions-route.js'
 import { currentStatus } from '../routes/status-route.js'
 import { previewQuery, renderConsolePage } from './console-page.js'
 import { CONSOLE_SCRIPT } from './console-script.js'
@@ -62,7 +63,10 @@ function matches (ifNoneMatch: string | undefined, etag: string): boolean {
 export default async function consolePlugin (app: FastifyInstance): Promise<void> {
   // GET only (Fastify adds HEAD): any other method is the not-found answer /-/status gives it too.
   app.get('/-/', { schema: { hide: true } }, async (request, reply) => {
+    // A cluster's worker asks its primary; a primary that does not answer leaves the section out.
+    const versions = await versionActions(app)?.state().catch(() => null) ?? null
     const page = renderConsolePage(currentStatus(app), {
+      versions,
       assets: { script: versioned(SCRIPT), style: versioned(STYLE) },
       // Asked of the router, not of the config: DOCS and METRICS decide whether these routes exist.
       links: { docs: app.hasRoute({ method: 'GET', url: '/-/docs' }), metrics: app.hasRoute({ method: 'GET', url: '/-/metrics' }) },

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import { parsePool } from '../snapshot/load/parse-pool.js'
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'
-import { sourceStatus } from '../routes/status-route.js'
+import { pinStatus, sourceStatus } from '../routes/status-route.js'
 import { RequestTally, type RequestSeries } from './request-tally.js'
 
 export default fp(async function metricsPlugin (app) {
@@ -125,6 +125,26 @@ export default fp(async function metricsPlugin (app) {
       const tooBig = app.snapshots.lastTooBig()
       if (tooBig !== null) this.set(tooBig.neededBytes)
     }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_snapshot_pinned',
+    help: 'An operator\'s pin (POST /-/rollback or /-/pin): 1 with the pinned version as its label; no series while the source is followed.',
+    labelNames: ['version'] as const,
+    registers: [registry],
+    // The primary holds the pin for every worker: the same series in each, taken once.
+    aggregator: 'max',
+    collect () {
+      this.reset()
+      const { pin } = pinStatus(app)
+      if (pin !== null) this.set({ version: pin.version }, 1)
+    }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_snapshot_newer_held_back',
+    help: 'While pinned: 1 when a newer file or published object was noticed and not loaded, else 0.',
+    registers: [registry],
+    aggregator: 'max',
+    collect () { this.set(pinStatus(app).newest === null ? 0 : 1) }
   })
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_parse_pool_threads',

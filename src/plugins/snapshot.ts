@@ -3,10 +3,13 @@
 // file), reloaded when the file changes. From a published source (SNAPSHOT_URL): followed by
 // `app.snapshotSource`, which serves its cached copy, polls, and hands each new object to the same store.
 // The watcher or the follower is stopped, and any load in flight awaited, when the app closes.
+import cluster from 'node:cluster'
 import fp from 'fastify-plugin'
 import { SnapshotStore } from '../snapshot/store/snapshot-store.js'
+import { KeptVersions } from '../snapshot/versions/kept-versions.js'
+import { openVersions, ServedVersions, versionPaths, type OpenedVersions } from '../snapshot/versions/served-versions.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
-import { cachedCopyPath, SourceFollower } from '../sources/follow-source.js'
+import { cachedCopyPath, SourceFollower, type FollowedStore } from '../sources/follow-source.js'
 import { openSource } from '../sources/open-source.js'
 import type { MemoryGuard } from '../snapshot/memory-budget.js'
 
@@ -17,6 +20,8 @@ declare module 'fastify' {
     snapshotWatcher: SnapshotWatcher | null
     /** The follower of SNAPSHOT_URL, or null when the snapshot is a file. */
     snapshotSource: SourceFollower | null
+    /** The kept versions and the pin (contract §8); null in a cluster's worker, whose primary holds them. */
+    snapshotVersions: ServedVersions | null
   }
 }
 
@@ -36,9 +41,11 @@ export interface SnapshotPluginOptions {
     /** False in a cluster's worker: the primary follows, and tells the worker which file to load. */
     follow: boolean
   } | null
+  /** STATE_DIR and KEEP_VERSIONS: where served versions are kept, and the pin. */
+  versions: { stateDir: string, keep: number }
 }
 
-export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, watch, reloadDebounceMs, memory, remote }) {
+export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, watch, reloadDebounceMs, memory, remote, versions: versionOptions }) {
   const log = app.log.child({ component: 'snapshot' })
   const storeLog = {
     info: (fields: object, message: string) => log.info(fields, message),
@@ -47,14 +54,68 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
   }
   app.decorate('snapshotWatcher', null)
   app.decorate('snapshotSource', null)
+  app.decorate('snapshotVersions', null)
+  // Read before the first load, which serves the pinned version if there is one. A cluster's worker reads
+  // the pin too (it starts from the pinned file); its primary keeps the versions and acts on them.
+  let keeping = remote?.follow ?? !cluster.isWorker
+  let opened: OpenedVersions
+  try {
+    opened = await openVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog, sweep: keeping })
+  } catch (error) {
+    // Serving comes first: a replica whose state directory is unusable serves, and says what it cannot do.
+    log.error({ stateDir: versionOptions.stateDir, err: error }, 'STATE_DIR is not usable: no version is kept, and the operator\'s actions are off')
+    keeping = false
+    opened = { kept: new KeptVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog }), pin: null, pinnedFile: null }
+  }
+  // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
+  app.addHook('onClose', async () => { await opened.kept.idle() })
 
   if (remote !== null) {
     const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle })
-    const store = new SnapshotStore(cachedCopyPath(source, remote.cacheDir), { log: storeLog, memory })
+    const store = new SnapshotStore(cachedCopyPath(source, remote.cacheDir), { log: storeLog, memory, firstFile: opened.pinnedFile })
     app.decorate('snapshots', store)
     app.addHook('onClose', async () => { await store.idle() })
     if (!remote.follow) return
-    const follower = new SourceFollower(source, store, { cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog })
+    let follower: SourceFollower | null = null
+    const kept = keeping
+      ? keepVersions(store, opened, versionOptions.stateDir, {
+        source: source.shown,
+        owned: true,
+        // The cached copy is the newest object held; the check then finds any newer one.
+        follow: async () => {
+          await store.reload(store.file)
+          await follower?.checkNow()
+        }
+      })
+      : null
+    const versions = kept?.versions ?? null
+    app.snapshotVersions = versions
+    // The follower's loads are kept before it renames the download over the cached copy.
+    const followed: FollowedStore = {
+      file: store.file,
+      start: async () => {
+        await store.start()
+        kept?.record()
+      },
+      current: () => store.current(),
+      reload: async file => {
+        const outcome = await store.reload(file)
+        await opened.kept.idle()
+        return outcome
+      },
+      status: () => store.status()
+    }
+    follower = new SourceFollower(source, followed, {
+      cacheDir: remote.cacheDir,
+      pollSeconds: remote.pollSeconds,
+      maxBytes: remote.maxBytes,
+      log: storeLog,
+      held: () => versions?.pinned() === true,
+      onNoticed: validators => {
+        versions?.notice({ source: source.shown, etag: validators.etag })
+        log.info({ source: source.shown, etag: validators.etag, pin: versions?.currentPin()?.version }, 'a newer object is published; pinned, so it is not loaded')
+      }
+    })
     app.snapshotSource = follower
     // Never awaited by the app: a replica whose store is down listens, unready, and keeps trying.
     follower.start().catch((error: unknown) => log.error({ err: error }, 'the snapshot source cannot be followed'))
@@ -62,19 +123,30 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     return
   }
 
-  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory })
+  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, firstFile: opened.pinnedFile })
   app.decorate('snapshots', store)
+  const kept = keeping ? keepVersions(store, opened, versionOptions.stateDir, { source: snapshotPath, owned: false, follow: async () => { await store.reload() } }) : null
+  const versions = kept?.versions ?? null
+  app.snapshotVersions = versions
   // The first load is not awaited here: a plugin has 10 s to load, a snapshot as long as its size needs.
   // The server answers meanwhile (/-/healthz, /-/readyz 503); serve.ts exits if the file is bad.
   const started = Date.now()
   store.start().then(model => {
     log.info({ snapshot: snapshotPath, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot loaded')
+    kept?.record()
   }, () => {})
 
   let watcher: SnapshotWatcher | null = null
   if (watch) {
     // Watched from the start: a save during the first load is loaded after it (the store runs one at a time).
-    watcher = watchSnapshot(snapshotPath, () => { store.reload().catch(() => {}) }, {
+    watcher = watchSnapshot(snapshotPath, () => {
+      if (versions?.pinned() === true) {
+        versions.notice({ source: snapshotPath, etag: null })
+        log.info({ snapshot: snapshotPath, pin: versions.currentPin()?.version }, 'the snapshot file changed; pinned, so it is not loaded')
+        return
+      }
+      store.reload().catch(() => {})
+    }, {
       debounceMs: reloadDebounceMs,
       onError: error => log.error({ err: error }, 'snapshot watcher error')
     })
@@ -86,3 +158,28 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     await store.idle()
   })
 }, { name: 'snapshot' })
+
+/**
+ * The versions of a process that loads what it follows: every version it serves from its source is kept
+ * (`owned`: the file is a download, renamed into place and never written again, so a hard link will do).
+ */
+function keepVersions (store: SnapshotStore, opened: OpenedVersions, stateDir: string, how: { source: string, owned: boolean, follow: () => Promise<void> }): { versions: ServedVersions, record: () => void } {
+  const versions = new ServedVersions(opened.kept, versionPaths(stateDir).pinFile, {
+    serve: async file => await store.reload(file),
+    served: () => {
+      const model = store.current()
+      return model === null ? null : { version: model.info.version, generatedAt: model.info.generatedAt, items: model.itemCounts() }
+    },
+    follow: how.follow,
+    idle: async () => { await store.idle() }
+  }, opened.pin)
+  const record = (): void => {
+    const model = store.current()
+    if (model === null) return
+    const { source: file, version, generatedAt } = model.info
+    versions.record({ file, version, generatedAt, items: model.itemCounts(), source: how.source }, { owned: how.owned }).catch(() => {})
+  }
+  // Called in the same turn as the swap: a download is kept before its temporary name goes.
+  store.on('reloaded', outcome => { if (outcome === 'loaded') record() })
+  return { versions, record }
+}

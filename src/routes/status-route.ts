@@ -46,6 +46,13 @@ function memoryStatus (app: FastifyInstance): Status['memory'] {
   }
 }
 
+/** The pin and the newest version it holds back: this process's, or in a cluster's worker its primary's. */
+export function pinStatus (app: FastifyInstance): Pick<Status, 'pin' | 'newest'> {
+  const versions = app.snapshotVersions
+  if (versions !== null) return { pin: versions.currentPin(), newest: versions.noticed() }
+  return app.cluster?.pin() ?? { pin: null, newest: null }
+}
+
 /**
  * What /-/status answers, built from the store's interface: one definition, also rendered by the
  * operator's console (console/console-route.ts).
@@ -69,6 +76,7 @@ export function currentStatus (app: FastifyInstance): Status {
     memory: memoryStatus(app),
     source: sourceStatus(app),
     cluster: app.cluster === null ? null : { workers: app.cluster.workers() },
+    ...pinStatus(app),
     trouble: app.trouble === null ? null : troubleStatus(app.trouble)
   }
 }

@@ -1,5 +1,6 @@
 // What the operational endpoints answer: /-/status, /-/healthz and /-/readyz.
 import { Type, type Static } from '@sinclair/typebox'
+import { NewestSchema, PinSchema } from './versions.js'
 
 export const StatusSchema = Type.Object({
   path: Type.String({ description: 'The snapshot file the service watches.' }),
@@ -64,6 +65,8 @@ export const StatusSchema = Type.Object({
       lastReload: Type.Union([Type.String(), Type.Null()], { description: 'Its last reload\'s outcome: loaded, failed, missing, superseded.' })
     }))
   }), Type.Null()], { description: 'Every worker of the cluster (WORKERS > 1) and what it serves; null for a single process.' }),
+  pin: Type.Union([PinSchema, Type.Null()], { description: 'The pinned version (POST /-/rollback or /-/pin; GET /-/versions); null when the source is followed.' }),
+  newest: Type.Union([NewestSchema, Type.Null()], { description: 'While pinned: the newer file or published object noticed and not loaded; null when none.' }),
   trouble: Type.Union([Type.Object({
     delay: Type.Union([Type.String(), Type.Null()], { description: 'DELAY_MS: `200` (ms), `100-400` (uniform), `~150` (lognormal median); null for none.' }),
     failRate: Type.Number({ description: 'FAIL_RATE: the share of page requests answered with failStatus.' }),

@@ -41,6 +41,12 @@ export interface FollowOptions {
   timeoutSeconds?: number
   /** After every check, whatever its outcome (a cluster's primary shares the status then). */
   onChecked?: () => void
+  /**
+   * While true (a pinned version, contract §8), a changed object is noticed and not downloaded: `onNoticed`
+   * is told its validators, and it is asked for with those until it changes again.
+   */
+  held?: () => boolean
+  onNoticed?: (validators: Validators) => void
 }
 
 export interface SourceStatus {
@@ -89,6 +95,8 @@ export class SourceFollower {
   private readonly state: SourceStatus
   /** The validators of the last object refused by the loader: not downloaded again until it changes. */
   private refused: Validators | null = null
+  /** The validators of the last object noticed while held: not noticed again until it changes. */
+  private noticed: Validators | null = null
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
   private stopped = false
@@ -196,8 +204,16 @@ export class SourceFollower {
   private async follow (): Promise<void> {
     const known = this.store.current() === null ? null : { etag: this.state.etag, lastModified: this.state.lastModified }
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((this.options.timeoutSeconds ?? 600) * 1000)])
-    const fetched = await this.source.fetch(this.refused ?? known, signal)
+    const held = this.options.held?.() === true
+    if (!held) this.noticed = null
+    const fetched = await this.source.fetch((held ? this.noticed : null) ?? this.refused ?? known, signal)
     if (!fetched.changed) return
+    if (held) {
+      await closeBody(fetched.body)
+      this.noticed = fetched.validators
+      this.options.onNoticed?.(fetched.validators)
+      return
+    }
     if (fetched.length !== null && fetched.length > this.options.maxBytes) {
       await closeBody(fetched.body)
       throw new SourceError(`the object is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${this.options.maxBytes}): not downloaded`)

@@ -24,6 +24,8 @@ function status (overrides: Partial<Status> = {}): Status {
     source: null,
     cluster: null,
     trouble: null,
+    pin: null,
+    newest: null,
     ...overrides
   }
 }

@@ -41,7 +41,7 @@ t.test('the serializer\'s form writes the same bytes as the schema as written', 
   for (const item of items) t.equal(rewritten(item), asWritten(item), `item ${item.pk}`)
 
   const statuses = [
-    { path: 'p', snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] }, memory: null, source: null, cluster: null, trouble: null },
+    { path: 'p', snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] }, memory: null, source: null, cluster: null, pin: null, newest: null, trouble: null },
     {
       path: 'p',
       snapshot: { version: 'v', generatedAt: null, loadedAt: 'l', items: { en: 3 } },
@@ -49,6 +49,8 @@ t.test('the serializer\'s form writes the same bytes as the schema as written', 
       memory: { budget: 1024, budgetSource: 'cgroup v1', lastTooBig: { at: 'a', file: 'f', neededBytes: 2048, freeBytes: -5, budgetBytes: 1024 } },
       source: { url: 'u', etag: null, lastModified: 'm', lastChecked: null, lastChanged: 'c', lastError: { at: 'a', message: 'm' }, checks: 2, errors: 1 },
       cluster: { workers: [{ id: 1, pid: 2, version: null, generatedAt: 'g', loadedAt: null, lastReload: 'loaded' }] },
+      pin: { version: 'v', pinnedAt: 'p', from: 'w' },
+      newest: { noticedAt: 'n', source: 's', etag: null },
       trouble: { delay: '100-400', failRate: 0.2, failStatus: 503, fault: 'dribble', faultRate: 1, chaos: true, seed: 7 }
     }
   ]

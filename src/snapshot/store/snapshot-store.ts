@@ -71,6 +71,8 @@ export interface StoreOptions {
    * watcher's quiet time is the natural value. 0 checks at once.
    */
   settleMs?: number
+  /** The file the first load reads instead of `file`: a pinned version's kept file (contract §8). */
+  firstFile?: string | null
 }
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
@@ -86,6 +88,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private readonly load: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
   private readonly log: StoreLogger
   private readonly settleMs: number
+  private readonly firstFile: string
   private running: Promise<ReloadOutcome> | null = null
   private again = false
   private readonly counters: Omit<ReloadStatus, 'lastFailure'> = { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
@@ -104,6 +107,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     this.budget = options.memory?.budget ?? null
     this.load = options.load ?? (async (file, loadOptions) => await loader.load(file, loadOptions))
     this.settleMs = options.settleMs ?? 0
+    this.firstFile = options.firstFile ?? file
   }
 
   /** The served model; null until the first load has ended. */
@@ -124,7 +128,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   /** Like a reload: a file written to while it was read is read again, never served half. */
   private async loadFirst (): Promise<void> {
     for (;;) {
-      const read = await this.readOnce(this.file)
+      const read = await this.readOnce(this.firstFile)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       this.model = read.model

@@ -1,0 +1,104 @@
+// The operator's versions (contract §8): GET /-/versions, and the actions POST /-/rollback, /-/pin and
+// /-/unpin. The actions exist only on the operator's listener (OPS_PORT): without it they are not routes at
+// all (404 on every port, like any unknown path), OPS_TOKEN or not. With it, they need OPS_TOKEN (403 without
+// one) and `Authorization: Bearer <OPS_TOKEN>` (401 otherwise), checked before the body is read.
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { opsActionsOff, opsNotAuthenticated, opsTokenInvalid, pinBodyInvalid } from '../errors.js'
+import { PinRequestSchema, VersionsSchema, type PinRequest, type Versions } from '../schemas/versions.js'
+import type { ActionResult, OperatorAction } from '../snapshot/versions/served-versions.js'
+
+export interface OpsActionsOptions {
+  /** OPS_TOKEN; null: the actions answer 403. */
+  token: string | null
+}
+
+/** What the routes act on: this process's versions, or in a cluster's worker its primary's (worker-link.ts). */
+export interface VersionActions {
+  state: () => Promise<Versions>
+  act: (action: OperatorAction, version?: string) => Promise<ActionResult>
+}
+
+/** Where the versions are held: here, or (a cluster's worker) in the primary. */
+export function versionActions (app: FastifyInstance): VersionActions | null {
+  const versions = app.snapshotVersions
+  if (versions !== null) {
+    return {
+      state: async () => versions.state(),
+      act: async (action, version) => {
+        if (action === 'rollback') return await versions.rollback()
+        if (action === 'unpin') return await versions.unpin()
+        return await versions.pinVersion(version ?? '')
+      }
+    }
+  }
+  return app.cluster?.versionActions() ?? null
+}
+
+/** A digest of each side, so that tokens of different lengths compare in constant time too. */
+function digest (text: string): Buffer {
+  return createHash('sha256').update(text).digest()
+}
+
+export async function opsActionsRoutes (app: FastifyInstance, { token }: OpsActionsOptions): Promise<void> {
+  const actions = versionActions(app)
+  if (actions === null) return
+
+  app.get('/-/versions', {
+    schema: { summary: 'The served version, the kept ones and the pin', response: { 200: VersionsSchema } }
+  }, async () => await actions.state())
+
+  if (app.ops === null) {
+    if (token !== null) app.log.warn('OPS_TOKEN is set but OPS_PORT is not: the operator\'s actions exist only on the operator\'s listener, so there are none')
+    return
+  }
+
+  const expected = token === null ? null : digest(token)
+  await app.register(async function opsActions (scope) {
+    // Only these routes read a body, and only /-/pin's: JSON whatever the Content-Type says (curl -d sends
+    // a form type), at most 4 KiB; what does not parse is no body, and /-/pin answers 400.
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) => {
+      try {
+        done(null, JSON.parse(body as string))
+      } catch {
+        done(null, null)
+      }
+    })
+    scope.addHook('onRequest', async (request, reply) => {
+      if (expected === null) throw opsActionsOff()
+      const given = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1]
+      if (given === undefined || !timingSafeEqual(digest(given), expected)) {
+        reply.header('www-authenticate', 'Bearer')
+        request.log.warn({ client: request.ip, action: request.url, token: given === undefined ? 'missing' : 'wrong' }, 'operator action refused: no valid token')
+        throw given === undefined ? opsNotAuthenticated() : opsTokenInvalid()
+      }
+    })
+
+    const act = async (request: FastifyRequest, action: OperatorAction, version?: string): Promise<Versions> => {
+      try {
+        const { state, from, to } = await actions.act(action, version)
+        request.log.info({ client: request.ip, action, from, to }, `operator action: ${action} (${from ?? 'nothing'} → ${to ?? 'nothing'})`)
+        return state
+      } catch (error) {
+        request.log.warn({ client: request.ip, action, version, problem: (error as Error).message }, `operator action failed: ${action}`)
+        throw error
+      }
+    }
+
+    const response = { 200: VersionsSchema }
+    scope.post('/-/rollback', {
+      schema: { summary: 'Serve the kept version served before this one, and pin it', response }
+    }, async request => await act(request, 'rollback'))
+    scope.post<{ Body: PinRequest }>('/-/pin', {
+      schema: { summary: 'Serve a kept version and pin it', body: PinRequestSchema, response },
+      attachValidation: true
+    }, async request => {
+      if (request.validationError !== undefined) throw pinBodyInvalid()
+      return await act(request, 'pin', request.body.version)
+    })
+    scope.post('/-/unpin', {
+      schema: { summary: 'Follow the source again: its newest file or object is loaded at once', response }
+    }, async request => await act(request, 'unpin'))
+  })
+}

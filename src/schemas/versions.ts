@@ -1,0 +1,49 @@
+// What the operator's version endpoints take and answer: GET /-/versions, POST /-/rollback, /-/pin, /-/unpin.
+import { Type, type Static } from '@sinclair/typebox'
+
+const Items = Type.Record(Type.String(), Type.Integer(), { description: 'Items per language.' })
+
+export const PinSchema = Type.Object({
+  version: Type.String({ description: 'The version pinned: served whatever the source publishes, until unpinned.' }),
+  pinnedAt: Type.String({ description: 'When it was pinned (ISO-8601).' }),
+  from: Type.Union([Type.String(), Type.Null()], { description: 'The version served before the pin.' })
+}, { title: 'Pin' })
+
+export const NewestSchema = Type.Object({
+  noticedAt: Type.String({ description: 'When a newer file or published object was last noticed (ISO-8601).' }),
+  source: Type.String({ description: 'The snapshot file, or the published object\'s URL.' }),
+  etag: Type.Union([Type.String(), Type.Null()], { description: 'The published object\'s ETag; null for a file.' })
+}, { title: 'Newest', description: 'Noticed while pinned, not loaded: unpin loads it.' })
+
+export const KeptVersionSchema = Type.Object({
+  version: Type.String(),
+  generatedAt: Type.Union([Type.String(), Type.Null()]),
+  items: Items,
+  servedAt: Type.String({ description: 'When this replica first served it (ISO-8601).' }),
+  source: Type.String({ description: 'The snapshot file or published object it came from.' }),
+  chain: Type.Object({
+    snapshot: Type.String({ description: 'The kept snapshot file, in the version\'s directory.' }),
+    changes: Type.Array(Type.String(), { description: 'Change files applied after it, in order.' })
+  }),
+  served: Type.Boolean({ description: 'Whether it is the version served now.' })
+})
+
+export const VersionsSchema = Type.Object({
+  served: Type.Union([Type.Object({
+    version: Type.String(),
+    generatedAt: Type.Union([Type.String(), Type.Null()]),
+    items: Items
+  }), Type.Null()], { description: 'The version served; null while the first one loads.' }),
+  pin: Type.Union([PinSchema, Type.Null()]),
+  newest: Type.Union([NewestSchema, Type.Null()]),
+  kept: Type.Array(KeptVersionSchema, { description: 'The kept versions, newest first (KEEP_VERSIONS of them, and the served one).' })
+}, { title: 'Versions' })
+
+export type Versions = Static<typeof VersionsSchema>
+export type Newest = Static<typeof NewestSchema>
+
+export const PinRequestSchema = Type.Object({
+  version: Type.String({ minLength: 1, description: 'A kept version (GET /-/versions lists them).' })
+}, { title: 'PinRequest', additionalProperties: false })
+
+export type PinRequest = Static<typeof PinRequestSchema>

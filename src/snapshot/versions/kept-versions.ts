@@ -1,0 +1,216 @@
+// The files of the last KEEP_VERSIONS versions served, kept in STATE_DIR/versions so that going back costs no
+// download and no editor's backup (contract §8). One directory per version: its files and its record
+// (version.json). A version is a chain, a snapshot file then change files applied in order (contract §9), so
+// a version built from change files fits the same record. Plain TypeScript: no Fastify here.
+import { createReadStream } from 'node:fs'
+import { constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { extname, join } from 'node:path'
+import type { StoreLogger } from '../store/snapshot-store.js'
+
+/** The files a version is served from, in the order they apply; names within the version's directory. */
+export interface VersionChain {
+  snapshot: string
+  /** Change files applied after the snapshot, in order (empty for a version loaded from a snapshot alone). */
+  changes: string[]
+}
+
+/** What is known of a served version: the record kept beside its files. */
+export interface KeptVersion {
+  /** The served version's name: the snapshot's digest, or `<snapshot version>+<last change id>`. */
+  version: string
+  generatedAt: string | null
+  items: Record<string, number>
+  /** When this replica first served it (ISO-8601): the order of the kept versions. */
+  servedAt: string
+  /** Where it came from: the snapshot file's path or the published object's URL. */
+  source: string
+  chain: VersionChain
+}
+
+/** What has just been served, to be kept: `file` is the file it was loaded from. */
+export interface ServedVersion {
+  file: string
+  version: string
+  generatedAt: string | null
+  items: Record<string, number>
+  /** Shown in the record: the path or URL (a download's temporary name says nothing). */
+  source: string
+}
+
+export interface KeepOptions {
+  /** Where the versions' directories are (STATE_DIR/versions). */
+  dir: string
+  /** How many versions are kept (KEEP_VERSIONS); the served one is never removed. */
+  keep: number
+  log: StoreLogger
+}
+
+const RECORD = 'version.json'
+/** A version's name is a directory's: a digest (base64url) and change ids (letters, digits, `.`, `_`, `-`). */
+const VERSION_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._+-]*$/
+
+export class KeptVersions {
+  private records: KeptVersion[] = []
+  /** Keeps run one at a time: two reports of one version keep it once. */
+  private queue: Promise<unknown> = Promise.resolve()
+  private sequence = 0
+
+  constructor (private readonly options: KeepOptions) {}
+
+  /** Reads what the directory holds (a restart keeps its versions). A record that does not read is skipped. */
+  async open ({ sweep }: { sweep: boolean }): Promise<void> {
+    await mkdir(this.options.dir, { recursive: true })
+    const records: KeptVersion[] = []
+    for (const entry of await readdir(this.options.dir)) {
+      // Half-made versions of a process that died while keeping one.
+      if (entry.startsWith('.')) {
+        const pid = /^\.keeping-(\d+)-/.exec(entry)?.[1]
+        // A live process sharing the directory (a cluster's primary) may be keeping one right now.
+        if (sweep && pid !== undefined && !isAlive(Number(pid))) await rm(join(this.options.dir, entry), { recursive: true, force: true })
+        continue
+      }
+      try {
+        records.push(JSON.parse(await readFile(join(this.options.dir, entry, RECORD), 'utf8')) as KeptVersion)
+      } catch {
+        this.options.log.warn({ version: entry, dir: this.options.dir }, 'a kept version has no readable record: ignored')
+      }
+    }
+    this.records = sortNewestFirst(records)
+  }
+
+  /** Newest first (by when each was first served). */
+  list (): KeptVersion[] {
+    return this.records.map(record => ({ ...record, items: { ...record.items }, chain: { ...record.chain, changes: [...record.chain.changes] } }))
+  }
+
+  get (version: string): KeptVersion | null {
+    return this.list().find(record => record.version === version) ?? null
+  }
+
+  /** The file to load to serve `version` again (its snapshot: change files come with §9). */
+  fileOf (record: KeptVersion): string {
+    return join(this.options.dir, record.version, record.chain.snapshot)
+  }
+
+  /** Whether `file` is one of the kept files (a rollback's load is not a new version to keep). */
+  holds (file: string): boolean {
+    return file.startsWith(`${this.options.dir}/`)
+  }
+
+  /** Resolves once every keep asked for so far has ended. */
+  async idle (): Promise<void> {
+    for (;;) {
+      const queue = this.queue
+      await queue
+      if (queue === this.queue) return
+    }
+  }
+
+  /**
+   * Keeps a served version's file: a hard link when `owned` (a download, renamed into place and never
+   * written again) and the file system allows, a copy otherwise. An editor's file is always copied: a
+   * save in place writes through every hard link, which would change the kept version under its name.
+   * Then removes the versions beyond KEEP_VERSIONS, never `served`. Never rejects: a version that cannot
+   * be kept is logged, and serving goes on.
+   */
+  keep (served: ServedVersion, { owned }: { owned: boolean }): Promise<KeptVersion | null> {
+    const run = this.queue.then(async () => await this.keepNow(served, owned)).catch((error: unknown) => {
+      this.options.log.error({ version: served.version, file: served.file, err: error }, 'the served version could not be kept: a rollback cannot come back to it')
+      return null
+    })
+    this.queue = run
+    return run
+  }
+
+  private async keepNow (served: ServedVersion, owned: boolean): Promise<KeptVersion | null> {
+    if (!VERSION_NAME.test(served.version)) throw new Error(`"${served.version}" cannot name a directory`)
+    const known = this.records.find(record => record.version === served.version)
+    if (known !== undefined) return known
+    // A pipe or a device has no bytes to keep: copying one would wait for a writer for ever.
+    if (!(await stat(served.file)).isFile()) {
+      this.options.log.warn({ version: served.version, file: served.file }, 'the snapshot is not a regular file: this version is not kept')
+      return null
+    }
+    await mkdir(this.options.dir, { recursive: true })
+    const building = join(this.options.dir, `.keeping-${process.pid}-${++this.sequence}`)
+    await mkdir(building)
+    try {
+      const snapshot = `snapshot${extname(served.file).toLowerCase()}`
+      const how = await placeFile(served.file, join(building, snapshot), owned)
+      // A copy of an editor's file is read after the load: it must be the bytes that were served.
+      if (how === 'copied' && await digestOf(join(building, snapshot)) !== served.version) {
+        this.options.log.warn({ version: served.version, file: served.file }, 'the snapshot file changed after it was loaded: this version is not kept (the newer file is loaded next)')
+        return null
+      }
+      const record: KeptVersion = {
+        version: served.version,
+        generatedAt: served.generatedAt,
+        items: { ...served.items },
+        // Later than every kept one, even within one millisecond: the order is the order served.
+        servedAt: new Date(Math.max(Date.now(), Date.parse(this.records[0]?.servedAt ?? '') + 1 || 0)).toISOString(),
+        source: served.source,
+        chain: { snapshot, changes: [] }
+      }
+      await writeFile(join(building, RECORD), `${JSON.stringify(record, null, 2)}\n`)
+      try {
+        await rename(building, join(this.options.dir, served.version))
+      } catch (error) {
+        // Kept meanwhile by another process sharing the directory (a cluster's former primary, say).
+        if (!['ENOTEMPTY', 'EEXIST'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error
+      }
+      this.records = sortNewestFirst([record, ...this.records])
+      this.options.log.info({ version: record.version, generatedAt: record.generatedAt, kept: how, source: record.source }, 'served version kept')
+      await this.prune(served.version)
+      return record
+    } finally {
+      await rm(building, { recursive: true, force: true })
+    }
+  }
+
+  /** Removes the versions beyond the newest KEEP_VERSIONS, never `served`. */
+  async prune (served: string): Promise<void> {
+    const stay = new Set(this.records.slice(0, this.options.keep).map(record => record.version))
+    stay.add(served)
+    for (const record of this.records.filter(record => !stay.has(record.version))) {
+      await rm(join(this.options.dir, record.version), { recursive: true, force: true })
+      this.options.log.info({ version: record.version, keep: this.options.keep }, 'kept version removed (KEEP_VERSIONS)')
+    }
+    this.records = this.records.filter(record => stay.has(record.version))
+  }
+}
+
+function isAlive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function sortNewestFirst (records: KeptVersion[]): KeptVersion[] {
+  return records.sort((a, b) => b.servedAt.localeCompare(a.servedAt))
+}
+
+/** A hard link when allowed; across devices (EXDEV), or where links are refused, a copy (a reflink where the file system has them). */
+async function placeFile (from: string, to: string, owned: boolean): Promise<'linked' | 'copied'> {
+  if (owned) {
+    try {
+      await link(from, to)
+      return 'linked'
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (!['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP'].includes(code ?? '')) throw error
+    }
+  }
+  await copyFile(from, to, constants.COPYFILE_FICLONE)
+  return 'copied'
+}
+
+/** The digest a load gives a file's bytes (read-chunks.ts): its version. */
+async function digestOf (file: string): Promise<string> {
+  const hash = createHash('sha1')
+  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer)
+  return hash.digest('base64url')
+}

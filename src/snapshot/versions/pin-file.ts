@@ -1,0 +1,41 @@
+// The pin, persisted in STATE_DIR so that it survives a restart (contract §8): written to a temporary file
+// and renamed over, so a crash leaves the old pin or the new one, never half of one.
+import { readFile, rename, rm, writeFile, mkdir } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+
+export interface Pin {
+  version: string
+  /** When it was pinned (ISO-8601). */
+  pinnedAt: string
+  /** The version served before it, if any. */
+  from: string | null
+}
+
+export function pinPath (stateDir: string): string {
+  return join(stateDir, 'pin.json')
+}
+
+/** The pin, or null when there is none (or its file does not read: the replica then follows its source). */
+export async function readPin (file: string): Promise<Pin | null> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
+  }
+  const pin = JSON.parse(text) as Partial<Pin>
+  if (typeof pin.version !== 'string') throw new Error(`${file} names no version`)
+  return { version: pin.version, pinnedAt: pin.pinnedAt ?? new Date(0).toISOString(), from: pin.from ?? null }
+}
+
+export async function writePin (file: string, pin: Pin | null): Promise<void> {
+  if (pin === null) {
+    await rm(file, { force: true })
+    return
+  }
+  await mkdir(dirname(file), { recursive: true })
+  const temporary = `${file}.${process.pid}.tmp`
+  await writeFile(temporary, `${JSON.stringify(pin, null, 2)}\n`)
+  await rename(temporary, file)
+}

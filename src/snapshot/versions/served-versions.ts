@@ -1,0 +1,187 @@
+// The operator's versions (contract §8): which version is served, the kept ones, and the pin. A rollback or
+// a pin serves a kept version's files (no download) and holds it: while pinned, newer files and published
+// objects are noticed, not loaded; unpinning follows the source again at once. It runs where the source is
+// followed (the process, or a cluster's primary) and drives whatever loads there through VersionTarget.
+// Plain TypeScript: no Fastify here.
+import { noOlderVersion, versionNotKept, versionNotLoaded } from '../../errors.js'
+import type { Newest, Versions } from '../../schemas/versions.js'
+import type { ReloadOutcome, StoreLogger } from '../store/snapshot-store.js'
+import { KeptVersions, type KeptVersion, type ServedVersion } from './kept-versions.js'
+import { join } from 'node:path'
+import { pinPath, readPin, writePin, type Pin } from './pin-file.js'
+
+/** Where a state directory (STATE_DIR) keeps its versions and its pin. */
+export function versionPaths (stateDir: string): { dir: string, pinFile: string } {
+  return { dir: join(stateDir, 'versions'), pinFile: pinPath(stateDir) }
+}
+
+/** What is served, as the versions page shows it. */
+export interface ServedNow {
+  version: string
+  generatedAt: string | null
+  items: Record<string, number>
+}
+
+/** What the versions drive: a process's store and its source, or a cluster's workers through their primary. */
+export interface VersionTarget {
+  /** Loads `file` (a kept version's) and serves it. */
+  serve: (file: string) => Promise<ReloadOutcome>
+  /** What is served now; null before the first load. */
+  served: () => ServedNow | null
+  /** Follows the source again: loads its newest file or object at once, and resolves once it is served. */
+  follow: () => Promise<void>
+  /** Resolves when no load is under way (a pin is never followed by a reload asked for before it). */
+  idle: () => Promise<void>
+}
+
+export type OperatorAction = 'rollback' | 'pin' | 'unpin'
+
+/** An action's result: the new state, and the versions served before and after it (for the log). */
+export interface ActionResult {
+  state: Versions
+  from: string | null
+  to: string | null
+}
+
+export interface OpenedVersions {
+  kept: KeptVersions
+  pin: Pin | null
+  /** The kept file to serve first: the pinned version's; null when nothing is pinned (or it is not kept). */
+  pinnedFile: string | null
+}
+
+/**
+ * Reads STATE_DIR: the kept versions and the pin. Called before the first load, which serves the pinned
+ * version when there is one (a pin survives a restart). A pin whose version is no longer kept is dropped, loudly.
+ */
+export async function openVersions ({ dir, keep, pinFile, log, sweep }: { dir: string, keep: number, pinFile: string, log: StoreLogger, sweep: boolean }): Promise<OpenedVersions> {
+  const kept = new KeptVersions({ dir, keep, log })
+  await kept.open({ sweep })
+  let pin: Pin | null = null
+  try {
+    pin = await readPin(pinFile)
+  } catch (error) {
+    log.error({ pin: pinFile, err: error }, 'the pin does not read: following the source')
+  }
+  if (pin === null) return { kept, pin: null, pinnedFile: null }
+  const record = kept.get(pin.version)
+  if (record === null) {
+    log.error({ pin: pin.version, dir }, 'the pinned version is not kept any more: the pin is dropped and the source followed')
+    if (sweep) await writePin(pinFile, null)
+    return { kept, pin: null, pinnedFile: null }
+  }
+  log.warn({ pin: pin.version, pinnedAt: pin.pinnedAt }, 'pinned: serving the pinned version, not the source\'s newest (POST /-/unpin to follow it again)')
+  return { kept, pin, pinnedFile: kept.fileOf(record) }
+}
+
+export class ServedVersions {
+  private pin: Pin | null
+  private newest: Newest | null = null
+  /** Actions run one at a time, in the order they came. */
+  private acting: Promise<unknown> = Promise.resolve()
+
+  constructor (
+    readonly kept: KeptVersions,
+    private readonly pinFile: string,
+    private readonly target: VersionTarget,
+    pin: Pin | null
+  ) {
+    this.pin = pin
+  }
+
+  /** Whether a version is pinned: the source's newer files and objects are then noticed, not loaded. */
+  pinned (): boolean {
+    return this.pin !== null
+  }
+
+  /** A newer file or object seen while pinned: shown as `newest`, loaded by unpin. */
+  notice (newest: { source: string, etag: string | null }): void {
+    this.newest = { noticedAt: new Date().toISOString(), ...newest }
+  }
+
+  /** The pinned version's kept file (what a worker started again loads); null when nothing is pinned. */
+  pinnedFile (): string | null {
+    const record = this.pin === null ? null : this.kept.get(this.pin.version)
+    return record === null ? null : this.kept.fileOf(record)
+  }
+
+  currentPin (): Pin | null {
+    return this.pin === null ? null : { ...this.pin }
+  }
+
+  noticed (): Newest | null {
+    return this.newest === null ? null : { ...this.newest }
+  }
+
+  state (): Versions {
+    const served = this.target.served()
+    return {
+      served: served === null ? null : { version: served.version, generatedAt: served.generatedAt, items: { ...served.items } },
+      pin: this.currentPin(),
+      newest: this.noticed(),
+      kept: this.kept.list().map(record => ({ ...record, served: record.version === served?.version }))
+    }
+  }
+
+  /** Keeps a version just loaded from the source (a kept file's load keeps nothing new). */
+  async record (served: ServedVersion, options: { owned: boolean }): Promise<void> {
+    if (this.kept.holds(served.file)) return
+    await this.kept.keep(served, options)
+  }
+
+  /** Serves the kept version served before the one served now, and pins it. */
+  rollback (): Promise<ActionResult> {
+    return this.act(async () => {
+      const now = this.target.served()?.version ?? null
+      const kept = this.kept.list()
+      const at = kept.findIndex(record => record.version === now)
+      const previous = at < 0 ? kept.find(record => record.version !== now) : kept[at + 1]
+      if (previous === undefined) throw noOlderVersion()
+      return await this.serveAndPin(previous)
+    })
+  }
+
+  /** Serves a kept version and pins it. */
+  pinVersion (version: string): Promise<ActionResult> {
+    return this.act(async () => {
+      const record = this.kept.get(version)
+      if (record === null) throw versionNotKept(version)
+      return await this.serveAndPin(record)
+    })
+  }
+
+  /** Follows the source again: its newest file or object is loaded at once. */
+  unpin (): Promise<ActionResult> {
+    return this.act(async () => {
+      const from = this.target.served()?.version ?? null
+      this.pin = null
+      this.newest = null
+      await writePin(this.pinFile, null)
+      await this.target.follow()
+      // What it loaded is listed among the kept versions in the answer.
+      await this.kept.idle()
+      return { state: this.state(), from, to: this.target.served()?.version ?? null }
+    })
+  }
+
+  private async serveAndPin (record: KeptVersion): Promise<ActionResult> {
+    const from = this.target.served()?.version ?? null
+    const before = this.pin
+    // Pinned first: a file saved or an object published from now on is noticed, not loaded over it.
+    this.pin = { version: record.version, pinnedAt: new Date().toISOString(), from }
+    await this.target.idle()
+    const outcome = from === record.version ? 'loaded' : await this.target.serve(this.kept.fileOf(record))
+    if (outcome !== 'loaded' || this.target.served()?.version !== record.version) {
+      this.pin = before
+      throw versionNotLoaded(record.version)
+    }
+    await writePin(this.pinFile, this.pin)
+    return { state: this.state(), from, to: record.version }
+  }
+
+  private act (action: () => Promise<ActionResult>): Promise<ActionResult> {
+    const run = this.acting.then(action, action)
+    this.acting = run.catch(() => {})
+    return run
+  }
+}

@@ -1,0 +1,87 @@
+// Kept versions on a real disk: hard links for downloads, checked copies for an editor's file, a copy where
+// a link cannot cross devices, pruning beyond KEEP_VERSIONS that never takes the served one, and what a
+// restart finds.
+import t from 'tap'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { KeptVersions, type ServedVersion } from '../../../src/snapshot/versions/kept-versions.js'
+import { tempDir } from '../../helpers.js'
+
+const SILENT = { info () {}, warn () {}, error () {} }
+
+/** A file whose name says its format, and what a load would say of it. */
+async function served (dir: string, name: string, text: string): Promise<ServedVersion> {
+  const file = join(dir, name)
+  await writeFile(file, text)
+  return { file, version: createHash('sha1').update(text).digest('base64url'), generatedAt: null, items: { en: text.length }, source: `https://example.test/${name}` }
+}
+
+t.test('a download is kept as a hard link; an editor\'s file as a copy that a save in place does not reach', async t => {
+  const dir = await tempDir(t)
+  const kept = new KeptVersions({ dir: join(dir, 'versions'), keep: 3, log: SILENT })
+  await kept.open({ sweep: true })
+  const download = await served(dir, 'download.jsonl', 'one\n')
+  const record = await kept.keep(download, { owned: true })
+  t.same(record?.chain, { snapshot: 'snapshot.jsonl', changes: [] }, 'a chain: the snapshot, no change files yet')
+  t.equal((await stat(kept.fileOf(record!))).ino, (await stat(download.file)).ino, 'the same file: a hard link')
+  t.same(JSON.parse(await readFile(join(dir, 'versions', download.version, 'version.json'), 'utf8')), record, 'the record beside the files')
+
+  const edited = await served(dir, 'snapshot.json', '{"two": 2}')
+  const copy = await kept.keep(edited, { owned: false })
+  t.not((await stat(kept.fileOf(copy!))).ino, (await stat(edited.file)).ino, 'a file of its own')
+  await writeFile(edited.file, '{"saved": "in place"}')
+  t.equal(await readFile(kept.fileOf(copy!), 'utf8'), '{"two": 2}', 'the kept version is the one served')
+  t.same(kept.list().map(r => r.version), [edited.version, download.version], 'newest first')
+})
+
+t.test('a file that changed between its load and its copy is not kept under the loaded version', async t => {
+  const dir = await tempDir(t)
+  const kept = new KeptVersions({ dir: join(dir, 'versions'), keep: 3, log: SILENT })
+  await kept.open({ sweep: true })
+  const loaded = await served(dir, 'snapshot.json', '{"loaded": 1}')
+  await writeFile(loaded.file, '{"saved": "after the load"}')
+  t.equal(await kept.keep(loaded, { owned: false }), null)
+  t.same(kept.list(), [])
+  t.same(await readdir(join(dir, 'versions')), [], 'nothing half-made left')
+})
+
+t.test('across devices a link is not possible: the file is copied', { skip: (await stat('/dev/shm').catch(() => null))?.dev === (await stat(process.cwd())).dev ? '/dev/shm is on the same device here' : false }, async t => {
+  const here = await tempDir(t)
+  const there = await mkdtemp('/dev/shm/explore-kept-')
+  t.teardown(() => rm(there, { recursive: true, force: true }))
+  const kept = new KeptVersions({ dir: join(there, 'versions'), keep: 3, log: SILENT })
+  await kept.open({ sweep: true })
+  const download = await served(here, 'download.json', '{"far": true}')
+  const record = await kept.keep(download, { owned: true })
+  t.not((await stat(kept.fileOf(record!))).dev, (await stat(download.file)).dev, 'another device')
+  t.equal(await readFile(kept.fileOf(record!), 'utf8'), '{"far": true}', 'copied')
+})
+
+t.test('beyond KEEP_VERSIONS the oldest go, never the served one; a restart finds what is kept', async t => {
+  const dir = await tempDir(t)
+  const versionsDir = join(dir, 'versions')
+  const kept = new KeptVersions({ dir: versionsDir, keep: 2, log: SILENT })
+  await kept.open({ sweep: true })
+  const [a, b, c] = [await served(dir, 'a.json', 'a'), await served(dir, 'b.json', 'b'), await served(dir, 'c.json', 'c')]
+  await kept.keep(a, { owned: true })
+  await kept.keep(b, { owned: true })
+  t.same(kept.list().map(r => r.version), [b.version, a.version])
+  // Pinned to a, the oldest: a newer version kept meanwhile does not take it away.
+  await kept.prune(a.version)
+  await kept.keep(c, { owned: true })
+  t.same(kept.list().map(r => r.version), [c.version, b.version], 'the oldest beyond 2 went')
+  await kept.prune(a.version)
+  t.same((await readdir(versionsDir)).sort(), [b.version, c.version].sort())
+  t.equal((await kept.keep(b, { owned: true }))?.version, b.version, 'a version kept twice is kept once')
+
+  // A process that died while keeping left a half-made version; a live one's is left alone.
+  await mkdir(join(versionsDir, '.keeping-999999999-1'))
+  await mkdir(join(versionsDir, `.keeping-${process.pid}-99`))
+  const again = new KeptVersions({ dir: versionsDir, keep: 2, log: SILENT })
+  await again.open({ sweep: true })
+  t.same(again.list(), kept.list(), 'the records read back')
+  t.notOk(existsSync(join(versionsDir, '.keeping-999999999-1')), 'a dead process\'s half-made version is removed')
+  t.ok(existsSync(join(versionsDir, `.keeping-${process.pid}-99`)), 'a live one\'s is not')
+})
