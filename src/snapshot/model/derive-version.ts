@@ -136,6 +136,9 @@ function * deriveListing (
   memory: ItemMemory
 ): Generator<void, { listing: LanguageListing, garbageBytes: number }> {
   const { space } = lineage
+  let companies = 0
+  for (const op of changed.values()) companies += op?.companies.length ?? 0
+  yield * space.reserve(changed.size, companies)
   const pks = new Map(lineage.pks)
   const removed: number[] = []
   const added: number[] = []
@@ -153,6 +156,7 @@ function * deriveListing (
     const slot = space.append(chunkBase + op.chunk, op.start, op.length, op.date, pk, op.companies)
     added.push(slot)
     pks.set(pk, slot)
+    if ((added.length & 0x1ff) === 0) yield
   }
   const { before } = space
   const oldOrder = listing?.order ?? RankOrder.identity(listing?.size ?? 0)
@@ -168,9 +172,19 @@ function * deriveListing (
     }
     return lo
   }
-  const removedRanks = removed.map(rankOf).sort((a, b) => a - b)
+  // A binary search through the pieces each: a few µs, so a step is a few hundred of them.
+  const removedRanks: number[] = []
+  for (const slot of removed) {
+    removedRanks.push(rankOf(slot))
+    if ((removedRanks.length & 0xff) === 0) yield
+  }
+  removedRanks.sort((a, b) => a - b)
   added.sort((a, b) => before(a, b) ? -1 : 1)
-  const addedAt = added.map(rankOf)
+  const addedAt: number[] = []
+  for (const slot of added) {
+    addedAt.push(rankOf(slot))
+    if ((addedAt.length & 0xff) === 0) yield
+  }
   // The new order: the old one's pieces cut around the removed ranks, and the new slots put in.
   const order = yield * oldOrder.edit(removedRanks, Uint32Array.from(added), addedAt)
   yield
@@ -208,7 +222,7 @@ function * deriveListing (
       }
     }
     lists.set(company, list)
-    work += old.length
+    work += old.length + 64
     if (work > STEP_MASK) {
       work = 0
       yield

@@ -159,10 +159,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       this.model = read.model
-      if (this.changesDir !== null) {
-        this.setRoot(read.model)
-        this.chain = { snapshot: { file: this.file, stamp: read.stamp, digest: read.model.info.version }, changes: [] }
-      }
+      this.servedAlone(read.model, this.file, read.stamp)
       break
     }
     if (this.changesDir === null) return
@@ -308,10 +305,15 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     const oldRoot = this.root
     this.swap(read.model)
     if (oldRoot !== null && oldRoot !== read.model) oldRoot.memory.retire()
-    this.root = null
-    this.chain = null
+    this.servedAlone(read.model, file, read.stamp)
     this.loaded(file, started)
     return 'loaded'
+  }
+
+  /** A snapshot served without change files: the root of a chain of none, so that `serve` can add some. */
+  private servedAlone (model: SnapshotModel, file: string, stamp: string | null): void {
+    this.setRoot(model)
+    this.chain = { snapshot: { file, stamp, digest: model.info.version }, changes: [] }
   }
 
   /**
