@@ -219,6 +219,11 @@ function logLevel (text: string): Config['logLevel'] {
   return value as Config['logLevel']
 }
 
+/** The change files' directory (contract §9): CHANGES_DIR, or the snapshot's path with `.changes` appended. */
+export function changesDirOf (config: Pick<Config, 'changesDir' | 'snapshotPath'>): string {
+  return config.changesDir ?? `${config.snapshotPath}.changes`
+}
+
 export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'port', env: 'PORT', flag: '--port', default: '3000', description: 'TCP port to listen on (0: any free port).', parse: integer(0, 65535) },
   { key: 'host', env: 'HOST', flag: '--host', default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 or :: for every interface).', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },

@@ -239,7 +239,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   /** The store's own file: the snapshot alone, or with its change files on disk. */
   private async ownChain (started: number): Promise<ReloadOutcome> {
     if (this.changesDir === null) return await this.loadOnce(this.file, started)
-    return await this.applyChain(await this.chainOnDisk(this.changesDir), started)
+    const chain = await this.chainOnDisk(this.changesDir)
+    // No change file, served or on disk: a reload as ever (SIGHUP reads the file again, even unchanged).
+    if (chain.changes.length === 0 && (this.chain?.changes.length ?? 0) === 0) return await this.loadOnce(this.file, started)
+    return await this.applyChain(chain, started)
   }
 
   /** The snapshot file and the change files in `dir`; a directory there means change files are expected. */
@@ -386,7 +389,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     this.chain = { snapshot: snapshot as ChainFile, changes: files }
     if (root !== this.root) this.setRoot(root as SnapshotModel)
     if (outcome === 'loaded') this.succeeded()
-    this.log.info({ snapshot: chain.snapshot, changes: files.map(file => file.file), version: state.info.version, items: state.itemCounts(), ms: Date.now() - started }, 'snapshot and change files served')
+    this.log.info({ snapshot: chain.snapshot, changes: files.map(file => file.file), version: state.info.version, generatedAt: state.info.generatedAt, items: state.itemCounts(), ms: Date.now() - started }, prefix === -1 ? 'snapshot reloaded' : 'change files applied again from the snapshot')
     return outcome
   }
 
