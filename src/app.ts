@@ -5,7 +5,7 @@ import cluster from 'node:cluster'
 import Fastify, { type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from './config.js'
+import { changesDirOf, type Config } from './config.js'
 import { notFoundHandler } from './explore/append-slash.js'
 import { exploreRoutes, exploreView } from './explore/explore-route.js'
 import type { PageSettings } from './explore/page-answer.js'
@@ -110,6 +110,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   await app.register(snapshotPlugin, {
     snapshotPath: config.snapshotPath,
     memory: memoryGuard(config),
+    changesDir: changesDirOf(config),
     watch: config.watch,
     reloadDebounceMs: config.reloadDebounceMs,
     remote: config.snapshotUrl === null

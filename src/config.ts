@@ -43,6 +43,7 @@ export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),
   snapshotPath: Type.String({ minLength: 1 }),
   snapshotUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+  changesDir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
   snapshotPollSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
   snapshotCacheDir: Type.String({ minLength: 1 }),
   snapshotMaxMb: Type.Integer({ minimum: 1, maximum: 1_048_576 }),
@@ -233,10 +234,16 @@ function logLevel (text: string): Config['logLevel'] {
   return value as Config['logLevel']
 }
 
+/** The change files' directory (contract §9): CHANGES_DIR, or the snapshot's path with `.changes` appended. */
+export function changesDirOf (config: Pick<Config, 'changesDir' | 'snapshotPath'>): string {
+  return config.changesDir ?? `${config.snapshotPath}.changes`
+}
+
 export const OPTIONS: { [K in keyof Config]: Option<K> }[keyof Config][] = [
   { key: 'port', env: 'PORT', flag: '--port', default: '3000', description: 'TCP port to listen on (0: any free port).', parse: integer(0, 65535) },
   { key: 'host', env: 'HOST', flag: '--host', default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 or :: for every interface).', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
   { key: 'snapshotPath', env: 'SNAPSHOT_PATH', flag: '--snapshot-path', default: BUNDLED_SNAPSHOT, description: 'The snapshot file to serve (or give it as FILE). Unset: the sample bundled with the package.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
+  { key: 'changesDir', env: 'CHANGES_DIR', flag: '--changes-dir', default: undefined, description: 'The directory of change files (`*.jsonl`, applied in name order after the snapshot). Unset: SNAPSHOT_PATH with `.changes` appended.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },
   { key: 'snapshotUrl', env: 'SNAPSHOT_URL', flag: '--snapshot-url', default: undefined, description: `Follow a published snapshot instead of SNAPSHOT_PATH: an http(s):// URL or s3://bucket/key (S3 settings: ${S3_ENVIRONMENT.join(', ')}). Its name's extension gives the format.`, parse: snapshotUrl },
   { key: 'snapshotPollSeconds', env: 'SNAPSHOT_POLL_SECONDS', flag: '--snapshot-poll-seconds', default: '30', description: 'How often SNAPSHOT_URL is checked (a conditional request: an unchanged snapshot costs a 304).', parse: integer(1, 86_400) },
   { key: 'snapshotCacheDir', env: 'SNAPSHOT_CACHE_DIR', flag: '--snapshot-cache-dir', default: join(tmpdir(), 'explore-replica'), description: 'Where the last good copy of SNAPSHOT_URL is kept: served at the next start if the source is down.', parse: text => { if (text.trim() === '') throw new Error('must not be empty'); return text.trim() } },

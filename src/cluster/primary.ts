@@ -7,7 +7,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import { AggregatorRegistry } from 'prom-client'
 import pino from 'pino'
-import type { Config } from '../config.js'
+import { changesDirOf, type Config } from '../config.js'
 import { watchSnapshot } from '../snapshot/store/watch-snapshot.js'
 import { cachedCopyPath, SourceFollower, sourceStatusJson } from '../sources/follow-source.js'
 import { openSource } from '../sources/open-source.js'
@@ -251,6 +251,7 @@ export async function runPrimary (config: Config): Promise<void> {
       broadcast({ explore: 'reload' })
     }, {
       debounceMs: config.reloadDebounceMs,
+      changesDir: changesDirOf(config),
       onError: error => log.error({ err: error }, 'snapshot watcher error')
     })
     : null

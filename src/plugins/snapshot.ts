@@ -27,6 +27,8 @@ declare module 'fastify' {
 
 export interface SnapshotPluginOptions {
   snapshotPath: string
+  /** The change files' directory (contract §9), for SNAPSHOT_PATH. */
+  changesDir?: string | null
   watch: boolean
   reloadDebounceMs: number
   /** The memory budget every load is held to (contract §7). */
@@ -45,7 +47,7 @@ export interface SnapshotPluginOptions {
   versions: { stateDir: string, keep: number }
 }
 
-export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, watch, reloadDebounceMs, memory, remote, versions: versionOptions }) {
+export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, changesDir = null, watch, reloadDebounceMs, memory, remote, versions: versionOptions }) {
   const log = app.log.child({ component: 'snapshot' })
   const storeLog = {
     info: (fields: object, message: string) => log.info(fields, message),
@@ -123,7 +125,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     return
   }
 
-  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, firstFile: opened.pinnedFile })
+  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, firstFile: opened.pinnedFile, changesDir })
   app.decorate('snapshots', store)
   const kept = keeping ? keepVersions(store, opened, versionOptions.stateDir, { source: snapshotPath, owned: false, follow: async () => { await store.reload() } }) : null
   const versions = kept?.versions ?? null
@@ -148,6 +150,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
       store.reload().catch(() => {})
     }, {
       debounceMs: reloadDebounceMs,
+      changesDir,
       onError: error => log.error({ err: error }, 'snapshot watcher error')
     })
     await watcher.ready
