@@ -36,6 +36,10 @@ const COMMANDS: Record<string, Command> = {
   capture: {
     summary: 'make a snapshot by walking a running original (or another replica)',
     run: async argv => await (await import('./capture-command.js')).captureCommand(argv)
+  },
+  diff: {
+    summary: 'write the change file that takes one snapshot to another: diff OLD NEW --out CHANGES.jsonl',
+    run: async argv => await (await import('./diff-command.js')).diffCommand(argv)
   }
 }
 
