@@ -7,13 +7,12 @@ import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { LANGUAGE, SnapshotSchema } from '../../schemas/snapshot.js'
-import type { SnapshotModelBuilder } from '../model/build-model.js'
 import type { BatchMemory } from './batch-memory.js'
 import type { FileChunks } from './read-chunks.js'
 import { READ_CHUNK } from './read-chunks.js'
 import { DocumentFollower, NotText } from './read-document.js'
 import { NotFollowed } from './stream-document.js'
-import type { BatchMerge, FormatRules, MergeQueue } from './merge-batches.js'
+import type { BatchMerge, FormatRules, MergeQueue, MergeTarget } from './merge-batches.js'
 import { LanguageNumbers, type BatchProblem, type ItemsTask } from './parse-batch.js'
 import type { BatchParser } from './parse-pool.js'
 import { describeLineSyntaxError } from './json-text.js'
@@ -39,7 +38,7 @@ export class DocumentFraming implements Framing {
   private readonly parser: BatchParser
   private readonly queue: MergeQueue
   private readonly merge: BatchMerge
-  private readonly builder: SnapshotModelBuilder
+  private readonly builder: MergeTarget
 
   constructor (parts: FramingParts) {
     ({ chunks: this.chunks, parser: this.parser, queue: this.queue, merge: this.merge, builder: this.builder } = parts)

@@ -5,10 +5,9 @@ import { basename } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { JsonLinesHeaderSchema } from '../../schemas/snapshot.js'
-import type { SnapshotModelBuilder } from '../model/build-model.js'
 import type { BatchMemory } from './batch-memory.js'
 import type { FileChunks } from './read-chunks.js'
-import type { BatchMerge, FormatRules, MergeQueue } from './merge-batches.js'
+import type { BatchMerge, FormatRules, MergeQueue, MergeTarget } from './merge-batches.js'
 import { lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
 import type { BatchParser } from './parse-pool.js'
 import { preview } from './validation-report.js'
@@ -21,11 +20,11 @@ const NEWLINE = 0x0a
 export const MAX_LINE_BYTES = 64 * 1024 * 1024
 
 export class LineFraming implements Framing, FormatRules {
-  private readonly name: string
+  protected readonly name: string
   /** Lines merged so far: the batch being merged starts after this line. */
-  private lines = 0
+  protected lines = 0
   /** Whether a line merged so far held a JSON value (no header may come after one). */
-  private content = false
+  protected content = false
   generatedAt: string | null = null
   /** The header's languages; null without a header or a list: any language then. */
   private listed: Set<string> | null = null
@@ -37,12 +36,16 @@ export class LineFraming implements Framing, FormatRules {
   private readonly chunks: FileChunks
   private readonly parser: BatchParser
   private readonly queue: MergeQueue
-  private readonly merge: BatchMerge
-  private readonly builder: SnapshotModelBuilder
+  protected readonly merge: BatchMerge
+  protected readonly builder: MergeTarget
   private readonly memory: BatchMemory
   private readonly batchBytes: number
 
-  constructor (parts: FramingParts, private readonly maxLineBytes = MAX_LINE_BYTES) {
+  /**
+   * @param changes the lines of a change file (contract §9): parse-batch.ts checks its ops, and
+   *   changes/frame-changes.ts its header
+   */
+  constructor (parts: FramingParts, private readonly maxLineBytes = MAX_LINE_BYTES, private readonly changes = false) {
     ({ chunks: this.chunks, parser: this.parser, queue: this.queue, merge: this.merge, builder: this.builder, memory: this.memory, batchBytes: this.batchBytes } = parts)
     this.name = basename(parts.file)
   }
@@ -93,7 +96,7 @@ export class LineFraming implements Framing, FormatRules {
   }
 
   private send (bytes: Buffer): void {
-    this.queue.batch(this.parser.parse({ kind: 'lines', bytes, first: this.first }), batch => this.merge.merge(batch, this))
+    this.queue.batch(this.parser.parse({ kind: 'lines', bytes, first: this.first, changes: this.changes }), batch => this.merge.merge(batch, this))
     this.first = false
   }
 

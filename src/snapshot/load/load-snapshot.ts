@@ -15,7 +15,7 @@ import type { SnapshotInfo, SnapshotModel } from '../model/snapshot-model.js'
 import { BatchMemory } from './batch-memory.js'
 import { DocumentFraming } from './frame-document.js'
 import { LineFraming, MAX_LINE_BYTES } from './frame-lines.js'
-import { BatchMerge, MergeQueue } from './merge-batches.js'
+import { BatchMerge, MergeQueue, type MergeTarget } from './merge-batches.js'
 import { INLINE_BATCH_BYTES, THREAD_BATCH_BYTES, parsePool, type BatchParser, type ParsePool } from './parse-pool.js'
 import { FileChunks } from './read-chunks.js'
 import { DEFAULT_PROBLEM_CAP, ValidationReport } from './validation-report.js'
@@ -53,7 +53,7 @@ export interface FramingParts {
   parser: BatchParser
   queue: MergeQueue
   merge: BatchMerge
-  builder: SnapshotModelBuilder
+  builder: MergeTarget
   /** Where batches are read or gathered into, reused. */
   memory: BatchMemory
   batchBytes: number
@@ -80,8 +80,28 @@ export class SnapshotLoader {
     this.parts = { pool: parsePool, maxLineBytes: MAX_LINE_BYTES, problemCap: DEFAULT_PROBLEM_CAP, clock: () => new Date(), log: null, ...parts }
   }
 
+  /** The longest line a JSON Lines file (a snapshot's, a change file's) may have. */
+  get maxLineBytes (): number {
+    return this.parts.maxLineBytes
+  }
+
   /** Reads and checks `file`, and builds its model; throws SnapshotError, never anything else, for a bad file. */
   async load (file: string, { serving = false }: LoadOptions = {}): Promise<SnapshotModel> {
+    const builder = new SnapshotModelBuilder()
+    const frame = (parts: FramingParts): Framing => isJsonLinesPath(file) ? new LineFraming(parts, this.parts.maxLineBytes) : new DocumentFraming(parts)
+    return await this.read(file, builder, frame, serving, async (framing, version) => {
+      const info: SnapshotInfo = { source: file, version, generatedAt: framing.generatedAt, loadedAt: this.parts.clock() }
+      return await builder.buildInSlices(info)
+    })
+  }
+
+  /**
+   * Runs the pipeline over `file` into `target`, framed by `frame`: once the whole file is read and
+   * valid (and closed), `finish` makes the result from the framing and the file's digest. Throws
+   * SnapshotError, never anything else, for a bad file. A change file is read by the same steps
+   * (changes/read-change-file.ts), into a set of changes instead of a model.
+   */
+  async read<T, F extends Framing> (file: string, target: MergeTarget, frame: (parts: FramingParts) => F, serving: boolean, finish: (framing: F, digest: string) => Promise<T>): Promise<T> {
     const { pool, log, problemCap } = this.parts
     let chunks: FileChunks | null = null
     try {
@@ -89,14 +109,13 @@ export class SnapshotLoader {
       const parser = await pool.parserFor(chunks.size, serving, reason => {
         log?.warn({ reason }, 'the parse threads could not start: snapshots are parsed on the main thread')
       })
-      const builder = new SnapshotModelBuilder()
       const report = new ValidationReport(problemCap)
-      const framing = await this.run(file, chunks, parser, builder, report).finally(() => parser.done())
+      const framing = await this.run(file, chunks, parser, target, report, frame).finally(() => parser.done())
       if (report.problems.length > 0) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, report.lines())
-      const info: SnapshotInfo = { source: file, version: chunks.digest(), generatedAt: framing.generatedAt, loadedAt: this.parts.clock() }
+      const digest = chunks.digest()
       await chunks.close()
       chunks = null
-      return await builder.buildInSlices(info)
+      return await finish(framing, digest)
     } catch (error) {
       throw classify(error, file)
     } finally {
@@ -105,12 +124,12 @@ export class SnapshotLoader {
   }
 
   /** Runs the pipeline through the merge: what is left is the build, or the report. */
-  private async run (file: string, chunks: FileChunks, parser: BatchParser, builder: SnapshotModelBuilder, report: ValidationReport): Promise<Framing> {
+  private async run<F extends Framing> (file: string, chunks: FileChunks, parser: BatchParser, builder: MergeTarget, report: ValidationReport, frame: (parts: FramingParts) => F): Promise<F> {
     const batchBytes = this.parts.batchBytes ?? (parser.threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES)
     const memory = new BatchMemory(batchBytes)
     const queue = new MergeQueue(read => memory.give(read))
     const parts: FramingParts = { file, chunks, parser, queue, merge: new BatchMerge(builder, report), builder, memory, batchBytes }
-    const framing = isJsonLinesPath(file) ? new LineFraming(parts, this.parts.maxLineBytes) : new DocumentFraming(parts)
+    const framing = frame(parts)
     for (let more = true; more;) {
       more = await framing.read()
       // As many batches in flight as the parser wants; a full report stops the reading.

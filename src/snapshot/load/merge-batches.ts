@@ -3,8 +3,8 @@
 // members) in their place among them; each batch's items go into the model's builder and its problems, with
 // those only the whole file can show (a repeated pk), into the report, in the order the file has them. What
 // differs between the formats (how a problem is located, a JSON Lines header) is a FormatRules of the framing.
-import type { SnapshotModelBuilder } from '../model/build-model.js'
-import type { BatchProblem, ParsedBatch } from './parse-batch.js'
+import type { RenderedItems } from '../model/build-model.js'
+import type { BatchProblem, ChangeDelete, ParsedBatch } from './parse-batch.js'
 import { Pacer } from '../slices.js'
 import type { ValidationReport } from './validation-report.js'
 
@@ -24,9 +24,29 @@ export interface FormatRules {
   merged?: (batch: ParsedBatch) => void
 }
 
+/**
+ * What the merge feeds: a snapshot's model builder (build-model.ts), or a change file's set of changes
+ * (changes/change-set.ts).
+ */
+export interface MergeTarget {
+  /** Declares a language (a JSON Lines header's list). */
+  language: (code: string) => void
+  /** Languages declared or named by an item so far. */
+  readonly languageCount: number
+  /** Takes a batch's rendered bytes as they are; returns their number for `addRendered`. */
+  chunk: (bytes: Buffer) => number
+  /**
+   * Adds item `i` of a batch rendered into chunk `chunk`, found at `index` (its line, for JSON Lines): -1,
+   * or the index of an earlier item with its pk when the target refuses a repeat.
+   */
+  addRendered: (language: string, index: number, items: RenderedItems, i: number, chunk: number) => number
+  /** A change file's `delete` line, at `index` (its line). */
+  delete?: (language: string, pk: number, index: number) => void
+}
+
 /** Merges parsed batches into the builder and the report. */
 export class BatchMerge {
-  constructor (private readonly builder: SnapshotModelBuilder, readonly report: ValidationReport) {}
+  constructor (private readonly builder: MergeTarget, readonly report: ValidationReport) {}
 
   /** Merges `batch`, located by `rules`; false once the report is full (reading stops there). */
   merge (batch: ParsedBatch, rules: FormatRules): boolean {
@@ -34,8 +54,19 @@ export class BatchMerge {
     const problemsBefore = problemsInOrder(batch, problem => report.add(`${rules.where(problem)}${problem.text}`))
     rules.header?.(batch, problemsBefore)
     const chunk = builder.chunk(asBuffer(batch.bytes))
+    // A change file's deletes, in their place among its upserts: lines apply in file order.
+    const deletes = batch.deletes ?? []
+    let nextDelete = 0
+    const deletesBefore = (at: number): void => {
+      for (; nextDelete < deletes.length && (deletes[nextDelete] as ChangeDelete).at < at; nextDelete++) {
+        const { at: line, language, pk } = deletes[nextDelete] as ChangeDelete
+        problemsBefore(line)
+        builder.delete?.(language, pk, rules.indexOf(line))
+      }
+    }
     for (let i = 0; i < batch.at.length; i++) {
       const at = batch.at[i] as number
+      deletesBefore(at)
       problemsBefore(at)
       const language = batch.languages[batch.language[i] as number] as string
       const refusal = rules.refused?.(language, at) ?? null
@@ -47,6 +78,7 @@ export class BatchMerge {
       const first = builder.addRendered(language, index, batch, i, chunk)
       if (first >= 0) report.add(rules.repeated(language, at, first, batch.pk[i] as number))
     }
+    deletesBefore(Infinity)
     problemsBefore(Infinity)
     rules.merged?.(batch)
     return this.going()

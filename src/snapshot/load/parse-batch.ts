@@ -8,6 +8,7 @@ import { isUtf8 } from 'node:buffer'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { JsonLinesItemSchema, SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
+import { ChangeDeleteSchema } from '../../schemas/change-file.js'
 import { describeLineSyntaxError, findSyntaxError, startsWithBom, syntaxError } from './json-text.js'
 import { positionAfter, type TextPosition } from './text-position.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
@@ -29,6 +30,7 @@ const ANY_SHAPED = ['series', 'company_response_responded', 'responded_to_articl
 /** A JSON Lines item line's check (the loader asks it too, of a header that came too late). */
 export const lineCheck = TypeCompiler.Compile(JsonLinesItemSchema)
 const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
+const deleteCheck = TypeCompiler.Compile(ChangeDeleteSchema)
 
 /**
  * What is wrong with a line or an item: `at` its number in the batch; `text` what the report says; for a
@@ -63,15 +65,30 @@ export interface ParsedBatch extends RenderedItems {
   header: { at: number, value: Record<string, unknown> } | null
   /** Whether a line of the batch held a JSON value (no header may come after one). */
   content: boolean
+  /** The line of the batch's first JSON value (0: none): a change file's must be its header. */
+  firstValueAt: number
+  /** A change file's `delete` lines, checked, in order (empty for a snapshot). */
+  deletes: ChangeDelete[]
   /** The batch's bytes as they were sent, handed back: the loader reads a later batch into their memory. */
   read: Uint8Array
 }
 
-/** A JSON Lines batch: whole lines; `first`: it starts the file, where a byte order mark is allowed. */
+/** A change file's `delete` line: `at` its number in the batch. */
+export interface ChangeDelete {
+  at: number
+  language: string
+  pk: number
+}
+
+/**
+ * A JSON Lines batch: whole lines; `first`: it starts the file, where a byte order mark is allowed;
+ * `changes`: the lines of a change file (contract §9: a header, then `upsert` and `delete` lines).
+ */
 export interface LinesTask {
   kind: 'lines'
   bytes: Uint8Array
   first: boolean
+  changes?: boolean
 }
 
 /**
@@ -182,6 +199,8 @@ class BatchCollector {
   private readonly problems: BatchProblem[] = []
   header: ParsedBatch['header'] = null
   content = false
+  firstValueAt = 0
+  readonly deletes: ChangeDelete[] = []
 
   constructor (private readonly read: Uint8Array, private readonly bytes: ItemBytes) {}
 
@@ -216,6 +235,8 @@ class BatchCollector {
       problems: this.problems,
       header: this.header,
       content: this.content,
+      firstValueAt: this.firstValueAt,
+      deletes: this.deletes,
       read: this.read
     }
   }
@@ -223,10 +244,12 @@ class BatchCollector {
 
 class LineBatch extends BatchCollector {
   private readonly first: boolean
+  private readonly changes: boolean
 
   constructor (task: LinesTask, scratch: ItemBytes) {
     super(task.bytes, scratch)
     this.first = task.first
+    this.changes = task.changes === true
   }
 
   readLine (bytes: Buffer, at: number): void {
@@ -254,8 +277,13 @@ class LineBatch extends BatchCollector {
     }
     const first = !this.content
     this.content = true
+    if (first) this.firstValueAt = at
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       this.problem(at, `expected a JSON object, got ${preview(value)}`)
+      return
+    }
+    if (this.changes) {
+      this.changeLine(value as Record<string, unknown>, at, first)
       return
     }
     // A header names the snapshot and is no item (an item may carry any extra field, `snapshot` too).
@@ -263,6 +291,11 @@ class LineBatch extends BatchCollector {
       this.header = { at, value: value as Record<string, unknown> }
       return
     }
+    this.itemLine(value, at)
+  }
+
+  /** A snapshot's item line, or a change file's `upsert` line (the same line, with an `op`). */
+  private itemLine (value: object, at: number): void {
     if (!lineCheck.Check(value)) {
       for (const { line, repeat } of schemaProblems(lineCheck.Errors(value))) if (!repeat) this.problem(at, line)
       return
@@ -273,6 +306,27 @@ class LineBatch extends BatchCollector {
       return
     }
     this.item(value, value.language, at)
+  }
+
+  /** A change file's line: its header (the first value), or an op; every other check is a snapshot line's. */
+  private changeLine (value: Record<string, unknown>, at: number, first: boolean): void {
+    // A header names the change and is no op; judged by the framing, which knows whether it is the file's first.
+    if (first && 'changes' in value && !('op' in value)) {
+      this.header = { at, value }
+      return
+    }
+    const { op } = value
+    if (op === 'upsert') {
+      this.itemLine(value, at)
+    } else if (op === 'delete') {
+      if (!deleteCheck.Check(value)) {
+        for (const { line, repeat } of schemaProblems(deleteCheck.Errors(value))) if (!repeat) this.problem(at, line)
+        return
+      }
+      this.deletes.push({ at, language: value.language, pk: value.pk })
+    } else {
+      this.problem(at, op === undefined ? 'op: is required ("upsert" or "delete")' : `op: ${preview(op)} is not "upsert" or "delete"`)
+    }
   }
 }
 

@@ -1,0 +1,85 @@
+// A change file read and checked (contract §9): its header and its ops in file order, each upsert's item
+// already rendered, as a snapshot's are, into chunks of shared memory that the next version will read in place.
+import type { RenderedItems } from '../model/build-model.js'
+import type { MergeTarget } from '../load/merge-batches.js'
+
+/** An item to add, or to put in place of the one with its pk in its language. */
+export interface UpsertOp {
+  op: 'upsert'
+  language: string
+  pk: number
+  /** dateKey of its backdate (item-bytes.ts). */
+  date: number
+  companies: readonly number[]
+  /** Where its served JSON is: `chunks[chunk]` from `start`, `length` bytes, followed by a comma. */
+  chunk: number
+  start: number
+  length: number
+  /** Its line in the file. */
+  line: number
+}
+
+/** An item to remove; one that is not there is no error (counted when applied). */
+export interface DeleteOp {
+  op: 'delete'
+  language: string
+  pk: number
+  line: number
+}
+
+export type ChangeOp = UpsertOp | DeleteOp
+
+export interface ChangeSet {
+  /** Where it was read from. */
+  source: string
+  /** The header's `id`: the served version is named after the last change applied. */
+  id: string
+  generatedAt: string | null
+  /** A digest of the file's bytes: the same file, the same change (a fleet's manifest follower compares them). */
+  digest: string
+  /** The upserts' rendered items, each a buffer of its own (shared memory). */
+  chunks: readonly Buffer[]
+  /** In file order: the last op for an item wins. */
+  ops: readonly ChangeOp[]
+}
+
+/** What the merge step fills while a change file is read: its items and deletes, in order. Repeats are allowed. */
+export class ChangeSetBuilder implements MergeTarget {
+  readonly chunks: Buffer[] = []
+  readonly ops: ChangeOp[] = []
+  private readonly languages = new Set<string>()
+
+  language (code: string): void {
+    this.languages.add(code)
+  }
+
+  get languageCount (): number {
+    return this.languages.size
+  }
+
+  chunk (bytes: Buffer): number {
+    return this.chunks.push(bytes) - 1
+  }
+
+  addRendered (language: string, index: number, items: RenderedItems, i: number, chunk: number): number {
+    this.languages.add(language)
+    const from = i === 0 ? 0 : items.companyEnd[i - 1] as number
+    this.ops.push({
+      op: 'upsert',
+      language,
+      pk: items.pk[i] as number,
+      date: items.date[i] as number,
+      companies: items.companies.slice(from, items.companyEnd[i] as number),
+      chunk,
+      start: items.start[i] as number,
+      length: items.length[i] as number,
+      line: index
+    })
+    // The last line for an item wins: a repeat is no problem here.
+    return -1
+  }
+
+  delete (language: string, pk: number, index: number): void {
+    this.ops.push({ op: 'delete', language, pk, line: index })
+  }
+}

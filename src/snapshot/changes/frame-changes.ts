@@ -1,0 +1,52 @@
+// The framing of a change file (contract §9): JSON Lines framed as a snapshot's are (frame-lines.ts), its ops
+// checked by the same batch parser (parse-batch.ts, `changes`); only the header's rules are its own: it is
+// required, on the first line, with `changes`, `version` and `id`.
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import '../../schemas/formats.js'
+import { ChangesHeaderSchema } from '../../schemas/change-file.js'
+import { LineFraming } from '../load/frame-lines.js'
+import type { FramingParts } from '../load/load-snapshot.js'
+import type { ParsedBatch } from '../load/parse-batch.js'
+
+const headerCheck = TypeCompiler.Compile(ChangesHeaderSchema)
+
+/** What a change file's first line must look like, for the report. */
+export const HEADER_EXAMPLE = '{"changes": "explore", "version": 1, "id": "…"}'
+
+export class ChangeFraming extends LineFraming {
+  /** The header's id, once merged; null until then (or when it is missing or bad: the file is refused). */
+  id: string | null = null
+
+  constructor (parts: FramingParts, maxLineBytes: number) {
+    super(parts, maxLineBytes, true)
+  }
+
+  override header (batch: ParsedBatch, problemsBefore: (at: number) => void): void {
+    const { report } = this.merge
+    if (batch.header === null) {
+      // The file's first JSON value is in this batch and is no header.
+      if (this.content || batch.firstValueAt === 0) return
+      problemsBefore(batch.firstValueAt)
+      report.add(`${this.name}:${this.lines + batch.firstValueAt}: the header is missing: a change file starts with ${HEADER_EXAMPLE}`)
+      return
+    }
+    problemsBefore(batch.header.at)
+    const where = `${this.name}:${this.lines + batch.header.at}: `
+    const { value } = batch.header
+    if (this.content) {
+      // Only the batch's first value is taken for a header: a later file's header, files joined.
+      report.add(`${where}op: is required ("upsert" or "delete"); a header belongs on the first line only`)
+    } else if (!headerCheck.Check(value)) {
+      report.addSchemaErrors(headerCheck.Errors(value), where)
+    } else {
+      this.id = value.id
+      this.generatedAt = value.generated_at ?? null
+    }
+  }
+
+  override finish (): void {
+    const { report } = this.merge
+    if (report.problems.length > 0) return
+    if (!this.content) report.add(this.lines === 0 ? `${this.name}: the file is empty: a change file starts with ${HEADER_EXAMPLE}` : `${this.name}: the file has no line but blank ones`)
+  }
+}

@@ -1,0 +1,27 @@
+// file → ChangeSet: a change file read and checked whole by the snapshot's own pipeline (load-snapshot.ts:
+// the same framing of lines, batch checks and rendering, merge in file order), with a set of changes as its
+// last step instead of a model. A bad file throws the SnapshotError a bad snapshot throws, every problem
+// with its line; nothing of it can be applied.
+import { SnapshotError } from '../../errors.js'
+import { SnapshotLoader } from '../load/load-snapshot.js'
+import { ChangeSetBuilder, type ChangeSet } from './change-set.js'
+import { ChangeFraming } from './frame-changes.js'
+
+const processLoader = new SnapshotLoader()
+
+export interface ReadChangesOptions {
+  /** A snapshot is served meanwhile (a large change file leaves a core to the requests). */
+  serving?: boolean
+  /** The pipeline's parts (tests: a small batch, a report cap); the process's own by default. */
+  loader?: SnapshotLoader
+}
+
+/** Reads and checks a change file; throws SnapshotError (the file's problems, or why it cannot be read). */
+export async function readChangeFile (file: string, { serving = false, loader = processLoader }: ReadChangesOptions = {}): Promise<ChangeSet> {
+  const target = new ChangeSetBuilder()
+  return await loader.read(file, target, parts => new ChangeFraming(parts, loader.maxLineBytes), serving, async (framing, digest) => {
+    // A file with content always has its header judged: a valid file has an id.
+    if (framing.id === null) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, ['the header is missing'])
+    return { source: file, id: framing.id, generatedAt: framing.generatedAt, digest, chunks: target.chunks, ops: target.ops }
+  })
+}
