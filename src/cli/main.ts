@@ -40,6 +40,10 @@ const COMMANDS: Record<string, Command> = {
   diff: {
     summary: 'write the change file that takes one snapshot to another: diff OLD NEW --out CHANGES.jsonl',
     run: async argv => await (await import('./diff-command.js')).diffCommand(argv)
+  },
+  publish: {
+    summary: 'publish a snapshot or a change file to a fleet\'s manifest: publish --to s3://…/ | DIR',
+    run: async argv => await (await import('./publish-command.js')).publishCommand(argv)
   }
 }
 
