@@ -1,6 +1,6 @@
 // `explore-replica publish` (src/cli/publish-command.ts) as a child process, to a directory and to moto's S3:
 // what it checks first, what it uploads, how it rewrites the manifest, and every refusal's exit code.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { execFile, spawn, spawnSync } from 'node:child_process'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -22,7 +22,7 @@ function run (args: string[], env: Record<string, string> = {}): Promise<{ code:
 }
 
 /** A snapshot and two change files, in a directory of their own. */
-async function files (t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function files (t: Test) {
   const dir = await tempDir(t)
   const snapshot = join(dir, 'snap-0001.jsonl')
   await writeFile(snapshot, toJsonLines(versioned(1)))
