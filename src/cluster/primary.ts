@@ -9,9 +9,10 @@ import { AggregatorRegistry } from 'prom-client'
 import pino from 'pino'
 import type { Config } from '../config.js'
 import { watchSnapshot } from '../snapshot/store/watch-snapshot.js'
-import { cachedCopyPath, SourceFollower, sourceStatusJson } from '../sources/follow-source.js'
+import { sourceStatusJson, type SourceFollower } from '../sources/follow-source.js'
+import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
-import { ClusterStore } from './cluster-store.js'
+import { ClusterStore, type WorkerAsk } from './cluster-store.js'
 import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
 
 /** Environment variable that tells a process it is a worker of this primary (workers never watch). */
@@ -47,14 +48,14 @@ export async function runPrimary (config: Config): Promise<void> {
   /** Reloads asked of the workers and not yet answered by all: request → the workers still to answer. */
   const asked = new Map<number, { waiting: Set<number>, answers: Array<{ outcome: string, problems: string[] }>, done: () => void }>()
   let nextRequest = 1
-  const reloadAll = async (file: string): Promise<Array<{ outcome: string, problems: string[] }>> => {
+  const askAll = async (ask: WorkerAsk): Promise<Array<{ outcome: string, problems: string[] }>> => {
     const request = nextRequest++
     const workers = Object.values(cluster.workers ?? {}).filter(worker => worker !== undefined && reported.has(worker.id)) as Worker[]
     if (workers.length === 0) return []
     return await new Promise(resolve => {
       const entry = { waiting: new Set(workers.map(worker => worker.id)), answers: [] as Array<{ outcome: string, problems: string[] }>, done: () => { asked.delete(request); resolve(entry.answers) } }
       asked.set(request, entry)
-      for (const worker of workers) tell(worker, { explore: 'reload', file, request })
+      for (const worker of workers) tell(worker, { ...ask, request })
     })
   }
   /** A worker answered (or died, and will not): the reload is done once every worker has. */
@@ -103,7 +104,7 @@ export async function runPrimary (config: Config): Promise<void> {
       if (!reported.has(worker.id)) {
         reported.add(worker.id)
         // A worker started again while the cluster follows a source loads the last good copy.
-        if (store !== null && served) tell(worker, { explore: 'reload', file: store.file })
+        if (store !== null && served) tell(worker, store.catchUp())
         // The source is followed once every first worker listens: a message sent before would be lost.
         if (reported.size === config.workers) startFollowing?.()
       }
@@ -129,12 +130,12 @@ export async function runPrimary (config: Config): Promise<void> {
   let store: ClusterStore | null = null
   if (config.snapshotUrl !== null) {
     const source = await openSource(config.snapshotUrl, { forcePathStyle: config.s3ForcePathStyle })
-    store = new ClusterStore(cachedCopyPath(source, config.snapshotCacheDir), {
-      reloadAll,
+    store = new ClusterStore(followedFile(source, config.snapshotCacheDir), {
+      askAll,
       serving: () => [...states.values()].some(state => state.version !== null)
     })
     const sourceLog = log.child({ component: 'snapshot' })
-    follower = new SourceFollower(source, store, {
+    follower = followerFor(source, store, {
       cacheDir: config.snapshotCacheDir,
       pollSeconds: config.snapshotPollSeconds,
       maxBytes: config.snapshotMaxMb * 1024 * 1024,
