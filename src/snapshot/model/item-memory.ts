@@ -12,6 +12,10 @@
 // that a lot of memory is now garbage (it would not know), and settles once a FinalizationRegistry has
 // seen every chunk go. An answer whose views are still queued on a slow socket keeps them alive, and so
 // can never send freed memory; nothing has to be lent or given back.
+//
+// A version derived by a change file (derive-version.ts) reads its predecessor's chunks and adds its own:
+// the memories of one load's versions count together who holds each buffer, and a retired version lets go
+// (and waits for) only those that no later version holds.
 import { memoryPolicy } from '../memory-policy.js'
 
 export class ItemMemory {
@@ -24,8 +28,25 @@ export class ItemMemory {
    *   never a pool slice), the one its pages read. Emptied when released: a chunk goes only when the
    *   collector takes its last view, and a retired model still referenced somewhere must not keep it.
    */
-  constructor (private readonly chunks: Buffer[], private readonly collector: Collector = hintedCollector) {
+  constructor (
+    private readonly chunks: Buffer[],
+    private readonly collector: Collector = hintedCollector,
+    /** Buffer → how many unreleased memories of one load's versions hold it. */
+    private readonly holders = new Map<ArrayBufferLike, number>()
+  ) {
     this.freedOnce = new Promise(resolve => { this.markFreed = resolve })
+    for (const buffer of this.buffers()) holders.set(buffer, (holders.get(buffer) ?? 0) + 1)
+  }
+
+  /** The memory of a version derived from this one: these chunks, then `added`, shared, not copied. */
+  derive (added: readonly Buffer[]): ItemMemory {
+    this.check()
+    return new ItemMemory([...this.chunks, ...added], this.collector, this.holders)
+  }
+
+  /** The chunks, in order: a derived version's items are numbered after its predecessor's. */
+  get list (): readonly Buffer[] {
+    return this.chunks
   }
 
   /** Throws once released: a model's emptied list would otherwise fail somewhere less clear. */
@@ -60,7 +81,13 @@ export class ItemMemory {
 
   private release (): void {
     this.state = 'released'
-    const buffers = this.buffers()
+    // Only what no other version of the load still holds is garbage, and waited for.
+    const buffers = this.buffers().filter(buffer => {
+      const left = (this.holders.get(buffer) ?? 1) - 1
+      if (left === 0) this.holders.delete(buffer)
+      else this.holders.set(buffer, left)
+      return left === 0
+    })
     this.chunks.length = 0
     this.collector.collect(buffers).then(this.markFreed, this.markFreed)
   }

@@ -1,10 +1,13 @@
 // The served state: immutable, per language, items already serialized in served order. Plain TypeScript,
 // no Fastify: the route asks a LanguageListing for a count and a page and gets bytes back.
 import type { ItemMemory } from './item-memory.js'
+import type { ListingLineage } from './slot-space.js'
 
 /**
- * Where each item's served JSON is, by rank (position in served order). Every item is followed in its
- * chunk by a comma (at `startOf + lengthOf`), so the items of a page are copied or sent a comma included.
+ * Where each item's served JSON is, by slot. A loaded listing's slots are its ranks (positions in served
+ * order); a version derived by a change file (derive-version.ts) keeps them, and adds slots for its new
+ * items after them: its order and company lists name slots (docs/decisions/024). Every item is followed in
+ * its chunk by a comma (at `startOf + lengthOf`), so the items of a page are copied or sent a comma included.
  */
 export interface ItemStore {
   chunks: readonly Buffer[]
@@ -24,7 +27,7 @@ export interface ItemStore {
 export class PageItems {
   constructor (
     private readonly store: ItemStore,
-    /** Ranks to take from, or null for consecutive ranks `from`..`to`. */
+    /** Slots to take from, or null for consecutive slots `from`..`to` (a loaded listing's ranks). */
     private readonly ranks: Uint32Array | null,
     private readonly from: number,
     private readonly to: number
@@ -85,13 +88,18 @@ export class PageItems {
   }
 }
 
+/** Company id → the slots of its items, in served order. */
+export interface CompanyLists {
+  get: (company: number) => Uint32Array | undefined
+}
+
 /**
  * Company id → the ranks of its items, ascending. Every company's ranks are in one array, each company's
  * a stretch of it, not an array of its own: an array per company costs an ArrayBuffer and its backing
  * store, about 500 bytes more each: 34 MB against 8 over the 51,553 lists of the 1M bench snapshot
  * (docs/decisions/015).
  */
-export class CompanyRanks {
+export class CompanyRanks implements CompanyLists {
   /**
    * @param slotOf company id → its slot
    * @param starts slot s's ranks are `ranks[starts[s]..starts[s + 1])`
@@ -108,6 +116,23 @@ export class CompanyRanks {
     if (slot === undefined) return undefined
     return this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)
   }
+
+  /** Every company's list, in no order (a derived version's index of each item's companies, slot-space.ts). */
+  * lists (): Generator<[number, Uint32Array]> {
+    for (const [company, slot] of this.slotOf) yield [company, this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)]
+  }
+}
+
+/**
+ * A derived version's company lists: those of the loaded listing it comes from, but for the companies a
+ * change file concerned since, whose lists are its own (a list made per change, never a copy of them all).
+ */
+export class ChangedCompanies implements CompanyLists {
+  constructor (readonly base: CompanyRanks, readonly changed: ReadonlyMap<number, Uint32Array>) {}
+
+  get (company: number): Uint32Array | undefined {
+    return this.changed.get(company) ?? this.base.get(company)
+  }
 }
 
 export interface Page {
@@ -120,25 +145,29 @@ const UNION_CACHE_SIZE = 256
 
 export class LanguageListing {
   /**
-   * @param store every item's served JSON, located by rank (served order: backdate desc, pk desc)
-   * @param byCompany company id → ranks of its items, ascending
+   * @param store every item's served JSON, located by slot
+   * @param byCompany company id → slots of its items, in served order (backdate desc, pk desc)
+   * @param order rank → slot; null when the slots are the ranks (a loaded listing)
+   * @param lineage a derived version's: its slots' keys and pks (slot-space.ts); null for a loaded listing
    */
   constructor (
     readonly language: string,
-    private readonly store: ItemStore,
-    private readonly byCompany: CompanyRanks
-  ) {}
+    readonly store: ItemStore,
+    readonly byCompany: CompanyLists,
+    readonly order: Uint32Array | null = null,
+    readonly lineage: ListingLineage | null = null
+  ) {
+    this.size = order === null ? store.lengthOf.length : order.length
+  }
 
   private readonly unions = new Map<string, Uint32Array>()
 
-  get size (): number {
-    return this.store.lengthOf.length
-  }
+  readonly size: number
 
   /** Items linked to a company, or every item when `companies` is null; a union when there are several. */
   page (companies: readonly number[] | null, offset: number, limit: number): Page {
-    // Without a filter the ranks are the positions themselves.
-    const ranks = companies === null ? null : this.ranksFor(companies)
+    // Without a filter, the order; a loaded listing's slots are the positions themselves.
+    const ranks = companies === null ? this.order : this.ranksFor(companies)
     const count = ranks === null ? this.size : ranks.length
     const from = Math.min(offset, count)
     return { count, items: new PageItems(this.store, ranks, from, Math.min(count, from + limit)) }
@@ -157,7 +186,8 @@ export class LanguageListing {
       return cached
     }
     const lists = ids.map(id => this.byCompany.get(id)).filter(list => list !== undefined)
-    const union = mergeRanks(lists)
+    // A loaded listing's slots are ranks, in served order as numbers; a derived one's are compared by keys.
+    const union = mergeRanks(lists, this.lineage?.space.before)
     if (this.unions.size >= UNION_CACHE_SIZE) this.unions.delete(this.unions.keys().next().value as string)
     this.unions.set(key, union)
     return union
@@ -166,17 +196,22 @@ export class LanguageListing {
 
 const EMPTY_RANKS = new Uint32Array(0)
 
+/** Whether slot `a` comes before slot `b` in served order. */
+export type SlotOrder = (a: number, b: number) => boolean
+
 /**
- * Union of ascending rank lists, each rank once, still ascending. Cost is linear in the lists' total
- * length (times log of their number), never in the size of the language.
+ * Union of rank lists in served order, each rank once, still in that order: ascending, or by `before`.
+ * Cost is linear in the lists' total length (times log of their number), never in the size of the language.
  */
-export function mergeRanks (lists: readonly Uint32Array[]): Uint32Array {
+export function mergeRanks (lists: readonly Uint32Array[], before?: SlotOrder): Uint32Array {
   if (lists.length === 0) return EMPTY_RANKS
   if (lists.length === 1) return lists[0] as Uint32Array
   // Merge pairwise, smallest first, like a Huffman tree: each rank is copied O(log k) times.
   const queue = [...lists].sort((a, b) => a.length - b.length)
   while (queue.length > 1) {
-    const merged = mergeTwo(queue.shift() as Uint32Array, queue.shift() as Uint32Array)
+    const a = queue.shift() as Uint32Array
+    const b = queue.shift() as Uint32Array
+    const merged = before === undefined ? mergeTwo(a, b) : mergeTwoBy(a, b, before)
     let i = 0
     while (i < queue.length && (queue[i] as Uint32Array).length < merged.length) i++
     queue.splice(i, 0, merged)
@@ -199,6 +234,34 @@ function mergeTwo (a: Uint32Array, b: Uint32Array): Uint32Array {
   return n === out.length ? out : out.slice(0, n)
 }
 
+/** `mergeTwo` by an order of slots: an item is in a list once, so equal slots are the same item. */
+export function mergeTwoBy (a: Uint32Array, b: Uint32Array, before: SlotOrder): Uint32Array {
+  const out = new Uint32Array(a.length + b.length)
+  let i = 0
+  let j = 0
+  let n = 0
+  while (i < a.length && j < b.length) {
+    const x = a[i] as number
+    const y = b[j] as number
+    if (x === y) { out[n++] = x; i++; j++ } else if (before(x, y)) { out[n++] = x; i++ } else { out[n++] = y; j++ }
+  }
+  while (i < a.length) out[n++] = a[i++] as number
+  while (j < b.length) out[n++] = b[j++] as number
+  return n === out.length ? out : out.slice(0, n)
+}
+
+/** A change file applied to a version: what the status lists, in the chain's order. */
+export interface AppliedChange {
+  id: string
+  source: string
+  digest: string
+  generatedAt: string | null
+  upserts: number
+  deletes: number
+  /** Deletes of items that were not there: no error (contract §9), counted. */
+  absentDeletes: number
+}
+
 export interface SnapshotInfo {
   /** Where the snapshot was read from. */
   source: string
@@ -207,6 +270,12 @@ export interface SnapshotInfo {
   /** The snapshot's own version label (`generated_at`), if it has one. */
   generatedAt: string | null
   loadedAt: Date
+  /**
+   * A derived version's: the snapshot's own version (its digest; `version` is then `<it>+<last change id>`)
+   * and the change files applied to it, in order. Absent for a snapshot as loaded.
+   */
+  snapshotVersion?: string
+  changes?: readonly AppliedChange[]
 }
 
 /** One loaded snapshot: what a request is answered from, start to finish. */
@@ -215,11 +284,21 @@ export class SnapshotModel {
     readonly info: SnapshotInfo,
     private readonly listings: ReadonlyMap<string, LanguageListing>,
     /** The items' memory, every language's. */
-    readonly memory: ItemMemory
+    readonly memory: ItemMemory,
+    /**
+     * Bytes of items in `memory` that no language serves any more (replaced or deleted by change files):
+     * garbage until the next full load, which renders every item afresh.
+     */
+    readonly garbageBytes = 0
   ) {}
 
   language (code: string): LanguageListing | undefined {
     return this.listings.get(code)
+  }
+
+  /** Every language's listing, in the order they were declared. */
+  get listingsByLanguage (): ReadonlyMap<string, LanguageListing> {
+    return this.listings
   }
 
   get languages (): string[] {

@@ -1,0 +1,251 @@
+// The next version of a model, from a change file (contract §9), at the cost of what it changes
+// (docs/decisions/024): the new items' bytes are the change file's own chunks, added to the model's (none
+// copied); each language it touches gets a new order (its old one copied around the changes) and new lists
+// for the companies concerned only; every other list, every item's bytes and every language it does not
+// touch are shared with the version before. Built beside the served version in slices, and swapped in
+// by the store in one assignment.
+import type { ChangeSet, UpsertOp } from '../changes/change-set.js'
+import { runInSlices, runToEnd } from '../slices.js'
+import { ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel, type AppliedChange, type ItemStore } from './snapshot-model.js'
+import type { ItemMemory } from './item-memory.js'
+import { SlotSpace, slotOfPk, type ListingLineage } from './slot-space.js'
+
+/** Steps between two points where the work may pause (slices.ts). */
+const STEP_MASK = 0x3fff
+const EMPTY = new Uint32Array(0)
+
+/** A loaded listing's lineage, made once however many versions derive from it. */
+const loadedLineages = new WeakMap<LanguageListing, ListingLineage>()
+
+/** The lineage of `listing` (made for a loaded one: its keys read back, in slices). */
+function * lineageOf (listing: LanguageListing): Generator<void, ListingLineage> {
+  if (listing.lineage !== null) return listing.lineage
+  let lineage = loadedLineages.get(listing)
+  if (lineage === undefined) {
+    lineage = { space: yield * SlotSpace.of(listing), pks: new Map() }
+    loadedLineages.set(listing, lineage)
+  }
+  return lineage
+}
+
+/**
+ * Makes ready, in slices, what a change to `model` needs (each loaded language's slot space): after a load,
+ * so that the first change file pays only for itself.
+ */
+export async function prepareForChanges (model: SnapshotModel, sliceMs?: number): Promise<void> {
+  await runInSlices((function * () {
+    for (const listing of model.listingsByLanguage.values()) yield * lineageOf(listing)
+  })(), sliceMs)
+}
+
+/** The version `changes` makes of `model`, in slices; `model` is unchanged (and may go on being served). */
+export async function deriveVersion (model: SnapshotModel, changes: ChangeSet, now = new Date(), sliceMs?: number): Promise<SnapshotModel> {
+  return await runInSlices(derive(model, changes, now), sliceMs)
+}
+
+/** deriveVersion in one go (tests, tools). */
+export function deriveVersionNow (model: SnapshotModel, changes: ChangeSet, now = new Date()): SnapshotModel {
+  return runToEnd(derive(model, changes, now))
+}
+
+function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generator<void, SnapshotModel> {
+  // Each item's last op wins: per language, pk → its upsert, or null for a delete.
+  const effects = new Map<string, Map<number, UpsertOp | null>>()
+  let upserts = 0
+  let deletes = 0
+  for (const op of changes.ops) {
+    // A delete names no new language: only an upsert creates one (an item deleted after it leaves it empty).
+    if (op.op === 'delete' && !effects.has(op.language) && model.language(op.language) === undefined) {
+      deletes++
+      continue
+    }
+    let language = effects.get(op.language)
+    if (language === undefined) effects.set(op.language, language = new Map())
+    language.set(op.pk, op.op === 'upsert' ? op : null)
+    if (op.op === 'upsert') upserts++
+    else deletes++
+  }
+  const lineages = new Map<string, ListingLineage>()
+  for (const code of effects.keys()) {
+    const listing = model.language(code)
+    lineages.set(code, listing === undefined ? { space: SlotSpace.empty(), pks: new Map() } : yield * lineageOf(listing))
+  }
+  const absentDeletes = countAbsentDeletes(changes, lineages)
+
+  const memory = model.memory.derive(changes.chunks)
+  const chunks = memory.list
+  const chunkBase = chunks.length - changes.chunks.length
+  const listings = new Map<string, LanguageListing>()
+  let garbageBytes = model.garbageBytes
+  for (const [code, listing] of model.listingsByLanguage) {
+    const changed = effects.get(code)
+    if (changed === undefined) {
+      listings.set(code, new LanguageListing(code, { ...listing.store, chunks, memory }, listing.byCompany, listing.order, listing.lineage))
+      continue
+    }
+    const derived = yield * deriveListing(listing, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory)
+    listings.set(code, derived.listing)
+    garbageBytes += derived.garbageBytes
+  }
+  // A language named first by this change file is created (contract §9), after the others.
+  for (const [code, changed] of effects) {
+    if (listings.has(code)) continue
+    const { listing: derived } = yield * deriveListing(null, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory)
+    listings.set(code, derived)
+  }
+  const snapshotVersion = model.info.snapshotVersion ?? model.info.version
+  const applied: AppliedChange = { id: changes.id, source: changes.source, digest: changes.digest, generatedAt: changes.generatedAt, upserts, deletes, absentDeletes }
+  const info = {
+    ...model.info,
+    version: `${snapshotVersion}+${changes.id}`,
+    loadedAt: now,
+    snapshotVersion,
+    changes: [...(model.info.changes ?? []), applied]
+  }
+  return new SnapshotModel(info, listings, memory, garbageBytes)
+}
+
+/** Deletes, in file order, of items that were not there when their line came (an upsert before brings one). */
+function countAbsentDeletes (changes: ChangeSet, lineages: ReadonlyMap<string, ListingLineage>): number {
+  const present = new Map<string, Map<number, boolean>>()
+  let absent = 0
+  for (const op of changes.ops) {
+    let language = present.get(op.language)
+    if (language === undefined) present.set(op.language, language = new Map())
+    if (op.op === 'delete') {
+      const lineage = lineages.get(op.language)
+      const there = language.get(op.pk) ?? (lineage !== undefined && slotOfPk(lineage, op.pk) >= 0)
+      if (!there) absent++
+    }
+    language.set(op.pk, op.op === 'upsert')
+  }
+  return absent
+}
+
+/**
+ * A language's next version: its items' slots removed and added, a new order copied around them, and new
+ * lists for the companies of the items removed or added. `listing` null: a language the change creates.
+ */
+function * deriveListing (
+  listing: LanguageListing | null,
+  lineage: ListingLineage,
+  changed: ReadonlyMap<number, UpsertOp | null>,
+  chunkBase: number,
+  chunks: readonly Buffer[],
+  memory: ItemMemory
+): Generator<void, { listing: LanguageListing, garbageBytes: number }> {
+  const { space } = lineage
+  const pks = new Map(lineage.pks)
+  const removed: number[] = []
+  const added: number[] = []
+  let garbageBytes = 0
+  for (const [pk, op] of changed) {
+    const old = slotOfPk(lineage, pk)
+    if (old >= 0) {
+      removed.push(old)
+      garbageBytes += (space.lengthOf[old] as number) + 1
+    }
+    if (op === null) {
+      if (old >= 0) pks.set(pk, -1)
+      continue
+    }
+    const slot = space.append(chunkBase + op.chunk, op.start, op.length, op.date, pk, op.companies)
+    added.push(slot)
+    pks.set(pk, slot)
+  }
+  const { before } = space
+  const oldOrder = listing?.order ?? null
+  const oldCount = listing?.size ?? 0
+  const slotAt = (rank: number): number => oldOrder === null ? rank : oldOrder[rank] as number
+  /** The first rank whose item does not come before `slot`: where `slot` is (or would go). */
+  const rankOf = (slot: number): number => {
+    let lo = 0
+    let hi = oldCount
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (before(slotAt(mid), slot)) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+  const removedRanks = removed.map(rankOf).sort((a, b) => a - b)
+  added.sort((a, b) => before(a, b) ? -1 : 1)
+  const addedAt = added.map(rankOf)
+
+  // The new order: runs of the old one, copied, with the removed ranks left out and the new slots put in.
+  const order = new Uint32Array(oldCount - removed.length + added.length)
+  let written = 0
+  let from = 0
+  let r = 0
+  let a = 0
+  const copyTo = function * (end: number): Generator<void> {
+    if (oldOrder !== null) {
+      order.set(oldOrder.subarray(from, end), written)
+      written += end - from
+    } else {
+      for (let rank = from; rank < end; rank++) {
+        order[written++] = rank
+        if ((rank & STEP_MASK) === STEP_MASK) yield
+      }
+    }
+    from = end
+  }
+  while (r < removedRanks.length || a < added.length) {
+    const nextRemoved = removedRanks[r] ?? Infinity
+    const nextAdded = addedAt[a] ?? Infinity
+    if (nextAdded <= nextRemoved) {
+      yield * copyTo(nextAdded)
+      order[written++] = added[a++] as number
+    } else {
+      yield * copyTo(nextRemoved)
+      from = nextRemoved + 1
+      r++
+    }
+  }
+  yield * copyTo(oldCount)
+  yield
+
+  // The companies concerned: those of every item removed or added; each gets a new list, the others are shared.
+  const concerned = new Map<number, { gone: Set<number>, come: number[] }>()
+  const concern = (company: number) => {
+    let change = concerned.get(company)
+    if (change === undefined) concerned.set(company, change = { gone: new Set(), come: [] })
+    return change
+  }
+  for (const slot of removed) for (const company of space.companiesOf(slot)) concern(company).gone.add(slot)
+  for (const slot of added) for (const company of space.companiesOf(slot)) concern(company).come.push(slot)
+  const base = listing === null ? new CompanyRanks(new Map(), new Uint32Array(1), EMPTY) : listing.byCompany instanceof ChangedCompanies ? listing.byCompany.base : listing.byCompany as CompanyRanks
+  const lists = new Map(listing?.byCompany instanceof ChangedCompanies ? listing.byCompany.changed : [])
+  let work = 0
+  for (const [company, { gone, come }] of concerned) {
+    const old = listing?.byCompany.get(company) ?? EMPTY
+    // `added` is in served order, and so is each company's share of it.
+    const list = new Uint32Array(old.length - gone.size + come.length)
+    let n = 0
+    let i = 0
+    let j = 0
+    while (i < old.length || j < come.length) {
+      const x = old[i]
+      const y = come[j]
+      if (x !== undefined && gone.has(x)) {
+        i++
+      } else if (y === undefined || (x !== undefined && before(x, y))) {
+        list[n++] = x as number
+        i++
+      } else {
+        list[n++] = y
+        j++
+      }
+    }
+    lists.set(company, list)
+    work += old.length
+    if (work > STEP_MASK) {
+      work = 0
+      yield
+    }
+  }
+
+  const store: ItemStore = { chunks, chunkOf: space.chunkOf, startOf: space.startOf, lengthOf: space.lengthOf, memory }
+  const derived = new LanguageListing(listing?.language ?? '', store, new ChangedCompanies(base, lists), order, { space, pks })
+  return { listing: derived, garbageBytes }
+}

@@ -1,0 +1,224 @@
+// What a language's versions derived by change files share (docs/decisions/024): every item's place by slot
+// (a loaded listing's arrays, then a slot appended for each new item, never one rewritten, so an older
+// version reads its own slots unchanged), each slot's keys and companies, and the loaded listing's pks.
+// Made only when a change first comes to a loaded listing, in slices: a replica that never gets a change
+// file pays nothing for it.
+import { dateKey } from './item-bytes.js'
+import { CompanyRanks, type LanguageListing, type SlotOrder } from './snapshot-model.js'
+
+/** pk → slot, open addressing in typed arrays: a Map of a million entries costs several times more (ADR 013). */
+export class PkSlots {
+  private readonly keys: Float64Array
+  private readonly slots: Uint32Array
+  private readonly mask: number
+
+  constructor (count: number) {
+    let capacity = 16
+    while (capacity < 2 * count) capacity *= 2
+    this.keys = new Float64Array(capacity).fill(Number.NaN)
+    this.slots = new Uint32Array(capacity)
+    this.mask = capacity - 1
+  }
+
+  /** pks are safe integers: the high and low words mixed, then probed linearly. */
+  private start (pk: number): number {
+    return Math.imul((pk | 0) ^ ((pk / 4294967296) | 0), 0x9e3779b1) & this.mask
+  }
+
+  set (pk: number, slot: number): void {
+    let at = this.start(pk)
+    while (!Number.isNaN(this.keys[at] as number) && this.keys[at] !== pk) at = (at + 1) & this.mask
+    this.keys[at] = pk
+    this.slots[at] = slot
+  }
+
+  /** The slot, or -1. */
+  get (pk: number): number {
+    for (let at = this.start(pk); ; at = (at + 1) & this.mask) {
+      const key = this.keys[at] as number
+      if (key === pk) return this.slots[at] as number
+      if (Number.isNaN(key)) return -1
+    }
+  }
+}
+
+/** `"backdate":"`: the first such bytes of a rendered item are its field (a string's quotes are escaped). */
+const BACKDATE = Buffer.from('"backdate":"')
+const PK_AT = '{"pk":'.length
+
+/** Steps between two points where the work may pause (slices.ts). */
+const STEP_MASK = 0x3fff
+
+/**
+ * The slots of a loaded listing and of its derived versions: columns that only grow. A version keeps the
+ * arrays it was made with; a later one that needs room gets larger copies, so none is written under a reader.
+ */
+export class SlotSpace {
+  chunkOf: Uint16Array | Uint32Array
+  startOf: Uint32Array
+  lengthOf: Uint16Array | Uint32Array
+  /** dateKey of each slot's backdate, and its pk: the served order's keys. */
+  dateOf: Uint32Array
+  pkOf: Float64Array
+  /** Slot s's companies are `companyIds[companyStart[s]..companyStart[s + 1])`. */
+  companyStart: Uint32Array
+  companyIds: Float64Array
+  /** Slots taken, by every version made from this space (one that was never served too: none is reused). */
+  used: number
+  /** The loaded listing's pks; the changes since are each version's own (ListingLineage.pks). */
+  readonly loadedPks: PkSlots
+
+  private constructor (listing: LanguageListing | null) {
+    const store = listing?.store
+    this.chunkOf = store?.chunkOf ?? new Uint16Array(0)
+    this.startOf = store?.startOf ?? new Uint32Array(0)
+    this.lengthOf = store?.lengthOf ?? new Uint16Array(0)
+    this.used = listing?.size ?? 0
+    this.dateOf = new Uint32Array(this.used)
+    this.pkOf = new Float64Array(this.used)
+    this.companyStart = new Uint32Array(this.used + 1)
+    this.companyIds = new Float64Array(0)
+    this.loadedPks = new PkSlots(this.used)
+  }
+
+  /** Slot `a` before slot `b` in served order: backdate descending, then pk descending. */
+  readonly before: SlotOrder = (a, b) => {
+    const { dateOf, pkOf } = this
+    const da = dateOf[a] as number
+    const db = dateOf[b] as number
+    return da > db || (da === db && (pkOf[a] as number) > (pkOf[b] as number))
+  }
+
+  /** The space of a language a change file creates. */
+  static empty (): SlotSpace {
+    return new SlotSpace(null)
+  }
+
+  /**
+   * The space of a loaded listing, whose slots are its ranks: each item's keys read back from its bytes
+   * (they are not kept by a load: 12 bytes an item no replica without change files needs), each slot's
+   * companies from the company lists.
+   */
+  static * of (listing: LanguageListing): Generator<void, SlotSpace> {
+    if (listing.order !== null || !(listing.byCompany instanceof CompanyRanks)) throw new Error('a slot space is made from a loaded listing')
+    const space = new SlotSpace(listing)
+    const { chunks } = listing.store
+    const { chunkOf, startOf, dateOf, pkOf, loadedPks } = space
+    for (let slot = 0; slot < space.used; slot++) {
+      const bytes = chunks[chunkOf[slot] as number] as Buffer
+      const start = startOf[slot] as number
+      const pk = readInteger(bytes, start + PK_AT)
+      pkOf[slot] = pk
+      loadedPks.set(pk, slot)
+      const date = bytes.indexOf(BACKDATE, start) + BACKDATE.length
+      dateOf[slot] = dateKey(bytes.toString('latin1', date, date + 10))
+      if ((slot & STEP_MASK) === STEP_MASK) yield
+    }
+    // Companies by slot: counted, then filled, as the company lists were built (build-model.ts).
+    const { companyStart } = space
+    let total = 0
+    for (const [, slots] of listing.byCompany.lists()) {
+      for (const slot of slots) companyStart[slot + 1] = (companyStart[slot + 1] as number) + 1
+      total += slots.length
+      if (slots.length > STEP_MASK) yield
+    }
+    for (let slot = 0; slot < space.used; slot++) companyStart[slot + 1] = (companyStart[slot + 1] as number) + (companyStart[slot] as number)
+    yield
+    const next = companyStart.slice(0, space.used)
+    const ids = new Float64Array(total)
+    let done = 0
+    for (const [company, slots] of listing.byCompany.lists()) {
+      for (const slot of slots) {
+        const at = next[slot] as number
+        ids[at] = company
+        next[slot] = at + 1
+      }
+      done += slots.length
+      if (done > STEP_MASK) {
+        done = 0
+        yield
+      }
+    }
+    space.companyIds = ids
+    return space
+  }
+
+  /** Slot `slot`'s companies. */
+  companiesOf (slot: number): Float64Array {
+    return this.companyIds.subarray(this.companyStart[slot] as number, this.companyStart[slot + 1] as number)
+  }
+
+  /** A new slot for an item at `chunk`, `start`, `length`, with its keys and its companies (each once). */
+  append (chunk: number, start: number, length: number, date: number, pk: number, companies: readonly number[]): number {
+    const slot = this.used
+    const unique = [...new Set(companies)]
+    this.room(slot + 1, chunk, length, (this.companyStart[slot] as number) + unique.length)
+    this.chunkOf[slot] = chunk
+    this.startOf[slot] = start
+    this.lengthOf[slot] = length
+    this.dateOf[slot] = date
+    this.pkOf[slot] = pk
+    const from = this.companyStart[slot] as number
+    this.companyIds.set(unique, from)
+    this.companyStart[slot + 1] = from + unique.length
+    this.used = slot + 1
+    return slot
+  }
+
+  /**
+   * Room for `slots` slots, a chunk number `chunk`, an item of `length` bytes and `companies` ids: larger
+   * copies when needed, a version's worth of room at a time (an eighth more), never the arrays in place.
+   */
+  private room (slots: number, chunk: number, length: number, companies: number): void {
+    const capacity = this.startOf.length
+    const grow = slots > capacity
+    const size = grow ? Math.max(slots, capacity + (capacity >>> 3) + 1024) : capacity
+    const wideChunks = this.chunkOf instanceof Uint16Array && chunk > 0xffff
+    const wideLengths = this.lengthOf instanceof Uint16Array && length > 0xffff
+    if (grow || wideChunks) this.chunkOf = narrowest(this.chunkOf, size, wideChunks)
+    if (grow || wideLengths) this.lengthOf = narrowest(this.lengthOf, size, wideLengths)
+    if (grow) {
+      this.startOf = copied(this.startOf, size, Uint32Array)
+      this.dateOf = copied(this.dateOf, size, Uint32Array)
+      this.pkOf = copied(this.pkOf, size, Float64Array)
+      this.companyStart = copied(this.companyStart, size + 1, Uint32Array)
+    }
+    if (companies > this.companyIds.length) {
+      this.companyIds = copied(this.companyIds, Math.max(companies, this.companyIds.length + (this.companyIds.length >>> 3) + 1024), Float64Array)
+    }
+  }
+}
+
+type Column = Uint16Array | Uint32Array | Float64Array
+function copied<T extends Column> (from: Column, size: number, Kind: new (size: number) => T): T {
+  const to = new Kind(size)
+  to.set(from.subarray(0, Math.min(from.length, size)))
+  return to
+}
+
+/** A copy of `from`, two bytes an entry while its numbers fit (ADR 016), four once `widen` or already. */
+function narrowest (from: Uint16Array | Uint32Array, size: number, widen: boolean): Uint16Array | Uint32Array {
+  return widen || from instanceof Uint32Array ? copied(from, size, Uint32Array) : copied(from, size, Uint16Array)
+}
+
+/** The integer written at `at` (a rendered pk: `-`, then digits). */
+function readInteger (bytes: Buffer, at: number): number {
+  let i = at
+  const negative = bytes[i] === 0x2d
+  if (negative) i++
+  let value = 0
+  for (let byte = bytes[i] as number; byte >= 0x30 && byte <= 0x39; byte = bytes[++i] as number) value = value * 10 + byte - 0x30
+  return negative ? -value : value
+}
+
+/** A derived version's own part of a language: its space, and its pks changed since the load (-1: deleted). */
+export interface ListingLineage {
+  space: SlotSpace
+  pks: ReadonlyMap<number, number>
+}
+
+/** The slot of `pk` in a version of `lineage`, or -1. */
+export function slotOfPk (lineage: ListingLineage, pk: number): number {
+  const changed = lineage.pks.get(pk)
+  return changed ?? lineage.space.loadedPks.get(pk)
+}

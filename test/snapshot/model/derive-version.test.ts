@@ -1,0 +1,100 @@
+// Versions derived by change files (contract §9) serve, byte for byte, what a full load of the merged
+// snapshot serves: random snapshots, random chains of change files (upserts of new and present items,
+// deletes of present and absent ones, items moving between dates and companies, new languages).
+import t from 'tap'
+import { deepStrictEqual, equal } from 'node:assert/strict'
+import fc from 'fast-check'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { SnapshotItem } from '../../../src/schemas/snapshot.js'
+import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '../../../src/snapshot/changes/merge-snapshot.js'
+import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.js'
+import { loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
+import { deriveVersion } from '../../../src/snapshot/model/derive-version.js'
+import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { makeItem, memoryFreed } from '../../helpers.js'
+
+const LANGUAGES = ['en', 'es', 'pt-br', 'de']
+const COMPANIES = [1, 2, 3, 4, 5]
+
+/** Few pks, days and companies: upserts hit present items, days tie (the pk decides), lists overlap. */
+const item = fc.record({
+  pk: fc.integer({ min: 1, max: 30 }),
+  day: fc.integer({ min: 1, max: 4 }),
+  companies: fc.array(fc.constantFrom(...COMPANIES), { maxLength: 3 }),
+  title: fc.constantFrom('a', 'b', 'ünï', 'a longer title, with more bytes in it')
+}).map(({ pk, day, companies, title }): SnapshotItem => makeItem(pk, `2024-01-0${day}`, companies, { translated_title: `${title} ${pk}` }))
+
+const snapshot = fc.dictionary(fc.constantFrom(...LANGUAGES.slice(0, 3)), fc.uniqueArray(item, { selector: i => i.pk, maxLength: 25 }), { minKeys: 1 })
+  .map((languages): SnapshotDocument => ({ generated_at: '2026-11-20T09:30:00Z', languages }))
+
+const op: fc.Arbitrary<ChangeLine> = fc.oneof(
+  { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...LANGUAGES), item).map(([language, it]): ChangeLine => ({ op: 'upsert', language, ...it })) },
+  { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...LANGUAGES), fc.integer({ min: 1, max: 32 })).map(([language, pk]): ChangeLine => ({ op: 'delete', language, pk })) }
+)
+const changeFiles = fc.array(fc.array(op, { maxLength: 12 }), { minLength: 1, maxLength: 4 })
+
+/** Every page of a sample, as a model serves it: each filter, whole and cut. */
+function pagesOf (model: SnapshotModel): string[] {
+  const filters = [null, ...COMPANIES.map(c => [c]), [1, 2], [2, 4, 5], [9]]
+  return model.languages.flatMap(code => {
+    const listing = model.language(code)!
+    return filters.flatMap(companies => [[0, 1000], [0, 3], [2, 5], [7, 10]].map(([offset, limit]) => {
+      const page = listing.page(companies, offset!, limit!)
+      return `${code} ${String(companies)} ${offset}+${limit}: ${page.count} [${page.items.toString()}]`
+    }))
+  })
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'explore-derive-'))
+t.teardown(async () => await rm(dir, { recursive: true, force: true }))
+let files = 0
+
+async function load (doc: SnapshotDocument): Promise<SnapshotModel> {
+  const file = join(dir, `snapshot-${files++}.json`)
+  await writeFile(file, JSON.stringify(doc))
+  return await loadSnapshotFile(file)
+}
+
+async function changeFile (lines: readonly ChangeLine[], id: string): Promise<string> {
+  const file = join(dir, `changes-${files++}.jsonl`)
+  await writeFile(file, [{ changes: 'explore', version: 1, id }, ...lines].map(line => `${JSON.stringify(line)}\n`).join(''))
+  return file
+}
+
+t.test('after each change file of a chain, every page equals a full load of the merged snapshot', async t => {
+  await fc.assert(fc.asyncProperty(snapshot, changeFiles, async (doc, chain) => {
+    let served = await load(doc)
+    const applied: ChangeLine[][] = []
+    for (const [i, lines] of chain.entries()) {
+      const before = served
+      served = await deriveVersion(served, await readChangeFile(await changeFile(lines, `c${i}`)))
+      applied.push(lines)
+      const reference = await load(applyChangesToSnapshot(doc, applied))
+      // Thrown, not counted: fast-check shrinks a failing case to its smallest.
+      deepStrictEqual(pagesOf(served), pagesOf(reference), `after change file ${i}`)
+      deepStrictEqual(served.itemCounts(), reference.itemCounts())
+      equal(served.info.version, `${before.info.snapshotVersion ?? before.info.version}+c${i}`)
+      before.memory.retire()
+      reference.memory.retire()
+    }
+  }), { numRuns: 60 })
+  t.pass('60 random chains')
+})
+
+t.test('the version before a change is served unchanged beside it; retiring it frees only what it alone held', async t => {
+  const doc: SnapshotDocument = { languages: { en: [makeItem(1, '2024-01-01', [7]), makeItem(2, '2024-01-02', [7, 8])] } }
+  const first = await load(doc)
+  const pagesBefore = pagesOf(first)
+  const second = await deriveVersion(first, await readChangeFile(await changeFile([{ op: 'upsert', language: 'en', ...makeItem(3, '2024-01-03', [8]) }, { op: 'delete', language: 'en', pk: 1 }], 'next')))
+  t.same(pagesOf(first), pagesBefore)
+  t.same(second.info.changes?.map(c => [c.id, c.upserts, c.deletes, c.absentDeletes]), [['next', 1, 1, 0]])
+  t.ok(second.garbageBytes > 0, 'the deleted item\'s bytes are garbage until the next full load')
+  first.memory.retire()
+  // The first version's chunks are the second's too: its retirement has nothing of its own to wait for.
+  await memoryFreed(first.memory)
+  t.same(pagesOf(second), pagesOf(await load(applyChangesToSnapshot(doc, [[{ op: 'upsert', language: 'en', ...makeItem(3, '2024-01-03', [8]) }, { op: 'delete', language: 'en', pk: 1 }]]))))
+  second.memory.retire()
+  await memoryFreed(second.memory)
+})
