@@ -107,6 +107,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   }
   await app.register(snapshotPlugin, {
     snapshotPath: config.snapshotPath,
+    changesDir: config.changesDir ?? `${config.snapshotPath}.changes`,
     watch: config.watch,
     reloadDebounceMs: config.reloadDebounceMs,
     remote: config.snapshotUrl === null

@@ -113,6 +113,7 @@ function served (status: Status, now: Date): Html {
     <dt>Loaded</dt><dd id="served-loaded-at">${when(snapshot.loadedAt, now)}</dd>
     <dt>Last successful reload</dt><dd>${reloads.succeeded > 0 ? when(snapshot.loadedAt, now) : 'none since start-up: the snapshot loaded at start-up is served'}</dd>`}
     <dt>Reloads since start-up</dt><dd>${reloads.succeeded} succeeded, ${reloads.failed} refused</dd>
+    ${reloads.changeFiles === undefined || (reloads.changeFiles.applied === 0 && reloads.changeFiles.refused === 0) ? html`` : html`<dt>Change files since start-up</dt><dd id="change-files">${reloads.changeFiles.applied} applied, ${reloads.changeFiles.refused} refused (refused files are listed with their reports below)</dd>`}
     ${reloads.staleSince === null ? html`` : html`<dt>Stale since</dt><dd class="bad-text">${when(reloads.staleSince, now)}</dd>`}
   </dl>
   ${languages.length === 0
@@ -124,7 +125,20 @@ function served (status: Status, now: Date): Html {
       <tr><th scope="row"><code>${language}</code></th><td class="number">${count.toLocaleString('en-US')}</td><td><a href="/${encodeURIComponent(language)}/api/internal/explore/">/${language}/api/internal/explore/</a></td></tr>`)}
     </tbody>
   </table>`}
+  ${appliedChanges(snapshot?.changes ?? [], snapshot?.garbageBytes ?? 0)}
 </section>`
+}
+
+/** The change files the served version applied to its snapshot, in order (contract §9). */
+function appliedChanges (changes: NonNullable<NonNullable<Status['snapshot']>['changes']>, garbageBytes: number): Html {
+  if (changes.length === 0) return html``
+  return html`<table class="items" id="applied-changes">
+    <caption>Change files applied, in order (${(garbageBytes / 1024 / 1024).toFixed(1)} MiB of replaced items held until the next full load)</caption>
+    <thead><tr><th scope="col">id</th><th scope="col">File</th><th scope="col">Upserts</th><th scope="col">Deletes</th><th scope="col">Of absent items</th></tr></thead>
+    <tbody>${changes.map(change => html`
+      <tr><th scope="row"><code>${change.id}</code></th><td><code>${change.file}</code></td><td class="number">${change.upserts}</td><td class="number">${change.deletes}</td><td class="number">${change.absentDeletes}</td></tr>`)}
+    </tbody>
+  </table>`
 }
 
 function followedSource (status: Status, now: Date): Html {

@@ -89,6 +89,18 @@ export default fp(async function metricsPlugin (app) {
       this.inc({ outcome: 'failure' }, failed)
     }
   })
+  new Counter({ // eslint-disable-line no-new
+    name: 'explore_change_files_total',
+    help: 'Change files (contract §9) since start, by outcome: applied, or refused with a report.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect () {
+      const { applied, refused } = app.snapshots.changeFiles()
+      this.reset()
+      this.inc({ outcome: 'applied' }, applied)
+      this.inc({ outcome: 'refused' }, refused)
+    }
+  })
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_snapshot_reload_failures_in_a_row',
     help: 'Failed reloads since the last success: not 0 means the file on disk is not the one served.',

@@ -21,6 +21,8 @@ declare module 'fastify' {
 
 export interface SnapshotPluginOptions {
   snapshotPath: string
+  /** The change files' directory (contract §9), for SNAPSHOT_PATH. */
+  changesDir?: string | null
   watch: boolean
   reloadDebounceMs: number
   /** SNAPSHOT_URL and its settings; null to serve SNAPSHOT_PATH. */
@@ -35,7 +37,7 @@ export interface SnapshotPluginOptions {
   } | null
 }
 
-export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, watch, reloadDebounceMs, remote }) {
+export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, changesDir = null, watch, reloadDebounceMs, remote }) {
   const log = app.log.child({ component: 'snapshot' })
   const storeLog = {
     info: (fields: object, message: string) => log.info(fields, message),
@@ -59,7 +61,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     return
   }
 
-  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog })
+  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, changesDir })
   app.decorate('snapshots', store)
   // The first load is not awaited here: a plugin has 10 s to load, a snapshot as long as its size needs.
   // The server answers meanwhile (/-/healthz, /-/readyz 503); serve.ts exits if the file is bad.
@@ -73,6 +75,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     // Watched from the start: a save during the first load is loaded after it (the store runs one at a time).
     watcher = watchSnapshot(snapshotPath, () => { store.reload().catch(() => {}) }, {
       debounceMs: reloadDebounceMs,
+      changesDir,
       onError: error => log.error({ err: error }, 'snapshot watcher error')
     })
     await watcher.ready

@@ -46,12 +46,20 @@ export function currentStatus (app: FastifyInstance): Status {
     path: store.file,
     snapshot: model === null
       ? null
-      : { version: model.info.version, generatedAt: model.info.generatedAt, loadedAt: model.info.loadedAt.toISOString(), items: model.itemCounts() },
+      : {
+          version: model.info.version,
+          generatedAt: model.info.generatedAt,
+          loadedAt: model.info.loadedAt.toISOString(),
+          items: model.itemCounts(),
+          changes: (model.info.changes ?? []).map(({ id, source, generatedAt, upserts, deletes, absentDeletes }) => ({ id, file: source, generatedAt, upserts, deletes, absentDeletes })),
+          garbageBytes: model.garbageBytes
+        },
     reloads: {
       ...reloads,
       lastFailure: reloads.lastFailure === null ? null : failureJson(reloads.lastFailure),
       staleSince: reloads.staleSince?.toISOString() ?? null,
-      recentFailures: store.recentFailures().map(refused => ({ ...failureJson(refused), file: refused.file }))
+      recentFailures: store.recentFailures().map(refused => ({ ...failureJson(refused), file: refused.file })),
+      changeFiles: store.changeFiles()
     },
     source: sourceStatus(app),
     cluster: app.cluster === null ? null : { workers: app.cluster.workers() },

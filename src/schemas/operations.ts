@@ -7,7 +7,16 @@ export const StatusSchema = Type.Object({
     version: Type.String({ description: 'A digest of the served file\'s bytes; ETags start with it.' }),
     generatedAt: Type.Union([Type.String(), Type.Null()], { description: 'The served snapshot\'s `generated_at`.' }),
     loadedAt: Type.String({ description: 'When the served snapshot was loaded (ISO-8601).' }),
-    items: Type.Record(Type.String(), Type.Integer(), { description: 'Items per language.' })
+    items: Type.Record(Type.String(), Type.Integer(), { description: 'Items per language.' }),
+    changes: Type.Optional(Type.Array(Type.Object({
+      id: Type.String({ description: 'The change file\'s header `id`.' }),
+      file: Type.String({ description: 'Where it was read from.' }),
+      generatedAt: Type.Union([Type.String(), Type.Null()]),
+      upserts: Type.Integer(),
+      deletes: Type.Integer(),
+      absentDeletes: Type.Integer({ description: 'Deletes of items that were not there (no error).' })
+    }), { description: 'The change files applied to the snapshot, in order (contract §9): `version` is then `<snapshot version>+<last id>`.' })),
+    garbageBytes: Type.Optional(Type.Integer({ description: 'Bytes of items replaced or deleted by change files, held until the next full load.' }))
   }), Type.Null()], { description: 'The snapshot served; null while the first one is loading.' }),
   reloads: Type.Object({
     succeeded: Type.Integer(),
@@ -24,7 +33,11 @@ export const StatusSchema = Type.Object({
       at: Type.String({ description: 'When the file was refused (ISO-8601).' }),
       file: Type.String({ description: 'The file refused: the snapshot path, or the download of SNAPSHOT_URL.' }),
       problems: Type.Array(Type.String(), { description: 'The validation report, one line per problem.' })
-    }), { description: 'The last 10 refused files, newest first (kept after a later success).' })
+    }), { description: 'The last 10 refused files, newest first (kept after a later success).' }),
+    changeFiles: Type.Optional(Type.Object({
+      applied: Type.Integer(),
+      refused: Type.Integer()
+    }, { description: 'Change files applied and refused since start (contract §9).' }))
   }),
   source: Type.Union([Type.Object({
     url: Type.String({ description: 'SNAPSHOT_URL, without credentials.' }),

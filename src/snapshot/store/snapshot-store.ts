@@ -2,6 +2,12 @@
 // once per request (`current()`), so a request never sees two snapshots. The first load is started by
 // `start()` and may take as long as the file needs; until it ends there is no model. Reloads never
 // overlap: one asked for while another runs makes exactly one more run after it.
+//
+// Change files (contract §9): what is served is a chain, a snapshot then its change files in order. `serve`
+// moves to a chain: only the new change files are applied when the served chain is its beginning, else the
+// state is built again from the snapshot (kept as loaded while its derived versions are served: an edited
+// or removed change file costs no reload of the snapshot). With `changesDir`, the store's own chain is the
+// snapshot file and that directory's `*.jsonl` files in name order (chain-on-disk.ts).
 import { EventEmitter } from 'node:events'
 import { stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -9,6 +15,10 @@ import { SnapshotError } from '../../errors.js'
 import { SnapshotLoader } from '../load/load-snapshot.js'
 import { collectSoon } from '../model/item-memory.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
+import type { ChangeSet } from '../changes/change-set.js'
+import { readChangeFile } from '../changes/read-change-file.js'
+import { deriveVersion, prepareForChanges } from '../model/derive-version.js'
+import { changeFilesIn, fileDigest } from './chain-on-disk.js'
 
 export interface StoreLogger {
   info: (fields: object, message: string) => void
@@ -46,6 +56,25 @@ export interface ReloadStatus {
  */
 export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded'
 
+/** A snapshot and its change files, paths in apply order (contract §9). */
+export interface Chain {
+  snapshot: string
+  changes: readonly string[]
+}
+
+/** A file of the served chain: where, its stamp when read, and its content's digest. */
+interface ChainFile {
+  file: string
+  stamp: string | null
+  digest: string
+}
+
+/** Change files applied and refused since start (status, metrics). */
+export interface ChangeFileCounts {
+  applied: number
+  refused: number
+}
+
 export interface StoreOptions {
   /**
    * Loads a snapshot file; the real loader unless a test replaces it. `serving`: a model is served while
@@ -58,6 +87,13 @@ export interface StoreOptions {
    * watcher's quiet time is the natural value. 0 checks at once.
    */
   settleMs?: number
+  /**
+   * The editors' change files (contract §9): the store's own chain is the snapshot then this directory's
+   * `*.jsonl` files in name order. Null or absent: the snapshot alone (a fleet's follower calls `serve`).
+   */
+  changesDir?: string | null
+  /** Reads a change file; the real reader unless a test replaces it. */
+  readChanges?: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
 }
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
@@ -78,6 +114,13 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private readonly counters: Omit<ReloadStatus, 'lastFailure'> = { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
   /** Newest first, at most RECENT_FAILURES: an editor's last few bad saves, not the whole day's. The first is the last failure. */
   private refused: RefusedFile[] = []
+  readonly changesDir: string | null
+  private readonly readChanges: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
+  /** The served chain's snapshot as loaded, kept while versions derived from it are served; and its files. */
+  private root: SnapshotModel | null = null
+  private chain: { snapshot: ChainFile, changes: ChainFile[] } | null = null
+  private rootReady: Promise<void> | null = null
+  private readonly changeCounts: ChangeFileCounts = { applied: 0, refused: 0 }
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
@@ -85,6 +128,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     const loader = new SnapshotLoader({ log: this.log })
     this.load = options.load ?? (async (file, loadOptions) => await loader.load(file, loadOptions))
     this.settleMs = options.settleMs ?? 0
+    this.changesDir = options.changesDir ?? null
+    this.readChanges = options.readChanges ?? (async (file, readOptions) => await readChangeFile(file, readOptions))
   }
 
   /** The served model; null until the first load has ended. */
@@ -102,20 +147,54 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return this.model as SnapshotModel
   }
 
-  /** Like a reload: a file written to while it was read is read again, never served half. */
+  /**
+   * Like a reload: a file written to while it was read is read again, never served half. With change files,
+   * the snapshot's are applied after it; a bad one is refused as a reload's would be, not fatal.
+   */
   private async loadFirst (): Promise<void> {
     for (;;) {
-      const read = await this.readOnce(this.file)
+      const read = await this.readOnce(this.file, this.load)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       this.model = read.model
-      return
+      if (this.changesDir !== null) {
+        this.setRoot(read.model)
+        this.chain = { snapshot: { file: this.file, stamp: read.stamp, digest: read.model.info.version }, changes: [] }
+      }
+      break
+    }
+    if (this.changesDir === null) return
+    for (;;) {
+      const outcome = await this.applyChain({ snapshot: this.file, changes: await changeFilesIn(this.changesDir) }, Date.now())
+      if (outcome !== 'superseded') return
     }
   }
 
   status (): ReloadStatus {
     const newest = this.refused[0]
     return { ...this.counters, lastFailure: newest === undefined ? null : { at: newest.at, problems: newest.problems } }
+  }
+
+  /** Change files applied and refused since start. */
+  changeFiles (): ChangeFileCounts {
+    return { ...this.changeCounts }
+  }
+
+  /**
+   * Serves `chain` (contract §9): when its snapshot is the served one (the same content) and the served
+   * change files begin it (the same names and contents), only the new ones are applied, each alone;
+   * otherwise the state is built again from the chain (a shorter one too: a step back). A bad change file
+   * is refused, and the ones after it wait: the state served is the chain up to it. Runs after any other
+   * reload, never merged with one; resolves with its own outcome ('failed' when a file was refused).
+   */
+  serve (chain: Chain): Promise<ReloadOutcome> {
+    return this.runAlone(async () => await this.runOnce(async started => {
+      // A file written to while it was read: the same chain again (its files are the caller's to name).
+      for (;;) {
+        const outcome = await this.applyChain(chain, started)
+        if (outcome !== 'superseded') return outcome
+      }
+    }))
   }
 
   /** The last RECENT_FAILURES files a reload refused, newest first. */
@@ -130,7 +209,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
    * resolves with its own outcome, never merged with a reload of the store's file.
    */
   reload (file: string = this.file): Promise<ReloadOutcome> {
-    if (file !== this.file) return this.reloadOther(file)
+    if (file !== this.file) return this.runAlone(async () => await this.runOnce(async () => await this.loadOnce(file)))
     if (this.running !== null) {
       this.again = true
       return this.running
@@ -139,7 +218,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       let outcome: ReloadOutcome
       do {
         this.again = false
-        outcome = await this.runOnce(this.file)
+        outcome = await this.runOnce(async started => await this.ownChain(started))
       } while (this.again)
       return outcome
     }
@@ -147,17 +226,25 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return this.running
   }
 
-  /** One reload of `file`, told to listeners. One asked for during the first load runs after it. */
-  private async runOnce (file: string): Promise<ReloadOutcome> {
+  /** One reload, told to listeners. One asked for during the first load runs after it. */
+  private async runOnce (step: (started: number) => Promise<ReloadOutcome>): Promise<ReloadOutcome> {
     await this.first?.catch(() => {})
-    const outcome = await this.loadOnce(file)
+    const outcome = await step(Date.now())
+    if (outcome === 'superseded') this.again = true
     this.emit('reloaded', outcome)
     return outcome
   }
 
-  private async reloadOther (file: string): Promise<ReloadOutcome> {
+  /** The store's own file: the snapshot alone, or with its change files on disk. */
+  private async ownChain (started: number): Promise<ReloadOutcome> {
+    if (this.changesDir === null) return await this.loadOnce(this.file, started)
+    return await this.applyChain({ snapshot: this.file, changes: await changeFilesIn(this.changesDir) }, started)
+  }
+
+  /** Runs `run` after any other reload, on its own. */
+  private async runAlone (run: () => Promise<ReloadOutcome>): Promise<ReloadOutcome> {
     while (this.running !== null) await this.running.catch(() => {})
-    this.running = this.runOnce(file).finally(() => {
+    this.running = run().finally(() => {
       this.running = null
       // A reload of the store's own file asked for meanwhile runs now.
       if (this.again) {
@@ -181,11 +268,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
    * then be a valid beginning of it (a JSON Lines file cut at a line's end is one), or an empty or
    * half-written file (a save in place truncates, then writes). Its last write brings the file whole.
    */
-  private async readOnce (file: string): Promise<{ model: SnapshotModel } | { error: unknown } | 'changed'> {
+  private async readOnce<T extends SnapshotModel | ChangeSet> (file: string, reader: (file: string, options: { serving: boolean }) => Promise<T>): Promise<{ model: T, stamp: string | null } | { error: unknown } | 'changed'> {
     const before = await fileStamp(file)
-    let read: { model: SnapshotModel } | { error: unknown }
+    let read: { model: T, stamp: string | null } | { error: unknown }
     try {
-      read = { model: await this.load(file, { serving: this.model !== null }) }
+      read = { model: await reader(file, { serving: this.model !== null }), stamp: before }
     } catch (error) {
       // What the failed load had rendered is garbage in shared memory, which V8 does not count: asked for
       // now, not at some later collection (item-memory.ts).
@@ -198,45 +285,163 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     if (before === await fileStamp(file)) return read
     this.log.warn({ snapshot: file }, 'snapshot file changed while it was read; loading it again')
     // Never served: its memory goes as a replaced model's does.
-    if ('model' in read) read.model.memory.retire()
+    if ('model' in read && 'memory' in read.model) read.model.memory.retire()
     return 'changed'
   }
 
-  private async loadOnce (file: string): Promise<ReloadOutcome> {
-    const started = Date.now()
-    const read = await this.readOnce(file)
-    if (read === 'changed') {
-      // Loading again here (not waiting for the watcher) also covers SIGHUP reloads.
-      this.again = true
-      return 'superseded'
+  /** A snapshot alone (no change files: `changesDir` null, or a remote source's download). */
+  private async loadOnce (file: string, started = Date.now()): Promise<ReloadOutcome> {
+    const read = await this.readOnce(file, this.load)
+    // Loading again (not waiting for the watcher) also covers SIGHUP reloads.
+    if (read === 'changed') return 'superseded'
+    if ('error' in read) return this.refuse(file, read.error)
+    const oldRoot = this.root
+    this.swap(read.model)
+    if (oldRoot !== null && oldRoot !== read.model) oldRoot.memory.retire()
+    this.root = null
+    this.chain = null
+    this.loaded(file, started)
+    return 'loaded'
+  }
+
+  /**
+   * Serves `chain`: its new change files on the served state, each swapped in alone; or the whole chain
+   * built again beside the served state (from the kept root when the snapshot is the same, else from a new
+   * load) and swapped in once, so that a request never sees a state between two chains.
+   */
+  private async applyChain (chain: Chain, started: number): Promise<ReloadOutcome> {
+    const prefix = await this.servedPrefix(chain)
+    const served = this.chain
+    const incremental = prefix !== -1 && prefix === served?.changes.length
+    // Built again: from the root, every change file read again (the versions between are not kept).
+    const from = incremental ? prefix : 0
+    let root = this.root
+    let snapshot = served?.snapshot
+    const files: ChainFile[] = []
+    let state: SnapshotModel
+    if (prefix === -1) {
+      const read = await this.readOnce(chain.snapshot, this.load)
+      if (read === 'changed') return 'superseded'
+      if ('error' in read) return this.refuse(chain.snapshot, read.error)
+      root = read.model
+      snapshot = { file: chain.snapshot, stamp: read.stamp, digest: root.info.version }
+      state = root
+    } else {
+      // The same snapshot: what a load made ready in the background serves this chain too.
+      await this.rootReady
+      state = incremental ? this.model as SnapshotModel : root as SnapshotModel
     }
-    if ('model' in read) {
-      const { model } = read
-      // Its memory goes once no answer still sends from it (item-memory.ts).
-      this.model?.memory.retire()
-      this.model = model
-      this.counters.succeeded++
-      this.counters.failedInARow = 0
-      this.counters.staleSince = null
-      this.log.info({ snapshot: file, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot reloaded')
-      return 'loaded'
+    /** A state built beside the served one and never served: let go. */
+    const drop = (model: SnapshotModel): void => { if (model !== this.model && model !== root && model !== this.root) model.memory.retire() }
+    let outcome: ReloadOutcome = 'loaded'
+    for (const file of chain.changes.slice(from)) {
+      const read = await this.readOnce(file, this.readChanges)
+      if (read === 'changed') {
+        drop(state)
+        if (root !== this.root) root?.memory.retire()
+        return 'superseded'
+      }
+      if ('error' in read) {
+        this.changeCounts.refused++
+        outcome = this.refuse(file, read.error, 'change file')
+        break
+      }
+      const next = await deriveVersion(state, read.model)
+      const chainFile = { file, stamp: read.stamp, digest: read.model.digest }
+      this.changeCounts.applied++
+      this.appliedLog(next, file, started)
+      if (incremental) {
+        this.swap(next)
+        ;(this.chain as { changes: ChainFile[] }).changes.push(chainFile)
+        this.succeeded()
+      } else {
+        drop(state)
+        files.push(chainFile)
+      }
+      state = next
     }
-    const { error } = read
+    if (incremental) return outcome
+    // The chain built again: swapped in at once, and the root it was built from kept.
+    const oldRoot = this.root
+    this.swap(state)
+    if (oldRoot !== null && oldRoot !== root && oldRoot !== state) oldRoot.memory.retire()
+    this.chain = { snapshot: snapshot as ChainFile, changes: files }
+    if (root !== this.root) this.setRoot(root as SnapshotModel)
+    if (outcome === 'loaded') this.succeeded()
+    this.log.info({ snapshot: chain.snapshot, changes: files.map(file => file.file), version: state.info.version, items: state.itemCounts(), ms: Date.now() - started }, 'snapshot and change files served')
+    return outcome
+  }
+
+  /**
+   * How much of `chain` is served: the number of its change files (from 0) the served state applied, when
+   * the served snapshot is its snapshot (then the root is kept); -1 when the snapshot is another (a new
+   * root must be loaded). The same file, or the same content: stamps first, digests when they differ.
+   */
+  private async servedPrefix (chain: Chain): Promise<number> {
+    const served = this.chain
+    if (served === null || this.root === null || !await sameContent(served.snapshot, chain.snapshot)) return -1
+    let n = 0
+    while (n < served.changes.length && n < chain.changes.length && await sameContent(served.changes[n] as ChainFile, chain.changes[n] as string)) n++
+    return n
+  }
+
+  private appliedLog (model: SnapshotModel, file: string, started: number): void {
+    const applied = model.info.changes?.at(-1)
+    this.log.info({ changes: file, version: model.info.version, upserts: applied?.upserts, deletes: applied?.deletes, absentDeletes: applied?.absentDeletes, garbageBytes: model.garbageBytes, ms: Date.now() - started }, 'change file applied')
+  }
+
+  /** The snapshot of a chain, served as its root: kept while versions derived from it are served. */
+  private setRoot (model: SnapshotModel): void {
+    this.root = model
+    // Its slot spaces made now, in slices, rather than when the first change file comes (derive-version.ts).
+    this.rootReady = prepareForChanges(model).catch((error: unknown) => this.log.error({ err: error }, 'preparing the snapshot for change files failed'))
+  }
+
+  /** `model` served in one assignment; the one it replaces retired unless it is the chain's root. */
+  private swap (model: SnapshotModel): void {
+    const old = this.model
+    this.model = model
+    // Its memory goes once no answer still sends from it (item-memory.ts).
+    if (old !== null && old !== model && old !== this.root) old.memory.retire()
+  }
+
+  private loaded (file: string, started: number): void {
+    const model = this.model as SnapshotModel
+    this.succeeded()
+    this.log.info({ snapshot: file, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot reloaded')
+  }
+
+  private succeeded (): void {
+    this.counters.succeeded++
+    this.counters.failedInARow = 0
+    this.counters.staleSince = null
+  }
+
+  /** A file that cannot be served: reported, and the served state stays. */
+  private refuse (file: string, error: unknown, what = 'snapshot'): ReloadOutcome {
     if (isMissing(error)) {
       // The new file's own event brings the next load.
-      this.log.warn({ snapshot: file }, 'snapshot file is missing; still serving the last good snapshot')
+      this.log.warn({ [what === 'snapshot' ? 'snapshot' : 'changes']: file }, `${what} file is missing; still serving the last good state`)
       return 'missing'
     }
     // The report is shown in /-/status and /-/readyz: an unexpected error's own message stays in the log.
-    const problems = error instanceof SnapshotError ? error.problems : ['unexpected error while loading the snapshot (see the service\'s log)']
+    const problems = error instanceof SnapshotError ? error.problems : [`unexpected error while loading the ${what} (see the service's log)`]
     const at = new Date()
     this.counters.failed++
     this.counters.failedInARow++
     this.refused = [{ at, file, problems }, ...this.refused].slice(0, RECENT_FAILURES)
     this.counters.staleSince ??= at
-    this.log.error({ snapshot: file, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `snapshot reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
+    this.log.error({ [what === 'snapshot' ? 'snapshot' : 'changes']: file, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `${what} reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
     return 'failed'
   }
+}
+
+/** Whether `file` is (or holds the same bytes as) the chain file read before. */
+async function sameContent (read: ChainFile, file: string): Promise<boolean> {
+  const stamp = await fileStamp(file)
+  if (stamp === null) return false
+  if (file === read.file && stamp === read.stamp) return true
+  return await fileDigest(file).then((digest: string) => digest === read.digest, () => false)
 }
 
 function isMissing (error: unknown): boolean {

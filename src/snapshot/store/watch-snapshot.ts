@@ -1,8 +1,10 @@
 // Watches the snapshot's directory (a watch on the file itself can go silent after the file is deleted
-// and recreated) and calls back once a burst of writes to the file has gone quiet.
+// and recreated) and calls back once a burst of writes to the file has gone quiet. With change files, their
+// directory too: any change of a `*.jsonl` file there (added, written, removed) calls back as well.
 import { EventEmitter } from 'node:events'
 import { dirname, resolve } from 'node:path'
 import { watch } from 'chokidar'
+import { isChangeFileName } from './chain-on-disk.js'
 
 export interface SnapshotWatcher extends EventEmitter<{ file: ['add' | 'change' | 'unlink'] }> {
   /** Resolves once the watch is in place: writes from then on are seen. */
@@ -14,16 +16,28 @@ export interface WatchOptions {
   /** Quiet time after the last event before `onChange` runs: a burst of saves costs one load. */
   debounceMs: number
   onError?: (error: Error) => void
+  /** The change files' directory (contract §9), watched from its parent: it may not exist yet. */
+  changesDir?: string | null
 }
 
-export function watchSnapshot (file: string, onChange: () => void, { debounceMs, onError }: WatchOptions): SnapshotWatcher {
+export function watchSnapshot (file: string, onChange: () => void, { debounceMs, onError, changesDir = null }: WatchOptions): SnapshotWatcher {
   const target = resolve(file)
   const dir = dirname(target)
-  const watcher = watch(dir, {
-    depth: 0,
+  const changes = changesDir === null ? null : resolve(changesDir)
+  const roots = changes === null ? [dir] : [...new Set([dir, dirname(changes)])]
+  /** A change file: `*.jsonl` right in the changes directory, not an editor's hidden temp or swap file. */
+  const isChangeFile = (path: string): boolean => changes !== null && dirname(path) === changes && isChangeFileName(path.slice(changes.length + 1))
+  const watcher = watch(roots, {
+    // One level down from the roots: the changes directory's own files (a watch on a directory that does
+    // not exist yet sees nothing, chokidar 5).
+    depth: changes === null ? 0 : 1,
     ignoreInitial: true,
-    // Everything in the directory but the snapshot (editors' temp and backup files included) is noise.
-    ignored: (path: string) => path !== dir && resolve(path) !== target
+    // Everything but the snapshot, the changes directory and its change files (editors' temp and backup
+    // files included) is noise.
+    ignored: (path: string) => {
+      const at = resolve(path)
+      return !roots.includes(at) && at !== target && at !== changes && !isChangeFile(at)
+    }
   })
   const events = new EventEmitter<{ file: ['add' | 'change' | 'unlink'] }>()
   let timer: NodeJS.Timeout | null = null
@@ -35,12 +49,22 @@ export function watchSnapshot (file: string, onChange: () => void, { debounceMs,
     }, debounceMs)
   }
   // A rename over the file arrives as `add` (or `change` when chokidar pairs it with the unlink).
-  // `unlink` alone changes nothing: the last good snapshot stays until a new file appears.
-  watcher.on('add', () => { schedule(); events.emit('file', 'add') })
-  watcher.on('change', () => { schedule(); events.emit('file', 'change') })
+  // `unlink` alone changes nothing: the last good snapshot stays until a new file appears. A change file
+  // removed is a change: the state without it is served.
+  const isSnapshot = (path: string): boolean => resolve(path) === target
+  watcher.on('add', path => { schedule(); if (isSnapshot(path)) events.emit('file', 'add') })
+  watcher.on('change', path => { schedule(); if (isSnapshot(path)) events.emit('file', 'change') })
   // A directory where the file was cannot be served, but the failed load tells the operator so.
-  watcher.on('addDir', path => { if (path !== dir) { schedule(); events.emit('file', 'add') } })
-  watcher.on('unlink', () => events.emit('file', 'unlink'))
+  watcher.on('addDir', path => {
+    if (roots.includes(resolve(path))) return
+    schedule()
+    if (isSnapshot(path)) events.emit('file', 'add')
+  })
+  watcher.on('unlink', path => {
+    if (isSnapshot(path)) events.emit('file', 'unlink')
+    else schedule()
+  })
+  watcher.on('unlinkDir', path => { if (resolve(path) === changes) schedule() })
   watcher.on('error', error => onError?.(error as Error))
   const ready = new Promise<void>(resolve => watcher.once('ready', () => resolve()))
   return Object.assign(events, {

@@ -1,0 +1,34 @@
+// An editor's chain on disk (contract §9): the change files of a directory, in the order of their names,
+// and the digest that tells two files' contents apart the way a load does (read-chunks.ts).
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { FileChunks } from '../load/read-chunks.js'
+
+/** A change file's name: `*.jsonl`, not hidden (editors' swap and lock files start with a dot). */
+export function isChangeFileName (name: string): boolean {
+  return name.endsWith('.jsonl') && !name.startsWith('.')
+}
+
+/** The `*.jsonl` files of `dir` in name order (code unit order: the same on every machine); none when it is missing. */
+export async function changeFilesIn (dir: string): Promise<string[]> {
+  let entries
+  try {
+    entries = await readdir(dir, { withFileTypes: true })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return []
+    throw error
+  }
+  return entries.filter(entry => !entry.isDirectory() && isChangeFileName(entry.name)).map(entry => entry.name).sort((a, b) => a < b ? -1 : a > b ? 1 : 0).map(name => join(dir, name))
+}
+
+/** The digest of `file`'s bytes, as a load computes it (a snapshot's version; a change set's digest). */
+export async function fileDigest (file: string): Promise<string> {
+  const chunks = await FileChunks.open(file)
+  try {
+    const buffer = Buffer.allocUnsafe(1024 * 1024)
+    while (await chunks.readInto(buffer, 0, buffer.length) > 0);
+    return chunks.digest()
+  } finally {
+    await chunks.close()
+  }
+}
