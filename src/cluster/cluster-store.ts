@@ -2,8 +2,8 @@
 // and this is the store it hands each download to. It holds no snapshot: it tells every worker to load the
 // file (or serve the manifest's chain) and answers with what they did, 'loaded' only when every worker did.
 import { stat } from 'node:fs/promises'
-import type { ReloadOutcome } from '../snapshot/store/snapshot-store.js'
-import type { ChainFiles, ChainStore } from '../sources/follow-manifest.js'
+import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
+import type { ChainStore } from '../sources/follow-manifest.js'
 import type { ToWorker } from './messages.js'
 
 export interface ClusterWorkers {
@@ -39,7 +39,7 @@ export class ClusterStore implements ChainStore {
     return await this.ask({ explore: 'reload', file })
   }
 
-  async serve (chain: ChainFiles): Promise<ReloadOutcome> {
+  async serve (chain: Chain): Promise<ReloadOutcome> {
     return await this.ask({ explore: 'serve', chain: { snapshot: chain.snapshot, changes: [...chain.changes] } })
   }
 

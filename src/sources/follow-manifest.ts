@@ -7,7 +7,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import type { Manifest } from '../schemas/manifest.js'
-import type { ReloadOutcome } from '../snapshot/store/snapshot-store.js'
+import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
 import { closeBody, downloadObject } from './download-object.js'
 import { describeLocalError, isAlive, SourceFollower, type FollowedStore, type FollowOptions } from './follow-source.js'
 import { ManifestError, parseManifest } from './read-manifest.js'
@@ -16,15 +16,9 @@ import { SourceError, type RemoteSource, type Validators } from './remote-source
 /** A manifest names a few thousand objects at most: anything larger is not one. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024
 
-/** The files of what is served, in the order they apply. */
-export interface ChainFiles {
-  snapshot: string
-  changes: readonly string[]
-}
-
 /** A store that serves a chain of files: a process's SnapshotStore, or a cluster's workers all told at once. */
 export interface ChainStore extends FollowedStore {
-  serve: (chain: ChainFiles) => Promise<ReloadOutcome>
+  serve: (chain: Chain) => Promise<ReloadOutcome>
 }
 
 /** What is known of the cached manifest, kept beside it. */
@@ -119,7 +113,7 @@ export class ManifestFollower extends SourceFollower {
    * The local files of the manifest's objects, downloading those not held (`signal` null: the cache only,
    * as at startup). An object the store lacks is a failed check, retried at the next poll.
    */
-  private async filesOf (manifest: Manifest, signal: AbortSignal | null): Promise<ChainFiles> {
+  private async filesOf (manifest: Manifest, signal: AbortSignal | null): Promise<Chain> {
     const files: string[] = []
     for (const name of [manifest.snapshot, ...manifest.changes]) {
       const file = join(this.objects, name)
