@@ -6,7 +6,8 @@
 import fp from 'fastify-plugin'
 import { SnapshotStore } from '../snapshot/store/snapshot-store.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
-import { cachedCopyPath, SourceFollower } from '../sources/follow-source.js'
+import type { SourceFollower } from '../sources/follow-source.js'
+import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
 
 declare module 'fastify' {
@@ -49,11 +50,11 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
 
   if (remote !== null) {
     const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle })
-    const store = new SnapshotStore(cachedCopyPath(source, remote.cacheDir), { log: storeLog })
+    const store = new SnapshotStore(followedFile(source, remote.cacheDir), { log: storeLog })
     app.decorate('snapshots', store)
     app.addHook('onClose', async () => { await store.idle() })
     if (!remote.follow) return
-    const follower = new SourceFollower(source, store, { cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog })
+    const follower = followerFor(source, store, { cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog })
     app.snapshotSource = follower
     // Never awaited by the app: a replica whose store is down listens, unready, and keeps trying.
     follower.start().catch((error: unknown) => log.error({ err: error }, 'the snapshot source cannot be followed'))
