@@ -99,7 +99,6 @@ export class ManifestFollower extends SourceFollower {
         const problems = this.store.status().lastFailure?.problems ?? [outcome]
         throw new SourceError(`the manifest's snapshot and changes do not load, still serving the last good state (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`)
       }
-      this.options.log.info({ source: this.source.shown, snapshot: manifest.snapshot, changes: manifest.changes.length }, 'serving the manifest\'s snapshot and changes')
     }
     this.refused = null
     await this.keep(text, fetched.validators)
@@ -107,6 +106,8 @@ export class ManifestFollower extends SourceFollower {
     this.held = manifest
     Object.assign(this.state, { etag: fetched.validators.etag, lastModified: fetched.validators.lastModified }, changed ? { lastChanged: new Date() } : {})
     await this.prune()
+    // Last: once said, the state is served and kept, and the cache is tidy.
+    if (changed) this.options.log.info({ source: this.source.shown, snapshot: manifest.snapshot, changes: manifest.changes.length }, 'serving the manifest\'s snapshot and changes')
   }
 
   /**
