@@ -141,9 +141,6 @@ export class SourceFollower {
   async checkNow (): Promise<void> {
     // After the cached copy is served (or found wanting), never beside that first load.
     await this.starting?.catch(() => {})
-    // A check already running may have asked before what the signal is about (a publish just done): one
-    // more after it. Signals during that one share it.
-    if (this.running !== null) await this.running
     if (this.running !== null) return await this.running
     if (this.timer !== null) clearTimeout(this.timer)
     await this.tick()
