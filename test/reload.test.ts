@@ -67,7 +67,7 @@ t.test('/-/status describes the served snapshot', async t => {
   t.same(body.snapshot.generatedAt, '2026-01-01T00:00:01Z')
   t.ok(Date.parse(body.snapshot.loadedAt) > 0)
   t.same(body.snapshot.items, { en: 21 })
-  t.same(body.reloads, { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, recentFailures: [] })
+  t.same(body.reloads, { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, recentFailures: [], changeFiles: { applied: 0, refused: 0 } })
 })
 
 for (const format of FORMATS) {

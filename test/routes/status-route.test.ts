@@ -7,7 +7,7 @@ import { buildTestApp, smallSnapshot } from '../helpers.js'
 t.test('/-/status: reloads.recentFailures lists refused files newest first, kept after a success', async t => {
   const app = await buildTestApp(t)
   const fresh = JSON.parse((await app.inject('/-/status')).body)
-  t.same(Object.keys(fresh.reloads), ['succeeded', 'failed', 'failedInARow', 'lastFailure', 'staleSince', 'recentFailures'])
+  t.same(Object.keys(fresh.reloads), ['succeeded', 'failed', 'failedInARow', 'lastFailure', 'staleSince', 'recentFailures', 'changeFiles'])
   t.same(fresh.reloads.recentFailures, [], 'nothing refused yet')
 
   await writeFile(app.snapshots.file, '{"languages": {}}')

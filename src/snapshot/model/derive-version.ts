@@ -9,6 +9,7 @@ import { runInSlices, runToEnd } from '../slices.js'
 import { ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel, type AppliedChange, type ItemStore } from './snapshot-model.js'
 import type { ItemMemory } from './item-memory.js'
 import { SlotSpace, slotOfPk, type ListingLineage } from './slot-space.js'
+import { RankOrder } from './rank-order.js'
 
 /** Steps between two points where the work may pause (slices.ts). */
 const STEP_MASK = 0x3fff
@@ -135,6 +136,9 @@ function * deriveListing (
   memory: ItemMemory
 ): Generator<void, { listing: LanguageListing, garbageBytes: number }> {
   const { space } = lineage
+  let companies = 0
+  for (const op of changed.values()) companies += op?.companies.length ?? 0
+  yield * space.reserve(changed.size, companies)
   const pks = new Map(lineage.pks)
   const removed: number[] = []
   const added: number[] = []
@@ -152,57 +156,37 @@ function * deriveListing (
     const slot = space.append(chunkBase + op.chunk, op.start, op.length, op.date, pk, op.companies)
     added.push(slot)
     pks.set(pk, slot)
+    if ((added.length & 0x1ff) === 0) yield
   }
   const { before } = space
-  const oldOrder = listing?.order ?? null
-  const oldCount = listing?.size ?? 0
-  const slotAt = (rank: number): number => oldOrder === null ? rank : oldOrder[rank] as number
+  const oldOrder = listing?.order ?? RankOrder.identity(listing?.size ?? 0)
+  const oldCount = oldOrder.size
   /** The first rank whose item does not come before `slot`: where `slot` is (or would go). */
   const rankOf = (slot: number): number => {
     let lo = 0
     let hi = oldCount
     while (lo < hi) {
       const mid = (lo + hi) >>> 1
-      if (before(slotAt(mid), slot)) lo = mid + 1
+      if (before(oldOrder.slotAt(mid), slot)) lo = mid + 1
       else hi = mid
     }
     return lo
   }
-  const removedRanks = removed.map(rankOf).sort((a, b) => a - b)
+  // A binary search through the pieces each: a few µs, so a step is a few hundred of them.
+  const removedRanks: number[] = []
+  for (const slot of removed) {
+    removedRanks.push(rankOf(slot))
+    if ((removedRanks.length & 0xff) === 0) yield
+  }
+  removedRanks.sort((a, b) => a - b)
   added.sort((a, b) => before(a, b) ? -1 : 1)
-  const addedAt = added.map(rankOf)
-
-  // The new order: runs of the old one, copied, with the removed ranks left out and the new slots put in.
-  const order = new Uint32Array(oldCount - removed.length + added.length)
-  let written = 0
-  let from = 0
-  let r = 0
-  let a = 0
-  const copyTo = function * (end: number): Generator<void> {
-    if (oldOrder !== null) {
-      order.set(oldOrder.subarray(from, end), written)
-      written += end - from
-    } else {
-      for (let rank = from; rank < end; rank++) {
-        order[written++] = rank
-        if ((rank & STEP_MASK) === STEP_MASK) yield
-      }
-    }
-    from = end
+  const addedAt: number[] = []
+  for (const slot of added) {
+    addedAt.push(rankOf(slot))
+    if ((addedAt.length & 0xff) === 0) yield
   }
-  while (r < removedRanks.length || a < added.length) {
-    const nextRemoved = removedRanks[r] ?? Infinity
-    const nextAdded = addedAt[a] ?? Infinity
-    if (nextAdded <= nextRemoved) {
-      yield * copyTo(nextAdded)
-      order[written++] = added[a++] as number
-    } else {
-      yield * copyTo(nextRemoved)
-      from = nextRemoved + 1
-      r++
-    }
-  }
-  yield * copyTo(oldCount)
+  // The new order: the old one's pieces cut around the removed ranks, and the new slots put in.
+  const order = yield * oldOrder.edit(removedRanks, Uint32Array.from(added), addedAt)
   yield
 
   // The companies concerned: those of every item removed or added; each gets a new list, the others are shared.
@@ -238,7 +222,7 @@ function * deriveListing (
       }
     }
     lists.set(company, list)
-    work += old.length
+    work += old.length + 64
     if (work > STEP_MASK) {
       work = 0
       yield

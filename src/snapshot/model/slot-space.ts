@@ -9,35 +9,41 @@ import { CompanyRanks, type LanguageListing, type SlotOrder } from './snapshot-m
 /** pk → slot, open addressing in typed arrays: a Map of a million entries costs several times more (ADR 013). */
 export class PkSlots {
   private readonly keys: Float64Array
+  /** Slot + 1; 0: an empty place (so that nothing has to be filled in before use: 24 MB at 1M items). */
   private readonly slots: Uint32Array
   private readonly mask: number
+  private readonly shift: number
 
   constructor (count: number) {
-    let capacity = 16
-    while (capacity < 2 * count) capacity *= 2
-    this.keys = new Float64Array(capacity).fill(Number.NaN)
-    this.slots = new Uint32Array(capacity)
-    this.mask = capacity - 1
+    let bits = 4
+    while (1 << bits < 2 * count) bits++
+    this.keys = new Float64Array(1 << bits)
+    this.slots = new Uint32Array(1 << bits)
+    this.mask = (1 << bits) - 1
+    this.shift = 32 - bits
   }
 
-  /** pks are safe integers: the high and low words mixed, then probed linearly. */
+  /**
+   * pks are safe integers: the high and low words mixed, then Fibonacci hashing, whose high bits are
+   * taken (its low bits keep consecutive pks in long runs), then probed linearly.
+   */
   private start (pk: number): number {
-    return Math.imul((pk | 0) ^ ((pk / 4294967296) | 0), 0x9e3779b1) & this.mask
+    return Math.imul((pk | 0) ^ ((pk / 4294967296) | 0), 0x9e3779b1) >>> this.shift
   }
 
   set (pk: number, slot: number): void {
     let at = this.start(pk)
-    while (!Number.isNaN(this.keys[at] as number) && this.keys[at] !== pk) at = (at + 1) & this.mask
+    while (this.slots[at] !== 0 && this.keys[at] !== pk) at = (at + 1) & this.mask
     this.keys[at] = pk
-    this.slots[at] = slot
+    this.slots[at] = slot + 1
   }
 
   /** The slot, or -1. */
   get (pk: number): number {
     for (let at = this.start(pk); ; at = (at + 1) & this.mask) {
-      const key = this.keys[at] as number
-      if (key === pk) return this.slots[at] as number
-      if (Number.isNaN(key)) return -1
+      const slot = this.slots[at] as number
+      if (slot === 0) return -1
+      if (this.keys[at] === pk) return slot - 1
     }
   }
 }
@@ -48,6 +54,8 @@ const PK_AT = '{"pk":'.length
 
 /** Steps between two points where the work may pause (slices.ts). */
 const STEP_MASK = 0x3fff
+/** Entries of a column copied between two points where the work may pause: 1 MB or so. */
+const COPY_STEP = 128 * 1024
 
 /**
  * The slots of a loaded listing and of its derived versions: columns that only grow. A version keeps the
@@ -112,15 +120,21 @@ export class SlotSpace {
       loadedPks.set(pk, slot)
       const date = bytes.indexOf(BACKDATE, start) + BACKDATE.length
       dateOf[slot] = dateKey(bytes.toString('latin1', date, date + 10))
-      if ((slot & STEP_MASK) === STEP_MASK) yield
+      // A search through each item's bytes: a few µs an item, so a step is a thousand of them.
+      if ((slot & 0x3ff) === 0x3ff) yield
     }
     // Companies by slot: counted, then filled, as the company lists were built (build-model.ts).
     const { companyStart } = space
     let total = 0
+    let work = 0
     for (const [, slots] of listing.byCompany.lists()) {
       for (const slot of slots) companyStart[slot + 1] = (companyStart[slot + 1] as number) + 1
       total += slots.length
-      if (slots.length > STEP_MASK) yield
+      work += slots.length + 16
+      if (work > STEP_MASK) {
+        work = 0
+        yield
+      }
     }
     for (let slot = 0; slot < space.used; slot++) companyStart[slot + 1] = (companyStart[slot + 1] as number) + (companyStart[slot] as number)
     yield
@@ -133,19 +147,57 @@ export class SlotSpace {
         ids[at] = company
         next[slot] = at + 1
       }
-      done += slots.length
+      done += slots.length + 16
       if (done > STEP_MASK) {
         done = 0
         yield
       }
     }
     space.companyIds = ids
+    // Room for the first change files now, in the background, rather than in their own time.
+    yield * space.reserve((space.used >>> 3) + 1024, (ids.length >>> 3) + 1024)
     return space
   }
 
   /** Slot `slot`'s companies. */
   companiesOf (slot: number): Float64Array {
     return this.companyIds.subarray(this.companyStart[slot] as number, this.companyStart[slot + 1] as number)
+  }
+
+  /**
+   * Room for `slots` more slots and `companies` more company ids, made in slices: a larger copy of a
+   * million items' columns is ~45 MB, a quarter of a second of page faults in one step (measured).
+   */
+  * reserve (slots: number, companies: number): Generator<void> {
+    const size = this.used + slots
+    if (size > this.startOf.length) {
+      const capacity = Math.max(size, this.used + (this.used >>> 3) + 1024)
+      const grown = {
+        chunkOf: this.chunkOf instanceof Uint16Array ? new Uint16Array(capacity) : new Uint32Array(capacity),
+        startOf: new Uint32Array(capacity),
+        lengthOf: this.lengthOf instanceof Uint16Array ? new Uint16Array(capacity) : new Uint32Array(capacity),
+        dateOf: new Uint32Array(capacity),
+        pkOf: new Float64Array(capacity),
+        companyStart: new Uint32Array(capacity + 1)
+      }
+      for (const [name, to] of Object.entries(grown)) {
+        const from = this[name as keyof typeof grown]
+        for (let at = 0; at < from.length; at += COPY_STEP) {
+          to.set(from.subarray(at, Math.min(from.length, at + COPY_STEP)), at)
+          yield
+        }
+      }
+      Object.assign(this, grown)
+    }
+    const ids = (this.companyStart[this.used] as number) + companies
+    if (ids > this.companyIds.length) {
+      const grown = new Float64Array(Math.max(ids, this.companyIds.length + (this.companyIds.length >>> 3) + 1024))
+      for (let at = 0; at < this.companyIds.length; at += COPY_STEP) {
+        grown.set(this.companyIds.subarray(at, Math.min(this.companyIds.length, at + COPY_STEP)), at)
+        yield
+      }
+      this.companyIds = grown
+    }
   }
 
   /** A new slot for an item at `chunk`, `start`, `length`, with its keys and its companies (each once). */

@@ -2,6 +2,7 @@
 // no Fastify: the route asks a LanguageListing for a count and a page and gets bytes back.
 import type { ItemMemory } from './item-memory.js'
 import type { ListingLineage } from './slot-space.js'
+import type { RankOrder } from './rank-order.js'
 
 /**
  * Where each item's served JSON is, by slot. A loaded listing's slots are its ranks (positions in served
@@ -147,17 +148,17 @@ export class LanguageListing {
   /**
    * @param store every item's served JSON, located by slot
    * @param byCompany company id → slots of its items, in served order (backdate desc, pk desc)
-   * @param order rank → slot; null when the slots are the ranks (a loaded listing)
+   * @param order rank → slot (rank-order.ts); null when the slots are the ranks (a loaded listing)
    * @param lineage a derived version's: its slots' keys and pks (slot-space.ts); null for a loaded listing
    */
   constructor (
     readonly language: string,
     readonly store: ItemStore,
     readonly byCompany: CompanyLists,
-    readonly order: Uint32Array | null = null,
+    readonly order: RankOrder | null = null,
     readonly lineage: ListingLineage | null = null
   ) {
-    this.size = order === null ? store.lengthOf.length : order.length
+    this.size = order === null ? store.lengthOf.length : order.size
   }
 
   private readonly unions = new Map<string, Uint32Array>()
@@ -166,8 +167,14 @@ export class LanguageListing {
 
   /** Items linked to a company, or every item when `companies` is null; a union when there are several. */
   page (companies: readonly number[] | null, offset: number, limit: number): Page {
-    // Without a filter, the order; a loaded listing's slots are the positions themselves.
-    const ranks = companies === null ? this.order : this.ranksFor(companies)
+    if (companies === null && this.order !== null) {
+      // A derived version's page: its slots taken from the order's pieces.
+      const from = Math.min(offset, this.size)
+      const to = Math.min(this.size, from + limit)
+      return { count: this.size, items: new PageItems(this.store, this.order.slots(from, to), 0, to - from) }
+    }
+    // Without a filter a loaded listing's slots are the positions themselves.
+    const ranks = companies === null ? null : this.ranksFor(companies)
     const count = ranks === null ? this.size : ranks.length
     const from = Math.min(offset, count)
     return { count, items: new PageItems(this.store, ranks, from, Math.min(count, from + limit)) }

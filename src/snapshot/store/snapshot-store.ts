@@ -64,9 +64,9 @@ export interface Chain {
 
 /** A file of the served chain: where, its stamp when read, and its content's digest. */
 interface ChainFile {
-  file: string
+  readonly file: string
   stamp: string | null
-  digest: string
+  readonly digest: string
 }
 
 /** Change files applied and refused since start (status, metrics). */
@@ -121,6 +121,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private chain: { snapshot: ChainFile, changes: ChainFile[] } | null = null
   private rootReady: Promise<void> | null = null
   private readonly changeCounts: ChangeFileCounts = { applied: 0, refused: 0 }
+  /** Change files have come (a chain with some), or may (a follower serves chains): the root is made ready for them. */
+  private changesExpected = false
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
@@ -157,15 +159,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       this.model = read.model
-      if (this.changesDir !== null) {
-        this.setRoot(read.model)
-        this.chain = { snapshot: { file: this.file, stamp: read.stamp, digest: read.model.info.version }, changes: [] }
-      }
+      this.servedAlone(read.model, this.file, read.stamp)
       break
     }
     if (this.changesDir === null) return
     for (;;) {
-      const outcome = await this.applyChain({ snapshot: this.file, changes: await changeFilesIn(this.changesDir) }, Date.now())
+      const outcome = await this.applyChain(await this.chainOnDisk(this.changesDir), Date.now())
       if (outcome !== 'superseded') return
     }
   }
@@ -188,6 +187,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
    * reload, never merged with one; resolves with its own outcome ('failed' when a file was refused).
    */
   serve (chain: Chain): Promise<ReloadOutcome> {
+    // A follower's chains get change files sooner or later: the first should pay only for itself.
+    this.changesExpected = true
     return this.runAlone(async () => await this.runOnce(async started => {
       // A file written to while it was read: the same chain again (its files are the caller's to name).
       for (;;) {
@@ -238,7 +239,13 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   /** The store's own file: the snapshot alone, or with its change files on disk. */
   private async ownChain (started: number): Promise<ReloadOutcome> {
     if (this.changesDir === null) return await this.loadOnce(this.file, started)
-    return await this.applyChain({ snapshot: this.file, changes: await changeFilesIn(this.changesDir) }, started)
+    return await this.applyChain(await this.chainOnDisk(this.changesDir), started)
+  }
+
+  /** The snapshot file and the change files in `dir`; a directory there means change files are expected. */
+  private async chainOnDisk (dir: string): Promise<Chain> {
+    if (!this.changesExpected && await fileStamp(dir) === 'not a regular file') this.changesExpected = true
+    return { snapshot: this.file, changes: await changeFilesIn(dir) }
   }
 
   /** Runs `run` after any other reload, on its own. */
@@ -298,10 +305,15 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     const oldRoot = this.root
     this.swap(read.model)
     if (oldRoot !== null && oldRoot !== read.model) oldRoot.memory.retire()
-    this.root = null
-    this.chain = null
+    this.servedAlone(read.model, file, read.stamp)
     this.loaded(file, started)
     return 'loaded'
+  }
+
+  /** A snapshot served without change files: the root of a chain of none, so that `serve` can add some. */
+  private servedAlone (model: SnapshotModel, file: string, stamp: string | null): void {
+    this.setRoot(model)
+    this.chain = { snapshot: { file, stamp, digest: model.info.version }, changes: [] }
   }
 
   /**
@@ -310,6 +322,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
    * load) and swapped in once, so that a request never sees a state between two chains.
    */
   private async applyChain (chain: Chain, started: number): Promise<ReloadOutcome> {
+    if (chain.changes.length > 0) this.changesExpected = true
+    if (this.changesExpected && this.root !== null && this.rootReady === null) this.setRoot(this.root)
     const prefix = await this.servedPrefix(chain)
     const served = this.chain
     const incremental = prefix !== -1 && prefix === served?.changes.length
@@ -360,7 +374,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       }
       state = next
     }
-    if (incremental) return outcome
+    if (incremental) {
+      // Nothing new: a file saved again as it was after a refused save is served again, in effect.
+      if (from === chain.changes.length && outcome === 'loaded' && this.counters.failedInARow > 0) this.succeeded()
+      return outcome
+    }
     // The chain built again: swapped in at once, and the root it was built from kept.
     const oldRoot = this.root
     this.swap(state)
@@ -393,6 +411,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   /** The snapshot of a chain, served as its root: kept while versions derived from it are served. */
   private setRoot (model: SnapshotModel): void {
     this.root = model
+    this.rootReady = null
+    // Only where change files come: 12 bytes an item and an index of pks, which no other replica needs.
+    if (!this.changesExpected) return
     // Its slot spaces made now, in slices, rather than when the first change file comes (derive-version.ts).
     this.rootReady = prepareForChanges(model).catch((error: unknown) => this.log.error({ err: error }, 'preparing the snapshot for change files failed'))
   }
@@ -441,7 +462,10 @@ async function sameContent (read: ChainFile, file: string): Promise<boolean> {
   const stamp = await fileStamp(file)
   if (stamp === null) return false
   if (file === read.file && stamp === read.stamp) return true
-  return await fileDigest(file).then((digest: string) => digest === read.digest, () => false)
+  const same = await fileDigest(file).then((digest: string) => digest === read.digest, () => false)
+  // The same bytes saved again: the new stamp is the one to compare next time, not the digest.
+  if (same && file === read.file) read.stamp = stamp
+  return same
 }
 
 function isMissing (error: unknown): boolean {

@@ -1,0 +1,93 @@
+// SnapshotStore.serve(chain) (contract §9, the fleet's manifest follower): only the new change files are
+// read when the served chain begins the new one; anything else is built again from the chain, a step back
+// too, without loading the same snapshot again; a bad change file changes nothing.
+import t, { type Test } from 'tap'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '../../../src/snapshot/changes/merge-snapshot.js'
+import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.js'
+import { loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
+import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
+import { makeItem, tempDir } from '../../helpers.js'
+
+const doc: SnapshotDocument = { languages: { en: Array.from({ length: 12 }, (_, i) => makeItem(i + 1, `2024-01-0${1 + (i % 4)}`, [i % 3])) } }
+const CHANGES: Record<string, ChangeLine[]> = {
+  a: [{ op: 'upsert', language: 'en', ...makeItem(20, '2024-01-02', [1, 2]) }, { op: 'delete', language: 'en', pk: 3 }],
+  b: [{ op: 'upsert', language: 'en', ...makeItem(4, '2024-02-01', [0]) }, { op: 'upsert', language: 'es', ...makeItem(1, '2024-01-01', [5]) }],
+  c: [{ op: 'delete', language: 'en', pk: 20 }]
+}
+
+function pagesOf (model: SnapshotModel): string[] {
+  return model.languages.flatMap(code => [null, [0], [1], [2], [5], [0, 1]].map(companies => {
+    const page = model.language(code)!.page(companies, 0, 100)
+    return `${code} ${String(companies)}: ${page.count} ${page.items.toString()}`
+  }))
+}
+
+async function setup (t: Test) {
+  const dir = await tempDir(t)
+  const snapshot = join(dir, 'snap.json')
+  await writeFile(snapshot, JSON.stringify(doc))
+  const files: Record<string, string> = {}
+  for (const [name, lines] of Object.entries(CHANGES)) {
+    files[name] = join(dir, `${name}.jsonl`)
+    await writeFile(files[name], [{ changes: 'explore', version: 1, id: name }, ...lines].map(line => `${JSON.stringify(line)}\n`).join(''))
+  }
+  const reads: string[] = []
+  let loads = 0
+  const store = new SnapshotStore(snapshot, {
+    load: async file => { loads++; return await loadSnapshotFile(file) },
+    readChanges: async (file, options) => { reads.push(file.slice(dir.length + 1)); return await readChangeFile(file, options) }
+  })
+  t.teardown(() => store.current()?.memory.retire())
+  await store.start()
+  /** The store serves the chain of these change files (names of CHANGES), as a full load of the merge would. */
+  const serves = async (names: string[]) => {
+    t.same((store.current()!.info.changes ?? []).map(change => change.id), names)
+    const merged = join(dir, 'merged.json')
+    await writeFile(merged, JSON.stringify(applyChangesToSnapshot(doc, names.map(name => CHANGES[name]!))))
+    t.same(pagesOf(store.current()!), pagesOf(await loadSnapshotFile(merged)))
+  }
+  return { store, snapshot, files, reads, serves, loads: () => loads }
+}
+
+t.test('new change files are applied alone; a shorter chain steps back from the kept snapshot, with no load', async t => {
+  const { store, snapshot, files, reads, serves, loads } = await setup(t)
+  t.equal(await store.serve({ snapshot, changes: [files.a!] }), 'loaded')
+  t.same(reads.splice(0), ['a.jsonl'])
+  await serves(['a'])
+  const root = store.current()!.info.snapshotVersion
+  t.equal(store.current()!.info.version, `${root}+a`)
+  t.equal(await store.serve({ snapshot, changes: [files.a!, files.b!, files.c!] }), 'loaded')
+  t.same(reads.splice(0), ['b.jsonl', 'c.jsonl'], 'only the new ones read')
+  await serves(['a', 'b', 'c'])
+  t.equal(await store.serve({ snapshot, changes: [files.a!] }), 'loaded')
+  t.same(reads.splice(0), ['a.jsonl'], 'a step back: the chain built again from the snapshot as loaded')
+  await serves(['a'])
+  t.equal(await store.serve({ snapshot, changes: [] }), 'loaded')
+  await serves([])
+  t.equal(loads(), 1, 'the snapshot was loaded once, at start')
+  t.same(store.changeFiles(), { applied: 4, refused: 0 })
+})
+
+t.test('another snapshot: loaded, and the chain built on it; a bad change file changes nothing', async t => {
+  const { store, snapshot, files, reads, serves, loads } = await setup(t)
+  await store.serve({ snapshot, changes: [files.a!] })
+  const other = join(snapshot, '..', 'other.json')
+  await writeFile(other, JSON.stringify(doc))
+  t.equal(await store.serve({ snapshot: other, changes: [files.a!, files.b!] }), 'loaded')
+  t.equal(loads(), 1, 'the same bytes under another name are the same snapshot')
+  t.same(reads.splice(0), ['a.jsonl', 'b.jsonl'])
+  await serves(['a', 'b'])
+  await writeFile(other, JSON.stringify({ ...doc, generated_at: '2026-01-01T00:00:00Z' }))
+  t.equal(await store.serve({ snapshot: other, changes: [files.a!] }), 'loaded')
+  t.equal(loads(), 2)
+  t.equal(store.current()!.info.generatedAt, '2026-01-01T00:00:00Z')
+  const before = pagesOf(store.current()!)
+  await writeFile(files.b!, '{"changes": "explore", "version": 1, "id": "b"}\n{"op": "upsert", "language": "en", "pk": 1}\n')
+  t.equal(await store.serve({ snapshot: other, changes: [files.a!, files.b!] }), 'failed')
+  t.same(pagesOf(store.current()!), before)
+  t.match(store.recentFailures()[0], { file: files.b, problems: ['b.jsonl:2: is_translated: is required'] })
+  t.same(store.changeFiles(), { applied: 3, refused: 1 })
+})
