@@ -5,9 +5,7 @@
 import { SnapshotError } from '../errors.js'
 import { isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
 import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
-import { startsWithBom } from '../snapshot/load/json-text.js'
-import { readLines } from '../snapshot/load/read-lines.js'
-import { readDocument } from '../snapshot/load/read-document.js'
+import { readItems } from '../snapshot/read-items.js'
 import { fileStamp } from '../snapshot/store/snapshot-store.js'
 import { writeSnapshotFile } from '../snapshot/write-snapshot-file.js'
 
@@ -51,18 +49,14 @@ export async function convertCommand (args: string[]): Promise<number> {
       languages,
       // One pass over the input per language, whichever its format: memory stays that of one item.
       items: async (code, each) => {
-        if (toLines) {
-          await forEachDocumentItem(input, async (language, index, item) => {
-            if (language !== code) return
-            const own = (item as { language?: unknown }).language
-            if (own !== undefined && own !== language) {
-              throw new ConvertError(`languages.${language}[${index}] has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language: rename it first`)
-            }
-            await each(item)
-          })
-        } else {
-          await forEachLineItem(input, code, each)
-        }
+        await readItems(input, async (language, item, index) => {
+          if (language !== code) return
+          const own = item.language
+          if (toLines && own !== undefined && own !== language) {
+            throw new ConvertError(`languages.${language}[${index}] has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language: rename it first`)
+          }
+          await each(item)
+        })
         if (await fileStamp(input) !== stamp) throw new ConvertError(`${input} changed while it was converted: run again`)
       }
     }, {
@@ -87,38 +81,3 @@ export async function convertCommand (args: string[]): Promise<number> {
 
 /** A reason to write nothing, for the person converting. */
 class ConvertError extends Error {}
-
-/** The items of a valid format v1 document, language by language, as they are in it. */
-async function forEachDocumentItem (file: string, each: (language: string, index: number, item: object) => Promise<void>): Promise<void> {
-  // The streamer hands items over synchronously; they are written after each chunk, with backpressure.
-  let items: Array<[string, number, object]> = []
-  await readDocument(file, {
-    member () {},
-    language () {},
-    item (language, index, bytes) { items.push([language, index, JSON.parse(bytes.toString('utf8')) as object]) },
-    drain: async () => {
-      const ready = items
-      items = []
-      for (const [language, index, item] of ready) await each(language, index, item)
-    }
-  })
-}
-
-/** The items of one language in a valid JSON Lines file, without their `language`. */
-async function forEachLineItem (file: string, code: string, each: (item: object) => Promise<void>): Promise<void> {
-  let first = true
-  await readLines(file, {
-    line: async bytes => {
-      // The loader accepted the file: only its blank lines, its byte order mark and its header to skip.
-      const text = bytes.toString('utf8', startsWithBom(bytes) ? 3 : 0).trim()
-      if (text === '') return true
-      const value = JSON.parse(text) as Record<string, unknown>
-      const header = first && 'snapshot' in value
-      first = false
-      if (header || value.language !== code) return true
-      const { language: _language, ...item } = value
-      await each(item)
-      return true
-    }
-  })
-}

@@ -52,6 +52,18 @@ const COMMANDS: Record<string, Command> = {
   unpin: {
     summary: 'follow the source again, its newest loaded at once: unpin --ops-url URL (OPS_TOKEN)',
     run: async argv => await (await import('./versions-command.js')).versionsCommand('unpin', argv)
+  },
+  diff: {
+    summary: 'write the change file that takes one snapshot to another: diff OLD NEW --out CHANGES.jsonl',
+    run: async argv => await (await import('./diff-command.js')).diffCommand(argv)
+  },
+  apply: {
+    summary: 'write a snapshot with change files applied: apply SNAPSHOT CHANGES… --out FILE',
+    run: async argv => await (await import('./apply-command.js')).applyCommand(argv)
+  },
+  publish: {
+    summary: 'publish a snapshot or a change file to a fleet\'s manifest: publish --to s3://…/ | DIR',
+    run: async argv => await (await import('./publish-command.js')).publishCommand(argv)
   }
 }
 

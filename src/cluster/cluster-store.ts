@@ -1,22 +1,30 @@
-// WORKERS > 1 with SNAPSHOT_URL: the primary follows the source once (follow-source.ts) and this is the
-// store it hands each download to. It holds no snapshot: it tells every worker to load the file and
-// answers with what they did, 'loaded' only when every worker loaded it.
+// WORKERS > 1 with SNAPSHOT_URL: the primary follows the source once (follow-source.ts, follow-manifest.ts)
+// and this is the store it hands each download to. It holds no snapshot: it tells every worker to load the
+// file (or serve the manifest's chain) and answers with what they did, 'loaded' only when every worker did.
 import { stat } from 'node:fs/promises'
-import type { ReloadOutcome } from '../snapshot/store/snapshot-store.js'
-import type { FollowedStore } from '../sources/follow-source.js'
+import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
+import type { ChainStore } from '../sources/follow-manifest.js'
+import type { ToWorker } from './messages.js'
 
 export interface ClusterWorkers {
-  /** Asks every live worker to load `file`; resolves with each one's outcome and problems. */
-  reloadAll: (file: string) => Promise<Array<{ outcome: string, problems: string[] }>>
+  /** Asks every live worker to load `file` or serve a chain; resolves with each one's outcome and problems. */
+  askAll: (ask: WorkerAsk) => Promise<Array<{ outcome: string, problems: string[] }>>
   /** Whether any worker serves a snapshot. */
   serving: () => boolean
 }
 
-export class ClusterStore implements FollowedStore {
+/** What every worker is asked to do. */
+export type WorkerAsk = { explore: 'reload', file: string } | { explore: 'serve', chain: { snapshot: string, changes: string[] } }
+
+export class ClusterStore implements ChainStore {
   private lastFailure: { problems: readonly string[] } | null = null
+  /** What every worker serves, for a worker started again: the last chain served, or the cached copy. */
+  private lastGood: WorkerAsk
 
   /** `first`: what the first load serves instead of the cached copy (a pinned version's kept file). */
-  constructor (readonly file: string, private readonly workers: ClusterWorkers, private readonly first: () => string = () => file) {}
+  constructor (readonly file: string, private readonly workers: ClusterWorkers, private readonly first: () => string = () => file) {
+    this.lastGood = { explore: 'reload', file }
+  }
 
   async start (): Promise<void> {
     // Only a copy that exists is worth telling the workers about.
@@ -29,9 +37,26 @@ export class ClusterStore implements FollowedStore {
   }
 
   async reload (file: string): Promise<ReloadOutcome> {
-    const outcomes = await this.workers.reloadAll(file)
+    return await this.ask({ explore: 'reload', file })
+  }
+
+  async serve (chain: Chain): Promise<ReloadOutcome> {
+    return await this.ask({ explore: 'serve', chain: { snapshot: chain.snapshot, changes: [...chain.changes] } })
+  }
+
+  /** What a worker started again is told, so that it serves what the others do. */
+  catchUp (): ToWorker {
+    return this.lastGood
+  }
+
+  private async ask (ask: WorkerAsk): Promise<ReloadOutcome> {
+    const outcomes = await this.workers.askAll(ask)
     const failed = outcomes.find(answer => answer.outcome !== 'loaded')
-    if (outcomes.length > 0 && failed === undefined) return 'loaded'
+    if (outcomes.length > 0 && failed === undefined) {
+      // A download is renamed over the cached copy once loaded: the copy, not the download, is what lasts.
+      if (ask.explore === 'serve') this.lastGood = ask
+      return 'loaded'
+    }
     this.lastFailure = { problems: failed?.problems ?? ['no worker is running'] }
     return 'failed'
   }

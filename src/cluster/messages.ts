@@ -14,6 +14,8 @@ export type WorkerState = NonNullable<Status['cluster']>['workers'][number]
 export type ToWorker =
   /** Load the file (the snapshot's own, or a download); a `request` is answered with `reloaded`. */
   | { explore: 'reload', file?: string, request?: number }
+  /** Serve a fleet manifest's files, snapshot then changes (follow-manifest.ts); answered as a reload is. */
+  | { explore: 'serve', chain: { snapshot: string, changes: string[] }, request?: number }
   | { explore: 'cluster', workers: WorkerState[], /** The source as the primary follows it (SNAPSHOT_URL), for every worker's /-/status. */ source: SourceStatusJson | null }
   | { explore: 'metrics', request: number, text: string | null }
   /** The primary's answer to a worker's `memory` question (memory-order.ts). */

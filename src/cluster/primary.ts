@@ -9,12 +9,13 @@ import { AggregatorRegistry } from 'prom-client'
 import pino from 'pino'
 import { changesDirOf, type Config } from '../config.js'
 import { watchSnapshot } from '../snapshot/store/watch-snapshot.js'
-import { cachedCopyPath, SourceFollower, sourceStatusJson } from '../sources/follow-source.js'
+import { sourceStatusJson, type SourceFollower } from '../sources/follow-source.js'
+import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
 import { isHttpError, serverError } from '../errors.js'
 import type { StoreLogger } from '../snapshot/store/snapshot-store.js'
 import { openVersions, ServedVersions, versionPaths, type ActionResult } from '../snapshot/versions/served-versions.js'
-import { ClusterStore } from './cluster-store.js'
+import { ClusterStore, type WorkerAsk } from './cluster-store.js'
 import { LoadOrder } from './memory-order.js'
 import { megabytes, resolveBudget } from '../snapshot/memory-budget.js'
 import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
@@ -93,16 +94,17 @@ export async function runPrimary (config: Config): Promise<void> {
   /** Reloads asked of the workers and not yet answered by all: request → the workers still to answer. */
   const asked = new Map<number, { waiting: Set<number>, answers: Array<{ outcome: string, problems: string[] }>, done: () => void }>()
   let nextRequest = 1
-  const reloadAll = async (file: string): Promise<Array<{ outcome: string, problems: string[] }>> => {
+  const askAll = async (ask: WorkerAsk): Promise<Array<{ outcome: string, problems: string[] }>> => {
     const request = nextRequest++
     const workers = Object.values(cluster.workers ?? {}).filter(worker => worker !== undefined && reported.has(worker.id)) as Worker[]
     if (workers.length === 0) return []
     return await new Promise(resolve => {
       const entry = { waiting: new Set(workers.map(worker => worker.id)), answers: [] as Array<{ outcome: string, problems: string[] }>, done: () => { asked.delete(request); resolve(entry.answers) } }
       asked.set(request, entry)
-      for (const worker of workers) tell(worker, { explore: 'reload', file, request })
+      for (const worker of workers) tell(worker, { ...ask, request })
     })
   }
+  const reloadAll = async (file: string): Promise<Array<{ outcome: string, problems: string[] }>> => await askAll({ explore: 'reload', file })
   /** A worker answered (or died, and will not): the reload is done once every worker has. */
   const answered = (request: number, workerId: number, answer: { outcome: string, problems: string[] } | null) => {
     const entry = asked.get(request)
@@ -157,7 +159,10 @@ export async function runPrimary (config: Config): Promise<void> {
       if (!reported.has(worker.id)) {
         reported.add(worker.id)
         // A worker started again while the cluster follows a source loads the last good copy.
-        if (store !== null && served) tell(worker, { explore: 'reload', file: versions.pinnedFile() ?? store.file })
+        if (store !== null && served) {
+          const pinned = versions.pinnedFile()
+          tell(worker, pinned === null ? store.catchUp() : { explore: 'reload', file: pinned })
+        }
         tell(worker, { explore: 'pin', pin: versions.currentPin(), newest: versions.noticed() })
         // The source is followed once every first worker listens: a message sent before would be lost.
         if (reported.size === config.workers) startFollowing?.()
@@ -205,19 +210,18 @@ export async function runPrimary (config: Config): Promise<void> {
   let store: ClusterStore | null = null
   if (config.snapshotUrl !== null) {
     const source = await openSource(config.snapshotUrl, { forcePathStyle: config.s3ForcePathStyle })
-    store = new ClusterStore(cachedCopyPath(source, config.snapshotCacheDir), {
-      // What the workers loaded is kept before the follower renames the download over the cached copy.
-      reloadAll: async file => {
-        const answers = await reloadAll(file)
+    store = new ClusterStore(followedFile(source, config.snapshotCacheDir), {
+      askAll: async ask => {
+        const answers = await askAll(ask)
         // Every worker has read it: linked now, before the follower renames the download over the cached copy.
-        if (answers.length > 0 && answers.every(answer => answer.outcome === 'loaded')) keepServed(file)
+        if (ask.explore === 'reload' && answers.length > 0 && answers.every(answer => answer.outcome === 'loaded')) keepServed(ask.file)
         await opened.kept.idle()
         return answers
       },
       serving: () => [...states.values()].some(state => state.version !== null)
-    }, () => versions.pinnedFile() ?? cachedCopyPath(source, config.snapshotCacheDir))
+    }, () => versions.pinnedFile() ?? followedFile(source, config.snapshotCacheDir))
     const sourceLog = log.child({ component: 'snapshot' })
-    follower = new SourceFollower(source, store, {
+    follower = followerFor(source, store, {
       cacheDir: config.snapshotCacheDir,
       pollSeconds: config.snapshotPollSeconds,
       maxBytes: config.snapshotMaxMb * 1024 * 1024,

@@ -98,9 +98,10 @@ export class WorkerLink {
   private receive (message: unknown): void {
     if (!isExploreMessage(message)) return
     const said = message as ToWorker
-    if (said.explore === 'reload') {
+    if (said.explore === 'reload' || said.explore === 'serve') {
       const { request } = said
-      this.store.reload(said.file).then(outcome => {
+      const done = said.explore === 'serve' ? this.store.serve(said.chain) : this.store.reload(said.file)
+      done.then(outcome => {
         if (request === undefined) return
         const problems = outcome === 'loaded' ? [] : [...(this.store.status().lastFailure?.problems ?? [])]
         this.send({ explore: 'reloaded', request, outcome, problems })

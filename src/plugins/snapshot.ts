@@ -9,7 +9,9 @@ import { SnapshotStore } from '../snapshot/store/snapshot-store.js'
 import { KeptVersions } from '../snapshot/versions/kept-versions.js'
 import { openVersions, ServedVersions, versionPaths, type OpenedVersions } from '../snapshot/versions/served-versions.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
-import { cachedCopyPath, SourceFollower, type FollowedStore } from '../sources/follow-source.js'
+import type { SourceFollower } from '../sources/follow-source.js'
+import type { ChainStore } from '../sources/follow-manifest.js'
+import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
 import type { MemoryGuard } from '../snapshot/memory-budget.js'
 
@@ -74,7 +76,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
 
   if (remote !== null) {
     const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle })
-    const store = new SnapshotStore(cachedCopyPath(source, remote.cacheDir), { log: storeLog, memory, firstFile: opened.pinnedFile })
+    const store = new SnapshotStore(followedFile(source, remote.cacheDir), { log: storeLog, memory, firstFile: opened.pinnedFile })
     app.decorate('snapshots', store)
     app.addHook('onClose', async () => { await store.idle() })
     if (!remote.follow) return
@@ -93,7 +95,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     const versions = kept?.versions ?? null
     app.snapshotVersions = versions
     // The follower's loads are kept before it renames the download over the cached copy.
-    const followed: FollowedStore = {
+    const followed: ChainStore = {
       file: store.file,
       start: async () => {
         await store.start()
@@ -105,9 +107,14 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
         await opened.kept.idle()
         return outcome
       },
+      serve: async chain => {
+        const outcome = await store.serve(chain)
+        await opened.kept.idle()
+        return outcome
+      },
       status: () => store.status()
     }
-    follower = new SourceFollower(source, followed, {
+    follower = followerFor(source, followed, {
       cacheDir: remote.cacheDir,
       pollSeconds: remote.pollSeconds,
       maxBytes: remote.maxBytes,

@@ -1,6 +1,7 @@
 // The JSON Schema files in schemas/, as generated from the TypeBox sources. `npm run schemas` writes
 // them; a test fails when the committed files differ, so they are never edited by hand.
 import { ExplorePageSchema } from './explore-response.js'
+import { ManifestSchema } from './manifest.js'
 import { JsonLinesHeaderSchema, JsonLinesItemSchema, SnapshotSchema } from './snapshot.js'
 
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema'
@@ -12,6 +13,7 @@ export function jsonSchemaFiles (): Record<string, string> {
     'snapshot.schema.json': render(SnapshotSchema),
     'snapshot-header.schema.json': render(JsonLinesHeaderSchema),
     'snapshot-line.schema.json': render(JsonLinesItemSchema),
-    'explore-page.schema.json': render(ExplorePageSchema)
+    'explore-page.schema.json': render(ExplorePageSchema),
+    'manifest.schema.json': render(ManifestSchema)
   }
 }

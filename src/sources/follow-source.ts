@@ -2,16 +2,13 @@
 // directory through a temporary file, has the store load that file under the same rules as any snapshot,
 // and only then renames it over the cached copy. So the cached copy is always the last good snapshot: a
 // replica restarting while the store is down serves it, and a bad object never replaces it.
-import { createWriteStream } from 'node:fs'
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { once } from 'node:events'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
-import { pipeline } from 'node:stream/promises'
-import { Transform } from 'node:stream'
 import type { ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
 import type { Status } from '../schemas/operations.js'
 import { SourceError, type RemoteSource, type Validators } from './remote-source.js'
+import { closeBody, downloadObject } from './download-object.js'
 
 /**
  * What the follower needs of whoever loads what it downloads: a process's SnapshotStore, or a cluster's
@@ -84,30 +81,31 @@ export function cachedCopyPath (source: RemoteSource, cacheDir: string): string 
   return join(cacheDir, `snapshot-${createHash('sha256').update(source.shown).digest('hex').slice(0, 12)}${source.extension}`)
 }
 
+/** Followed by polling: the manifest follower (follow-manifest.ts) polls alike, and does more per change. */
 export class SourceFollower {
-  private readonly metaFile: string
+  protected readonly metaFile: string
 
   /** The cached copy, the store's own file (cachedCopyPath): the last good snapshot from this source. */
   private get file (): string {
     return this.store.file
   }
 
-  private readonly state: SourceStatus
+  protected readonly state: SourceStatus
   /** The validators of the last object refused by the loader: not downloaded again until it changes. */
-  private refused: Validators | null = null
+  protected refused: Validators | null = null
   /** The validators of the last object noticed while held: not noticed again until it changes. */
   private noticed: Validators | null = null
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
   private stopped = false
-  private readonly abort = new AbortController()
+  protected readonly abort = new AbortController()
   private failuresInARow = 0
   private starting: Promise<void> | null = null
 
   constructor (
-    private readonly source: RemoteSource,
-    private readonly store: FollowedStore,
-    private readonly options: FollowOptions
+    protected readonly source: RemoteSource,
+    protected readonly store: FollowedStore,
+    protected readonly options: FollowOptions
   ) {
     this.metaFile = `${store.file}.source.json`
     this.state = { url: source.shown, etag: null, lastModified: null, lastChecked: null, lastChanged: null, lastError: null, checks: 0, errors: 0 }
@@ -126,7 +124,7 @@ export class SourceFollower {
     return this.starting
   }
 
-  private async serveCachedCopy (): Promise<void> {
+  protected async serveCachedCopy (): Promise<void> {
     try {
       await mkdir(this.options.cacheDir, { recursive: true })
       await this.sweepDownloads()
@@ -163,7 +161,7 @@ export class SourceFollower {
     await this.running?.catch(() => {})
   }
 
-  private schedule (seconds: number): void {
+  protected schedule (seconds: number): void {
     if (this.stopped) return
     this.timer = setTimeout(() => { this.tick().catch(() => {}) }, seconds * 1000)
     this.timer.unref()
@@ -201,7 +199,7 @@ export class SourceFollower {
     }
   }
 
-  private async follow (): Promise<void> {
+  protected async follow (): Promise<void> {
     const known = this.store.current() === null ? null : { etag: this.state.etag, lastModified: this.state.lastModified }
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((this.options.timeoutSeconds ?? 600) * 1000)])
     const held = this.options.held?.() === true
@@ -221,10 +219,7 @@ export class SourceFollower {
     // The loader reads the format from the name: the temporary file keeps the extension.
     const temporary = `${this.file.slice(0, -this.source.extension.length)}.download-${process.pid}${this.source.extension}`
     try {
-      const bytes = await this.download(fetched.body, temporary, signal)
-      if (fetched.length !== null && bytes !== fetched.length) {
-        throw new SourceError(`the download was cut short: ${bytes} of ${fetched.length} bytes`)
-      }
+      await downloadObject(fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal })
       if (!await this.source.unchangedSince(fetched.validators, signal)) {
         throw new SourceError('the object changed while it was downloaded: it is downloaded again at the next check')
       }
@@ -245,29 +240,6 @@ export class SourceFollower {
     } finally {
       await rm(temporary, { force: true })
     }
-  }
-
-  /** Streams the body into `file`, counting bytes against the cap; flushed to disk before it is loaded. */
-  private async download (body: AsyncIterable<Uint8Array>, file: string, signal: AbortSignal): Promise<number> {
-    let bytes = 0
-    const { maxBytes } = this.options
-    const counter = new Transform({
-      transform (chunk: Buffer, _encoding, done) {
-        bytes += chunk.length
-        if (bytes > maxBytes) done(new SourceError(`the object is more than SNAPSHOT_MAX_MB allows (${maxBytes} bytes): download stopped`))
-        else done(null, chunk)
-      }
-    })
-    const out = createWriteStream(file, { flush: true })
-    try {
-      await pipeline(body, counter, out, { signal })
-    } catch (error) {
-      if (error instanceof SourceError) throw error
-      if (typeof (error as NodeJS.ErrnoException).code === 'string' && (error as NodeJS.ErrnoException).syscall !== undefined) throw error
-      throw new SourceError(`the download failed: ${(error as Error).message}`)
-    }
-    if (!out.closed) await once(out, 'close')
-    return bytes
   }
 
   /** Downloads a killed process left behind (each up to SNAPSHOT_MAX_MB): this source's, in this directory. */
@@ -291,7 +263,7 @@ export class SourceFollower {
   }
 }
 
-function isAlive (pid: number): boolean {
+export function isAlive (pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true
@@ -300,13 +272,8 @@ function isAlive (pid: number): boolean {
   }
 }
 
-async function closeBody (body: AsyncIterable<Uint8Array>): Promise<void> {
-  const destroy = (body as { destroy?: () => void }).destroy
-  if (typeof destroy === 'function') destroy.call(body)
-}
-
 /** A local failure (the cache disk) in words: the operator's to fix. */
-function describeLocalError (error: unknown): string {
+export function describeLocalError (error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code
   if (code === 'ENOSPC') return 'the cache disk is full (SNAPSHOT_CACHE_DIR): the download was dropped'
   if (code === 'EACCES' || code === 'EPERM') return 'the cache directory is not writable (SNAPSHOT_CACHE_DIR)'

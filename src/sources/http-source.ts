@@ -17,6 +17,12 @@ export class HttpSource implements RemoteSource {
     this.shown = shown.href
   }
 
+  sibling (name: string): HttpSource {
+    // Resolved as a link on the manifest's page would be: same origin and folder. A query (a signed URL's)
+    // signs one object only, so it is not carried over.
+    return new HttpSource(new URL(name, this.url))
+  }
+
   async fetch (known: Validators | null, signal: AbortSignal): Promise<Fetched> {
     const response = await this.request('GET', known, signal)
     if (response.status === 304) {

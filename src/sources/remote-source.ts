@@ -27,6 +27,8 @@ export interface RemoteSource {
   fetch: (known: Validators | null, signal: AbortSignal) => Promise<Fetched>
   /** Whether the object is still the version `validators` names (after a download: did it change during it?). */
   unchangedSince: (validators: Validators, signal: AbortSignal) => Promise<boolean>
+  /** The object `name` beside this one, through the same store and settings (a manifest's snapshot and changes). */
+  sibling: (name: string) => RemoteSource
 }
 
 /** A failure to reach or read the source, in words for the log and status (never a stack trace). */

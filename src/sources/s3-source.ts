@@ -13,7 +13,7 @@ export class S3Source implements RemoteSource {
   private readonly key: string
   private readonly client: S3Client
 
-  constructor (url: URL, { forcePathStyle }: { forcePathStyle: boolean }) {
+  constructor (url: URL, { forcePathStyle }: { forcePathStyle: boolean }, client?: S3Client) {
     this.bucket = url.hostname
     this.key = decodeURIComponent(url.pathname.slice(1))
     if (this.bucket === '' || this.key === '') throw new SourceError('an S3 source is s3://bucket/key')
@@ -22,7 +22,14 @@ export class S3Source implements RemoteSource {
     this.extension = extension
     this.shown = `s3://${this.bucket}/${this.key}`
     // The SDK retries throttling and 5xx itself (3 attempts); the follower's own poll does the rest.
-    this.client = new S3Client({ forcePathStyle })
+    this.client = client ?? new S3Client({ forcePathStyle })
+  }
+
+  /** The key `name` in this key's folder, through the same client (its connections, its credentials). */
+  sibling (name: string): S3Source {
+    const url = new URL(`s3://${this.bucket}/`)
+    url.pathname = `/${this.key.slice(0, this.key.lastIndexOf('/') + 1)}${name}`
+    return new S3Source(url, { forcePathStyle: false }, this.client)
   }
 
   async fetch (known: Validators | null, signal: AbortSignal): Promise<Fetched> {
@@ -55,23 +62,27 @@ export class S3Source implements RemoteSource {
     }
   }
 
-  /** The SDK's errors, in words for whoever reads the log and status. */
   private describe (error: unknown): SourceError {
-    if (error instanceof SourceError) return error
-    const status = statusOf(error)
-    const name = (error as Error).name
-    if (name === 'NoSuchBucket') return new SourceError(`${this.shown}: the bucket does not exist`)
-    if (name === 'NoSuchKey' || (status === 404 && name !== 'NoSuchBucket')) return new SourceError(`${this.shown}: no such object`)
-    if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'ExpiredToken', 'InvalidToken'].includes(name) || status === 403) {
-      return new SourceError(`${this.shown}: access denied (${name}): check the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the bucket's policy`)
-    }
-    if (error instanceof S3ServiceException) return new SourceError(`${this.shown}: the store answered ${status ?? '?'} ${name}`)
-    if (/region/i.test((error as Error).message)) return new SourceError(`${this.shown}: no region is configured (set AWS_REGION)`)
-    if (/credential/i.test((error as Error).message)) return new SourceError(`${this.shown}: no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile)`)
-    return new SourceError(`${this.shown} could not be reached: ${describeFetchError(error)}`)
+    return describeS3Error(this.shown, error)
   }
 }
 
-function statusOf (error: unknown): number | undefined {
+/** The SDK's errors, in words for whoever reads the log, the status or a publisher's terminal. */
+export function describeS3Error (shown: string, error: unknown): SourceError {
+  if (error instanceof SourceError) return error
+  const status = statusOf(error)
+  const name = (error as Error).name
+  if (name === 'NoSuchBucket') return new SourceError(`${shown}: the bucket does not exist`)
+  if (name === 'NoSuchKey' || (status === 404 && name !== 'NoSuchBucket')) return new SourceError(`${shown}: no such object`)
+  if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'ExpiredToken', 'InvalidToken'].includes(name) || status === 403) {
+    return new SourceError(`${shown}: access denied (${name}): check the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the bucket's policy`)
+  }
+  if (error instanceof S3ServiceException) return new SourceError(`${shown}: the store answered ${status ?? '?'} ${name}`)
+  if (/region/i.test((error as Error).message)) return new SourceError(`${shown}: no region is configured (set AWS_REGION)`)
+  if (/credential/i.test((error as Error).message)) return new SourceError(`${shown}: no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile)`)
+  return new SourceError(`${shown} could not be reached: ${describeFetchError(error)}`)
+}
+
+export function statusOf (error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode
 }

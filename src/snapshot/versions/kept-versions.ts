@@ -127,6 +127,12 @@ export class KeptVersions {
     if (!VERSION_NAME.test(served.version)) throw new Error(`"${served.version}" cannot name a directory`)
     const known = this.records.find(record => record.version === served.version)
     if (known !== undefined) return known
+    // A version built by change files (`<snapshot>+<change id>`, contract §9) is its snapshot and its change
+    // files: the snapshot alone kept under its name would roll back to other content. Not kept (yet).
+    if (served.version.includes('+')) {
+      this.options.log.info({ version: served.version }, 'a version built by change files is not kept: a rollback goes back to a whole snapshot')
+      return null
+    }
     // A pipe or a device has no bytes to keep: copying one would wait for a writer for ever.
     if (!(await stat(served.file)).isFile()) {
       this.options.log.warn({ version: served.version, file: served.file }, 'the snapshot is not a regular file: this version is not kept')

@@ -126,6 +126,7 @@ export class ServedVersions {
   /** Keeps a version just loaded from the source (a kept file's load keeps nothing new). */
   async record (served: ServedVersion, options: { owned: boolean }): Promise<void> {
     if (this.kept.holds(served.file)) return
+
     await this.kept.keep(served, options)
   }
 

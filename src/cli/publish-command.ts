@@ -1,0 +1,157 @@
+// `explore-replica publish --to DEST (--snapshot FILE | --changes FILE | --step-back N)`: publishes to a
+// fleet's manifest (contract §9). The file is checked as a replica would check it, uploaded under its own
+// name (objects are immutable once published), and only then is the manifest rewritten, replaced only if
+// it is still the one read: replicas never see a manifest that names an object not yet there.
+import { basename } from 'node:path'
+import { parseArgs } from 'node:util'
+import { SnapshotError, UsageError } from '../errors.js'
+import { MANIFEST_SUFFIX, type Manifest } from '../schemas/manifest.js'
+import { readChangeFile } from '../snapshot/changes/read-change-file.js'
+import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { ManifestError, manifestText, parseManifest } from '../sources/read-manifest.js'
+
+export const PUBLISH_USAGE = `Usage: explore-replica publish --to DEST (--snapshot FILE | --changes FILE | --step-back N)
+Publishes to a fleet's manifest (DEST/${MANIFEST_SUFFIX}), which replicas follow with SNAPSHOT_URL. DEST is
+s3://bucket/prefix/ (AWS's standard settings: AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+AWS_ENDPOINT_URL_S3, profiles, roles) or a directory (served by an HTTP server that sends ETags).
+  --snapshot FILE       check FILE as a replica loads it, upload it under its name, then write a manifest
+                        that names it alone: replicas load it whole
+  --changes FILE        check the change file, upload it under its name, then append it to the manifest's
+                        changes: replicas download and apply it alone
+  --step-back N         rewrite the manifest without its last N changes: replicas step back to what they
+                        hold, with no download (publish the change again to go forward)
+  --s3-force-path-style path-style S3 addressing (MinIO, moto, some Ceph)
+A name already published with other bytes is refused (objects are immutable); the same bytes again are no
+error. Objects go first, the manifest last, and the manifest is replaced only if no one replaced it meanwhile.
+Exit 0 published; 1 refused (an invalid file, a name reused, a manifest missing or changed meanwhile, a store
+that refuses or cannot be reached); 2 bad usage.
+`
+
+/** The manifest as found at the destination: its text, and what tells it from a later one (ETag, or the text). */
+export interface ReadManifest {
+  text: string
+  version: string | null
+}
+
+/** A fleet's folder: a directory (publish-to-directory.ts) or an S3 prefix (publish-to-s3.ts). */
+export interface PublishTarget {
+  readonly shown: string
+  readManifest: () => Promise<ReadManifest | null>
+  /** Uploads `file` as `name` unless it is there: 'present' when it is, with the same bytes. */
+  putObject: (name: string, file: string) => Promise<'uploaded' | 'present'>
+  /** Replaces the manifest, unless it is no longer `expected` (null: there was none). */
+  writeManifest: (text: string, expected: ReadManifest | null) => Promise<void>
+  close?: () => void
+}
+
+/** A refusal, in words for the publisher: exit 1. */
+export class PublishError extends Error {}
+
+export async function publishCommand (argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      to: { type: 'string' },
+      snapshot: { type: 'string' },
+      changes: { type: 'string' },
+      'step-back': { type: 'string' },
+      's3-force-path-style': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' }
+    }
+  })
+  if (values.help === true) {
+    process.stdout.write(PUBLISH_USAGE)
+    return 0
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}: name the file with --snapshot or --changes`)
+  if (values.to === undefined) throw new UsageError('--to s3://bucket/prefix/ or --to DIR is required')
+  const actions = [values.snapshot, values.changes, values['step-back']].filter(value => value !== undefined)
+  if (actions.length !== 1) throw new UsageError('give one of --snapshot FILE, --changes FILE, --step-back N')
+  const stepBack = values['step-back'] === undefined ? null : Number(values['step-back'])
+  if (stepBack !== null && !(Number.isSafeInteger(stepBack) && stepBack >= 1 && /^\d+$/.test(values['step-back'] ?? ''))) {
+    throw new UsageError(`--step-back must be a whole number of changes, 1 or more; got ${JSON.stringify(values['step-back'])}`)
+  }
+  const target = await openTarget(values.to, values['s3-force-path-style'] === true)
+  try {
+    if (values.snapshot !== undefined) return await publishFile(target, 'snapshot', values.snapshot)
+    if (values.changes !== undefined) return await publishFile(target, 'changes', values.changes)
+    return await stepBackBy(target, stepBack as number)
+  } catch (error) {
+    if (!(error instanceof PublishError)) throw error
+    process.stderr.write(`${error.message}\n`)
+    return 1
+  } finally {
+    target.close?.()
+  }
+}
+
+async function openTarget (to: string, forcePathStyle: boolean): Promise<PublishTarget> {
+  if (/^s3:/i.test(to)) {
+    const url = new URL(to)
+    if (url.hostname === '') throw new UsageError(`--to ${to}: an S3 destination is s3://bucket/prefix/`)
+    const { S3Target } = await import('./publish-to-s3.js')
+    return new S3Target(url, { forcePathStyle })
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(to)) throw new UsageError(`--to ${to}: a destination is s3://bucket/prefix/ or a directory`)
+  const { DirectoryTarget } = await import('./publish-to-directory.js')
+  return new DirectoryTarget(to)
+}
+
+async function publishFile (target: PublishTarget, kind: 'snapshot' | 'changes', file: string): Promise<number> {
+  const name = basename(file)
+  // The name is checked by the manifest's own rules before anything is read or sent.
+  const found = await target.readManifest()
+  const current = found === null ? null : manifestOf(target, found)
+  let next: Manifest
+  if (kind === 'snapshot') {
+    next = { ...(current ?? {}), manifest: 'explore', version: 1, snapshot: name, changes: [] }
+  } else {
+    if (current === null) throw new PublishError(`${target.shown} has no ${MANIFEST_SUFFIX}: publish a snapshot first (--snapshot FILE)`)
+    if (current.changes.includes(name)) throw new PublishError(`${name} is already in the manifest's changes: nothing to do`)
+    next = { ...current, changes: [...current.changes, name] }
+  }
+  try {
+    parseManifest(manifestText(next))
+  } catch (error) {
+    if (!(error instanceof ManifestError)) throw error
+    throw new PublishError(`${file} cannot be published under its name: ${error.problems.join('; ')}`)
+  }
+  try {
+    // Checked as a replica checks it: a fleet never downloads what it would refuse.
+    if (kind === 'snapshot') (await loadSnapshotFile(file)).memory.retire()
+    else await readChangeFile(file)
+  } catch (error) {
+    if (!(error instanceof SnapshotError)) throw error
+    throw new PublishError(`${error.message}\nnothing published`)
+  }
+  const uploaded = await target.putObject(name, file)
+  await target.writeManifest(manifestText(next), found)
+  process.stdout.write(`${uploaded === 'uploaded' ? 'Uploaded' : 'Already there, the same bytes:'} ${name}; ${target.shown}${MANIFEST_SUFFIX} now lists ${describe(next)}\n`)
+  return 0
+}
+
+async function stepBackBy (target: PublishTarget, count: number): Promise<number> {
+  const found = await target.readManifest()
+  if (found === null) throw new PublishError(`${target.shown} has no ${MANIFEST_SUFFIX}: nothing to step back from`)
+  const current = manifestOf(target, found)
+  if (count > current.changes.length) throw new PublishError(`the manifest lists ${current.changes.length} change${current.changes.length === 1 ? '' : 's'}: cannot step back ${count}`)
+  const next = { ...current, changes: current.changes.slice(0, current.changes.length - count) }
+  await target.writeManifest(manifestText(next), found)
+  process.stdout.write(`${target.shown}${MANIFEST_SUFFIX} now lists ${describe(next)} (stepped back from ${current.changes.at(-1) ?? ''})\n`)
+  return 0
+}
+
+function manifestOf (target: PublishTarget, found: ReadManifest): Manifest {
+  try {
+    return parseManifest(found.text)
+  } catch (error) {
+    if (!(error instanceof ManifestError)) throw error
+    throw new PublishError(`${target.shown}${MANIFEST_SUFFIX} is not a manifest (${error.problems.join('; ')}): fix or remove it first`)
+  }
+}
+
+function describe (manifest: Manifest): string {
+  const changes = manifest.changes.length
+  return `${manifest.snapshot} and ${changes === 0 ? 'no changes' : `${changes} change${changes === 1 ? '' : 's'} (the last ${manifest.changes.at(-1) ?? ''})`}`
+}

@@ -1,0 +1,68 @@
+// `explore-replica publish --to DIR`: a fleet's folder on disk (served by any HTTP server that sends ETags,
+// or shared). Objects are written once under their own names; the manifest is replaced in one rename, so a
+// replica polling it reads the old one or the new one, never half of either.
+import { createReadStream } from 'node:fs'
+import { copyFile, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { join, resolve, sep } from 'node:path'
+import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
+import { PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
+
+export class DirectoryTarget implements PublishTarget {
+  readonly shown: string
+  private readonly manifestFile: string
+
+  constructor (private readonly dir: string) {
+    this.shown = `${resolve(dir)}${sep}`
+    this.manifestFile = join(dir, MANIFEST_SUFFIX)
+  }
+
+  async readManifest (): Promise<ReadManifest | null> {
+    try {
+      const text = await readFile(this.manifestFile, 'utf8')
+      return { text, version: text }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw new PublishError(`${this.manifestFile} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    }
+  }
+
+  async putObject (name: string, file: string): Promise<'uploaded' | 'present'> {
+    const target = join(this.dir, name)
+    if ((await stat(target).catch(() => null)) !== null) {
+      if (await sha256(target) === await sha256(file)) return 'present'
+      throw new PublishError(`${name} is already published in ${this.shown} with other content: objects are immutable once published, so publish this one under another name`)
+    }
+    await mkdir(this.dir, { recursive: true })
+    // Whole or not at all under its name: a replica may ask for it as soon as a manifest names it.
+    const temporary = join(this.dir, `.${name}.${process.pid}.tmp`)
+    try {
+      await copyFile(file, temporary)
+      await rename(temporary, target)
+    } catch (error) {
+      await rm(temporary, { force: true })
+      throw new PublishError(`${name} could not be written to ${this.shown} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    }
+    return 'uploaded'
+  }
+
+  async writeManifest (text: string, expected: ReadManifest | null): Promise<void> {
+    // Another publisher's manifest, written since this one was read, is not overwritten.
+    const now = await this.readManifest()
+    if ((now?.version ?? null) !== (expected?.version ?? null)) throw new PublishError(`${this.manifestFile} changed while this was published (another publisher?): nothing replaced; run again`)
+    const temporary = join(this.dir, `.${MANIFEST_SUFFIX}.${process.pid}.tmp`)
+    try {
+      await writeFile(temporary, text, { flush: true })
+      await rename(temporary, this.manifestFile)
+    } catch (error) {
+      await rm(temporary, { force: true })
+      throw new PublishError(`${this.manifestFile} could not be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    }
+  }
+}
+
+async function sha256 (file: string): Promise<string> {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
+  return hash.digest('hex')
+}

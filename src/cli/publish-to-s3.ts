@@ -1,0 +1,108 @@
+// `explore-replica publish --to s3://bucket/prefix/`: a fleet's prefix in an S3-compatible store, through
+// AWS's SDK and its standard settings (as a replica's source is: s3-source.ts). S3's conditional writes keep
+// the promises a fleet relies on: an object is created once (If-None-Match: *), and the manifest is
+// replaced only if it is still the one read (If-Match), so two publishers never lose each other's change.
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
+import { describeS3Error, statusOf } from '../sources/s3-source.js'
+import { PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
+
+/** The most one PutObject takes; larger needs a multipart upload, which this publisher does not do. */
+const MAX_PUT_BYTES = 5 * 1024 ** 3
+
+export class S3Target implements PublishTarget {
+  readonly shown: string
+  private readonly bucket: string
+  private readonly prefix: string
+  private readonly client: S3Client
+
+  constructor (url: URL, { forcePathStyle }: { forcePathStyle: boolean }) {
+    this.bucket = url.hostname
+    const path = decodeURIComponent(url.pathname.slice(1))
+    // `s3://bucket/prefix` and `s3://bucket/prefix/` are the same folder.
+    this.prefix = path === '' || path.endsWith('/') ? path : `${path}/`
+    this.shown = `s3://${this.bucket}/${this.prefix}`
+    this.client = new S3Client({ forcePathStyle })
+  }
+
+  close (): void {
+    this.client.destroy()
+  }
+
+  async readManifest (): Promise<ReadManifest | null> {
+    const key = this.prefix + MANIFEST_SUFFIX
+    try {
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))
+      const text = await object.Body?.transformToString('utf8') ?? ''
+      return { text, version: object.ETag ?? null }
+    } catch (error) {
+      if ((error as Error).name === 'NoSuchKey') return null
+      throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
+    }
+  }
+
+  async putObject (name: string, file: string): Promise<'uploaded' | 'present'> {
+    const key = this.prefix + name
+    const shown = `s3://${this.bucket}/${key}`
+    const { size } = await stat(file)
+    if (size > MAX_PUT_BYTES) throw new PublishError(`${file} is ${size} bytes, more than one S3 upload takes (5 GiB): split it, or publish a JSON Lines snapshot and send the rest as change files`)
+    try {
+      await this.client.send(new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: createReadStream(file),
+        ContentLength: size,
+        ContentType: name.endsWith('.json') ? 'application/json' : 'application/x-ndjson',
+        IfNoneMatch: '*'
+      }))
+      return 'uploaded'
+    } catch (error) {
+      if (statusOf(error) !== 412) throw new PublishError(describeS3Error(shown, error).message)
+    }
+    // Already there: the same bytes are a publish repeated, other bytes a name reused.
+    if (await this.holds(key, file, size)) return 'present'
+    throw new PublishError(`${shown} is already published with other content: objects are immutable once published, so publish this one under another name`)
+  }
+
+  async writeManifest (text: string, expected: ReadManifest | null): Promise<void> {
+    const key = this.prefix + MANIFEST_SUFFIX
+    try {
+      await this.client.send(new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: text,
+        ContentType: 'application/json',
+        // A cache in front of the bucket asks again every time: replicas poll it.
+        CacheControl: 'no-cache',
+        ...(expected?.version == null ? { IfNoneMatch: '*' } : { IfMatch: expected.version })
+      }))
+    } catch (error) {
+      if (statusOf(error) === 412) throw new PublishError(`s3://${this.bucket}/${key} changed while this was published (another publisher?): nothing replaced; run again`)
+      throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
+    }
+  }
+
+  /** Whether the object at `key` has the file's bytes: by size, then by ETag (a single upload's is its MD5). */
+  private async holds (key: string, file: string, size: number): Promise<boolean> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))
+      if (head.ContentLength !== size) return false
+      const etag = head.ETag?.replaceAll('"', '') ?? ''
+      if (/^[0-9a-f]{32}$/.test(etag)) return etag === await digestOf(createReadStream(file), 'md5')
+      // A multipart upload's ETag is no digest of the bytes: compare them.
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))
+      return await digestOf(object.Body as AsyncIterable<Uint8Array>, 'sha256') === await digestOf(createReadStream(file), 'sha256')
+    } catch (error) {
+      throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
+    }
+  }
+}
+
+async function digestOf (bytes: AsyncIterable<Uint8Array>, algorithm: 'md5' | 'sha256'): Promise<string> {
+  const hash = createHash(algorithm)
+  for await (const chunk of bytes) hash.update(chunk)
+  return hash.digest('hex')
+}

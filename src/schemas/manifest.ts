@@ -1,0 +1,39 @@
+// A fleet's manifest (contract §9): the published object that names a snapshot and its change files, in
+// the order they apply. The follower (src/sources/follow-manifest.ts) and the publisher (src/cli/
+// publish-command.ts) read and write it through this one schema.
+import { Type, type Static } from '@sinclair/typebox'
+
+/** A SNAPSHOT_URL whose name ends so is a manifest, not a snapshot. */
+export const MANIFEST_SUFFIX = 'manifest.json'
+
+/**
+ * An object the manifest names: a file name in the manifest's own folder. No `/`, so no `../x`, no absolute
+ * path and no URL: a manifest can never send a replica outside its prefix.
+ */
+export const OBJECT_NAME_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9._-]*$'
+
+const ObjectName = (description: string, extension: string) => Type.String({
+  pattern: OBJECT_NAME_PATTERN.replace('*$', `*\\.(${extension})$`),
+  maxLength: 255,
+  description
+})
+
+export const ManifestSchema = Type.Object({
+  manifest: Type.Literal('explore'),
+  version: Type.Literal(1),
+  snapshot: ObjectName('The snapshot, by its name beside the manifest (.json, .jsonl or .ndjson).', 'json|jsonl|ndjson'),
+  changes: Type.Array(ObjectName('A change file, by its name beside the manifest (.jsonl).', 'jsonl'), {
+    uniqueItems: true,
+    description: 'The change files applied to the snapshot, in this order; empty for the snapshot alone.'
+  })
+}, {
+  $id: 'https://explore-replica.dev/schemas/manifest.schema.json',
+  title: 'Explore fleet manifest',
+  additionalProperties: true
+})
+
+export type Manifest = Static<typeof ManifestSchema>
+
+export function isManifestName (path: string): boolean {
+  return path.endsWith(MANIFEST_SUFFIX)
+}

@@ -1,0 +1,40 @@
+// A published object's body streamed into a local file, counted against a cap and flushed to disk before
+// anyone loads it: the snapshot follower's and the manifest follower's one way of downloading.
+import { createWriteStream } from 'node:fs'
+import { once } from 'node:events'
+import { pipeline } from 'node:stream/promises'
+import { Transform } from 'node:stream'
+import { SourceError } from './remote-source.js'
+
+/**
+ * Streams `body` into `file` and resolves with its bytes. Rejects with a SourceError when the body passes
+ * `maxBytes`, fails midway or is shorter than `length` (when the source said it); a local failure (the
+ * cache disk) is rethrown as it is, for the caller to put in words.
+ */
+export async function downloadObject (body: AsyncIterable<Uint8Array>, file: string, { maxBytes, length, signal }: { maxBytes: number, length: number | null, signal: AbortSignal }): Promise<number> {
+  let bytes = 0
+  const counter = new Transform({
+    transform (chunk: Buffer, _encoding, done) {
+      bytes += chunk.length
+      if (bytes > maxBytes) done(new SourceError(`the object is more than SNAPSHOT_MAX_MB allows (${maxBytes} bytes): download stopped`))
+      else done(null, chunk)
+    }
+  })
+  const out = createWriteStream(file, { flush: true })
+  try {
+    await pipeline(body, counter, out, { signal })
+  } catch (error) {
+    if (error instanceof SourceError) throw error
+    if (typeof (error as NodeJS.ErrnoException).code === 'string' && (error as NodeJS.ErrnoException).syscall !== undefined) throw error
+    throw new SourceError(`the download failed: ${(error as Error).message}`)
+  }
+  if (!out.closed) await once(out, 'close')
+  if (length !== null && bytes !== length) throw new SourceError(`the download was cut short: ${bytes} of ${length} bytes`)
+  return bytes
+}
+
+/** Ends a body that will not be read (a refused object): its connection goes back to the pool or closes. */
+export async function closeBody (body: AsyncIterable<Uint8Array>): Promise<void> {
+  const destroy = (body as { destroy?: () => void }).destroy
+  if (typeof destroy === 'function') destroy.call(body)
+}

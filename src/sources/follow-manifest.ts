@@ -1,0 +1,230 @@
+// Follows a fleet's manifest (contract §9): polls it as any published object is polled (follow-source.ts:
+// a 304 costs nothing), downloads only the objects it names that are not held yet (objects are immutable
+// once published, so a name held is an object held), and hands the chain, snapshot then changes, to the
+// store. A manifest that lists less steps back from what is held, with no download. The manifest served
+// and its objects stay in the cache directory: a replica restarting while the store is down serves them.
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import type { Manifest } from '../schemas/manifest.js'
+import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
+import { closeBody, downloadObject } from './download-object.js'
+import { describeLocalError, isAlive, SourceFollower, type FollowedStore, type FollowOptions } from './follow-source.js'
+import { ManifestError, parseManifest } from './read-manifest.js'
+import { SourceError, type RemoteSource, type Validators } from './remote-source.js'
+
+/** A manifest names a few thousand objects at most: anything larger is not one. */
+const MANIFEST_MAX_BYTES = 4 * 1024 * 1024
+
+/** A store that serves a chain of files: a process's SnapshotStore, or a cluster's workers all told at once. */
+export interface ChainStore extends FollowedStore {
+  serve: (chain: Chain) => Promise<ReloadOutcome>
+}
+
+/** What is known of the cached manifest, kept beside it. */
+interface CachedManifest extends Validators {
+  url: string
+  downloadedAt: string
+}
+
+/**
+ * The folder a manifest's cache lives in, one per manifest URL (replicas may share SNAPSHOT_CACHE_DIR):
+ * `manifest.json` (the last one served), its validators beside it, and `objects/` (the files it names).
+ */
+export function manifestCacheDir (source: RemoteSource, cacheDir: string): string {
+  return join(cacheDir, `manifest-${createHash('sha256').update(source.shown).digest('hex').slice(0, 12)}`)
+}
+
+/** The cached manifest's path: the store's `file`, shown in /-/status as what is served. */
+export function cachedManifestPath (source: RemoteSource, cacheDir: string): string {
+  return join(manifestCacheDir(source, cacheDir), 'manifest.json')
+}
+
+export class ManifestFollower extends SourceFollower {
+  private readonly objects: string
+  /** The manifest served, and the one served before it: their objects are kept, everything else goes. */
+  private held: Manifest | null = null
+  private before: Manifest | null = null
+
+  constructor (source: RemoteSource, private readonly chains: ChainStore, options: FollowOptions) {
+    super(source, chains, options)
+    this.objects = join(manifestCacheDir(source, options.cacheDir), 'objects')
+  }
+
+  /** The cached manifest and its objects, served before the first check; then the checks. */
+  protected override async serveCachedCopy (): Promise<void> {
+    try {
+      await mkdir(this.objects, { recursive: true })
+      await this.sweepObjectDownloads()
+    } catch (error) {
+      this.options.log.error({ source: this.source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
+    }
+    const cached = await this.readCachedManifest()
+    if (cached !== null) {
+      try {
+        const outcome = await this.chains.serve(await this.filesOf(cached.manifest, null))
+        if (outcome !== 'loaded') throw new Error(this.chains.status().lastFailure?.problems.join('; ') ?? outcome)
+        this.held = cached.manifest
+        Object.assign(this.state, { etag: cached.validators.etag, lastModified: cached.validators.lastModified })
+        this.options.log.info({ source: this.source.shown, cached: this.chains.file, snapshot: cached.manifest.snapshot, changes: cached.manifest.changes.length }, 'serving the cached manifest\'s snapshot and changes while the source is checked')
+      } catch (error) {
+        this.options.log.error({ source: this.source.shown, cached: this.chains.file, problem: (error as Error).message }, 'the cached manifest does not load; waiting for the source')
+      }
+    }
+    this.schedule(0)
+  }
+
+  protected override async follow (): Promise<void> {
+    const known = this.store.current() === null ? null : { etag: this.state.etag, lastModified: this.state.lastModified }
+    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((this.options.timeoutSeconds ?? 600) * 1000)])
+    const fetched = await this.source.fetch(this.refused ?? known, signal)
+    if (!fetched.changed) return
+    const text = await readSmall(fetched.body, fetched.length)
+    let manifest: Manifest
+    try {
+      manifest = parseManifest(text)
+    } catch (error) {
+      if (!(error instanceof ManifestError)) throw error
+      // Not asked for again until it changes, as a bad snapshot object is not.
+      this.refused = fetched.validators
+      throw new SourceError(`the manifest is refused: ${error.problems.slice(0, 3).join('; ')}${error.problems.length > 3 ? '; …' : ''}`)
+    }
+    // Published again as it was (a new ETag, the same names): nothing to load.
+    const changed = this.held === null || !sameChain(this.held, manifest) || this.store.current() === null
+    if (changed) {
+      const outcome = await this.chains.serve(await this.filesOf(manifest, signal))
+      if (outcome !== 'loaded') {
+        // A bad object stays bad (objects never change): the manifest is refused until it changes.
+        if (outcome === 'failed') this.refused = fetched.validators
+        const problems = this.store.status().lastFailure?.problems ?? [outcome]
+        throw new SourceError(`the manifest's snapshot and changes do not load, still serving the last good state (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`)
+      }
+    }
+    this.refused = null
+    await this.keep(text, fetched.validators)
+    if (this.held !== null && !sameChain(this.held, manifest)) this.before = this.held
+    this.held = manifest
+    Object.assign(this.state, { etag: fetched.validators.etag, lastModified: fetched.validators.lastModified }, changed ? { lastChanged: new Date() } : {})
+    await this.prune()
+    // Last: once said, the state is served and kept, and the cache is tidy.
+    if (changed) this.options.log.info({ source: this.source.shown, snapshot: manifest.snapshot, changes: manifest.changes.length }, 'serving the manifest\'s snapshot and changes')
+  }
+
+  /**
+   * The local files of the manifest's objects, downloading those not held (`signal` null: the cache only,
+   * as at startup). An object the store lacks is a failed check, retried at the next poll.
+   */
+  private async filesOf (manifest: Manifest, signal: AbortSignal | null): Promise<Chain> {
+    const files: string[] = []
+    for (const name of [manifest.snapshot, ...manifest.changes]) {
+      const file = join(this.objects, name)
+      if ((await stat(file).catch(() => null))?.isFile() !== true) {
+        if (signal === null) throw new Error(`${name} is not in the cache`)
+        await this.download(name, file, signal)
+      }
+      files.push(file)
+    }
+    return { snapshot: files[0] as string, changes: files.slice(1) }
+  }
+
+  private async download (name: string, file: string, signal: AbortSignal): Promise<void> {
+    const object = this.source.sibling(name)
+    let fetched
+    try {
+      fetched = await object.fetch(null, signal)
+    } catch (error) {
+      if (!(error instanceof SourceError)) throw error
+      throw new SourceError(`the manifest names ${name}, which cannot be downloaded: ${error.message}`)
+    }
+    if (!fetched.changed) throw new SourceError(`${object.shown} answered 304 to a request without validators`)
+    if (fetched.length !== null && fetched.length > this.options.maxBytes) {
+      await closeBody(fetched.body)
+      throw new SourceError(`${name} is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${this.options.maxBytes}): not downloaded`)
+    }
+    // Hidden, and this process's own: never an object's name, and replicas may share the directory.
+    const temporary = join(this.objects, `.${name}.download-${process.pid}`)
+    try {
+      const bytes = await downloadObject(fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal })
+      await rename(temporary, file)
+      this.options.log.info({ source: this.source.shown, object: object.shown, bytes }, 'downloaded an object the manifest names')
+    } finally {
+      await rm(temporary, { force: true })
+    }
+  }
+
+  /** The manifest just served, as downloaded, and its validators: what the next start serves first. */
+  private async keep (text: string, validators: Validators): Promise<void> {
+    const copy: CachedManifest = { ...validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
+    // Names of this process's own: replicas may share the directory.
+    await writeFile(`${this.chains.file}.${process.pid}.tmp`, text)
+    await rename(`${this.chains.file}.${process.pid}.tmp`, this.chains.file)
+    await writeFile(`${this.metaFile}.${process.pid}.tmp`, JSON.stringify(copy))
+    await rename(`${this.metaFile}.${process.pid}.tmp`, this.metaFile)
+  }
+
+  private async readCachedManifest (): Promise<{ manifest: Manifest, validators: Validators } | null> {
+    let text: string
+    try {
+      text = await readFile(this.chains.file, 'utf8')
+    } catch {
+      return null
+    }
+    let manifest: Manifest
+    try {
+      manifest = parseManifest(text)
+    } catch (error) {
+      this.options.log.error({ source: this.source.shown, cached: this.chains.file, problem: (error as Error).message }, 'the cached manifest is not one; waiting for the source')
+      return null
+    }
+    try {
+      const meta = JSON.parse(await readFile(this.metaFile, 'utf8')) as CachedManifest
+      return { manifest, validators: { etag: meta.etag, lastModified: meta.lastModified } }
+    } catch {
+      // Without its validators it is still served, and asked for whole at the first check.
+      return { manifest, validators: { etag: null, lastModified: null } }
+    }
+  }
+
+  /** Objects neither the manifest served nor the one before it names: a step back to it costs no download. */
+  private async prune (): Promise<void> {
+    const kept = new Set([this.held, this.before].flatMap(manifest => manifest === null ? [] : [manifest.snapshot, ...manifest.changes]))
+    for (const entry of await readdir(this.objects).catch(() => [])) {
+      if (!entry.startsWith('.') && !kept.has(entry)) await rm(join(this.objects, entry), { force: true })
+    }
+  }
+
+  /** Downloads a killed process left behind. */
+  private async sweepObjectDownloads (): Promise<void> {
+    for (const entry of await readdir(this.objects)) {
+      const pid = /^\..+\.download-(\d+)$/.exec(entry)?.[1]
+      if (pid !== undefined && !isAlive(Number(pid))) await rm(join(this.objects, entry), { force: true })
+    }
+  }
+}
+
+function sameChain (a: Manifest, b: Manifest): boolean {
+  return a.snapshot === b.snapshot && a.changes.length === b.changes.length && a.changes.every((name, i) => name === b.changes[i])
+}
+
+/** The manifest's body as text, refused past MANIFEST_MAX_BYTES. */
+async function readSmall (body: AsyncIterable<Uint8Array>, length: number | null): Promise<string> {
+  if (length !== null && length > MANIFEST_MAX_BYTES) {
+    await closeBody(body)
+    throw new SourceError(`the manifest is ${length} bytes: a manifest is at most ${MANIFEST_MAX_BYTES}`)
+  }
+  const chunks: Buffer[] = []
+  let bytes = 0
+  try {
+    for await (const chunk of body) {
+      bytes += chunk.length
+      if (bytes > MANIFEST_MAX_BYTES) throw new SourceError(`the manifest is more than ${MANIFEST_MAX_BYTES} bytes: not one`)
+      chunks.push(Buffer.from(chunk))
+    }
+  } catch (error) {
+    await closeBody(body)
+    if (error instanceof SourceError) throw error
+    throw new SourceError(`the manifest's download failed: ${(error as Error).message}`)
+  }
+  if (length !== null && bytes !== length) throw new SourceError(`the manifest's download was cut short: ${bytes} of ${length} bytes`)
+  return Buffer.concat(chunks).toString('utf8')
+}

@@ -1,0 +1,137 @@
+// SNAPSHOT_URL naming a fleet's manifest over HTTP (src/sources/follow-manifest.ts): the snapshot, then each
+// change downloaded alone, a step back with no download, bad manifests refused with the last good state
+// served, and a restart during an outage served from the cache. The publisher's folder is served by a
+// small HTTP server that counts the bytes it sends.
+import t, { type Test } from 'tap'
+import { readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
+import { serveDirectory } from './counting-servers.js'
+
+/** A publisher's folder, served over HTTP: objects and the manifest written as `publish` writes them. */
+async function fleet (t: Test) {
+  const dir = await tempDir(t)
+  const site = await serveDirectory(t, dir)
+  const put = async (name: string, text: string) => {
+    await writeFile(join(dir, name), text)
+    return Buffer.byteLength(text)
+  }
+  const manifest = async (snapshot: string, changes: string[] = [], text?: string) => {
+    await put('manifest.json', text ?? JSON.stringify({ manifest: 'explore', version: 1, snapshot, changes }))
+  }
+  const change = (id: string, lines: object[]) => [{ changes: 'explore', version: 1, id }, ...lines].map(line => `${JSON.stringify(line)}\n`).join('')
+  return { dir, site, put, manifest, change, url: `${site.origin}/manifest.json` }
+}
+
+async function follower (t: Test, url: string, cacheDir: string): Promise<FastifyInstance> {
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir, snapshotPollSeconds: 3600 } }))
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
+
+/** The title of the `en` item with pk 1, and how many `en` items there are. */
+async function served (app: FastifyInstance): Promise<{ count: number, first: string } | null> {
+  const res = await app.inject('/en/api/internal/explore/?limit=100')
+  if (res.statusCode !== 200) return null
+  const body = res.json()
+  return { count: body.count, first: body.results.find((item: { pk: number }) => item.pk === 1)?.translated_title ?? '(gone)' }
+}
+
+const lastError = async (app: FastifyInstance): Promise<string | undefined> => (await app.inject('/-/status')).json().source.lastError?.message
+
+t.test('a manifest is followed: the snapshot, then each change alone, a step back without download, a 304 for nothing', async t => {
+  const { site, put, manifest, change, url } = await fleet(t)
+  const snapshotBytes = await put('snap-1.jsonl', toJsonLines(versioned(1)))
+  await manifest('snap-1.jsonl')
+  const app = await follower(t, url, await tempDir(t))
+  await app.snapshotSource!.checkNow()
+  t.same(await served(app), { count: 21, first: 'v1 item 1' })
+  t.equal(site.sent('snap-1.jsonl'), snapshotBytes, 'the snapshot downloaded once')
+
+  const changeBytes = await put('chg-0001.jsonl', change('chg-0001', [
+    { op: 'upsert', language: 'en', ...makeItem(1, '2024-01-01', [0], { translated_title: 'changed 1' }) },
+    { op: 'delete', language: 'en', pk: 2 }
+  ]))
+  await manifest('snap-1.jsonl', ['chg-0001.jsonl'])
+  await app.snapshotSource!.checkNow()
+  t.same(await served(app), { count: 20, first: 'changed 1' })
+  t.equal(site.sent('chg-0001.jsonl'), changeBytes, 'the change downloaded')
+  t.equal(site.sent('snap-1.jsonl'), snapshotBytes, 'and the snapshot not again')
+
+  const manifestBytes = site.sent('manifest.json')
+  await app.snapshotSource!.checkNow()
+  t.equal(site.sent('manifest.json'), manifestBytes, 'an unchanged manifest costs a 304 and no bytes')
+
+  site.reset()
+  await manifest('snap-1.jsonl')
+  await app.snapshotSource!.checkNow()
+  t.same(await served(app), { count: 21, first: 'v1 item 1' }, 'a manifest that lists less steps back')
+  t.same([...site.bytes.keys()], ['/manifest.json'], 'with nothing downloaded but the manifest')
+  await manifest('snap-1.jsonl', ['chg-0001.jsonl'])
+  await app.snapshotSource!.checkNow()
+  t.same(await served(app), { count: 20, first: 'changed 1' }, 'and forward again')
+  t.same([...site.bytes.keys()], ['/manifest.json'], 'still with nothing downloaded: the change is held')
+
+  site.reset()
+  const nextBytes = await put('snap-2.jsonl', toJsonLines(versioned(2)))
+  await manifest('snap-2.jsonl')
+  await app.snapshotSource!.checkNow()
+  t.same(await served(app), { count: 22, first: 'v2 item 1' }, 'a new snapshot is served whole')
+  t.equal(site.sent('snap-2.jsonl'), nextBytes)
+  t.match((await app.inject('/-/status')).json().source, { url, lastError: null, errors: 0 })
+})
+
+t.test('bad manifests are refused, each with its reason; the last good state stays served and ready', async t => {
+  const { put, manifest, change, url } = await fleet(t)
+  await put('snap-1.jsonl', toJsonLines(versioned(1)))
+  await put('chg-bad.jsonl', change('chg-bad', [{ op: 'upsert', language: 'en', pk: 5 }]))
+  await manifest('snap-1.jsonl')
+  const app = await follower(t, url, await tempDir(t))
+  await app.snapshotSource!.checkNow()
+  const good = await served(app)
+  t.same(good, { count: 21, first: 'v1 item 1' })
+
+  const cases: Array<[string, string | [string, string[]], RegExp]> = [
+    ['not JSON', '{"manifest": "explore", "snapshot": ', /^the manifest is refused: not JSON/],
+    ['wrong fields', '{"manifest": "explore", "version": 1, "snapshot": 7, "changes": []}', /^the manifest is refused: snapshot: expected a string, got 7/],
+    ['a name escaping the prefix', ['../snap-1.jsonl', []], /^the manifest is refused: snapshot: "\.\.\/snap-1\.jsonl" is not a name beside the manifest/],
+    ['an absolute URL', ['snap-1.jsonl', ['http://elsewhere.example/chg.jsonl']], /^the manifest is refused: changes\[0\]: "http:\/\/elsewhere\.example\/chg\.jsonl" is not a name beside the manifest/],
+    ['a missing object', ['snap-1.jsonl', ['chg-0404.jsonl']], /^the manifest names chg-0404\.jsonl, which cannot be downloaded: http:\/\/127\.0\.0\.1:\d+\/chg-0404\.jsonl answered 404 Not Found$/],
+    ['a bad change file', ['snap-1.jsonl', ['chg-bad.jsonl']], /^the manifest's snapshot and changes do not load, still serving the last good state \(.*chg-bad\.jsonl:2: is_translated: is required/]
+  ]
+  for (const [what, text, reason] of cases) {
+    if (typeof text === 'string') await manifest('', [], text)
+    else await manifest(text[0], text[1])
+    await app.snapshotSource!.checkNow()
+    t.match(await lastError(app), reason, what)
+    t.same(await served(app), good, `${what}: the last good state is served`)
+    t.equal((await app.inject('/-/readyz')).statusCode, 200, `${what}: still ready`)
+  }
+  t.match((await app.inject('/-/status')).json().source, { errors: cases.length })
+})
+
+t.test('a restart while the publisher is down serves the cached manifest and its objects', async t => {
+  const { site, put, manifest, change, url } = await fleet(t)
+  await put('snap-1.jsonl', toJsonLines(versioned(1)))
+  await put('chg-0001.jsonl', change('chg-0001', [{ op: 'upsert', language: 'en', ...makeItem(1, '2024-01-01', [0], { translated_title: 'changed 1' }) }]))
+  await manifest('snap-1.jsonl', ['chg-0001.jsonl'])
+  const cacheDir = await tempDir(t)
+  const first = await follower(t, url, cacheDir)
+  await first.snapshotSource!.checkNow()
+  t.same(await served(first), { count: 21, first: 'changed 1' })
+  await first.close()
+
+  await site.close()
+
+  const restarted = await follower(t, url, cacheDir)
+  await restarted.snapshotSource!.start()
+  t.same(await served(restarted), { count: 21, first: 'changed 1' }, 'the cached chain is served before any check')
+  await restarted.snapshotSource!.checkNow()
+  t.match(await lastError(restarted), /could not be reached/)
+  t.same(await served(restarted), { count: 21, first: 'changed 1' }, 'and while the publisher cannot be reached')
+  t.equal((await readdir(cacheDir)).filter(name => name.startsWith('manifest-')).length, 1, 'one folder for the manifest URL')
+})
