@@ -121,6 +121,18 @@ function baselineReloadRows (): Row[] {
   ]
 }
 
+/** The change workload (issue 23), where it ran: a change file applied under load. */
+function changeRows (): Row[] {
+  const each = (size: Field, read: (change: Field) => string): string => {
+    const changes = size.has('changes') ? size.at('changes').items() : []
+    return changes.length === 0 ? 'not run' : changes.map(read).join(', ')
+  }
+  return [
+    ['Change file under load: applied after (its size)', size => each(size, c => `${maybe(c.at('reloadMs').numberOrNull(), ms)} (${int(c.at('upserts').number())} upserts, ${int(c.at('deletes').number())} deletes, ${mb(c.at('changeBytes').number())})`)],
+    ['Change file: stall (event-loop lag max); RSS before → after', size => each(size, c => `${maybe(c.at('lagMaxMs').numberOrNull(), ms)}; ${mb(c.at('rssBeforeBytes').number())} → ${mb(c.at('rssAfterBytes').number())}`)]
+  ]
+}
+
 function baselineRows (): Row[] {
   const versus = (key: 'hot' | 'cold' | 'firstAnswer' | 'peakRss' | 'settledRss') => (size: Field): string =>
     `**${ratio(size.at('figures').at('versusBaseline').at(key).number())}**`
@@ -164,6 +176,7 @@ export function renderTable (results: unknown): string {
     }],
     ...reloadRows(),
     ...(sizes.some(size => reloadsOf(size, 'baseline').length > 0) ? baselineReloadRows() : []),
+    ...(sizes.some(size => size.has('changes')) ? changeRows() : []),
     ...(withBaseline ? baselineRows() : []),
     ['Other processes, most cores in a run', size => {
       const runs = [size.at('hot').at('explore'), size.at('hot').at('ceiling'), size.at('cold').at('explore'), size.at('cold').at('ceiling')]

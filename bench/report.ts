@@ -109,6 +109,13 @@ export interface ReloadResult {
   rssAfterBytes: number
 }
 
+/** The change workload: a change file applied to a served JSON Lines snapshot under load (issue 23). */
+export interface ChangesResult extends Omit<ReloadResult, 'contender'> {
+  changeBytes: number
+  upserts: number
+  deletes: number
+}
+
 export interface SizeResult {
   label: string
   format: SnapshotFormat
@@ -122,6 +129,8 @@ export interface SizeResult {
   cold: WorkloadResult
   /** One per --reload-rounds; absent with --reload-window 0. */
   reloads?: ReloadResult[]
+  /** The change workload, on JSON Lines snapshots with a reload window. */
+  changes?: ChangesResult[]
   /** The headline figures, derived from the above once (sizeFigures), for the report and BENCHMARKS.md. */
   figures: SizeFigures
   /** From 1M items: whether each trick of src/snapshot/memory-policy.ts still pays (bench/memory-policy.ts). */
@@ -392,6 +401,24 @@ export function markdown (result: BenchResult): string {
       '`/-/status` counting it, polled under the load, the watcher\'s debounce included. Event-loop lag: prom-client\'s, scraped just ' +
       'before the rename (which resets it) and after both the window and the reload. Peak: VmHWM, reset to the current RSS just before ' +
       'the window (clear_refs; ‡ where that was refused: since the start); before: VmRSS then; after: VmRSS at the end.')
+  }
+  const changes = result.sizes.flatMap(size => (size.changes ?? []).map(c => ({ size, c })))
+  if (changes.length > 0) {
+    lines.push('')
+    lines.push('### A change file under load (issue 23)')
+    lines.push('')
+    type ChangeRow = (typeof changes)[number]
+    lines.push(...table<ChangeRow>([
+      ['Snapshot', '---', ({ size }) => size.label],
+      ['Change file', '---', ({ c }) => `${int(c.upserts)} upserts, ${int(c.deletes)} deletes, ${mb(c.changeBytes)}`],
+      ['Applied after', '--:', ({ c }) => c.reloadMs === null ? '**never counted**' : `${ms(c.reloadMs)} ms`],
+      ['Event-loop lag max / p99', '--:', ({ c }) => `${c.lagMaxMs === null ? 'n/a' : `${ms(c.lagMaxMs)} ms`} / ${c.lagP99Ms === null ? 'n/a' : `${ms(c.lagP99Ms)} ms`}`],
+      ['p50 / p99 / max', '--:', ({ c }) => `${ms(c.load.p50Ms)} / ${ms(c.load.p99Ms)} / ${ms(c.load.maxMs)} ms`],
+      ['RSS before → after (peak)', '--:', ({ c }) => `${mb(c.rssBeforeBytes)} → ${mb(c.rssAfterBytes)} (${mb(c.peakRssBytes)})`]
+    ], changes))
+    lines.push('')
+    lines.push('A fresh service with `--watch true` whose change directory exists from the start; the change file is written beside it and ' +
+      'renamed into the directory during hot load. Applied after: from the rename to `/-/status` counting it, the watcher\'s debounce (150 ms by default) included.')
   }
   lines.push('')
   lines.push('### Targets (issue 4)')

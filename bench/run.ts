@@ -2,11 +2,12 @@
 // several sizes (hot and cold workloads), and its load cost against a bare read + parse; prints the tables
 // and writes bench/results/.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { createReadStream, existsSync, readFileSync, rmSync } from 'node:fs'
 import { appendFile, copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { availableParallelism, release, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { CeilingJob, CeilingMessage } from './ceiling-server.js'
 import { forceGc } from './force-gc.js'
@@ -17,7 +18,7 @@ import {
   freePort, get, killAllNow, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
 } from './processes.js'
 import {
-  checkTargets, markdown, NOISY_CORES, RESULTS_VERSION, sizeFigures, type BenchResult, type Build, type LoadMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult
+  checkTargets, markdown, NOISY_CORES, RESULTS_VERSION, sizeFigures, type BenchResult, type Build, type ChangesResult, type LoadMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult
 } from './report.js'
 import { plainScript } from './plain-script.js'
 import { ensureSnapshot, formatFor, warmPageCache, type SnapshotInfo } from './snapshots.js'
@@ -494,11 +495,6 @@ function gauge (text: string, name: string): number | null {
   return match === null ? null : Number(match[1])
 }
 
-async function reloadCounters (base: string): Promise<{ succeeded: number, failed: number }> {
-  const status = JSON.parse((await get(`${base}/-/status`)).body.toString('utf8')) as { reloads: { succeeded: number, failed: number } }
-  return status.reloads
-}
-
 /**
  * Resets the process's VmHWM to its current RSS (Linux: "5" into /proc/PID/clear_refs), so the peak read
  * afterwards is the reload's, not the first load's. False where the kernel refuses.
@@ -512,74 +508,79 @@ async function resetPeakRss (pid: number): Promise<boolean> {
   }
 }
 
+/** What one workload under load does to the service, and how its end is seen in /-/status. */
+interface Disturbance {
+  name: string
+  /** Made ready before the service starts (written and flushed: only `act` falls inside the window). */
+  prepare: (dir: string, served: string) => Promise<void>
+  /** The change, at `reloadAtSeconds` into the window. */
+  act: (dir: string, served: string) => Promise<void>
+  /** What /-/status counts: the workload is over once `done` exceeds its value before the change. */
+  counts: (status: StatusCounts) => { done: number, failed: number }
+}
+
+interface StatusCounts { reloads: { succeeded: number, failed: number, changeFiles?: { applied: number, refused: number } } }
+
+/** What every workload under load measures (ReloadResult's fields). */
+type UnderLoadResult = Omit<ReloadResult, 'contender'>
+
 /**
  * A fresh service (`--watch true`, after any --service-args) on a hard link to the snapshot in a directory
  * of its own, warmed up on the hot paths; then `reloadWindowSeconds` of hot load, `reloadAtSeconds` into which
- * a copy of the file one newline longer (the same items, a different file) is renamed over the link. The
- * rename, not SIGHUP, because that is how a snapshot is published (README): the watcher's debounce is part
- * of the reload time measured. The service's, and the baseline's with --reload-baseline (off by default: a
- * baseline may predate JSON Lines or the watcher).
+ * the workload acts. Latencies over the window; the event-loop lag from just before the act to the end of
+ * both the window and the work; the time from the act to /-/status counting it.
  */
-async function reloadUnderLoad (contender: Contender, info: SnapshotInfo, options: BenchOptions): Promise<ReloadResult> {
-  const label = info.label
+async function underLoad (contender: Contender, info: SnapshotInfo, options: BenchOptions, workload: Disturbance): Promise<UnderLoadResult> {
+  const label = `${info.label} ${workload.name}`
   await rm(RELOAD_DIR, { recursive: true, force: true })
   await mkdir(RELOAD_DIR, { recursive: true })
   const served = join(RELOAD_DIR, `snapshot.${info.format}`)
-  const next = join(RELOAD_DIR, `.next.${info.format}`)
   try {
-    // A link, not a copy: the rename replaces the link's name, and the cached snapshot stays as it was.
+    // A link, not a copy: a rename replaces the link's name, and the cached snapshot stays as it was.
     await link(info.file, served)
-    // Written and flushed before the window, so only the rename and the reload fall inside it. A trailing
-    // newline is whitespace after a JSON document and a blank line in JSON Lines: valid either way.
-    await copyFile(info.file, next)
-    await appendFile(next, '\n')
-    const handle = await open(next, 'r')
-    try {
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
+    await workload.prepare(RELOAD_DIR, served)
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     const child = await startExplore(contender, info, port, options, { file: served, last: ['--watch', 'true'], workload: 'reload' })
+    const counted = async (): Promise<{ done: number, failed: number }> => workload.counts(JSON.parse((await get(`${base}/-/status`)).body.toString('utf8')) as StatusCounts)
     try {
       await waitUntilAnswering(child, `${base}/-/readyz`, STARTUP_TIMEOUT_MS)
       const hot = hotWorkload(info.items, info.companies, options.hotPaths, options.seed)
       const settings: LoadSettings = { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.reloadWindowSeconds }
       await waitForQuiet(options)
-      log(`${label} reload: ${options.warmupSeconds} s warm-up, then ${options.reloadWindowSeconds} s of hot load, the file renamed over at ${options.reloadAtSeconds} s`)
+      log(`${label}: ${options.warmupSeconds} s warm-up, then ${options.reloadWindowSeconds} s of hot load, the change at ${options.reloadAtSeconds} s`)
       await warmUp(port, hot.warmup, settings)
-      const before = await reloadCounters(base)
+      const before = await counted()
       const rssBeforeBytes = (await memoryOf(child.pid)).rssBytes
       const peakFromWindow = await resetPeakRss(child.pid)
       const window = sample(port, child.pid, hot.measured, settings)
       await sleep(options.reloadAtSeconds * 1000)
-      // prom-client resets the lag histogram at each scrape: this one starts the reload's.
+      // prom-client resets the lag histogram at each scrape: this one starts the change's.
       await get(`${base}/-/metrics`)
-      const renamedAt = performance.now()
-      await rename(next, served)
+      const actedAt = performance.now()
+      await workload.act(RELOAD_DIR, served)
       // Polled while the load goes on: the status request waits its turn like any other.
       let reloadMs: number | null = null
-      const deadline = renamedAt + STARTUP_TIMEOUT_MS
+      const deadline = actedAt + STARTUP_TIMEOUT_MS
       while (performance.now() < deadline) {
-        const now = await reloadCounters(base)
-        if (now.failed > before.failed) throw new Error(`the reload failed:\n${child.output()}`)
-        if (now.succeeded > before.succeeded) {
-          reloadMs = performance.now() - renamedAt
+        const now = await counted()
+        if (now.failed > before.failed) throw new Error(`the ${workload.name} failed:\n${child.output()}`)
+        if (now.done > before.done) {
+          reloadMs = performance.now() - actedAt
           break
         }
-        await sleep(50)
+        await sleep(10)
       }
       const s = await window
-      // Read after both the window and the reload: the lag over the whole reload, freeing the old model included.
+      // Read after both the window and the work: the lag over all of it, freeing the old model included.
       const metrics = (await get(`${base}/-/metrics`)).body.toString('utf8')
       const lag = (name: string): number | null => {
         const value = gauge(metrics, name)
         return value === null ? null : value * 1000
       }
       const { peakRssBytes, rssBytes } = await memoryOf(child.pid)
-      if (child.exitedYet()) throw new Error(`the service died during the reload:\n${child.output()}`)
-      const result: ReloadResult = {
+      if (child.exitedYet()) throw new Error(`the service died during the ${workload.name}:\n${child.output()}`)
+      const result: UnderLoadResult = {
         windowSeconds: options.reloadWindowSeconds,
         reloadAtSeconds: options.reloadAtSeconds,
         load: summarize([s]),
@@ -591,16 +592,94 @@ async function reloadUnderLoad (contender: Contender, info: SnapshotInfo, option
         peakFromWindow,
         rssAfterBytes: rssBytes
       }
-      log(`${describe('reload', s)}`)
-      log(`${label} reload: counted ${reloadMs === null ? 'never' : `after ${(reloadMs / 1000).toFixed(2)} s`}; event-loop lag max ` +
+      log(`${describe(workload.name, s)}`)
+      log(`${label}: counted ${reloadMs === null ? 'never' : `after ${(reloadMs / 1000).toFixed(3)} s`}; event-loop lag max ` +
         `${result.lagMaxMs?.toFixed(0) ?? 'n/a'} ms, p99 ${result.lagP99Ms?.toFixed(0) ?? 'n/a'} ms; RSS ${mbText(rssBeforeBytes)} before, ` +
-        `peak ${mbText(peakRssBytes)}${peakFromWindow ? '' : ' (since start)'}`)
+        `peak ${mbText(peakRssBytes)}${peakFromWindow ? '' : ' (since start)'}, ${mbText(rssBytes)} after`)
       return result
     } finally {
       await stopExplore(child, 15_000)
     }
   } finally {
     await rm(RELOAD_DIR, { recursive: true, force: true })
+  }
+}
+
+/**
+ * The snapshot replaced: a copy of the file one newline longer (the same items, a different file) renamed
+ * over the link. The rename, not SIGHUP, because that is how a snapshot is published (README): the watcher's
+ * debounce is part of the reload time measured. The service's, and the baseline's with --reload-baseline
+ * (off by default: a baseline may predate JSON Lines or the watcher).
+ */
+async function reloadUnderLoad (contender: Contender, info: SnapshotInfo, options: BenchOptions): Promise<ReloadResult> {
+  const next = (dir: string): string => join(dir, `.next.${info.format}`)
+  return await underLoad(contender, info, options, {
+    name: 'reload',
+    prepare: async dir => {
+      // A trailing newline is whitespace after a JSON document and a blank line in JSON Lines: valid either way.
+      await copyFile(info.file, next(dir))
+      await appendFile(next(dir), '\n')
+      await flushed(next(dir))
+    },
+    act: async (dir, served) => { await rename(next(dir), served) },
+    counts: status => ({ done: status.reloads.succeeded, failed: status.reloads.failed })
+  })
+}
+
+/** Items a change file of the change workload upserts (each one's title edited) and deletes (issue 23's goal). */
+export const CHANGE_UPSERTS = 1000
+export const CHANGE_DELETES = 100
+
+/**
+ * A change file dropped into the snapshot's change directory (contract §9): CHANGE_UPSERTS items of the
+ * snapshot edited and CHANGE_DELETES deleted, written beside it and renamed in, as an editor's save lands.
+ * Timed from the rename to /-/status counting it applied (the watcher's debounce included). JSON Lines
+ * snapshots only: their first lines are the items, no parse of the whole file needed.
+ */
+async function changesUnderLoad (contender: Contender, info: SnapshotInfo, options: BenchOptions): Promise<ChangesResult> {
+  const staged = (dir: string): string => join(dir, '.change.jsonl')
+  let changeBytes = 0
+  const result = await underLoad(contender, info, options, {
+    name: 'change file',
+    prepare: async (dir, served) => {
+      // The directory exists before the start: the service expects change files and makes ready for them.
+      await mkdir(`${served}.changes`)
+      changeBytes = await writeChangeFile(info.file, staged(dir))
+    },
+    act: async (_dir, served) => { await rename(staged(RELOAD_DIR), join(`${served}.changes`, '0001-bench.jsonl')) },
+    counts: status => ({ done: status.reloads.changeFiles?.applied ?? 0, failed: status.reloads.changeFiles?.refused ?? 0 })
+  })
+  return { ...result, changeBytes, upserts: CHANGE_UPSERTS, deletes: CHANGE_DELETES }
+}
+
+/** Writes the change workload's file from the first items of a JSON Lines snapshot; returns its size. */
+async function writeChangeFile (snapshot: string, out: string): Promise<number> {
+  const lines: string[] = [JSON.stringify({ changes: 'explore', version: 1, id: 'bench-0001' })]
+  const input = createReadStream(snapshot)
+  const reader = createInterface({ input, crlfDelay: Infinity })
+  let items = 0
+  for await (const line of reader) {
+    const item = JSON.parse(line) as Record<string, unknown>
+    if (!('pk' in item)) continue // the header
+    if (items < CHANGE_UPSERTS) lines.push(JSON.stringify({ op: 'upsert', ...item, translated_title: `${String(item.translated_title)} (edited)` }))
+    else lines.push(JSON.stringify({ op: 'delete', language: item.language, pk: item.pk }))
+    if (++items === CHANGE_UPSERTS + CHANGE_DELETES) break
+  }
+  reader.close()
+  input.destroy()
+  const text = lines.join('\n') + '\n'
+  await writeFile(out, text)
+  await flushed(out)
+  return Buffer.byteLength(text)
+}
+
+/** Flushed to disk, so that writing it does not fall inside a measurement. */
+async function flushed (file: string): Promise<void> {
+  const handle = await open(file, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
   }
 }
 
@@ -653,7 +732,9 @@ async function main (): Promise<void> {
       for (let round = 0; round < options.reloadRounds; round++) {
         for (const contender of reloading) reloads.push({ contender: contender.name === 'baseline' ? 'baseline' : 'service', ...await reloadUnderLoad(contender, info, options) })
       }
-      sizes.push({ ...result, reloads, figures: sizeFigures({ ...result, reloads }) })
+      // Change files (issue 23's goal): on JSON Lines snapshots, the service only (a baseline may predate them).
+      const changes = info.format === 'jsonl' ? [await changesUnderLoad(service, info, options)] : undefined
+      sizes.push({ ...result, reloads, ...(changes === undefined ? {} : { changes }), figures: sizeFigures({ ...result, reloads }) })
     } else sizes.push({ ...result, figures: sizeFigures(result) })
     // From a million items: each memory trick off in turn, each in a process of its own, nothing else running.
     if (info.totalItems >= MEMORY_POLICY_FROM_ITEMS && !options.quick) {
