@@ -89,7 +89,8 @@ t.test('a rollback through either worker serves the previous version on every wo
 
   await save(cluster.file, versioned(3))
   await cluster.logged(/"msg":"the snapshot file changed; pinned, so it is not loaded"/)
-  const held = await (await fetch(`${cluster.ops}/-/status`)).json() as Workers
+  // The primary logs, then tells every worker over IPC: the worker that answers may hear it a moment later.
+  const held = await statusWhen(cluster.ops, status => status.newest !== null)
   t.same(held.cluster.workers.map(worker => worker.version), [v1, v1], 'the newer file is not loaded')
   t.match(held.newest, { source: cluster.file, etag: null })
   t.match(await (await fetch(`${cluster.ops}/-/metrics`)).text(), `explore_snapshot_pinned{version="${v1}"} 1`)
