@@ -187,7 +187,7 @@ function keepVersions (store: SnapshotStore, opened: OpenedVersions, stateDir: s
     const model = store.current()
     if (model === null) return
     const { source: file, version, generatedAt } = model.info
-    versions.record({ file, version, generatedAt, items: model.itemCounts(), source: how.source }, { owned: how.owned }).catch(() => {})
+    versions.record({ file, version, generatedAt, items: model.itemCounts(), source: how.source, stamp: store.servedStamp() }, { owned: how.owned }).catch(() => {})
   }
   // Called in the same turn as the swap: a download is kept before its temporary name goes.
   store.on('reloaded', outcome => { if (outcome === 'loaded') record() })

@@ -208,6 +208,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return this.tooBig === null ? null : { ...this.tooBig }
   }
 
+  /** The served snapshot file's stamp when it was read (null when unknown): what a kept copy is checked against. */
+  servedStamp (): string | null {
+    return this.chain?.snapshot.stamp ?? null
+  }
+
   /** Change files applied and refused since start. */
   changeFiles (): ChangeFileCounts {
     return { ...this.changeCounts }

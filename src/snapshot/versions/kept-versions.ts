@@ -2,11 +2,10 @@
 // download and no editor's backup (contract §8). One directory per version: its files and its record
 // (version.json). A version is a chain, a snapshot file then change files applied in order (contract §9), so
 // a version built from change files fits the same record. Plain TypeScript: no Fastify here.
-import { createReadStream } from 'node:fs'
 import { constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { createHash } from 'node:crypto'
 import { extname, join } from 'node:path'
-import type { StoreLogger } from '../store/snapshot-store.js'
+import { fileStamp, type StoreLogger } from '../store/snapshot-store.js'
+import { fileDigest } from '../store/chain-on-disk.js'
 
 /** The files a version is served from, in the order they apply; names within the version's directory. */
 export interface VersionChain {
@@ -36,6 +35,11 @@ export interface ServedVersion {
   items: Record<string, number>
   /** Shown in the record: the path or URL (a download's temporary name says nothing). */
   source: string
+  /**
+   * The file's stamp (snapshot-store.ts, fileStamp) when the load read it: a copy is checked against it, at
+   * the cost of a stat. Absent: the copy is read again whole and checked against the version (its digest).
+   */
+  stamp?: string | null
 }
 
 export interface KeepOptions {
@@ -144,8 +148,9 @@ export class KeptVersions {
     try {
       const snapshot = `snapshot${extname(served.file).toLowerCase()}`
       const how = await placeFile(served.file, join(building, snapshot), owned)
-      // A copy of an editor's file is read after the load: it must be the bytes that were served.
-      if (how === 'copied' && await digestOf(join(building, snapshot)) !== served.version) {
+      // A copy of an editor's file is read after the load: it must be the bytes that were served. The file
+      // unchanged since the load says so for a stat; a 1.4 GB snapshot read again whole cost seconds of I/O.
+      if (how === 'copied' && !await unchangedSince(served, join(building, snapshot))) {
         this.options.log.warn({ version: served.version, file: served.file }, 'the snapshot file changed after it was loaded: this version is not kept (the newer file is loaded next)')
         return null
       }
@@ -214,9 +219,8 @@ async function placeFile (from: string, to: string, owned: boolean): Promise<'li
   return 'copied'
 }
 
-/** The digest a load gives a file's bytes (read-chunks.ts): its version. */
-async function digestOf (file: string): Promise<string> {
-  const hash = createHash('sha1')
-  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer)
-  return hash.digest('base64url')
+/** Whether `copy` holds the bytes `served` was loaded from: its file's stamp unchanged, else the copy's digest. */
+async function unchangedSince (served: ServedVersion, copy: string): Promise<boolean> {
+  if (served.stamp != null) return await fileStamp(served.file) === served.stamp
+  return await fileDigest(copy) === served.version
 }

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { fileStamp } from '../../../src/snapshot/store/snapshot-store.js'
 import { KeptVersions, type ServedVersion } from '../../../src/snapshot/versions/kept-versions.js'
 import { tempDir } from '../../helpers.js'
 
@@ -45,6 +46,20 @@ t.test('a file that changed between its load and its copy is not kept under the 
   t.equal(await kept.keep(loaded, { owned: false }), null)
   t.same(kept.list(), [])
   t.same(await readdir(join(dir, 'versions')), [], 'nothing half-made left')
+})
+
+t.test('with the stamp the load read the file at, a copy is checked by a stat of the file, not by reading the copy again', async t => {
+  const dir = await tempDir(t)
+  const kept = new KeptVersions({ dir: join(dir, 'versions'), keep: 3, log: SILENT })
+  await kept.open({ sweep: true })
+  const unchanged = await served(dir, 'a.json', '{"a": 1}')
+  const record = await kept.keep({ ...unchanged, stamp: await fileStamp(unchanged.file) }, { owned: false })
+  t.equal(await readFile(kept.fileOf(record!), 'utf8'), '{"a": 1}', 'kept: the file is as the load read it')
+  const saved = await served(dir, 'b.json', '{"b": 1}')
+  const stamp = await fileStamp(saved.file)
+  await writeFile(saved.file, '{"b": 2}')
+  t.equal(await kept.keep({ ...saved, stamp }, { owned: false }), null, 'saved again since the load: not kept under the loaded version')
+  t.same(kept.list().map(r => r.version), [unchanged.version])
 })
 
 t.test('across devices a link is not possible: the file is copied', { skip: (await stat('/dev/shm').catch(() => null))?.dev === (await stat(process.cwd())).dev ? '/dev/shm is on the same device here' : false }, async t => {
