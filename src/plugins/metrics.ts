@@ -10,6 +10,19 @@ import { RequestTally, type RequestSeries } from './request-tally.js'
 
 export default fp(async function metricsPlugin (app) {
   const registry = new Registry()
+  /** A counter of the store's own counts, one series per key of what `read` gives, read when scraped. */
+  const countsBy = (name: string, help: string, label: string, read: () => Record<string, number>): void => {
+    new Counter({ // eslint-disable-line no-new
+      name,
+      help,
+      labelNames: [label],
+      registers: [registry],
+      collect () {
+        this.reset()
+        for (const [value, count] of Object.entries(read())) this.inc({ [label]: value }, count)
+      }
+    })
+  }
   collectDefaultMetrics({ register: registry, prefix: 'explore_' })
   // Counted in plain numbers, read when scraped (request-tally.ts says why).
   const tally = new RequestTally([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
@@ -77,30 +90,11 @@ export default fp(async function metricsPlugin (app) {
       this.inc({ outcome: 'error' }, status.errors)
     }
   })
-  new Counter({ // eslint-disable-line no-new
-    name: 'explore_snapshot_reloads_total',
-    help: 'Snapshot reloads since start, by outcome.',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-    collect () {
-      const { succeeded, failed } = app.snapshots.status()
-      this.reset()
-      this.inc({ outcome: 'success' }, succeeded)
-      this.inc({ outcome: 'failure' }, failed)
-    }
+  countsBy('explore_snapshot_reloads_total', 'Snapshot reloads since start, by outcome.', 'outcome', () => {
+    const { succeeded, failed } = app.snapshots.status()
+    return { success: succeeded, failure: failed }
   })
-  new Counter({ // eslint-disable-line no-new
-    name: 'explore_change_files_total',
-    help: 'Change files (contract §9) since start, by outcome: applied, or refused with a report.',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-    collect () {
-      const { applied, refused } = app.snapshots.changeFiles()
-      this.reset()
-      this.inc({ outcome: 'applied' }, applied)
-      this.inc({ outcome: 'refused' }, refused)
-    }
-  })
+  countsBy('explore_change_files_total', 'Change files (contract §9) since start, by outcome: applied, or refused with a report.', 'outcome', () => ({ ...app.snapshots.changeFiles() }))
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_snapshot_reload_failures_in_a_row',
     help: 'Failed reloads since the last success: not 0 means the file on disk is not the one served.',
@@ -108,16 +102,7 @@ export default fp(async function metricsPlugin (app) {
     aggregator: 'max',
     collect () { this.set(app.snapshots.status().failedInARow) }
   })
-  new Counter({ // eslint-disable-line no-new
-    name: 'explore_snapshot_refusals_total',
-    help: 'Snapshot files refused by a reload, by reason: invalid (their contents, or unreadable) or too_big (the memory budget).',
-    labelNames: ['reason'] as const,
-    registers: [registry],
-    collect () {
-      this.reset()
-      for (const [reason, count] of Object.entries(app.snapshots.refusals())) this.inc({ reason }, count)
-    }
-  })
+  countsBy('explore_snapshot_refusals_total', 'Snapshot files refused by a reload, by reason: invalid (their contents, or unreadable) or too_big (the memory budget).', 'reason', () => app.snapshots.refusals())
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_memory_budget_bytes',
     help: 'The memory budget snapshots are loaded within, for every worker together (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).',
