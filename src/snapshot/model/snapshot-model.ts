@@ -210,7 +210,7 @@ export type SlotOrder = (a: number, b: number) => boolean
  * Union of rank lists in served order, each rank once, still in that order: ascending, or by `before`.
  * Cost is linear in the lists' total length (times log of their number), never in the size of the language.
  */
-export function mergeRanks (lists: readonly Uint32Array[], before?: SlotOrder): Uint32Array {
+export function mergeRanks (lists: readonly Uint32Array[], before: SlotOrder = ascending): Uint32Array {
   if (lists.length === 0) return EMPTY_RANKS
   if (lists.length === 1) return lists[0] as Uint32Array
   // Merge pairwise, smallest first, like a Huffman tree: each rank is copied O(log k) times.
@@ -218,7 +218,7 @@ export function mergeRanks (lists: readonly Uint32Array[], before?: SlotOrder): 
   while (queue.length > 1) {
     const a = queue.shift() as Uint32Array
     const b = queue.shift() as Uint32Array
-    const merged = before === undefined ? mergeTwo(a, b) : mergeTwoBy(a, b, before)
+    const merged = mergeTwo(a, b, before)
     let i = 0
     while (i < queue.length && (queue[i] as Uint32Array).length < merged.length) i++
     queue.splice(i, 0, merged)
@@ -226,23 +226,11 @@ export function mergeRanks (lists: readonly Uint32Array[], before?: SlotOrder): 
   return queue[0] as Uint32Array
 }
 
-function mergeTwo (a: Uint32Array, b: Uint32Array): Uint32Array {
-  const out = new Uint32Array(a.length + b.length)
-  let i = 0
-  let j = 0
-  let n = 0
-  while (i < a.length && j < b.length) {
-    const x = a[i] as number
-    const y = b[j] as number
-    if (x < y) { out[n++] = x; i++ } else if (y < x) { out[n++] = y; j++ } else { out[n++] = x; i++; j++ }
-  }
-  while (i < a.length) out[n++] = a[i++] as number
-  while (j < b.length) out[n++] = b[j++] as number
-  return n === out.length ? out : out.slice(0, n)
-}
+/** A loaded listing's order: its slots are its ranks. */
+const ascending: SlotOrder = (a, b) => a < b
 
-/** `mergeTwo` by an order of slots: an item is in a list once, so equal slots are the same item. */
-export function mergeTwoBy (a: Uint32Array, b: Uint32Array, before: SlotOrder): Uint32Array {
+/** Two lists in served order merged, each slot once: an item is in a list once, so equal slots are the same item. */
+function mergeTwo (a: Uint32Array, b: Uint32Array, before: SlotOrder): Uint32Array {
   const out = new Uint32Array(a.length + b.length)
   let i = 0
   let j = 0
