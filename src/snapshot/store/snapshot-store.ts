@@ -507,6 +507,8 @@ async function sameContent (read: ChainFile, file: string): Promise<boolean> {
   const stamp = await fileStamp(file)
   if (stamp === null) return false
   if (file === read.file && stamp === read.stamp) return true
+  // Another size is other bytes: not read whole for a digest, just before the load reads it whole again.
+  if (read.stamp !== null && sizeOf(stamp) !== sizeOf(read.stamp)) return false
   const same = await fileDigest(file).then((digest: string) => digest === read.digest, () => false)
   // The same bytes saved again: the new stamp is the one to compare next time, not the digest.
   if (same && file === read.file) read.stamp = stamp
@@ -515,6 +517,11 @@ async function sameContent (read: ChainFile, file: string): Promise<boolean> {
 
 function isMissing (error: unknown): boolean {
   return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_UNREADABLE' && error.problems[0] === 'the file does not exist'
+}
+
+/** The size a fileStamp names (its third field), or null for one that names none. */
+function sizeOf (stamp: string): string | null {
+  return stamp.split(':')[2] ?? null
 }
 
 /** Identifies one version of a file on disk; null when it cannot be read. */
