@@ -69,9 +69,8 @@ export async function runPrimary (config: Config): Promise<void> {
         await loadEverywhere(config.snapshotPath)
         return
       }
-      // The cached copy is the newest object held; the check then finds any newer one.
-      await loadEverywhere(store.file)
-      await follower?.checkNow()
+      // What is held (the cached copy, or the cached manifest's chain), then any newer object.
+      await follower?.resume()
     },
     // Each worker loads one file at a time, in the order it is told.
     idle: async () => {}

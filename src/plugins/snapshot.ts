@@ -85,11 +85,8 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
       ? keepVersions(store, opened, versionOptions.stateDir, {
         source: source.shown,
         owned: true,
-        // The cached copy is the newest object held; the check then finds any newer one.
-        follow: async () => {
-          await store.reload(store.file)
-          await follower?.checkNow()
-        }
+        // What is held (the cached copy, or the cached manifest's chain), then any newer object.
+        follow: async () => { await follower?.resume() }
       })
       : null
     const versions = kept?.versions ?? null

@@ -59,6 +59,16 @@ export class ManifestFollower extends SourceFollower {
     } catch (error) {
       this.options.log.error({ source: this.source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
     }
+    // Pinned (contract §8): the pinned version's kept files, which the store's first load serves, not the cache.
+    if (this.options.held?.() === true) {
+      try {
+        await this.store.start()
+      } catch (error) {
+        this.options.log.error({ source: this.source.shown, problem: (error as Error).message }, 'the pinned version does not load; waiting for the source')
+      }
+      this.schedule(0)
+      return
+    }
     const cached = await this.readCachedManifest()
     if (cached !== null) {
       try {
@@ -75,10 +85,9 @@ export class ManifestFollower extends SourceFollower {
   }
 
   protected override async follow (): Promise<void> {
-    const known = this.store.current() === null ? null : { etag: this.state.etag, lastModified: this.state.lastModified }
-    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((this.options.timeoutSeconds ?? 600) * 1000)])
-    const fetched = await this.source.fetch(this.refused ?? known, signal)
-    if (!fetched.changed) return
+    const polled = await this.poll()
+    if (polled === null) return
+    const { fetched, signal } = polled
     const text = await readSmall(fetched.body, fetched.length)
     let manifest: Manifest
     try {
@@ -108,6 +117,13 @@ export class ManifestFollower extends SourceFollower {
     await this.prune()
     // Last: once said, the state is served and kept, and the cache is tidy.
     if (changed) this.options.log.info({ source: this.source.shown, snapshot: manifest.snapshot, changes: manifest.changes.length }, 'serving the manifest\'s snapshot and changes')
+  }
+
+  /** Serves the cached manifest's chain again (after a pin), then checks the source for anything newer. */
+  override async resume (): Promise<void> {
+    const cached = await this.readCachedManifest()
+    if (cached !== null) await this.chains.serve(await this.filesOf(cached.manifest, null))
+    await this.checkNow()
   }
 
   /**

@@ -7,7 +7,7 @@ import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import type { ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
 import type { Status } from '../schemas/operations.js'
-import { SourceError, type RemoteSource, type Validators } from './remote-source.js'
+import { SourceError, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { closeBody, downloadObject } from './download-object.js'
 
 /**
@@ -199,19 +199,37 @@ export class SourceFollower {
     }
   }
 
-  protected async follow (): Promise<void> {
+  /**
+   * Asks the source for an object newer than the one served: null when there is none, and while a version
+   * is pinned (contract §8), when the newer one is only noticed (its body dropped, not asked for again
+   * until it changes). Every follower's check starts here, whatever its objects are.
+   */
+  protected async poll (): Promise<{ fetched: Extract<Fetched, { changed: true }>, signal: AbortSignal } | null> {
     const known = this.store.current() === null ? null : { etag: this.state.etag, lastModified: this.state.lastModified }
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((this.options.timeoutSeconds ?? 600) * 1000)])
     const held = this.options.held?.() === true
     if (!held) this.noticed = null
     const fetched = await this.source.fetch((held ? this.noticed : null) ?? this.refused ?? known, signal)
-    if (!fetched.changed) return
+    if (!fetched.changed) return null
     if (held) {
       await closeBody(fetched.body)
       this.noticed = fetched.validators
       this.options.onNoticed?.(fetched.validators)
-      return
+      return null
     }
+    return { fetched, signal }
+  }
+
+  /** Serves what is held (after a pin: its cached copy), then checks the source for anything newer. */
+  async resume (): Promise<void> {
+    await this.store.reload(this.file)
+    await this.checkNow()
+  }
+
+  protected async follow (): Promise<void> {
+    const polled = await this.poll()
+    if (polled === null) return
+    const { fetched, signal } = polled
     if (fetched.length !== null && fetched.length > this.options.maxBytes) {
       await closeBody(fetched.body)
       throw new SourceError(`the object is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${this.options.maxBytes}): not downloaded`)
