@@ -67,13 +67,30 @@ export interface WrittenFile {
 const BATCH_CHARS = 1 << 18
 
 /**
- * Streams `content` to `path` (never one giant string) through a temporary file in the same directory,
- * named with the target's extension so that it loads as the target will, then renames it over the target:
- * a watching service never sees half a snapshot. On any failure the temporary file is removed and the error
- * rethrown. A target that is a symbolic link is followed, so the link stays and its file is replaced.
+ * Streams `content` to `path` (never one giant string) through a temporary file (writeThroughTemporary): a
+ * watching service never sees half a snapshot.
  */
 export async function writeSnapshotFile (path: string, content: SnapshotContent, options: WriteFileOptions): Promise<WrittenFile> {
   const { format, check, signal } = options
+  return await writeThroughTemporary(path, async emit => {
+    if (format === 'jsonl') await writeLines(content, emit)
+    else await writeDocument(content, format, emit)
+  }, { check, signal })
+}
+
+/**
+ * Writes what `produce` emits to `path` through a temporary file in the same directory, named with the
+ * target's extension so that it loads as the target will, batched into ~256 KB writes with the file's
+ * backpressure; `check` runs on the whole temporary file, then it is renamed over the target. On any failure
+ * the temporary file is removed and the error rethrown. A target that is a symbolic link is followed, so the
+ * link stays and its file is replaced; one that is not a regular file (a pipe, /dev/stdout) is written as it is.
+ * The one way this project writes a file others read as a whole: snapshots and change files.
+ */
+export async function writeThroughTemporary (
+  path: string,
+  produce: (emit: (piece: string) => Promise<void>) => Promise<void>,
+  { check, signal }: Pick<WriteFileOptions, 'check' | 'signal'> = {}
+): Promise<WrittenFile> {
   let target = resolve(path)
   let direct = false
   try {
@@ -88,7 +105,7 @@ export async function writeSnapshotFile (path: string, content: SnapshotContent,
   const temporary = direct ? target : join(dirname(target), `.${basename(target, extension)}.${process.pid}.tmp${extension}`)
 
   // Flushed to the disk before it closes, so before the rename: after a power cut the target is the old
-  // snapshot or the whole new one, never a renamed but empty file.
+  // file or the whole new one, never a renamed but empty file.
   const out = createWriteStream(temporary, { encoding: 'utf8', flush: !direct })
   const failed = new Promise<never>((_resolve, reject) => { out.once('error', reject) })
   failed.catch(() => {})
@@ -111,8 +128,7 @@ export async function writeSnapshotFile (path: string, content: SnapshotContent,
   }
 
   try {
-    if (format === 'jsonl') await writeLines(content, emit)
-    else await writeDocument(content, format, emit)
+    await produce(emit)
     await flush()
     out.end()
     await Promise.race([finished(out), failed])
