@@ -2,11 +2,12 @@
 // or shared). Objects are written once under their own names; the manifest is replaced in one rename, so a
 // replica polling it reads the old one or the new one, never half of either.
 import { createReadStream } from 'node:fs'
-import { copyFile, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join, resolve, sep } from 'node:path'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
+import { writeThroughTemporary } from '../snapshot/write-snapshot-file.js'
 
 export class DirectoryTarget implements PublishTarget {
   readonly shown: string
@@ -50,12 +51,9 @@ export class DirectoryTarget implements PublishTarget {
     // Another publisher's manifest, written since this one was read, is not overwritten.
     const now = await this.readManifest()
     if ((now?.version ?? null) !== (expected?.version ?? null)) throw new PublishError(`${this.manifestFile} changed while this was published (another publisher?): nothing replaced; run again`)
-    const temporary = join(this.dir, `.${MANIFEST_SUFFIX}.${process.pid}.tmp`)
     try {
-      await writeFile(temporary, text, { flush: true })
-      await rename(temporary, this.manifestFile)
+      await writeThroughTemporary(this.manifestFile, async emit => { await emit(text) })
     } catch (error) {
-      await rm(temporary, { force: true })
       throw new PublishError(`${this.manifestFile} could not be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
     }
   }

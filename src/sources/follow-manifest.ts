@@ -3,7 +3,7 @@
 // once published, so a name held is an object held), and hands the chain, snapshot then changes, to the
 // store. A manifest that lists less steps back from what is held, with no download. The manifest served
 // and its objects stay in the cache directory: a replica restarting while the store is down serves them.
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import type { Manifest } from '../schemas/manifest.js'
@@ -12,6 +12,7 @@ import { closeBody, downloadObject } from './download-object.js'
 import { describeLocalError, isAlive, SourceFollower, type FollowedStore, type FollowOptions } from './follow-source.js'
 import { ManifestError, parseManifest } from './read-manifest.js'
 import { SourceError, type RemoteSource, type Validators } from './remote-source.js'
+import { writeThroughTemporary } from '../snapshot/write-snapshot-file.js'
 
 /** A manifest names a few thousand objects at most: anything larger is not one. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024
@@ -172,10 +173,8 @@ export class ManifestFollower extends SourceFollower {
   private async keep (text: string, validators: Validators): Promise<void> {
     const copy: CachedManifest = { ...validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
     // Names of this process's own: replicas may share the directory.
-    await writeFile(`${this.chains.file}.${process.pid}.tmp`, text)
-    await rename(`${this.chains.file}.${process.pid}.tmp`, this.chains.file)
-    await writeFile(`${this.metaFile}.${process.pid}.tmp`, JSON.stringify(copy))
-    await rename(`${this.metaFile}.${process.pid}.tmp`, this.metaFile)
+    await writeThroughTemporary(this.chains.file, async emit => { await emit(text) })
+    await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) })
   }
 
   private async readCachedManifest (): Promise<{ manifest: Manifest, validators: Validators } | null> {

@@ -2,13 +2,14 @@
 // directory through a temporary file, has the store load that file under the same rules as any snapshot,
 // and only then renames it over the cached copy. So the cached copy is always the last good snapshot: a
 // replica restarting while the store is down serves it, and a bad object never replaces it.
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import type { ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
 import type { Status } from '../schemas/operations.js'
 import { SourceError, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { closeBody, downloadObject } from './download-object.js'
+import { writeThroughTemporary } from '../snapshot/write-snapshot-file.js'
 
 /**
  * What the follower needs of whoever loads what it downloads: a process's SnapshotStore, or a cluster's
@@ -252,8 +253,7 @@ export class SourceFollower {
       this.refused = null
       const copy: CachedCopy = { ...fetched.validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
       // A name of this process's own: replicas may share the directory.
-      await writeFile(`${this.metaFile}.${process.pid}.tmp`, JSON.stringify(copy))
-      await rename(`${this.metaFile}.${process.pid}.tmp`, this.metaFile)
+      await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) })
       Object.assign(this.state, { etag: fetched.validators.etag, lastModified: fetched.validators.lastModified, lastChanged: new Date() })
     } finally {
       await rm(temporary, { force: true })

@@ -1,7 +1,8 @@
 // The pin, persisted in STATE_DIR so that it survives a restart (contract §8): written to a temporary file
 // and renamed over, so a crash leaves the old pin or the new one, never half of one.
-import { readFile, rename, rm, writeFile, mkdir } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { writeThroughTemporary } from '../write-snapshot-file.js'
 
 export interface Pin {
   version: string
@@ -34,8 +35,5 @@ export async function writePin (file: string, pin: Pin | null): Promise<void> {
     await rm(file, { force: true })
     return
   }
-  await mkdir(dirname(file), { recursive: true })
-  const temporary = `${file}.${process.pid}.tmp`
-  await writeFile(temporary, `${JSON.stringify(pin, null, 2)}\n`)
-  await rename(temporary, file)
+  await writeThroughTemporary(file, async emit => { await emit(`${JSON.stringify(pin, null, 2)}\n`) })
 }
