@@ -49,10 +49,7 @@ export async function serve (argv: string[]): Promise<void> {
   // From a URL, it checks the source now.
   process.on('SIGHUP', () => {
     // A pinned file stays served; a source is still checked (a newer object is noticed, not loaded).
-    if (app.snapshotSource === null && app.snapshotVersions?.pinned() === true) {
-      app.log.info({ pin: app.snapshotVersions.currentPin()?.version }, 'SIGHUP: pinned, so the snapshot is not reloaded (POST /-/unpin follows it again)')
-      return
-    }
+    if (app.snapshotSource === null && app.snapshotVersions?.holdBack('signal', app.log) === true) return
     app.log.info('SIGHUP: reloading the snapshot')
     const reloading = app.snapshotSource?.checkNow() ?? app.snapshots.reload()
     reloading.catch(() => {})

@@ -179,7 +179,7 @@ export async function runPrimary (config: Config): Promise<void> {
       const { request, action } = said
       const acting: Promise<ActionResult> = action === 'state'
         ? Promise.resolve({ state: versions.state(), from: null, to: null })
-        : action === 'rollback' ? versions.rollback() : action === 'unpin' ? versions.unpin() : versions.pinVersion(said.version ?? '')
+        : versions.carryOut(action, said.version)
       acting.then(result => {
         if (action !== 'state') {
           log.info({ action, from: result.from, to: result.to, worker: worker.id }, `operator action carried out by every worker: ${action}`)
@@ -232,8 +232,7 @@ export async function runPrimary (config: Config): Promise<void> {
       onChecked: shareStates,
       held: () => versions.pinned(),
       onNoticed: validators => {
-        versions.notice({ source: source.shown, etag: validators.etag })
-        sourceLog.info({ source: source.shown, etag: validators.etag, pin: versions.currentPin()?.version }, 'a newer object is published; pinned, so it is not loaded')
+        versions.holdBack({ object: source.shown, etag: validators.etag }, sourceLog)
         sharePin()
       }
     })
@@ -245,9 +244,7 @@ export async function runPrimary (config: Config): Promise<void> {
   }
   const watcher = config.watch && config.snapshotUrl === null
     ? watchSnapshot(config.snapshotPath, () => {
-      if (versions.pinned()) {
-        versions.notice({ source: config.snapshotPath, etag: null })
-        log.info({ snapshot: config.snapshotPath, pin: versions.currentPin()?.version }, 'the snapshot file changed; pinned, so it is not loaded')
+      if (versions.holdBack({ file: config.snapshotPath }, log)) {
         sharePin()
         return
       }
@@ -266,10 +263,7 @@ export async function runPrimary (config: Config): Promise<void> {
       follower.checkNow().then(shareStates, () => {})
       return
     }
-    if (versions.pinned()) {
-      log.info({ pin: versions.currentPin()?.version }, 'SIGHUP: pinned, so the snapshot is not reloaded (POST /-/unpin follows it again)')
-      return
-    }
+    if (versions.holdBack('signal', log)) return
     log.info('SIGHUP: every worker reloads the snapshot')
     broadcast({ explore: 'reload' })
   })

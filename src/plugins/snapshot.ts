@@ -117,10 +117,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
       maxBytes: remote.maxBytes,
       log: storeLog,
       held: () => versions?.pinned() === true,
-      onNoticed: validators => {
-        versions?.notice({ source: source.shown, etag: validators.etag })
-        log.info({ source: source.shown, etag: validators.etag, pin: versions?.currentPin()?.version }, 'a newer object is published; pinned, so it is not loaded')
-      }
+      onNoticed: validators => { versions?.holdBack({ object: source.shown, etag: validators.etag }, storeLog) }
     })
     app.snapshotSource = follower
     // Never awaited by the app: a replica whose store is down listens, unready, and keeps trying.
@@ -146,11 +143,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
   if (watch) {
     // Watched from the start: a save during the first load is loaded after it (the store runs one at a time).
     watcher = watchSnapshot(snapshotPath, () => {
-      if (versions?.pinned() === true) {
-        versions.notice({ source: snapshotPath, etag: null })
-        log.info({ snapshot: snapshotPath, pin: versions.currentPin()?.version }, 'the snapshot file changed; pinned, so it is not loaded')
-        return
-      }
+      if (versions?.holdBack({ file: snapshotPath }, storeLog) === true) return
       store.reload().catch(() => {})
     }, {
       debounceMs: reloadDebounceMs,

@@ -25,11 +25,7 @@ export function versionActions (app: FastifyInstance): VersionActions | null {
   if (versions !== null) {
     return {
       state: async () => versions.state(),
-      act: async (action, version) => {
-        if (action === 'rollback') return await versions.rollback()
-        if (action === 'unpin') return await versions.unpin()
-        return await versions.pinVersion(version ?? '')
-      }
+      act: async (action, version) => await versions.carryOut(action, version)
     }
   }
   return app.cluster?.versionActions() ?? null

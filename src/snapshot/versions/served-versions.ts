@@ -99,6 +99,25 @@ export class ServedVersions {
     this.newest = { noticedAt: new Date().toISOString(), ...newest }
   }
 
+  /**
+   * Whether what would be loaded now is held back by the pin (contract §8), and if so says so: a newer file
+   * or object is noticed (shown as `newest`, loaded by unpin), a SIGHUP only logged.
+   */
+  holdBack (cause: { file: string } | { object: string, etag: string | null } | 'signal', log: StoreLogger): boolean {
+    if (this.pin === null) return false
+    const pin = this.pin.version
+    if (cause === 'signal') {
+      log.info({ pin }, 'SIGHUP: pinned, so the snapshot is not reloaded (POST /-/unpin follows it again)')
+    } else if ('file' in cause) {
+      this.notice({ source: cause.file, etag: null })
+      log.info({ snapshot: cause.file, pin }, 'the snapshot file changed; pinned, so it is not loaded')
+    } else {
+      this.notice({ source: cause.object, etag: cause.etag })
+      log.info({ source: cause.object, etag: cause.etag, pin }, 'a newer object is published; pinned, so it is not loaded')
+    }
+    return true
+  }
+
   /** The pinned version's kept file (what a worker started again loads); null when nothing is pinned. */
   pinnedFile (): string | null {
     const record = this.pin === null ? null : this.kept.get(this.pin.version)
@@ -128,6 +147,13 @@ export class ServedVersions {
     if (this.kept.holds(served.file)) return
 
     await this.kept.keep(served, options)
+  }
+
+  /** An operator's action by its name, as the routes and a cluster's primary receive it. */
+  async carryOut (action: OperatorAction, version?: string): Promise<ActionResult> {
+    if (action === 'rollback') return await this.rollback()
+    if (action === 'unpin') return await this.unpin()
+    return await this.pinVersion(version ?? '')
   }
 
   /** Serves the kept version served before the one served now, and pins it. */
