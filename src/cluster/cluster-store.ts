@@ -6,9 +6,17 @@ import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
 import type { ChainStore } from '../sources/follow-manifest.js'
 import type { ToWorker } from './messages.js'
 
+/** One worker's answer to a load it was asked for. */
+export interface WorkerAnswer { outcome: string, problems: string[] }
+
+/** Whether the workers asked all loaded it: at least one was asked, and none failed. */
+export function allLoaded (answers: readonly WorkerAnswer[]): boolean {
+  return answers.length > 0 && answers.every(answer => answer.outcome === 'loaded')
+}
+
 export interface ClusterWorkers {
-  /** Asks every live worker to load `file` or serve a chain; resolves with each one's outcome and problems. */
-  askAll: (ask: WorkerAsk) => Promise<Array<{ outcome: string, problems: string[] }>>
+  /** Asks every live worker to load `file` or serve a chain; resolves with each one's answer. */
+  askAll: (ask: WorkerAsk) => Promise<WorkerAnswer[]>
   /** Whether any worker serves a snapshot. */
   serving: () => boolean
 }
@@ -51,13 +59,12 @@ export class ClusterStore implements ChainStore {
 
   private async ask (ask: WorkerAsk): Promise<ReloadOutcome> {
     const outcomes = await this.workers.askAll(ask)
-    const failed = outcomes.find(answer => answer.outcome !== 'loaded')
-    if (outcomes.length > 0 && failed === undefined) {
+    if (allLoaded(outcomes)) {
       // A download is renamed over the cached copy once loaded: the copy, not the download, is what lasts.
       if (ask.explore === 'serve') this.lastGood = ask
       return 'loaded'
     }
-    this.lastFailure = { problems: failed?.problems ?? ['no worker is running'] }
+    this.lastFailure = { problems: outcomes.find(answer => answer.outcome !== 'loaded')?.problems ?? ['no worker is running'] }
     return 'failed'
   }
 

@@ -15,7 +15,7 @@ import { openSource } from '../sources/open-source.js'
 import { isHttpError, serverError } from '../errors.js'
 import type { StoreLogger } from '../snapshot/store/snapshot-store.js'
 import { openVersions, ServedVersions, versionPaths, type ActionResult } from '../snapshot/versions/served-versions.js'
-import { ClusterStore, type WorkerAsk } from './cluster-store.js'
+import { allLoaded, ClusterStore, type WorkerAnswer, type WorkerAsk } from './cluster-store.js'
 import { LoadOrder } from './memory-order.js'
 import { megabytes, resolveBudget } from '../snapshot/memory-budget.js'
 import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
@@ -55,7 +55,7 @@ export async function runPrimary (config: Config): Promise<void> {
   const servedBy = new Map<number, { file: string, items: Record<string, number> }>()
   const loadEverywhere = async (file: string): Promise<'loaded' | 'failed'> => {
     const answers = await reloadAll(file)
-    return answers.length > 0 && answers.every(answer => answer.outcome === 'loaded') ? 'loaded' : 'failed'
+    return allLoaded(answers) ? 'loaded' : 'failed'
   }
   const versions = new ServedVersions(opened.kept, versionPaths(config.stateDir).pinFile, {
     serve: loadEverywhere,
@@ -91,21 +91,21 @@ export async function runPrimary (config: Config): Promise<void> {
   let follower: SourceFollower | null = null
   const shareStates = () => broadcast({ explore: 'cluster', workers: [...states.values()], source: follower === null ? null : sourceStatusJson(follower.status()) })
   /** Reloads asked of the workers and not yet answered by all: request → the workers still to answer. */
-  const asked = new Map<number, { waiting: Set<number>, answers: Array<{ outcome: string, problems: string[] }>, done: () => void }>()
+  const asked = new Map<number, { waiting: Set<number>, answers: WorkerAnswer[], done: () => void }>()
   let nextRequest = 1
-  const askAll = async (ask: WorkerAsk): Promise<Array<{ outcome: string, problems: string[] }>> => {
+  const askAll = async (ask: WorkerAsk): Promise<WorkerAnswer[]> => {
     const request = nextRequest++
     const workers = Object.values(cluster.workers ?? {}).filter(worker => worker !== undefined && reported.has(worker.id)) as Worker[]
     if (workers.length === 0) return []
     return await new Promise(resolve => {
-      const entry = { waiting: new Set(workers.map(worker => worker.id)), answers: [] as Array<{ outcome: string, problems: string[] }>, done: () => { asked.delete(request); resolve(entry.answers) } }
+      const entry = { waiting: new Set(workers.map(worker => worker.id)), answers: [] as WorkerAnswer[], done: () => { asked.delete(request); resolve(entry.answers) } }
       asked.set(request, entry)
       for (const worker of workers) tell(worker, { ...ask, request })
     })
   }
-  const reloadAll = async (file: string): Promise<Array<{ outcome: string, problems: string[] }>> => await askAll({ explore: 'reload', file })
+  const reloadAll = async (file: string): Promise<WorkerAnswer[]> => await askAll({ explore: 'reload', file })
   /** A worker answered (or died, and will not): the reload is done once every worker has. */
-  const answered = (request: number, workerId: number, answer: { outcome: string, problems: string[] } | null) => {
+  const answered = (request: number, workerId: number, answer: WorkerAnswer | null) => {
     const entry = asked.get(request)
     if (entry === undefined || !entry.waiting.delete(workerId)) return
     if (answer !== null) entry.answers.push(answer)
@@ -213,7 +213,7 @@ export async function runPrimary (config: Config): Promise<void> {
       askAll: async ask => {
         const answers = await askAll(ask)
         // Every worker has read it: linked now, before the follower renames the download over the cached copy.
-        if (ask.explore === 'reload' && answers.length > 0 && answers.every(answer => answer.outcome === 'loaded')) keepServed(ask.file)
+        if (ask.explore === 'reload' && allLoaded(answers)) keepServed(ask.file)
         await opened.kept.idle()
         return answers
       },
