@@ -11,7 +11,7 @@ import {
   estimatePeak, ProcessMemoryGuard, residentBytes, resolveBudget, shortfallText, watchLoad,
   type LoadWatch, type MemoryBudget, type MemoryGuard, type SnapshotFormat
 } from '../snapshot/memory-budget.js'
-import { isExploreMessage, type ToPrimary, type ToWorker } from './messages.js'
+import { askPrimary, tellPrimary } from './ask-primary.js'
 
 /** The guard this process's loads go through: its primary's in a cluster's worker, its own otherwise. */
 export function memoryGuard (config: Config): MemoryGuard {
@@ -26,34 +26,17 @@ export type LoadAnswer = { ceiling: number } | { refused: MemoryShortfall }
 
 /** A worker's loads, each asked of the primary first. */
 class WorkerMemoryGuard implements MemoryGuard {
-  private nextRequest = 1
-  private readonly waiting = new Map<number, (answer: LoadAnswer) => void>()
-
-  constructor (readonly budget: MemoryBudget, private readonly scale: number) {
-    process.on('message', (message: unknown) => {
-      if (!isExploreMessage(message)) return
-      const said = message as ToWorker
-      if (said.explore !== 'memory') return
-      const answered = this.waiting.get(said.request)
-      this.waiting.delete(said.request)
-      answered?.(said.answer)
-    })
-  }
+  constructor (readonly budget: MemoryBudget, private readonly scale: number) {}
 
   async admit (file: string, bytes: number, format: SnapshotFormat): Promise<LoadWatch> {
     const neededBytes = estimatePeak(bytes, format, this.scale)
-    const request = this.nextRequest++
-    const answer = await new Promise<LoadAnswer>(resolve => {
-      this.waiting.set(request, resolve)
-      send({ explore: 'memory', request, neededBytes })
-    })
+    // Waits for its turn as long as the loads before it take.
+    const { request, answer: said } = await askPrimary('memory', { neededBytes })
+    const answer = said?.answer
+    if (answer === undefined) throw new Error('the primary did not answer')
     if ('refused' in answer) throw new TooBigError(file, shortfallText(answer.refused), answer.refused)
-    return watchLoad(file, neededBytes, answer.ceiling, this.budget.bytes, residentBytes, () => { send({ explore: 'memory-done', request }) })
+    return watchLoad(file, neededBytes, answer.ceiling, this.budget.bytes, residentBytes, () => { tellPrimary({ explore: 'memory-done', request }) })
   }
-}
-
-function send (message: ToPrimary): void {
-  if (process.connected) process.send?.(message)
 }
 
 /** A process's resident memory by its pid, from /proc (Linux); 0 when it cannot be read (it has exited). */

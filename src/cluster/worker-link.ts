@@ -8,7 +8,8 @@ import type { SnapshotStore } from '../snapshot/store/snapshot-store.js'
 import type { Pin } from '../snapshot/versions/pin-file.js'
 import type { ActionResult, OperatorAction } from '../snapshot/versions/served-versions.js'
 import type { SourceStatusJson } from '../sources/follow-source.js'
-import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
+import { askPrimary, tellPrimary } from './ask-primary.js'
+import { isExploreMessage, type ToWorker, type WorkerState } from './messages.js'
 
 /**
  * How long a worker waits for the cluster's metrics before it answers with its own: longer than the
@@ -22,9 +23,6 @@ export class WorkerLink {
   private table: WorkerState[] = []
   private sharedSource: SourceStatusJson | null = null
   private lastReload: string | null = null
-  private nextRequest = 1
-  private readonly waiting = new Map<number, (text: string | null) => void>()
-  private readonly acting = new Map<number, (answer: Extract<ToWorker, { explore: 'versions' }> | null) => void>()
   private pinned: { pin: Pin | null, newest: Newest | null } = { pin: null, newest: null }
 
   constructor (private readonly id: number, private readonly store: SnapshotStore) {
@@ -56,7 +54,7 @@ export class WorkerLink {
       loadedAt: model?.info.loadedAt.toISOString() ?? null,
       lastReload: this.lastReload
     }
-    this.send({ explore: 'state', state, ...(model === null ? {} : { served: { file: model.info.source, items: model.itemCounts() } }) })
+    tellPrimary({ explore: 'state', state, ...(model === null ? {} : { served: { file: model.info.source, items: model.itemCounts() } }) })
   }
 
   /** The pin as the primary, which holds it, last shared it. */
@@ -67,13 +65,7 @@ export class WorkerLink {
   /** The operator's versions, held by the primary: each request is answered by it. */
   versionActions (): VersionActions {
     const ask = async (action: OperatorAction | 'state', version?: string): Promise<ActionResult> => {
-      const request = this.nextRequest++
-      const answer = await new Promise<Extract<ToWorker, { explore: 'versions' }> | null>(resolve => {
-        const timer = setTimeout(() => { this.acting.delete(request); resolve(null) }, VERSIONS_TIMEOUT_MS)
-        timer.unref()
-        this.acting.set(request, said => { clearTimeout(timer); resolve(said) })
-        this.send({ explore: 'versions', request, action, ...(version === undefined ? {} : { version }) })
-      })
+      const { answer } = await askPrimary('versions', { action, ...(version === undefined ? {} : { version }) }, VERSIONS_TIMEOUT_MS)
       if (answer === null) throw versionsUnavailable()
       if (answer.error !== null) throw relayedError(answer.error)
       if (answer.result === null) throw versionsUnavailable()
@@ -87,12 +79,8 @@ export class WorkerLink {
 
   /** The metrics of every worker, summed by the primary; null when it does not answer in time. */
   async clusterMetrics (): Promise<string | null> {
-    const request = this.nextRequest++
-    return await new Promise(resolve => {
-      const timer = setTimeout(() => { this.waiting.delete(request); resolve(null) }, METRICS_TIMEOUT_MS)
-      this.waiting.set(request, text => { clearTimeout(timer); resolve(text) })
-      this.send({ explore: 'metrics', request })
-    })
+    const { answer } = await askPrimary('metrics', {}, METRICS_TIMEOUT_MS)
+    return answer?.text ?? null
   }
 
   private receive (message: unknown): void {
@@ -104,26 +92,13 @@ export class WorkerLink {
       done.then(outcome => {
         if (request === undefined) return
         const problems = outcome === 'loaded' ? [] : [...(this.store.status().lastFailure?.problems ?? [])]
-        this.send({ explore: 'reloaded', request, outcome, problems })
+        tellPrimary({ explore: 'reloaded', request, outcome, problems })
       }, () => {})
     } else if (said.explore === 'cluster') {
       this.table = said.workers
       this.sharedSource = said.source
-    } else if (said.explore === 'metrics') {
-      const done = this.waiting.get(said.request)
-      this.waiting.delete(said.request)
-      done?.(said.text)
-    } else if (said.explore === 'versions') {
-      const done = this.acting.get(said.request)
-      this.acting.delete(said.request)
-      done?.(said)
     } else if (said.explore === 'pin') {
       this.pinned = { pin: said.pin, newest: said.newest }
     }
-  }
-
-  private send (message: ToPrimary): void {
-    // A worker whose primary is gone has nobody to tell: it is about to be stopped anyway.
-    if (process.connected) process.send?.(message)
   }
 }
