@@ -40,7 +40,7 @@ class WorkerMemoryGuard implements MemoryGuard {
 }
 
 /** A process's resident memory by its pid, from /proc (Linux); 0 when it cannot be read (it has exited). */
-export function residentBytesOf (pid: number): number {
+function residentBytesOf (pid: number): number {
   try {
     const kB = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
     return kB === undefined ? 0 : Number(kB) * 1024

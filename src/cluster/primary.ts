@@ -13,7 +13,6 @@ import { sourceStatusJson, type SourceFollower } from '../sources/follow-source.
 import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
 import { isHttpError, serverError } from '../errors.js'
-import type { StoreLogger } from '../snapshot/store/snapshot-store.js'
 import { openVersions, ServedVersions, versionPaths, type ActionResult } from '../snapshot/versions/served-versions.js'
 import { allLoaded, ClusterStore, type WorkerAnswer, type WorkerAsk } from './cluster-store.js'
 import { LoadOrder } from './memory-order.js'
@@ -49,7 +48,7 @@ export async function runPrimary (config: Config): Promise<void> {
 
   // The versions are kept here, where the snapshot is followed (contract §8): workers report what they
   // load, and pass the operator's actions on. Read before any worker starts: it may report at once.
-  const versionsLog = asStoreLogger(log.child({ component: 'versions' }))
+  const versionsLog = log.child({ component: 'versions' })
   const opened = await openVersions({ ...versionPaths(config.stateDir), keep: config.keepVersions, log: versionsLog, sweep: true })
   /** What each worker last said it serves: the file it loaded and its items. */
   const servedBy = new Map<number, { file: string, items: Record<string, number> }>()
@@ -224,11 +223,7 @@ export async function runPrimary (config: Config): Promise<void> {
       cacheDir: config.snapshotCacheDir,
       pollSeconds: config.snapshotPollSeconds,
       maxBytes: config.snapshotMaxMb * 1024 * 1024,
-      log: {
-        info: (fields, message) => { sourceLog.info(fields, message) },
-        warn: (fields, message) => { sourceLog.warn(fields, message) },
-        error: (fields, message) => { sourceLog.error(fields, message) }
-      },
+      log: sourceLog,
       onChecked: shareStates,
       held: () => versions.pinned(),
       onNoticed: validators => {
@@ -301,14 +296,6 @@ export async function runPrimary (config: Config): Promise<void> {
   }
   process.on('SIGTERM', signal => { stop(signal) })
   process.on('SIGINT', signal => { stop(signal) })
-}
-
-function asStoreLogger (log: pino.Logger): StoreLogger {
-  return {
-    info: (fields, message) => { log.info(fields, message) },
-    warn: (fields, message) => { log.warn(fields, message) },
-    error: (fields, message) => { log.error(fields, message) }
-  }
 }
 
 /** Sends to a worker whose channel is still open (one that is closing is about to exit). */

@@ -5,7 +5,7 @@
 // The watcher or the follower is stopped, and any load in flight awaited, when the app closes.
 import cluster from 'node:cluster'
 import fp from 'fastify-plugin'
-import { SnapshotStore } from '../snapshot/store/snapshot-store.js'
+import { SnapshotStore, type StoreLogger } from '../snapshot/store/snapshot-store.js'
 import { KeptVersions } from '../snapshot/versions/kept-versions.js'
 import { openVersions, ServedVersions, versionPaths, type OpenedVersions } from '../snapshot/versions/served-versions.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
@@ -51,11 +51,7 @@ export interface SnapshotPluginOptions {
 
 export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, changesDir = null, watch, reloadDebounceMs, memory, remote, versions: versionOptions }) {
   const log = app.log.child({ component: 'snapshot' })
-  const storeLog = {
-    info: (fields: object, message: string) => log.info(fields, message),
-    warn: (fields: object, message: string) => log.warn(fields, message),
-    error: (fields: object, message: string) => log.error(fields, message)
-  }
+  const storeLog: StoreLogger = log
   app.decorate('snapshotWatcher', null)
   app.decorate('snapshotSource', null)
   app.decorate('snapshotVersions', null)

@@ -10,7 +10,7 @@ export const MANIFEST_SUFFIX = 'manifest.json'
  * An object the manifest names: a file name in the manifest's own folder. No `/`, so no `../x`, no absolute
  * path and no URL: a manifest can never send a replica outside its prefix.
  */
-export const OBJECT_NAME_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9._-]*$'
+const OBJECT_NAME_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9._-]*$'
 
 const ObjectName = (description: string, extension: string) => Type.String({
   pattern: OBJECT_NAME_PATTERN.replace('*$', `*\\.(${extension})$`),

@@ -32,7 +32,7 @@ interface CachedManifest extends Validators {
  * The folder a manifest's cache lives in, one per manifest URL (replicas may share SNAPSHOT_CACHE_DIR):
  * `manifest.json` (the last one served), its validators beside it, and `objects/` (the files it names).
  */
-export function manifestCacheDir (source: RemoteSource, cacheDir: string): string {
+function manifestCacheDir (source: RemoteSource, cacheDir: string): string {
   return join(cacheDir, `manifest-${createHash('sha256').update(source.shown).digest('hex').slice(0, 12)}`)
 }
 

@@ -6,7 +6,7 @@ import { cachedManifestPath, ManifestFollower, type ChainStore } from './follow-
 import { cachedCopyPath, SourceFollower, type FollowOptions } from './follow-source.js'
 import type { RemoteSource } from './remote-source.js'
 
-export function followsManifest (source: RemoteSource): boolean {
+function followsManifest (source: RemoteSource): boolean {
   return isManifestName(new URL(source.shown).pathname)
 }
 
