@@ -120,6 +120,7 @@ export async function runPrimary (config: Config): Promise<void> {
     worker.on('error', (error: Error) => log.warn({ worker: worker.id, err: error }, 'a message to a worker failed'))
     worker.on('exit', (code, signal) => {
       states.delete(worker.id)
+      servedBy.delete(worker.id)
       loads.forget(worker.process.pid ?? 0)
       for (const request of [...asked.keys()]) answered(request, worker.id, null)
       shareStates()
