@@ -3,11 +3,9 @@
 // last step instead of a model. A bad file throws the SnapshotError a bad snapshot throws, every problem
 // with its line; nothing of it can be applied.
 import { SnapshotError } from '../../errors.js'
-import { SnapshotLoader } from '../load/load-snapshot.js'
+import { processLoader, type SnapshotLoader } from '../load/load-snapshot.js'
 import { ChangeSetBuilder, type ChangeSet } from './change-set.js'
 import { ChangeFraming } from './frame-changes.js'
-
-const processLoader = new SnapshotLoader()
 
 export interface ReadChangesOptions {
   /** A snapshot is served meanwhile (a large change file leaves a core to the requests). */

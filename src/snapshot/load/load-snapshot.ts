@@ -167,7 +167,8 @@ export class SnapshotLoader {
   }
 }
 
-const processLoader = new SnapshotLoader()
+/** The process's own pipeline (the parse pool, the default limits): snapshots and change files alike. */
+export const processLoader = new SnapshotLoader()
 
 /** Loads `file` with the process's own pipeline (the parse pool, the default limits). */
 export async function loadSnapshotFile (file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
