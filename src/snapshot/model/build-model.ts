@@ -5,7 +5,7 @@ import type { SnapshotItem } from '../../schemas/snapshot.js'
 import { CompanyRanks, LanguageListing, SnapshotModel, type SnapshotInfo } from './snapshot-model.js'
 import { runInSlices, runToEnd } from '../slices.js'
 import { ItemMemory } from './item-memory.js'
-import { ItemBytes, dateKey } from './item-bytes.js'
+import { ItemBytes, dateKey, servedBefore } from './item-bytes.js'
 
 // Items serialized here land in chunks of this size, and stay there: the served model reads them in place.
 const CHUNK_SIZE = 4 * 1024 * 1024
@@ -132,10 +132,8 @@ class LanguageBuilder {
       unsorted.push(i)
       if ((i & STEP_MASK) === STEP_MASK) yield
     }
-    // Newest first; the same day, higher pk first. pks are unique, so the order is total.
     const { dates, pks } = this
-    const order = yield * mergeSort(unsorted, (a, b) => dates.get(a) > dates.get(b) ||
-      (dates.get(a) === dates.get(b) && pks.get(a) > pks.get(b)))
+    const order = yield * mergeSort(unsorted, (a, b) => servedBefore(dates.get(a), pks.get(a), dates.get(b), pks.get(b)))
 
     // Items stay in the chunks they were written to; only where each one is goes into served order.
     // Two bytes an item where the numbers fit, as they do unless a snapshot has items over 64 KiB or

@@ -23,6 +23,14 @@ export function renderItem (item: SnapshotItem): string {
   return LINE_SEPARATORS.test(json) ? json.replace(LINE_SEPARATORS, escapeSeparator) : json
 }
 
+/**
+ * The served order (spec: `-backdate`, then `-pk`): whether the item of (dateA, pkA) comes before that of
+ * (dateB, pkB), dates as dateKey gives them. pks are unique, so the order is total.
+ */
+export function servedBefore (dateA: number, pkA: number, dateB: number, pkB: number): boolean {
+  return dateA > dateB || (dateA === dateB && pkA > pkB)
+}
+
 /** `YYYY-MM-DD` → YYYYMMDD, which sorts like the date. The item was validated as a calendar date. */
 export function dateKey (backdate: string): number {
   return Number(backdate.slice(0, 4)) * 10000 + Number(backdate.slice(5, 7)) * 100 + Number(backdate.slice(8, 10))

@@ -3,7 +3,7 @@
 // version reads its own slots unchanged), each slot's keys and companies, and the loaded listing's pks.
 // Made only when a change first comes to a loaded listing, in slices: a replica that never gets a change
 // file pays nothing for it.
-import { dateKey } from './item-bytes.js'
+import { dateKey, servedBefore } from './item-bytes.js'
 import { CompanyRanks, type LanguageListing, type SlotOrder } from './snapshot-model.js'
 
 /** pk → slot, open addressing in typed arrays: a Map of a million entries costs several times more (ADR 013). */
@@ -89,12 +89,10 @@ export class SlotSpace {
     this.loadedPks = new PkSlots(this.used)
   }
 
-  /** Slot `a` before slot `b` in served order: backdate descending, then pk descending. */
+  /** Slot `a` before slot `b` in served order. */
   readonly before: SlotOrder = (a, b) => {
     const { dateOf, pkOf } = this
-    const da = dateOf[a] as number
-    const db = dateOf[b] as number
-    return da > db || (da === db && (pkOf[a] as number) > (pkOf[b] as number))
+    return servedBefore(dateOf[a] as number, pkOf[a] as number, dateOf[b] as number, pkOf[b] as number)
   }
 
   /** The space of a language a change file creates. */
