@@ -9,7 +9,7 @@ import type { Config } from '../config.js'
 import { TooBigError, type MemoryShortfall } from '../errors.js'
 import {
   estimatePeak, ProcessMemoryGuard, residentBytes, resolveBudget, shortfallText, watchLoad,
-  type LoadWatch, type MemoryBudget, type MemoryGuard, type SnapshotFormat
+  type LoadWatch, type MemoryBudget, type MemoryGuard, type ParsedFormat
 } from '../snapshot/memory-budget.js'
 import { askPrimary, tellPrimary } from './ask-primary.js'
 
@@ -28,7 +28,7 @@ export type LoadAnswer = { ceiling: number } | { refused: MemoryShortfall }
 class WorkerMemoryGuard implements MemoryGuard {
   constructor (readonly budget: MemoryBudget, private readonly scale: number) {}
 
-  async admit (file: string, bytes: number, format: SnapshotFormat): Promise<LoadWatch> {
+  async admit (file: string, bytes: number, format: ParsedFormat): Promise<LoadWatch> {
     const neededBytes = estimatePeak(bytes, format, this.scale)
     // Waits for its turn as long as the loads before it take.
     const { request, answer: said } = await askPrimary('memory', { neededBytes })

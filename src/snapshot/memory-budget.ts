@@ -79,8 +79,8 @@ function readText (file: string): string | null {
   }
 }
 
-/** The two formats, by the file's name (load-snapshot.ts, isJsonLinesPath). */
-export type SnapshotFormat = 'json' | 'jsonl'
+/** The two formats a load parses, by the file's name (load-snapshot.ts, isJsonLinesPath); not write-snapshot-file.ts's layouts. */
+export type ParsedFormat = 'json' | 'jsonl'
 
 /**
  * What a load needs at its peak above what the process held before it: a fixed part and a part per byte of
@@ -89,7 +89,7 @@ export type SnapshotFormat = 'json' | 'jsonl'
  * loads of generated snapshots, 11 MB and 0.9 MB inline, 111 and 449 MB on the pool, rounded up; a reload
  * above a served snapshot measured less (README, "Memory to plan for").
  */
-export const PEAK_ESTIMATE: Record<'inline' | 'pool', Record<SnapshotFormat, { fixedBytes: number, perFileByte: number }>> = {
+export const PEAK_ESTIMATE: Record<'inline' | 'pool', Record<ParsedFormat, { fixedBytes: number, perFileByte: number }>> = {
   inline: {
     json: { fixedBytes: 8e6, perFileByte: 2.9 },
     jsonl: { fixedBytes: 8e6, perFileByte: 2.2 }
@@ -101,7 +101,7 @@ export const PEAK_ESTIMATE: Record<'inline' | 'pool', Record<SnapshotFormat, { f
 }
 
 /** The estimated peak of loading a file of `bytes`; `scale` is MEMORY_ESTIMATE_SCALE (1 but in tests). */
-export function estimatePeak (bytes: number, format: SnapshotFormat, scale = 1): number {
+export function estimatePeak (bytes: number, format: ParsedFormat, scale = 1): number {
   const { fixedBytes, perFileByte } = PEAK_ESTIMATE[bytes < THREADS_FROM_BYTES ? 'inline' : 'pool'][format]
   return Math.ceil((fixedBytes + bytes * perFileByte) * scale)
 }
@@ -126,7 +126,7 @@ export interface LoadWatch {
 /** What a load asks before it starts: its watch, or a TooBigError when the file cannot fit. */
 export interface MemoryGuard {
   readonly budget: MemoryBudget
-  admit: (file: string, bytes: number, format: SnapshotFormat) => Promise<LoadWatch>
+  admit: (file: string, bytes: number, format: ParsedFormat) => Promise<LoadWatch>
 }
 
 /** This process's resident memory: cheap (one read of /proc on Linux), so a load can ask often. */
@@ -155,7 +155,7 @@ export class ProcessMemoryGuard implements MemoryGuard {
     this.rss = options.rss ?? residentBytes
   }
 
-  async admit (file: string, bytes: number, format: SnapshotFormat): Promise<LoadWatch> {
+  async admit (file: string, bytes: number, format: ParsedFormat): Promise<LoadWatch> {
     const neededBytes = estimatePeak(bytes, format, this.scale)
     const freeBytes = this.budget.bytes - this.rss()
     const shortfall = { neededBytes, freeBytes, budgetBytes: this.budget.bytes }

@@ -5,7 +5,7 @@ import t from 'tap'
 import { SnapshotLoader } from '../../../src/snapshot/load/load-snapshot.js'
 import { ParsePool, type BatchParser } from '../../../src/snapshot/load/parse-pool.js'
 import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js'
-import { ProcessMemoryGuard, watchLoad, type MemoryGuard, type SnapshotFormat } from '../../../src/snapshot/memory-budget.js'
+import { ProcessMemoryGuard, watchLoad, type MemoryGuard, type ParsedFormat } from '../../../src/snapshot/memory-budget.js'
 import { TooBigError } from '../../../src/errors.js'
 import { makeItem, poolForAnySize, toJsonLines, writeSnapshot } from '../../helpers.js'
 
@@ -18,14 +18,14 @@ function manyItems (): string {
 }
 
 /** A guard whose process "uses" more memory at each check: the budget is reached at check `at`. */
-function risingGuard (at: number): MemoryGuard & { checks: number, admitted: Array<{ bytes: number, format: SnapshotFormat }>, done: number } {
+function risingGuard (at: number): MemoryGuard & { checks: number, admitted: Array<{ bytes: number, format: ParsedFormat }>, done: number } {
   const budget = { bytes: 1000 * MiB, source: 'MEMORY_LIMIT_MB' as const }
   const guard = {
     budget,
     checks: 0,
     done: 0,
-    admitted: [] as Array<{ bytes: number, format: SnapshotFormat }>,
-    async admit (file: string, bytes: number, format: SnapshotFormat) {
+    admitted: [] as Array<{ bytes: number, format: ParsedFormat }>,
+    async admit (file: string, bytes: number, format: ParsedFormat) {
       guard.admitted.push({ bytes, format })
       return watchLoad(file, 10 * MiB, budget.bytes, budget.bytes, () => (++guard.checks >= at ? 1000 : 500) * MiB, () => { guard.done++ })
     }
