@@ -11,6 +11,11 @@ interface Command {
   run: (argv: string[]) => Promise<number>
 }
 
+/** The operator's commands: each asks a running replica's operator listener (versions-command.ts). */
+function opsCommand (name: 'versions' | 'rollback' | 'pin' | 'unpin', summary: string): Command {
+  return { summary, run: async argv => await (await import('./versions-command.js')).versionsCommand(name, argv) }
+}
+
 const COMMANDS: Record<string, Command> = {
   serve: {
     summary: 'serve the explore API from a snapshot: [serve] [FILE] (the default; --help lists every option)',
@@ -37,22 +42,10 @@ const COMMANDS: Record<string, Command> = {
     summary: 'make a snapshot by walking a running original (or another replica)',
     run: async argv => await (await import('./capture-command.js')).captureCommand(argv)
   },
-  versions: {
-    summary: 'a running replica\'s served, kept and pinned versions: versions --ops-url URL',
-    run: async argv => await (await import('./versions-command.js')).versionsCommand('versions', argv)
-  },
-  rollback: {
-    summary: 'serve the kept version before the served one, and pin it: rollback --ops-url URL (OPS_TOKEN)',
-    run: async argv => await (await import('./versions-command.js')).versionsCommand('rollback', argv)
-  },
-  pin: {
-    summary: 'serve a kept version and pin it: pin VERSION --ops-url URL (OPS_TOKEN)',
-    run: async argv => await (await import('./versions-command.js')).versionsCommand('pin', argv)
-  },
-  unpin: {
-    summary: 'follow the source again, its newest loaded at once: unpin --ops-url URL (OPS_TOKEN)',
-    run: async argv => await (await import('./versions-command.js')).versionsCommand('unpin', argv)
-  },
+  versions: opsCommand('versions', 'a running replica\'s served, kept and pinned versions: versions --ops-url URL'),
+  rollback: opsCommand('rollback', 'serve the kept version before the served one, and pin it: rollback --ops-url URL (OPS_TOKEN)'),
+  pin: opsCommand('pin', 'serve a kept version and pin it: pin VERSION --ops-url URL (OPS_TOKEN)'),
+  unpin: opsCommand('unpin', 'follow the source again, its newest loaded at once: unpin --ops-url URL (OPS_TOKEN)'),
   diff: {
     summary: 'write the change file that takes one snapshot to another: diff OLD NEW --out CHANGES.jsonl',
     run: async argv => await (await import('./diff-command.js')).diffCommand(argv)
