@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util'
 import { UsageError } from '../errors.js'
 import type { Versions } from '../schemas/versions.js'
+import { describeFetchError } from '../sources/http-source.js'
 
 export const VERSIONS_USAGE = `Usage: explore-replica versions --ops-url URL        the served version, the kept ones, the pin
        explore-replica rollback --ops-url URL        serve the kept version before the served one, and pin it
@@ -58,7 +59,7 @@ export async function versionsCommand (action: Action, argv: string[], env: Node
       signal: AbortSignal.timeout(15 * 60 * 1000)
     })
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name
+    const cause = describeFetchError(error)
     process.stderr.write(`explore-replica ${action}: cannot reach the replica at ${url.origin} (${cause === 'ECONNREFUSED' ? 'connection refused' : cause}): is it running, and is --ops-url its OPS_PORT?\n`)
     return EXIT.unreachable
   }
