@@ -2,6 +2,7 @@
 // fleet's manifest (contract §9). The file is checked as a replica would check it, uploaded under its own
 // name (objects are immutable once published), and only then is the manifest rewritten, replaced only if
 // it is still the one read: replicas never see a manifest that names an object not yet there.
+import { createHash } from 'node:crypto'
 import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SnapshotError, UsageError } from '../errors.js'
@@ -46,6 +47,13 @@ export interface PublishTarget {
 
 /** A refusal, in words for the publisher: exit 1. */
 export class PublishError extends Error {}
+
+/** The hex digest of a stream's bytes: an object already published is compared by it, never reuploaded. */
+export async function digestOf (bytes: AsyncIterable<Uint8Array>, algorithm: 'md5' | 'sha256'): Promise<string> {
+  const hash = createHash(algorithm)
+  for await (const chunk of bytes) hash.update(chunk)
+  return hash.digest('hex')
+}
 
 export async function publishCommand (argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

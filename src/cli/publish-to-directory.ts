@@ -3,10 +3,9 @@
 // replica polling it reads the old one or the new one, never half of either.
 import { createReadStream } from 'node:fs'
 import { copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises'
-import { createHash } from 'node:crypto'
 import { join, resolve, sep } from 'node:path'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
-import { PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
+import { digestOf, PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
 import { writeThroughTemporary } from '../snapshot/write-snapshot-file.js'
 
 export class DirectoryTarget implements PublishTarget {
@@ -31,7 +30,7 @@ export class DirectoryTarget implements PublishTarget {
   async putObject (name: string, file: string): Promise<'uploaded' | 'present'> {
     const target = join(this.dir, name)
     if ((await stat(target).catch(() => null)) !== null) {
-      if (await sha256(target) === await sha256(file)) return 'present'
+      if (await digestOf(createReadStream(target), 'sha256') === await digestOf(createReadStream(file), 'sha256')) return 'present'
       throw new PublishError(`${name} is already published in ${this.shown} with other content: objects are immutable once published, so publish this one under another name`)
     }
     await mkdir(this.dir, { recursive: true })
@@ -57,10 +56,4 @@ export class DirectoryTarget implements PublishTarget {
       throw new PublishError(`${this.manifestFile} could not be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
     }
   }
-}
-
-async function sha256 (file: string): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
-  return hash.digest('hex')
 }

@@ -4,11 +4,10 @@
 // replaced only if it is still the one read (If-Match), so two publishers never lose each other's change.
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { createHash } from 'node:crypto'
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { describeS3Error, statusOf } from '../sources/s3-source.js'
-import { PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
+import { digestOf, PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
 
 /** The most one PutObject takes; larger needs a multipart upload, which this publisher does not do. */
 const MAX_PUT_BYTES = 5 * 1024 ** 3
@@ -99,10 +98,4 @@ export class S3Target implements PublishTarget {
       throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
     }
   }
-}
-
-async function digestOf (bytes: AsyncIterable<Uint8Array>, algorithm: 'md5' | 'sha256'): Promise<string> {
-  const hash = createHash(algorithm)
-  for await (const chunk of bytes) hash.update(chunk)
-  return hash.digest('hex')
 }
