@@ -83,14 +83,14 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
       listings.set(code, new LanguageListing(code, { ...listing.store, chunks, memory }, listing.byCompany, listing.order, listing.lineage))
       continue
     }
-    const derived = yield * deriveListing(listing, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory)
+    const derived = yield * deriveListing(code, listing, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory)
     listings.set(code, derived.listing)
     garbageBytes += derived.garbageBytes
   }
   // A language named first by this change file is created (contract §9), after the others.
   for (const [code, changed] of effects) {
     if (listings.has(code)) continue
-    const { listing: derived } = yield * deriveListing(null, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory)
+    const { listing: derived } = yield * deriveListing(code, null, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory)
     listings.set(code, derived)
   }
   const snapshotVersion = model.info.snapshotVersion ?? model.info.version
@@ -127,6 +127,7 @@ function countAbsentDeletes (changes: ChangeSet, lineages: ReadonlyMap<string, L
  * lists for the companies of the items removed or added. `listing` null: a language the change creates.
  */
 function * deriveListing (
+  code: string,
   listing: LanguageListing | null,
   lineage: ListingLineage,
   changed: ReadonlyMap<number, UpsertOp | null>,
@@ -229,6 +230,6 @@ function * deriveListing (
   }
 
   const store: ItemStore = { chunks, chunkOf: space.chunkOf, startOf: space.startOf, lengthOf: space.lengthOf, memory }
-  const derived = new LanguageListing(listing?.language ?? '', store, new ChangedCompanies(base, lists), order, { space, pks })
+  const derived = new LanguageListing(code, store, new ChangedCompanies(base, lists), order, { space, pks })
   return { listing: derived, garbageBytes }
 }
