@@ -124,7 +124,7 @@ export class ManifestFollower extends SourceFollower {
   override async resume (): Promise<void> {
     const cached = await this.readCachedManifest()
     if (cached !== null) await this.chains.serve(await this.filesOf(cached.manifest, null))
-    await this.checkNow()
+    await this.freshCheck()
   }
 
   /**

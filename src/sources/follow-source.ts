@@ -224,6 +224,12 @@ export class SourceFollower {
   /** Serves what is held (after a pin: its cached copy), then checks the source for anything newer. */
   async resume (): Promise<void> {
     await this.store.reload(this.file)
+    await this.freshCheck()
+  }
+
+  /** A check begun after this call: one under way may have begun while pinned, and noticed what it did not load. */
+  protected async freshCheck (): Promise<void> {
+    await this.running?.catch(() => {})
     await this.checkNow()
   }
 

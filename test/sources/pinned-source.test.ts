@@ -23,7 +23,14 @@ async function publisher (t: Test) {
   const gets: Array<{ status: number }> = []
   let current = ''
   const etag = () => `"${createHash('sha1').update(body).digest('hex')}"`
-  const server = createServer((request, response) => {
+  /** While set, a GET waits for it (a slow publisher), and `held` resolves when one does. */
+  let hold: { released: Promise<void>, arrived: () => void } | null = null
+  const server = createServer(async (request, response) => {
+    if (hold !== null && request.method === 'GET') {
+      const { released, arrived } = hold
+      arrived()
+      await released
+    }
     if (request.headers['if-none-match'] === etag()) {
       response.writeHead(304, { etag: etag() }).end()
     } else {
@@ -43,7 +50,16 @@ async function publisher (t: Test) {
       current = toJsonLines(doc)
       body = Buffer.from(current)
     },
-    published: () => current
+    published: () => current,
+    /** Holds GETs until `release` is called; `arrived` resolves when the first held one comes in. */
+    holdGets () {
+      let release = (): void => {}
+      let arrived = (): void => {}
+      const released = new Promise<void>(resolve => { release = resolve })
+      const came = new Promise<void>(resolve => { arrived = resolve })
+      hold = { released, arrived }
+      return { arrived: came, release: () => { hold = null; release() } }
+    }
   }
 }
 
@@ -127,6 +143,31 @@ t.test('after two publishes, rollback serves the previous version without a down
   t.equal(unpinned.body.served.generatedAt, versioned(3).generated_at, 'the newest object is loaded at once')
   t.equal(site.sent(), 4, 'downloaded once unpinned')
   t.equal(unpinned.body.kept.length, 3)
+})
+
+t.test('unpinned while a check begun under the pin is under way: that check only notices, so another one loads the newest', async t => {
+  const site = await publisher(t)
+  const dir = await tempDir(t)
+  const { app, ops } = await replica(t, site.url, dir)
+  site.publish(versioned(1))
+  await check(app)
+  site.publish(versioned(2))
+  await check(app)
+  t.equal((await act(ops, 'rollback')).body.served.generatedAt, versioned(1).generated_at)
+
+  site.publish(versioned(3))
+  const slow = site.holdGets()
+  const underPin = app.snapshotSource!.checkNow()
+  await slow.arrived
+  // Unpinned: the cached copy is served again (a reload), then the source is checked; only then the held answer comes.
+  const cachedCopyServed = once(app.snapshots, 'reloaded')
+  const unpinning = act(ops, 'unpin')
+  await cachedCopyServed
+  slow.release()
+  await underPin
+  const unpinned = await unpinning
+  t.equal(unpinned.status, 200)
+  t.equal(unpinned.body.served.generatedAt, versioned(3).generated_at, 'the newest object is loaded, not only noticed')
 })
 
 t.test('a pin survives a restart of a replica following a source: it serves the pinned version, not the cached copy', async t => {
