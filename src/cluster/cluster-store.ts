@@ -24,20 +24,26 @@ export interface ClusterWorkers {
 /** What every worker is asked to do. */
 export type WorkerAsk = { explore: 'reload', file: string } | { explore: 'serve', chain: { snapshot: string, changes: string[] } }
 
+/** What the workers are asked to serve `chain`: a snapshot alone is a reload of its file. */
+export function askToServe (chain: Chain): WorkerAsk {
+  return chain.changes.length === 0 ? { explore: 'reload', file: chain.snapshot } : { explore: 'serve', chain: { snapshot: chain.snapshot, changes: [...chain.changes] } }
+}
+
 export class ClusterStore implements ChainStore {
   private lastFailure: { problems: readonly string[] } | null = null
   /** What every worker serves, for a worker started again: the last chain served, or the cached copy. */
   private lastGood: WorkerAsk
 
-  /** `first`: what the first load serves instead of the cached copy (a pinned version's kept file). */
-  constructor (readonly file: string, private readonly workers: ClusterWorkers, private readonly first: () => string = () => file) {
+  /** `first`: what the first load serves instead of the cached copy (a pinned version's kept files). */
+  constructor (readonly file: string, private readonly workers: ClusterWorkers, private readonly first: () => Chain | null = () => null) {
     this.lastGood = { explore: 'reload', file }
   }
 
   async start (): Promise<void> {
+    const first = this.first() ?? { snapshot: this.file, changes: [] }
     // Only a copy that exists is worth telling the workers about.
-    await stat(this.file)
-    if (await this.reload(this.first()) !== 'loaded') throw new Error(this.lastFailure?.problems.join('; ') ?? 'the cached copy did not load')
+    await stat(first.snapshot)
+    if (await this.ask(askToServe(first)) !== 'loaded') throw new Error(this.lastFailure?.problems.join('; ') ?? 'the cached copy did not load')
   }
 
   current (): true | null {

@@ -11,6 +11,14 @@ import type { LoadAnswer } from './memory-order.js'
 /** What a worker serves, as it reports it after its first load and every reload: a row of /-/status. */
 export type WorkerState = NonNullable<Status['cluster']>['workers'][number]
 
+/** What a worker serves, for the primary to keep: its snapshot file and change files as it read them. */
+export interface WorkerServes {
+  file: string
+  stamp: string | null
+  changes: Array<{ file: string, stamp: string | null, digest: string }>
+  items: Record<string, number>
+}
+
 export type ToWorker =
   /** Load the file (the snapshot's own, or a download); a `request` is answered with `reloaded`. */
   | { explore: 'reload', file?: string, request?: number }
@@ -26,8 +34,8 @@ export type ToWorker =
   | { explore: 'pin', pin: Pin | null, newest: Newest | null }
 
 export type ToPrimary =
-  /** `served`: the file loaded and its items, for the primary to keep the version (contract §8). */
-  | { explore: 'state', state: WorkerState, served?: { file: string, items: Record<string, number> } }
+  /** `served`: the files served (as read) and the items, for the primary to keep the version (contract §8). */
+  | { explore: 'state', state: WorkerState, served?: WorkerServes }
   /** An operator's request that reached this worker; the primary holds the versions. */
   | { explore: 'versions', request: number, action: OperatorAction | 'state', version?: string }
   | { explore: 'reloaded', request: number, outcome: string, problems: string[] }

@@ -9,15 +9,16 @@ import { AggregatorRegistry } from 'prom-client'
 import pino from 'pino'
 import { changesDirOf, type Config } from '../config.js'
 import { watchSnapshot } from '../snapshot/store/watch-snapshot.js'
+import type { Chain } from '../snapshot/store/snapshot-store.js'
 import { sourceStatusJson, type SourceFollower } from '../sources/follow-source.js'
 import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
 import { isHttpError, serverError } from '../errors.js'
 import { openVersions, ServedVersions, versionPaths, type ActionResult } from '../snapshot/versions/served-versions.js'
-import { allLoaded, ClusterStore, type WorkerAnswer, type WorkerAsk } from './cluster-store.js'
+import { allLoaded, askToServe, ClusterStore, type WorkerAnswer, type WorkerAsk } from './cluster-store.js'
 import { LoadOrder } from './memory-order.js'
 import { megabytes, resolveBudget } from '../snapshot/memory-budget.js'
-import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerState } from './messages.js'
+import { isExploreMessage, type ToPrimary, type ToWorker, type WorkerServes, type WorkerState } from './messages.js'
 
 /** Environment variable that tells a process it is a worker of this primary (workers never watch). */
 export const WORKER_ENV = 'EXPLORE_CLUSTER_WORKER'
@@ -51,9 +52,9 @@ export async function runPrimary (config: Config): Promise<void> {
   const versionsLog = log.child({ component: 'versions' })
   const opened = await openVersions({ ...versionPaths(config.stateDir), keep: config.keepVersions, log: versionsLog, sweep: true })
   /** What each worker last said it serves: the file it loaded and its items. */
-  const servedBy = new Map<number, { file: string, items: Record<string, number> }>()
-  const loadEverywhere = async (file: string): Promise<'loaded' | 'failed'> => {
-    const answers = await reloadAll(file)
+  const servedBy = new Map<number, WorkerServes>()
+  const loadEverywhere = async (chain: Chain): Promise<'loaded' | 'failed'> => {
+    const answers = await askAll(askToServe(chain))
     return allLoaded(answers) ? 'loaded' : 'failed'
   }
   const versions = new ServedVersions(opened.kept, versionPaths(config.stateDir).pinFile, {
@@ -65,7 +66,7 @@ export async function runPrimary (config: Config): Promise<void> {
     },
     follow: async () => {
       if (store === null) {
-        await loadEverywhere(config.snapshotPath)
+        await loadEverywhere({ snapshot: config.snapshotPath, changes: [] })
         return
       }
       // What is held (the cached copy, or the cached manifest's chain), then any newer object.
@@ -75,12 +76,16 @@ export async function runPrimary (config: Config): Promise<void> {
     idle: async () => {}
   }, opened.pin)
   const sharePin = () => broadcast({ explore: 'pin', pin: versions.currentPin(), newest: versions.noticed() })
-  /** Keeps the version the workers serve from `file`, as they reported it. */
-  const keepServed = (file: string): void => {
+  /** Keeps the version a worker serves, as it reported it. */
+  const keepServed = (state: WorkerState, served: WorkerServes): void => {
+    if (state.version === null) return
+    versions.record({ ...served, version: state.version, generatedAt: state.generatedAt, source: follower?.status().url ?? config.snapshotPath }, { owned: config.snapshotUrl !== null }).catch(() => {})
+  }
+  /** Keeps the version the workers serve from the snapshot `file`, as the first of them reported it. */
+  const keepServedFrom = (file: string): void => {
     const state = [...states.values()].find(worker => worker.version !== null && servedBy.get(worker.id)?.file === file)
     const served = state === undefined ? undefined : servedBy.get(state.id)
-    if (state?.version == null || served === undefined) return
-    versions.record({ ...served, version: state.version, generatedAt: state.generatedAt, source: follower?.status().url ?? config.snapshotPath }, { owned: config.snapshotUrl !== null }).catch(() => {})
+    if (state !== undefined && served !== undefined) keepServed(state, served)
   }
 
   const broadcast = (message: ToWorker) => {
@@ -102,7 +107,6 @@ export async function runPrimary (config: Config): Promise<void> {
       for (const worker of workers) tell(worker, { ...ask, request })
     })
   }
-  const reloadAll = async (file: string): Promise<WorkerAnswer[]> => await askAll({ explore: 'reload', file })
   /** A worker answered (or died, and will not): the reload is done once every worker has. */
   const answered = (request: number, workerId: number, answer: WorkerAnswer | null) => {
     const entry = asked.get(request)
@@ -153,14 +157,14 @@ export async function runPrimary (config: Config): Promise<void> {
         // An editor's file is copied as soon as one worker has loaded it (every worker reports the same
         // version: it is kept once). A download is linked only once every worker has read it (below): a
         // link changes the file's ctime, which a worker still reading it takes for a write.
-        if (config.snapshotUrl === null) keepServed(said.served.file)
+        if (config.snapshotUrl === null) keepServed(said.state, said.served)
       }
       if (!reported.has(worker.id)) {
         reported.add(worker.id)
         // A worker started again while the cluster follows a source loads the last good copy.
         if (store !== null && served) {
-          const pinned = versions.pinnedFile()
-          tell(worker, pinned === null ? store.catchUp() : { explore: 'reload', file: pinned })
+          const pinned = versions.pinnedChain()
+          tell(worker, pinned === null ? store.catchUp() : askToServe(pinned))
         }
         tell(worker, { explore: 'pin', pin: versions.currentPin(), newest: versions.noticed() })
         // The source is followed once every first worker listens: a message sent before would be lost.
@@ -213,12 +217,12 @@ export async function runPrimary (config: Config): Promise<void> {
       askAll: async ask => {
         const answers = await askAll(ask)
         // Every worker has read it: linked now, before the follower renames the download over the cached copy.
-        if (ask.explore === 'reload' && allLoaded(answers)) keepServed(ask.file)
+        if (allLoaded(answers)) keepServedFrom(ask.explore === 'reload' ? ask.file : ask.chain.snapshot)
         await opened.kept.idle()
         return answers
       },
       serving: () => [...states.values()].some(state => state.version !== null)
-    }, () => versions.pinnedFile() ?? followedFile(source, config.snapshotCacheDir))
+    }, () => versions.pinnedChain())
     const sourceLog = log.child({ component: 'snapshot' })
     follower = followerFor(source, store, {
       cacheDir: config.snapshotCacheDir,

@@ -9,7 +9,7 @@ import type { Pin } from '../snapshot/versions/pin-file.js'
 import type { ActionResult, OperatorAction } from '../snapshot/versions/served-versions.js'
 import type { SourceStatusJson } from '../sources/follow-source.js'
 import { askPrimary, tellPrimary } from './ask-primary.js'
-import { isExploreMessage, type ToWorker, type WorkerState } from './messages.js'
+import { isExploreMessage, type ToWorker, type WorkerServes, type WorkerState } from './messages.js'
 
 /**
  * How long a worker waits for the cluster's metrics before it answers with its own: longer than the
@@ -54,7 +54,11 @@ export class WorkerLink {
       loadedAt: model?.info.loadedAt.toISOString() ?? null,
       lastReload: this.lastReload
     }
-    tellPrimary({ explore: 'state', state, ...(model === null ? {} : { served: { file: model.info.source, items: model.itemCounts() } }) })
+    const files = this.store.servedFiles()
+    const served: WorkerServes | null = model === null || files === null
+      ? null
+      : { file: files.snapshot.file, stamp: files.snapshot.stamp, changes: files.changes, items: model.itemCounts() }
+    tellPrimary({ explore: 'state', state, ...(served === null ? {} : { served }) })
   }
 
   /** The pin as the primary, which holds it, last shared it. */

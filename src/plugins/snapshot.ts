@@ -65,14 +65,14 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     // Serving comes first: a replica whose state directory is unusable serves, and says what it cannot do.
     log.error({ stateDir: versionOptions.stateDir, err: error }, 'STATE_DIR is not usable: no version is kept, and the operator\'s actions are off')
     keeping = false
-    opened = { kept: new KeptVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog }), pin: null, pinnedFile: null }
+    opened = { kept: new KeptVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog }), pin: null, pinnedChain: null }
   }
   // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
   app.addHook('onClose', async () => { await opened.kept.idle() })
 
   if (remote !== null) {
     const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle })
-    const store = new SnapshotStore(followedFile(source, remote.cacheDir), { log: storeLog, memory, firstFile: opened.pinnedFile })
+    const store = new SnapshotStore(followedFile(source, remote.cacheDir), { log: storeLog, memory, first: opened.pinnedChain })
     app.decorate('snapshots', store)
     app.addHook('onClose', async () => { await store.idle() })
     if (!remote.follow) return
@@ -122,7 +122,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     return
   }
 
-  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, firstFile: opened.pinnedFile, changesDir })
+  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, first: opened.pinnedChain, changesDir })
   app.decorate('snapshots', store)
   const kept = keeping ? keepVersions(store, opened, versionOptions.stateDir, { source: snapshotPath, owned: false, follow: async () => { await store.reload() } }) : null
   const versions = kept?.versions ?? null
@@ -161,7 +161,8 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
  */
 function keepVersions (store: SnapshotStore, opened: OpenedVersions, stateDir: string, how: { source: string, owned: boolean, follow: () => Promise<void> }): { versions: ServedVersions, record: () => void } {
   const versions = new ServedVersions(opened.kept, versionPaths(stateDir).pinFile, {
-    serve: async file => await store.reload(file),
+    // A snapshot alone is a reload; a chain is served as a follower's is, from the served root if it is the same.
+    serve: async chain => chain.changes.length === 0 ? await store.reload(chain.snapshot) : await store.serve(chain),
     served: () => {
       const model = store.current()
       return model === null ? null : { version: model.info.version, generatedAt: model.info.generatedAt, items: model.itemCounts() }
@@ -172,8 +173,11 @@ function keepVersions (store: SnapshotStore, opened: OpenedVersions, stateDir: s
   const record = (): void => {
     const model = store.current()
     if (model === null) return
-    const { source: file, version, generatedAt } = model.info
-    versions.record({ file, version, generatedAt, items: model.itemCounts(), source: how.source, stamp: store.servedStamp() }, { owned: how.owned }).catch(() => {})
+    const { version, generatedAt } = model.info
+    const files = store.servedFiles()
+    if (files === null) return
+    const { snapshot, changes } = files
+    versions.record({ file: snapshot.file, stamp: snapshot.stamp, changes, version, generatedAt, items: model.itemCounts(), source: how.source }, { owned: how.owned }).catch(() => {})
   }
   // Called in the same turn as the swap: a download is kept before its temporary name goes.
   store.on('reloaded', outcome => { if (outcome === 'loaded') record() })

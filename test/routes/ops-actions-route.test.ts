@@ -2,12 +2,12 @@
 // /-/unpin on the operator's listener, with OPS_TOKEN's rules; a pin that survives a restart.
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
-import { rename, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { EXPLORE, tempDir, versioned } from '../helpers.js'
+import { EXPLORE, makeItem, tempDir, versioned } from '../helpers.js'
 
 const TOKEN = 'a-token-for-the-tests-0123456789'
 
@@ -124,6 +124,57 @@ t.test('a pin survives a restart: the pinned version is served, not the newer fi
   t.equal(listed.kept.length, 2)
   const unpinned = await post(`${after.ops}/-/unpin`)
   t.equal(unpinned.body.served.generatedAt, versioned(2).generated_at)
+})
+
+t.test('versions built by change files are kept with their change files: a rollback serves one byte for byte, a restart keeps it, unpin applies the newest', async t => {
+  const dir = await tempDir(t)
+  await writeFile(join(dir, 'snapshot.json'), JSON.stringify(versioned(1)))
+  const changes = join(dir, 'snapshot.json.changes')
+  await mkdir(changes)
+  const { app, api, ops } = await replica(t, dir)
+  const version = (): string => app.snapshots.current()!.info.version
+  const change = async (id: string, lines: object[]): Promise<void> => {
+    await writeFile(join(changes, `${id}.jsonl`), [{ changes: 'explore', version: 1, id }, ...lines].map(line => `${JSON.stringify(line)}\n`).join(''))
+    await app.snapshots.reload()
+    await app.snapshotVersions?.kept.idle()
+  }
+  const v0 = version()
+  await change('c1', [{ op: 'upsert', language: 'en', ...makeItem(500, '2024-02-01', [0], { translated_title: 'new in c1' }) }, { op: 'delete', language: 'en', pk: 3 }])
+  const v1 = version()
+  t.equal(v1, `${v0}+c1`)
+  const servedAtC1 = await pages(api)
+  await change('c2', [{ op: 'upsert', language: 'en', ...makeItem(1, '2024-03-01', [0], { translated_title: 'moved in c2' }) }])
+  const v2 = version()
+
+  const listed = await (await fetch(`${ops}/-/versions`)).json() as any
+  t.same(listed.kept.map((kept: any) => [kept.version, kept.chain.changes]), [
+    [v2, ['change-0001.jsonl', 'change-0002.jsonl']],
+    [v1, ['change-0001.jsonl']],
+    [v0, []]
+  ], 'each version with the change files it was served from, in order')
+  const keptFile = (v: string, name: string): string => join(dir, 'state', 'versions', v, name)
+  t.equal((await stat(keptFile(v1, 'snapshot.json'))).ino, (await stat(keptFile(v0, 'snapshot.json'))).ino, 'the snapshot kept once: a link to the kept snapshot version\'s file')
+  t.not((await stat(keptFile(v1, 'change-0001.jsonl'))).ino, (await stat(join(changes, 'c1.jsonl'))).ino, 'an editor\'s change file is copied')
+
+  // The editor's file changes after it was served; the kept version does not.
+  await writeFile(join(changes, 'c1.jsonl'), 'not what was served\n')
+  const rolled = await post(`${ops}/-/rollback`)
+  t.equal(rolled.status, 200)
+  t.equal(rolled.body.served.version, v1)
+  t.same(await pages(api), servedAtC1, 'the pages are those first served for it, ETags included')
+
+  // Saved while pinned (the watcher would notice it, not apply it: tested above for a snapshot).
+  await writeFile(join(changes, 'c3.jsonl'), [{ changes: 'explore', version: 1, id: 'c3' }, { op: 'delete', language: 'en', pk: 500 }].map(line => `${JSON.stringify(line)}\n`).join(''))
+  await app.close()
+
+  await writeFile(join(changes, 'c1.jsonl'), (await readFile(keptFile(v1, 'change-0001.jsonl'), 'utf8')))
+  const after = await replica(t, dir)
+  t.equal(after.app.snapshots.current()!.info.version, v1, 'a restart serves the pinned version from its kept files, not the change files on disk')
+  const samePort = (page: string, base: string): string => page.replace(/-\w+"\n/, '"\n').replaceAll(base, 'BASE')
+  t.same((await pages(after.api)).map(page => samePort(page, after.api)), servedAtC1.map(page => samePort(page, api)), 'the same pages')
+  const unpinned = await post(`${after.ops}/-/unpin`)
+  t.equal(unpinned.body.served.version, `${v0}+c3`, 'unpinned: the snapshot and every change file on disk')
+  t.same(unpinned.body.served.items, { en: 21 - 1 + 1 - 1 })
 })
 
 t.test('the actions need OPS_TOKEN and the bearer token, on the operator\'s port only', async t => {

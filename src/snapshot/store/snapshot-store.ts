@@ -74,7 +74,7 @@ export interface Chain {
 }
 
 /** A file of the served chain: where, its stamp when read, and its content's digest. */
-interface ChainFile {
+export interface ChainFile {
   readonly file: string
   stamp: string | null
   readonly digest: string
@@ -100,8 +100,8 @@ export interface StoreOptions {
    * watcher's quiet time is the natural value. 0 checks at once.
    */
   settleMs?: number
-  /** The file the first load reads instead of `file`: a pinned version's kept file (contract §8). */
-  firstFile?: string | null
+  /** What the first load serves instead of `file` (and its change files): a pinned version's kept files (contract §8). */
+  first?: Chain | null
   /**
    * The editors' change files (contract §9): the store's own chain is the snapshot then this directory's
    * `*.jsonl` files in name order. Null or absent: the snapshot alone (a fleet's follower calls `serve`).
@@ -124,7 +124,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private readonly load: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
   private readonly log: StoreLogger
   private readonly settleMs: number
-  private readonly firstFile: string
+  private readonly firstChain: Chain | null
   private running: Promise<ReloadOutcome> | null = null
   private again = false
   private readonly counters: Omit<ReloadStatus, 'lastFailure'> = { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
@@ -152,7 +152,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     this.budget = options.memory?.budget ?? null
     this.load = options.load ?? (async (file, loadOptions) => await loader.load(file, loadOptions))
     this.settleMs = options.settleMs ?? 0
-    this.firstFile = options.firstFile ?? file
+    this.firstChain = options.first ?? null
     this.changesDir = options.changesDir ?? null
     this.readChanges = options.readChanges ?? (async (file, readOptions) => await readChangeFile(file, readOptions))
   }
@@ -177,18 +177,20 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
    * the snapshot's are applied after it; a bad one is refused as a reload's would be, not fatal.
    */
   private async loadFirst (): Promise<void> {
+    const first = this.firstChain?.snapshot ?? this.file
     for (;;) {
-      const read = await this.readOnce(this.firstFile, this.load)
+      const read = await this.readOnce(first, this.load)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       this.model = read.model
-      this.servedAlone(read.model, this.firstFile, read.stamp)
+      this.servedAlone(read.model, first, read.stamp)
       break
     }
-    // A pinned version (firstFile: its kept file) is served as it was kept, without the change files on disk.
-    if (this.changesDir === null || this.firstFile !== this.file) return
+    // A pinned version is served as it was kept (its own change files), never with the change files on disk.
+    const { firstChain, changesDir } = this
+    if (firstChain !== null ? firstChain.changes.length === 0 : changesDir === null) return
     for (;;) {
-      const outcome = await this.applyChain(await this.chainOnDisk(this.changesDir), Date.now())
+      const outcome = await this.applyChain(firstChain ?? await this.chainOnDisk(changesDir as string), Date.now())
       if (outcome !== 'superseded') return
     }
   }
@@ -208,9 +210,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return this.tooBig === null ? null : { ...this.tooBig }
   }
 
-  /** The served snapshot file's stamp when it was read (null when unknown): what a kept copy is checked against. */
-  servedStamp (): string | null {
-    return this.chain?.snapshot.stamp ?? null
+  /**
+   * The served chain's files as they were read: paths, stamps (null when unknown) and digests; what a kept
+   * copy is checked against. Null before the first load.
+   */
+  servedFiles (): { snapshot: Readonly<ChainFile>, changes: Array<Readonly<ChainFile>> } | null {
+    return this.chain === null ? null : { snapshot: { ...this.chain.snapshot }, changes: this.chain.changes.map(file => ({ ...file })) }
   }
 
   /** Change files applied and refused since start. */

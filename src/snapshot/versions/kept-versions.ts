@@ -4,7 +4,7 @@
 // a version built from change files fits the same record. Plain TypeScript: no Fastify here.
 import { constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { extname, join } from 'node:path'
-import { fileStamp, type StoreLogger } from '../store/snapshot-store.js'
+import { fileStamp, type Chain, type StoreLogger } from '../store/snapshot-store.js'
 import { fileDigest } from '../store/chain-on-disk.js'
 
 /** The files a version is served from, in the order they apply; names within the version's directory. */
@@ -39,6 +39,15 @@ export interface ServedVersion {
    * The file's stamp (snapshot-store.ts, fileStamp) when the load read it: a copy is checked against it, at
    * the cost of a stat. Absent: the copy is read again whole and checked against the version (its digest).
    */
+  stamp?: string | null
+  /** The change files applied after `file`, in order (a version `<snapshot>+<change id>`, contract §9). */
+  changes?: readonly ServedChangeFile[]
+}
+
+/** A change file of a served version: where it was read, its digest, and its stamp when read (if known). */
+export interface ServedChangeFile {
+  file: string
+  digest: string
   stamp?: string | null
 }
 
@@ -92,14 +101,10 @@ export class KeptVersions {
     return this.list().find(record => record.version === version) ?? null
   }
 
-  /** The file to load to serve `version` again (its snapshot: change files come with §9). */
-  fileOf (record: KeptVersion): string {
-    return join(this.options.dir, record.version, record.chain.snapshot)
-  }
-
-  /** Whether `file` is one of the kept files (a rollback's load is not a new version to keep). */
-  holds (file: string): boolean {
-    return file.startsWith(`${this.options.dir}/`)
+  /** The files to serve `version` again: its snapshot, then its change files in order (paths). */
+  chainOf (record: KeptVersion): Chain {
+    const dir = join(this.options.dir, record.version)
+    return { snapshot: join(dir, record.chain.snapshot), changes: record.chain.changes.map(name => join(dir, name)) }
   }
 
   /** Resolves once every keep asked for so far has ended. */
@@ -132,9 +137,10 @@ export class KeptVersions {
     const known = this.records.find(record => record.version === served.version)
     if (known !== undefined) return known
     // A version built by change files (`<snapshot>+<change id>`, contract §9) is its snapshot and its change
-    // files: the snapshot alone kept under its name would roll back to other content. Not kept (yet).
-    if (served.version.includes('+')) {
-      this.options.log.info({ version: served.version }, 'a version built by change files is not kept: a rollback goes back to a whole snapshot')
+    // files: the snapshot alone kept under its name would roll back to other content.
+    const changes = served.changes ?? []
+    if (served.version.includes('+') && changes.length === 0) {
+      this.options.log.warn({ version: served.version }, 'a version built by change files came without them: not kept')
       return null
     }
     // A pipe or a device has no bytes to keep: copying one would wait for a writer for ever.
@@ -147,12 +153,27 @@ export class KeptVersions {
     await mkdir(building)
     try {
       const snapshot = `snapshot${extname(served.file).toLowerCase()}`
-      const how = await placeFile(served.file, join(building, snapshot), owned)
+      // The snapshot of a change-built version is most often kept already, as the version served before its
+      // change files: a kept file is never written again, so a link to it holds the same bytes at no cost.
+      const keptSnapshot = this.records.find(record => record.version === served.version.split('+')[0] && record.chain.changes.length === 0)
+      const fromKept = keptSnapshot !== undefined && await placeFile(this.chainOf(keptSnapshot).snapshot, join(building, snapshot), true).then(() => true, () => false)
+      const how = fromKept ? 'linked' : await placeFile(served.file, join(building, snapshot), owned)
       // A copy of an editor's file is read after the load: it must be the bytes that were served. The file
       // unchanged since the load says so for a stat; a 1.4 GB snapshot read again whole cost seconds of I/O.
-      if (how === 'copied' && !await unchangedSince(served, join(building, snapshot))) {
+      if (how === 'copied' && !await unchangedSince(served.file, served.stamp, join(building, snapshot), served.version.split('+')[0] as string)) {
         this.options.log.warn({ version: served.version, file: served.file }, 'the snapshot file changed after it was loaded: this version is not kept (the newer file is loaded next)')
         return null
+      }
+      // Change files are small: copied (or linked when owned), each checked as the snapshot is.
+      const changeNames: string[] = []
+      for (const [i, change] of changes.entries()) {
+        const name = `change-${String(i + 1).padStart(4, '0')}.jsonl`
+        const placed = await placeFile(change.file, join(building, name), owned)
+        if (placed === 'copied' && !await unchangedSince(change.file, change.stamp, join(building, name), change.digest)) {
+          this.options.log.warn({ version: served.version, file: change.file }, 'a change file changed after it was applied: this version is not kept (the newer file is applied next)')
+          return null
+        }
+        changeNames.push(name)
       }
       const record: KeptVersion = {
         version: served.version,
@@ -161,7 +182,7 @@ export class KeptVersions {
         // Later than every kept one, even within one millisecond: the order is the order served.
         servedAt: new Date(Math.max(Date.now(), Date.parse(this.records[0]?.servedAt ?? '') + 1 || 0)).toISOString(),
         source: served.source,
-        chain: { snapshot, changes: [] }
+        chain: { snapshot, changes: changeNames }
       }
       await writeFile(join(building, RECORD), `${JSON.stringify(record, null, 2)}\n`)
       try {
@@ -219,8 +240,11 @@ async function placeFile (from: string, to: string, owned: boolean): Promise<'li
   return 'copied'
 }
 
-/** Whether `copy` holds the bytes `served` was loaded from: its file's stamp unchanged, else the copy's digest. */
-async function unchangedSince (served: ServedVersion, copy: string): Promise<boolean> {
-  if (served.stamp != null) return await fileStamp(served.file) === served.stamp
-  return await fileDigest(copy) === served.version
+/**
+ * Whether `copy` holds the bytes read from `file`: the file's stamp unchanged since it was read (a stat), else
+ * (no stamp known) the copy's digest is the one read.
+ */
+async function unchangedSince (file: string, stamp: string | null | undefined, copy: string, digest: string): Promise<boolean> {
+  if (stamp != null) return await fileStamp(file) === stamp
+  return await fileDigest(copy) === digest
 }

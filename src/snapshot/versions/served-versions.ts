@@ -5,7 +5,7 @@
 // Plain TypeScript: no Fastify here.
 import { noOlderVersion, versionNotKept, versionNotLoaded } from '../../errors.js'
 import type { Newest, Versions } from '../../schemas/versions.js'
-import type { ReloadOutcome, StoreLogger } from '../store/snapshot-store.js'
+import type { Chain, ReloadOutcome, StoreLogger } from '../store/snapshot-store.js'
 import { KeptVersions, type KeptVersion, type ServedVersion } from './kept-versions.js'
 import { join } from 'node:path'
 import { pinPath, readPin, writePin, type Pin } from './pin-file.js'
@@ -24,8 +24,8 @@ export interface ServedNow {
 
 /** What the versions drive: a process's store and its source, or a cluster's workers through their primary. */
 export interface VersionTarget {
-  /** Loads `file` (a kept version's) and serves it. */
-  serve: (file: string) => Promise<ReloadOutcome>
+  /** Loads a kept version's files (its snapshot, then its change files) and serves them. */
+  serve: (chain: Chain) => Promise<ReloadOutcome>
   /** What is served now; null before the first load. */
   served: () => ServedNow | null
   /** Follows the source again: loads its newest file or object at once, and resolves once it is served. */
@@ -46,8 +46,8 @@ export interface ActionResult {
 export interface OpenedVersions {
   kept: KeptVersions
   pin: Pin | null
-  /** The kept file to serve first: the pinned version's; null when nothing is pinned (or it is not kept). */
-  pinnedFile: string | null
+  /** The kept files to serve first: the pinned version's; null when nothing is pinned (or it is not kept). */
+  pinnedChain: Chain | null
 }
 
 /**
@@ -63,15 +63,15 @@ export async function openVersions ({ dir, keep, pinFile, log, sweep }: { dir: s
   } catch (error) {
     log.error({ pin: pinFile, err: error }, 'the pin does not read: following the source')
   }
-  if (pin === null) return { kept, pin: null, pinnedFile: null }
+  if (pin === null) return { kept, pin: null, pinnedChain: null }
   const record = kept.get(pin.version)
   if (record === null) {
     log.error({ pin: pin.version, dir }, 'the pinned version is not kept any more: the pin is dropped and the source followed')
     if (sweep) await writePin(pinFile, null)
-    return { kept, pin: null, pinnedFile: null }
+    return { kept, pin: null, pinnedChain: null }
   }
   log.warn({ pin: pin.version, pinnedAt: pin.pinnedAt }, 'pinned: serving the pinned version, not the source\'s newest (POST /-/unpin to follow it again)')
-  return { kept, pin, pinnedFile: kept.fileOf(record) }
+  return { kept, pin, pinnedChain: kept.chainOf(record) }
 }
 
 export class ServedVersions {
@@ -118,10 +118,10 @@ export class ServedVersions {
     return true
   }
 
-  /** The pinned version's kept file (what a worker started again loads); null when nothing is pinned. */
-  pinnedFile (): string | null {
+  /** The pinned version's kept files (what a worker started again serves); null when nothing is pinned. */
+  pinnedChain (): Chain | null {
     const record = this.pin === null ? null : this.kept.get(this.pin.version)
-    return record === null ? null : this.kept.fileOf(record)
+    return record === null ? null : this.kept.chainOf(record)
   }
 
   currentPin (): Pin | null {
@@ -142,10 +142,8 @@ export class ServedVersions {
     }
   }
 
-  /** Keeps a version just loaded from the source (a kept file's load keeps nothing new). */
+  /** Keeps a version just served (one kept already, a rollback's say, is found and kept once). */
   async record (served: ServedVersion, options: { owned: boolean }): Promise<void> {
-    if (this.kept.holds(served.file)) return
-
     await this.kept.keep(served, options)
   }
 
@@ -197,7 +195,7 @@ export class ServedVersions {
     // Pinned first: a file saved or an object published from now on is noticed, not loaded over it.
     this.pin = { version: record.version, pinnedAt: new Date().toISOString(), from }
     await this.target.idle()
-    const outcome = from === record.version ? 'loaded' : await this.target.serve(this.kept.fileOf(record))
+    const outcome = from === record.version ? 'loaded' : await this.target.serve(this.kept.chainOf(record))
     if (outcome !== 'loaded' || this.target.served()?.version !== record.version) {
       this.pin = before
       throw versionNotLoaded(record.version)

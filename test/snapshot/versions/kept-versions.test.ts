@@ -26,14 +26,14 @@ t.test('a download is kept as a hard link; an editor\'s file as a copy that a sa
   const download = await served(dir, 'download.jsonl', 'one\n')
   const record = await kept.keep(download, { owned: true })
   t.same(record?.chain, { snapshot: 'snapshot.jsonl', changes: [] }, 'a chain: the snapshot, no change files yet')
-  t.equal((await stat(kept.fileOf(record!))).ino, (await stat(download.file)).ino, 'the same file: a hard link')
+  t.equal((await stat(kept.chainOf(record!).snapshot)).ino, (await stat(download.file)).ino, 'the same file: a hard link')
   t.same(JSON.parse(await readFile(join(dir, 'versions', download.version, 'version.json'), 'utf8')), record, 'the record beside the files')
 
   const edited = await served(dir, 'snapshot.json', '{"two": 2}')
   const copy = await kept.keep(edited, { owned: false })
-  t.not((await stat(kept.fileOf(copy!))).ino, (await stat(edited.file)).ino, 'a file of its own')
+  t.not((await stat(kept.chainOf(copy!).snapshot)).ino, (await stat(edited.file)).ino, 'a file of its own')
   await writeFile(edited.file, '{"saved": "in place"}')
-  t.equal(await readFile(kept.fileOf(copy!), 'utf8'), '{"two": 2}', 'the kept version is the one served')
+  t.equal(await readFile(kept.chainOf(copy!).snapshot, 'utf8'), '{"two": 2}', 'the kept version is the one served')
   t.same(kept.list().map(r => r.version), [edited.version, download.version], 'newest first')
 })
 
@@ -54,7 +54,7 @@ t.test('with the stamp the load read the file at, a copy is checked by a stat of
   await kept.open({ sweep: true })
   const unchanged = await served(dir, 'a.json', '{"a": 1}')
   const record = await kept.keep({ ...unchanged, stamp: await fileStamp(unchanged.file) }, { owned: false })
-  t.equal(await readFile(kept.fileOf(record!), 'utf8'), '{"a": 1}', 'kept: the file is as the load read it')
+  t.equal(await readFile(kept.chainOf(record!).snapshot, 'utf8'), '{"a": 1}', 'kept: the file is as the load read it')
   const saved = await served(dir, 'b.json', '{"b": 1}')
   const stamp = await fileStamp(saved.file)
   await writeFile(saved.file, '{"b": 2}')
@@ -70,8 +70,8 @@ t.test('across devices a link is not possible: the file is copied', { skip: (awa
   await kept.open({ sweep: true })
   const download = await served(here, 'download.json', '{"far": true}')
   const record = await kept.keep(download, { owned: true })
-  t.not((await stat(kept.fileOf(record!))).dev, (await stat(download.file)).dev, 'another device')
-  t.equal(await readFile(kept.fileOf(record!), 'utf8'), '{"far": true}', 'copied')
+  t.not((await stat(kept.chainOf(record!).snapshot)).dev, (await stat(download.file)).dev, 'another device')
+  t.equal(await readFile(kept.chainOf(record!).snapshot, 'utf8'), '{"far": true}', 'copied')
 })
 
 t.test('beyond KEEP_VERSIONS the oldest go, never the served one; a restart finds what is kept', async t => {
