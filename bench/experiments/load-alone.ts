@@ -36,6 +36,9 @@ const model = await loadSnapshotFile(file, process.env.THREADS === undefined ? {
 const seconds = (performance.now() - started) / 1000
 globalThis.loadedModel = model
 const gc = globalThis.gc
+// SETTLE_S=n waits that long before the collections: a lasting parse pool's threads (and their memory)
+// exit after 30 s idle (ADR 022), so SETTLE_S=35 reads the RSS without them.
+await sleep(Number(process.env.SETTLE_S ?? 0) * 1000)
 if (gc !== undefined) {
   for (let i = 0; i < 3; i++) {
     gc()
