@@ -15,7 +15,7 @@ import { REQUEST_HEADERS, replayedHeaders } from './http-headers.js'
 import { sample, summarize, warmUp, type LoadSettings, type Sample } from './load-test.js'
 import { readOptions, USAGE, type BenchOptions } from './options.js'
 import {
-  freePort, get, killAllNow, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
+  childEnv, freePort, get, killAllNow, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
 } from './processes.js'
 import {
   checkTargets, markdown, NOISY_CORES, RESULTS_VERSION, sizeFigures, type BenchResult, type Build, type ChangesResult, type LoadMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult
@@ -181,10 +181,15 @@ async function startExplore (contender: Contender, info: SnapshotInfo, port: num
     await rm(dir, { recursive: true, force: true })
     await mkdir(dir, { recursive: true })
   }
+  // Each start keeps its versions in a STATE_DIR of its own, empty: a first load costs what it costs a new
+  // replica (an editor's file is copied there), and the default directory, which `npm start` uses, is left
+  // alone. Set as a variable, which builds from before STATE_DIR existed ignore.
+  const stateDir = join(DATA_DIR, 'state', contender.name)
+  await rm(stateDir, { recursive: true, force: true })
   const child = startChild(contender.name, [
     ...(options.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : []), ...options.nodeArgs, join(contender.root, 'dist', 'server.js'),
     '--snapshot-path', file, '--port', String(port), '--log-level', 'warn', '--watch', 'false', ...contender.args, ...last
-  ], { cwd: contender.root })
+  ], { cwd: contender.root, env: { ...childEnv(), STATE_DIR: stateDir } })
   if (options.profile) profiles.set(child, { dir, name })
   return child
 }
