@@ -194,7 +194,7 @@ export class LanguageListing {
     }
     const lists = ids.map(id => this.byCompany.get(id)).filter(list => list !== undefined)
     // A loaded listing's slots are ranks, in served order as numbers; a derived one's are compared by keys.
-    const union = mergeRanks(lists, this.lineage?.space.before)
+    const union = mergeRanks(lists, this.lineage?.space.before ?? null)
     if (this.unions.size >= UNION_CACHE_SIZE) this.unions.delete(this.unions.keys().next().value as string)
     this.unions.set(key, union)
     return union
@@ -210,7 +210,7 @@ export type SlotOrder = (a: number, b: number) => boolean
  * Union of rank lists in served order, each rank once, still in that order: ascending, or by `before`.
  * Cost is linear in the lists' total length (times log of their number), never in the size of the language.
  */
-export function mergeRanks (lists: readonly Uint32Array[], before: SlotOrder = ascending): Uint32Array {
+export function mergeRanks (lists: readonly Uint32Array[], before: SlotOrder | null = null): Uint32Array {
   if (lists.length === 0) return EMPTY_RANKS
   if (lists.length === 1) return lists[0] as Uint32Array
   // Merge pairwise, smallest first, like a Huffman tree: each rank is copied O(log k) times.
@@ -226,11 +226,13 @@ export function mergeRanks (lists: readonly Uint32Array[], before: SlotOrder = a
   return queue[0] as Uint32Array
 }
 
-/** A loaded listing's order: its slots are its ranks. */
-const ascending: SlotOrder = (a, b) => a < b
-
-/** Two lists in served order merged, each slot once: an item is in a list once, so equal slots are the same item. */
-function mergeTwo (a: Uint32Array, b: Uint32Array, before: SlotOrder): Uint32Array {
+/**
+ * Two lists in served order merged, each slot once: an item is in a list once, so equal slots are the same
+ * item. `before` null: a loaded listing's slots are its ranks, compared as numbers. That case is not a
+ * closure of its own: where derived versions exist, a call site that sees two closures stops inlining them,
+ * and a loaded listing's union took twice as long (docs/decisions/027).
+ */
+function mergeTwo (a: Uint32Array, b: Uint32Array, before: SlotOrder | null): Uint32Array {
   const out = new Uint32Array(a.length + b.length)
   let i = 0
   let j = 0
@@ -238,7 +240,7 @@ function mergeTwo (a: Uint32Array, b: Uint32Array, before: SlotOrder): Uint32Arr
   while (i < a.length && j < b.length) {
     const x = a[i] as number
     const y = b[j] as number
-    if (x === y) { out[n++] = x; i++; j++ } else if (before(x, y)) { out[n++] = x; i++ } else { out[n++] = y; j++ }
+    if (x === y) { out[n++] = x; i++; j++ } else if (before === null ? x < y : before(x, y)) { out[n++] = x; i++ } else { out[n++] = y; j++ }
   }
   while (i < a.length) out[n++] = a[i++] as number
   while (j < b.length) out[n++] = b[j++] as number
