@@ -79,7 +79,7 @@ export async function runPrimary (config: Config): Promise<void> {
   /** Keeps the version a worker serves, as it reported it. */
   const keepServed = (state: WorkerState, served: WorkerServes): void => {
     if (state.version === null) return
-    versions.record({ ...served, version: state.version, generatedAt: state.generatedAt, source: follower?.status().url ?? config.snapshotPath }, { owned: config.snapshotUrl !== null }).catch(() => {})
+    opened.kept.keep({ ...served, version: state.version, generatedAt: state.generatedAt, source: follower?.status().url ?? config.snapshotPath }, { owned: config.snapshotUrl !== null }).catch(() => {})
   }
   /** Keeps the version the workers serve from the snapshot `file`, as the first of them reported it. */
   const keepServedFrom = (file: string): void => {

@@ -177,7 +177,8 @@ function keepVersions (store: SnapshotStore, opened: OpenedVersions, stateDir: s
     const files = store.servedFiles()
     if (files === null) return
     const { snapshot, changes } = files
-    versions.record({ file: snapshot.file, stamp: snapshot.stamp, changes, version, generatedAt, items: model.itemCounts(), source: how.source }, { owned: how.owned }).catch(() => {})
+    // Never rejects: a version that cannot be kept is logged.
+    opened.kept.keep({ file: snapshot.file, stamp: snapshot.stamp, changes, version, generatedAt, items: model.itemCounts(), source: how.source }, { owned: how.owned }).catch(() => {})
   }
   // Called in the same turn as the swap: a download is kept before its temporary name goes.
   store.on('reloaded', outcome => { if (outcome === 'loaded') record() })

@@ -139,7 +139,8 @@ export class KeptVersions {
     // A version built by change files (`<snapshot>+<change id>`, contract §9) is its snapshot and its change
     // files: the snapshot alone kept under its name would roll back to other content.
     const changes = served.changes ?? []
-    if (served.version.includes('+') && changes.length === 0) {
+    const snapshotVersion = served.version.split('+')[0] as string
+    if (snapshotVersion !== served.version && changes.length === 0) {
       this.options.log.warn({ version: served.version }, 'a version built by change files came without them: not kept')
       return null
     }
@@ -155,12 +156,12 @@ export class KeptVersions {
       const snapshot = `snapshot${extname(served.file).toLowerCase()}`
       // The snapshot of a change-built version is most often kept already, as the version served before its
       // change files: a kept file is never written again, so a link to it holds the same bytes at no cost.
-      const keptSnapshot = this.records.find(record => record.version === served.version.split('+')[0] && record.chain.changes.length === 0)
+      const keptSnapshot = this.records.find(record => record.version === snapshotVersion && record.chain.changes.length === 0)
       const fromKept = keptSnapshot !== undefined && await placeFile(this.chainOf(keptSnapshot).snapshot, join(building, snapshot), true).then(() => true, () => false)
       const how = fromKept ? 'linked' : await placeFile(served.file, join(building, snapshot), owned)
       // A copy of an editor's file is read after the load: it must be the bytes that were served. The file
       // unchanged since the load says so for a stat; a 1.4 GB snapshot read again whole cost seconds of I/O.
-      if (how === 'copied' && !await unchangedSince(served.file, served.stamp, join(building, snapshot), served.version.split('+')[0] as string)) {
+      if (how === 'copied' && !await unchangedSince(served.file, served.stamp, join(building, snapshot), snapshotVersion)) {
         this.options.log.warn({ version: served.version, file: served.file }, 'the snapshot file changed after it was loaded: this version is not kept (the newer file is loaded next)')
         return null
       }

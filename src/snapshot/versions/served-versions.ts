@@ -6,7 +6,7 @@
 import { noOlderVersion, versionNotKept, versionNotLoaded } from '../../errors.js'
 import type { Newest, Versions } from '../../schemas/versions.js'
 import type { Chain, ReloadOutcome, StoreLogger } from '../store/snapshot-store.js'
-import { KeptVersions, type KeptVersion, type ServedVersion } from './kept-versions.js'
+import { KeptVersions, type KeptVersion } from './kept-versions.js'
 import { join } from 'node:path'
 import { pinPath, readPin, writePin, type Pin } from './pin-file.js'
 
@@ -140,11 +140,6 @@ export class ServedVersions {
       newest: this.noticed(),
       kept: this.kept.list().map(record => ({ ...record, served: record.version === served?.version }))
     }
-  }
-
-  /** Keeps a version just served (one kept already, a rollback's say, is found and kept once). */
-  async record (served: ServedVersion, options: { owned: boolean }): Promise<void> {
-    await this.kept.keep(served, options)
   }
 
   /** An operator's action by its name, as the routes and a cluster's primary receive it. */
