@@ -6,7 +6,7 @@ import { copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { digestOf, PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
-import { writeThroughTemporary } from '../snapshot/write-snapshot-file.js'
+import { writeThroughTemporary } from '../write-through-temporary.js'
 
 export class DirectoryTarget implements PublishTarget {
   readonly shown: string

@@ -1,7 +1,7 @@
 // The one writer of change files (contract §9): the header, then upsert and delete lines as they come, to a
 // temporary file beside the path that is renamed into place once whole, so a watched changes directory
 // never holds half a change file. `explore-replica diff` writes with it.
-import { writeThroughTemporary } from './write-snapshot-file.js'
+import { writeThroughTemporary } from '../write-through-temporary.js'
 
 export interface ChangeFileHeader {
   id: string
@@ -25,7 +25,7 @@ export class ChangeFileError extends Error {}
 
 /**
  * Writes the header, then every line `lines` hands to `emit` (awaited: the file's backpressure), through a
- * temporary file renamed over `path` once whole (write-snapshot-file.ts, writeThroughTemporary). On any
+ * temporary file renamed over `path` once whole (write-through-temporary.ts). On any
  * failure `path` is left as it was.
  */
 export async function writeChangeFile (

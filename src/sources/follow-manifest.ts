@@ -12,7 +12,7 @@ import { closeBody, downloadObject } from './download-object.js'
 import { describeLocalError, isAlive, SourceFollower, type FollowedStore, type FollowOptions } from './follow-source.js'
 import { ManifestError, parseManifest } from './read-manifest.js'
 import { SourceError, type RemoteSource, type Validators } from './remote-source.js'
-import { writeThroughTemporary } from '../snapshot/write-snapshot-file.js'
+import { writeThroughTemporary } from '../write-through-temporary.js'
 
 /** A manifest names a few thousand objects at most: anything larger is not one. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024

@@ -9,7 +9,7 @@ import type { ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-stor
 import type { Status } from '../schemas/operations.js'
 import { SourceError, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { closeBody, downloadObject } from './download-object.js'
-import { writeThroughTemporary } from '../snapshot/write-snapshot-file.js'
+import { writeThroughTemporary } from '../write-through-temporary.js'
 
 /**
  * What the follower needs of whoever loads what it downloads: a process's SnapshotStore, or a cluster's

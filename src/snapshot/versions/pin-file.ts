@@ -2,7 +2,7 @@
 // and renamed over, so a crash leaves the old pin or the new one, never half of one.
 import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { writeThroughTemporary } from '../write-snapshot-file.js'
+import { writeThroughTemporary } from '../../write-through-temporary.js'
 
 export interface Pin {
   version: string
