@@ -155,8 +155,8 @@ export async function runPrimary (config: Config): Promise<void> {
       if (said.served !== undefined && said.state.version !== null) {
         servedBy.set(worker.id, said.served)
         // An editor's file is copied as soon as one worker has loaded it (every worker reports the same
-        // version: it is kept once). A download is linked only once every worker has read it (below): a
-        // link changes the file's ctime, which a worker still reading it takes for a write.
+        // version: it is kept once). A download is linked once every worker has loaded it (below), before
+        // the follower renames it over the cached copy: a worker that refused it serves no such version.
         if (config.snapshotUrl === null) keepServed(said.state, said.served)
       }
       if (!reported.has(worker.id)) {

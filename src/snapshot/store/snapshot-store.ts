@@ -76,7 +76,7 @@ export interface Chain {
 /** A file of the served chain: where, its stamp when read, and its content's digest. */
 export interface ChainFile {
   readonly file: string
-  stamp: string | null
+  readonly stamp: string | null
   readonly digest: string
 }
 
@@ -254,7 +254,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
    * resolves with its own outcome, never merged with a reload of the store's file.
    */
   reload (file: string = this.file): Promise<ReloadOutcome> {
-    if (file !== this.file) return this.runAlone(async () => await this.runOnce(async () => await this.loadOnce(file)))
+    // While change files are served, another snapshot alone is the chain of it alone: a kept version's copy
+    // of the served root (a rollback from `<snapshot>+<change>` to `<snapshot>`) is then served from the root.
+    if (file !== this.file) return this.runAlone(async () => await this.runOnce(async started => (this.chain?.changes.length ?? 0) > 0 ? await this.applyChain({ snapshot: file, changes: [] }, started) : await this.loadOnce(file, started)))
     if (this.running !== null) {
       this.again = true
       return this.running
@@ -371,7 +373,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private async applyChain (chain: Chain, started: number): Promise<ReloadOutcome> {
     if (chain.changes.length > 0) this.changesExpected = true
     if (this.changesExpected && this.root !== null && this.rootReady === null) this.setRoot(this.root)
-    const prefix = await this.servedPrefix(chain)
+    const matched = await this.servedPrefix(chain)
+    const prefix = matched?.changes.length ?? -1
+    // The files as they are named now: a copy of the served files (a kept version's, a download's) is
+    // compared by its stamp from now on, not read whole again for its digest.
+    if (matched !== null) this.chain = { snapshot: matched.snapshot, changes: [...matched.changes, ...(this.chain as { changes: ChainFile[] }).changes.slice(prefix)] }
     const served = this.chain
     const incremental = prefix !== -1 && prefix === served?.changes.length
     // Built again: from the root, every change file read again (the versions between are not kept).
@@ -438,16 +444,22 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   }
 
   /**
-   * How much of `chain` is served: the number of its change files (from 0) the served state applied, when
-   * the served snapshot is its snapshot (then the root is kept); -1 when the snapshot is another (a new
-   * root must be loaded). The same file, or the same content: stamps first, digests when they differ.
+   * How much of `chain` is served, as the files of `chain` that hold it: its snapshot and the change files
+   * (from the first) the served state applied, when the served snapshot is its snapshot (then the root is
+   * kept); null when the snapshot is another (a new root must be loaded). The same file, or the same
+   * content: stamps first, digests when they differ.
    */
-  private async servedPrefix (chain: Chain): Promise<number> {
+  private async servedPrefix (chain: Chain): Promise<{ snapshot: ChainFile, changes: ChainFile[] } | null> {
     const served = this.chain
-    if (served === null || this.root === null || !await sameContent(served.snapshot, chain.snapshot)) return -1
-    let n = 0
-    while (n < served.changes.length && n < chain.changes.length && await sameContent(served.changes[n] as ChainFile, chain.changes[n] as string)) n++
-    return n
+    const snapshot = served === null || this.root === null ? null : await asServed(served.snapshot, chain.snapshot)
+    if (served === null || snapshot === null) return null
+    const changes: ChainFile[] = []
+    for (let n = 0; n < served.changes.length && n < chain.changes.length; n++) {
+      const same = await asServed(served.changes[n] as ChainFile, chain.changes[n] as string)
+      if (same === null) break
+      changes.push(same)
+    }
+    return { snapshot, changes }
   }
 
   private appliedLog (model: SnapshotModel, file: string, started: number): void {
@@ -507,17 +519,18 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   }
 }
 
-/** Whether `file` is (or holds the same bytes as) the chain file read before. */
-async function sameContent (read: ChainFile, file: string): Promise<boolean> {
+/**
+ * `file` as the chain file read before, when it is that file unchanged or holds the same bytes (a copy under
+ * another name, or the same bytes saved again): its name and stamp now, with the digest read. Null otherwise.
+ */
+async function asServed (read: ChainFile, file: string): Promise<ChainFile | null> {
   const stamp = await fileStamp(file)
-  if (stamp === null) return false
-  if (file === read.file && stamp === read.stamp) return true
+  if (stamp === null) return null
+  if (file === read.file && stamp === read.stamp) return read
   // Another size is other bytes: not read whole for a digest, just before the load reads it whole again.
-  if (read.stamp !== null && sizeOf(stamp) !== sizeOf(read.stamp)) return false
+  if (read.stamp !== null && sizeOf(stamp) !== sizeOf(read.stamp)) return null
   const same = await fileDigest(file).then((digest: string) => digest === read.digest, () => false)
-  // The same bytes saved again: the new stamp is the one to compare next time, not the digest.
-  if (same && file === read.file) read.stamp = stamp
-  return same
+  return same ? { file, stamp, digest: read.digest } : null
 }
 
 function isMissing (error: unknown): boolean {
@@ -535,7 +548,10 @@ export async function fileStamp (file: string): Promise<string | null> {
     const s = await stat(file, { bigint: true })
     // A pipe or a device has no versions to tell apart (writing into a pipe changes its times).
     if (!s.isFile()) return 'not a regular file'
-    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`
+    // Not the ctime: a hard link to the file (a kept version of a download) changes it, and the served
+    // file would be read whole again for its digest at the next compare. A write sets the mtime; only a
+    // writer that puts the old mtime back on a file of the same size goes unseen.
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`
   } catch {
     return null
   }

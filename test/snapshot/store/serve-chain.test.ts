@@ -2,13 +2,13 @@
 // read when the served chain begins the new one; anything else is built again from the chain, a step back
 // too, without loading the same snapshot again; a bad change file changes nothing.
 import t, { type Test } from 'tap'
-import { writeFile } from 'node:fs/promises'
+import { link, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '../../../src/snapshot/changes/merge-snapshot.js'
 import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.js'
 import { loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
-import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
+import { fileStamp, SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
 import { makeItem, tempDir } from '../../helpers.js'
 
 const doc: SnapshotDocument = { languages: { en: Array.from({ length: 12 }, (_, i) => makeItem(i + 1, `2024-01-0${1 + (i % 4)}`, [i % 3])) } }
@@ -80,6 +80,7 @@ t.test('another snapshot: loaded, and the chain built on it; a bad change file c
   t.equal(loads(), 1, 'the same bytes under another name are the same snapshot')
   t.same(reads.splice(0), ['a.jsonl', 'b.jsonl'])
   await serves(['a', 'b'])
+  t.equal(store.servedFiles()?.snapshot.file, other, 'served from the name it was asked for: compared by its stamp from now on')
   await writeFile(other, JSON.stringify({ ...doc, generated_at: '2026-01-01T00:00:00Z' }))
   t.equal(await store.serve({ snapshot: other, changes: [files.a!] }), 'loaded')
   t.equal(loads(), 2)
@@ -90,4 +91,32 @@ t.test('another snapshot: loaded, and the chain built on it; a bad change file c
   t.same(pagesOf(store.current()!), before)
   t.match(store.recentFailures()[0], { file: files.b, problems: ['b.jsonl:2: is_translated: is required'] })
   t.same(store.changeFiles(), { applied: 3, refused: 1 })
+})
+
+t.test('a copy of the served snapshot under another name, while change files are served: served from the root, not loaded', async t => {
+  const { store, snapshot, files, serves, loads } = await setup(t)
+  const copy = join(snapshot, '..', 'kept-copy.json')
+  await writeFile(copy, JSON.stringify(doc))
+  await store.serve({ snapshot, changes: [files.a!, files.b!] })
+  // A rollback from <snapshot>+<change> to <snapshot>: the kept version is the snapshot alone, a copy.
+  t.equal(await store.reload(copy), 'loaded')
+  await serves([])
+  t.equal(loads(), 1, 'no second load')
+  t.same(store.servedFiles(), { snapshot: { file: copy, stamp: store.servedFiles()!.snapshot.stamp, digest: store.current()!.info.version }, changes: [] })
+  t.equal(await store.serve({ snapshot: copy, changes: [files.a!] }), 'loaded')
+  await serves(['a'])
+  t.equal(loads(), 1)
+})
+
+t.test('a hard link to a served file (a kept version) does not make it another version', async t => {
+  const { store, snapshot, files, reads, serves, loads } = await setup(t)
+  await store.serve({ snapshot, changes: [files.a!] })
+  reads.splice(0)
+  const stampBefore = store.servedFiles()!.snapshot.stamp
+  await link(snapshot, join(snapshot, '..', 'linked.json'))
+  t.equal(await fileStamp(snapshot), stampBefore, 'the stamp names the same file')
+  t.equal(await store.serve({ snapshot, changes: [files.a!, files.b!] }), 'loaded')
+  t.same(reads.splice(0), ['b.jsonl'], 'only the new one read')
+  await serves(['a', 'b'])
+  t.equal(loads(), 1)
 })
