@@ -60,8 +60,11 @@ export class ManifestFollower extends SourceFollower {
     } catch (error) {
       this.options.log.error({ source: this.source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
     }
-    // Pinned (contract §8): the pinned version's kept files, which the store's first load serves, not the cache.
+    const cached = await this.readCachedManifest()
+    // Pinned (contract §8): the pinned version's kept files, which the store's first load serves, not the
+    // cache. The cached manifest is what is held: a newer one is noticed against it, and unpin serves it.
     if (this.options.held?.() === true) {
+      if (cached !== null) this.hold(cached.manifest, cached.validators)
       try {
         await this.store.start()
       } catch (error) {
@@ -70,13 +73,11 @@ export class ManifestFollower extends SourceFollower {
       this.schedule(0)
       return
     }
-    const cached = await this.readCachedManifest()
     if (cached !== null) {
       try {
         const outcome = await this.chains.serve(await this.filesOf(cached.manifest, null))
         if (outcome !== 'loaded') throw new Error(this.chains.status().lastFailure?.problems.join('; ') ?? outcome)
-        this.held = cached.manifest
-        Object.assign(this.state, { etag: cached.validators.etag, lastModified: cached.validators.lastModified })
+        this.hold(cached.manifest, cached.validators)
         this.options.log.info({ source: this.source.shown, cached: this.chains.file, snapshot: cached.manifest.snapshot, changes: cached.manifest.changes.length }, 'serving the cached manifest\'s snapshot and changes while the source is checked')
       } catch (error) {
         this.options.log.error({ source: this.source.shown, cached: this.chains.file, problem: (error as Error).message }, 'the cached manifest does not load; waiting for the source')
@@ -123,8 +124,21 @@ export class ManifestFollower extends SourceFollower {
   /** Serves the cached manifest's chain again (after a pin), then checks the source for anything newer. */
   override async resume (): Promise<void> {
     const cached = await this.readCachedManifest()
-    if (cached !== null) await this.chains.serve(await this.filesOf(cached.manifest, null))
+    try {
+      if (cached !== null) await this.chains.serve(await this.filesOf(cached.manifest, null))
+    } catch (error) {
+      // An object gone from the cache: nothing is held, so the check asks for the manifest whole and downloads it.
+      this.options.log.error({ source: this.source.shown, problem: (error as Error).message }, 'the cached manifest cannot be served again; checking the source')
+      this.held = null
+      Object.assign(this.state, { etag: null, lastModified: null })
+    }
     await this.freshCheck()
+  }
+
+  /** The manifest held (served, or what unpin serves) and its validators, which the polls ask with. */
+  private hold (manifest: Manifest, validators: Validators): void {
+    this.held = manifest
+    Object.assign(this.state, { etag: validators.etag, lastModified: validators.lastModified })
   }
 
   /**

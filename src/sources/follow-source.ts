@@ -134,13 +134,16 @@ export class SourceFollower {
       this.options.log.error({ source: this.source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
     }
     const cached = await this.readCachedCopy()
-    if (cached !== null) {
+    // Pinned (contract §8): the store's first load serves the pinned version's kept files, cached copy or not.
+    const pinned = this.options.held?.() === true
+    if (cached !== null || pinned) {
       try {
         await this.store.start()
-        Object.assign(this.state, { etag: cached.etag, lastModified: cached.lastModified })
-        this.options.log.info({ source: this.source.shown, cached: this.file }, 'serving the cached copy of the snapshot while the source is checked')
+        // What is held: a newer object is noticed against it while pinned, and loaded by unpin.
+        if (cached !== null) Object.assign(this.state, { etag: cached.etag, lastModified: cached.lastModified })
+        this.options.log.info({ source: this.source.shown, cached: this.file }, pinned ? 'serving the pinned version while the source is checked' : 'serving the cached copy of the snapshot while the source is checked')
       } catch (error) {
-        this.options.log.error({ source: this.source.shown, cached: this.file, err: error }, 'the cached copy of the snapshot does not load; waiting for the source')
+        this.options.log.error({ source: this.source.shown, cached: this.file, err: error }, pinned ? 'the pinned version does not load; waiting for the source' : 'the cached copy of the snapshot does not load; waiting for the source')
       }
     }
     this.schedule(0)

@@ -3,7 +3,7 @@
 // served, and a restart during an outage served from the cache. The publisher's folder is served by a
 // small HTTP server that counts the bytes it sends.
 import t, { type Test } from 'tap'
-import { readdir, writeFile } from 'node:fs/promises'
+import { readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
@@ -26,8 +26,9 @@ async function fleet (t: Test) {
   return { dir, site, put, manifest, change, url: `${site.origin}/manifest.json` }
 }
 
+/** A replica following `url`; its versions and pin in a state directory beside its cache (never the default one). */
 async function follower (t: Test, url: string, cacheDir: string): Promise<FastifyInstance> {
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir, snapshotPollSeconds: 3600 } }))
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir, stateDir: join(cacheDir, 'state'), snapshotPollSeconds: 3600 } }))
   t.teardown(() => app.close())
   await app.ready()
   return app
@@ -162,4 +163,28 @@ t.test('pinned, a replica following a manifest notices a newer one and serves th
   t.same(await served(restarted), { count: 21, first: 'v1 item 1' }, 'a restart serves the pinned version')
   await restarted.snapshotVersions!.unpin()
   t.same(await served(restarted), { count: 23, first: 'v3 item 1' }, 'unpinned: the newest manifest at once')
+})
+
+t.test('pinned across a restart with the manifest unchanged: nothing is noticed; an object gone from the cache is downloaded at unpin', async t => {
+  const { put, manifest, url } = await fleet(t)
+  const cacheDir = await tempDir(t)
+  await put('snap-1.jsonl', toJsonLines(versioned(1)))
+  await manifest('snap-1.jsonl')
+  const app = await follower(t, url, cacheDir)
+  await app.snapshotSource!.checkNow()
+  await put('snap-2.jsonl', toJsonLines(versioned(2)))
+  await manifest('snap-2.jsonl')
+  await app.snapshotSource!.checkNow()
+  await app.snapshotVersions!.rollback()
+  await app.close()
+
+  const restarted = await follower(t, url, cacheDir)
+  await restarted.snapshotSource!.checkNow()
+  t.same(await served(restarted), { count: 21, first: 'v1 item 1' }, 'the pinned version')
+  t.equal((await restarted.inject('/-/status')).json().newest, null, 'the manifest held is the published one: nothing newer to notice')
+  // The cached manifest's snapshot is gone (a disk cleaned by hand): unpin downloads it, and serves it.
+  const objects = join(cacheDir, (await readdir(cacheDir)).find(entry => entry.startsWith('manifest-'))!, 'objects')
+  await rm(join(objects, 'snap-2.jsonl'))
+  await restarted.snapshotVersions!.unpin()
+  t.same(await served(restarted), { count: 22, first: 'v2 item 1' }, 'unpinned: the published manifest, downloaded again')
 })

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import { createServer } from 'node:http'
 import { createHash } from 'node:crypto'
 import { once } from 'node:events'
-import { readFile } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
@@ -188,4 +188,25 @@ t.test('a pin survives a restart of a replica following a source: it serves the 
   const unpinned = await act(after.ops, 'unpin')
   t.equal(unpinned.body.served.generatedAt, versioned(2).generated_at, 'unpin serves the cached copy, the newest')
   t.equal(site.sent(), 2, 'which is not downloaded again')
+})
+
+t.test('a pin survives a restart with an empty cache: the pinned version is served from its kept file', async t => {
+  const site = await publisher(t)
+  const dir = await tempDir(t)
+  const before = await replica(t, site.url, dir)
+  site.publish(versioned(1, { count: 50 }))
+  await check(before.app)
+  site.publish(versioned(2, { count: 50 }))
+  await check(before.app)
+  t.equal((await act(before.ops, 'rollback')).status, 200)
+  await before.app.close()
+  // The cache directory emptied (a new disk, a cleaned machine); the state directory kept.
+  await rm(join(dir, 'cache'), { recursive: true })
+
+  const after = await replica(t, site.url, dir)
+  await check(after.app)
+  t.equal(after.app.snapshots.current()?.info.generatedAt, versioned(1).generated_at, 'the pinned version, served')
+  t.match((await (await fetch(`${after.ops}/-/status`)).json() as any).newest, { source: site.url }, 'the published object is noticed: nothing of it is held')
+  const unpinned = await act(after.ops, 'unpin')
+  t.equal(unpinned.body.served.generatedAt, versioned(2).generated_at, 'unpin downloads and serves it')
 })
