@@ -22,11 +22,11 @@ export interface ClusterWorkers {
 }
 
 /** What every worker is asked to do. */
-export type WorkerAsk = { explore: 'reload', file: string } | { explore: 'serve', chain: { snapshot: string, changes: string[] } }
+export type WorkerAsk = { explore: 'reload', file: string } | { explore: 'serve', chain: Chain }
 
 /** What the workers are asked to serve `chain`: a snapshot alone is a reload of its file. */
 export function askToServe (chain: Chain): WorkerAsk {
-  return chain.changes.length === 0 ? { explore: 'reload', file: chain.snapshot } : { explore: 'serve', chain: { snapshot: chain.snapshot, changes: [...chain.changes] } }
+  return chain.changes.length === 0 ? { explore: 'reload', file: chain.snapshot } : { explore: 'serve', chain }
 }
 
 export class ClusterStore implements ChainStore {
@@ -55,7 +55,7 @@ export class ClusterStore implements ChainStore {
   }
 
   async serve (chain: Chain): Promise<ReloadOutcome> {
-    return await this.ask({ explore: 'serve', chain: { snapshot: chain.snapshot, changes: [...chain.changes] } })
+    return await this.ask({ explore: 'serve', chain })
   }
 
   /** What a worker started again is told, so that it serves what the others do. */

@@ -5,6 +5,7 @@ import type { Status } from '../schemas/operations.js'
 import type { Newest } from '../schemas/versions.js'
 import type { ActionResult, OperatorAction } from '../snapshot/versions/served-versions.js'
 import type { Pin } from '../snapshot/versions/pin-file.js'
+import type { Chain, ChainFile } from '../snapshot/store/snapshot-store.js'
 import type { SourceStatusJson } from '../sources/follow-source.js'
 import type { LoadAnswer } from './memory-order.js'
 
@@ -15,7 +16,7 @@ export type WorkerState = NonNullable<Status['cluster']>['workers'][number]
 export interface WorkerServes {
   file: string
   stamp: string | null
-  changes: Array<{ file: string, stamp: string | null, digest: string }>
+  changes: ChainFile[]
   items: Record<string, number>
 }
 
@@ -23,7 +24,7 @@ export type ToWorker =
   /** Load the file (the snapshot's own, or a download); a `request` is answered with `reloaded`. */
   | { explore: 'reload', file?: string, request?: number }
   /** Serve a fleet manifest's files, snapshot then changes (follow-manifest.ts); answered as a reload is. */
-  | { explore: 'serve', chain: { snapshot: string, changes: string[] }, request?: number }
+  | { explore: 'serve', chain: Chain, request?: number }
   | { explore: 'cluster', workers: WorkerState[], /** The source as the primary follows it (SNAPSHOT_URL), for every worker's /-/status. */ source: SourceStatusJson | null }
   | { explore: 'metrics', request: number, text: string | null }
   /** The primary's answer to a worker's `memory` question (memory-order.ts). */

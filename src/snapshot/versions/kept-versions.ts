@@ -4,7 +4,7 @@
 // a version built from change files fits the same record. Plain TypeScript: no Fastify here.
 import { constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { extname, join } from 'node:path'
-import { fileStamp, type Chain, type StoreLogger } from '../store/snapshot-store.js'
+import { fileStamp, type Chain, type ChainFile, type StoreLogger } from '../store/snapshot-store.js'
 import { fileDigest } from '../store/chain-on-disk.js'
 
 /** The files a version is served from, in the order they apply; names within the version's directory. */
@@ -40,15 +40,11 @@ export interface ServedVersion {
    * the cost of a stat. Absent: the copy is read again whole and checked against the version (its digest).
    */
   stamp?: string | null
-  /** The change files applied after `file`, in order (a version `<snapshot>+<change id>`, contract §9). */
-  changes?: readonly ServedChangeFile[]
-}
-
-/** A change file of a served version: where it was read, its digest, and its stamp when read (if known). */
-export interface ServedChangeFile {
-  file: string
-  digest: string
-  stamp?: string | null
+  /**
+   * The change files applied after `file`, in order (a version `<snapshot>+<change id>`, contract §9), as the
+   * store read them: each copy is checked as the snapshot's is.
+   */
+  changes?: readonly ChainFile[]
 }
 
 export interface KeepOptions {
