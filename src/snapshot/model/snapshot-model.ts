@@ -230,7 +230,7 @@ export function mergeRanks (lists: readonly Uint32Array[], before: SlotOrder | n
  * Two lists in served order merged, each slot once: an item is in a list once, so equal slots are the same
  * item. `before` null: a loaded listing's slots are its ranks, compared as numbers. That case is not a
  * closure of its own: where derived versions exist, a call site that sees two closures stops inlining them,
- * and a loaded listing's union took twice as long (docs/decisions/027).
+ * and a loaded listing's union took twice as long (docs/decisions/027-one-served-order-and-numbers-for-loaded-unions.md).
  */
 function mergeTwo (a: Uint32Array, b: Uint32Array, before: SlotOrder | null): Uint32Array {
   const out = new Uint32Array(a.length + b.length)
