@@ -25,6 +25,11 @@ export interface KeptVersion {
   /** Where it came from: the snapshot file's path or the published object's URL. */
   source: string
   chain: VersionChain
+  /**
+   * The digests of `chain.changes`, in order (absent in records of older builds): a later version of the
+   * same chain links these files instead of copying them again.
+   */
+  changeDigests?: string[]
 }
 
 /** What has just been served, to be kept: `file` is the file it was loaded from. */
@@ -90,7 +95,7 @@ export class KeptVersions {
 
   /** Newest first (by when each was first served). */
   list (): KeptVersion[] {
-    return this.records.map(record => ({ ...record, items: { ...record.items }, chain: { ...record.chain, changes: [...record.chain.changes] } }))
+    return this.records.map(record => ({ ...record, items: { ...record.items }, chain: { ...record.chain, changes: [...record.chain.changes] }, ...(record.changeDigests === undefined ? {} : { changeDigests: [...record.changeDigests] }) }))
   }
 
   get (version: string): KeptVersion | null {
@@ -161,11 +166,15 @@ export class KeptVersions {
         this.options.log.warn({ version: served.version, file: served.file }, 'the snapshot file changed after it was loaded: this version is not kept (the newer file is loaded next)')
         return null
       }
-      // Change files are small: copied (or linked when owned), each checked as the snapshot is.
+      // A change file kept already (by the version before this one, most often) is linked, as the snapshot
+      // is: a day of change files would otherwise be copied once for every version after it. Others are
+      // copied (linked when owned), each checked as the snapshot is.
       const changeNames: string[] = []
       for (const [i, change] of changes.entries()) {
         const name = `change-${String(i + 1).padStart(4, '0')}.jsonl`
-        const placed = await placeFile(change.file, join(building, name), owned)
+        const keptCopy = this.keptChangeFile(change.digest)
+        const fromKept = keptCopy !== null && await placeFile(keptCopy, join(building, name), true).then(() => true, () => false)
+        const placed = fromKept ? 'linked' : await placeFile(change.file, join(building, name), owned)
         if (placed === 'copied' && !await unchangedSince(change.file, change.stamp, join(building, name), change.digest)) {
           this.options.log.warn({ version: served.version, file: change.file }, 'a change file changed after it was applied: this version is not kept (the newer file is applied next)')
           return null
@@ -179,7 +188,8 @@ export class KeptVersions {
         // Later than every kept one, even within one millisecond: the order is the order served.
         servedAt: new Date(Math.max(Date.now(), Date.parse(this.records[0]?.servedAt ?? '') + 1 || 0)).toISOString(),
         source: served.source,
-        chain: { snapshot, changes: changeNames }
+        chain: { snapshot, changes: changeNames },
+        ...(changes.length === 0 ? {} : { changeDigests: changes.map(change => change.digest) })
       }
       await writeFile(join(building, RECORD), `${JSON.stringify(record, null, 2)}\n`)
       try {
@@ -195,6 +205,16 @@ export class KeptVersions {
     } finally {
       await rm(building, { recursive: true, force: true })
     }
+  }
+
+  /** A kept change file with this digest (its path), or null. */
+  private keptChangeFile (digest: string): string | null {
+    for (const record of this.records) {
+      const at = record.changeDigests?.indexOf(digest) ?? -1
+      const name = record.chain.changes[at]
+      if (at >= 0 && name !== undefined) return join(this.options.dir, record.version, name)
+    }
+    return null
   }
 
   /** Removes the versions beyond the newest KEEP_VERSIONS, never `served`. */

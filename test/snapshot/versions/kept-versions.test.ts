@@ -100,3 +100,27 @@ t.test('beyond KEEP_VERSIONS the oldest go, never the served one; a restart find
   t.notOk(existsSync(join(versionsDir, '.keeping-999999999-1')), 'a dead process\'s half-made version is removed')
   t.ok(existsSync(join(versionsDir, `.keeping-${process.pid}-99`)), 'a live one\'s is not')
 })
+
+t.test('a version built by change files links the change files an earlier kept version holds, and copies only the new one', async t => {
+  const dir = await tempDir(t)
+  const kept = new KeptVersions({ dir: join(dir, 'versions'), keep: 5, log: SILENT })
+  await kept.open({ sweep: true })
+  const snapshot = await served(dir, 'snapshot.json', '{"s": 1}')
+  const change = async (id: string) => {
+    const file = join(dir, `${id}.jsonl`)
+    const text = `{"changes": "explore", "version": 1, "id": "${id}"}\n`
+    await writeFile(file, text)
+    return { file, digest: createHash('sha1').update(text).digest('base64url'), stamp: await fileStamp(file) }
+  }
+  const a = await change('a')
+  const b = await change('b')
+  const first = await kept.keep({ ...snapshot, version: `${snapshot.version}+a`, changes: [a] }, { owned: false })
+  const second = await kept.keep({ ...snapshot, version: `${snapshot.version}+b`, changes: [a, b] }, { owned: false })
+  const [firstA] = kept.chainOf(first!).changes
+  const [secondA, secondB] = kept.chainOf(second!).changes
+  t.not((await stat(firstA!)).ino, (await stat(a.file)).ino, 'an editor\'s change file is copied the first time')
+  t.equal((await stat(secondA!)).ino, (await stat(firstA!)).ino, 'then linked from the kept copy')
+  t.not((await stat(secondB!)).ino, (await stat(b.file)).ino, 'the new one copied')
+  t.equal(await readFile(secondB!, 'utf8'), await readFile(b.file, 'utf8'))
+  t.same(second!.changeDigests, [a.digest, b.digest])
+})
