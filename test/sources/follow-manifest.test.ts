@@ -34,6 +34,20 @@ async function follower (t: Test, url: string, cacheDir: string): Promise<Fastif
   return app
 }
 
+/** A replica that followed a manifest through two snapshots (v1, then v2): the fleet, its cache and the app. */
+async function followingTwo (t: Test) {
+  const { put, manifest, url } = await fleet(t)
+  const cacheDir = await tempDir(t)
+  await put('snap-1.jsonl', toJsonLines(versioned(1)))
+  await manifest('snap-1.jsonl')
+  const app = await follower(t, url, cacheDir)
+  await app.snapshotSource!.checkNow()
+  await put('snap-2.jsonl', toJsonLines(versioned(2)))
+  await manifest('snap-2.jsonl')
+  await app.snapshotSource!.checkNow()
+  return { put, manifest, url, cacheDir, app }
+}
+
 /** The title of the `en` item with pk 1, and how many `en` items there are. */
 async function served (app: FastifyInstance): Promise<{ count: number, first: string } | null> {
   const res = await app.inject('/en/api/internal/explore/?limit=100')
@@ -138,15 +152,7 @@ t.test('a restart while the publisher is down serves the cached manifest and its
 })
 
 t.test('pinned, a replica following a manifest notices a newer one and serves the pin, across a restart; unpin serves the newest', async t => {
-  const { put, manifest, url } = await fleet(t)
-  const cacheDir = await tempDir(t)
-  await put('snap-1.jsonl', toJsonLines(versioned(1)))
-  await manifest('snap-1.jsonl')
-  const app = await follower(t, url, cacheDir)
-  await app.snapshotSource!.checkNow()
-  await put('snap-2.jsonl', toJsonLines(versioned(2)))
-  await manifest('snap-2.jsonl')
-  await app.snapshotSource!.checkNow()
+  const { put, manifest, url, cacheDir, app } = await followingTwo(t)
   t.same(await served(app), { count: 22, first: 'v2 item 1' })
 
   await app.snapshotVersions!.rollback()
@@ -166,15 +172,7 @@ t.test('pinned, a replica following a manifest notices a newer one and serves th
 })
 
 t.test('pinned across a restart with the manifest unchanged: nothing is noticed; an object gone from the cache is downloaded at unpin', async t => {
-  const { put, manifest, url } = await fleet(t)
-  const cacheDir = await tempDir(t)
-  await put('snap-1.jsonl', toJsonLines(versioned(1)))
-  await manifest('snap-1.jsonl')
-  const app = await follower(t, url, cacheDir)
-  await app.snapshotSource!.checkNow()
-  await put('snap-2.jsonl', toJsonLines(versioned(2)))
-  await manifest('snap-2.jsonl')
-  await app.snapshotSource!.checkNow()
+  const { cacheDir, app, url } = await followingTwo(t)
   await app.snapshotVersions!.rollback()
   await app.close()
 

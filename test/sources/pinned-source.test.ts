@@ -85,6 +85,20 @@ async function act (ops: string, action: string): Promise<{ status: number, body
   return { status: res.status, body, ms: performance.now() - started }
 }
 
+/** A replica that served two publishes, rolled back to the first (pinned), and stopped: its directory and publisher. */
+async function pinnedThenStopped (t: Test) {
+  const site = await publisher(t)
+  const dir = await tempDir(t)
+  const before = await replica(t, site.url, dir)
+  site.publish(versioned(1, { count: 50 }))
+  await check(before.app)
+  site.publish(versioned(2, { count: 50 }))
+  await check(before.app)
+  t.equal((await act(before.ops, 'rollback')).status, 200)
+  await before.app.close()
+  return { site, dir }
+}
+
 /** Pages of the API as bytes, through the operator's port (the same router). */
 async function pages (ops: string): Promise<string[]> {
   return await Promise.all(['?limit=7', '?limit=7&offset=7', `?limit=100&offset=${ITEMS - 10}`].map(async query => {
@@ -171,15 +185,7 @@ t.test('unpinned while a check begun under the pin is under way: that check only
 })
 
 t.test('a pin survives a restart of a replica following a source: it serves the pinned version, not the cached copy', async t => {
-  const site = await publisher(t)
-  const dir = await tempDir(t)
-  const before = await replica(t, site.url, dir)
-  site.publish(versioned(1, { count: 50 }))
-  await check(before.app)
-  site.publish(versioned(2, { count: 50 }))
-  await check(before.app)
-  t.equal((await act(before.ops, 'rollback')).status, 200)
-  await before.app.close()
+  const { site, dir } = await pinnedThenStopped(t)
 
   const after = await replica(t, site.url, dir)
   await check(after.app)
@@ -191,15 +197,7 @@ t.test('a pin survives a restart of a replica following a source: it serves the 
 })
 
 t.test('a pin survives a restart with an empty cache: the pinned version is served from its kept file', async t => {
-  const site = await publisher(t)
-  const dir = await tempDir(t)
-  const before = await replica(t, site.url, dir)
-  site.publish(versioned(1, { count: 50 }))
-  await check(before.app)
-  site.publish(versioned(2, { count: 50 }))
-  await check(before.app)
-  t.equal((await act(before.ops, 'rollback')).status, 200)
-  await before.app.close()
+  const { site, dir } = await pinnedThenStopped(t)
   // The cache directory emptied (a new disk, a cleaned machine); the state directory kept.
   await rm(join(dir, 'cache'), { recursive: true })
 
