@@ -101,6 +101,13 @@ export interface ReloadResult {
   /** prom-client's event-loop lag max and p99 from the rename to the end of the window (or of the reload). */
   lagMaxMs: number | null
   lagP99Ms: number | null
+  /**
+   * The lag max from the rename until /-/status counted the work (the stall while it ran, not the rest of the
+   * window after it), and over the seconds of the same load before the rename (what the load alone stalls):
+   * absent in results written before they were measured.
+   */
+  lagMaxUntilCountedMs?: number | null
+  lagMaxBeforeMs?: number | null
   /** VmRSS just before the window. */
   rssBeforeBytes: number
   /** VmHWM after the window and the reload: reset before the window, or since start when that failed. */

@@ -500,6 +500,12 @@ function gauge (text: string, name: string): number | null {
   return match === null ? null : Number(match[1])
 }
 
+/** A gauge in seconds, as milliseconds (the event-loop lag's), or null when absent. */
+function lagOf (text: string, name: string): number | null {
+  const seconds = gauge(text, name)
+  return seconds === null ? null : seconds * 1000
+}
+
 /**
  * Resets the process's VmHWM to its current RSS (Linux: "5" into /proc/PID/clear_refs), so the peak read
  * afterwards is the reload's, not the first load's. False where the kernel refuses.
@@ -560,18 +566,22 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
       const peakFromWindow = await resetPeakRss(child.pid)
       const window = sample(port, child.pid, hot.measured, settings)
       await sleep(options.reloadAtSeconds * 1000)
-      // prom-client resets the lag histogram at each scrape: this one starts the change's.
-      await get(`${base}/-/metrics`)
+      // prom-client resets the lag histogram at each scrape: this one ends the seconds of load alone (the
+      // control) and starts the change's.
+      const lagBefore = lagOf((await get(`${base}/-/metrics`)).body.toString('utf8'), 'explore_nodejs_eventloop_lag_max_seconds')
       const actedAt = performance.now()
       await workload.act(RELOAD_DIR, served)
       // Polled while the load goes on: the status request waits its turn like any other.
       let reloadMs: number | null = null
+      let lagUntilCounted: number | null = null
       const deadline = actedAt + STARTUP_TIMEOUT_MS
       while (performance.now() < deadline) {
         const now = await counted()
         if (now.failed > before.failed) throw new Error(`the ${workload.name} failed:\n${child.output()}`)
         if (now.done > before.done) {
           reloadMs = performance.now() - actedAt
+          // The stall while the work ran (up to one poll after it).
+          lagUntilCounted = lagOf((await get(`${base}/-/metrics`)).body.toString('utf8'), 'explore_nodejs_eventloop_lag_max_seconds')
           break
         }
         await sleep(10)
@@ -579,10 +589,7 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
       const s = await window
       // Read after both the window and the work: the lag over all of it, freeing the old model included.
       const metrics = (await get(`${base}/-/metrics`)).body.toString('utf8')
-      const lag = (name: string): number | null => {
-        const value = gauge(metrics, name)
-        return value === null ? null : value * 1000
-      }
+      const lag = (name: string): number | null => lagOf(metrics, name)
       const { peakRssBytes, rssBytes } = await memoryOf(child.pid)
       if (child.exitedYet()) throw new Error(`the service died during the ${workload.name}:\n${child.output()}`)
       const result: UnderLoadResult = {
@@ -592,6 +599,8 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
         reloadMs,
         lagMaxMs: lag('explore_nodejs_eventloop_lag_max_seconds'),
         lagP99Ms: lag('explore_nodejs_eventloop_lag_p99_seconds'),
+        lagMaxUntilCountedMs: lagUntilCounted,
+        lagMaxBeforeMs: lagBefore,
         rssBeforeBytes,
         peakRssBytes,
         peakFromWindow,
@@ -599,7 +608,7 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
       }
       log(`${describe(workload.name, s)}`)
       log(`${label}: counted ${reloadMs === null ? 'never' : `after ${(reloadMs / 1000).toFixed(3)} s`}; event-loop lag max ` +
-        `${result.lagMaxMs?.toFixed(0) ?? 'n/a'} ms, p99 ${result.lagP99Ms?.toFixed(0) ?? 'n/a'} ms; RSS ${mbText(rssBeforeBytes)} before, ` +
+        `${lagBefore?.toFixed(0) ?? 'n/a'} ms before it, ${lagUntilCounted?.toFixed(0) ?? 'n/a'} ms until counted, ${result.lagMaxMs?.toFixed(0) ?? 'n/a'} ms over the whole window (p99 ${result.lagP99Ms?.toFixed(0) ?? 'n/a'} ms); RSS ${mbText(rssBeforeBytes)} before, ` +
         `peak ${mbText(peakRssBytes)}${peakFromWindow ? '' : ' (since start)'}, ${mbText(rssBytes)} after`)
       return result
     } finally {

@@ -36,7 +36,7 @@ t.test('the fixture renders into one table: a column per size, a row per figure,
     'Hot pages: req/s (÷ ceiling)', 'Hot pages: p50 / p99', 'Ceiling, hot: req/s; p50 / p99',
     'Cold pages: req/s (÷ ceiling)', 'Cold pages: p50 / p99', 'Ceiling, cold: req/s; p50 / p99',
     'Errors · non-2xx · timeouts (hot; cold)', 'First answer (÷ bare parse)', 'Peak RSS, first load', 'Settled RSS (÷ file)',
-    'Reload under load: took', 'Reload: longest stall (event-loop lag max)', 'Reload: event-loop lag p99; client p99 / max',
+    'Reload under load: took', 'Reload: longest stall (event-loop lag max)', 'Reload: lag max until swapped; the same load before it', 'Reload: event-loop lag p99; client p99 / max',
     'Reload: peak RSS (RSS before)', 'Other processes, most cores in a run'
   ])
   // Figures as the fixture holds them, formatted.
@@ -45,6 +45,7 @@ t.test('the fixture renders into one table: a column per size, a row per figure,
   t.match(table, '| First answer (÷ bare parse) | 4.82 s (**3.30×** of 1.46 s) | 28.83 s (**2.04×** of 14.13 s) |')
   t.match(table, '| Settled RSS (÷ file) | 99.2 MB (**7.21×**) | 154 MB (**2.23×**) |')
   t.match(table, '| Reload: longest stall (event-loop lag max) | **990 ms** | **189 ms** |')
+  t.match(table, '| Reload: lag max until swapped; the same load before it | not measured; not measured | not measured; not measured |', 'results from before these figures say so')
   t.match(table, '| Other processes, most cores in a run | 1.78 ⚠ | 1.49 ⚠ |')
   t.match(lines[lines.length - 1], /^Ratios in bold\. ⚠ Other processes were busy \(2\.01 cores before the run\)/)
 })
