@@ -35,7 +35,7 @@ export class ClusterStore implements ChainStore {
   private lastGood: WorkerAsk
 
   /** `first`: what the first load serves instead of the cached copy (a pinned version's kept files). */
-  constructor (readonly file: string, private readonly workers: ClusterWorkers, private readonly first: () => Chain | null = () => null) {
+  constructor (readonly file: string, private readonly workers: ClusterWorkers, private readonly first: () => Chain | null) {
     this.lastGood = { explore: 'reload', file }
   }
 

@@ -95,7 +95,7 @@ export class ServedVersions {
   }
 
   /** A newer file or object seen while pinned: shown as `newest`, loaded by unpin. */
-  notice (newest: { source: string, etag: string | null }): void {
+  private notice (newest: { source: string, etag: string | null }): void {
     this.newest = { noticedAt: new Date().toISOString(), ...newest }
   }
 
