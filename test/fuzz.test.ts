@@ -6,7 +6,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 // Registers the `date` format before the page schema is compiled; without it every item would fail.
 import '../src/schemas/formats.js'
 import { ExplorePageSchema } from '../src/schemas/explore-response.js'
-import { buildTestApp } from './helpers.js'
+import { buildTestApp, rawRequest } from './helpers.js'
 
 const pageCheck = TypeCompiler.Compile(ExplorePageSchema)
 
@@ -171,15 +171,51 @@ function resetCounts (): void {
   validPages = 0
 }
 
+/**
+ * The answer to one request, and the target the server saw. inject normalises the target as a client library
+ * would (raw unicode encoded, a fragment dropped), and refuses one the WHATWG URL parser refuses (`/\\?`:
+ * a backslash is a slash there, and `//` starts a host): that one is sent as bytes on a socket, as a client
+ * that sends what it is given would (fast-check found it, seed 1463584862).
+ */
+async function answerTo (req: FuzzRequest, options: InjectOptions): Promise<{ statusCode: number, headers: Record<string, string | string[] | undefined>, body: string, seen: string }> {
+  let res
+  try {
+    res = await app.inject(options)
+  } catch (error) {
+    if (!(error instanceof TypeError) || !/Invalid URL/.test(error.message)) throw error
+    const body = req.payload !== undefined && (req.method === 'POST' || req.method === 'DELETE') ? req.payload : ''
+    const head = [`${req.method} ${req.url} HTTP/1.1`, 'Host: replica.test', 'Connection: close', ...(req.accept === undefined ? [] : [`Accept: ${req.accept}`]), ...(body === '' ? [] : [`Content-Length: ${Buffer.byteLength(body)}`])]
+    const raw = await rawRequest(app, `${head.join('\r\n')}\r\n\r\n${body}`)
+    const end = raw.indexOf('\r\n\r\n')
+    const [status, ...fields] = raw.slice(0, end).split('\r\n')
+    const headers = Object.fromEntries(fields.map(line => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
+    const sent = raw.slice(end + 4)
+    return { statusCode: Number(status?.split(' ')[1]), headers, body: headers['transfer-encoding'] === 'chunked' ? unchunked(sent) : sent, seen: req.url }
+  }
+  return { statusCode: res.statusCode, headers: res.headers, body: res.body, seen: res.raw.req.url ?? req.url }
+}
+
+/** A chunked body's data (HTTP/1.1 chunked transfer coding, no trailers); chunk sizes count bytes. */
+function unchunked (text: string): string {
+  const bytes = Buffer.from(text)
+  const parts: Buffer[] = []
+  let at = 0
+  for (;;) {
+    const line = bytes.indexOf('\r\n', at)
+    const size = parseInt(bytes.subarray(at, line).toString('latin1'), 16)
+    if (!(size > 0)) return Buffer.concat(parts).toString()
+    parts.push(bytes.subarray(line + 2, line + 2 + size))
+    at = line + 2 + size + 2
+  }
+}
+
 /** Sends one request; resolves with what is wrong with the answer, or null. */
 async function problemWith (req: FuzzRequest): Promise<{ seen: string, problem: string } | null> {
   const options: InjectOptions = { method: req.method, url: req.url }
   if (req.accept !== undefined) options.headers = { accept: req.accept }
   if (req.payload !== undefined && (req.method === 'POST' || req.method === 'DELETE')) options.payload = req.payload
-  const res = await app.inject(options)
-  // inject normalises the target as a client library would (raw unicode encoded, a fragment dropped):
-  // judge the answer by the URL the server actually saw.
-  const seen = res.raw.req.url ?? req.url
+  const res = await answerTo(req, options)
+  const seen = res.seen
   seenStatuses.add(res.statusCode)
   const fail = (problem: string) => ({ seen, problem: `${problem} (status ${res.statusCode}, body ${JSON.stringify(res.body.slice(0, 300))})` })
 
@@ -242,6 +278,13 @@ t.test('any method, path, query and Accept header: no 5xx, no leak, JSON errors,
   await check(t, fc.asyncProperty(request, holds), 12_000)
   for (const status of [200, 301, 400, 404, 405, 406, 414]) t.ok(seenStatuses.has(status), `some request got a ${status}`)
   t.ok(validPages >= 300, `${validPages} pages checked against the response schema`)
+})
+
+t.test('targets the URL parser refuses (a backslash after the first slash) are answered, not a failure of the client', async t => {
+  for (const url of ['/\\?', '/\\', '/\\en/api/internal/explore/']) {
+    t.equal(await problemWith({ method: 'GET', url, accept: '*/*', payload: undefined }), null, url)
+    t.equal((await answerTo({ method: 'GET', url, accept: undefined, payload: undefined }, { method: 'GET', url })).statusCode, 404, `${url}: 404, no such path or language`)
+  }
 })
 
 t.test('GET on the explore path with hostile query strings', async t => {
