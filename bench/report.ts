@@ -98,8 +98,12 @@ export interface ReloadResult {
   load: LoadResult
   /** From the rename to /-/status counting the reload (the watcher's debounce included); null: never counted. */
   reloadMs: number | null
-  /** prom-client's event-loop lag max and p99 from the rename to the end of the window (or of the reload). */
+  /** prom-client's event-loop lag max from the rename to the end of the window (or of the reload). */
   lagMaxMs: number | null
+  /**
+   * Its p99: from the rename to the end of the window in results written before `lagMaxUntilCountedMs`, from
+   * the count to the end of the window since (a p99 of two spans cannot be put together from theirs).
+   */
   lagP99Ms: number | null
   /**
    * The lag max from the rename until /-/status counted the work (the stall while it ran, not the rest of the
