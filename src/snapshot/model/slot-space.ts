@@ -38,6 +38,12 @@ export class PkSlots {
     this.slots[at] = slot + 1
   }
 
+  /** Its pages faulted in, in slices, before the random writes that would fault them all in a few steps. */
+  * faultIn (): Generator<void> {
+    yield * faultedIn(this.keys)
+    yield * faultedIn(this.slots)
+  }
+
   /** The slot, or -1. */
   get (pk: number): number {
     for (let at = this.start(pk); ; at = (at + 1) & this.mask) {
@@ -56,6 +62,30 @@ const PK_AT = '{"pk":'.length
 const STEP_MASK = 0x3fff
 /** Entries of a column copied between two points where the work may pause: 1 MB or so. */
 const COPY_STEP = 128 * 1024
+
+/**
+ * `array` with every page written once, a megabyte or so a step. A fresh array's pages are mapped at their
+ * first write, and writes at random places (a hash table, each slot's companies) fault them all in within a
+ * few steps: 16 MB of fresh pages written at random took 73 ms in one step at 1M items, ~4 ms a MB on these
+ * machines (docs/decisions/026, amended).
+ */
+function * faultedIn<T extends Float64Array | Uint32Array> (array: T): Generator<void, T> {
+  for (let at = 0; at < array.length; at += COPY_STEP) {
+    array.fill(0, at, Math.min(array.length, at + COPY_STEP))
+    yield
+  }
+  return array
+}
+
+/** A copy of `from`, made in slices (a 4 MB copy into fresh pages is 15 ms in one step). */
+function * copiedInSlices (from: Uint32Array): Generator<void, Uint32Array> {
+  const to = new Uint32Array(from.length)
+  for (let at = 0; at < from.length; at += COPY_STEP) {
+    to.set(from.subarray(at, Math.min(from.length, at + COPY_STEP)), at)
+    yield
+  }
+  return to
+}
 
 /**
  * The slots of a loaded listing and of its derived versions: columns that only grow. A version keeps the
@@ -110,6 +140,7 @@ export class SlotSpace {
     const space = new SlotSpace(listing)
     const { chunks } = listing.store
     const { chunkOf, startOf, dateOf, pkOf, loadedPks } = space
+    yield * loadedPks.faultIn()
     for (let slot = 0; slot < space.used; slot++) {
       const bytes = chunks[chunkOf[slot] as number] as Buffer
       const start = startOf[slot] as number
@@ -122,7 +153,7 @@ export class SlotSpace {
       if ((slot & 0x3ff) === 0x3ff) yield
     }
     // Companies by slot: counted, then filled, as the company lists were built (build-model.ts).
-    const { companyStart } = space
+    const companyStart = yield * faultedIn(space.companyStart)
     let total = 0
     let work = 0
     for (const [, slots] of listing.byCompany.lists()) {
@@ -136,8 +167,8 @@ export class SlotSpace {
     }
     for (let slot = 0; slot < space.used; slot++) companyStart[slot + 1] = (companyStart[slot + 1] as number) + (companyStart[slot] as number)
     yield
-    const next = companyStart.slice(0, space.used)
-    const ids = new Float64Array(total)
+    const next = yield * copiedInSlices(companyStart.subarray(0, space.used))
+    const ids = yield * faultedIn(new Float64Array(total))
     let done = 0
     for (const [company, slots] of listing.byCompany.lists()) {
       for (const slot of slots) {
