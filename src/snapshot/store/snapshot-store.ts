@@ -250,8 +250,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   /**
    * Loads the file again and serves it if it is valid. Resolves when the newest request for a reload
    * has been carried out, with the outcome of the last run. `file`: another file to load instead (a
-   * remote source's download, follow-source.ts); such a load runs on its own, after any other, and
-   * resolves with its own outcome, never merged with a reload of the store's file.
+   * remote source's download, follow-source.ts; a kept version's, served-versions.ts); such a load runs on
+   * its own, after any other, and resolves with its own outcome, never merged with a reload of the store's
+   * file. While change files are served, another file is served as a chain of it alone: from the kept root,
+   * with no load, when its content is the root's.
    */
   reload (file: string = this.file): Promise<ReloadOutcome> {
     // While change files are served, another snapshot alone is the chain of it alone: a kept version's copy
@@ -375,16 +377,15 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     if (this.changesExpected && this.root !== null && this.rootReady === null) this.setRoot(this.root)
     const matched = await this.servedPrefix(chain)
     const prefix = matched?.changes.length ?? -1
-    // The files as they are named now: a copy of the served files (a kept version's, a download's) is
-    // compared by its stamp from now on, not read whole again for its digest.
-    if (matched !== null) this.chain = { snapshot: matched.snapshot, changes: [...matched.changes, ...(this.chain as { changes: ChainFile[] }).changes.slice(prefix)] }
-    const served = this.chain
-    const incremental = prefix !== -1 && prefix === served?.changes.length
+    const incremental = prefix !== -1 && prefix === this.chain?.changes.length
     // Built again: from the root, every change file read again (the versions between are not kept).
     const from = incremental ? prefix : 0
     let root = this.root
-    let snapshot = served?.snapshot
-    const files: ChainFile[] = []
+    // The files as `chain` names them, recorded once served: a copy of the served files (a kept version's, a
+    // download's) is compared by its stamp from then on, not read whole again for its digest. Not before: a
+    // failed serve would leave the record naming a kept version's files that a prune may remove.
+    let snapshot = matched?.snapshot
+    const files: ChainFile[] = incremental ? [...(matched as { changes: ChainFile[] }).changes] : []
     let state: SnapshotModel
     if (prefix === -1) {
       const read = await this.readOnce(chain.snapshot, this.load)
@@ -417,19 +418,23 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       const chainFile = { file, stamp: read.stamp, digest: read.model.digest }
       this.changeCounts.applied++
       this.appliedLog(next, file, started)
+      files.push(chainFile)
       if (incremental) {
         this.swap(next)
-        ;(this.chain as { changes: ChainFile[] }).changes.push(chainFile)
+        this.chain = { snapshot: snapshot as ChainFile, changes: [...files] }
         this.succeeded()
       } else {
         drop(state)
-        files.push(chainFile)
       }
       state = next
     }
     if (incremental) {
-      // Nothing new: a file saved again as it was after a refused save is served again, in effect.
-      if (from === chain.changes.length && outcome === 'loaded' && this.counters.failedInARow > 0) this.succeeded()
+      // Nothing new: the same state, named as `chain` names it; a file saved again as it was after a
+      // refused save is served again, in effect.
+      if (from === chain.changes.length) {
+        this.chain = { snapshot: snapshot as ChainFile, changes: files }
+        if (outcome === 'loaded' && this.counters.failedInARow > 0) this.succeeded()
+      }
       return outcome
     }
     // The chain built again: swapped in at once, and the root it was built from kept.
@@ -439,7 +444,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     this.chain = { snapshot: snapshot as ChainFile, changes: files }
     if (root !== this.root) this.setRoot(root as SnapshotModel)
     if (outcome === 'loaded') this.succeeded()
-    this.log.info({ snapshot: chain.snapshot, changes: files.map(file => file.file), version: state.info.version, generatedAt: state.info.generatedAt, items: state.itemCounts(), ms: Date.now() - started }, prefix === -1 ? 'snapshot reloaded' : 'change files applied again from the snapshot')
+    this.log.info({ snapshot: chain.snapshot, changes: files.map(file => file.file), version: state.info.version, generatedAt: state.info.generatedAt, items: state.itemCounts(), ms: Date.now() - started }, prefix === -1 ? 'snapshot reloaded' : files.length === 0 ? 'the snapshot served again from the one loaded' : 'change files applied again from the snapshot')
     return outcome
   }
 

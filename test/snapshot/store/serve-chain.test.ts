@@ -120,3 +120,15 @@ t.test('a hard link to a served file (a kept version) does not make it another v
   await serves(['a', 'b'])
   t.equal(loads(), 1)
 })
+
+t.test('a serve that changes nothing (its change file refused) leaves the served files named as they were', async t => {
+  const { store, snapshot, files, loads } = await setup(t)
+  await store.serve({ snapshot, changes: [files.a!] })
+  const copy = join(snapshot, '..', 'kept-copy.json')
+  await writeFile(copy, JSON.stringify(doc))
+  const bad = join(snapshot, '..', 'bad.jsonl')
+  await writeFile(bad, '{"changes": "explore", "version": 1, "id": "bad"}\n{"op": "upsert"}\n')
+  t.equal(await store.serve({ snapshot: copy, changes: [files.a!, bad] }), 'failed')
+  t.equal(store.servedFiles()?.snapshot.file, snapshot, 'not the copy: a kept version\'s file may be removed after a failed rollback')
+  t.equal(loads(), 1)
+})
