@@ -44,7 +44,7 @@ export function cachedManifestPath (source: RemoteSource, cacheDir: string): str
 export class ManifestFollower extends SourceFollower {
   private readonly objects: string
   /** The manifest served, and the one served before it: their objects are kept, everything else goes. */
-  private held: Manifest | null = null
+  private heldManifest: Manifest | null = null
   private before: Manifest | null = null
 
   constructor (source: RemoteSource, private readonly chains: ChainStore, options: FollowOptions) {
@@ -101,7 +101,7 @@ export class ManifestFollower extends SourceFollower {
       throw new SourceError(`the manifest is refused: ${error.problems.slice(0, 3).join('; ')}${error.problems.length > 3 ? '; …' : ''}`)
     }
     // Published again as it was (a new ETag, the same names): nothing to load.
-    const changed = this.held === null || !sameChain(this.held, manifest) || this.store.current() === null
+    const changed = this.heldManifest === null || !sameChain(this.heldManifest, manifest) || this.store.current() === null
     if (changed) {
       const outcome = await this.chains.serve(await this.filesOf(manifest, signal))
       if (outcome !== 'loaded') {
@@ -113,8 +113,8 @@ export class ManifestFollower extends SourceFollower {
     }
     this.refused = null
     await this.keep(text, fetched.validators)
-    if (this.held !== null && !sameChain(this.held, manifest)) this.before = this.held
-    this.held = manifest
+    if (this.heldManifest !== null && !sameChain(this.heldManifest, manifest)) this.before = this.heldManifest
+    this.heldManifest = manifest
     Object.assign(this.state, { etag: fetched.validators.etag, lastModified: fetched.validators.lastModified }, changed ? { lastChanged: new Date() } : {})
     await this.prune()
     // Last: once said, the state is served and kept, and the cache is tidy.
@@ -124,12 +124,18 @@ export class ManifestFollower extends SourceFollower {
   /** Serves the cached manifest's chain again (after a pin), then checks the source for anything newer. */
   override async resume (): Promise<void> {
     const cached = await this.readCachedManifest()
+    let problem: string | null = null
     try {
-      if (cached !== null) await this.chains.serve(await this.filesOf(cached.manifest, null))
+      const outcome = cached === null ? 'loaded' : await this.chains.serve(await this.filesOf(cached.manifest, null))
+      if (outcome !== 'loaded') problem = this.chains.status().lastFailure?.problems[0] ?? outcome
     } catch (error) {
-      // An object gone from the cache: nothing is held, so the check asks for the manifest whole and downloads it.
-      this.options.log.error({ source: this.source.shown, problem: (error as Error).message }, 'the cached manifest cannot be served again; checking the source')
-      this.held = null
+      problem = (error as Error).message
+    }
+    if (problem !== null) {
+      // An object gone from the cache, or refused: nothing is held, so the check asks for the manifest whole
+      // (a 304 would leave the pinned state served) and downloads what is missing.
+      this.options.log.error({ source: this.source.shown, problem }, 'the cached manifest cannot be served again; checking the source')
+      this.heldManifest = null
       Object.assign(this.state, { etag: null, lastModified: null })
     }
     await this.freshCheck()
@@ -137,7 +143,7 @@ export class ManifestFollower extends SourceFollower {
 
   /** The manifest held (served, or what unpin serves) and its validators, which the polls ask with. */
   private hold (manifest: Manifest, validators: Validators): void {
-    this.held = manifest
+    this.heldManifest = manifest
     Object.assign(this.state, { etag: validators.etag, lastModified: validators.lastModified })
   }
 
@@ -216,7 +222,7 @@ export class ManifestFollower extends SourceFollower {
 
   /** Objects neither the manifest served nor the one before it names: a step back to it costs no download. */
   private async prune (): Promise<void> {
-    const kept = new Set([this.held, this.before].flatMap(manifest => manifest === null ? [] : [manifest.snapshot, ...manifest.changes]))
+    const kept = new Set([this.heldManifest, this.before].flatMap(manifest => manifest === null ? [] : [manifest.snapshot, ...manifest.changes]))
     for (const entry of await readdir(this.objects).catch(() => [])) {
       if (!entry.startsWith('.') && !kept.has(entry)) await rm(join(this.objects, entry), { force: true })
     }

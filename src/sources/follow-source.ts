@@ -141,9 +141,9 @@ export class SourceFollower {
         await this.store.start()
         // What is held: a newer object is noticed against it while pinned, and loaded by unpin.
         if (cached !== null) Object.assign(this.state, { etag: cached.etag, lastModified: cached.lastModified })
-        this.options.log.info({ source: this.source.shown, cached: this.file }, pinned ? 'serving the pinned version while the source is checked' : 'serving the cached copy of the snapshot while the source is checked')
+        this.options.log.info({ source: this.source.shown, ...(pinned ? {} : { cached: this.file }) }, pinned ? 'serving the pinned version while the source is checked' : 'serving the cached copy of the snapshot while the source is checked')
       } catch (error) {
-        this.options.log.error({ source: this.source.shown, cached: this.file, err: error }, pinned ? 'the pinned version does not load; waiting for the source' : 'the cached copy of the snapshot does not load; waiting for the source')
+        this.options.log.error({ source: this.source.shown, ...(pinned ? {} : { cached: this.file }), err: error }, pinned ? 'the pinned version does not load; waiting for the source' : 'the cached copy of the snapshot does not load; waiting for the source')
       }
     }
     this.schedule(0)

@@ -186,3 +186,17 @@ t.test('pinned across a restart with the manifest unchanged: nothing is noticed;
   await restarted.snapshotVersions!.unpin()
   t.same(await served(restarted), { count: 22, first: 'v2 item 1' }, 'unpinned: the published manifest, downloaded again')
 })
+
+t.test('unpinned, a cached object that does not load is not served as if nothing were newer: the check asks again and says why', async t => {
+  const { cacheDir, app, url } = await followingTwo(t)
+  await app.snapshotVersions!.rollback()
+  await app.close()
+  const objects = join(cacheDir, (await readdir(cacheDir)).find(entry => entry.startsWith('manifest-'))!, 'objects')
+  // A disk that corrupted a cached object: its name is held, its bytes are not a snapshot.
+  await writeFile(join(objects, 'snap-2.jsonl'), '{"not": "a snapshot"')
+  const restarted = await follower(t, url, cacheDir)
+  await restarted.snapshotSource!.checkNow()
+  await restarted.snapshotVersions!.unpin()
+  t.match(await lastError(restarted), /do not load/, 'the failure is reported, not hidden behind a 304')
+  t.same(await served(restarted), { count: 21, first: 'v1 item 1' }, 'the last good state stays served')
+})
