@@ -9,7 +9,7 @@ import { CompanyRanks, type LanguageListing, type SlotOrder } from './snapshot-m
 /** pk → slot, open addressing in typed arrays: a Map of a million entries costs several times more (ADR 013). */
 export class PkSlots {
   private readonly keys: Float64Array
-  /** Slot + 1; 0: an empty place (so that nothing has to be filled in before use: 24 MB at 1M items). */
+  /** Slot + 1; 0: an empty place (a fresh array is zeroed: nothing is filled in before use, 24 MB at 1M items). */
   private readonly slots: Uint32Array
   private readonly mask: number
   private readonly shift: number
@@ -38,7 +38,7 @@ export class PkSlots {
     this.slots[at] = slot + 1
   }
 
-  /** Its pages faulted in, in slices, before the random writes that would fault them all in a few steps. */
+  /** Its pages faulted in, in slices (its entries unchanged), before random writes fault them all in a few steps. */
   * faultIn (): Generator<void> {
     yield * faultedIn(this.keys)
     yield * faultedIn(this.slots)
@@ -63,15 +63,20 @@ const STEP_MASK = 0x3fff
 /** Entries of a column copied between two points where the work may pause: 1 MB or so. */
 const COPY_STEP = 128 * 1024
 
+/** Entries of 8 bytes in a page of 4 KiB: a write at this stride touches every page once. */
+const PAGE_STRIDE = 512
+
 /**
- * `array` with every page written once, a megabyte or so a step. A fresh array's pages are mapped at their
- * first write, and writes at random places (a hash table, each slot's companies) fault them all in within a
- * few steps: 16 MB of fresh pages written at random took 73 ms in one step at 1M items, ~4 ms a MB on these
- * machines (docs/decisions/026, amended).
+ * `array` with every page written once (each entry written back as it is), a megabyte or so a step. A fresh
+ * array's pages are mapped at their first write, and writes at random places (a hash table, each slot's
+ * companies) fault them all in within a few steps: 16 MB of fresh pages written at random took 73 ms in one
+ * step at 1M items, ~4 ms a MB on these machines (docs/decisions/026, amended).
  */
 function * faultedIn<T extends Float64Array | Uint32Array> (array: T): Generator<void, T> {
+  const stride = PAGE_STRIDE * (8 / array.BYTES_PER_ELEMENT)
   for (let at = 0; at < array.length; at += COPY_STEP) {
-    array.fill(0, at, Math.min(array.length, at + COPY_STEP))
+    const end = Math.min(array.length, at + COPY_STEP)
+    for (let i = at; i < end; i += stride) array[i] = array[i] as number
     yield
   }
   return array
