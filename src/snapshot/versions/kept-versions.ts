@@ -158,11 +158,11 @@ export class KeptVersions {
       // The snapshot of a change-built version is most often kept already, as the version served before its
       // change files: a kept file is never written again, so a link to it holds the same bytes at no cost.
       const keptSnapshot = this.records.find(record => record.version === snapshotVersion && record.chain.changes.length === 0)
-      const fromKept = keptSnapshot !== undefined && await placeFile(this.chainOf(keptSnapshot).snapshot, join(building, snapshot), true).then(() => true, () => false)
-      const how = fromKept ? 'linked' : await placeFile(served.file, join(building, snapshot), owned)
+      const fromKept = keptSnapshot === undefined ? null : await placeFile(this.chainOf(keptSnapshot).snapshot, join(building, snapshot), true).catch(() => null)
+      const how = fromKept ?? await placeFile(served.file, join(building, snapshot), owned)
       // A copy of an editor's file is read after the load: it must be the bytes that were served. The file
       // unchanged since the load says so for a stat; a 1.4 GB snapshot read again whole cost seconds of I/O.
-      if (how === 'copied' && !await unchangedSince(served.file, served.stamp, join(building, snapshot), snapshotVersion)) {
+      if (fromKept === null && how === 'copied' && !await unchangedSince(served.file, served.stamp, join(building, snapshot), snapshotVersion)) {
         this.options.log.warn({ version: served.version, file: served.file }, 'the snapshot file changed after it was loaded: this version is not kept (the newer file is loaded next)')
         return null
       }
@@ -173,9 +173,10 @@ export class KeptVersions {
       for (const [i, change] of changes.entries()) {
         const name = `change-${String(i + 1).padStart(4, '0')}.jsonl`
         const keptCopy = this.keptChangeFile(change.digest)
-        const fromKept = keptCopy !== null && await placeFile(keptCopy, join(building, name), true).then(() => true, () => false)
-        const placed = fromKept ? 'linked' : await placeFile(change.file, join(building, name), owned)
-        if (placed === 'copied' && !await unchangedSince(change.file, change.stamp, join(building, name), change.digest)) {
+        // A copy of a kept file (across devices) is as good as a link: kept files are never written.
+        const fromKept = keptCopy === null ? null : await placeFile(keptCopy, join(building, name), true).catch(() => null)
+        const placed = fromKept ?? await placeFile(change.file, join(building, name), owned)
+        if (fromKept === null && placed === 'copied' && !await unchangedSince(change.file, change.stamp, join(building, name), change.digest)) {
           this.options.log.warn({ version: served.version, file: change.file }, 'a change file changed after it was applied: this version is not kept (the newer file is applied next)')
           return null
         }
@@ -210,7 +211,8 @@ export class KeptVersions {
   /** A kept change file with this digest (its path), or null. */
   private keptChangeFile (digest: string): string | null {
     for (const record of this.records) {
-      const at = record.changeDigests?.indexOf(digest) ?? -1
+      // A record written by hand or by another build may lack the list, or hold something else.
+      const at = Array.isArray(record.changeDigests) ? record.changeDigests.indexOf(digest) : -1
       const name = record.chain.changes[at]
       if (at >= 0 && name !== undefined) return join(this.options.dir, record.version, name)
     }
@@ -259,7 +261,8 @@ async function placeFile (from: string, to: string, owned: boolean): Promise<'li
 
 /**
  * Whether `copy` holds the bytes read from `file`: the file's stamp unchanged since it was read (a stat), else
- * (no stamp known) the copy's digest is the one read.
+ * (no stamp known) the copy's digest is the one read. The stamp has no ctime (snapshot-store.ts, fileStamp):
+ * a writer that puts the old mtime back on a file of the same size, in place, is not seen here either.
  */
 async function unchangedSince (file: string, stamp: string | null | undefined, copy: string, digest: string): Promise<boolean> {
   if (stamp != null) return await fileStamp(file) === stamp

@@ -138,7 +138,8 @@ export class ServedVersions {
       served: served === null ? null : { version: served.version, generatedAt: served.generatedAt, items: { ...served.items } },
       pin: this.currentPin(),
       newest: this.noticed(),
-      kept: this.kept.list().map(record => ({ ...record, served: record.version === served?.version }))
+      // The record's fields the versions page shows (not the change files' digests, which are for keeping).
+      kept: this.kept.list().map(({ version, generatedAt, items, servedAt, source, chain }) => ({ version, generatedAt, items, servedAt, source, chain, served: version === served?.version }))
     }
   }
 
