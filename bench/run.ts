@@ -602,7 +602,7 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
         load: summarize([s]),
         reloadMs,
         // From the rename to the end of the window, as ever: the scrape when it was counted split it in two.
-        lagMaxMs: lagUntilCounted === null || lagAfter === null ? lagAfter : Math.max(lagUntilCounted, lagAfter),
+        lagMaxMs: lagUntilCounted === null ? lagAfter : lagAfter === null ? lagUntilCounted : Math.max(lagUntilCounted, lagAfter),
         lagP99Ms: lag('explore_nodejs_eventloop_lag_p99_seconds'),
         lagMaxUntilCountedMs: lagUntilCounted,
         lagMaxBeforeMs: lagBefore,

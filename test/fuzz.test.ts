@@ -202,7 +202,8 @@ function unchunked (text: string): string {
   let at = 0
   for (;;) {
     const line = bytes.indexOf('\r\n', at)
-    const size = parseInt(bytes.subarray(at, line).toString('latin1'), 16)
+    const size = line < 0 ? 0 : parseInt(bytes.subarray(at, line).toString('latin1'), 16)
+    // The last chunk, or a body cut short or malformed: what came so far.
     if (!(size > 0)) return Buffer.concat(parts).toString()
     parts.push(bytes.subarray(line + 2, line + 2 + size))
     at = line + 2 + size + 2

@@ -227,10 +227,11 @@ export async function rawRequest (app: FastifyInstance, request: Buffer | string
   const { port } = app.server.address() as { port: number }
   const { connect } = await import('node:net')
   return new Promise<string>((resolve, reject) => {
-    let data = ''
+    // Decoded once: a character split across two chunks would be garbled decoded chunk by chunk.
+    const chunks: Buffer[] = []
     const socket = connect(port, '127.0.0.1', () => socket.end(request))
-    socket.on('data', chunk => { data += chunk.toString() })
-    socket.on('end', () => resolve(data))
+    socket.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+    socket.on('end', () => resolve(Buffer.concat(chunks).toString()))
     socket.on('error', reject)
   })
 }
