@@ -68,6 +68,9 @@ t.test('a rollback through either worker serves the previous version on every wo
   await cluster.logged(/"msg":"served version kept"/)
   await save(cluster.file, versioned(2))
   await cluster.logged(/"msg":"served version kept"/, 2)
+  // Kept once one worker has loaded it; the other may still be loading (seen on CI): wait for both.
+  const newest = (await (await fetch(`${cluster.ops}/-/versions`)).json() as any).kept[0].version
+  await statusWhen(cluster.ops, status => status.cluster.workers.length === 2 && status.cluster.workers.every(worker => worker.version === newest))
 
   const listed = await (await fetch(`${cluster.ops}/-/versions`)).json() as any
   t.equal(listed.kept.length, 2, 'the primary kept both, once each')
