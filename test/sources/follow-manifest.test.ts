@@ -48,6 +48,20 @@ async function followingTwo (t: Test) {
   return { put, manifest, url, cacheDir, app }
 }
 
+/** followingTwo, rolled back to v1 (pinned) and stopped: its cache's objects, and a restart that has checked once. */
+async function rolledBackAndStopped (t: Test) {
+  const { cacheDir, app, url } = await followingTwo(t)
+  await app.snapshotVersions!.rollback()
+  await app.close()
+  const objects = join(cacheDir, (await readdir(cacheDir)).find(entry => entry.startsWith('manifest-'))!, 'objects')
+  const restart = async (): Promise<FastifyInstance> => {
+    const restarted = await follower(t, url, cacheDir)
+    await restarted.snapshotSource!.checkNow()
+    return restarted
+  }
+  return { objects, restart }
+}
+
 /** The title of the `en` item with pk 1, and how many `en` items there are. */
 async function served (app: FastifyInstance): Promise<{ count: number, first: string } | null> {
   const res = await app.inject('/en/api/internal/explore/?limit=100')
@@ -172,30 +186,21 @@ t.test('pinned, a replica following a manifest notices a newer one and serves th
 })
 
 t.test('pinned across a restart with the manifest unchanged: nothing is noticed; an object gone from the cache is downloaded at unpin', async t => {
-  const { cacheDir, app, url } = await followingTwo(t)
-  await app.snapshotVersions!.rollback()
-  await app.close()
-
-  const restarted = await follower(t, url, cacheDir)
-  await restarted.snapshotSource!.checkNow()
+  const { objects, restart } = await rolledBackAndStopped(t)
+  const restarted = await restart()
   t.same(await served(restarted), { count: 21, first: 'v1 item 1' }, 'the pinned version')
   t.equal((await restarted.inject('/-/status')).json().newest, null, 'the manifest held is the published one: nothing newer to notice')
   // The cached manifest's snapshot is gone (a disk cleaned by hand): unpin downloads it, and serves it.
-  const objects = join(cacheDir, (await readdir(cacheDir)).find(entry => entry.startsWith('manifest-'))!, 'objects')
   await rm(join(objects, 'snap-2.jsonl'))
   await restarted.snapshotVersions!.unpin()
   t.same(await served(restarted), { count: 22, first: 'v2 item 1' }, 'unpinned: the published manifest, downloaded again')
 })
 
 t.test('unpinned, a cached object that does not load is not served as if nothing were newer: the check asks again and says why', async t => {
-  const { cacheDir, app, url } = await followingTwo(t)
-  await app.snapshotVersions!.rollback()
-  await app.close()
-  const objects = join(cacheDir, (await readdir(cacheDir)).find(entry => entry.startsWith('manifest-'))!, 'objects')
+  const { objects, restart } = await rolledBackAndStopped(t)
   // A disk that corrupted a cached object: its name is held, its bytes are not a snapshot.
   await writeFile(join(objects, 'snap-2.jsonl'), '{"not": "a snapshot"')
-  const restarted = await follower(t, url, cacheDir)
-  await restarted.snapshotSource!.checkNow()
+  const restarted = await restart()
   await restarted.snapshotVersions!.unpin()
   t.match(await lastError(restarted), /do not load/, 'the failure is reported, not hidden behind a 304')
   t.same(await served(restarted), { count: 21, first: 'v1 item 1' }, 'the last good state stays served')
