@@ -15,6 +15,9 @@ export interface BenchOptions {
   reloadRounds: number
   /** The baseline reloads too, its rounds alternating with the service's (it must watch its file). */
   reloadBaseline: boolean
+  /** The fleet workload on the largest size (fleet-change.ts), and its replicas' poll interval. */
+  fleet: boolean
+  fleetPollSeconds: number
   warmupSeconds: number
   durationSeconds: number
   /** Measured runs per server and workload, alternating service, baseline (if any) and ceiling, pooled. */
@@ -62,6 +65,10 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
                        stall varies from run to run, and the report gives every run's  (BENCH_RELOAD_ROUNDS)
   --reload-baseline    the baseline's reloads too, round by round after the service's (the baseline
                        must have --watch and the format)                                   (BENCH_RELOAD_BASELINE)
+  --fleet              a change file published to two replicas behind nginx that follow a manifest in
+                       moto's S3, on the largest size (JSON Lines only): how long until each serves it,
+                       and what each downloads (needs moto_server and nginx)                (BENCH_FLEET)
+  --fleet-poll S       the fleet replicas' SNAPSHOT_POLL_SECONDS (default 5)              (BENCH_FLEET_POLL)
   --warmup S           warm-up seconds per server and workload (default 3)                  (BENCH_WARMUP)
   --duration S         measured seconds per run (default 10)                                (BENCH_DURATION)
   --rounds N           measured runs per server and workload, service, baseline and ceiling alternating (default 2)  (BENCH_ROUNDS)
@@ -145,6 +152,8 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
       'reload-at': { type: 'string' },
       'reload-rounds': { type: 'string' },
       'reload-baseline': { type: 'boolean' },
+      fleet: { type: 'boolean' },
+      'fleet-poll': { type: 'string' },
       warmup: { type: 'string' },
       duration: { type: 'string' },
       rounds: { type: 'string' },
@@ -201,6 +210,8 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     reloadAtSeconds,
     reloadRounds: number(values['reload-rounds'], 'BENCH_RELOAD_ROUNDS', 1),
     reloadBaseline,
+    fleet: values.fleet ?? ['1', 'true', 'yes'].includes((env.BENCH_FLEET ?? '').toLowerCase()),
+    fleetPollSeconds: number(values['fleet-poll'], 'BENCH_FLEET_POLL', 5),
     warmupSeconds: number(values.warmup, 'BENCH_WARMUP', quick ? 1 : 3, true),
     durationSeconds: number(values.duration, 'BENCH_DURATION', quick ? 3 : 10, true),
     rounds: number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 2),

@@ -34,11 +34,12 @@ export function childEnv (): NodeJS.ProcessEnv {
   return env
 }
 
-export function startChild (name: string, args: string[], options: SpawnOptions = {}): Child {
+/** `command` is node itself unless given (moto_server, nginx: the fleet workload's). */
+export function startChild (name: string, args: string[], options: SpawnOptions = {}, command = process.execPath): Child {
   let output = ''
   const keep = (chunk: Buffer): void => { output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEEP) }
   const startedAt = performance.now()
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv(), ...options })
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv(), ...options })
   if (child.pid === undefined) throw new Error(`${name}: could not start ${args.join(' ')}`)
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
@@ -73,10 +74,10 @@ export function killAllNow (): void {
   for (const child of running) if (!child.exitedYet()) child.process.kill('SIGKILL')
 }
 
-/** Resolves with the milliseconds from the spawn when the child first prints `text` on stdout. */
-export async function waitForOutput (child: Child, text: string, timeoutMs: number): Promise<number> {
-  const stdout = child.process.stdout
-  if (stdout === null) throw new Error(`${child.name} has no stdout pipe`)
+/** Resolves with the milliseconds from the spawn when the child first prints `text` on stdout (or stderr). */
+export async function waitForOutput (child: Child, text: string, timeoutMs: number, stream: 'stdout' | 'stderr' = 'stdout'): Promise<number> {
+  const stdout = child.process[stream]
+  if (stdout === null) throw new Error(`${child.name} has no ${stream} pipe`)
   return await new Promise<number>((resolve, reject) => {
     let seen = ''
     const timer = setTimeout(() => { finish(); reject(new Error(`${child.name} printed no "${text}" within ${timeoutMs / 1000} s:\n${child.output()}`)) }, timeoutMs)

@@ -42,6 +42,16 @@ class Field {
     return this.value
   }
 
+  isString (): boolean {
+    return typeof this.value === 'string'
+  }
+
+  /** An object of numbers (e.g. object name → bytes). */
+  record (): Record<string, number> {
+    if (this.value === null || typeof this.value !== 'object' || Array.isArray(this.value)) throw this.wrong('an object')
+    return Object.fromEntries(Object.keys(this.value).map(key => [key, this.at(key).number()]))
+  }
+
   items (): Field[] {
     if (!Array.isArray(this.value)) throw this.wrong('an array')
     return this.value.map((_, i) => this.at(i))
@@ -137,7 +147,23 @@ function changeRows (): Row[] {
     ['Change file under load: applied after (its size)', size => each(size, c => `${maybe(c.at('reloadMs').numberOrNull(), ms)} (${int(c.at('upserts').number())} upserts, ${int(c.at('deletes').number())} deletes, ${mb(c.at('changeBytes').number())})`)],
     ['Change file: stall (event-loop lag max); RSS before → after', size => each(size, c => `${maybe(c.at('lagMaxMs').numberOrNull(), ms)}; ${mb(c.at('rssBeforeBytes').number())} → ${mb(c.at('rssAfterBytes').number())}`)],
     // The whole window's lag max holds the minutes of load after the change too: these two say which stalled.
-    ['Change file: lag max until applied; the same load before it', size => each(size, c => `${lagField(c, 'lagMaxUntilCountedMs')}; ${lagField(c, 'lagMaxBeforeMs')}`)]
+    ['Change file: lag max until applied; the same load before it', size => each(size, c => `${lagField(c, 'lagMaxUntilCountedMs')}; ${lagField(c, 'lagMaxBeforeMs')}`)],
+    ['Change file: applied in (the service\'s log, after the debounce)', size => each(size, c => c.has('appliedMs') ? maybe(c.at('appliedMs').numberOrNull(), ms) : 'not measured')]
+  ]
+}
+
+/** The fleet workload (--fleet), on the size it ran at: a string in the results says why it did not run. */
+function fleetRows (): Row[] {
+  const each = (size: Field, read: (fleet: Field) => string): string => {
+    if (!size.has('fleet')) return 'not run'
+    const fleet = size.at('fleet')
+    return fleet.isString() ? `not run: ${fleet.string()}` : read(fleet)
+  }
+  return [
+    ['Fleet (2 replicas, nginx, S3): a change served by each after (poll)', size => each(size, f =>
+      `${f.at('servedAfterMs').items().map(after => maybe(after.numberOrNull(), seconds)).join(', ')} (${f.at('pollSeconds').number()} s)`)],
+    ['Fleet: bytes each replica downloaded for it (change file; snapshot)', size => each(size, f =>
+      `${f.at('downloaded').items().map(replica => int(Object.values(replica.record()).reduce((sum, n) => sum + n, 0))).join(', ')} (${int(f.at('changeBytes').number())}; ${int(f.at('snapshotBytes').number())})`)]
   ]
 }
 
@@ -185,6 +211,7 @@ export function renderTable (results: unknown): string {
     ...reloadRows(),
     ...(sizes.some(size => reloadsOf(size, 'baseline').length > 0) ? baselineReloadRows() : []),
     ...(sizes.some(size => size.has('changes')) ? changeRows() : []),
+    ...(sizes.some(size => size.has('fleet')) ? fleetRows() : []),
     ...(withBaseline ? baselineRows() : []),
     ['Other processes, most cores in a run', size => {
       const runs = [size.at('hot').at('explore'), size.at('hot').at('ceiling'), size.at('cold').at('explore'), size.at('cold').at('ceiling')]

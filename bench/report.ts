@@ -122,9 +122,36 @@ export interface ReloadResult {
 
 /** The change workload: a change file applied to a served JSON Lines snapshot under load (issue 23). */
 export interface ChangesResult extends Omit<ReloadResult, 'contender'> {
+  /**
+   * The work as the service timed it (its "change file applied" log line): from the watcher's debounce to
+   * the new version served. Absent in results written before it was read.
+   */
+  appliedMs?: number | null
   changeBytes: number
   upserts: number
   deletes: number
+}
+
+/**
+ * The fleet workload (`--fleet`, issue 23): two replicas behind nginx follow a manifest in moto's S3; a
+ * change file published.
+ */
+export interface FleetResult {
+  /** The replicas' SNAPSHOT_POLL_SECONDS: the goal is each serving the change within it + 1 s. */
+  pollSeconds: number
+  snapshotBytes: number
+  changeBytes: number
+  /** The `publish --changes` command's run (the object uploaded, then the manifest replaced). */
+  publishMs: number
+  /** From the publish's end to each replica's /-/status showing the change served; null: not within 60 s. */
+  servedAfterMs: Array<number | null>
+  /** The largest language's count through nginx before the change, and every count of 20 answers after. */
+  viaNginx: { countBefore: number, countsAfter: number[] }
+  /** Per replica, object name → bytes, as each logged its downloads: at the start, and for the change. */
+  downloadedAtStart: Array<Record<string, number>>
+  downloaded: Array<Record<string, number>>
+  /** Each replica's VmRSS once the change is served. */
+  rssBytes: number[]
 }
 
 export interface SizeResult {
@@ -142,6 +169,8 @@ export interface SizeResult {
   reloads?: ReloadResult[]
   /** The change workload, on JSON Lines snapshots with a reload window. */
   changes?: ChangesResult[]
+  /** The fleet workload (--fleet), on the largest size when it is JSON Lines; a string says why it did not run. */
+  fleet?: FleetResult | string
   /** The headline figures, derived from the above once (sizeFigures), for the report and BENCHMARKS.md. */
   figures: SizeFigures
   /** From 1M items: whether each trick of src/snapshot/memory-policy.ts still pays (bench/memory-policy.ts). */
@@ -423,13 +452,37 @@ export function markdown (result: BenchResult): string {
       ['Snapshot', '---', ({ size }) => size.label],
       ['Change file', '---', ({ c }) => `${int(c.upserts)} upserts, ${int(c.deletes)} deletes, ${mb(c.changeBytes)}`],
       ['Applied after', '--:', ({ c }) => c.reloadMs === null ? '**never counted**' : `${ms(c.reloadMs)} ms`],
+      ['Applied in (service\'s log)', '--:', ({ c }) => c.appliedMs === undefined || c.appliedMs === null ? 'n/a' : `${ms(c.appliedMs)} ms`],
       ['Event-loop lag max / p99', '--:', ({ c }) => `${c.lagMaxMs === null ? 'n/a' : `${ms(c.lagMaxMs)} ms`} / ${c.lagP99Ms === null ? 'n/a' : `${ms(c.lagP99Ms)} ms`}`],
       ['p50 / p99 / max', '--:', ({ c }) => `${ms(c.load.p50Ms)} / ${ms(c.load.p99Ms)} / ${ms(c.load.maxMs)} ms`],
       ['RSS before → after (peak)', '--:', ({ c }) => `${mb(c.rssBeforeBytes)} → ${mb(c.rssAfterBytes)} (${mb(c.peakRssBytes)})`]
     ], changes))
     lines.push('')
     lines.push('A fresh service with `--watch true` whose change directory exists from the start; the change file is written beside it and ' +
-      'renamed into the directory during hot load. Applied after: from the rename to `/-/status` counting it, the watcher\'s debounce (150 ms by default) included.')
+      'renamed into the directory during hot load. Applied after: from the rename to `/-/status` counting it, the watcher\'s debounce (150 ms by default) included, ' +
+      'polled under the load. Applied in: the service\'s own "change file applied" log line, from the debounce\'s end to the new version served (the service logs at info, requests unlogged, for this workload).')
+  }
+  const fleets = result.sizes.flatMap(size => size.fleet === undefined ? [] : [{ size, f: size.fleet }])
+  if (fleets.length > 0) {
+    lines.push('')
+    lines.push('### A change published to a fleet (issue 23, --fleet)')
+    lines.push('')
+    for (const { size, f } of fleets) {
+      if (typeof f === 'string') {
+        lines.push(`- ${size.label}: not run: ${f}`)
+        continue
+      }
+      const served = f.servedAfterMs.map(after => after === null ? '**never**' : `${(after / 1000).toFixed(2)} s`).join(', ')
+      const bytes = (downloads: Record<string, number>): string => Object.entries(downloads).map(([name, n]) => `${name} ${int(n)} B`).join(', ') || 'nothing'
+      lines.push(`- ${size.label}: the change file (${int(f.changeBytes)} B) published in ${ms(f.publishMs)} ms; served by the two replicas ${served} after ` +
+        `(goal: within the ${f.pollSeconds} s poll + 1 s); downloaded for it: ${f.downloaded.map(bytes).join('; ')} (at the start: ` +
+        `${f.downloadedAtStart.map(bytes).join('; ')}; the snapshot is ${int(f.snapshotBytes)} B); through nginx, count ${int(f.viaNginx.countBefore)} → ` +
+        `${f.viaNginx.countsAfter.map(int).join(', ')} over 20 answers; RSS after ${f.rssBytes.map(mb).join(', ')}.`)
+    }
+    lines.push('')
+    lines.push('Two replicas (`node dist/server.js`, SNAPSHOT_URL a manifest in moto\'s S3) behind nginx with README\'s upstream settings. ' +
+      'Served after: from the end of `explore-replica publish --changes` (the manifest replaced) to each replica\'s `/-/status` listing the change; ' +
+      'a replica polls at its own phase, so up to a whole poll passes before it looks. Downloaded: each replica\'s own log lines, one per object.')
   }
   lines.push('')
   lines.push('### Targets (issue 4)')

@@ -2,12 +2,11 @@
 // several sizes (hot and cold workloads), and its load cost against a bare read + parse; prints the tables
 // and writes bench/results/.
 import { spawnSync } from 'node:child_process'
-import { createReadStream, existsSync, readFileSync, rmSync } from 'node:fs'
-import { appendFile, copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { appendFile, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { availableParallelism, release, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { CeilingJob, CeilingMessage } from './ceiling-server.js'
 import { forceGc } from './force-gc.js'
@@ -23,6 +22,8 @@ import {
 import { plainScript } from './plain-script.js'
 import { ensureSnapshot, formatFor, warmPageCache, type SnapshotInfo } from './snapshots.js'
 import { runMemoryPolicy } from './memory-policy.js'
+import { CHANGE_DELETES, CHANGE_UPSERTS, flushed, writeChangeFile } from './change-file.js'
+import { fleetChange, fleetMissing } from './fleet-change.js'
 
 /** Sizes from which `npm run bench` checks that each memory trick still pays (a few minutes each). */
 const MEMORY_POLICY_FROM_ITEMS = 1_000_000
@@ -528,6 +529,8 @@ interface Disturbance {
   act: (dir: string, served: string) => Promise<void>
   /** What /-/status counts: the workload is over once `done` exceeds its value before the change. */
   counts: (status: StatusCounts) => { done: number, failed: number }
+  /** Flags after the bench's own, for this workload's service. */
+  flags?: string[]
 }
 
 interface StatusCounts { reloads: { succeeded: number, failed: number, changeFiles?: { applied: number, refused: number } } }
@@ -541,7 +544,7 @@ type UnderLoadResult = Omit<ReloadResult, 'contender'>
  * the workload acts. Latencies over the window; the event-loop lag from just before the act to the end of
  * both the window and the work; the time from the act to /-/status counting it.
  */
-async function underLoad (contender: Contender, info: SnapshotInfo, options: BenchOptions, workload: Disturbance): Promise<UnderLoadResult> {
+async function underLoad (contender: Contender, info: SnapshotInfo, options: BenchOptions, workload: Disturbance): Promise<{ result: UnderLoadResult, output: string }> {
   const label = `${info.label} ${workload.name}`
   await rm(RELOAD_DIR, { recursive: true, force: true })
   await mkdir(RELOAD_DIR, { recursive: true })
@@ -552,7 +555,7 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
     await workload.prepare(RELOAD_DIR, served)
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
-    const child = await startExplore(contender, info, port, options, { file: served, last: ['--watch', 'true'], workload: 'reload' })
+    const child = await startExplore(contender, info, port, options, { file: served, last: ['--watch', 'true', ...workload.flags ?? []], workload: 'reload' })
     const counted = async (): Promise<{ done: number, failed: number }> => workload.counts(JSON.parse((await get(`${base}/-/status`)).body.toString('utf8')) as StatusCounts)
     try {
       await waitUntilAnswering(child, `${base}/-/readyz`, STARTUP_TIMEOUT_MS)
@@ -615,7 +618,7 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
       log(`${label}: counted ${reloadMs === null ? 'never' : `after ${(reloadMs / 1000).toFixed(3)} s`}; event-loop lag max ` +
         `${lagBefore?.toFixed(0) ?? 'n/a'} ms before it, ${lagUntilCounted?.toFixed(0) ?? 'n/a'} ms until counted, ${lagAfter?.toFixed(0) ?? 'n/a'} ms after it to the window's end (p99 after it ${result.lagP99Ms?.toFixed(0) ?? 'n/a'} ms); RSS ${mbText(rssBeforeBytes)} before, ` +
         `peak ${mbText(peakRssBytes)}${peakFromWindow ? '' : ' (since start)'}, ${mbText(rssBytes)} after`)
-      return result
+      return { result, output: child.output() }
     } finally {
       await stopExplore(child, 15_000)
     }
@@ -632,7 +635,7 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
  */
 async function reloadUnderLoad (contender: Contender, info: SnapshotInfo, options: BenchOptions): Promise<ReloadResult> {
   const next = (dir: string): string => join(dir, `.next.${info.format}`)
-  return await underLoad(contender, info, options, {
+  const { result } = await underLoad(contender, info, options, {
     name: 'reload',
     prepare: async dir => {
       // A trailing newline is whitespace after a JSON document and a blank line in JSON Lines: valid either way.
@@ -643,11 +646,8 @@ async function reloadUnderLoad (contender: Contender, info: SnapshotInfo, option
     act: async (dir, served) => { await rename(next(dir), served) },
     counts: status => ({ done: status.reloads.succeeded, failed: status.reloads.failed })
   })
+  return result
 }
-
-/** Items a change file of the change workload upserts (each one's title edited) and deletes (issue 23's goal). */
-export const CHANGE_UPSERTS = 1000
-export const CHANGE_DELETES = 100
 
 /**
  * A change file dropped into the snapshot's change directory (contract §9): CHANGE_UPSERTS items of the
@@ -658,8 +658,10 @@ export const CHANGE_DELETES = 100
 async function changesUnderLoad (contender: Contender, info: SnapshotInfo, options: BenchOptions): Promise<ChangesResult> {
   const staged = (dir: string): string => join(dir, '.change.jsonl')
   let changeBytes = 0
-  const result = await underLoad(contender, info, options, {
+  const { result, output } = await underLoad(contender, info, options, {
     name: 'change file',
+    // The service's own account of the work, after the debounce: its "change file applied" line (info).
+    flags: ['--log-level', 'info', '--request-log', 'false'],
     prepare: async (dir, served) => {
       // The directory exists before the start: the service expects change files and makes ready for them.
       await mkdir(`${served}.changes`)
@@ -668,38 +670,22 @@ async function changesUnderLoad (contender: Contender, info: SnapshotInfo, optio
     act: async (_dir, served) => { await rename(staged(RELOAD_DIR), join(`${served}.changes`, '0001-bench.jsonl')) },
     counts: status => ({ done: status.reloads.changeFiles?.applied ?? 0, failed: status.reloads.changeFiles?.refused ?? 0 })
   })
-  return { ...result, changeBytes, upserts: CHANGE_UPSERTS, deletes: CHANGE_DELETES }
+  const appliedMs = loggedMs(output, 'change file applied')
+  log(`${info.label} change file: applied in ${appliedMs === null ? 'n/a' : `${appliedMs} ms`} by the service's log (from the debounce's end)`)
+  return { ...result, appliedMs, changeBytes, upserts: CHANGE_UPSERTS, deletes: CHANGE_DELETES }
 }
 
-/** Writes the change workload's file from the first items of a JSON Lines snapshot; returns its size. */
-async function writeChangeFile (snapshot: string, out: string): Promise<number> {
-  const lines: string[] = [JSON.stringify({ changes: 'explore', version: 1, id: 'bench-0001' })]
-  const input = createReadStream(snapshot)
-  const reader = createInterface({ input, crlfDelay: Infinity })
-  let items = 0
-  for await (const line of reader) {
-    const item = JSON.parse(line) as Record<string, unknown>
-    if (!('pk' in item)) continue // the header
-    if (items < CHANGE_UPSERTS) lines.push(JSON.stringify({ op: 'upsert', ...item, translated_title: `${String(item.translated_title)} (edited)` }))
-    else lines.push(JSON.stringify({ op: 'delete', language: item.language, pk: item.pk }))
-    if (++items === CHANGE_UPSERTS + CHANGE_DELETES) break
+/** The `ms` of the last log line (pino JSON) whose msg is `message`, or null. */
+function loggedMs (output: string, message: string): number | null {
+  let found: number | null = null
+  for (const line of output.split('\n')) {
+    if (!line.includes(`"msg":${JSON.stringify(message)}`)) continue
+    try {
+      const ms = (JSON.parse(line) as { ms?: unknown }).ms
+      if (typeof ms === 'number') found = ms
+    } catch {}
   }
-  reader.close()
-  input.destroy()
-  const text = lines.join('\n') + '\n'
-  await writeFile(out, text)
-  await flushed(out)
-  return Buffer.byteLength(text)
-}
-
-/** Flushed to disk, so that writing it does not fall inside a measurement. */
-async function flushed (file: string): Promise<void> {
-  const handle = await open(file, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
+  return found
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -755,6 +741,12 @@ async function main (): Promise<void> {
       const changes = info.format === 'jsonl' ? [await changesUnderLoad(service, info, options)] : undefined
       sizes.push({ ...result, reloads, ...(changes === undefined ? {} : { changes }), figures: sizeFigures({ ...result, reloads }) })
     } else sizes.push({ ...result, figures: sizeFigures(result) })
+    // The fleet's: on the largest size, every other workload's servers stopped (two replicas, moto and nginx).
+    if (options.fleet && total === options.sizes[options.sizes.length - 1]) {
+      const missing = info.format === 'jsonl' ? fleetMissing() : 'the fleet workload publishes a change file made from a JSON Lines snapshot (--format jsonl)'
+      if (missing !== null) log(`${info.label} fleet: not run: ${missing}`);
+      (sizes[sizes.length - 1] as SizeResult).fleet = missing ?? await fleetChange(service.root, info, join(DATA_DIR, 'fleet'), options.fleetPollSeconds, log)
+    }
     // From a million items: each memory trick off in turn, each in a process of its own, nothing else running.
     if (info.totalItems >= MEMORY_POLICY_FROM_ITEMS && !options.quick) {
       (sizes[sizes.length - 1] as SizeResult).memoryPolicy = runMemoryPolicy(info.file, log)

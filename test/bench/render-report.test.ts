@@ -159,3 +159,33 @@ t.test('the bench\'s own report (latest.md) renders the same results, with and w
   t.match(versus, 'WORKERS=2: RSS and CPU figures are the primary')
   t.match(versus, 'Service ÷ baseline')
 })
+
+t.test('the fleet workload renders where it ran: when each replica served the change and what it downloaded; or why it did not run', async t => {
+  const results = fixture()
+  const size = results.sizes[1]
+  size.fleet = {
+    pollSeconds: 5,
+    snapshotBytes: 69_100_000,
+    changeBytes: 1_400_000,
+    publishMs: 812,
+    servedAfterMs: [2310, null],
+    viaNginx: { countBefore: 50_001, countsAfter: [49_950] },
+    downloadedAtStart: [{ 'snap.jsonl': 69_100_000 }, { 'snap.jsonl': 69_100_000 }],
+    downloaded: [{ 'chg-0001.jsonl': 1_400_000 }, { 'chg-0001.jsonl': 1_000_000, 'other.jsonl': 400_000 }],
+    rssBytes: [2e8, 2.1e8]
+  }
+  const table = renderTable(results)
+  t.match(table, '| Fleet (2 replicas, nginx, S3): a change served by each after (poll) | not run | 2.31 s, n/a (5 s) |')
+  t.match(table, '| Fleet: bytes each replica downloaded for it (change file; snapshot) | not run | 1,400,000, 1,400,000 (1,400,000; 69,100,000) |', 'each replica\'s objects summed')
+  const text = markdown(results as BenchResult)
+  t.match(text, '### A change published to a fleet (issue 23, --fleet)')
+  t.match(text, 'served by the two replicas 2.31 s, **never** after (goal: within the 5 s poll + 1 s)')
+  t.match(text, 'downloaded for it: chg-0001.jsonl 1,400,000 B; chg-0001.jsonl 1,000,000 B, other.jsonl 400,000 B')
+
+  size.fleet = 'nginx is not installed (Debian: apt-get install nginx)'
+  t.match(renderTable(results), '| Fleet (2 replicas, nginx, S3): a change served by each after (poll) | not run | not run: nginx is not installed (Debian: apt-get install nginx) |')
+  t.match(markdown(results as BenchResult), '- 50k: not run: nginx is not installed')
+  size.fleet = { pollSeconds: 5 }
+  t.throws(() => renderTable(results), new ResultsShapeError('results.sizes[1].fleet.servedAfterMs: an array expected, found missing'))
+  t.notMatch(renderTable(fixture()), 'Fleet', 'no fleet rows when it was not asked for')
+})
