@@ -46,12 +46,13 @@ export async function serve (argv: string[]): Promise<void> {
   }
 
   // The Unix convention for daemons: SIGHUP re-reads the snapshot, whether or not the file is watched.
-  // From a URL, it checks the source now.
+  // From a URL, it checks the source: a check begun after the signal (one under way may have asked before
+  // the publish that the signal follows).
   process.on('SIGHUP', () => {
     // A pinned file stays served; a source is still checked (a newer object is noticed, not loaded).
     if (app.snapshotSource === null && app.snapshotVersions?.holdBack('signal', app.log) === true) return
     app.log.info('SIGHUP: reloading the snapshot')
-    const reloading = app.snapshotSource?.checkNow() ?? app.snapshots.reload()
+    const reloading = app.snapshotSource?.checkAgain() ?? app.snapshots.reload()
     reloading.catch(() => {})
   })
   // Listening before the snapshot is loaded: a large file takes what it takes, and meanwhile /-/healthz

@@ -260,7 +260,7 @@ export async function runPrimary (config: Config): Promise<void> {
   process.on('SIGHUP', () => {
     if (follower !== null) {
       log.info('SIGHUP: checking the snapshot source')
-      follower.checkNow().then(shareStates, () => {})
+      follower.checkAgain().then(shareStates, () => {})
       return
     }
     if (versions.holdBack('signal', log)) return

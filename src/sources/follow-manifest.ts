@@ -138,7 +138,7 @@ export class ManifestFollower extends SourceFollower {
       this.heldManifest = null
       Object.assign(this.state, { etag: null, lastModified: null })
     }
-    await this.freshCheck()
+    await this.checkAgain()
   }
 
   /** The manifest held (served, or what unpin serves) and its validators, which the polls ask with. */

@@ -149,7 +149,10 @@ export class SourceFollower {
     this.schedule(0)
   }
 
-  /** Checks now (SIGHUP); resolves when that check has ended. */
+  /**
+   * Checks now, or joins the check under way; resolves when that check has ended. A check under way may have
+   * asked the source before what prompted the call: `checkAgain` for one begun after it.
+   */
   async checkNow (): Promise<void> {
     // After the cached copy is served (or found wanting), never beside that first load.
     await this.starting?.catch(() => {})
@@ -227,11 +230,14 @@ export class SourceFollower {
   /** Serves what is held (after a pin: its cached copy), then checks the source for anything newer. */
   async resume (): Promise<void> {
     await this.store.reload(this.file)
-    await this.freshCheck()
+    await this.checkAgain()
   }
 
-  /** A check begun after this call: one under way may have begun while pinned, and noticed what it did not load. */
-  protected async freshCheck (): Promise<void> {
+  /**
+   * A check begun after this call (SIGHUP, an unpin): one under way may have asked the source before an
+   * object was published, or begun while pinned and noticed what it did not load; it ends first.
+   */
+  async checkAgain (): Promise<void> {
     await this.running?.catch(() => {})
     await this.checkNow()
   }

@@ -95,6 +95,27 @@ t.test('a published snapshot is downloaded, served, kept in the cache, and an un
   t.match(metrics, /explore_snapshot_source_checks_total\{outcome="ok"\} 3/)
 })
 
+t.test('SIGHUP\'s check (checkAgain) begins after the call: a check under way that asked before a publish is not taken for it', async t => {
+  const site = await publisher(t)
+  const app = await followingApp(t, site.url, await tempDir(t))
+  await app.snapshotSource!.checkNow()
+  t.equal(await servedVersion(app), 1)
+  // A check asks; its answer (unchanged) is held while the snapshot is published and the signal comes.
+  const asked = new Promise<ServerResponse>(resolve => { site.answer((_request, response) => { resolve(response) }) })
+  const underWay = app.snapshotSource!.checkNow()
+  const held = await asked
+  const unchanged = site.etag()
+  site.answer(null)
+  site.publish(versioned(2))
+  const again = app.snapshotSource!.checkAgain()
+  held.writeHead(304, { etag: unchanged }).end()
+  await underWay
+  t.equal(await servedVersion(app), 1, 'the check under way saw no change')
+  await again
+  t.equal(await servedVersion(app), 2, 'the check asked for after the publish loads it')
+  t.equal(site.seen.filter(request => request.method === 'GET').length, 3, 'three checks: the first, the one under way, and the one after it')
+})
+
 t.test('a bad publish keeps the last good snapshot served and the replica ready; it is not downloaded again', async t => {
   const site = await publisher(t)
   const app = await followingApp(t, site.url, await tempDir(t))
