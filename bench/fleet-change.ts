@@ -70,7 +70,7 @@ export async function fleetChange (root: string, info: SnapshotInfo, dir: string
       ], { cwd: root, env: { ...childEnv(), ...s3Env, STATE_DIR: join(dir, `state-${name}`) } }))
       return { name, port, child, base: `http://127.0.0.1:${port}`, downloads: downloadsLogged(child) }
     }))
-    for (const r of replicas) await waitForOutput(r.child, SERVING, START_TIMEOUT_MS)
+    await Promise.all(replicas.map(async r => await waitForOutput(r.child, SERVING, START_TIMEOUT_MS)))
     const front = await freePort()
     started(await startNginx(join(dir, 'nginx'), front, replicas.map(r => r.port)))
     const language = Object.entries(info.items).sort(([, a], [, b]) => b - a)[0]?.[0] ?? 'en'

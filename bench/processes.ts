@@ -74,10 +74,14 @@ export function killAllNow (): void {
   for (const child of running) if (!child.exitedYet()) child.process.kill('SIGKILL')
 }
 
-/** Resolves with the milliseconds from the spawn when the child first prints `text` on stdout (or stderr). */
+/**
+ * Resolves with the milliseconds from the spawn when the child first prints `text` on stdout (or stderr); at
+ * once if it already has (within the output kept), with the milliseconds until now.
+ */
 export async function waitForOutput (child: Child, text: string, timeoutMs: number, stream: 'stdout' | 'stderr' = 'stdout'): Promise<number> {
   const stdout = child.process[stream]
   if (stdout === null) throw new Error(`${child.name} has no ${stream} pipe`)
+  if (child.output().includes(text)) return performance.now() - child.startedAt
   return await new Promise<number>((resolve, reject) => {
     let seen = ''
     const timer = setTimeout(() => { finish(); reject(new Error(`${child.name} printed no "${text}" within ${timeoutMs / 1000} s:\n${child.output()}`)) }, timeoutMs)
