@@ -20,7 +20,15 @@ export interface WatchOptions {
   changesDir?: string | null
 }
 
+/**
+ * chokidar passes on at most one `change` of a path per 50 ms and drops the rest, with no trailing event
+ * (chokidar 5, `_throttle`). A quiet time at least that long starts the load after every dropped write;
+ * a shorter one (RELOAD_DEBOUNCE_MS 0–49) could read the file before its last write and never hear of it.
+ */
+export const SHORTEST_QUIET_MS = 50
+
 export function watchSnapshot (file: string, onChange: () => void, { debounceMs, onError, changesDir = null }: WatchOptions): SnapshotWatcher {
+  const quietMs = Math.max(debounceMs, SHORTEST_QUIET_MS)
   const target = resolve(file)
   const dir = dirname(target)
   const changes = changesDir === null ? null : resolve(changesDir)
@@ -46,7 +54,7 @@ export function watchSnapshot (file: string, onChange: () => void, { debounceMs,
     timer = setTimeout(() => {
       timer = null
       onChange()
-    }, debounceMs)
+    }, quietMs)
   }
   // A rename over the file arrives as `add` (or `change` when chokidar pairs it with the unlink).
   // `unlink` alone changes nothing: the last good snapshot stays until a new file appears. A change file
