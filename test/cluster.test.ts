@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { readFile, readdir, readlink, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { hasReusePort } from '../src/cluster/port-sharing.js'
-import { childEnv, freePort, tempDir, versioned, type SnapshotDoc } from './helpers.js'
+import { childEnv, eventually, freePort, tempDir, versioned, watchOutput, type SnapshotDoc } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 
@@ -17,28 +17,12 @@ async function startCluster (t: Test, doc: SnapshotDoc, extra: string[] = []) {
   await writeFile(file, JSON.stringify(doc))
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-path', file, '--port', '0', '--workers', '2', '--reload-debounce-ms', '50', ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
-  let stdout = ''
-  child.stdout.on('data', chunk => { stdout += chunk })
-  child.stderr.on('data', chunk => { stdout += chunk })
+  const { logged, text } = watchOutput(child)
   const exited = once(child, 'exit').then(([code]) => code as number)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  /** Resolves once `pattern` has been logged `times` times in all (counting from the start). */
-  const logged = (pattern: RegExp, times = 1) => new Promise<void>(resolve => {
-    const global = new RegExp(pattern.source, 'g')
-    const check = () => {
-      if ((stdout.match(global) ?? []).length >= times) {
-        child.stdout.off('data', check)
-        child.stderr.off('data', check)
-        resolve()
-      }
-    }
-    child.stdout.on('data', check)
-    child.stderr.on('data', check)
-    check()
-  })
   await logged(/"msg":"snapshot loaded"/, 2)
-  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1])
-  return { child, exited, logged, port, file, dir, log: () => stdout }
+  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(text())?.[1])
+  return { child, exited, logged, port, file, dir, log: text }
 }
 
 async function get (port: number, path: string): Promise<{ status: number, body: string }> {
@@ -50,12 +34,11 @@ interface ClusterStatus { cluster: { workers: Array<{ id: number, pid: number, v
 
 /** /-/status until `ready` holds of it (each worker's report reaches the others through the primary). */
 async function statusWhen (port: number, ready: (status: ClusterStatus) => boolean): Promise<ClusterStatus> {
-  for (;;) {
+  // The primary shares each report as it comes; another request asks again after it.
+  return await eventually(`a status with ${ready.toString()}`, async () => {
     const status = JSON.parse((await get(port, '/-/status')).body) as ClusterStatus
-    if (ready(status)) return status
-    // The primary shares each report as it comes; another request asks again after it.
-    await new Promise(resolve => setImmediate(resolve))
-  }
+    return ready(status) ? status : undefined
+  })
 }
 
 t.test('two workers share the port; status and metrics show the whole cluster; a reload reaches both', async t => {
@@ -179,15 +162,9 @@ t.test('with SNAPSHOT_URL the primary follows the source once, and every worker 
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-url', url, '--snapshot-cache-dir', await tempDir(t), '--snapshot-poll-seconds', '3600', '--port', '0', '--workers', '2'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  let log = ''
-  child.stdout.on('data', chunk => { log += chunk })
-  const logged = (pattern: RegExp, times: number) => new Promise<void>(resolve => {
-    const check = () => { if ((log.match(new RegExp(pattern.source, 'g')) ?? []).length >= times) { child.stdout.off('data', check); resolve() } }
-    child.stdout.on('data', check)
-    check()
-  })
+  const { logged, text } = watchOutput(child)
   await logged(/"msg":"snapshot reloaded"/, 2)
-  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1])
+  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(text())?.[1])
   const first = await statusWhen(port, s => s.cluster.workers.length === 2 && s.cluster.workers.every(w => w.version !== null))
   t.equal(new Set(first.cluster.workers.map(w => w.version)).size, 1, 'both workers serve the download')
   t.same(gets, [''], 'one download for the whole cluster')

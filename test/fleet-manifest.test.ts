@@ -9,7 +9,7 @@ import { statSync, readdirSync } from 'node:fs'
 import { stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { childEnv, freePort, makeItem, tempDir, toJsonLines, versioned, type SnapshotDoc } from './helpers.js'
+import { childEnv, eventually, freePort, makeItem, tempDir, toJsonLines, versioned, watchOutput, type SnapshotDoc } from './helpers.js'
 import { countingProxy, serveDirectory } from './sources/counting-servers.js'
 
 const ROOT = join(import.meta.dirname, '..')
@@ -37,24 +37,8 @@ async function replica (t: Test, url: string, env: Record<string, string> = {}) 
   const child = spawn(process.execPath, [SERVER, '--snapshot-url', url, '--snapshot-cache-dir', await tempDir(t),
     '--snapshot-poll-seconds', '3600', '--port', String(port), '--request-log', 'false'],
   { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info', ...env }) })
-  let log = ''
-  child.stdout.on('data', chunk => { log += chunk })
-  child.stderr.on('data', chunk => { log += chunk })
+  const { logged, text } = watchOutput(child)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  /** Resolves once `pattern` has been logged `times` times in all. */
-  const logged = (pattern: RegExp, times = 1) => new Promise<void>((resolve, reject) => {
-    const global = new RegExp(pattern.source, 'g')
-    const check = () => {
-      if ((log.match(global) ?? []).length < times) return
-      child.stdout.off('data', check)
-      child.off('exit', exited)
-      resolve()
-    }
-    const exited = () => reject(new Error(`the replica exited:\n${log}`))
-    child.stdout.on('data', check)
-    child.once('exit', exited)
-    check()
-  })
   await logged(/Server listening at/)
   /** The `en` page: its count and the title of pk 1. */
   const served = async () => {
@@ -64,7 +48,7 @@ async function replica (t: Test, url: string, env: Record<string, string> = {}) 
   }
   const ready = async () => (await fetch(`http://127.0.0.1:${port}/-/readyz`)).status
   const status = async () => await (await fetch(`http://127.0.0.1:${port}/-/status`)).json() as { source: { lastError: { message: string } | null } }
-  return { child, logged, served, ready, status, url: `http://127.0.0.1:${port}`, log: () => log }
+  return { child, logged, served, ready, status, url: `http://127.0.0.1:${port}`, log: text }
 }
 
 const SERVING = /"msg":"serving the manifest's snapshot and changes"/
@@ -198,11 +182,10 @@ if (!stale) {
     process.kill(victim!.pid, 'SIGKILL')
     await r.logged(/"msg":"a worker died; starting another"/)
     // The new worker reports once it serves what the primary told it.
-    for (;;) {
+    await eventually('two workers, the new one serving', async () => {
       const now = await workers()
-      if (now.length === 2 && !now.some(w => w.pid === victim!.pid) && now.every(w => w.version !== null)) break
-      await new Promise(resolve => setImmediate(resolve))
-    }
+      return now.length === 2 && !now.some(w => w.pid === victim!.pid) && now.every(w => w.version !== null) ? now : undefined
+    })
     const after = new Set<string>()
     for (let i = 0; i < 6; i++) after.add((await r.served()).first)
     t.same([...after], ['changed 1'], 'the worker started again serves the chain, not the bare snapshot')

@@ -10,7 +10,7 @@ import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { childEnv, freePort, tempDir, toJsonLines, versioned } from './helpers.js'
+import { childEnv, freePort, tempDir, toJsonLines, versioned, watchOutput } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find(existsSync)
@@ -38,21 +38,8 @@ async function replica (t: Test, url: string, port: number) {
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-url', url, '--snapshot-cache-dir', await tempDir(t),
     '--snapshot-poll-seconds', '3600', '--port', String(port), '--shutdown-grace-ms', '5000'],
   { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
-  let log = ''
-  child.stdout.on('data', chunk => { log += chunk })
-  child.stderr.on('data', chunk => { log += chunk })
+  const { logged } = watchOutput(child)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  /** Resolves once `pattern` has been logged `times` times in all. */
-  const logged = (pattern: RegExp, times = 1) => new Promise<void>(resolve => {
-    const global = new RegExp(pattern.source, 'g')
-    const check = () => {
-      if ((log.match(global) ?? []).length < times) return
-      child.stdout.off('data', check)
-      resolve()
-    }
-    child.stdout.on('data', check)
-    check()
-  })
   await logged(/Server listening at/)
   return { child, logged, port }
 }

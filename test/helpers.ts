@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import type { ChildProcess } from 'node:child_process'
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
@@ -216,6 +217,69 @@ export const EXPLORE = '/en/api/internal/explore/'
  */
 export function childEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...process.env, _TAPJS_PROCESSINFO_COV_EXCLUDE_: '/./', ...extra }
+}
+
+/** How long a test waits for a process to print what it expects before failing with what it printed. */
+export const OUTPUT_WAIT_MS = 90_000
+
+/** A spawned process's output as it comes (stdout, and stderr after it in arrival order). */
+export interface ChildOutput {
+  text: () => string
+  /**
+   * Resolves once `pattern` has been printed `times` times in all, counted from the start or from `from`
+   * (an offset into `text()`). Rejects with the output if the process exits first or OUTPUT_WAIT_MS pass: a
+   * missed line fails its test, with what was printed, instead of holding the file until tap's timeout.
+   */
+  logged: (pattern: RegExp, times?: number, from?: number) => Promise<void>
+}
+
+/**
+ * Asks `read` again (a turn of the event loop apart) until it gives something other than undefined;
+ * rejects naming `what` after OUTPUT_WAIT_MS, with the last answer read. For states a process reaches on
+ * its own (a worker started again), where no event says so.
+ */
+export async function eventually<T> (what: string, read: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + OUTPUT_WAIT_MS
+  for (;;) {
+    const value = await read()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`not within ${OUTPUT_WAIT_MS / 1000} s: ${what}`)
+    await new Promise(resolve => setImmediate(resolve))
+  }
+}
+
+export function watchOutput (child: ChildProcess): ChildOutput {
+  let text = ''
+  let exited = child.exitCode !== null || child.signalCode !== null
+  const listeners = new Set<() => void>()
+  const seen = (chunk: Buffer | string): void => {
+    text += String(chunk)
+    for (const check of [...listeners]) check()
+  }
+  child.stdout?.on('data', seen)
+  child.stderr?.on('data', seen)
+  // 'close', not 'exit': what the process printed last may still be on its way when it has exited.
+  child.once('close', () => {
+    exited = true
+    for (const check of [...listeners]) check()
+  })
+  const logged = (pattern: RegExp, times = 1, from = 0): Promise<void> => new Promise((resolve, reject) => {
+    const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`)
+    const done = (error?: Error): void => {
+      listeners.delete(check)
+      clearTimeout(timer)
+      if (error === undefined) resolve()
+      else reject(error)
+    }
+    const check = (): void => {
+      if ((text.slice(from).match(global) ?? []).length >= times) done()
+      else if (exited) done(new Error(`the process exited before printing ${String(pattern)} ${times} time(s):\n${text}`))
+    }
+    const timer = setTimeout(() => { done(new Error(`${String(pattern)} not printed ${times} time(s) within ${OUTPUT_WAIT_MS / 1000} s:\n${text}`)) }, OUTPUT_WAIT_MS)
+    listeners.add(check)
+    check()
+  })
+  return { text: () => text, logged }
 }
 
 /**

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ReloadOutcome } from '../src/snapshot/store/snapshot-store.js'
-import { collectAndFinalize, makeItem, memoryFreed, tempDir, toJsonLines, versioned, type SnapshotDoc } from './helpers.js'
+import { collectAndFinalize, makeItem, memoryFreed, OUTPUT_WAIT_MS, tempDir, toJsonLines, versioned, type SnapshotDoc } from './helpers.js'
 
 /** A snapshot format: its file name and how a document is written in it. */
 interface Format {
@@ -51,11 +51,18 @@ async function status (app: FastifyInstance) {
 /** Waits for reload outcomes until the served version is `version` (a slow copy may fail first). */
 async function untilServed (app: FastifyInstance, version: number): Promise<ReloadOutcome[]> {
   const outcomes: ReloadOutcome[] = []
-  while (await servedVersion(app) !== version) {
-    const [outcome] = await once(app.snapshots, 'reloaded') as [ReloadOutcome]
+  for (;;) {
+    // Listening before the version is read: a reload that ends while it is read is heard, not missed.
+    const stop = new AbortController()
+    const next = once(app.snapshots, 'reloaded', { signal: AbortSignal.any([stop.signal, AbortSignal.timeout(OUTPUT_WAIT_MS)]) })
+    next.catch(() => {})
+    if (await servedVersion(app) === version) {
+      stop.abort()
+      return outcomes
+    }
+    const [outcome] = await next.catch((error: Error) => { throw new Error(`v${version} not served; reloads so far: ${outcomes.join(', ') || 'none'} (${error.message})`) }) as [ReloadOutcome]
     outcomes.push(outcome)
   }
-  return outcomes
 }
 
 const nextReload = (app: FastifyInstance) => once(app.snapshots, 'reloaded').then(([outcome]) => outcome as ReloadOutcome)

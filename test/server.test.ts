@@ -3,7 +3,7 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
-import { childEnv, smallSnapshot, writeSnapshot } from './helpers.js'
+import { childEnv, smallSnapshot, watchOutput, writeSnapshot } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 
@@ -17,28 +17,15 @@ function start (args: string[], env: Record<string, string> = {}) {
   child.stdout.on('data', chunk => { stdout += chunk })
   child.stderr.on('data', chunk => { stderr += chunk })
   const exited = once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout, stderr }))
+  const watched = watchOutput(child)
   /** Resolves with the address once the server logs that it listens and that its snapshot is loaded. */
-  const listening = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', () => {
-      const match = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout)
-      if (match && stdout.includes('"msg":"snapshot loaded"')) resolve(match[1] as string)
-    })
-    exited.then(result => reject(new Error(`exited early: ${JSON.stringify(result)}`)), reject)
-  })
+  const listening = Promise.all([watched.logged(/"msg":"Server listening at http/), watched.logged(/"msg":"snapshot loaded"/)])
+    .then(() => (/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(watched.text()) as RegExpExecArray)[1] as string)
   // Tests of startup failures never wait for `listening`; its rejection is expected there.
   listening.catch(() => {})
   /** Resolves when the server has logged a line matching `pattern` after this call. */
-  const logged = (pattern: RegExp) => new Promise<void>(resolve => {
-    const from = stdout.length
-    const check = () => {
-      if (pattern.test(stdout.slice(from))) {
-        child.stdout.off('data', check)
-        resolve()
-      }
-    }
-    child.stdout.on('data', check)
-  })
-  return { child, exited, listening, logged, output: () => stdout }
+  const logged = (pattern: RegExp) => watched.logged(pattern, 1, watched.text().length)
+  return { child, exited, listening, logged, printed: watched.logged, output: watched.text }
 }
 
 t.test('serves the snapshot it is pointed at, and stops cleanly on SIGTERM', async t => {
@@ -116,10 +103,7 @@ t.test('the start-up log names the console\'s URL: on the operator\'s port when 
   const api = await server.listening
   // Logged once both ports listen: in the chunk that says so, or a later one.
   const pattern = /"url":"(http:\/\/127\.0\.0\.1:(\d+)\/-\/)","msg":"console"/
-  const consoleLine = pattern.exec(server.output()) ?? await new Promise<RegExpExecArray | null>(resolve => {
-    server.child.stdout.on('data', () => { const match = pattern.exec(server.output()); if (match !== null) resolve(match) })
-    server.exited.then(() => resolve(null), () => resolve(null))
-  })
+  const consoleLine = await server.printed(pattern).then(() => pattern.exec(server.output()), () => null)
   t.ok(consoleLine, 'a "console" line with its URL')
   t.not(consoleLine?.[2], new URL(api).port, 'on the operator\'s port, not the API\'s')
   const health = await fetch(`${consoleLine?.[1] ?? ''}healthz`)

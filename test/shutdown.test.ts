@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { childEnv, makeItem, writeSnapshot } from './helpers.js'
+import { childEnv, makeItem, watchOutput, writeSnapshot } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 
@@ -18,20 +18,14 @@ function bigSnapshot () {
 async function startServer (t: Test, graceMs: number) {
   const file = await writeSnapshot(t, bigSnapshot())
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-path', file, '--port', '0', '--shutdown-grace-ms', String(graceMs), '--watch', 'false'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
-  let stdout = ''
-  child.stdout.on('data', chunk => { stdout += chunk })
+  const { logged, text } = watchOutput(child)
   const exited = once(child, 'exit').then(([code]) => code as number)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  const logged = (pattern: RegExp) => new Promise<void>(resolve => {
-    const check = () => { if (pattern.test(stdout)) { child.stdout.off('data', check); resolve() } }
-    child.stdout.on('data', check)
-    check()
-  })
   await logged(/Server listening at http:\/\/127\.0\.0\.1:\d+/)
   // It listens first and loads the snapshot after.
   await logged(/"msg":"snapshot loaded"/)
-  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1])
-  return { child, exited, logged, port, log: () => stdout }
+  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(text())?.[1])
+  return { child, exited, logged, port, log: text }
 }
 
 /** Starts a request for the whole ~20 MB page and stops reading as soon as the headers arrive. */

@@ -7,7 +7,7 @@ import http from 'node:http'
 import { once } from 'node:events'
 import { rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { childEnv, tempDir, versioned, type SnapshotDoc } from '../helpers.js'
+import { childEnv, eventually, tempDir, versioned, watchOutput, type SnapshotDoc } from '../helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', '..', 'src', 'server.ts')
 const TOKEN = 'a-token-for-the-tests-0123456789'
@@ -20,27 +20,12 @@ async function startCluster (t: Test, doc: SnapshotDoc, source: string[] = []) {
   const where = source.length > 0 ? source : ['--snapshot-path', file, '--state-dir', join(dir, 'state')]
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER, ...where, '--port', '0', '--ops-port', '0', '--workers', '2', '--reload-debounce-ms', '50'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info', OPS_TOKEN: TOKEN }) })
-  let output = ''
-  child.stdout.on('data', chunk => { output += chunk })
-  child.stderr.on('data', chunk => { output += chunk })
+  const { logged, text } = watchOutput(child)
   const exited = once(child, 'exit').then(([code]) => code as number)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  const logged = (pattern: RegExp, times = 1) => new Promise<void>(resolve => {
-    const global = new RegExp(pattern.source, 'g')
-    const check = () => {
-      if ((output.match(global) ?? []).length >= times) {
-        child.stdout.off('data', check)
-        child.stderr.off('data', check)
-        resolve()
-      }
-    }
-    child.stdout.on('data', check)
-    child.stderr.on('data', check)
-    check()
-  })
   await logged(/"msg":"console"/, 2)
-  const ops = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)\/-\/","msg":"console"/.exec(output)?.[1])
-  return { child, exited, logged, file, ops: `http://127.0.0.1:${ops}`, log: () => output }
+  const ops = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)\/-\/","msg":"console"/.exec(text())?.[1])
+  return { child, exited, logged, file, ops: `http://127.0.0.1:${ops}`, log: text }
 }
 
 async function save (file: string, doc: SnapshotDoc): Promise<void> {
@@ -57,10 +42,10 @@ interface Workers { cluster: { workers: Array<{ version: string | null }> }, pin
 
 /** /-/status until `ready` holds of it: each look is one more request (the primary shares what it knows as it learns it). */
 async function statusWhen (ops: string, ready: (status: Workers) => boolean): Promise<Workers> {
-  for (;;) {
+  return await eventually(`a status with ${ready.toString()}`, async () => {
     const status = await (await fetch(`${ops}/-/status`)).json() as Workers
-    if (ready(status)) return status
-  }
+    return ready(status) ? status : undefined
+  })
 }
 
 t.test('a rollback through either worker serves the previous version on every worker; the pin holds a newer file back; unpin loads it', async t => {
