@@ -66,8 +66,8 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
   --reload-baseline    the baseline's reloads too, round by round after the service's (the baseline
                        must have --watch and the format)                                   (BENCH_RELOAD_BASELINE)
   --fleet              a change file published to two replicas behind nginx that follow a manifest in
-                       moto's S3, on the largest size (JSON Lines only): how long until each serves it,
-                       and what each downloads (needs moto_server and nginx)                (BENCH_FLEET)
+                       moto's S3, on the largest size (JSON Lines, up to 400 MB: moto takes minutes a GB):
+                       how long until each serves it, and what each downloads (needs moto_server and nginx)  (BENCH_FLEET)
   --fleet-poll S       the fleet replicas' SNAPSHOT_POLL_SECONDS (default 5)              (BENCH_FLEET_POLL)
   --warmup S           warm-up seconds per server and workload (default 3)                  (BENCH_WARMUP)
   --duration S         measured seconds per run (default 10)                                (BENCH_DURATION)
