@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3'
 import { writeChangeFile } from './change-file.js'
+import { nginxConfig } from './nginx-config.js'
 import { childEnv, freePort, get, memoryOf, startChild, stopChild, waitForOutput, waitUntilAnswering, type Child } from './processes.js'
 import type { FleetResult } from './report.js'
 import type { SnapshotInfo } from './snapshots.js'
@@ -159,35 +160,7 @@ function downloadsLogged (child: Child): { since: (from: number) => Record<strin
 async function startNginx (dir: string, port: number, upstreams: number[]): Promise<Child> {
   await mkdir(join(dir, 'temp'), { recursive: true })
   const conf = join(dir, 'nginx.conf')
-  const temp = join(dir, 'temp')
-  await writeFile(conf, `${process.getuid?.() === 0 ? 'user root root;\n' : ''}daemon off;
-worker_processes 1;
-pid ${join(dir, 'nginx.pid')};
-error_log ${join(dir, 'error.log')} warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path ${temp};
-  proxy_temp_path ${temp};
-  fastcgi_temp_path ${temp};
-  uwsgi_temp_path ${temp};
-  scgi_temp_path ${temp};
-  upstream explore_replicas {
-    ${upstreams.map(p => `server 127.0.0.1:${p} max_fails=2 fail_timeout=10s;`).join('\n    ')}
-    keepalive 32;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://explore_replicas;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_next_upstream error timeout http_502 http_503;
-    }
-  }
-}
-`)
+  await writeFile(conf, nginxConfig(dir, port, upstreams))
   const nginx = startChild('nginx', ['-p', dir, '-c', conf], {}, NGINX)
   await waitUntilAnswering(nginx, `http://127.0.0.1:${port}/-/healthz`, 30_000)
   return nginx

@@ -10,6 +10,7 @@ import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { nginxConfig } from '../bench/nginx-config.js'
 import { childEnv, freePort, tempDir, toJsonLines, versioned, watchOutput } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
@@ -48,36 +49,7 @@ async function startNginx (t: Test, dir: string, port: number, upstreams: number
   await mkdir(join(dir, 'temp'), { recursive: true })
   const conf = join(dir, 'nginx.conf')
   // The README's configuration, on loopback ports, in the foreground, with every file in `dir`.
-  await writeFile(conf, `
-${process.getuid?.() === 0 ? 'user root root;' : ''}
-daemon off;
-worker_processes 1;
-pid ${join(dir, 'nginx.pid')};
-error_log ${join(dir, 'error.log')} warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path ${join(dir, 'temp')};
-  proxy_temp_path ${join(dir, 'temp')};
-  fastcgi_temp_path ${join(dir, 'temp')};
-  uwsgi_temp_path ${join(dir, 'temp')};
-  scgi_temp_path ${join(dir, 'temp')};
-  upstream explore_replicas {
-    ${upstreams.map(p => `server 127.0.0.1:${p} max_fails=2 fail_timeout=10s;`).join('\n    ')}
-    keepalive 32;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://explore_replicas;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_next_upstream error timeout http_502 http_503;
-    }
-  }
-}
-`)
+  await writeFile(conf, nginxConfig(dir, port, upstreams))
   const nginx = spawn(NGINX as string, ['-p', dir, '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   nginx.stderr.on('data', chunk => { stderr += chunk })
