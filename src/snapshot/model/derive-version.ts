@@ -126,6 +126,52 @@ function countAbsentDeletes (changes: ChangeSet, lineages: ReadonlyMap<string, L
  * A language's next version: its items' slots removed and added, a new order copied around them, and new
  * lists for the companies of the items removed or added. `listing` null: a language the change creates.
  */
+/**
+ * A company's list with `gone` taken out and `come` (in served order) put in: each found by a binary search
+ * of `old`, the runs between copied whole. A slot of `gone` not in `old` is left alone, as the merge did.
+ */
+function editedList (old: Uint32Array, gone: ReadonlySet<number>, come: readonly number[], before: (a: number, b: number) => boolean): Uint32Array {
+  /** The first index whose item does not come before `slot`: where it is, or would go. */
+  const at = (slot: number): number => {
+    let lo = 0
+    let hi = old.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (before(old[mid] as number, slot)) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+  const cuts: number[] = []
+  for (const slot of gone) {
+    const index = at(slot)
+    if (old[index] === slot) cuts.push(index)
+  }
+  cuts.sort((a, b) => a - b)
+  const list = new Uint32Array(old.length - cuts.length + come.length)
+  let n = 0
+  let from = 0
+  let cut = 0
+  /** Copies `old` from `from` up to `until`, leaving out the cuts before it. */
+  const copyUntil = (until: number): void => {
+    for (; cut < cuts.length && (cuts[cut] as number) < until; cut++) {
+      const index = cuts[cut] as number
+      list.set(old.subarray(from, index), n)
+      n += index - from
+      from = index + 1
+    }
+    list.set(old.subarray(from, until), n)
+    n += until - from
+    from = until
+  }
+  for (const slot of come) {
+    copyUntil(Math.max(at(slot), from))
+    list[n++] = slot
+  }
+  copyUntil(old.length)
+  return list
+}
+
 function * deriveListing (
   code: string,
   listing: LanguageListing | null,
@@ -204,25 +250,10 @@ function * deriveListing (
   for (const [company, { gone, come }] of concerned) {
     const old = listing?.byCompany.get(company) ?? EMPTY
     // `added` is in served order, and so is each company's share of it.
-    const list = new Uint32Array(old.length - gone.size + come.length)
-    let n = 0
-    let i = 0
-    let j = 0
-    while (i < old.length || j < come.length) {
-      const x = old[i]
-      const y = come[j]
-      if (x !== undefined && gone.has(x)) {
-        i++
-      } else if (y === undefined || (x !== undefined && before(x, y))) {
-        list[n++] = x as number
-        i++
-      } else {
-        list[n++] = y
-        j++
-      }
-    }
-    lists.set(company, list)
-    work += old.length + 64
+    lists.set(company, editedList(old, gone, come, before))
+    // Copies by the run, compares by the change: a large company's list costs a memcpy, not its length in
+    // comparisons (the old per-entry merge was most of a 1M change's 120 ms of deriving).
+    work += (old.length >>> 6) + 64 * (gone.size + come.length)
     if (work > STEP_MASK) {
       work = 0
       yield
