@@ -122,26 +122,24 @@ function countAbsentDeletes (changes: ChangeSet, lineages: ReadonlyMap<string, L
   return absent
 }
 
-/**
- * A language's next version: its items' slots removed and added, a new order copied around them, and new
- * lists for the companies of the items removed or added. `listing` null: a language the change creates.
- */
+/** The first of `count` places (`slotAt` in served order) whose slot does not come before `slot`: where it is, or would go. */
+function firstNotBefore (count: number, slotAt: (index: number) => number, slot: number, before: (a: number, b: number) => boolean): number {
+  let lo = 0
+  let hi = count
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (before(slotAt(mid), slot)) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
 /**
  * A company's list with `gone` taken out and `come` (in served order) put in: each found by a binary search
  * of `old`, the runs between copied whole. A slot of `gone` not in `old` is left alone, as the merge did.
  */
 function editedList (old: Uint32Array, gone: ReadonlySet<number>, come: readonly number[], before: (a: number, b: number) => boolean): Uint32Array {
-  /** The first index whose item does not come before `slot`: where it is, or would go. */
-  const at = (slot: number): number => {
-    let lo = 0
-    let hi = old.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (before(old[mid] as number, slot)) lo = mid + 1
-      else hi = mid
-    }
-    return lo
-  }
+  const at = (slot: number): number => firstNotBefore(old.length, index => old[index] as number, slot, before)
   const cuts: number[] = []
   for (const slot of gone) {
     const index = at(slot)
@@ -172,6 +170,10 @@ function editedList (old: Uint32Array, gone: ReadonlySet<number>, come: readonly
   return list
 }
 
+/**
+ * A language's next version: its items' slots removed and added, a new order copied around them, and new
+ * lists for the companies of the items removed or added. `listing` null: a language the change creates.
+ */
 function * deriveListing (
   code: string,
   listing: LanguageListing | null,
@@ -208,16 +210,7 @@ function * deriveListing (
   const oldOrder = listing?.order ?? RankOrder.identity(listing?.size ?? 0)
   const oldCount = oldOrder.size
   /** The first rank whose item does not come before `slot`: where `slot` is (or would go). */
-  const rankOf = (slot: number): number => {
-    let lo = 0
-    let hi = oldCount
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (before(oldOrder.slotAt(mid), slot)) lo = mid + 1
-      else hi = mid
-    }
-    return lo
-  }
+  const rankOf = (slot: number): number => firstNotBefore(oldCount, rank => oldOrder.slotAt(rank), slot, before)
   // A binary search through the pieces each: a few µs, so a step is a few hundred of them.
   const removedRanks: number[] = []
   for (const slot of removed) {
