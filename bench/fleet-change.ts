@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3'
 import { writeChangeFile } from './change-file.js'
 import { nginxConfig } from './nginx-config.js'
-import { childEnv, freePort, get, memoryOf, startChild, stopChild, waitForOutput, waitUntilAnswering, type Child } from './processes.js'
+import { childEnv, freePort, get, logEntries, memoryOf, startChild, stopChild, waitForOutput, waitUntilAnswering, type Child } from './processes.js'
 import type { FleetResult } from './report.js'
 import type { SnapshotInfo } from './snapshots.js'
 
@@ -137,14 +137,11 @@ function downloadsLogged (child: Child): { since: (from: number) => Record<strin
   const seen: Array<{ at: number, object: string, bytes: number }> = []
   let partial = ''
   child.process.stdout?.on('data', (chunk: Buffer) => {
-    const lines = (partial + chunk.toString('utf8')).split('\n')
-    partial = lines.pop() ?? ''
-    for (const line of lines) {
-      if (!line.includes(DOWNLOADED)) continue
-      try {
-        const entry = JSON.parse(line) as { object?: unknown, bytes?: unknown }
-        if (typeof entry.object === 'string' && typeof entry.bytes === 'number') seen.push({ at: performance.now(), object: entry.object, bytes: entry.bytes })
-      } catch {}
+    const text = partial + chunk.toString('utf8')
+    const end = text.lastIndexOf('\n') + 1
+    partial = text.slice(end)
+    for (const { object, bytes } of logEntries(text.slice(0, end), DOWNLOADED)) {
+      if (typeof object === 'string' && typeof bytes === 'number') seen.push({ at: performance.now(), object, bytes })
     }
   })
   return {

@@ -100,6 +100,18 @@ export async function waitForOutput (child: Child, text: string, timeoutMs: numb
   })
 }
 
+/** The service's log lines (pino JSON, one a line) in `text` whose `msg` is `message`, parsed; others skipped. */
+export function logEntries (text: string, message: string): Array<Record<string, unknown>> {
+  const entries: Array<Record<string, unknown>> = []
+  for (const line of text.split('\n')) {
+    if (!line.includes(`"msg":${JSON.stringify(message)}`)) continue
+    try {
+      entries.push(JSON.parse(line) as Record<string, unknown>)
+    } catch {}
+  }
+  return entries
+}
+
 /** A port free right now on 127.0.0.1 (the service needs a number up front: it logs nothing at warn). */
 export async function freePort (): Promise<number> {
   const server = createServer()

@@ -14,7 +14,7 @@ import { REQUEST_HEADERS, replayedHeaders } from './http-headers.js'
 import { sample, summarize, warmUp, type LoadSettings, type Sample } from './load-test.js'
 import { readOptions, USAGE, type BenchOptions } from './options.js'
 import {
-  childEnv, freePort, get, killAllNow, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
+  childEnv, freePort, get, killAllNow, logEntries, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
 } from './processes.js'
 import {
   checkTargets, markdown, NOISY_CORES, RESULTS_VERSION, sizeFigures, type BenchResult, type Build, type ChangesResult, type LoadMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult
@@ -677,15 +677,8 @@ async function changesUnderLoad (contender: Contender, info: SnapshotInfo, optio
 
 /** The `ms` of the last log line (pino JSON) whose msg is `message`, or null. */
 function loggedMs (output: string, message: string): number | null {
-  let found: number | null = null
-  for (const line of output.split('\n')) {
-    if (!line.includes(`"msg":${JSON.stringify(message)}`)) continue
-    try {
-      const ms = (JSON.parse(line) as { ms?: unknown }).ms
-      if (typeof ms === 'number') found = ms
-    } catch {}
-  }
-  return found
+  const ms = logEntries(output, message).at(-1)?.ms
+  return typeof ms === 'number' ? ms : null
 }
 
 // ---------------------------------------------------------------------------------------------------------

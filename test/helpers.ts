@@ -235,7 +235,7 @@ export interface ChildOutput {
 
 /**
  * Asks `read` again (a turn of the event loop apart) until it gives something other than undefined;
- * rejects naming `what` after OUTPUT_WAIT_MS, with the last answer read. For states a process reaches on
+ * rejects naming `what` after OUTPUT_WAIT_MS. For states a process reaches on
  * its own (a worker started again), where no event says so.
  */
 export async function eventually<T> (what: string, read: () => Promise<T | undefined>): Promise<T> {
