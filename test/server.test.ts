@@ -1,17 +1,25 @@
 // The real entry point, as a process: what an operator sees at startup and shutdown.
 import t from 'tap'
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import { childEnv, smallSnapshot, watchOutput, writeSnapshot } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 
+// A test that fails before its SIGTERM leaves its server running, and with it this file until tap's
+// timeout: whatever still runs when the file's tests end is killed.
+const started = new Set<ChildProcess>()
+t.teardown(() => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+})
+
 function start (args: string[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER, ...args], {
     env: childEnv({ ...env, PORT: '0', LOG_LEVEL: env.LOG_LEVEL ?? 'info' }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
+  started.add(child)
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', chunk => { stdout += chunk })

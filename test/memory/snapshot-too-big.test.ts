@@ -11,7 +11,7 @@ import { createWriteStream, existsSync } from 'node:fs'
 import { mkdir, readFile, rename, rmdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Status } from '../../src/schemas/operations.js'
-import { childEnv, EXPLORE, makeItem, smallSnapshot, tempDir, toJsonLines } from '../helpers.js'
+import { childEnv, EXPLORE, makeItem, smallSnapshot, tempDir, toJsonLines, watchOutput } from '../helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', '..', 'dist', 'server.js')
 const MiB = 1024 * 1024
@@ -82,43 +82,27 @@ function start (t: Parameters<typeof tempDir>[0], snapshot: string, env: Record<
   const child = cgroup === null
     ? spawn(command[0] as string, command.slice(1), { env: childEnv({ ...env, PORT: '0', REQUEST_LOG: 'false' }), stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn('sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...command], { env: childEnv({ ...env, PORT: '0', REQUEST_LOG: 'false' }), stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
+  // stderr kept apart for the exit's report; the log lines waited for are stdout's.
   let stderr = ''
-  child.stdout?.on('data', chunk => { stdout += chunk })
   child.stderr?.on('data', chunk => { stderr += chunk })
   const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as string | null, stderr }))
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
     await exited
   })
-  const logged = (pattern: RegExp): Promise<void> => new Promise((resolve, reject) => {
-    const check = (): void => {
-      if (!pattern.test(stdout)) return
-      child.stdout?.off('data', check)
-      resolve()
-    }
-    child.stdout?.on('data', check)
-    check()
-    exited.then(result => reject(new Error(`the server exited before logging ${pattern}: ${JSON.stringify(result)}\n${stdout}`)), reject)
-  })
+  // Each wait fails with what was printed if the server exits first or OUTPUT_WAIT_MS pass.
+  const output = watchOutput(child)
+  const logged = async (pattern: RegExp): Promise<void> => { await output.logged(pattern) }
   // Listening and the first snapshot loaded, in either order.
   const url = Promise.all([logged(/"msg":"Server listening at http/), logged(/"msg":"snapshot loaded"/)])
-    .then(() => (/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout) as RegExpExecArray)[1] as string)
+    .then(() => (/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(output.text()) as RegExpExecArray)[1] as string)
   url.catch(() => {})
   const reloadsEnded = async (count: number): Promise<string[]> => {
-    const from = stdout.length
+    // Counted from the call: the caller asks before it renames the file in.
+    const from = output.text().length
     const ended = /"msg":"(snapshot reloaded|snapshot reload failed[^"]*)"/g
-    const found = (): string[] => [...stdout.slice(from).matchAll(ended)].map(match => match[1] as string)
-    await new Promise<void>((resolve, reject) => {
-      const check = (): void => {
-        if (found().length < count) return
-        child.stdout?.off('data', check)
-        resolve()
-      }
-      child.stdout?.on('data', check)
-      exited.then(result => reject(new Error(`the server exited during the reload: ${JSON.stringify(result)}\n${stdout}`)), reject)
-    })
-    return found().slice(0, count)
+    await output.logged(ended, count, from)
+    return [...output.text().slice(from).matchAll(ended)].map(match => match[1] as string).slice(0, count)
   }
   const reloadEnded = async (): Promise<string> => (await reloadsEnded(1))[0] as string
   return { child, exited, url, logged, reloadEnded, reloadsEnded }
