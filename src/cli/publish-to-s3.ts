@@ -2,15 +2,17 @@
 // AWS's SDK and its standard settings (as a replica's source is: s3-source.ts). S3's conditional writes keep
 // the promises a fleet relies on: an object is created once (If-None-Match: *), and the manifest is
 // replaced only if it is still the one read (If-Match), so two publishers never lose each other's change.
+// Objects go up through AWS's own `Upload` (@aws-sdk/lib-storage) rather than code of ours: one PutObject
+// for a file under 5 MiB, a multipart upload above (parts of 5 MiB or 1/10,000 of the file, four at a
+// time, each request retried on its own by the SDK, the upload aborted on failure, no 5 GiB limit), with
+// If-None-Match carried to the CompleteMultipartUpload that creates the object.
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { Upload } from '@aws-sdk/lib-storage'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { describeS3Error, statusOf } from '../sources/s3-source.js'
 import { digestOf, PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
-
-/** The most one PutObject takes; larger needs a multipart upload, which this publisher does not do. */
-const MAX_PUT_BYTES = 5 * 1024 ** 3
 
 export class S3Target implements PublishTarget {
   readonly shown: string
@@ -47,16 +49,18 @@ export class S3Target implements PublishTarget {
     const key = this.prefix + name
     const shown = `s3://${this.bucket}/${key}`
     const { size } = await stat(file)
-    if (size > MAX_PUT_BYTES) throw new PublishError(`${file} is ${size} bytes, more than one S3 upload takes (5 GiB): split it, or publish a JSON Lines snapshot and send the rest as change files`)
     try {
-      await this.client.send(new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: createReadStream(file),
-        ContentLength: size,
-        ContentType: name.endsWith('.json') ? 'application/json' : 'application/x-ndjson',
-        IfNoneMatch: '*'
-      }))
+      await new Upload({
+        client: this.client,
+        params: {
+          Bucket: this.bucket,
+          Key: key,
+          Body: createReadStream(file),
+          ContentLength: size,
+          ContentType: name.endsWith('.json') ? 'application/json' : 'application/x-ndjson',
+          IfNoneMatch: '*'
+        }
+      }).done()
       return 'uploaded'
     } catch (error) {
       if (statusOf(error) !== 412) throw new PublishError(describeS3Error(shown, error).message)

@@ -2,9 +2,10 @@
 // what it checks first, what it uploads, how it rewrites the manifest, and every refusal's exit code.
 import t, { type Test } from 'tap'
 import { execFile, spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { PublishError } from '../../src/cli/publish-command.js'
 import { DirectoryTarget } from '../../src/cli/publish-to-directory.js'
 import { S3Target } from '../../src/cli/publish-to-s3.js'
@@ -203,5 +204,22 @@ if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {
     await s3.send(new PutObjectCommand({ Bucket: 'fleet', Key: 'explore/manifest.json', Body: JSON.stringify({ manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [] }) }))
     await t.rejects(target.writeManifest('{}', read), { message: 's3://fleet/explore/manifest.json changed while this was published (another publisher?): nothing replaced; run again' })
     t.same(JSON.parse(await get('explore/manifest.json') ?? '').changes, [], 'the other publisher\'s manifest stands')
+
+    // A file over one part (5 MiB) goes up in parts, and keeps the same promises as one PutObject.
+    const big = join(await tempDir(t), 'big.jsonl')
+    const bytes = randomBytes(11 * 1024 * 1024)
+    await writeFile(big, bytes)
+    t.equal(await target.putObject('big.jsonl', big), 'uploaded')
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'fleet', Key: 'explore/big.jsonl' }))
+    t.match(head.ETag, /-3"$/, 'a multipart upload of three parts')
+    const stored = await (await s3.send(new GetObjectCommand({ Bucket: 'fleet', Key: 'explore/big.jsonl' }))).Body?.transformToByteArray()
+    t.ok(stored !== undefined && Buffer.from(stored).equals(bytes), 'its bytes, in order')
+    t.equal(await target.putObject('big.jsonl', big), 'present', 'the same bytes again: no error')
+    const otherBig = join(await tempDir(t), 'big.jsonl')
+    await writeFile(otherBig, randomBytes(11 * 1024 * 1024))
+    await t.rejects(target.putObject('big.jsonl', otherBig), { message: 's3://fleet/explore/big.jsonl is already published with other content: objects are immutable once published, so publish this one under another name' })
+    const kept = await (await s3.send(new GetObjectCommand({ Bucket: 'fleet', Key: 'explore/big.jsonl' }))).Body?.transformToByteArray()
+    t.ok(kept !== undefined && Buffer.from(kept).equals(bytes), 'the published object untouched')
+    t.same((await s3.send(new ListMultipartUploadsCommand({ Bucket: 'fleet' }))).Uploads ?? [], [], 'the refused upload aborted, no parts left behind')
   })
 }
