@@ -28,12 +28,6 @@ const START_TIMEOUT_MS = 300_000
 const SERVED_TIMEOUT_MS = 60_000
 const AWS = { AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_REGION: 'us-east-1' }
 
-/**
- * The largest snapshot the workload publishes: moto's S3 stores one PutObject of 1.4 GB (1M items) in more
- * than 12 minutes of its CPU (2026-11-25, 00:41–00:53 UTC, given up on), so the fleet runs at 200k or less.
- */
-export const FLEET_MAX_BYTES = 400e6
-
 /** Whatever the fleet workload cannot run without, or null when everything is here. */
 export function fleetMissing (): string | null {
   if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) return 'moto_server is not installed (pip install \'moto[server]\', or set MOTO_SERVER)'

@@ -23,7 +23,7 @@ import { plainScript } from './plain-script.js'
 import { ensureSnapshot, formatFor, warmPageCache, type SnapshotInfo } from './snapshots.js'
 import { runMemoryPolicy } from './memory-policy.js'
 import { CHANGE_DELETES, CHANGE_UPSERTS, flushed, writeChangeFile } from './change-file.js'
-import { FLEET_MAX_BYTES, fleetChange, fleetMissing } from './fleet-change.js'
+import { fleetChange, fleetMissing } from './fleet-change.js'
 
 /** Sizes from which `npm run bench` checks that each memory trick still pays (a few minutes each). */
 const MEMORY_POLICY_FROM_ITEMS = 1_000_000
@@ -738,9 +738,7 @@ async function main (): Promise<void> {
     if (options.fleet && total === options.sizes[options.sizes.length - 1]) {
       const missing = info.format !== 'jsonl'
         ? 'the fleet workload publishes a change file made from a JSON Lines snapshot (--format jsonl)'
-        : info.bytes > FLEET_MAX_BYTES
-          ? `a ${(info.bytes / 1e6).toFixed(0)} MB snapshot is more than moto's S3 takes in minutes (${FLEET_MAX_BYTES / 1e6} MB at most): run --fleet with --sizes 200k`
-          : fleetMissing()
+        : fleetMissing()
       if (missing !== null) log(`${info.label} fleet: not run: ${missing}`);
       (sizes[sizes.length - 1] as SizeResult).fleet = missing ?? await fleetChange(service.root, info, join(DATA_DIR, 'fleet'), options.fleetPollSeconds, log)
     }
