@@ -5,7 +5,7 @@
 //   node test/drf-reference/compare.mjs --a http://127.0.0.1:PORT_A --b http://127.0.0.1:PORT_B
 //        [--cases FILE] [--with-builtin] [--random N --seed S] [--host testserver]
 //        [--filter REGEX] [--concurrency 4] [--max-print 50] [--timeout 15000]
-//        [--vary-non200 note|error] [--json-report FILE] [--list]
+//        [--vary-non200 note|error] [--json-report FILE] [--replica-known] [--list]
 //   node test/drf-reference/compare.mjs --a http://127.0.0.1:PORT --show [--filter REGEX]
 //
 // Requests are written byte-exact on a raw TCP socket (node:net): the request
@@ -14,7 +14,8 @@
 // "Connection: close" so the response is delimited by EOF and a body sent on
 // HEAD is noticed. No dependencies beyond Node's built-ins.
 //
-// Exit status: 0 no differences (notes allowed), 1 differences, 2 usage or
+// Exit status: 0 no differences (notes allowed, and with --replica-known the
+// replica's documented differences, marked ~), 1 differences, 2 usage or
 // connection errors.
 
 import net from 'node:net'
@@ -39,6 +40,7 @@ function parseArgs (argv) {
     timeout: 15000,
     varyNon200: 'note',
     jsonReport: null,
+    replicaKnown: false,
     list: false,
     show: false
   }
@@ -62,6 +64,7 @@ function parseArgs (argv) {
       case '--timeout': o.timeout = Number(v()); break
       case '--vary-non200': o.varyNon200 = v(); break
       case '--json-report': o.jsonReport = v(); break
+      case '--replica-known': o.replicaKnown = true; break
       case '--list': o.list = true; break
       case '--show': o.show = true; break
       case '-h': case '--help': usage(null, 0); break
@@ -80,6 +83,7 @@ function usage (msg, code = 2) {
     'usage: node test/drf-reference/compare.mjs --a URL --b URL [--cases FILE] [--with-builtin]\n' +
     '         [--random N --seed S] [--host testserver] [--filter REGEX] [--concurrency 4]\n' +
     '         [--max-print 50] [--timeout 15000] [--vary-non200 note|error] [--json-report FILE]\n' +
+    '         [--replica-known]   (B is the replica: its documented differences do not fail the run)\n' +
     '       node test/drf-reference/compare.mjs --a URL --show [--filter REGEX]   (print A\'s answers)\n' +
     '       node test/drf-reference/compare.mjs --list [--random N --seed S]     (print the cases as JSON)\n')
   process.exit(code)
@@ -651,11 +655,36 @@ function varyTokens (v) {
   return (v || '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean).sort().join(',')
 }
 
+// The replica's deliberate differences from Django (README, "Where the replica knowingly differs"),
+// recognised only where B gives exactly the documented answer: with --replica-known they are counted as
+// `known`, not as differences, so the exit code reports anything else.
+const INVALID_HOST = '{"detail":"Invalid Host header."}'
+const TOO_MANY_FIELDS = '{"detail":"The number of GET/POST parameters exceeded 1000."}'
+const NODE_REFUSED = '{"detail":"Bad Request."}'
+
+/** Which documented difference explains the whole case, or null. */
+function knownDifference (c, A, B) {
+  // B gave this documented answer: its body, or on HEAD (no body) its Content-Length and JSON type.
+  const answered = (expected) => (c.method || 'GET') === 'HEAD'
+    ? B.get('content-length') === String(Buffer.byteLength(expected)) && /^application\/json/.test(B.get('content-type') || '')
+    : (B.body ? B.body.toString('utf8') : '') === expected
+  const aHtml = /^text\/html/.test(A.get('content-type') || '')
+  if (B.status === 400 && answered(INVALID_HOST) && A.status === 400 && aHtml) return 'a bad Host header: JSON, where Django writes an HTML page'
+  if (B.status === 400 && answered(TOO_MANY_FIELDS) && (A.status === 400 || A.status === 500) && aHtml) return 'over 1,000 query fields: JSON, where Django writes an HTML page'
+  // Node's HTTP parser refuses a request target with raw (unencoded) bytes over 0x7F.
+  if (/[^\x00-\x7f]/.test(c.target) && B.status === 400 && answered(NODE_REFUSED)) return 'raw non-ASCII bytes in the request target: refused by Node\'s HTTP parser'
+  return null
+}
+
 function compareCase (c, A, B, opts) {
   const diffs = []
+  const known = opts.replicaKnown && !A.error && !B.error ? knownDifference(c, A, B) : null
   const add = (severity, category, detail) => {
     if (c.informational && severity === 'error') severity = 'note'
-    diffs.push({ severity, category, detail })
+    else if (severity === 'error' && known !== null) severity = 'known'
+    // The OPTIONS description is the view's docstring in DRF, the replica's own text: only that field.
+    else if (severity === 'error' && opts.replicaKnown && (c.method || 'GET') === 'OPTIONS' && category === 'body' && detail.startsWith('$.description (value)')) severity = 'known'
+    diffs.push({ severity, category, detail, ...(severity === 'known' ? { reason: known ?? 'the OPTIONS description: the replica\'s own text' } : {}) })
   }
   if (A.error || B.error) {
     if (A.error !== B.error) add('error', 'transport', `A: ${A.error || 'ok'} | B: ${B.error || 'ok'}`)
@@ -785,6 +814,11 @@ async function main () {
 
   const withErrors = results.filter((r) => r.diffs.some((d) => d.severity === 'error'))
   const withNotesOnly = results.filter((r) => r.diffs.length && !r.diffs.some((d) => d.severity === 'error'))
+  const byReason = new Map()
+  for (const r of results) {
+    const reasons = new Set(r.diffs.filter((d) => d.severity === 'known').map((d) => d.reason))
+    for (const reason of reasons) byReason.set(reason, (byReason.get(reason) || 0) + 1)
+  }
   const byCat = new Map()
   for (const r of results) {
     for (const d of r.diffs) {
@@ -801,7 +835,7 @@ async function main () {
     const sev = r.diffs.some((d) => d.severity === 'error') ? 'DIFF' : 'note'
     out.push(`\n[${sev}] ${r.c.name}: ${describe(r.c, o.host)}` + (r.c.note ? `\n   (${r.c.note})` : ''))
     out.push(`   status A=${r.ra.status ?? r.ra.error} B=${r.rb.status ?? r.rb.error}`)
-    for (const d of r.diffs) out.push(`   ${d.severity === 'error' ? '!' : '·'} ${d.category}: ${d.detail}`)
+    for (const d of r.diffs) out.push(`   ${d.severity === 'error' ? '!' : d.severity === 'known' ? '~' : '·'} ${d.category}: ${d.detail}`)
   }
   const rest = [...withErrors, ...withNotesOnly].slice(o.maxPrint)
   if (rest.length) out.push(`\n… ${rest.length} more case(s) with differences: ${rest.map((r) => r.c.name).join(', ')}`)
@@ -809,6 +843,10 @@ async function main () {
   out.push(`  cases ${results.length}, identical ${results.length - withErrors.length - withNotesOnly.length}, ` +
     `with differences ${withErrors.length}, with notes only ${withNotesOnly.length}`)
   for (const [k, n] of [...byCat.entries()].sort()) out.push(`  ${k.padEnd(28)} ${n}`)
+  if (byReason.size) {
+    out.push('known differences (README: where the replica knowingly differs), cases:')
+    for (const [reason, n] of [...byReason.entries()].sort()) out.push(`  ${String(n).padStart(5)}  ${reason}`)
+  }
   process.stdout.write(out.join('\n') + '\n')
 
   if (o.jsonReport) {
