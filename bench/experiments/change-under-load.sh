@@ -27,6 +27,8 @@ LOAD=$!
 sleep 6
 mv "$WORK/.c.jsonl" "$WORK/snapshot.jsonl.changes/0001-bench.jsonl"
 wait "$LOAD"
-grep -o '"ms":[0-9]*,"msg":"change file applied"' "$WORK/server.log"
+# The whole line: its "time" (epoch ms, when applied) and "ms" (from the debounce's end) place the apply
+# window, e.g. against gap-recorder.ts's log.
+grep '"msg":"change file applied"' "$WORK/server.log"
 kill -TERM "$PID"
 wait "$PID" || true
