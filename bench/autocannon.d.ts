@@ -22,6 +22,8 @@ declare module 'autocannon' {
       /** Seconds before a request counts as timed out. */
       timeout?: number
       pipelining?: number
+      /** Requests per second over all connections. */
+      overallRate?: number
       headers?: Record<string, string>
       requests?: Request[]
       setupClient?: (client: Client) => void

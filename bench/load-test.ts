@@ -8,6 +8,8 @@ export interface LoadSettings {
   connections: number
   warmupSeconds: number
   durationSeconds: number
+  /** Requests per second over all connections (autocannon's overallRate); undefined: as fast as they go. */
+  rate?: number
 }
 
 /** One measured run. */
@@ -90,12 +92,13 @@ class Latencies {
   }
 }
 
-async function run (port: number, paths: readonly string[], connections: number, seconds: number, latencies?: Latencies): Promise<autocannon.Result> {
+async function run (port: number, paths: readonly string[], connections: number, seconds: number, latencies?: Latencies, rate?: number): Promise<autocannon.Result> {
   const perConnection = shares(paths, connections)
   let next = 0
   return await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections,
+    ...(rate === undefined ? {} : { overallRate: rate }),
     duration: seconds,
     timeout: TIMEOUT_SECONDS,
     pipelining: 1,
@@ -127,7 +130,7 @@ export async function sample (port: number, serverPid: number, paths: readonly s
   const serverBefore = await cpuSecondsOf(serverPid)
   const clientBefore = process.cpuUsage()
   const started = performance.now()
-  const result = await run(port, rotated, settings.connections, settings.durationSeconds, latencies)
+  const result = await run(port, rotated, settings.connections, settings.durationSeconds, latencies, settings.rate)
   const wall = (performance.now() - started) / 1000
   const client = process.cpuUsage(clientBefore)
   const serverAfter = await cpuSecondsOf(serverPid)

@@ -18,6 +18,8 @@ export interface BenchOptions {
   /** The fleet workload on the largest size (fleet-change.ts), and its replicas' poll interval. */
   fleet: boolean
   fleetPollSeconds: number
+  /** Requests per second of the reload and change-file workloads' hot load; undefined: as fast as it goes. */
+  loadRate: number | undefined
   warmupSeconds: number
   durationSeconds: number
   /** Measured runs per server and workload, alternating service, baseline (if any) and ceiling, pooled. */
@@ -66,9 +68,12 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
   --reload-baseline    the baseline's reloads too, round by round after the service's (the baseline
                        must have --watch and the format)                                   (BENCH_RELOAD_BASELINE)
   --fleet              a change file published to two replicas behind nginx that follow a manifest in
-                       moto's S3, on the largest size (JSON Lines, up to 400 MB: moto takes minutes a GB):
-                       how long until each serves it, and what each downloads (needs moto_server and nginx)  (BENCH_FLEET)
+                       moto's S3, on the largest size (JSON Lines): how long until each serves it, and
+                       what each downloads (needs moto_server and nginx)                   (BENCH_FLEET)
   --fleet-poll S       the fleet replicas' SNAPSHOT_POLL_SECONDS (default 5)              (BENCH_FLEET_POLL)
+  --load-rate R        the reload and change-file workloads' hot load at R requests per second in all
+                       (default: as fast as the connections go, which keeps the server's loop busy
+                       20–34 ms at a time; e.g. 5000 leaves it idle time, as a replica not at its limit)  (BENCH_LOAD_RATE)
   --warmup S           warm-up seconds per server and workload (default 3)                  (BENCH_WARMUP)
   --duration S         measured seconds per run (default 10)                                (BENCH_DURATION)
   --rounds N           measured runs per server and workload, service, baseline and ceiling alternating (default 2)  (BENCH_ROUNDS)
@@ -154,6 +159,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
       'reload-baseline': { type: 'boolean' },
       fleet: { type: 'boolean' },
       'fleet-poll': { type: 'string' },
+      'load-rate': { type: 'string' },
       warmup: { type: 'string' },
       duration: { type: 'string' },
       rounds: { type: 'string' },
@@ -212,6 +218,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     reloadBaseline,
     fleet: values.fleet ?? ['1', 'true', 'yes'].includes((env.BENCH_FLEET ?? '').toLowerCase()),
     fleetPollSeconds: number(values['fleet-poll'], 'BENCH_FLEET_POLL', 5),
+    loadRate: pick(values['load-rate'], 'BENCH_LOAD_RATE') === undefined ? undefined : number(values['load-rate'], 'BENCH_LOAD_RATE', 0),
     warmupSeconds: number(values.warmup, 'BENCH_WARMUP', quick ? 1 : 3, true),
     durationSeconds: number(values.duration, 'BENCH_DURATION', quick ? 3 : 10, true),
     rounds: number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 2),

@@ -560,9 +560,9 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
     try {
       await waitUntilAnswering(child, `${base}/-/readyz`, STARTUP_TIMEOUT_MS)
       const hot = hotWorkload(info.items, info.companies, options.hotPaths, options.seed)
-      const settings: LoadSettings = { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.reloadWindowSeconds }
+      const settings: LoadSettings = { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.reloadWindowSeconds, ...(options.loadRate === undefined ? {} : { rate: options.loadRate }) }
       await waitForQuiet(options)
-      log(`${label}: ${options.warmupSeconds} s warm-up, then ${options.reloadWindowSeconds} s of hot load, the change at ${options.reloadAtSeconds} s`)
+      log(`${label}: ${options.warmupSeconds} s warm-up, then ${options.reloadWindowSeconds} s of hot load${options.loadRate === undefined ? '' : ` at ${options.loadRate} req/s`}, the change at ${options.reloadAtSeconds} s`)
       await warmUp(port, hot.warmup, settings)
       // prom-client's lag histogram runs from the last scrape: from here, the window's load alone (the first
       // load and the warm-up are not the control's).
