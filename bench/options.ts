@@ -71,9 +71,10 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
                        moto's S3, on the largest size (JSON Lines): how long until each serves it, and
                        what each downloads (needs moto_server and nginx)                   (BENCH_FLEET)
   --fleet-poll S       the fleet replicas' SNAPSHOT_POLL_SECONDS (default 5)              (BENCH_FLEET_POLL)
-  --load-rate R        the reload and change-file workloads' hot load at R requests per second in all
-                       (default: as fast as the connections go, which keeps the server's loop busy
-                       20–34 ms at a time; e.g. 5000 leaves it idle time, as a replica not at its limit)  (BENCH_LOAD_RATE)
+  --load-rate R        the reload and change-file workloads' hot load capped at R requests per second
+                       (autocannon's overallRate: each connection sends its share of a second as fast as
+                       it can, then waits for the next second: bursts, not a steady rate; latencies
+                       corrected for coordinated omission). Default: as fast as the connections go  (BENCH_LOAD_RATE)
   --warmup S           warm-up seconds per server and workload (default 3)                  (BENCH_WARMUP)
   --duration S         measured seconds per run (default 10)                                (BENCH_DURATION)
   --rounds N           measured runs per server and workload, service, baseline and ceiling alternating (default 2)  (BENCH_ROUNDS)

@@ -3,7 +3,7 @@
 // the promises a fleet relies on: an object is created once (If-None-Match: *), and the manifest is
 // replaced only if it is still the one read (If-Match), so two publishers never lose each other's change.
 // Objects go up through AWS's own `Upload` (@aws-sdk/lib-storage) rather than code of ours: one PutObject
-// for a file under 5 MiB, a multipart upload above (parts of 5 MiB or 1/10,000 of the file, four at a
+// for a file up to 5 MiB, a multipart upload above (parts of 5 MiB or 1/10,000 of the file, four at a
 // time, each request retried on its own by the SDK, the upload aborted on failure, no 5 GiB limit), with
 // If-None-Match carried to the CompleteMultipartUpload that creates the object.
 import { createReadStream } from 'node:fs'
@@ -49,6 +49,12 @@ export class S3Target implements PublishTarget {
     const key = this.prefix + name
     const shown = `s3://${this.bucket}/${key}`
     const { size } = await stat(file)
+    // Already there: decided before any byte goes up (a multipart upload learns it only at its end). A
+    // publisher creating it meanwhile is still caught by If-None-Match, below.
+    if (await this.exists(key)) {
+      if (await this.holds(key, file, size)) return 'present'
+      throw new PublishError(`${shown} is already published with other content: objects are immutable once published, so publish this one under another name`)
+    }
     try {
       await new Upload({
         client: this.client,
@@ -84,6 +90,16 @@ export class S3Target implements PublishTarget {
       }))
     } catch (error) {
       if (statusOf(error) === 412) throw new PublishError(`s3://${this.bucket}/${key} changed while this was published (another publisher?): nothing replaced; run again`)
+      throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
+    }
+  }
+
+  private async exists (key: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))
+      return true
+    } catch (error) {
+      if (statusOf(error) === 404 || (error as Error).name === 'NotFound') return false
       throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
     }
   }
