@@ -206,6 +206,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     throw new TypeError(`--reload-at (${reloadAtSeconds} s) must fall inside --reload-window (${reloadWindowSeconds} s)`)
   }
   const coldPaths = number(values['cold-paths'], 'BENCH_COLD_PATHS', 100_000)
+  const loadRateText = pick(values['load-rate'], 'BENCH_LOAD_RATE')
   const baselineDir = pick(values.baseline, 'BENCH_BASELINE')
   const baselineArgs = serverArgs('--baseline-args', pick(values['baseline-args'], 'BENCH_BASELINE_ARGS'))
   const reloadBaseline = values['reload-baseline'] ?? ['1', 'true', 'yes'].includes((env.BENCH_RELOAD_BASELINE ?? '').toLowerCase())
@@ -219,7 +220,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     reloadBaseline,
     fleet: values.fleet ?? ['1', 'true', 'yes'].includes((env.BENCH_FLEET ?? '').toLowerCase()),
     fleetPollSeconds: number(values['fleet-poll'], 'BENCH_FLEET_POLL', 5),
-    loadRate: pick(values['load-rate'], 'BENCH_LOAD_RATE') === undefined ? undefined : number(values['load-rate'], 'BENCH_LOAD_RATE', 0),
+    loadRate: loadRateText === undefined ? undefined : positive('--load-rate (BENCH_LOAD_RATE)', loadRateText),
     warmupSeconds: number(values.warmup, 'BENCH_WARMUP', quick ? 1 : 3, true),
     durationSeconds: number(values.duration, 'BENCH_DURATION', quick ? 3 : 10, true),
     rounds: number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 2),

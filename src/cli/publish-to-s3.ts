@@ -8,7 +8,7 @@
 // If-None-Match carried to the CompleteMultipartUpload that creates the object.
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, type HeadObjectCommandOutput } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { describeS3Error, statusOf } from '../sources/s3-source.js'
@@ -49,30 +49,30 @@ export class S3Target implements PublishTarget {
     const key = this.prefix + name
     const shown = `s3://${this.bucket}/${key}`
     const { size } = await stat(file)
-    // Already there: decided before any byte goes up (a multipart upload learns it only at its end). A
-    // publisher creating it meanwhile is still caught by If-None-Match, below.
-    if (await this.exists(key)) {
-      if (await this.holds(key, file, size)) return 'present'
-      throw new PublishError(`${shown} is already published with other content: objects are immutable once published, so publish this one under another name`)
-    }
-    try {
-      await new Upload({
-        client: this.client,
-        params: {
-          Bucket: this.bucket,
-          Key: key,
-          Body: createReadStream(file),
-          ContentLength: size,
-          ContentType: name.endsWith('.json') ? 'application/json' : 'application/x-ndjson',
-          IfNoneMatch: '*'
-        }
-      }).done()
-      return 'uploaded'
-    } catch (error) {
-      if (statusOf(error) !== 412) throw new PublishError(describeS3Error(shown, error).message)
+    // Looked up before any byte goes up: a multipart upload would learn it only at its end.
+    let head = await this.head(key)
+    if (head === null) {
+      try {
+        await new Upload({
+          client: this.client,
+          params: {
+            Bucket: this.bucket,
+            Key: key,
+            Body: createReadStream(file),
+            ContentLength: size,
+            ContentType: name.endsWith('.json') ? 'application/json' : 'application/x-ndjson',
+            IfNoneMatch: '*'
+          }
+        }).done()
+        return 'uploaded'
+      } catch (error) {
+        if (statusOf(error) !== 412) throw new PublishError(describeS3Error(shown, error).message)
+      }
+      // Another publisher created it meanwhile: If-None-Match refused this one.
+      head = await this.head(key)
     }
     // Already there: the same bytes are a publish repeated, other bytes a name reused.
-    if (await this.holds(key, file, size)) return 'present'
+    if (head !== null && await this.holds(key, file, size, head)) return 'present'
     throw new PublishError(`${shown} is already published with other content: objects are immutable once published, so publish this one under another name`)
   }
 
@@ -94,20 +94,19 @@ export class S3Target implements PublishTarget {
     }
   }
 
-  private async exists (key: string): Promise<boolean> {
+  /** The object's size and ETag, or null when there is none. */
+  private async head (key: string): Promise<HeadObjectCommandOutput | null> {
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))
-      return true
+      return await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))
     } catch (error) {
-      if (statusOf(error) === 404 || (error as Error).name === 'NotFound') return false
+      if (statusOf(error) === 404 || (error as Error).name === 'NotFound') return null
       throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
     }
   }
 
   /** Whether the object at `key` has the file's bytes: by size, then by ETag (a single upload's is its MD5). */
-  private async holds (key: string, file: string, size: number): Promise<boolean> {
+  private async holds (key: string, file: string, size: number, head: HeadObjectCommandOutput): Promise<boolean> {
     try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))
       if (head.ContentLength !== size) return false
       const etag = head.ETag?.replaceAll('"', '') ?? ''
       if (/^[0-9a-f]{32}$/.test(etag)) return etag === await digestOf(createReadStream(file), 'md5')
