@@ -1,6 +1,7 @@
 // What the main thread ran during the stalls gap-recorder.ts logged: the samples of a --cpu-prof profile
 // that fall inside each gap, by function (self) and by the innermost frame of our own code.
-// `npx tsx bench/experiments/gap-profile.ts PROFILE.cpuprofile /tmp/gaps.jsonl [MIN_MS]`
+// `npx tsx bench/experiments/gap-profile.ts PROFILE.cpuprofile /tmp/gaps.jsonl [MIN_MS]`; GAP_STACKS=1 adds
+// each sample's frames of ours, innermost first (which loop of a generator held the loop).
 // Both clocks are CLOCK_MONOTONIC in microseconds: V8's profile timestamps and process.hrtime.
 import { readFileSync } from 'node:fs'
 
@@ -37,6 +38,7 @@ for (const gap of gaps) {
   const from = gap.monoUs - gap.gapMs * 1000
   const self = new Map<string, number>()
   const own = new Map<string, number>()
+  const stacks = new Map<string, number>()
   let samples = 0
   times.forEach((time, i) => {
     if (time < from || time > gap.monoUs) return
@@ -44,9 +46,15 @@ for (const gap of gaps) {
     let node = nodes.get(profile.samples[i] ?? -1)
     if (node === undefined) return
     count(self, name(node.callFrame))
+    const frames: string[] = []
+    for (let up: ProfileNode | undefined = node; up !== undefined; up = nodes.get(parent.get(up.id) ?? -1)) {
+      if (ours(up.callFrame)) frames.push(`${up.callFrame.functionName}:${up.callFrame.lineNumber + 1}`)
+    }
+    count(stacks, frames.join(' < '))
     while (node !== undefined && !ours(node.callFrame)) node = nodes.get(parent.get(node.id) ?? -1)
     count(own, node === undefined ? '(no frame of ours)' : name(node.callFrame))
   })
   console.log(`${gap.at} gap ${gap.gapMs} ms (on a core ${gap.ranMs ?? '?'}, queued ${gap.waitedMs ?? '?'}): ${samples} samples`)
   console.log(`  self:\n${top(self)}\n  innermost frame of ours:\n${top(own)}`)
+  if (process.env.GAP_STACKS === '1') console.log(`  frames of ours:\n${[...stacks].sort((a, b) => b[1] - a[1]).map(([k, n]) => `    ${String(n).padStart(4)}  ${k}`).join('\n')}`)
 }
