@@ -15,8 +15,12 @@ import { memoryPolicy, type MemoryPolicy } from '../memory-policy.js'
 export const THREADS_FROM_BYTES = 16 * 1024 * 1024
 /** Bytes of a pool thread's batch: a few thousand items, a few tens of ms of its work. */
 export const THREAD_BATCH_BYTES = 4 * 1024 * 1024
-/** Bytes of a batch parsed on the loading thread: a few ms of its work between turns of the event loop. */
-export const INLINE_BATCH_BYTES = 1024 * 1024
+/**
+ * Bytes of a batch parsed on the loading thread: a few ms of its work between turns of the event loop.
+ * 1 MiB held the loop 20–23 ms under load (a change file's first batch at 1M, docs/decisions/026), over
+ * issue 23's 20 ms: a quarter of that is ~5 ms.
+ */
+export const INLINE_BATCH_BYTES = 256 * 1024
 /**
  * The buffer a thread renders its batches' items into, reused for all of them. Served JSON is about as
  * long as the line it comes from: twice the batch leaves room, so it never grows.

@@ -11,8 +11,6 @@ import type { ItemMemory } from './item-memory.js'
 import { SlotSpace, slotOfPk, type ListingLineage } from './slot-space.js'
 import { RankOrder } from './rank-order.js'
 
-/** Steps between two points where the work may pause (slices.ts). */
-const STEP_MASK = 0x3fff
 const EMPTY = new Uint32Array(0)
 
 /**
@@ -138,12 +136,13 @@ function firstNotBefore (count: number, slotAt: (index: number) => number, slot:
  * A company's list with `gone` taken out and `come` (in served order) put in: each found by a binary search
  * of `old`, the runs between copied whole. A slot of `gone` not in `old` is left alone, as the merge did.
  */
-function editedList (old: Uint32Array, gone: ReadonlySet<number>, come: readonly number[], before: (a: number, b: number) => boolean): Uint32Array {
+function * editedList (old: Uint32Array, gone: ReadonlySet<number>, come: readonly number[], before: (a: number, b: number) => boolean): Generator<void, Uint32Array> {
   const at = (slot: number): number => firstNotBefore(old.length, index => old[index] as number, slot, before)
   const cuts: number[] = []
   for (const slot of gone) {
     const index = at(slot)
     if (old[index] === slot) cuts.push(index)
+    yield
   }
   cuts.sort((a, b) => a - b)
   const list = new Uint32Array(old.length - cuts.length + come.length)
@@ -165,6 +164,7 @@ function editedList (old: Uint32Array, gone: ReadonlySet<number>, come: readonly
   for (const slot of come) {
     copyUntil(Math.max(at(slot), from))
     list[n++] = slot
+    yield
   }
   copyUntil(old.length)
   return list
@@ -204,25 +204,28 @@ function * deriveListing (
     const slot = space.append(chunkBase + op.chunk, op.start, op.length, op.date, pk, op.companies)
     added.push(slot)
     pks.set(pk, slot)
-    if ((added.length & 0x1ff) === 0) yield
+    if ((added.length & 0x3f) === 0) yield
   }
   const { before } = space
   const oldOrder = listing?.order ?? RankOrder.identity(listing?.size ?? 0)
   const oldCount = oldOrder.size
   /** The first rank whose item does not come before `slot`: where `slot` is (or would go). */
   const rankOf = (slot: number): number => firstNotBefore(oldCount, rank => oldOrder.slotAt(rank), slot, before)
-  // A binary search through the pieces each: a few µs, so a step is a few hundred of them.
+  // A yield after each binary search, here and in `editedList`: under load at 1M one binary search
+  // cost up to ~50 µs (its probes miss the caches: the order and the slot space are tens of MB), and
+  // 256 searches to a step held the loop 21.7 ms (docs/decisions/026). A yield and the pacer's look at
+  // the clock cost well under a µs.
   const removedRanks: number[] = []
   for (const slot of removed) {
     removedRanks.push(rankOf(slot))
-    if ((removedRanks.length & 0xff) === 0) yield
+    yield
   }
   removedRanks.sort((a, b) => a - b)
   added.sort((a, b) => before(a, b) ? -1 : 1)
   const addedAt: number[] = []
   for (const slot of added) {
     addedAt.push(rankOf(slot))
-    if ((addedAt.length & 0xff) === 0) yield
+    yield
   }
   // The new order: the old one's pieces cut around the removed ranks, and the new slots put in.
   const order = yield * oldOrder.edit(removedRanks, Uint32Array.from(added), addedAt)
@@ -239,18 +242,13 @@ function * deriveListing (
   for (const slot of added) for (const company of space.companiesOf(slot)) concern(company).come.push(slot)
   const base = listing === null ? new CompanyRanks(new Map(), new Uint32Array(1), EMPTY) : listing.byCompany instanceof ChangedCompanies ? listing.byCompany.base : listing.byCompany as CompanyRanks
   const lists = new Map(listing?.byCompany instanceof ChangedCompanies ? listing.byCompany.changed : [])
-  let work = 0
+  yield
   for (const [company, { gone, come }] of concerned) {
     const old = listing?.byCompany.get(company) ?? EMPTY
-    // `added` is in served order, and so is each company's share of it.
-    lists.set(company, editedList(old, gone, come, before))
-    // Copies by the run, compares by the change: a large company's list costs a memcpy, not its length in
-    // comparisons (the old per-entry merge was most of a 1M change's 120 ms of deriving).
-    work += (old.length >>> 6) + 64 * (gone.size + come.length)
-    if (work > STEP_MASK) {
-      work = 0
-      yield
-    }
+    // `added` is in served order, and so is each company's share of it. Copies by the run, compares by
+    // the change: a large company's list costs a memcpy, not its length in comparisons (the old per-entry
+    // merge was most of a 1M change's 120 ms of deriving).
+    lists.set(company, yield * editedList(old, gone, come, before))
   }
 
   const store: ItemStore = { chunks, chunkOf: space.chunkOf, startOf: space.startOf, lengthOf: space.lengthOf, memory }

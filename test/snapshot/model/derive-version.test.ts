@@ -98,3 +98,28 @@ t.test('the version before a change is served unchanged beside it; retiring it f
   second.memory.retire()
   await memoryFreed(second.memory)
 })
+
+t.test('a change gives the event loop a turn between its binary searches, however many land in one list', async t => {
+  // One company's long list and 300 items added to it: each needs a search of the language's order and one
+  // of the company's list. At 1M one search cost up to ~50 µs under load, and 256 to a step (or a whole
+  // list's edit in one step) held the loop over 20 ms (docs/decisions/026).
+  const days = (pk: number) => `2024-0${1 + (pk % 9)}-${String(1 + (pk % 28)).padStart(2, '0')}`
+  const doc: SnapshotDocument = { languages: { en: Array.from({ length: 3000 }, (_, i) => makeItem(i + 1, days(i * 7), [3])) } }
+  const model = await load(doc)
+  const added = Array.from({ length: 300 }, (_, i): ChangeLine => ({ op: 'upsert', language: 'en', ...makeItem(10_000 + i, days(i * 13), [3]) }))
+  const changes = await readChangeFile(await changeFile(added, 'many'))
+  let turns = 0
+  let counting = true
+  const tick = (): void => {
+    turns++
+    if (counting) setImmediate(tick)
+  }
+  setImmediate(tick)
+  // A slice of 0 ms: the derive pauses at every point where it may.
+  const derived = await deriveVersion(model, changes, new Date(), 0)
+  counting = false
+  t.ok(turns >= 2 * added.length, `${turns} turns of the event loop while 300 items were placed (at least one per search: 600)`)
+  t.same(pagesOf(derived), pagesOf(await load(applyChangesToSnapshot(doc, [added]))))
+  model.memory.retire()
+  derived.memory.retire()
+})
