@@ -1,7 +1,8 @@
 #!/bin/bash
 # One 1M JSON Lines reload under hot load, by hand, with V8's GC trace: for comparing two builds run after
 # run (the bench's reload workload gives one figure per fresh service; this gives the GC log beside it).
-#   bash bench/experiments/reload-by-hand.sh CHECKOUT TAG      (NODEARGS="..." adds node flags)
+#   bash bench/experiments/reload-by-hand.sh CHECKOUT TAG      (NODEARGS="..." adds node flags;
+#   CONNECTIONS=n autocannon's connections, default 32: fewer, a lighter steady load)
 # Serves bench/.data's 1M file (npm run bench -- --sizes 1m makes it) from a hard link with --watch true,
 # puts 40 s of autocannon (-c 32, one hot page) on it, renames a copy one newline longer over the link at
 # 5 s, then prints the reload count, prom-client's lag max and p99 (scraped just before the rename, which
@@ -18,7 +19,7 @@ rm -rf $W && mkdir -p $W && ln "$SRC" $W/s.jsonl && cp "$SRC" $W/next.jsonl && e
 (cd "$DIR" && exec node --trace-gc ${NODEARGS:-} dist/server.js --snapshot-path $W/s.jsonl --port $PORT --log-level warn --watch true >> $W/server.log 2>&1) & SP=$!
 for i in $(seq 1 240); do curl -sf localhost:$PORT/-/readyz > /dev/null && break; sleep 0.5; done
 curl -s localhost:$PORT/-/status > /dev/null
-$AUTOCANNON -c 32 -d 40 "http://127.0.0.1:$PORT/en/api/internal/explore/?companies=7431&limit=20" > $W/client.log 2>&1 & AP=$!
+$AUTOCANNON -c "${CONNECTIONS:-32}" -d 40 "http://127.0.0.1:$PORT/en/api/internal/explore/?companies=7431&limit=20" > $W/client.log 2>&1 & AP=$!
 sleep 5
 echo 5 > /proc/$SP/clear_refs
 curl -s localhost:$PORT/-/metrics > /dev/null
