@@ -50,7 +50,7 @@ for (const gap of gaps) {
     for (let up: ProfileNode | undefined = node; up !== undefined; up = nodes.get(parent.get(up.id) ?? -1)) {
       if (ours(up.callFrame)) frames.push(`${up.callFrame.functionName}:${up.callFrame.lineNumber + 1}`)
     }
-    count(stacks, frames.join(' < '))
+    count(stacks, frames.length === 0 ? '(no frame of ours)' : frames.join(' < '))
     while (node !== undefined && !ours(node.callFrame)) node = nodes.get(parent.get(node.id) ?? -1)
     count(own, node === undefined ? '(no frame of ours)' : name(node.callFrame))
   })

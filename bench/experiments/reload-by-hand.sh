@@ -4,7 +4,7 @@
 #   bash bench/experiments/reload-by-hand.sh CHECKOUT TAG      (NODEARGS="..." adds node flags;
 #   CONNECTIONS=n autocannon's connections, default 32: fewer, a lighter steady load)
 # Serves bench/.data's 1M file (npm run bench -- --sizes 1m makes it) from a hard link with --watch true,
-# puts 40 s of autocannon (-c 32, one hot page) on it, renames a copy one newline longer over the link at
+# puts 40 s of autocannon (-c ${CONNECTIONS:-32}, one hot page) on it, renames a copy one newline longer over the link at
 # 5 s, then prints the reload count, prom-client's lag max and p99 (scraped just before the rename, which
 # resets them, and after the window), the client's latencies, the reload's peak RSS (VmHWM reset at the
 # rename), RSS at the end and 10 s later, and the main thread's collections in the window, from

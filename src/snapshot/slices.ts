@@ -1,6 +1,7 @@
-// Long snapshot work (scanning, digesting, sorting and indexing a large file) is written as generators of
-// steps that yield every few milliseconds' worth; these run them, in one go or with a turn of the event
-// loop after every slice, so that a service loading a snapshot beside the one it serves keeps answering.
+// Long snapshot work (scanning, digesting, sorting and indexing a large file, deriving a version) is written
+// as generators that yield often, from every few µs to a ms or two of work; these run them, in one go or
+// with a turn of the event loop once a slice's time is up, so that a service loading a snapshot beside the
+// one it serves keeps answering. A step between two yields is what can overrun a slice: keep steps short.
 
 /** Work between two turns of the event loop while a snapshot loads: a reloading service keeps answering. */
 export const SLICE_MS = 8
