@@ -20,7 +20,10 @@ node --import tsx -e "import('./bench/change-file.ts').then(m => m.writeChangeFi
 STATE_DIR=$WORK/state node ${NODE_ARGS:-} "$ROOT/dist/server.js" --snapshot-path "$WORK/snapshot.jsonl" --port "$PORT" \
   --watch true --log-level info --request-log false > "$WORK/server.log" 2>&1 &
 PID=$!
-until curl -sf "localhost:$PORT/-/readyz" > /dev/null; do sleep 1; done
+until curl -sf "localhost:$PORT/-/readyz" > /dev/null; do
+  if ! kill -0 "$PID" 2>/dev/null; then echo "the server exited before it answered:" >&2; cat "$WORK/server.log" >&2; exit 1; fi
+  sleep 1
+done
 # The listing is made ready for change files in the background after the load: let it finish.
 sleep 15
 node --import tsx bench/experiments/load-once.ts "${SNAP%.jsonl}.meta.json" "$PORT" "$PID" hot 10 &
