@@ -91,7 +91,7 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
                        with node_modules linked in): built there if stale, run from DIR/dist/server.js  (BENCH_SERVICE)
   --service-args "…"   extra flags for the service, split on spaces, e.g. "--page-cache-mb 0"  (BENCH_SERVICE_ARGS)
   --node-args "…"      node's flags for the service and the baseline, before the script, e.g.
-                       "--import tsx --import ./bench/experiments/gap-recorder.ts" or "--v8-pool-size=1"  (BENCH_NODE_ARGS)
+                       "--import $PWD/bench/.data/gap-recorder.mjs" (bench/plain-script.ts writes it) or "--v8-pool-size=1"  (BENCH_NODE_ARGS)
   --baseline DIR       also measure a second checkout in the same run, built there if stale, its rounds
                        alternating with the service's and the ceiling's; the report adds its req/s,
                        p50 / p99, load cost and service ÷ baseline. A worktree of another commit:

@@ -3,7 +3,8 @@
 # change directory 6 s into hot load (load-once.ts): the service's own "change file applied" time, after the
 # debounce. CHECKOUT is the build to measure (its dist/), e.g. a worktree of another commit; run the two
 # alternately, nothing else running. Needs `npm run bench -- --sizes 1m` once (the snapshot and its meta).
-# Usage: bench/experiments/change-under-load.sh [CHECKOUT] [PORT]   (add --cpu-prof via NODE_ARGS; a lighter
+# Usage: bench/experiments/change-under-load.sh [CHECKOUT] [PORT]   (add --cpu-prof via NODE_ARGS, and the gap
+# recorder as NODE_ARGS="--import $PWD/bench/.data/gap-recorder.mjs" (bench/plain-script.ts writes it); a lighter
 # steady load with LOAD_CONNECTIONS=n, passed to load-once.ts)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
