@@ -1,9 +1,9 @@
 // Benchmark snapshots from the project's generator, cached in bench/.data/ with the per-company counts the
 // workloads are drawn from, keyed by every parameter and the generator's own source so a change regenerates.
 import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
+import { createReadStream, readdirSync } from 'node:fs'
 import { open, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { finished } from 'node:stream/promises'
 import { writeSnapshot } from '../src/generate/write-snapshot.js'
 
@@ -125,4 +125,17 @@ export async function ensureSnapshot (root: string, dataDir: string, total: numb
 /** Reads the file once so both the bare parse and the service start from a warm page cache. */
 export async function warmPageCache (file: string): Promise<void> {
   await finished(createReadStream(file, { highWaterMark: 1 << 20 }).resume())
+}
+
+/**
+ * For the experiments: the snapshot named on their command line, else the bench's cached 1M JSON Lines
+ * file; exits with a usage line when neither exists (`npm run bench -- --sizes 1m` makes it).
+ */
+export function experimentSnapshot (named: string | undefined): string {
+  if (named !== undefined) return resolve(named)
+  const data = join(import.meta.dirname, '.data')
+  const million = readdirSync(data).find(name => /^snapshot-1M-jsonl-.*\.jsonl$/.test(name))
+  if (million !== undefined) return join(data, million)
+  console.error('no 1M snapshot in bench/.data: run `npm run bench -- --sizes 1m` once, or name a SNAPSHOT')
+  process.exit(2)
 }

@@ -6,10 +6,10 @@
 // SNAPSHOT: default the bench's 1M JSON Lines file (`npm run bench -- --sizes 1m` makes it). Each server
 // gets a fresh STATE_DIR.
 import { execFileSync } from 'node:child_process'
-import { readdirSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { experimentSnapshot } from '../snapshots.js'
 import { childEnv, freePort, memoryOf, startChild, stopChild, waitUntilAnswering } from '../processes.js'
 
 const [a, b, roundsText = '4', snapshotArg] = process.argv.slice(2)
@@ -18,18 +18,12 @@ if (a === undefined || b === undefined || !Number.isInteger(rounds) || rounds < 
   console.error('usage: npx tsx bench/experiments/first-answer.ts CHECKOUT-A CHECKOUT-B [ROUNDS] [SNAPSHOT]')
   process.exit(2)
 }
-const data = resolve(import.meta.dirname, '..', '.data')
-const million = readdirSync(data).find(name => /^snapshot-1M-jsonl-.*\.jsonl$/.test(name))
-const snapshot = snapshotArg !== undefined ? resolve(snapshotArg) : million !== undefined ? join(data, million) : null
-if (snapshot === null) {
-  console.error('no 1M snapshot in bench/.data: run `npm run bench -- --sizes 1m` once, or name a SNAPSHOT')
-  process.exit(2)
-}
+const snapshot = experimentSnapshot(snapshotArg)
 
 async function firstAnswer (checkout: string): Promise<void> {
   const state = await mkdtemp(join(tmpdir(), 'first-answer-'))
   const port = await freePort()
-  const child = startChild(checkout, [join(checkout, 'dist', 'server.js'), '--snapshot-path', snapshot as string, '--port', String(port), '--log-level', 'warn'],
+  const child = startChild(checkout, [join(checkout, 'dist', 'server.js'), '--snapshot-path', snapshot, '--port', String(port), '--log-level', 'warn'],
     { env: { ...childEnv(), STATE_DIR: state } })
   try {
     const ms = await waitUntilAnswering(child, `http://127.0.0.1:${port}/-/readyz`, 600_000, 50)
