@@ -606,7 +606,9 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
         reloadMs,
         // From the rename to the end of the window, as ever: the scrape when it was counted split it in two.
         lagMaxMs: lagUntilCounted === null ? lagAfter : lagAfter === null ? lagUntilCounted : Math.max(lagUntilCounted, lagAfter),
-        lagP99Ms: lag('explore_nodejs_eventloop_lag_p99_seconds'),
+        // From the count to the window's end: none when the work outlasted the window (the scrape then reads
+        // the idle moments after the load stopped).
+        lagP99Ms: reloadMs !== null && reloadMs < (options.reloadWindowSeconds - options.reloadAtSeconds) * 1000 ? lag('explore_nodejs_eventloop_lag_p99_seconds') : null,
         lagMaxUntilCountedMs: lagUntilCounted,
         lagMaxBeforeMs: lagBefore,
         rssBeforeBytes,

@@ -1,7 +1,7 @@
 // Benchmark snapshots from the project's generator, cached in bench/.data/ with the per-company counts the
 // workloads are drawn from, keyed by every parameter and the generator's own source so a change regenerates.
 import { createHash } from 'node:crypto'
-import { createReadStream, readdirSync } from 'node:fs'
+import { createReadStream, readdirSync, statSync } from 'node:fs'
 import { open, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { finished } from 'node:stream/promises'
@@ -134,7 +134,12 @@ export async function warmPageCache (file: string): Promise<void> {
 export function experimentSnapshot (named: string | undefined): string {
   if (named !== undefined) return resolve(named)
   const data = join(import.meta.dirname, '.data')
-  const million = readdirSync(data).find(name => /^snapshot-1M-jsonl-.*\.jsonl$/.test(name))
+  let names: string[] = []
+  try {
+    names = readdirSync(data)
+  } catch {} // no bench/.data yet: no snapshot either
+  // The newest generator's, if several are cached (its name ends with the generator's hash, not a date).
+  const million = names.filter(name => /^snapshot-1M-jsonl-.*\.jsonl$/.test(name)).sort((a, b) => statSync(join(data, b)).mtimeMs - statSync(join(data, a)).mtimeMs)[0]
   if (million !== undefined) return join(data, million)
   console.error('no 1M snapshot in bench/.data: run `npm run bench -- --sizes 1m` once, or name a SNAPSHOT')
   process.exit(2)

@@ -1,16 +1,16 @@
-// Issue 23's memory goal read settled: the service's RSS after full collections, before a change file of
+// Issue 23's memory goal read settled (readings resolve about ±2 MB, see `steady`): the service's RSS after full collections, before a change file of
 // the bench's (1,000 upserts, 100 deletes) and after it is applied, with no requests. The bench's change
 // workload reads RSS under load and unsettled, which moves by tens of MB either way; the goal is "settled +
 // 3× the change file's size".
 //   npx tsx bench/experiments/change-settled.ts [CHECKOUT] [SNAPSHOT]
-// CHECKOUT: a built checkout (default this one); SNAPSHOT: default the bench's 1M JSON Lines file.
+// CHECKOUT: a built checkout (default this one); SNAPSHOT: a JSON Lines file (the change file is made from
+// it), default the bench's 1M one.
 import { link, mkdir, mkdtemp, rename, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { writeChangeFile } from '../change-file.js'
 import { plainScript } from '../plain-script.js'
 import { experimentSnapshot } from '../snapshots.js'
-import { childEnv, freePort, logEntries, startChild, stopChild, waitUntilAnswering, type Child } from '../processes.js'
+import { childEnv, freePort, get, startChild, stopChild, waitUntilAnswering, type Child } from '../processes.js'
 
 const [checkoutArg, snapshotArg] = process.argv.slice(2)
 const checkout = resolve(checkoutArg ?? join(import.meta.dirname, '..', '..'))
@@ -19,16 +19,34 @@ const MB = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`
 
 interface Settled { rssBytes: number, arrayBuffersBytes: number }
 
+const pause = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+
+/** The probe's readings, as its lines arrive on the service's stderr (child.output() keeps only the last KB). */
+const readings: Settled[] = []
+function listen (child: Child): void {
+  let pending = ''
+  child.process.stderr?.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString('utf8')).split('\n')
+    pending = lines.pop() ?? ''
+    for (const line of lines) if (line.startsWith('SETTLED ')) readings.push(JSON.parse(line.slice('SETTLED '.length)) as Settled)
+  })
+}
+
+function alive (child: Child): void {
+  if (child.exitedYet()) throw new Error(`the service exited:\n${child.output()}`)
+}
+
 /** Asks the probe for a settled reading and waits for its line. */
 async function settled (child: Child): Promise<Settled> {
-  const before = child.output().split('SETTLED ').length
+  const before = readings.length
   child.process.kill('SIGWINCH')
-  for (let i = 0; i < 300; i++) {
-    const parts = child.output().split('SETTLED ')
-    if (parts.length > before) return JSON.parse((parts.at(-1) as string).split('\n')[0] as string) as Settled
-    await new Promise(resolve => setTimeout(resolve, 100))
+  for (let i = 0; i < 300 && readings.length === before; i++) {
+    alive(child)
+    await pause(100)
   }
-  throw new Error(`no settled reading within 30 s:\n${child.output()}`)
+  const reading = readings[before]
+  if (reading === undefined) throw new Error(`no settled reading within 30 s:\n${child.output()}`)
+  return reading
 }
 
 /**
@@ -38,7 +56,7 @@ async function settled (child: Child): Promise<Settled> {
 async function steady (child: Child): Promise<Settled> {
   let last = await settled(child)
   for (let i = 0; i < 20; i++) {
-    await new Promise(resolve => setTimeout(resolve, 3000))
+    await pause(3000)
     const next = await settled(child)
     if (Math.abs(next.rssBytes - last.rssBytes) < 2e6) return next
     last = next
@@ -46,12 +64,21 @@ async function steady (child: Child): Promise<Settled> {
   throw new Error('RSS did not settle within 20 readings')
 }
 
-async function until (child: Child, message: string, count: number): Promise<void> {
-  for (let i = 0; i < 1200 && logEntries(child.output(), message).length < count; i++) await new Promise(resolve => setTimeout(resolve, 100))
-  if (logEntries(child.output(), message).length < count) throw new Error(`no "${message}" within 120 s:\n${child.output()}`)
+/** Waits for /-/status to count the change file applied; a refused one (or a dead service) is an error. */
+async function applied (child: Child, base: string): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    alive(child)
+    const status = JSON.parse((await get(`${base}/-/status`)).body.toString('utf8')) as { reloads: { changeFiles?: { applied: number, refused: number } } }
+    const files = status.reloads.changeFiles
+    if ((files?.refused ?? 0) > 0) throw new Error(`the change file was refused:\n${child.output()}`)
+    if ((files?.applied ?? 0) > 0) return
+    await pause(100)
+  }
+  throw new Error(`the change file was not applied within 120 s:\n${child.output()}`)
 }
 
-const work = await mkdtemp(join(tmpdir(), 'change-settled-'))
+// Beside the snapshot, so that it can be hard-linked in (one file system).
+const work = await mkdtemp(join(dirname(snapshot), '.change-settled-'))
 const probe = await plainScript(join(import.meta.dirname, 'settled-probe.ts'), join(import.meta.dirname, '..', '.data'))
 const served = join(work, 'snapshot.jsonl')
 const staged = join(work, '.change.jsonl')
@@ -63,18 +90,21 @@ try {
   const port = await freePort()
   child = startChild('service', ['--expose-gc', '--import', probe, join(checkout, 'dist', 'server.js'), '--snapshot-path', served, '--port', String(port), '--watch', 'true', '--log-level', 'info', '--request-log', 'false'],
     { env: { ...childEnv(), STATE_DIR: join(work, 'state') } })
-  await waitUntilAnswering(child, `http://127.0.0.1:${port}/-/readyz`, 600_000, 100)
+  listen(child)
+  const base = `http://127.0.0.1:${port}`
+  await waitUntilAnswering(child, `${base}/-/readyz`, 600_000, 100)
   // Read once the listing is made ready for change files (slices after the load, ADR 026) and the parse
   // pool's threads have exited (idle for 30 s, ADR 022): each thread's heap is ~50 MB of RSS.
-  await new Promise(resolve => setTimeout(resolve, 35_000))
+  await pause(35_000)
+  alive(child)
   const start = await steady(child)
   await rename(staged, join(`${served}.changes`, '0001-bench.jsonl'))
-  await until(child, 'change file applied', 1)
-  const applied = await steady(child)
+  await applied(child, base)
+  const after = await steady(child)
   const goal = start.rssBytes + 3 * changeBytes
-  console.log(`change file ${MB(changeBytes)}; settled RSS before ${MB(start.rssBytes)}, after ${MB(applied.rssBytes)} ` +
-    `(${MB(applied.rssBytes - start.rssBytes)} more); goal ≤ ${MB(goal)} (settled + 3× the file): ${applied.rssBytes <= goal ? 'met' : 'not met'}`)
-  console.log(`array buffers (the items' chunks and the model's columns): ${MB(start.arrayBuffersBytes)} → ${MB(applied.arrayBuffersBytes)}`)
+  console.log(`change file ${MB(changeBytes)}; settled RSS before ${MB(start.rssBytes)}, after ${MB(after.rssBytes)} ` +
+    `(${MB(after.rssBytes - start.rssBytes)} more); goal ≤ ${MB(goal)} (settled + 3× the file): ${after.rssBytes <= goal ? 'met' : 'not met'}`)
+  console.log(`array buffers (the items' chunks and the model's columns): ${MB(start.arrayBuffersBytes)} → ${MB(after.arrayBuffersBytes)}`)
 } finally {
   if (child !== undefined) await stopChild(child)
   await rm(work, { recursive: true, force: true })

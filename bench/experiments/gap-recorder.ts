@@ -1,6 +1,6 @@
 // Where a stall of the service's event loop goes: run, or wait for a core. Loaded into the service as plain
 // JavaScript: `npx tsx bench/plain-script.ts bench/experiments/gap-recorder.ts` writes
-// bench/.data/gap-recorder.mjs, then `npm run bench -- --node-args "--import $PWD/bench/.data/gap-recorder.mjs"`
+// bench/.data/gap-recorder.mjs, then, from the repository's root, `npm run bench -- --node-args "--import $PWD/bench/.data/gap-recorder.mjs"`
 // (not `--import tsx --import …ts`: the parse pool's threads cannot load the .ts, and the service falls back
 // to parsing on its main thread, so its loads are not the service's; GAP_LOG names the log, default /tmp/gaps.jsonl). A 1 ms ticker logs every
 // gap over 30 ms (GAP_MIN_MS) with what the kernel counted for the main thread over it (/proc/self/task/PID/schedstat):

@@ -1,4 +1,4 @@
-// Loaded into the service (`node --expose-gc --import bench/.data/settled-probe.mjs`, written by
+// Loaded into the service (`node --expose-gc --import ./bench/.data/settled-probe.mjs`, written by
 // `npx tsx bench/plain-script.ts bench/experiments/settled-probe.ts`): on SIGWINCH, which the service
 // neither handles nor dies of, five full collections of the main thread, then one line on stderr,
 // `SETTLED {"rssBytes":…,"arrayBuffersBytes":…}`: the settled memory at that moment, as often as asked
