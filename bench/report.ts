@@ -88,6 +88,11 @@ export function sizeFigures (size: Omit<SizeResult, 'figures'>): SizeFigures {
   return figures
 }
 
+/** Whether the work ended after the window's load did: its end was not under load. */
+export function outlastedWindow (reloadMs: number, windowSeconds: number, reloadAtSeconds: number): boolean {
+  return reloadMs > (windowSeconds - reloadAtSeconds) * 1000
+}
+
 /** The reload workload: a fresh service under hot load while its snapshot is renamed over. */
 export interface ReloadResult {
   /** Whose reload: the service's unless --reload-baseline (absent in results written before it). */
@@ -102,7 +107,8 @@ export interface ReloadResult {
   lagMaxMs: number | null
   /**
    * Its p99: from the rename to the end of the window in results written before `lagMaxUntilCountedMs`, from
-   * the count to the end of the window since (a p99 of two spans cannot be put together from theirs).
+   * the count to the end of the window since (a p99 of two spans cannot be put together from theirs); null
+   * when the work outlasted the window.
    */
   lagP99Ms: number | null
   /**
@@ -428,7 +434,7 @@ export function markdown (result: BenchResult): string {
       // A reload that outlasts the window: its end was not under load, so the latencies miss part of it.
       ['Reload took', '--:', ({ r }) => r.reloadMs === null
         ? '**never counted**'
-        : `${seconds(r.reloadMs)}${r.reloadMs > (r.windowSeconds - r.reloadAtSeconds) * 1000 ? ' (**outlasted the window**)' : ''}`],
+        : `${seconds(r.reloadMs)}${outlastedWindow(r.reloadMs, r.windowSeconds, r.reloadAtSeconds) ? ' (**outlasted the window**)' : ''}`],
       ['Peak RSS (before)', '--:', ({ r }) => `${mb(r.peakRssBytes)}${r.peakFromWindow ? '' : '‡'} (${mb(r.rssBeforeBytes)})`],
       ['RSS after', '--:', ({ r }) => mb(r.rssAfterBytes)],
       ['CPU service / client', ':-:', ({ r }) => `${r.load.serverCores.toFixed(2)} / ${r.load.clientCores.toFixed(2)}`],

@@ -17,7 +17,7 @@ import {
   childEnv, freePort, get, killAllNow, logEntries, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
 } from './processes.js'
 import {
-  checkTargets, markdown, NOISY_CORES, RESULTS_VERSION, sizeFigures, type BenchResult, type Build, type ChangesResult, type LoadMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult
+  checkTargets, markdown, NOISY_CORES, outlastedWindow, RESULTS_VERSION, sizeFigures, type BenchResult, type Build, type ChangesResult, type LoadMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult
 } from './report.js'
 import { plainScript } from './plain-script.js'
 import { ensureSnapshot, formatFor, warmPageCache, type SnapshotInfo } from './snapshots.js'
@@ -608,7 +608,7 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
         lagMaxMs: lagUntilCounted === null ? lagAfter : lagAfter === null ? lagUntilCounted : Math.max(lagUntilCounted, lagAfter),
         // From the count to the window's end: none when the work outlasted the window (the scrape then reads
         // the idle moments after the load stopped).
-        lagP99Ms: reloadMs !== null && reloadMs < (options.reloadWindowSeconds - options.reloadAtSeconds) * 1000 ? lag('explore_nodejs_eventloop_lag_p99_seconds') : null,
+        lagP99Ms: reloadMs === null || outlastedWindow(reloadMs, options.reloadWindowSeconds, options.reloadAtSeconds) ? null : lag('explore_nodejs_eventloop_lag_p99_seconds'),
         lagMaxUntilCountedMs: lagUntilCounted,
         lagMaxBeforeMs: lagBefore,
         rssBeforeBytes,

@@ -7,6 +7,7 @@
 // it), default the bench's 1M one.
 import { link, mkdir, mkdtemp, rename, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
+import { setTimeout as pause } from 'node:timers/promises'
 import { writeChangeFile } from '../change-file.js'
 import { plainScript } from '../plain-script.js'
 import { experimentSnapshot } from '../snapshots.js'
@@ -18,8 +19,6 @@ const snapshot = experimentSnapshot(snapshotArg)
 const MB = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`
 
 interface Settled { rssBytes: number, arrayBuffersBytes: number }
-
-const pause = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 /** The probe's readings, as its lines arrive on the service's stderr (child.output() keeps only the last KB). */
 const readings: Settled[] = []
