@@ -11,16 +11,21 @@ export const CHANGE_DELETES = 100
 
 /**
  * Writes the change file from the first items of a JSON Lines snapshot (no parse of the whole file needed),
- * flushed; returns its size. The title edit marks every upserted item: `(edited)` at the end.
+ * flushed; returns its size. The title edit marks every upserted item: `(edited)` at the end. `skip`: items
+ * passed over first (a second change file of other items).
  */
-export async function writeChangeFile (snapshot: string, out: string, id = 'bench-0001'): Promise<number> {
+export async function writeChangeFile (snapshot: string, out: string, id = 'bench-0001', skip = 0): Promise<number> {
   const lines: string[] = [JSON.stringify({ changes: 'explore', version: 1, id })]
   const input = createReadStream(snapshot)
   const reader = createInterface({ input, crlfDelay: Infinity })
-  let items = 0
+  let items = -skip
   for await (const line of reader) {
     const item = JSON.parse(line) as Record<string, unknown>
     if (!('pk' in item)) continue // the header
+    if (items < 0) {
+      items++
+      continue
+    }
     if (items < CHANGE_UPSERTS) lines.push(JSON.stringify({ op: 'upsert', ...item, translated_title: `${String(item.translated_title)} (edited)` }))
     else lines.push(JSON.stringify({ op: 'delete', language: item.language, pk: item.pk }))
     if (++items === CHANGE_UPSERTS + CHANGE_DELETES) break

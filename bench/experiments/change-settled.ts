@@ -1,5 +1,6 @@
 // Issue 23's memory goal read settled (readings resolve about ±2 MB, see `steady`): the service's RSS after full collections, before a change file of
-// the bench's (1,000 upserts, 100 deletes) and after it is applied, with no requests. The bench's change
+// the bench's (1,000 upserts, 100 deletes) and after it is applied, with no requests; then a second one of the
+// same shape (the next 1,100 items): what a change costs a service that has applied one before. The bench's change
 // workload reads RSS under load and unsettled, which moves by tens of MB either way; the goal is "settled +
 // 3× the change file's size".
 //   npx tsx bench/experiments/change-settled.ts [CHECKOUT] [SNAPSHOT]
@@ -18,7 +19,7 @@ const checkout = resolve(checkoutArg ?? join(import.meta.dirname, '..', '..'))
 const snapshot = experimentSnapshot(snapshotArg)
 const MB = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`
 
-interface Settled { rssBytes: number, arrayBuffersBytes: number }
+interface Settled { rssBytes: number, arrayBuffersBytes: number, heapUsedBytes: number, heapTotalBytes: number, regions: Record<string, number> }
 
 /** The probe's readings, as its lines arrive on the service's stderr (child.output() keeps only the last KB). */
 const readings: Settled[] = []
@@ -63,14 +64,14 @@ async function steady (child: Child): Promise<Settled> {
   throw new Error('RSS did not settle within 20 readings')
 }
 
-/** Waits for /-/status to count the change file applied; a refused one (or a dead service) is an error. */
-async function applied (child: Child, base: string): Promise<void> {
+/** Waits for /-/status to count `count` change files applied; a refused one (or a dead service) is an error. */
+async function applied (child: Child, base: string, count: number): Promise<void> {
   for (let i = 0; i < 1200; i++) {
     alive(child)
     const status = JSON.parse((await get(`${base}/-/status`)).body.toString('utf8')) as { reloads: { changeFiles?: { applied: number, refused: number } } }
     const files = status.reloads.changeFiles
     if ((files?.refused ?? 0) > 0) throw new Error(`the change file was refused:\n${child.output()}`)
-    if ((files?.applied ?? 0) > 0) return
+    if ((files?.applied ?? 0) >= count) return
     await pause(100)
   }
   throw new Error(`the change file was not applied within 120 s:\n${child.output()}`)
@@ -80,12 +81,12 @@ async function applied (child: Child, base: string): Promise<void> {
 const work = await mkdtemp(join(dirname(snapshot), '.change-settled-'))
 const probe = await plainScript(join(import.meta.dirname, 'settled-probe.ts'), join(import.meta.dirname, '..', '.data'))
 const served = join(work, 'snapshot.jsonl')
-const staged = join(work, '.change.jsonl')
+const staged = [join(work, '.change-1.jsonl'), join(work, '.change-2.jsonl')] as const
 let child: Child | undefined
 try {
   await link(snapshot, served)
   await mkdir(`${served}.changes`)
-  const changeBytes = await writeChangeFile(snapshot, staged)
+  const changeBytes = [await writeChangeFile(snapshot, staged[0]), await writeChangeFile(snapshot, staged[1], 'bench-0002', 1100)]
   const port = await freePort()
   child = startChild('service', ['--expose-gc', '--import', probe, join(checkout, 'dist', 'server.js'), '--snapshot-path', served, '--port', String(port), '--watch', 'true', '--log-level', 'info', '--request-log', 'false'],
     { env: { ...childEnv(), STATE_DIR: join(work, 'state') } })
@@ -96,14 +97,20 @@ try {
   // pool's threads have exited (idle for 30 s, ADR 022): each thread's heap is ~50 MB of RSS.
   await pause(35_000)
   alive(child)
-  const start = await steady(child)
-  await rename(staged, join(`${served}.changes`, '0001-bench.jsonl'))
-  await applied(child, base)
-  const after = await steady(child)
-  const goal = start.rssBytes + 3 * changeBytes
-  console.log(`change file ${MB(changeBytes)}; settled RSS before ${MB(start.rssBytes)}, after ${MB(after.rssBytes)} ` +
-    `(${MB(after.rssBytes - start.rssBytes)} more); goal ≤ ${MB(goal)} (settled + 3× the file): ${after.rssBytes <= goal ? 'met' : 'not met'}`)
-  console.log(`array buffers (the items' chunks and the model's columns): ${MB(start.arrayBuffersBytes)} → ${MB(after.arrayBuffersBytes)}`)
+  let before = await steady(child)
+  for (const [i, file] of staged.entries()) {
+    await rename(file, join(`${served}.changes`, `000${i + 1}-bench.jsonl`))
+    await applied(child, base, i + 1)
+    const after = await steady(child)
+    const bytes = changeBytes[i] as number
+    const goal = before.rssBytes + 3 * bytes
+    console.log(`change file ${i + 1}, ${MB(bytes)}; settled RSS before ${MB(before.rssBytes)}, after ${MB(after.rssBytes)} ` +
+      `(${MB(after.rssBytes - before.rssBytes)} more); goal ≤ ${MB(goal)} (settled + 3× the file): ${after.rssBytes <= goal ? 'met' : 'not met'}`)
+    console.log(`  array buffers (the items' chunks and the model's columns): ${MB(before.arrayBuffersBytes)} → ${MB(after.arrayBuffersBytes)}; ` +
+      `V8 heap used ${MB(before.heapUsedBytes)} → ${MB(after.heapUsedBytes)}, its pages ${MB(before.heapTotalBytes)} → ${MB(after.heapTotalBytes)}`)
+    console.log(`  resident by mapping: ${Object.entries(after.regions).map(([kind, bytes]) => `${kind} ${MB(before.regions[kind] ?? 0)} → ${MB(bytes)}`).join(', ')}`)
+    before = after
+  }
 } finally {
   if (child !== undefined) await stopChild(child)
   await rm(work, { recursive: true, force: true })

@@ -1,11 +1,35 @@
 // Loaded into the service (`node --expose-gc --import ./bench/.data/settled-probe.mjs`, written by
 // `npx tsx bench/plain-script.ts bench/experiments/settled-probe.ts`): on SIGWINCH, which the service
 // neither handles nor dies of, five full collections of the main thread, then one line on stderr,
-// `SETTLED {"rssBytes":…,"arrayBuffersBytes":…}`: the settled memory at that moment, as often as asked
+// `SETTLED {"rssBytes":…,"arrayBuffersBytes":…,"heapUsedBytes":…,"heapTotalBytes":…,"regions":{…}}`: the settled memory at that moment, as often as asked
 // (the bench's forceGc opens the inspector and can collect once per process). Node modules only: run by
 // plain node, in every thread, and it acts in the main thread alone.
 import { readFileSync } from 'node:fs'
 import { isMainThread } from 'node:worker_threads'
+
+/**
+ * Resident bytes by kind of mapping (/proc/self/smaps): `brk` (malloc's main heap), `shared` (shared
+ * anonymous memory: the items' chunks, item-memory.ts), `anonymous` (V8's pages, mmap'd malloc blocks and
+ * threads' arenas), `files` (code and mapped files). Which of them a change grows says what grew.
+ */
+function regions (): Record<string, number> {
+  const sums: Record<string, number> = { brk: 0, shared: 0, anonymous: 0, files: 0 }
+  let name = ''
+  let rss = 0
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line)
+    if (head !== null) {
+      name = head[1] ?? ''
+      continue
+    }
+    if (line.startsWith('Rss:')) rss = Number(/(\d+)/.exec(line)?.[1] ?? 0) * 1024
+    if (line.startsWith('VmFlags:')) {
+      const kind = name === '[heap]' ? 'brk' : / sh /.test(`${line} `) ? 'shared' : name === '' ? 'anonymous' : name.startsWith('/') ? 'files' : 'anonymous'
+      sums[kind] = (sums[kind] ?? 0) + rss
+    }
+  }
+  return sums
+}
 
 const gc = (globalThis as { gc?: () => void }).gc
 if (isMainThread && gc !== undefined) {
@@ -15,7 +39,8 @@ if (isMainThread && gc !== undefined) {
     setTimeout(() => {
       gc()
       const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN)
-      process.stderr.write(`SETTLED ${JSON.stringify({ rssBytes: rssKb * 1024, arrayBuffersBytes: process.memoryUsage().arrayBuffers })}\n`)
+      const { arrayBuffers, heapUsed, heapTotal } = process.memoryUsage()
+      process.stderr.write(`SETTLED ${JSON.stringify({ rssBytes: rssKb * 1024, arrayBuffersBytes: arrayBuffers, heapUsedBytes: heapUsed, heapTotalBytes: heapTotal, regions: regions() })}\n`)
     }, 1000)
   })
 }

@@ -1,6 +1,8 @@
 // A derived version's served order (rank → slot), as pieces of the orders before it rather than one array
 // of the language's length: a change file of a thousand items on a million costs a few thousand pieces,
 // not a 4 MB copy (docs/decisions/026). Past MAX_PIECES the order is written out flat once, in slices.
+// A company list a change file concerned is one too (position → slot), pieces of the loaded list: an edit
+// costs what it changes, not a copy of the company's list.
 
 /** Where a run of ranks comes from: `source[start…]`, or the slots `start…` themselves when `source` is null. */
 interface Piece {
@@ -22,6 +24,11 @@ export class RankOrder {
   /** The order of a loaded listing of `size` items: slot = rank. */
   static identity (size: number): RankOrder {
     return new RankOrder(size === 0 ? [] : [{ source: null, start: 0 }], size === 0 ? [] : [size])
+  }
+
+  /** A list as it is: one piece, `slots` itself (not copied). */
+  static of (slots: Uint32Array): RankOrder {
+    return slots.length === 0 ? RankOrder.identity(0) : new RankOrder([{ source: slots, start: 0 }], [slots.length])
   }
 
   get size (): number {

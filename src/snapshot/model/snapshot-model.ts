@@ -2,7 +2,7 @@
 // no Fastify: the route asks a LanguageListing for a count and a page and gets bytes back.
 import type { ItemMemory } from './item-memory.js'
 import type { ListingLineage } from './slot-space.js'
-import type { RankOrder } from './rank-order.js'
+import { RankOrder } from './rank-order.js'
 
 /**
  * Where each item's served JSON is, by slot. A loaded listing's slots are its ranks (positions in served
@@ -89,9 +89,15 @@ export class PageItems {
   }
 }
 
+/**
+ * A company's slots in served order: a stretch of a loaded listing's array, or, for a company a change file
+ * concerned, pieces of the lists before it (rank-order.ts).
+ */
+export type CompanyList = Uint32Array | RankOrder
+
 /** Company id → the slots of its items, in served order. */
 export interface CompanyLists {
-  get: (company: number) => Uint32Array | undefined
+  get: (company: number) => CompanyList | undefined
 }
 
 /**
@@ -126,12 +132,13 @@ export class CompanyRanks implements CompanyLists {
 
 /**
  * A derived version's company lists: those of the loaded listing it comes from, but for the companies a
- * change file concerned since, whose lists are its own (a list made per change, never a copy of them all).
+ * change file concerned since, whose lists are its own: pieces of the lists before (a few per change),
+ * never a copy of a list, nor of them all.
  */
 export class ChangedCompanies implements CompanyLists {
-  constructor (readonly base: CompanyRanks, readonly changed: ReadonlyMap<number, Uint32Array>) {}
+  constructor (readonly base: CompanyRanks, readonly changed: ReadonlyMap<number, RankOrder>) {}
 
-  get (company: number): Uint32Array | undefined {
+  get (company: number): CompanyList | undefined {
     return this.changed.get(company) ?? this.base.get(company)
   }
 }
@@ -167,20 +174,21 @@ export class LanguageListing {
 
   /** Items linked to a company, or every item when `companies` is null; a union when there are several. */
   page (companies: readonly number[] | null, offset: number, limit: number): Page {
-    if (companies === null && this.order !== null) {
-      // A derived version's page: its slots taken from the order's pieces.
-      const from = Math.min(offset, this.size)
-      const to = Math.min(this.size, from + limit)
-      return { count: this.size, items: new PageItems(this.store, this.order.slots(from, to), 0, to - from) }
+    const list = companies === null ? this.order : this.listFor(companies)
+    if (list instanceof RankOrder) {
+      // A derived version's order, or a list a change file concerned: the page's slots taken from its pieces.
+      const from = Math.min(offset, list.size)
+      const to = Math.min(list.size, from + limit)
+      return { count: list.size, items: new PageItems(this.store, list.slots(from, to), 0, to - from) }
     }
     // Without a filter a loaded listing's slots are the positions themselves.
-    const ranks = companies === null ? null : this.ranksFor(companies)
+    const ranks = list
     const count = ranks === null ? this.size : ranks.length
     const from = Math.min(offset, count)
     return { count, items: new PageItems(this.store, ranks, from, Math.min(count, from + limit)) }
   }
 
-  private ranksFor (companies: readonly number[]): Uint32Array {
+  private listFor (companies: readonly number[]): CompanyList {
     if (companies.length === 1) return this.byCompany.get(companies[0] as number) ?? EMPTY_RANKS
     const ids = [...new Set(companies)].sort((a, b) => a - b)
     if (ids.length === 1) return this.byCompany.get(ids[0] as number) ?? EMPTY_RANKS
@@ -193,6 +201,7 @@ export class LanguageListing {
       return cached
     }
     const lists = ids.map(id => this.byCompany.get(id)).filter(list => list !== undefined)
+      .map(list => list instanceof RankOrder ? list.slots(0, list.size) : list)
     // A loaded listing's slots are ranks, in served order as numbers; a derived one's are compared by keys.
     const union = mergeRanks(lists, this.lineage?.space.before ?? null)
     if (this.unions.size >= UNION_CACHE_SIZE) this.unions.delete(this.unions.keys().next().value as string)
