@@ -1,4 +1,4 @@
-// Issue 23's memory goal read settled (readings resolve about ±2 MB, see `steady`): the service's RSS after full collections, before a change file of
+// Issue 23's memory goal read settled (a reading is two in a row within 2 MB, see `steady`; runs differ by more): the service's RSS after full collections, before a change file of
 // the bench's (1,000 upserts, 100 deletes) and after it is applied, with no requests; then a second one of the
 // same shape (the next 1,100 items): what a change costs a service that has applied one before. The bench's change
 // workload reads RSS under load and unsettled, which moves by tens of MB either way; the goal is "settled +

@@ -153,7 +153,7 @@ function * editedList (old: CompanyList, gone: ReadonlySet<number>, come: readon
     comeAt.push(at(slot))
     yield
   }
-  return yield * list.edit(cuts, Uint32Array.from(come), comeAt, maxPiecesOf(list.size + come.length))
+  return yield * list.edit(cuts, Uint32Array.from(come), comeAt, maxPiecesOf(list.size - cuts.length + come.length))
 }
 
 /**
@@ -166,8 +166,8 @@ function maxPiecesOf (size: number): number {
 }
 
 /**
- * A language's next version: its items' slots removed and added, a new order copied around them, and new
- * lists for the companies of the items removed or added. `listing` null: a language the change creates.
+ * A language's next version: its items' slots removed and added, a new order of pieces cut around them, and
+ * new lists for the companies of the items removed or added. `listing` null: a language the change creates.
  */
 function * deriveListing (
   code: string,
