@@ -12,9 +12,10 @@ export const CHANGE_DELETES = 100
 /**
  * Writes the change file from the first items of a JSON Lines snapshot (no parse of the whole file needed),
  * flushed; returns its size. The title edit marks every upserted item: `(edited)` at the end. `skip`: items
- * passed over first (a second change file of other items).
+ * passed over first (a second change file of other items); `upserts` and `deletes`: another shape than the goal's.
  */
-export async function writeChangeFile (snapshot: string, out: string, id = 'bench-0001', skip = 0): Promise<number> {
+export async function writeChangeFile (snapshot: string, out: string, id = 'bench-0001', skip = 0,
+  upserts = CHANGE_UPSERTS, deletes = CHANGE_DELETES): Promise<number> {
   const lines: string[] = [JSON.stringify({ changes: 'explore', version: 1, id })]
   const input = createReadStream(snapshot)
   const reader = createInterface({ input, crlfDelay: Infinity })
@@ -26,9 +27,9 @@ export async function writeChangeFile (snapshot: string, out: string, id = 'benc
       items++
       continue
     }
-    if (items < CHANGE_UPSERTS) lines.push(JSON.stringify({ op: 'upsert', ...item, translated_title: `${String(item.translated_title)} (edited)` }))
+    if (items < upserts) lines.push(JSON.stringify({ op: 'upsert', ...item, translated_title: `${String(item.translated_title)} (edited)` }))
     else lines.push(JSON.stringify({ op: 'delete', language: item.language, pk: item.pk }))
-    if (++items === CHANGE_UPSERTS + CHANGE_DELETES) break
+    if (++items === upserts + deletes) break
   }
   reader.close()
   input.destroy()

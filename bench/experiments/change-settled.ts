@@ -1,6 +1,9 @@
 // Issue 23's memory goal read settled (a reading is two in a row within 2 MB, see `steady`; runs differ by more): the service's RSS after full collections, before a change file of
 // the bench's (1,000 upserts, 100 deletes) and after it is applied, with no requests; then a second one of the
-// same shape (the next 1,100 items): what a change costs a service that has applied one before. The bench's change
+// same shape (the next 1,100 items): what a change costs a service that has applied one before; FILES=n
+// applies n such files (default 2) and prints the slope of settled RSS per file after the first, which
+// averages out the readings' scatter and leaves out what the first change touches once (code pages);
+// UPSERTS=n DELETES=n another shape of file (a one-item file shows what a first change costs whatever its size). The bench's change
 // workload reads RSS under load and unsettled, which moves by tens of MB either way; the goal is "settled +
 // 3× the change file's size".
 //   npx tsx bench/experiments/change-settled.ts [CHECKOUT] [SNAPSHOT]
@@ -9,7 +12,7 @@
 import { link, mkdir, mkdtemp, rename, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { setTimeout as pause } from 'node:timers/promises'
-import { writeChangeFile } from '../change-file.js'
+import { CHANGE_DELETES, CHANGE_UPSERTS, writeChangeFile } from '../change-file.js'
 import { plainScript } from '../plain-script.js'
 import { experimentSnapshot } from '../snapshots.js'
 import { childEnv, freePort, get, startChild, stopChild, waitUntilAnswering, type Child } from '../processes.js'
@@ -19,7 +22,7 @@ const checkout = resolve(checkoutArg ?? join(import.meta.dirname, '..', '..'))
 const snapshot = experimentSnapshot(snapshotArg)
 const MB = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`
 
-interface Settled { rssBytes: number, arrayBuffersBytes: number, heapUsedBytes: number, heapTotalBytes: number, regions: Record<string, number> }
+interface Settled { rssBytes: number, arrayBuffersBytes: number, heapUsedBytes: number, heapTotalBytes: number, v8MallocedBytes: number, v8PeakMallocedBytes: number, regions: Record<string, number> }
 
 /** The probe's readings, as its lines arrive on the service's stderr (child.output() keeps only the last KB). */
 const readings: Settled[] = []
@@ -81,12 +84,22 @@ async function applied (child: Child, base: string, count: number): Promise<void
 const work = await mkdtemp(join(dirname(snapshot), '.change-settled-'))
 const probe = await plainScript(join(import.meta.dirname, 'settled-probe.ts'), join(import.meta.dirname, '..', '.data'))
 const served = join(work, 'snapshot.jsonl')
-const staged = [join(work, '.change-1.jsonl'), join(work, '.change-2.jsonl')] as const
+/** A whole number from the environment, within bounds (the experiment's knobs). */
+function count (name: string, fallback: number, min: number, max: number): number {
+  const value = Number(process.env[name] ?? fallback)
+  if (!Number.isInteger(value) || value < min || value > max) throw new TypeError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(process.env[name])}`)
+  return value
+}
+const files = count('FILES', 2, 1, 99)
+const upserts = count('UPSERTS', CHANGE_UPSERTS, 0, 100_000)
+const deletes = count('DELETES', CHANGE_DELETES, upserts === 0 ? 1 : 0, 100_000)
+const staged = Array.from({ length: files }, (_, i) => join(work, `.change-${i + 1}.jsonl`))
 let child: Child | undefined
 try {
   await link(snapshot, served)
   await mkdir(`${served}.changes`)
-  const changeBytes = [await writeChangeFile(snapshot, staged[0]), await writeChangeFile(snapshot, staged[1], 'bench-0002', 1100)]
+  const changeBytes: number[] = []
+  for (const [i, file] of staged.entries()) changeBytes.push(await writeChangeFile(snapshot, file, `bench-${String(i + 1).padStart(4, '0')}`, (upserts + deletes) * i, upserts, deletes))
   const port = await freePort()
   child = startChild('service', ['--expose-gc', '--import', probe, join(checkout, 'dist', 'server.js'), '--snapshot-path', served, '--port', String(port), '--watch', 'true', '--log-level', 'info', '--request-log', 'false'],
     { env: { ...childEnv(), STATE_DIR: join(work, 'state') } })
@@ -98,18 +111,35 @@ try {
   await pause(35_000)
   alive(child)
   let before = await steady(child)
+  const rss: number[] = []
   for (const [i, file] of staged.entries()) {
-    await rename(file, join(`${served}.changes`, `000${i + 1}-bench.jsonl`))
+    await rename(file, join(`${served}.changes`, `${String(i + 1).padStart(4, '0')}-bench.jsonl`))
     await applied(child, base, i + 1)
     const after = await steady(child)
+    rss.push(after.rssBytes)
     const bytes = changeBytes[i] as number
     const goal = before.rssBytes + 3 * bytes
     console.log(`change file ${i + 1}, ${MB(bytes)}; settled RSS before ${MB(before.rssBytes)}, after ${MB(after.rssBytes)} ` +
       `(${MB(after.rssBytes - before.rssBytes)} more); goal ≤ ${MB(goal)} (settled + 3× the file): ${after.rssBytes <= goal ? 'met' : 'not met'}`)
     console.log(`  array buffers (the items' chunks and the model's columns): ${MB(before.arrayBuffersBytes)} → ${MB(after.arrayBuffersBytes)}; ` +
-      `V8 heap used ${MB(before.heapUsedBytes)} → ${MB(after.heapUsedBytes)}, its pages ${MB(before.heapTotalBytes)} → ${MB(after.heapTotalBytes)}`)
+      `V8 heap used ${MB(before.heapUsedBytes)} → ${MB(after.heapUsedBytes)}, its pages ${MB(before.heapTotalBytes)} → ${MB(after.heapTotalBytes)}; V8 malloc ${MB(before.v8MallocedBytes)} → ${MB(after.v8MallocedBytes)}, its peak ${MB(before.v8PeakMallocedBytes)} → ${MB(after.v8PeakMallocedBytes)}`)
     console.log(`  resident by mapping: ${Object.entries(after.regions).map(([kind, bytes]) => `${kind} ${MB(before.regions[kind] ?? 0)} → ${MB(bytes)}`).join(', ')}`)
     before = after
+  }
+  if (rss.length >= 3) {
+    // Least squares over the readings after each file: the first file's one-time costs sit in the intercept.
+    const n = rss.length
+    const meanX = (n - 1) / 2
+    const meanY = rss.reduce((sum, y) => sum + y, 0) / n
+    let sxy = 0
+    let sxx = 0
+    for (const [x, y] of rss.entries()) {
+      sxy += (x - meanX) * (y - meanY)
+      sxx += (x - meanX) ** 2
+    }
+    const slope = sxy / sxx
+    const fileBytes = changeBytes.reduce((sum, bytes) => sum + bytes, 0) / changeBytes.length
+    console.log(`settled RSS per change file after the first (least squares over ${n} readings): ${MB(slope)}, ${(slope / fileBytes).toFixed(1)}× the mean file (${MB(fileBytes)}); goal 3×`)
   }
 } finally {
   if (child !== undefined) await stopChild(child)

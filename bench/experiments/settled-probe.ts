@@ -1,10 +1,11 @@
 // Loaded into the service (`node --expose-gc --import ./bench/.data/settled-probe.mjs`, written by
 // `npx tsx bench/plain-script.ts bench/experiments/settled-probe.ts`): on SIGWINCH, which the service
 // neither handles nor dies of, five full collections of the main thread, then one line on stderr,
-// `SETTLED {"rssBytes":…,"arrayBuffersBytes":…,"heapUsedBytes":…,"heapTotalBytes":…,"regions":{…}}`: the settled memory at that moment, as often as asked
+// `SETTLED {"rssBytes":…,"arrayBuffersBytes":…,"heapUsedBytes":…,"heapTotalBytes":…,"v8MallocedBytes":…,"v8PeakMallocedBytes":…,"regions":{…}}`: the settled memory at that moment, as often as asked
 // (the bench's forceGc opens the inspector and can collect once per process). Node modules only: run by
 // plain node, in every thread, and it acts in the main thread alone.
 import { readFileSync } from 'node:fs'
+import { getHeapStatistics } from 'node:v8'
 import { isMainThread } from 'node:worker_threads'
 
 /**
@@ -40,7 +41,9 @@ if (isMainThread && gc !== undefined) {
       gc()
       const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN)
       const { arrayBuffers, heapUsed, heapTotal } = process.memoryUsage()
-      process.stderr.write(`SETTLED ${JSON.stringify({ rssBytes: rssKb * 1024, arrayBuffersBytes: arrayBuffers, heapUsedBytes: heapUsed, heapTotalBytes: heapTotal, regions: regions() })}\n`)
+      // V8's own malloc (the compilers' zones, among others): outside its heap and the array buffers.
+      const { malloced_memory: v8MallocedBytes, peak_malloced_memory: v8PeakMallocedBytes } = getHeapStatistics()
+      process.stderr.write(`SETTLED ${JSON.stringify({ rssBytes: rssKb * 1024, arrayBuffersBytes: arrayBuffers, heapUsedBytes: heapUsed, heapTotalBytes: heapTotal, v8MallocedBytes, v8PeakMallocedBytes, regions: regions() })}\n`)
     }, 1000)
   })
 }
