@@ -62,6 +62,8 @@ t.test('two workers share the port; status and metrics show the whole cluster; a
   t.equal(new Set(after.cluster.workers.map(w => w.version)).size, 1)
   t.not(after.cluster.workers[0]!.version, status.cluster.workers[0]!.version, 'both serve the new file')
   for (let i = 0; i < 4; i++) t.match((await get(cluster.port, '/en/api/internal/explore/?limit=1')).body, /"v2 item/)
+  t.match((await get(cluster.port, '/-/metrics')).body, /^explore_snapshot_reloads_total\{outcome="success"\} 1$/m,
+    'one reload of the cluster counts once, not once a worker')
 
   cluster.child.kill('SIGHUP')
   await cluster.logged(/"msg":"snapshot reloaded"/, 4)

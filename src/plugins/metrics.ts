@@ -10,13 +10,18 @@ import { RequestTally, type RequestSeries } from './request-tally.js'
 
 export default fp(async function metricsPlugin (app) {
   const registry = new Registry()
-  /** A counter of the store's own counts, one series per key of what `read` gives, read when scraped. */
+  /**
+   * A counter of the store's own counts, one series per key of what `read` gives, read when scraped. Across
+   * a cluster's workers, the max: each worker loads the same files and counts the same reloads, change files
+   * and refusals, and a sum would count one event once a worker.
+   */
   const countsBy = (name: string, help: string, label: string, read: () => Record<string, number>): void => {
     new Counter({ // eslint-disable-line no-new
       name,
       help,
       labelNames: [label],
       registers: [registry],
+      aggregator: 'max',
       collect () {
         this.reset()
         for (const [value, count] of Object.entries(read())) this.inc({ [label]: value }, count)
