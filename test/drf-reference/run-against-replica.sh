@@ -23,16 +23,22 @@ pids+=($!)
 rep_port=$(free_port)
 node --import tsx src/server.ts --snapshot-path "$snapshot" --port "$rep_port" --log-level warn &
 pids+=($!)
+# Exit 2, as compare.mjs does when it cannot compare: a server that never answers is not a difference.
+cannot_compare () { echo "test:drf: $1" >&2; exit 2; }
 for port in "$ref_port" "$rep_port"; do
+  up=0
   for _ in $(seq 1 100); do
-    if node -e "require('net').connect($port,'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))"; then break; fi
+    if node -e "require('net').connect($port,'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))"; then up=1; break; fi
     sleep 0.1
   done
+  [ "$up" = 1 ] || cannot_compare "nothing listens on port $port after 10 s ($([ "$port" = "$ref_port" ] && echo 'the DRF reference' || echo 'the replica'))"
 done
 # The replica listens before its snapshot is loaded: wait until it serves one.
+ready=0
 for _ in $(seq 1 300); do
-  if node -e "require('http').get('http://127.0.0.1:$rep_port/-/readyz',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1))"; then break; fi
+  if node -e "require('http').get('http://127.0.0.1:$rep_port/-/readyz',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1))"; then ready=1; break; fi
   sleep 0.1
 done
+[ "$ready" = 1 ] || cannot_compare "the replica did not become ready within 30 s (its log above)"
 # --replica-known: the differences README lists as deliberate are counted apart; any other fails the run.
 node test/drf-reference/compare.mjs --a "http://127.0.0.1:$ref_port" --b "http://127.0.0.1:$rep_port" --random "$random" --seed "$seed" --replica-known
