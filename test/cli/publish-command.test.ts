@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { PublishError } from '../../src/cli/publish-command.js'
 import { DirectoryTarget } from '../../src/cli/publish-to-directory.js'
-import { S3Target } from '../../src/cli/publish-to-s3.js'
+import { multipartEtagOf, S3Target } from '../../src/cli/publish-to-s3.js'
 import { childEnv, freePort, makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')
@@ -214,7 +214,14 @@ if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {
     t.match(head.ETag, /-3"$/, 'a multipart upload of three parts')
     const stored = await (await s3.send(new GetObjectCommand({ Bucket: 'fleet', Key: 'explore/big.jsonl' }))).Body?.transformToByteArray()
     t.ok(stored !== undefined && Buffer.from(stored).equals(bytes), 'its bytes, in order')
+    t.equal(head.ETag, `"${await multipartEtagOf(big, 5 * 1024 * 1024)}"`, 'the store\'s ETag is the parts\' digest, computed here alike')
+    let downloads = 0
+    target['client'].middlewareStack.add((next, context) => async args => {
+      if (context.commandName === 'GetObjectCommand') downloads++
+      return await next(args)
+    }, { step: 'initialize' })
     t.equal(await target.putObject('big.jsonl', big), 'present', 'the same bytes again: no error')
+    t.equal(downloads, 0, 'told by the ETag, with no download')
     const otherBig = join(await tempDir(t), 'big.jsonl')
     await writeFile(otherBig, randomBytes(11 * 1024 * 1024))
     await t.rejects(target.putObject('big.jsonl', otherBig), { message: 's3://fleet/explore/big.jsonl is already published with other content: objects are immutable once published, so publish this one under another name' })
