@@ -33,6 +33,7 @@ export async function writeChangeFile (snapshot: string, out: string, id = 'benc
   }
   reader.close()
   input.destroy()
+  if (items < upserts + deletes) throw new RangeError(`${snapshot} has too few items for a change file of ${upserts} upserts and ${deletes} deletes after ${skip}`)
   const text = lines.join('\n') + '\n'
   await writeFile(out, text)
   await flushed(out)

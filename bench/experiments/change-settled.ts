@@ -1,7 +1,7 @@
 // Issue 23's memory goal read settled (a reading is two in a row within 2 MB, see `steady`; runs differ by more): the service's RSS after full collections, before a change file of
 // the bench's (1,000 upserts, 100 deletes) and after it is applied, with no requests; then a second one of the
 // same shape (the next 1,100 items): what a change costs a service that has applied one before; FILES=n
-// applies n such files (default 2) and prints the slope of settled RSS per file after the first, which
+// applies n such files (default 2) and, from 3, prints the slope of settled RSS per file after the first, which
 // averages out the readings' scatter and leaves out what the first change touches once (code pages);
 // UPSERTS=n DELETES=n another shape of file (a one-item file shows what a first change costs whatever its size). The bench's change
 // workload reads RSS under load and unsettled, which moves by tens of MB either way; the goal is "settled +
@@ -86,7 +86,8 @@ const probe = await plainScript(join(import.meta.dirname, 'settled-probe.ts'), j
 const served = join(work, 'snapshot.jsonl')
 /** A whole number from the environment, within bounds (the experiment's knobs). */
 function count (name: string, fallback: number, min: number, max: number): number {
-  const value = Number(process.env[name] ?? fallback)
+  const text = process.env[name]
+  const value = text === undefined || text === '' ? fallback : Number(text)
   if (!Number.isInteger(value) || value < min || value > max) throw new TypeError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(process.env[name])}`)
   return value
 }

@@ -106,16 +106,16 @@ export class S3Target implements PublishTarget {
     }
   }
 
-  /** Whether the object at `key` has the file's bytes: by size, then by ETag (a single upload's is its MD5). */
+  /** Whether the object at `key` has the file's bytes: by size, then by ETag, else by the bytes themselves. */
   private async holds (key: string, file: string, size: number, head: HeadObjectCommandOutput): Promise<boolean> {
     try {
       if (head.ContentLength !== size) return false
       const etag = head.ETag?.replaceAll('"', '') ?? ''
-      if (/^[0-9a-f]{32}$/.test(etag)) return etag === await digestOf(createReadStream(file), 'md5')
-      // A multipart upload's ETag digests its parts: the same as this file's in our part size is the same
-      // bytes, with no download (a repeated publish of a 1.4 GB snapshot, say).
+      // A single upload's ETag is its MD5; a multipart one's digests its parts: the same as this file's (in
+      // our part size) is the same bytes, with no download (a repeated publish of a 1.4 GB snapshot, say).
+      if (/^[0-9a-f]{32}$/.test(etag) && etag === await digestOf(createReadStream(file), 'md5')) return true
       if (/^[0-9a-f]{32}-\d+$/.test(etag) && etag === await multipartEtagOf(file, partSizeFor(size))) return true
-      // Other bytes, or parts of another size (another tool's upload): compare the bytes.
+      // Other bytes, or an ETag that is no digest of them (another tool's part size, KMS encryption): compare.
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))
       return await digestOf(object.Body as AsyncIterable<Uint8Array>, 'sha256') === await digestOf(createReadStream(file), 'sha256')
     } catch (error) {

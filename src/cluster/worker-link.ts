@@ -81,7 +81,7 @@ export class WorkerLink {
     }
   }
 
-  /** The metrics of every worker, summed by the primary; null when it does not answer in time. */
+  /** The metrics of every worker, combined by the primary; null when it does not answer in time. */
   async clusterMetrics (): Promise<string | null> {
     const { answer } = await askPrimary('metrics', {}, METRICS_TIMEOUT_MS)
     return answer?.text ?? null

@@ -218,7 +218,8 @@ export default fp(async function metricsPlugin (app) {
     tally.record(series as RequestSeries, responseTime / 1000)
   })
 
-  // In a cluster, every worker's registry is read by the primary's AggregatorRegistry, which sums them; any
+  // In a cluster, every worker's registry is read by the primary's AggregatorRegistry, which combines them
+  // by each metric's aggregator (summed, or the max where every worker counts the same thing); any
   // worker answers with the whole cluster's figures (its own alone, if the primary does not answer).
   if (app.cluster !== null) {
     AggregatorRegistry.setRegistries([registry])
