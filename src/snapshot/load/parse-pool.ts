@@ -6,7 +6,11 @@
 // back to the loading thread: logged once, and counted (`explore_parse_pool_fallbacks_total`).
 import { EventEmitter } from 'node:events'
 import { availableParallelism } from 'node:os'
-import { Piscina } from 'piscina'
+import { Piscina, type PiscinaTask } from 'piscina'
+
+/** piscina's balancer, and what it is shown of a thread (types piscina does not export by name). */
+type Balancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>
+type PiscinaWorker = Parameters<Balancer>[1][number]
 import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
 import { ItemBytes } from '../model/item-bytes.js'
 import { memoryPolicy, type MemoryPolicy } from '../memory-policy.js'
@@ -28,6 +32,11 @@ export const INLINE_BATCH_BYTES = 256 * 1024
 export const SCRATCH_BYTES = 2 * THREAD_BATCH_BYTES
 /** More threads than this gain little: the loading thread's reading and merging become the limit. */
 const MAX_THREADS = 4
+/**
+ * Batches a thread holds at once: the one it parses and the next, already in its queue, so that it goes on
+ * without waiting for the loading thread's turn (busy with requests during a reload: docs/decisions/022).
+ */
+const BATCHES_PER_THREAD = 2
 /**
  * Threads idle this long exit, and give their heaps back (~35 MB each, measured: docs/decisions/022); the
  * next large load starts them again. A burst of saves, or a reload after a failed one, finds them warm.
@@ -104,6 +113,8 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
   private readonly idleMs: number
   private failure: string | null = null
   private fallbacks = 0
+  /** Threads the current load may keep busy (its lanes): fewer than all while a snapshot is served. */
+  private lanes: number
   /** How to fail each task in flight, should a thread fail outside one. */
   private readonly inFlight = new Set<(error: Error) => void>()
 
@@ -112,6 +123,7 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
     this.size = options.threads ?? Math.min(availableParallelism(), MAX_THREADS)
     this.script = options.script ?? WORKER
     this.idleMs = options.idleMs ?? POOL_IDLE_MS
+    this.lanes = this.size
   }
 
   status (): PoolStatus {
@@ -131,8 +143,9 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
       if (this.fallbacks === 1) onFallback?.(this.failure as string)
       return new InlineParser()
     }
-    const lanes = Math.max(1, serving ? this.size - 1 : this.size)
-    return new PoolLanes(this, this.pool as Piscina, lanes, this.size)
+    // One load at a time uses the pool (the store loads one file after another): its lanes are the pool's.
+    this.lanes = Math.max(1, serving ? this.size - 1 : this.size)
+    return new PoolLanes(this, this.pool as Piscina, this.lanes, this.size)
   }
 
   /** Stops the threads (the service closing); a later large load starts them again. */
@@ -168,7 +181,15 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
     const workerData: ParseWorkerData = { policy: { ...memoryPolicy() } }
     let pool: Piscina
     try {
-      pool = new Piscina({ filename: this.script.href, minThreads: 0, maxThreads: this.size, idleTimeout: this.idleMs, workerData })
+      pool = new Piscina({
+        filename: this.script.href,
+        minThreads: 0,
+        maxThreads: this.size,
+        idleTimeout: this.idleMs,
+        workerData,
+        concurrentTasksPerWorker: BATCHES_PER_THREAD,
+        loadBalancer: (task, workers) => this.threadFor(task, workers)
+      })
     } catch (error) {
       this.failure = (error as Error).message
       return false
@@ -192,19 +213,40 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
     this.pool = pool
     return true
   }
+
+  /**
+   * Which thread takes `task` (piscina's balancer; null: it waits in piscina's queue, or piscina starts a
+   * thread for it). A batch goes to an idle thread while the load has a lane free, else behind the batch a
+   * busy thread is parsing: it starts there as soon as that one ends, with no turn of the loading thread
+   * between, and no more threads than lanes ever parse at once. The pool's own tasks (`ready`, `rest`) are
+   * one a thread, each on an idle one.
+   */
+  private threadFor (task: PiscinaTask, workers: PiscinaWorker[]): PiscinaWorker | null {
+    const idle = workers.find(worker => worker.currentUsage === 0) ?? null
+    if (task.name !== 'default') return idle
+    const busy = workers.filter(worker => worker.currentUsage > 0)
+    if (busy.length < this.lanes) {
+      if (idle !== null) return idle
+      // A lane with no thread yet (an idle one exited): piscina starts one for this batch.
+      if (workers.length < this.size) return null
+    }
+    let behind: PiscinaWorker | null = null
+    for (const worker of busy) {
+      if (worker.currentUsage < BATCHES_PER_THREAD && (behind === null || worker.currentUsage < behind.currentUsage)) behind = worker
+    }
+    return behind
+  }
 }
 
 /**
- * One load's use of the pool: at most `threads` batches run at once (piscina would give every batch a free
- * thread), and twice as many are in flight, so each lane has its next batch waiting.
+ * One load's use of the pool: `threads` lanes (the pool's balancer keeps its batches on that many threads),
+ * each with its next batch queued on its thread.
  */
 class PoolLanes implements BatchParser {
   readonly depth: number
-  private running = 0
-  private readonly waiting: Array<() => void> = []
 
   constructor (private readonly owner: ParsePool, private readonly pool: Piscina, readonly threads: number, private readonly size: number) {
-    this.depth = 2 * threads
+    this.depth = BATCHES_PER_THREAD * threads
   }
 
   /** One `rest` task a thread: each runs on a thread of its own, all being idle now (memory-policy.ts). */
@@ -214,17 +256,12 @@ class PoolLanes implements BatchParser {
   }
 
   async parse (task: BatchTask): Promise<ParsedBatch> {
-    if (this.running >= this.threads) await new Promise<void>(resolve => this.waiting.push(resolve))
-    this.running++
     try {
       return await this.owner.run(this.pool, task, { transferList: [task.bytes.buffer as ArrayBuffer] }) as ParsedBatch
     } catch (error) {
       // A thread's failure is the service's (a file's problems come back as problems): no `code`, so the
       // store reports it as an unexpected error, not as the editor's.
       throw new Error(`a parse thread failed: ${(error as Error).message}`)
-    } finally {
-      this.running--
-      this.waiting.shift()?.()
     }
   }
 }

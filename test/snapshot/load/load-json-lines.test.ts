@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { SnapshotError } from '../../../src/errors.js'
 import { SnapshotLoader, loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
+import type { BatchTask } from '../../../src/snapshot/load/parse-batch.js'
 import { ParsePool, THREADS_FROM_BYTES } from '../../../src/snapshot/load/parse-pool.js'
 import { READ_CHUNK } from '../../../src/snapshot/load/read-chunks.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
@@ -288,6 +289,34 @@ t.test('parse threads for large files only, and a core left to the requests whil
   const one = new ParsePool({ threads: 1 })
   t.teardown(() => one.close())
   t.equal((await one.parserFor(2 ** 40, true)).threads, 1, 'one thread at least')
+})
+
+/** What the timed script's batches answer: the thread that parsed them and when (Date.now()). */
+interface TimedBatch { threadId: number, start: number }
+
+t.test('a load\'s next batch waits on its lane\'s thread, which goes on to it while the loading thread is busy', async t => {
+  // Batches of 100 ms of a thread's work that say where and when they ran.
+  const timed = await writeLines(t, [
+    'import { threadId } from "node:worker_threads"',
+    'export default function parse () { const start = Date.now(); while (Date.now() < start + 100); return { threadId, start } }',
+    'export function ready () { return true }',
+    'export function rest () {}'
+  ].join('\n'), 'timed.mjs')
+  const pool = new ParsePool({ threads: 2, script: pathToFileURL(timed) })
+  t.teardown(() => pool.close())
+  const batch = (): BatchTask => ({ kind: 'lines', bytes: Buffer.allocUnsafeSlow(1), first: false })
+  const reload = await pool.parserFor(Infinity, true)
+  const both = [reload.parse(batch()), reload.parse(batch())]
+  // The loading thread busy, as with requests during a reload, for longer than the two batches take.
+  const busyUntil = Date.now() + 500
+  while (Date.now() < busyUntil);
+  const [first, second] = await Promise.all(both) as unknown as TimedBatch[]
+  t.equal(first?.threadId, second?.threadId, 'a reload keeps to its one lane: both on one thread')
+  t.ok((second?.start ?? Infinity) < busyUntil, 'the second began behind the first, while the loading thread was busy')
+  reload.done()
+  const load = await pool.parserFor(Infinity, false)
+  const four = await Promise.all(Array.from({ length: 4 }, async () => await load.parse(batch()))) as unknown as TimedBatch[]
+  t.equal(new Set(four.map(answer => answer.threadId)).size, 2, 'a first load: both threads')
 })
 
 t.test('a line too long is named by its number, and caught within a batch of its limit', async t => {
