@@ -137,22 +137,11 @@ function partSizeFor (size: number): number {
  * then `-` and the number of parts.
  */
 export async function multipartEtagOf (file: string, partSize: number): Promise<string> {
+  const { size } = await stat(file)
   const digests: Buffer[] = []
-  let part = createHash('md5')
-  let inPart = 0
-  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
-    for (let at = 0; at < chunk.length;) {
-      const take = Math.min(chunk.length - at, partSize - inPart)
-      part.update(chunk.subarray(at, at + take))
-      at += take
-      inPart += take
-      if (inPart === partSize) {
-        digests.push(part.digest())
-        part = createHash('md5')
-        inPart = 0
-      }
-    }
+  for (let start = 0; start < size; start += partSize) {
+    const part = createReadStream(file, { start, end: Math.min(size, start + partSize) - 1 })
+    digests.push(Buffer.from(await digestOf(part, 'md5'), 'hex'))
   }
-  if (inPart > 0 || digests.length === 0) digests.push(part.digest())
   return `${createHash('md5').update(Buffer.concat(digests)).digest('hex')}-${digests.length}`
 }

@@ -230,11 +230,7 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
       // A lane with no thread yet (an idle one exited): piscina starts one for this batch.
       if (workers.length < this.size) return null
     }
-    let behind: PiscinaWorker | null = null
-    for (const worker of busy) {
-      if (worker.currentUsage < BATCHES_PER_THREAD && (behind === null || worker.currentUsage < behind.currentUsage)) behind = worker
-    }
-    return behind
+    return busy.find(worker => worker.currentUsage < BATCHES_PER_THREAD) ?? null
   }
 }
 
