@@ -1,17 +1,24 @@
-// Issue 23's memory goal read settled (a reading is two in a row within 2 MB, see `steady`; runs differ by more): the service's RSS after full collections, before a change file of
-// the bench's (1,000 upserts, 100 deletes) and after it is applied, with no requests; then a second one of the
-// same shape (the next 1,100 items): what a change costs a service that has applied one before; FILES=n
-// applies n such files (default 2) and, from 3, prints the slope of settled RSS per file after the first, which
-// averages out the readings' scatter and leaves out what the first change touches once (code pages);
-// UPSERTS=n DELETES=n another shape of file (a one-item file shows what a first change costs whatever its size). The bench's change
-// workload reads RSS under load and unsettled, which moves by tens of MB either way; the goal is "settled +
-// 3× the change file's size".
+// Issue 23's memory goal ("settled + 3× the change file's size") read settled: the service's RSS with no
+// requests, after full collections and V8's memory reducer (a reading is two in a row within 2 MB, taken
+// QUIET_SECONDS apart: see `steady`), before a change file of the bench's shape (1,000 upserts, 100 deletes)
+// and after it is applied; then the next files of the same shape (each the next 1,100 items). The bench's
+// change workload reads RSS under load and unsettled, which moves by tens of MB either way.
 //   npx tsx bench/experiments/change-settled.ts [CHECKOUT] [SNAPSHOT]
-// CHECKOUT: a built checkout (default this one); SNAPSHOT: a JSON Lines file (the change file is made from
-// it), default the bench's 1M one.
+// CHECKOUT: a built checkout (default this one); SNAPSHOT: a JSON Lines file (the change files are made from
+// it), default the bench's 1M one. Knobs, from the environment:
+//   FILES=n            change files applied one after another (default 2); from 3, the slope of settled RSS
+//                      per file after the first is printed, which averages out the readings' scatter
+//   UPSERTS=n DELETES=n  another shape of file (a one-item file shows what any first change costs)
+//   QUIET_SECONDS=n    seconds between readings (default 20: V8's memory reducer's wait, `steady`)
+//   SERVE_SECONDS=n    pages served under load for n seconds before the first reading (default 0)
+//   LATE_SECONDS=a,b   more readings a, then b, seconds after the last file
+//   NODE_ARGS="…"      node's flags for the service (e.g. --max-semi-space-size=1)
+// The probe (settled-probe.ts) also takes SPACES=1 (V8's spaces, each reading) and SMAPS_OUT=PREFIX (a copy of
+// /proc/PID/smaps at each reading, PREFIX-1, PREFIX-2, …), passed through to the service.
 import { link, mkdir, mkdtemp, rename, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { setTimeout as pause } from 'node:timers/promises'
+import autocannon from 'autocannon'
 import { CHANGE_DELETES, CHANGE_UPSERTS, writeChangeFile } from '../change-file.js'
 import { plainScript } from '../plain-script.js'
 import { experimentSnapshot } from '../snapshots.js'
@@ -31,7 +38,10 @@ function listen (child: Child): void {
   child.process.stderr?.on('data', (chunk: Buffer) => {
     const lines = (pending + chunk.toString('utf8')).split('\n')
     pending = lines.pop() ?? ''
-    for (const line of lines) if (line.startsWith('SETTLED ')) readings.push(JSON.parse(line.slice('SETTLED '.length)) as Settled)
+    for (const line of lines) {
+      if (line.startsWith('SETTLED ')) readings.push(JSON.parse(line.slice('SETTLED '.length)) as Settled)
+      if (line.startsWith('SPACES ')) console.log(line)
+    }
   })
 }
 
@@ -53,13 +63,17 @@ async function settled (child: Child): Promise<Settled> {
 }
 
 /**
- * Settled readings every 3 s until two in a row are within 2 MB: memory a collection freed goes back to the
- * system over seconds (glibc, V8's unmapping), and one reading right after a load was 100 MB above the next.
+ * Settled readings `quietSeconds` apart until two in a row are within 2 MB: memory a collection freed goes
+ * back to the system over seconds (glibc, V8's unmapping), and one reading right after a load was 100 MB above
+ * the next. The wait is V8's memory reducer's: it compacts the old generation and lets go of the young
+ * generation's pooled pages once allocation has been quiet for some 8 s after a full collection, and a
+ * forced collection starts that wait again, so readings 3 s apart never saw it (one first change read +8.2 MB
+ * that way, and +0.3 MB 20 s later).
  */
 async function steady (child: Child): Promise<Settled> {
   let last = await settled(child)
   for (let i = 0; i < 20; i++) {
-    await pause(3000)
+    await pause(quietSeconds * 1000)
     const next = await settled(child)
     if (Math.abs(next.rssBytes - last.rssBytes) < 2e6) return next
     last = next
@@ -94,6 +108,9 @@ function count (name: string, fallback: number, min: number, max: number): numbe
 const files = count('FILES', 2, 1, 99)
 const upserts = count('UPSERTS', CHANGE_UPSERTS, 0, 100_000)
 const deletes = count('DELETES', CHANGE_DELETES, upserts === 0 ? 1 : 0, 100_000)
+const serveSeconds = count('SERVE_SECONDS', 0, 0, 600)
+const quietSeconds = count('QUIET_SECONDS', 20, 1, 600)
+const lateSeconds = (process.env.LATE_SECONDS ?? '').split(',').filter(text => text !== '').map(Number)
 const staged = Array.from({ length: files }, (_, i) => join(work, `.change-${i + 1}.jsonl`))
 let child: Child | undefined
 try {
@@ -102,11 +119,18 @@ try {
   const changeBytes: number[] = []
   for (const [i, file] of staged.entries()) changeBytes.push(await writeChangeFile(snapshot, file, `bench-${String(i + 1).padStart(4, '0')}`, (upserts + deletes) * i, upserts, deletes))
   const port = await freePort()
-  child = startChild('service', ['--expose-gc', '--import', probe, join(checkout, 'dist', 'server.js'), '--snapshot-path', served, '--port', String(port), '--watch', 'true', '--log-level', 'info', '--request-log', 'false'],
+  child = startChild('service', [...(process.env.NODE_ARGS ?? '').split(' ').filter(arg => arg !== ''), '--expose-gc', '--import', probe, join(checkout, 'dist', 'server.js'), '--snapshot-path', served, '--port', String(port), '--watch', 'true', '--log-level', 'info', '--request-log', 'false'],
     { env: { ...childEnv(), STATE_DIR: join(work, 'state') } })
   listen(child)
   const base = `http://127.0.0.1:${port}`
   await waitUntilAnswering(child, `${base}/-/readyz`, 600_000, 100)
+  if (serveSeconds > 0) {
+    // A replica serves pages before its first change arrives: its young generation and allocators are at the
+    // sizes requests gave them. 400 pages (four languages' offsets and the largest companies), 8 connections.
+    const requests = Array.from({ length: 400 }, (_, i) => ({ method: 'GET' as const, path: `/${['en', 'es', 'fr'][i % 3] as string}/api/internal/explore/?limit=20&offset=${(i * 37) % 2000}${i % 2 === 0 ? `&companies=${[7431, 319, 11205, 8090][i % 4] as number}` : ''}` }))
+    const result = await autocannon({ url: base, connections: 8, duration: serveSeconds, requests })
+    console.log(`served ${result.requests.total} requests in ${serveSeconds} s before the first reading (non-2xx: ${result.non2xx})`)
+  }
   // Read once the listing is made ready for change files (slices after the load, ADR 026) and the parse
   // pool's threads have exited (idle for 30 s, ADR 022): each thread's heap is ~50 MB of RSS.
   await pause(35_000)
@@ -126,6 +150,12 @@ try {
       `V8 heap used ${MB(before.heapUsedBytes)} → ${MB(after.heapUsedBytes)}, its pages ${MB(before.heapTotalBytes)} → ${MB(after.heapTotalBytes)}; V8 malloc ${MB(before.v8MallocedBytes)} → ${MB(after.v8MallocedBytes)}, its peak ${MB(before.v8PeakMallocedBytes)} → ${MB(after.v8PeakMallocedBytes)}`)
     console.log(`  resident by mapping: ${Object.entries(after.regions).map(([kind, bytes]) => `${kind} ${MB(before.regions[kind] ?? 0)} → ${MB(bytes)}`).join(', ')}`)
     before = after
+  }
+  for (const seconds of lateSeconds) {
+    // V8's memory reducer releases pooled pages only once allocation has gone quiet for a while.
+    await pause(seconds * 1000)
+    const late = await settled(child)
+    console.log(`${seconds} s later: settled RSS ${MB(late.rssBytes)} (${MB(late.rssBytes - before.rssBytes)} against the last reading)`)
   }
   if (rss.length >= 3) {
     // Least squares over the readings after each file: the first file's one-time costs sit in the intercept.

@@ -3,9 +3,11 @@
 // neither handles nor dies of, five full collections of the main thread, then one line on stderr,
 // `SETTLED {"rssBytes":…,"arrayBuffersBytes":…,"heapUsedBytes":…,"heapTotalBytes":…,"v8MallocedBytes":…,"v8PeakMallocedBytes":…,"regions":{…}}`: the settled memory at that moment, as often as asked
 // (the bench's forceGc opens the inspector and can collect once per process). Node modules only: run by
-// plain node, in every thread, and it acts in the main thread alone.
-import { readFileSync } from 'node:fs'
-import { getHeapStatistics } from 'node:v8'
+// plain node, in every thread, and it acts in the main thread alone. SPACES=1 adds a line `SPACES {…}` of V8's
+// spaces (each: committed, resident, used bytes); SMAPS_OUT=PREFIX copies /proc/self/smaps to PREFIX-n at the
+// n-th reading, to diff mapping by mapping.
+import { readFileSync, writeFileSync } from 'node:fs'
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8'
 import { isMainThread } from 'node:worker_threads'
 
 /**
@@ -32,6 +34,7 @@ function regions (): Record<string, number> {
   return sums
 }
 
+let copies = 0
 const gc = (globalThis as { gc?: () => void }).gc
 if (isMainThread && gc !== undefined) {
   process.on('SIGWINCH', () => {
@@ -43,6 +46,8 @@ if (isMainThread && gc !== undefined) {
       const { arrayBuffers, heapUsed, heapTotal } = process.memoryUsage()
       // V8's own malloc (the compilers' zones, among others): outside its heap and the array buffers.
       const { malloced_memory: v8MallocedBytes, peak_malloced_memory: v8PeakMallocedBytes } = getHeapStatistics()
+      if (process.env.SPACES === '1') process.stderr.write(`SPACES ${JSON.stringify(Object.fromEntries(getHeapSpaceStatistics().map(space => [space.space_name, [space.space_size, space.physical_space_size, space.space_used_size]])))}\n`)
+      if (process.env.SMAPS_OUT !== undefined) writeFileSync(`${process.env.SMAPS_OUT}-${++copies}`, readFileSync('/proc/self/smaps'))
       process.stderr.write(`SETTLED ${JSON.stringify({ rssBytes: rssKb * 1024, arrayBuffersBytes: arrayBuffers, heapUsedBytes: heapUsed, heapTotalBytes: heapTotal, v8MallocedBytes, v8PeakMallocedBytes, regions: regions() })}\n`)
     }, 1000)
   })
