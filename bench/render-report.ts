@@ -5,7 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { NOISY_CORES, RESULTS_VERSION } from './report.js'
+import { NOISY_CORES, RESULTS_VERSION, settledRises } from './report.js'
 
 export const TABLE_START = '<!-- bench:table:start — written by `npm run bench:report` from bench/results/latest.json; edits here are lost -->'
 export const TABLE_END = '<!-- bench:table:end -->'
@@ -148,7 +148,13 @@ function changeRows (): Row[] {
     ['Change file: stall (event-loop lag max); RSS before → after', size => each(size, c => `${maybe(c.at('lagMaxMs').numberOrNull(), ms)}; ${mb(c.at('rssBeforeBytes').number())} → ${mb(c.at('rssAfterBytes').number())}`)],
     // The whole window's lag max holds the minutes of load after the change too: these two say which stalled.
     ['Change file: lag max until applied; the same load before it', size => each(size, c => `${lagField(c, 'lagMaxUntilCountedMs')}; ${lagField(c, 'lagMaxBeforeMs')}`)],
-    ['Change file: applied in (the service\'s log, after the debounce)', size => each(size, c => c.has('appliedMs') ? maybe(c.at('appliedMs').numberOrNull(), ms) : 'not measured')]
+    ['Change file: applied in (the service\'s log, after the debounce)', size => each(size, c => c.has('appliedMs') ? maybe(c.at('appliedMs').numberOrNull(), ms) : 'not measured')],
+    ['Change file: settled RSS, no requests: the first file after a start, then a second (goal ≤ + 3× the file)', size => each(size, c => {
+      if (!c.has('settled')) return 'not measured'
+      const settled = c.at('settled')
+      const numbers = (key: string): number[] => settled.at(key).items().map(value => value.number())
+      return settledRises({ fileBytes: numbers('fileBytes'), beforeBytes: settled.at('beforeBytes').number(), afterBytes: numbers('afterBytes') })
+    })]
   ]
 }
 

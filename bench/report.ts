@@ -127,6 +127,16 @@ export interface ReloadResult {
 }
 
 /** The change workload: a change file applied to a served JSON Lines snapshot under load (issue 23). */
+/** A change file's settled RSS rises, file by file: `+2.1 MB (1.5×), +1.9 MB (1.4×)`. */
+export function settledRises (settled: NonNullable<ChangesResult['settled']>): string {
+  let before = settled.beforeBytes
+  return settled.afterBytes.map((after, i) => {
+    const rise = after - before
+    before = after
+    return `${rise >= 0 ? '+' : '−'}${(Math.abs(rise) / 1e6).toFixed(1)} MB (${(rise / (settled.fileBytes[i] ?? NaN)).toFixed(1)}×)`
+  }).join(', ')
+}
+
 export interface ChangesResult extends Omit<ReloadResult, 'contender'> {
   /**
    * The work as the service timed it (its "change file applied" log line): from the watcher's debounce to
@@ -136,6 +146,12 @@ export interface ChangesResult extends Omit<ReloadResult, 'contender'> {
   changeBytes: number
   upserts: number
   deletes: number
+  /**
+   * The memory goal's reading (change-memory.ts): settled RSS of a service with no requests before a change
+   * file of this shape, after it (the first after a start) and after a second of the next items. Absent in
+   * results written before it was read, and in --quick runs.
+   */
+  settled?: { fileBytes: number[], beforeBytes: number, afterBytes: number[] }
 }
 
 /**
@@ -461,12 +477,15 @@ export function markdown (result: BenchResult): string {
       ['Applied in (service\'s log)', '--:', ({ c }) => c.appliedMs === undefined || c.appliedMs === null ? 'n/a' : `${ms(c.appliedMs)} ms`],
       ['Event-loop lag max / p99', '--:', ({ c }) => `${c.lagMaxMs === null ? 'n/a' : `${ms(c.lagMaxMs)} ms`} / ${c.lagP99Ms === null ? 'n/a' : `${ms(c.lagP99Ms)} ms`}`],
       ['p50 / p99 / max', '--:', ({ c }) => `${ms(c.load.p50Ms)} / ${ms(c.load.p99Ms)} / ${ms(c.load.maxMs)} ms`],
-      ['RSS before → after (peak)', '--:', ({ c }) => `${mb(c.rssBeforeBytes)} → ${mb(c.rssAfterBytes)} (${mb(c.peakRssBytes)})`]
+      ['RSS before → after (peak)', '--:', ({ c }) => `${mb(c.rssBeforeBytes)} → ${mb(c.rssAfterBytes)} (${mb(c.peakRssBytes)})`],
+      ['Settled RSS, no requests: first file, second (× its size)', '--:', ({ c }) => c.settled === undefined ? 'not measured' : settledRises(c.settled)]
     ], changes))
     lines.push('')
     lines.push('A fresh service with `--watch true` whose change directory exists from the start; the change file is written beside it and ' +
       'renamed into the directory during hot load. Applied after: from the rename to `/-/status` counting it, the watcher\'s debounce (150 ms by default) included, ' +
-      'polled under the load. Applied in: the service\'s own "change file applied" log line, from the debounce\'s end to the new version served (the service logs at info, requests unlogged, for this workload).')
+      'polled under the load. Applied in: the service\'s own "change file applied" log line, from the debounce\'s end to the new version served (the service logs at info, requests unlogged, for this workload). ' +
+      'Settled RSS (the memory goal: + 3× the file): another fresh service with no requests, full collections and readings 20 s apart (V8\'s memory reducer) until two agree within 2 MB, ' +
+      'before the file, after it (the first after a start) and after a second of the next items (bench/change-memory.ts).')
   }
   const fleets = result.sizes.flatMap(size => size.fleet === undefined ? [] : [{ size, f: size.fleet }])
   if (fleets.length > 0) {

@@ -23,6 +23,7 @@ import { plainScript } from './plain-script.js'
 import { ensureSnapshot, formatFor, warmPageCache, type SnapshotInfo } from './snapshots.js'
 import { runMemoryPolicy } from './memory-policy.js'
 import { CHANGE_DELETES, CHANGE_UPSERTS, flushed, writeChangeFile } from './change-file.js'
+import { changeMemory } from './change-memory.js'
 import { fleetChange, fleetMissing } from './fleet-change.js'
 
 /** Sizes from which `npm run bench` checks that each memory trick still pays (a few minutes each). */
@@ -674,7 +675,15 @@ async function changesUnderLoad (contender: Contender, info: SnapshotInfo, optio
   })
   const appliedMs = loggedMs(output, 'change file applied')
   log(`${info.label} change file: applied in ${appliedMs === null ? 'n/a' : `${appliedMs} ms`} by the service's log (from the debounce's end)`)
-  return { ...result, appliedMs, changeBytes, upserts: CHANGE_UPSERTS, deletes: CHANGE_DELETES }
+  if (options.quick) return { ...result, appliedMs, changeBytes, upserts: CHANGE_UPSERTS, deletes: CHANGE_DELETES }
+  // The memory goal, read settled and without requests (the window's RSS under load moves by tens of MB).
+  await waitForQuiet(options)
+  log(`${info.label} change file: settled memory, no requests (two files, readings 20 s apart)`)
+  const memory = await changeMemory(contender.root, info.file, { files: 2, log })
+  const settled = { fileBytes: memory.fileBytes, beforeBytes: memory.before.rssBytes, afterBytes: memory.after.map(reading => reading.rssBytes) }
+  const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`
+  log(`${info.label} change file: settled RSS ${mb(settled.beforeBytes)} before, ${settled.afterBytes.map(mb).join(' after the first, ')} after the second`)
+  return { ...result, appliedMs, changeBytes, upserts: CHANGE_UPSERTS, deletes: CHANGE_DELETES, settled }
 }
 
 /** The `ms` of the last log line (pino JSON) whose msg is `message`, or null. */

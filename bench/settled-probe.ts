@@ -1,5 +1,5 @@
 // Loaded into the service (`node --expose-gc --import ./bench/.data/settled-probe.mjs`, written by
-// `npx tsx bench/plain-script.ts bench/experiments/settled-probe.ts`): on SIGWINCH, which the service
+// `npx tsx bench/plain-script.ts bench/settled-probe.ts`): on SIGWINCH, which the service
 // neither handles nor dies of, five full collections of the main thread, then one line on stderr,
 // `SETTLED {"rssBytes":…,"arrayBuffersBytes":…,"heapUsedBytes":…,"heapTotalBytes":…,"v8MallocedBytes":…,"v8PeakMallocedBytes":…,"regions":{…}}`: the settled memory at that moment, as often as asked
 // (the bench's forceGc opens the inspector and can collect once per process). Node modules only: run by
