@@ -4,7 +4,7 @@
 // such files (each the next items of the snapshot). Run by `npm run bench` on JSON Lines sizes (run.ts) and by
 // bench/experiments/change-settled.ts with more knobs. The change workload under load (run.ts) reads RSS
 // unsettled, which moves by tens of MB either way: this is the reading the goal is judged by.
-import { link, mkdir, mkdtemp, rename, rm } from 'node:fs/promises'
+import { link, mkdir, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { setTimeout as pause } from 'node:timers/promises'
 import autocannon from 'autocannon'
@@ -69,9 +69,11 @@ export async function changeMemory (checkout: string, snapshot: string, options:
   const { files, upserts = CHANGE_UPSERTS, deletes = CHANGE_DELETES, quietSeconds = 20, serveSeconds = 0, lateSeconds = [], nodeArgs = [] } = options
   const log = options.log ?? ((): void => {})
   const readings: SettledReading[] = []
-  // Beside the snapshot, so that it can be hard-linked in (one file system).
-  const work = await mkdtemp(join(dirname(snapshot), '.change-memory-'))
-  const probe = await plainScript(join(import.meta.dirname, 'settled-probe.ts'), join(import.meta.dirname, '.data'))
+  // Beside the snapshot, so that it can be hard-linked in (one file system); one name, emptied first, so that
+  // a run stopped by ^C (whose finally does not run) leaves nothing behind for long (its state/ keeps a copy).
+  const work = join(dirname(snapshot), '.change-memory')
+  await rm(work, { recursive: true, force: true })
+  await mkdir(work)
   const served = join(work, 'snapshot.jsonl')
   const staged = Array.from({ length: files }, (_, i) => join(work, `.change-${i + 1}.jsonl`))
   let child: Child | undefined
@@ -104,6 +106,7 @@ export async function changeMemory (checkout: string, snapshot: string, options:
   }
 
   try {
+    const probe = await plainScript(join(import.meta.dirname, 'settled-probe.ts'), join(import.meta.dirname, '.data'))
     await link(snapshot, served)
     // The directory exists before the start: the service expects change files and makes ready for them.
     await mkdir(`${served}.changes`)
@@ -127,8 +130,8 @@ export async function changeMemory (checkout: string, snapshot: string, options:
       // A replica serves pages before its first change: 400 pages (three languages' offsets, the largest
       // companies of the bench's snapshots), 8 connections.
       const requests = Array.from({ length: 400 }, (_, i) => ({ method: 'GET' as const, path: `/${['en', 'es', 'fr'][i % 3] as string}/api/internal/explore/?limit=20&offset=${(i * 37) % 2000}${i % 2 === 0 ? `&companies=${[7431, 319, 11205, 8090][i % 4] as number}` : ''}` }))
-      const served = await autocannon({ url: base, connections: 8, duration: serveSeconds, requests })
-      log(`served ${served.requests.total} requests in ${serveSeconds} s before the first reading (non-2xx: ${served.non2xx})`)
+      const load = await autocannon({ url: base, connections: 8, duration: serveSeconds, requests })
+      log(`served ${load.requests.total} requests in ${serveSeconds} s before the first reading (non-2xx: ${load.non2xx})`)
     }
     // Once the listing is made ready for change files (slices after the load, ADR 026) and the parse pool's
     // threads have exited (idle for 30 s, ADR 022): each thread's heap is ~50 MB of RSS.

@@ -127,16 +127,6 @@ export interface ReloadResult {
 }
 
 /** The change workload: a change file applied to a served JSON Lines snapshot under load (issue 23). */
-/** A change file's settled RSS rises, file by file: `+2.1 MB (1.5×), +1.9 MB (1.4×)`. */
-export function settledRises (settled: NonNullable<ChangesResult['settled']>): string {
-  let before = settled.beforeBytes
-  return settled.afterBytes.map((after, i) => {
-    const rise = after - before
-    before = after
-    return `${rise >= 0 ? '+' : '−'}${(Math.abs(rise) / 1e6).toFixed(1)} MB (${(rise / (settled.fileBytes[i] ?? NaN)).toFixed(1)}×)`
-  }).join(', ')
-}
-
 export interface ChangesResult extends Omit<ReloadResult, 'contender'> {
   /**
    * The work as the service timed it (its "change file applied" log line): from the watcher's debounce to
@@ -152,6 +142,17 @@ export interface ChangesResult extends Omit<ReloadResult, 'contender'> {
    * results written before it was read, and in --quick runs.
    */
   settled?: { fileBytes: number[], beforeBytes: number, afterBytes: number[] }
+}
+
+/** A change file's settled RSS rises, file by file: `+2.1 MB (+1.5×), −0.2 MB (−0.1×)`. */
+export function settledRises (settled: NonNullable<ChangesResult['settled']>): string {
+  let before = settled.beforeBytes
+  return settled.afterBytes.map((after, i) => {
+    const rise = after - before
+    before = after
+    const sign = rise >= 0 ? '+' : '−'
+    return `${sign}${(Math.abs(rise) / 1e6).toFixed(1)} MB (${sign}${(Math.abs(rise) / (settled.fileBytes[i] ?? NaN)).toFixed(1)}×)`
+  }).join(', ')
 }
 
 /**

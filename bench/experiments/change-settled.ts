@@ -39,7 +39,11 @@ const result = await changeMemory(checkout, snapshot, {
   deletes: count('DELETES', CHANGE_DELETES, upserts === 0 ? 1 : 0, 100_000),
   quietSeconds: count('QUIET_SECONDS', 20, 1, 600),
   serveSeconds: count('SERVE_SECONDS', 0, 0, 600),
-  lateSeconds: (process.env.LATE_SECONDS ?? '').split(',').filter(text => text !== '').map(text => count('LATE_SECONDS', Number(text), 0, 3600)),
+  lateSeconds: (process.env.LATE_SECONDS ?? '').split(',').filter(text => text !== '').map(text => {
+    const seconds = Number(text)
+    if (!Number.isInteger(seconds) || seconds < 0 || seconds > 3600) throw new TypeError(`LATE_SECONDS must be whole numbers from 0 to 3600, comma-separated, got ${JSON.stringify(process.env.LATE_SECONDS)}`)
+    return seconds
+  }),
   nodeArgs: (process.env.NODE_ARGS ?? '').split(' ').filter(arg => arg !== ''),
   onProbeLine: line => { console.log(line) },
   log: line => { console.log(line) }

@@ -5,7 +5,7 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { renderTable, replaceTable, ResultsShapeError, TABLE_END, TABLE_START } from '../../bench/render-report.js'
-import { checkTargets, markdown, sizeFigures, type BenchResult, type SizeResult } from '../../bench/report.js'
+import { checkTargets, markdown, settledRises, sizeFigures, type BenchResult, type SizeResult } from '../../bench/report.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const fixture = (): Record<string, any> => JSON.parse(readFileSync(`${ROOT}test/fixtures/bench/results.json`, 'utf8'))
@@ -188,4 +188,9 @@ t.test('the fleet workload renders where it ran: when each replica served the ch
   size.fleet = { pollSeconds: 5 }
   t.throws(() => renderTable(results), new ResultsShapeError('results.sizes[1].fleet.servedAfterMs: an array expected, found missing'))
   t.notMatch(renderTable(fixture()), 'Fleet', 'no fleet rows when it was not asked for')
+})
+
+t.test('the memory goal\'s settled reading: each file\'s rise over the reading before it, and its multiple of the file', async t => {
+  t.equal(settledRises({ fileBytes: [1_380_000, 1_380_000], beforeBytes: 1_559_400_000, afterBytes: [1_559_300_000, 1_561_200_000] }),
+    '−0.1 MB (−0.1×), +1.9 MB (+1.4×)')
 })

@@ -242,7 +242,7 @@ function isAlive (pid: number): boolean {
 
 /**
  * ISO 8601 times in UTC sort as text, by code unit. Not `localeCompare`: its first call loads ICU's collation
- * data, about 1.7 MB of resident pages for good, which the first change file after a start paid (ADR 026).
+ * data, about 2.1 MB of resident pages for good, which the first change file after a start paid (ADR 026).
  */
 function sortNewestFirst (records: KeptVersion[]): KeptVersion[] {
   return records.sort((a, b) => a.servedAt < b.servedAt ? 1 : a.servedAt > b.servedAt ? -1 : 0)
