@@ -676,7 +676,8 @@ async function changesUnderLoad (contender: Contender, info: SnapshotInfo, optio
   })
   const appliedMs = loggedMs(output, 'change file applied')
   log(`${info.label} change file: applied in ${appliedMs === null ? 'n/a' : `${appliedMs} ms`} by the service's log (from the debounce's end)`)
-  if (options.quick) return { ...result, appliedMs, changeBytes, upserts: CHANGE_UPSERTS, deletes: CHANGE_DELETES }
+  const changes: ChangesResult = { ...result, appliedMs, changeBytes, upserts: CHANGE_UPSERTS, deletes: CHANGE_DELETES }
+  if (options.quick) return changes
   // The memory goal, read settled and without requests (the window's RSS under load moves by tens of MB).
   await waitForQuiet(options)
   log(`${info.label} change file: settled memory, no requests (two files, readings 20 s apart)`)
@@ -684,11 +685,11 @@ async function changesUnderLoad (contender: Contender, info: SnapshotInfo, optio
     const memory = await changeMemory(contender.root, info.file, { files: 2, nodeArgs: options.nodeArgs, log })
     const settled = { fileBytes: memory.fileBytes, beforeBytes: memory.before.rssBytes, afterBytes: memory.after.map(reading => reading.rssBytes) }
     log(`${info.label} change file: settled RSS ${settledRises(settled)}`)
-    return { ...result, appliedMs, changeBytes, upserts: CHANGE_UPSERTS, deletes: CHANGE_DELETES, settled }
+    return { ...changes, settled }
   } catch (error) {
     // The run's other figures stand; the report says "not measured".
     log(`${info.label} change file: settled memory not measured: ${(error as Error).message}`)
-    return { ...result, appliedMs, changeBytes, upserts: CHANGE_UPSERTS, deletes: CHANGE_DELETES }
+    return changes
   }
 }
 

@@ -8,12 +8,13 @@ import { EventEmitter } from 'node:events'
 import { availableParallelism } from 'node:os'
 import { Piscina, type PiscinaTask } from 'piscina'
 
-/** piscina's balancer, and what it is shown of a thread (types piscina does not export by name). */
-type Balancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>
-type PiscinaWorker = Parameters<Balancer>[1][number]
 import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
 import { ItemBytes } from '../model/item-bytes.js'
 import { memoryPolicy, type MemoryPolicy } from '../memory-policy.js'
+
+/** piscina's balancer, and what it is shown of a thread (types piscina does not export by name). */
+type Balancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>
+type PiscinaWorker = Parameters<Balancer>[1][number]
 
 /** Files from this size are parsed on the pool: below it, a file's whole parse is a few hundred ms. */
 export const THREADS_FROM_BYTES = 16 * 1024 * 1024
