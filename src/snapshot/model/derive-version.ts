@@ -9,7 +9,7 @@ import { runInSlices } from '../slices.js'
 import { ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel, type AppliedChange, type CompanyList, type ItemStore } from './snapshot-model.js'
 import type { ItemMemory } from './item-memory.js'
 import { SlotSpace, slotOfPk, type ListingLineage } from './slot-space.js'
-import { MAX_PIECES, RankOrder } from './rank-order.js'
+import { RankOrder } from './rank-order.js'
 
 const EMPTY = new Uint32Array(0)
 
@@ -153,16 +153,7 @@ function * editedList (old: CompanyList, gone: ReadonlySet<number>, come: readon
     comeAt.push(at(slot))
     yield
   }
-  return yield * list.edit(cuts, Uint32Array.from(come), comeAt, maxPiecesOf(list.size - cuts.length + come.length))
-}
-
-/**
- * Pieces beyond which a company's list is written out flat: a piece costs some 30 bytes (an object of two
- * fields and its end) against a slot's 4, so from about one piece in eight slots the flat list is smaller;
- * a tenth leaves room. Never fewer than 16: a small list's pieces cost little either way.
- */
-function maxPiecesOf (size: number): number {
-  return Math.min(MAX_PIECES, Math.max(16, Math.floor(size / 10)))
+  return yield * list.edit(cuts, Uint32Array.from(come), comeAt)
 }
 
 /**

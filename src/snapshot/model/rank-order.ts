@@ -1,18 +1,51 @@
 // A derived version's served order (rank → slot), as pieces of the orders before it rather than one array
 // of the language's length: a change file of a thousand items on a million costs a few thousand pieces,
-// not a 4 MB copy (docs/decisions/026). Past MAX_PIECES the order is written out flat once, in slices.
-// A company list a change file concerned is one too (position → slot), pieces of the loaded list: an edit
-// costs what it changes, not a copy of the company's list.
+// not a 4 MB copy (docs/decisions/026). Once the pieces would cost about as much memory as the flat array,
+// the order is written out flat, in slices (maxPiecesFor). A company list a change file concerned is one
+// too (position → slot), pieces of the loaded list: an edit costs what it changes, not a copy of the list.
 
 /** Where a run of ranks comes from: `source[start…]`, or the slots `start…` themselves when `source` is null. */
 interface Piece {
-  source: Uint32Array | null
-  start: number
+  readonly source: Uint32Array | null
+  readonly start: number
 }
 
-/** Pieces beyond which lookups and copies cost more than a flat array: the order is then flattened. */
-export const MAX_PIECES = 8192
+/**
+ * Pieces beyond which an order of `size` slots is written out flat: a piece costs some 30 bytes (an object
+ * of two fields and its place in two arrays) against a slot's 4, so from about one piece in eight slots the
+ * flat array is smaller; a tenth leaves room. Never fewer than 16: a small order's pieces cost little either
+ * way. No cap of a fixed count: at 1M items the old cap (8,192 pieces) wrote a language's order out flat at
+ * the fourth change file, 4 MB in one file's apply, where its pieces had cost 0.3 MB (docs/decisions/026).
+ */
+export function maxPiecesFor (size: number): number {
+  return Math.max(16, Math.floor(size / 10))
+}
+
 const STEP_MASK = 0x3fff
+/** Pieces copied between two yields of an edit: at most ~0.1 ms of work. */
+const COPY_STEP_MASK = 0xfff
+
+/** The pieces of an order being written, a run that continues the last piece extending it. */
+class PieceWriter {
+  readonly pieces: Piece[] = []
+  readonly ends: number[] = []
+  size = 0
+
+  /** `length` slots of `source` from `start`; `piece`, when given, is that same run's piece, shared. */
+  push (source: Uint32Array | null, start: number, length: number, piece?: Piece): void {
+    if (length <= 0) return
+    const last = this.pieces.at(-1)
+    if (last !== undefined && last.source === source && last.start + (this.size - (this.ends.at(-2) ?? 0)) === start) {
+      this.size += length
+      this.ends[this.ends.length - 1] = this.size
+      return
+    }
+    // A piece is never changed once written (a run extends by its end alone): versions share them.
+    this.pieces.push(piece ?? { source, start })
+    this.size += length
+    this.ends.push(this.size)
+  }
+}
 
 export class RankOrder {
   /**
@@ -79,35 +112,11 @@ export class RankOrder {
 
   /**
    * The order with the ranks `removed` (ascending) left out and the slots `added` put in before the old
-   * ranks `addedAt` (ascending, as `added` is in served order): the old pieces cut around them.
+   * ranks `addedAt` (ascending, as `added` is in served order): the old pieces cut around them, those it
+   * leaves whole shared.
    */
-  * edit (removed: readonly number[], added: Uint32Array, addedAt: readonly number[], maxPieces = MAX_PIECES): Generator<void, RankOrder> {
-    const pieces: Piece[] = []
-    const ends: number[] = []
-    let size = 0
-    const push = (source: Uint32Array | null, start: number, length: number): void => {
-      if (length <= 0) return
-      const last = pieces.at(-1)
-      // A run that continues the last piece extends it.
-      if (last !== undefined && last.source === source && last.start + (size - (ends.at(-2) ?? 0)) === start) {
-        size += length
-        ends[ends.length - 1] = size
-        return
-      }
-      pieces.push({ source, start })
-      size += length
-      ends.push(size)
-    }
-    /** The old ranks `from` to `to`, as (parts of) the old pieces. */
-    const copy = (from: number, to: number): void => {
-      for (let rank = from, p = from < to ? this.pieceOf(from) : 0; rank < to; p++) {
-        const { source, start } = this.pieces[p] as Piece
-        const first = p === 0 ? 0 : this.ends[p - 1] as number
-        const end = Math.min(to, this.ends[p] as number)
-        push(source, start + rank - first, end - rank)
-        rank = end
-      }
-    }
+  * edit (removed: readonly number[], added: Uint32Array, addedAt: readonly number[], maxPieces?: number): Generator<void, RankOrder> {
+    const out = new PieceWriter()
     let from = 0
     let r = 0
     let a = 0
@@ -116,19 +125,31 @@ export class RankOrder {
       const nextRemoved = removed[r] ?? Infinity
       const nextAdded = addedAt[a] ?? Infinity
       if (nextAdded <= nextRemoved) {
-        copy(from, nextAdded)
+        yield * this.copy(out, from, nextAdded)
         from = nextAdded
-        push(added, a++, 1)
+        out.push(added, a++, 1)
       } else {
-        copy(from, nextRemoved)
+        yield * this.copy(out, from, nextRemoved)
         from = nextRemoved + 1
         r++
       }
       if ((++steps & 0xfff) === 0) yield
     }
-    copy(from, this.size)
-    const order = new RankOrder(pieces, ends)
-    return pieces.length > maxPieces ? yield * order.flattened() : order
+    yield * this.copy(out, from, this.size)
+    const order = new RankOrder(out.pieces, out.ends)
+    return out.pieces.length > (maxPieces ?? maxPiecesFor(out.size)) ? yield * order.flattened() : order
+  }
+
+  /** The ranks `from` to `to` written to `out` as (parts of) this order's pieces, a yield every few thousand. */
+  private * copy (out: PieceWriter, from: number, to: number): Generator<void, void> {
+    for (let rank = from, p = from < to ? this.pieceOf(from) : 0; rank < to; p++) {
+      const piece = this.pieces[p] as Piece
+      const first = p === 0 ? 0 : this.ends[p - 1] as number
+      const end = Math.min(to, this.ends[p] as number)
+      out.push(piece.source, piece.start + rank - first, end - rank, rank === first ? piece : undefined)
+      rank = end
+      if ((p & COPY_STEP_MASK) === COPY_STEP_MASK) yield
+    }
   }
 
   /** The same order in one piece of its own: written out in slices. */

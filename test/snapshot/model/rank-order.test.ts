@@ -2,7 +2,7 @@
 // plain array, pieces or flattened.
 import t from 'tap'
 import fc from 'fast-check'
-import { RankOrder } from '../../../src/snapshot/model/rank-order.js'
+import { RankOrder, maxPiecesFor } from '../../../src/snapshot/model/rank-order.js'
 import { runToEnd } from '../../../src/snapshot/slices.js'
 
 /** An edit: ranks to remove (of the order before it) and slots to add at ranks of the order before it. */
@@ -37,4 +37,26 @@ t.test('pieces read as the plain array the same edits make, however many pieces 
     }
   }), { numRuns: 500 })
   t.pass('500 random edit sequences')
+})
+
+t.test('an order stays in pieces until they would cost about its flat array (a tenth of its slots), with no fixed cap', async t => {
+  // At 1M items a cap of 8,192 pieces wrote a language's order (625,000 slots) out flat at the fourth
+  // change file: 2.5 MB at once, for pieces that had cost a tenth of that.
+  const size = 200_000
+  const everyNth = (order: RankOrder, n: number, offset: number): number[] => Array.from({ length: Math.floor((order.size - offset) / n) }, (_, i) => offset + i * n)
+  const plain = Array.from({ length: size }, (_, i) => i)
+  let order = RankOrder.identity(size)
+  // 10,000 removals spread out: some 10,000 pieces, past the old cap and below a tenth of 190,000.
+  const first = everyNth(order, 20, 7)
+  order = runToEnd(order.edit(first, new Uint32Array(0), []))
+  for (const rank of [...first].reverse()) plain.splice(rank, 1)
+  t.ok(order.pieceCount > 8192 && order.pieceCount <= maxPiecesFor(order.size), `${order.pieceCount} pieces for ${order.size} slots: kept as pieces`)
+  t.equal([...order.slots(0, order.size)].join(), plain.join(), 'every slot as the plain array has it')
+  // 15,000 more: past a tenth of the slots left, written out flat.
+  const second = everyNth(order, 12, 5)
+  order = runToEnd(order.edit(second, new Uint32Array(0), []))
+  for (const rank of [...second].reverse()) plain.splice(rank, 1)
+  t.equal(order.pieceCount, 1, `${order.size} slots cut in more pieces than a tenth of them: written out flat`)
+  t.equal([...order.slots(0, order.size)].join(), plain.join(), 'every slot as the plain array has it, flat')
+  t.equal(maxPiecesFor(50), 16, 'a small order may have 16 pieces')
 })
