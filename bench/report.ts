@@ -136,10 +136,12 @@ export interface ChangesResult extends Omit<ReloadResult, 'contender'> {
   changeBytes: number
   upserts: number
   deletes: number
+  /** The load's connections: the bench's --connections, or the steady load's 4. Absent in results written before the steady load (the bench's then). */
+  connections?: number
   /**
    * The memory goal's reading (change-memory.ts): settled RSS of a service with no requests before a change
-   * file of this shape, after it (the first after a start) and after a second of the next items. Absent in
-   * results written before it was read, and in --quick runs.
+   * file of this shape, after it (the first after a start) and after each next file of the next items (one
+   * in earlier runs, two now). Absent in results written before it was read, and in --quick runs.
    */
   settled?: { fileBytes: number[], beforeBytes: number, afterBytes: number[] }
 }
@@ -474,19 +476,24 @@ export function markdown (result: BenchResult): string {
     lines.push(...table<ChangeRow>([
       ['Snapshot', '---', ({ size }) => size.label],
       ['Change file', '---', ({ c }) => `${int(c.upserts)} upserts, ${int(c.deletes)} deletes, ${mb(c.changeBytes)}`],
+      ['Load', '--:', ({ c }) => `${c.connections ?? o.connections} connections`],
       ['Applied after', '--:', ({ c }) => c.reloadMs === null ? '**never counted**' : `${ms(c.reloadMs)} ms`],
       ['Applied in (service\'s log)', '--:', ({ c }) => c.appliedMs === undefined || c.appliedMs === null ? 'n/a' : `${ms(c.appliedMs)} ms`],
       ['Event-loop lag max / p99', '--:', ({ c }) => `${c.lagMaxMs === null ? 'n/a' : `${ms(c.lagMaxMs)} ms`} / ${c.lagP99Ms === null ? 'n/a' : `${ms(c.lagP99Ms)} ms`}`],
+      ['Lag max until applied; the same load before it', '--:', ({ c }) => `${c.lagMaxUntilCountedMs === undefined || c.lagMaxUntilCountedMs === null ? 'n/a' : `${ms(c.lagMaxUntilCountedMs)} ms`}; ${c.lagMaxBeforeMs === undefined || c.lagMaxBeforeMs === null ? 'n/a' : `${ms(c.lagMaxBeforeMs)} ms`}`],
       ['p50 / p99 / max', '--:', ({ c }) => `${ms(c.load.p50Ms)} / ${ms(c.load.p99Ms)} / ${ms(c.load.maxMs)} ms`],
       ['RSS before → after (peak)', '--:', ({ c }) => `${mb(c.rssBeforeBytes)} → ${mb(c.rssAfterBytes)} (${mb(c.peakRssBytes)})`],
-      ['Settled RSS, no requests: first file, second (× its size)', '--:', ({ c }) => c.settled === undefined ? 'not measured' : settledRises(c.settled)]
+      ['Settled RSS, no requests: first file after a start, then each next (× its size)', '--:', ({ c }) => c.settled === undefined ? 'not measured' : settledRises(c.settled)]
     ], changes))
     lines.push('')
     lines.push('A fresh service with `--watch true` whose change directory exists from the start; the change file is written beside it and ' +
-      'renamed into the directory during hot load. Applied after: from the rename to `/-/status` counting it, the watcher\'s debounce (150 ms by default) included, ' +
+      `renamed into the directory during hot load: under the bench's ${o.connections} connections, then under a steady 4 (each asks again when answered), ` +
+      'where the load alone mostly holds the event loop under the stall goal\'s 20 ms on this 2-core machine, so a stall there is the change\'s. Lag max until applied: ' +
+      'from the rename to the count (one poll after it); before it: the same load in the seconds before the rename. Applied after: from the rename to `/-/status` counting it, the watcher\'s debounce (150 ms by default) included, ' +
       'polled under the load. Applied in: the service\'s own "change file applied" log line, from the debounce\'s end to the new version served (the service logs at info, requests unlogged, for this workload). ' +
       'Settled RSS (the memory goal: + 3× the file): another fresh service with no requests, full collections and readings 20 s apart (V8\'s memory reducer) until two agree within 2 MB, ' +
-      'before the file, after it (the first after a start) and after a second of the next items (bench/change-memory.ts).')
+      'before the file, after it and after each of two more of the next items (bench/change-memory.ts). The first file after a start also pays, once a process, ' +
+      'for V8 compiling the change path (its compiler\'s memory kept by glibc: docs/decisions/026); the next ones are what a change costs a running service.')
   }
   const fleets = result.sizes.flatMap(size => size.fleet === undefined ? [] : [{ size, f: size.fleet }])
   if (fleets.length > 0) {
