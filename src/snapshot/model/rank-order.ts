@@ -1,7 +1,7 @@
 // A derived version's served order (rank → slot), as pieces of the orders before it rather than one array
 // of the language's length: a change file of a thousand items on a million costs a few thousand pieces,
-// not a 4 MB copy (docs/decisions/026). Once the pieces would cost about as much memory as the flat array,
-// the order is written out flat, in slices (maxPiecesFor). A company list a change file concerned is one
+// not a 4 MB copy (docs/decisions/026). Before the pieces would cost as much memory as the flat array, the
+// order is written out flat, in slices (maxPiecesFor). A company list a change file concerned is one
 // too (position → slot), pieces of the loaded list: an edit costs what it changes, not a copy of the list.
 
 /** Where a run of ranks comes from: `source[start…]`, or the slots `start…` themselves when `source` is null. */
@@ -11,29 +11,32 @@ interface Piece {
 }
 
 /**
- * Pieces beyond which an order of `size` slots is written out flat: a piece costs some 30 bytes (an object
- * of two fields and its place in two arrays) against a slot's 4, so from about one piece in eight slots the
- * flat array is smaller; a tenth leaves room. Never fewer than 16: a small order's pieces cost little either
- * way. No cap of a fixed count: at 1M items the old cap (8,192 pieces) wrote a language's order out flat at
- * the fourth change file, 4 MB in one file's apply, where its pieces had cost 0.3 MB (docs/decisions/026).
+ * Pieces beyond which an order of `size` slots is written out flat: a piece costs 56 bytes of heap (an
+ * object of two fields and its place in two arrays, measured) against a slot's 4, so from one piece in 14
+ * slots the flat array is smaller; a sixteenth leaves room. Never fewer than 16: a small order's pieces
+ * cost little either way. No fixed cap: one (8,192) flattened the orders at the fourth change file at 1M
+ * (docs/decisions/026).
  */
 export function maxPiecesFor (size: number): number {
-  return Math.max(16, Math.floor(size / 10))
+  return Math.max(16, Math.floor(size / 16))
 }
 
 const STEP_MASK = 0x3fff
-/** Pieces copied between two yields of an edit: at most ~0.1 ms of work. */
-const COPY_STEP_MASK = 0xfff
+/** Pieces written (or edits made) between two yields of an edit: ~0.1 ms of work. */
+const EDIT_STEP_MASK = 0xfff
 
 /** The pieces of an order being written, a run that continues the last piece extending it. */
 class PieceWriter {
   readonly pieces: Piece[] = []
   readonly ends: number[] = []
   size = 0
+  /** Runs pushed, for the edit's yields. */
+  pushed = 0
 
   /** `length` slots of `source` from `start`; `piece`, when given, is that same run's piece, shared. */
   push (source: Uint32Array | null, start: number, length: number, piece?: Piece): void {
     if (length <= 0) return
+    this.pushed++
     const last = this.pieces.at(-1)
     if (last !== undefined && last.source === source && last.start + (this.size - (this.ends.at(-2) ?? 0)) === start) {
       this.size += length
@@ -133,7 +136,7 @@ export class RankOrder {
         from = nextRemoved + 1
         r++
       }
-      if ((++steps & 0xfff) === 0) yield
+      if ((++steps & EDIT_STEP_MASK) === 0) yield
     }
     yield * this.copy(out, from, this.size)
     const order = new RankOrder(out.pieces, out.ends)
@@ -148,7 +151,7 @@ export class RankOrder {
       const end = Math.min(to, this.ends[p] as number)
       out.push(piece.source, piece.start + rank - first, end - rank, rank === first ? piece : undefined)
       rank = end
-      if ((p & COPY_STEP_MASK) === COPY_STEP_MASK) yield
+      if ((out.pushed & EDIT_STEP_MASK) === 0) yield
     }
   }
 

@@ -133,7 +133,7 @@ export class CompanyRanks implements CompanyLists {
 /**
  * A derived version's company lists: those of the loaded listing it comes from, but for the companies a
  * change file concerned since, whose lists are its own: pieces of the lists before (a few per change;
- * written out flat once cut into more than a tenth as many pieces as slots), never a copy of them all.
+ * written out flat once cut into more than a sixteenth as many pieces as slots), never a copy of them all.
  */
 export class ChangedCompanies implements CompanyLists {
   constructor (readonly base: CompanyRanks, readonly changed: ReadonlyMap<number, RankOrder>) {}
