@@ -14,13 +14,13 @@ export function runToEnd<T> (steps: Generator<void, T>): T {
   }
 }
 
-/** Runs the steps with a turn of the event loop before the first and after every `sliceMs` of work. */
+/** Runs the steps with a pause before the first and after every `sliceMs` of work. */
 export async function runInSlices<T> (steps: Generator<void, T>, sliceMs = SLICE_MS): Promise<T> {
   const pacer = new Pacer(sliceMs)
-  // A turn first. The caller's callback may have run a slice already (a change file's read ends with one),
-  // and a pause taken outside the check phase comes back in the same turn, before any timer: the first
-  // two slices ran back to back, 16 ms on a core at the start of every change file's derive at 1M
-  // (docs/decisions/026).
+  // A pause first, so that every slice runs in the check phase. Started from an I/O callback (a change
+  // file's read ends in one), the first slice's pause came back in that same turn's check phase, before
+  // any timer or request, and two slices ran back to back (docs/decisions/026). A pause from the check
+  // phase waits a whole turn.
   await pacer.pause()
   for (;;) {
     const step = steps.next()

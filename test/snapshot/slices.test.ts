@@ -2,9 +2,9 @@
 import t from 'tap'
 import { runInSlices } from '../../src/snapshot/slices.js'
 
-t.test('the first slice runs after a turn of the event loop, not in the caller\'s callback', async t => {
-  // An immediate queued before the call runs before the first step: what the caller's callback did
-  // already (a change file's last batch read, say) is not followed at once by a slice of 8 ms.
+t.test('the first slice runs after a pause, in the check phase, not in the caller\'s callback', async t => {
+  // An immediate queued before the call runs before the first step: the first slice runs in the check
+  // phase, as every later one, and its pause waits a whole turn (timers and requests included).
   let turned = false
   setImmediate(() => { turned = true })
   const firstStepAfterATurn = await runInSlices((function * () { return turned })())
