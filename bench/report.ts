@@ -483,12 +483,15 @@ export function markdown (result: BenchResult): string {
       ['Lag max until applied; the same load before it', '--:', ({ c }) => `${c.lagMaxUntilCountedMs === undefined || c.lagMaxUntilCountedMs === null ? 'n/a' : `${ms(c.lagMaxUntilCountedMs)} ms`}; ${c.lagMaxBeforeMs === undefined || c.lagMaxBeforeMs === null ? 'n/a' : `${ms(c.lagMaxBeforeMs)} ms`}`],
       ['p50 / p99 / max', '--:', ({ c }) => `${ms(c.load.p50Ms)} / ${ms(c.load.p99Ms)} / ${ms(c.load.maxMs)} ms`],
       ['RSS before → after (peak)', '--:', ({ c }) => `${mb(c.rssBeforeBytes)} → ${mb(c.rssAfterBytes)} (${mb(c.peakRssBytes)})`],
-      ['Settled RSS, no requests: first file after a start, then each next (× its size)', '--:', ({ c }) => c.settled === undefined ? 'not measured' : settledRises(c.settled)]
+      ['Settled RSS, no requests: first file after a start, then each next (× its size)', '--:', ({ size, c }) =>
+        c.settled !== undefined ? settledRises(c.settled) : (size.changes ?? []).some(other => other.settled !== undefined) ? 'in the row above' : 'not measured']
     ], changes))
     lines.push('')
+    const loads = [...new Set(changes.map(({ c }) => c.connections ?? o.connections))]
     lines.push('A fresh service with `--watch true` whose change directory exists from the start; the change file is written beside it and ' +
-      `renamed into the directory during hot load: under the bench's ${o.connections} connections, then under a steady 4 (each asks again when answered), ` +
-      'where the load alone mostly holds the event loop under the stall goal\'s 20 ms on this 2-core machine, so a stall there is the change\'s. Lag max until applied: ' +
+      `renamed into the directory during hot load (${loads.map(n => `${n} connections`).join(', then ')}` +
+      `${o.loadRate === undefined ? ', each asking again when answered' : `, at ${o.loadRate} req/s`}; a lighter load, where the load alone holds the event loop less, shows the change's own stall). ` +
+      'Event-loop lag: prom-client\'s, the longest interval between its samples 10 ms apart, so up to 10 ms above the longest hold. Lag max until applied: ' +
       'from the rename to the count (one poll after it); before it: the same load in the seconds before the rename. Applied after: from the rename to `/-/status` counting it, the watcher\'s debounce (150 ms by default) included, ' +
       'polled under the load. Applied in: the service\'s own "change file applied" log line, from the debounce\'s end to the new version served (the service logs at info, requests unlogged, for this workload). ' +
       'Settled RSS (the memory goal: + 3× the file): another fresh service with no requests, full collections and readings 20 s apart (V8\'s memory reducer) until two agree within 2 MB, ' +

@@ -41,9 +41,9 @@ const RELOAD_DIR = join(DATA_DIR, 'reload')
 // A 200k-item snapshot loads in seconds; a minute means something is wrong, not slow.
 const STARTUP_TIMEOUT_MS = 120_000
 /**
- * The change workload's second, steady load: 4 connections, each asking again when answered. Under the
- * bench's 32 the load alone holds this 2-core machine's event loop 20–40 ms, over issue 23's stall goal of
- * 20 ms; at 4 it mostly stays under it, so a stall there is the change's (docs/decisions/026).
+ * The change workload's second, lighter load: 4 connections, each asking again when answered. Under the
+ * bench's 32 the load alone can hold this 2-core machine's event loop near issue 23's stall goal of 20 ms;
+ * at 4 it holds it less, so a stall there is mostly the change's (docs/decisions/026).
  */
 const STEADY_CONNECTIONS = 4
 // Cold pages fetched before the load to learn the mean answer size (and check counts against the generator's).
