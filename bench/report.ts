@@ -495,8 +495,8 @@ export function markdown (result: BenchResult): string {
       'from the rename to the count (one poll after it); before it: the same load in the seconds before the rename. Applied after: from the rename to `/-/status` counting it, the watcher\'s debounce (150 ms by default) included, ' +
       'polled under the load. Applied in: the service\'s own "change file applied" log line, from the debounce\'s end to the new version served (the service logs at info, requests unlogged, for this workload). ' +
       'Settled RSS (the memory goal: + 3× the file): another fresh service with no requests, full collections and readings 20 s apart (V8\'s memory reducer) until two agree within 2 MB, ' +
-      'before the file, after it and after each of two more of the next items (bench/change-memory.ts). The first file after a start also pays, once a process, ' +
-      'for V8 compiling the change path (its compiler\'s memory kept by glibc: docs/decisions/026); the next ones are what a change costs a running service.')
+      'before the file, after it and after each of two more of the next items (bench/change-memory.ts). The first or second file after a start also pays, once a process, ' +
+      'for V8 first optimizing the change path (its compiler\'s memory kept by glibc: docs/decisions/026); the files after it are what a change costs a running service.')
   }
   const fleets = result.sizes.flatMap(size => size.fleet === undefined ? [] : [{ size, f: size.fleet }])
   if (fleets.length > 0) {
