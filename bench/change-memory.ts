@@ -4,6 +4,7 @@
 // such files (each the next items of the snapshot). Run by `npm run bench` on JSON Lines sizes (run.ts) and by
 // bench/experiments/change-settled.ts with more knobs. The change workload under load (run.ts) reads RSS
 // unsettled, which moves by tens of MB either way: this is the reading the goal is judged by.
+import { EventEmitter, once } from 'node:events'
 import { link, mkdir, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { setTimeout as pause } from 'node:timers/promises'
@@ -68,7 +69,7 @@ const STEADY_MAX_READINGS = 20
 export async function changeMemory (checkout: string, snapshot: string, options: ChangeMemoryOptions): Promise<ChangeMemoryResult> {
   const { files, upserts = CHANGE_UPSERTS, deletes = CHANGE_DELETES, quietSeconds = 20, serveSeconds = 0, lateSeconds = [], nodeArgs = [] } = options
   const log = options.log ?? ((): void => {})
-  const readings: SettledReading[] = []
+  const readings = new EventEmitter<{ reading: [SettledReading] }>()
   // Beside the snapshot, so that it can be hard-linked in (one file system); one name, emptied first, so that
   // a run stopped by ^C (whose finally does not run) leaves nothing behind for long (its state/ keeps a copy).
   const work = join(dirname(snapshot), '.change-memory')
@@ -78,27 +79,27 @@ export async function changeMemory (checkout: string, snapshot: string, options:
   const staged = Array.from({ length: files }, (_, i) => join(work, `.change-${i + 1}.jsonl`))
   let child: Child | undefined
 
-  const alive = (): void => {
-    if (child?.exitedYet() === true) throw new Error(`the service exited:\n${child.output()}`)
-  }
-  /** Asks the probe for a settled reading (SIGWINCH) and waits for its line. */
-  const settled = async (): Promise<SettledReading> => {
-    const count = readings.length
-    child?.process.kill('SIGWINCH')
-    for (let waited = 0; waited < READING_TIMEOUT_MS && readings.length === count; waited += 100) {
-      alive()
-      await pause(100)
+  /** Asks the probe for a settled reading (SIGWINCH) and waits for its line; null from `next` when it timed out. */
+  const settled = async (service: Child): Promise<SettledReading> => {
+    const stop = new AbortController()
+    const timer = setTimeout(() => { stop.abort() }, READING_TIMEOUT_MS)
+    const next = once(readings, 'reading', { signal: stop.signal }).then(([reading]) => reading as SettledReading, () => null)
+    service.process.kill('SIGWINCH')
+    try {
+      const reading = await Promise.race([next, service.exited.then(() => null)])
+      if (reading !== null) return reading
+      throw new Error(`${service.exitedYet() ? 'the service exited' : `no settled reading within ${READING_TIMEOUT_MS / 1000} s`}:\n${service.output()}`)
+    } finally {
+      clearTimeout(timer)
+      stop.abort()
     }
-    const reading = readings[count]
-    if (reading === undefined) throw new Error(`no settled reading within ${READING_TIMEOUT_MS / 1000} s:\n${child?.output() ?? ''}`)
-    return reading
   }
   /** Readings `quietSeconds` apart until two in a row are within 2 MB. */
-  const steady = async (): Promise<SettledReading> => {
-    let last = await settled()
+  const steady = async (service: Child): Promise<SettledReading> => {
+    let last = await settled(service)
     for (let i = 0; i < STEADY_MAX_READINGS; i++) {
       await pause(quietSeconds * 1000)
-      const next = await settled()
+      const next = await settled(service)
       if (Math.abs(next.rssBytes - last.rssBytes) < STEADY_WITHIN_BYTES) return next
       last = next
     }
@@ -120,7 +121,7 @@ export async function changeMemory (checkout: string, snapshot: string, options:
       const lines = (pending + chunk.toString('utf8')).split('\n')
       pending = lines.pop() ?? ''
       for (const line of lines) {
-        if (line.startsWith('SETTLED ')) readings.push(JSON.parse(line.slice('SETTLED '.length)) as SettledReading)
+        if (line.startsWith('SETTLED ')) readings.emit('reading', JSON.parse(line.slice('SETTLED '.length)) as SettledReading)
         else if (line.startsWith('SPACES ')) options.onProbeLine?.(line)
       }
     })
@@ -136,18 +137,17 @@ export async function changeMemory (checkout: string, snapshot: string, options:
     // Once the listing is made ready for change files (slices after the load, ADR 026) and the parse pool's
     // threads have exited (idle for 30 s, ADR 022): each thread's heap is ~50 MB of RSS.
     await pause(35_000)
-    alive()
-    const before = await steady()
+    const before = await steady(child)
     const after: SettledReading[] = []
     for (const [i, file] of staged.entries()) {
       await rename(file, join(`${served}.changes`, `${String(i + 1).padStart(4, '0')}-bench.jsonl`))
       await applied(child, base, i + 1)
-      after.push(await steady())
+      after.push(await steady(child))
     }
     const late: SettledReading[] = []
     for (const seconds of lateSeconds) {
       await pause(seconds * 1000)
-      late.push(await settled())
+      late.push(await settled(child))
     }
     return { fileBytes, before, after, late, slopeBytes: after.length >= 3 ? slope(after.map(reading => reading.rssBytes)) : null }
   } finally {

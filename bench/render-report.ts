@@ -144,9 +144,11 @@ function changeRows (): Row[] {
     const changes = size.has('changes') ? size.at('changes').items() : []
     return changes.length === 0 ? 'not run' : changes.map(c => `${c.has('connections') ? `${int(c.at('connections').number())} conn.: ` : ''}${read(c)}`).join(', ')
   }
-  const first = (size: Field, read: (change: Field) => string): string => {
-    const change = size.has('changes') ? size.at('changes').items()[0] : undefined
-    return change === undefined ? 'not run' : read(change)
+  // The settled reading is one per size, carried by the result of the bench's own load.
+  const settledOf = (size: Field, read: (settled: Field) => string): string => {
+    const changes = size.has('changes') ? size.at('changes').items() : []
+    const carrier = changes.find(c => c.has('settled'))
+    return changes.length === 0 ? 'not run' : carrier === undefined ? 'not measured' : read(carrier.at('settled'))
   }
   return [
     ['Change file under load: applied after (its size)', size => each(size, c => `${maybe(c.at('reloadMs').numberOrNull(), ms)} (${int(c.at('upserts').number())} upserts, ${int(c.at('deletes').number())} deletes, ${mb(c.at('changeBytes').number())})`)],
@@ -154,9 +156,7 @@ function changeRows (): Row[] {
     // The whole window's lag max holds the minutes of load after the change too: these two say which stalled.
     ['Change file: lag max until applied; the same load before it', size => each(size, c => `${lagField(c, 'lagMaxUntilCountedMs')}; ${lagField(c, 'lagMaxBeforeMs')}`)],
     ['Change file: applied in (the service\'s log, after the debounce)', size => each(size, c => c.has('appliedMs') ? maybe(c.at('appliedMs').numberOrNull(), ms) : 'not measured')],
-    ['Change file: settled RSS, no requests: the first file after a start, then each next (goal ≤ + 3× the file)', size => first(size, c => {
-      if (!c.has('settled')) return 'not measured'
-      const settled = c.at('settled')
+    ['Change file: settled RSS, no requests: the first file after a start, then each next (goal ≤ + 3× the file)', size => settledOf(size, settled => {
       const numbers = (key: string): number[] => settled.at(key).items().map(value => value.number())
       return settledRises({ fileBytes: numbers('fileBytes'), beforeBytes: settled.at('beforeBytes').number(), afterBytes: numbers('afterBytes') })
     })]

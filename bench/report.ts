@@ -276,6 +276,8 @@ const ratio = (x: number): string => `${x.toFixed(2)}×`
 const int = (x: number): string => Math.round(x).toLocaleString('en-US')
 const ms = (x: number): string => x >= 100 ? x.toFixed(0) : x.toFixed(x >= 10 ? 1 : 2)
 const seconds = (milliseconds: number): string => `${(milliseconds / 1000).toFixed(2)} s`
+/** Milliseconds that may be missing: null when not read, undefined in results written before the figure was. */
+const msOrNa = (x: number | null | undefined): string => x === null || x === undefined ? 'n/a' : `${ms(x)} ms`
 const failures = (r: LoadResult): string => `${r.errors}·${r.non2xx}·${r.timeouts}`
 const formatName = (f: SnapshotFormat): string => f === 'jsonl' ? 'JSON Lines' : 'JSON'
 const clean = (r: LoadResult): boolean => r.errors === 0 && r.non2xx === 0 && r.timeouts === 0
@@ -440,7 +442,6 @@ export function markdown (result: BenchResult): string {
     lines.push('')
     lines.push('### Reload under load: the snapshot replaced while the hot paths are served')
     lines.push('')
-    const lagText = (x: number | null): string => x === null ? 'n/a' : `${ms(x)} ms`
     type ReloadRow = (typeof reloads)[number]
     lines.push(...table<ReloadRow>([
       ['Snapshot', '---', ({ size }) => size.label],
@@ -449,7 +450,7 @@ export function markdown (result: BenchResult): string {
       ['Req/s', '--:', ({ r }) => int(r.load.requestsPerSecond)],
       ['p50 / p99 / max', '--:', ({ r }) => `${ms(r.load.p50Ms)} / ${ms(r.load.p99Ms)} / ${ms(r.load.maxMs)} ms`],
       ['Err·non-2xx·timeouts', ':-:', ({ r }) => failures(r.load)],
-      ['Event-loop lag max / p99', '--:', ({ r }) => `${lagText(r.lagMaxMs)} / ${lagText(r.lagP99Ms)}`],
+      ['Event-loop lag max / p99', '--:', ({ r }) => `${msOrNa(r.lagMaxMs)} / ${msOrNa(r.lagP99Ms)}`],
       // A reload that outlasts the window: its end was not under load, so the latencies miss part of it.
       ['Reload took', '--:', ({ r }) => r.reloadMs === null
         ? '**never counted**'
@@ -478,9 +479,9 @@ export function markdown (result: BenchResult): string {
       ['Change file', '---', ({ c }) => `${int(c.upserts)} upserts, ${int(c.deletes)} deletes, ${mb(c.changeBytes)}`],
       ['Load', '--:', ({ c }) => `${c.connections ?? o.connections} connections`],
       ['Applied after', '--:', ({ c }) => c.reloadMs === null ? '**never counted**' : `${ms(c.reloadMs)} ms`],
-      ['Applied in (service\'s log)', '--:', ({ c }) => c.appliedMs === undefined || c.appliedMs === null ? 'n/a' : `${ms(c.appliedMs)} ms`],
-      ['Event-loop lag max / p99', '--:', ({ c }) => `${c.lagMaxMs === null ? 'n/a' : `${ms(c.lagMaxMs)} ms`} / ${c.lagP99Ms === null ? 'n/a' : `${ms(c.lagP99Ms)} ms`}`],
-      ['Lag max until applied; the same load before it', '--:', ({ c }) => `${c.lagMaxUntilCountedMs === undefined || c.lagMaxUntilCountedMs === null ? 'n/a' : `${ms(c.lagMaxUntilCountedMs)} ms`}; ${c.lagMaxBeforeMs === undefined || c.lagMaxBeforeMs === null ? 'n/a' : `${ms(c.lagMaxBeforeMs)} ms`}`],
+      ['Applied in (service\'s log)', '--:', ({ c }) => msOrNa(c.appliedMs)],
+      ['Event-loop lag max / p99', '--:', ({ c }) => `${msOrNa(c.lagMaxMs)} / ${msOrNa(c.lagP99Ms)}`],
+      ['Lag max until applied; the same load before it', '--:', ({ c }) => `${msOrNa(c.lagMaxUntilCountedMs)}; ${msOrNa(c.lagMaxBeforeMs)}`],
       ['p50 / p99 / max', '--:', ({ c }) => `${ms(c.load.p50Ms)} / ${ms(c.load.p99Ms)} / ${ms(c.load.maxMs)} ms`],
       ['RSS before → after (peak)', '--:', ({ c }) => `${mb(c.rssBeforeBytes)} → ${mb(c.rssAfterBytes)} (${mb(c.peakRssBytes)})`],
       ['Settled RSS, no requests: first file after a start, then each next (× its size)', '--:', ({ size, c }) =>
