@@ -15,7 +15,9 @@ export const NewestSchema = Type.Object({
   etag: Type.Union([Type.String(), Type.Null()], { description: 'The published object\'s ETag; null for a file.' })
 }, { title: 'Newest', description: 'Noticed while pinned, not loaded: unpin loads it.' })
 
-export const KeptVersionSchema = Type.Object({
+// A kept version as the replica records it beside its files (STATE_DIR/versions/<version>/version.json) and as
+// GET /-/versions lists it: one set of fields for both.
+const keptFields = {
   version: Type.String(),
   generatedAt: Type.Union([Type.String(), Type.Null()]),
   items: Items,
@@ -24,7 +26,23 @@ export const KeptVersionSchema = Type.Object({
   chain: Type.Object({
     snapshot: Type.String({ description: 'The kept snapshot file, in the version\'s directory.' }),
     changes: Type.Array(Type.String(), { description: 'Change files applied after it, in order.' })
-  }),
+  })
+}
+
+/**
+ * The record on disk, read back at every start: checked against this, since a state directory outlives the
+ * build that wrote it and may be copied, edited or cut short. `changeDigests` (the digests of `chain.changes`,
+ * in order) is absent in records of older builds.
+ */
+export const KeptRecordSchema = Type.Object({
+  ...keptFields,
+  changeDigests: Type.Optional(Type.Array(Type.String()))
+})
+
+export type KeptRecord = Static<typeof KeptRecordSchema>
+
+export const KeptVersionSchema = Type.Object({
+  ...keptFields,
   served: Type.Boolean({ description: 'Whether it is the version served now.' })
 })
 

@@ -3,7 +3,9 @@
 // (version.json). A version is a chain, a snapshot file then change files applied in order (contract §9), so
 // a version built from change files fits the same record. Plain TypeScript: no Fastify here.
 import { constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { extname, join } from 'node:path'
+import { basename, extname, join } from 'node:path'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { KeptRecordSchema, type KeptRecord } from '../../schemas/versions.js'
 import { fileStamp, type Chain, type ChainFile, type StoreLogger } from '../store/snapshot-store.js'
 import { fileDigest } from '../store/chain-on-disk.js'
 
@@ -14,23 +16,8 @@ export interface VersionChain {
   changes: string[]
 }
 
-/** What is known of a served version: the record kept beside its files. */
-export interface KeptVersion {
-  /** The served version's name: the snapshot's digest, or `<snapshot version>+<last change id>`. */
-  version: string
-  generatedAt: string | null
-  items: Record<string, number>
-  /** When this replica first served it (ISO-8601): the order of the kept versions. */
-  servedAt: string
-  /** Where it came from: the snapshot file's path or the published object's URL. */
-  source: string
-  chain: VersionChain
-  /**
-   * The digests of `chain.changes`, in order (absent in records of older builds): a later version of the
-   * same chain links these files instead of copying them again.
-   */
-  changeDigests?: string[]
-}
+/** What is known of a served version: the record kept beside its files (src/schemas/versions.ts). */
+export type KeptVersion = KeptRecord
 
 /** What has just been served, to be kept: `file` is the file it was loaded from. */
 export interface ServedVersion {
@@ -84,11 +71,9 @@ export class KeptVersions {
         if (sweep && pid !== undefined && !isAlive(Number(pid))) await rm(join(this.options.dir, entry), { recursive: true, force: true })
         continue
       }
-      try {
-        records.push(JSON.parse(await readFile(join(this.options.dir, entry, RECORD), 'utf8')) as KeptVersion)
-      } catch {
-        this.options.log.warn({ version: entry, dir: this.options.dir }, 'a kept version has no readable record: ignored')
-      }
+      const record = await readRecord(join(this.options.dir, entry, RECORD))
+      if (record !== null && isRecordOf(entry, record)) records.push(record)
+      else this.options.log.warn({ version: entry, dir: this.options.dir }, 'a kept version has no readable record: ignored')
     }
     this.records = sortNewestFirst(records)
   }
@@ -229,6 +214,28 @@ export class KeptVersions {
     }
     this.records = this.records.filter(record => stay.has(record.version))
   }
+}
+
+const recordCheck = TypeCompiler.Compile(KeptRecordSchema)
+
+/** A record as it reads, or null when it does not read as one (no file, not JSON, not a record's fields). */
+async function readRecord (file: string): Promise<KeptVersion | null> {
+  try {
+    const record: unknown = JSON.parse(await readFile(file, 'utf8'))
+    return recordCheck.Check(record) ? record : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Whether `record` is the one of directory `entry`: the version it names is that directory, and its files are
+ * names in it. A record copied from elsewhere or edited by hand must never make a rollback read, or a prune
+ * remove, anything outside its own directory.
+ */
+function isRecordOf (entry: string, record: KeptVersion): boolean {
+  const inside = (name: string): boolean => name !== '' && name !== '.' && name !== '..' && basename(name) === name && !name.includes('\\')
+  return record.version === entry && VERSION_NAME.test(entry) && inside(record.chain.snapshot) && record.chain.changes.every(inside)
 }
 
 function isAlive (pid: number): boolean {

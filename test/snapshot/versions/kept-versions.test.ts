@@ -124,3 +124,39 @@ t.test('a version built by change files links the change files an earlier kept v
   t.equal(await readFile(secondB!, 'utf8'), await readFile(b.file, 'utf8'))
   t.same(second!.changeDigests, [a.digest, b.digest])
 })
+
+t.test('a record that is not a kept version\'s (not JSON, other fields, another directory\'s, files outside) is skipped with a warning, and nothing outside is touched', async t => {
+  const dir = await tempDir(t)
+  const versionsDir = join(dir, 'versions')
+  const kept = new KeptVersions({ dir: versionsDir, keep: 1, log: SILENT })
+  await kept.open({ sweep: true })
+  const good = await served(dir, 'good.jsonl', 'good\n')
+  const record = await kept.keep(good, { owned: true })
+  const outside = join(dir, 'precious.jsonl')
+  await writeFile(outside, 'not the replica\'s\n')
+
+  const bad: Record<string, string> = {
+    truncated: JSON.stringify(record).slice(0, 20),
+    null: 'null',
+    array: '[]',
+    empty: '{}',
+    'served-at-a-number': JSON.stringify({ ...record, version: 'served-at-a-number', servedAt: 1 }),
+    'another-directory': JSON.stringify({ ...record, version: 'elsewhere' }),
+    // Newest of all, and beyond KEEP_VERSIONS: were it read, the prune below would remove '..' and a rollback read the file.
+    'parent-dir': JSON.stringify({ ...record, version: '..', servedAt: '2999-01-01T00:00:00.000Z' }),
+    'snapshot-outside': JSON.stringify({ ...record, version: 'snapshot-outside', servedAt: '2999-01-01T00:00:00.000Z', chain: { snapshot: '../../precious.jsonl', changes: [] } }),
+    'change-outside': JSON.stringify({ ...record, version: 'change-outside', chain: { snapshot: 'snapshot.jsonl', changes: ['/etc/hostname'] } })
+  }
+  for (const [name, text] of Object.entries(bad)) {
+    await mkdir(join(versionsDir, name))
+    await writeFile(join(versionsDir, name, 'version.json'), text)
+  }
+  const warned: string[] = []
+  const again = new KeptVersions({ dir: versionsDir, keep: 1, log: { ...SILENT, warn (fields: { version?: string }) { warned.push(String(fields.version)) } } })
+  await again.open({ sweep: true })
+  t.same(again.list(), [record], 'only the good record is read')
+  t.same(warned.sort(), Object.keys(bad).sort(), 'each of the others is named in a warning')
+  await again.prune(good.version)
+  t.equal(await readFile(outside, 'utf8'), 'not the replica\'s\n', 'a file outside the versions is untouched')
+  t.ok(existsSync(join(dir, 'good.jsonl')), 'and so is the directory above')
+})
