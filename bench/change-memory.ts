@@ -43,6 +43,8 @@ export interface ChangeMemoryOptions {
   lateSeconds?: readonly number[]
   /** node's flags for the service. */
   nodeArgs?: readonly string[]
+  /** The service's own flags after the probe's (so they win): the bench's `--service-args`. */
+  serviceArgs?: readonly string[]
   /** Each line of the probe's output that is not a reading (SPACES=1's). */
   onProbeLine?: (line: string) => void
   log?: (line: string) => void
@@ -67,7 +69,7 @@ const STEADY_WITHIN_BYTES = 2e6
 const STEADY_MAX_READINGS = 20
 
 export async function changeMemory (checkout: string, snapshot: string, options: ChangeMemoryOptions): Promise<ChangeMemoryResult> {
-  const { files, upserts = CHANGE_UPSERTS, deletes = CHANGE_DELETES, quietSeconds = 20, serveSeconds = 0, lateSeconds = [], nodeArgs = [] } = options
+  const { files, upserts = CHANGE_UPSERTS, deletes = CHANGE_DELETES, quietSeconds = 20, serveSeconds = 0, lateSeconds = [], nodeArgs = [], serviceArgs = [] } = options
   const log = options.log ?? ((): void => {})
   const readings = new EventEmitter<{ reading: [SettledReading] }>()
   // Beside the snapshot, so that it can be hard-linked in (one file system); one name, emptied first, so that
@@ -114,7 +116,7 @@ export async function changeMemory (checkout: string, snapshot: string, options:
     const fileBytes: number[] = []
     for (const [i, file] of staged.entries()) fileBytes.push(await writeChangeFile(snapshot, file, `bench-${String(i + 1).padStart(4, '0')}`, (upserts + deletes) * i, upserts, deletes))
     const port = await freePort()
-    child = startChild('service', [...nodeArgs, '--expose-gc', '--import', probe, join(checkout, 'dist', 'server.js'), '--snapshot-path', served, '--port', String(port), '--watch', 'true', '--log-level', 'info', '--request-log', 'false'],
+    child = startChild('service', [...nodeArgs, '--expose-gc', '--import', probe, join(checkout, 'dist', 'server.js'), '--snapshot-path', served, '--port', String(port), '--watch', 'true', '--log-level', 'info', '--request-log', 'false', ...serviceArgs],
       { env: { ...childEnv(), STATE_DIR: join(work, 'state') } })
     let pending = ''
     child.process.stderr?.on('data', (chunk: Buffer) => {

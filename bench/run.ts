@@ -697,7 +697,7 @@ async function settledChangeMemory (contender: Contender, info: SnapshotInfo, op
   log(`${info.label} change file: settled memory, no requests (three files, readings 20 s apart)`)
   try {
     // Three: the first or second after a start also pays, once, for V8 first optimizing the change path (docs/decisions/026).
-    const memory = await changeMemory(contender.root, info.file, { files: 3, nodeArgs: options.nodeArgs, log })
+    const memory = await changeMemory(contender.root, info.file, { files: 3, nodeArgs: options.nodeArgs, serviceArgs: contender.args, log })
     const settled = { fileBytes: memory.fileBytes, beforeBytes: memory.before.rssBytes, afterBytes: memory.after.map(reading => reading.rssBytes) }
     log(`${info.label} change file: settled RSS ${settledRises(settled)}`)
     return settled

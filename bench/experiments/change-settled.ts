@@ -13,6 +13,7 @@
 //   SERVE_SECONDS=n    pages served under load for n seconds before the first reading (default 0)
 //   LATE_SECONDS=a,b   more readings: a seconds after the last file, then b seconds after that
 //   NODE_ARGS="…"      node's flags for the service (e.g. --max-semi-space-size=1)
+//   SERVICE_ARGS="…"   the service's own flags (e.g. --workers 2), after the experiment's
 // The probe (bench/settled-probe.ts) also takes SPACES=1 (V8's spaces, each reading) and SMAPS_OUT=PREFIX (a copy of
 // /proc/PID/smaps at each reading, PREFIX-1, PREFIX-2, …), passed through to the service.
 import { join, resolve } from 'node:path'
@@ -45,6 +46,7 @@ const result = await changeMemory(checkout, snapshot, {
     return seconds
   }),
   nodeArgs: (process.env.NODE_ARGS ?? '').split(' ').filter(arg => arg !== ''),
+  serviceArgs: (process.env.SERVICE_ARGS ?? '').split(' ').filter(arg => arg !== ''),
   onProbeLine: line => { console.log(line) },
   log: line => { console.log(line) }
 })
