@@ -11,6 +11,7 @@ import { setTimeout as pause } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import { CHANGE_DELETES, CHANGE_UPSERTS, writeChangeFile } from './change-file.js'
 import { plainScript } from './plain-script.js'
+import { slope } from './report.js'
 import { childEnv, freePort, get, startChild, stopChild, waitUntilAnswering, type Child } from './processes.js'
 
 /** One reading of the probe: the service's memory once collected, at that moment. */
@@ -59,7 +60,7 @@ export interface ChangeMemoryResult {
   after: SettledReading[]
   /** After `lateSeconds`, in order. */
   late: SettledReading[]
-  /** Least squares of settled RSS after each file, per file (from 3 files): the first's one-time costs in its intercept. */
+  /** Least squares of settled RSS after each file, per file (from 3 files; report.ts, slope): the first's one-time costs in its intercept. */
   slopeBytes: number | null
 }
 
@@ -169,18 +170,4 @@ async function applied (child: Child, base: string, count: number): Promise<void
     await pause(100)
   }
   throw new Error(`the change file was not applied within 120 s:\n${child.output()}`)
-}
-
-/** Least squares: the rise of `values` per step. */
-function slope (values: readonly number[]): number {
-  const n = values.length
-  const meanX = (n - 1) / 2
-  const meanY = values.reduce((sum, y) => sum + y, 0) / n
-  let sxy = 0
-  let sxx = 0
-  for (const [x, y] of values.entries()) {
-    sxy += (x - meanX) * (y - meanY)
-    sxx += (x - meanX) ** 2
-  }
-  return sxy / sxx
 }

@@ -694,10 +694,12 @@ async function changesUnderLoad (contender: Contender, info: SnapshotInfo, optio
  */
 async function settledChangeMemory (contender: Contender, info: SnapshotInfo, options: BenchOptions): Promise<ChangesResult['settled']> {
   await waitForQuiet(options)
-  log(`${info.label} change file: settled memory, no requests (three files, readings 20 s apart)`)
+  log(`${info.label} change file: settled memory, no requests (six files, readings 20 s apart)`)
   try {
-    // Three: the first or second after a start also pays, once, for V8 first optimizing the change path (docs/decisions/026).
-    const memory = await changeMemory(contender.root, info.file, { files: 3, nodeArgs: options.nodeArgs, serviceArgs: contender.args, log })
+    // Six, judged by the rise per file over them: single files scatter with the steps in which V8's heap and
+    // malloc's arenas grow, and the first or second after a start also pays, once, for V8 first optimizing
+    // the change path (docs/decisions/026).
+    const memory = await changeMemory(contender.root, info.file, { files: 6, nodeArgs: options.nodeArgs, serviceArgs: contender.args, log })
     const settled = { fileBytes: memory.fileBytes, beforeBytes: memory.before.rssBytes, afterBytes: memory.after.map(reading => reading.rssBytes) }
     log(`${info.label} change file: settled RSS ${settledRises(settled)}`)
     return settled

@@ -194,3 +194,9 @@ t.test('the memory goal\'s settled reading: each file\'s rise over the reading b
   t.equal(settledRises({ fileBytes: [1_380_000, 1_380_000], beforeBytes: 1_559_400_000, afterBytes: [1_559_300_000, 1_561_200_000] }),
     '−0.1 MB (−0.1×), +1.9 MB (+1.4×)')
 })
+
+t.test('from three files on, the settled reading adds the rise per file by least squares, by which the goal is judged', async t => {
+  t.equal(settledRises({ fileBytes: [1_400_000, 1_400_000, 1_400_000], beforeBytes: 1_000_000_000, afterBytes: [1_000_000_000, 1_005_000_000, 1_006_000_000] }),
+    '+0.0 MB (+0.0×), +5.0 MB (+3.6×), +1.0 MB (+0.7×); by slope +3.0 MB a file (+2.1×)')
+  t.equal(settledRises({ fileBytes: [1e6, 1e6, 1e6, 1e6], beforeBytes: 5e8, afterBytes: [5e8, 4.99e8, 4.98e8, 4.97e8] }).split('; ')[1], 'by slope −1.0 MB a file (−1.0×)', 'a fall reads as one')
+})
