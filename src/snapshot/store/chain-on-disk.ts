@@ -1,6 +1,6 @@
 // An editor's chain on disk (contract §9): the change files of a directory, in the order of their names,
 // and the digest that tells two files' contents apart the way a load does (read-chunks.ts).
-import { readdir } from 'node:fs/promises'
+import { lstat, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { FileChunks } from '../load/read-chunks.js'
 
@@ -19,6 +19,24 @@ export async function changeFilesIn (dir: string): Promise<string[]> {
     throw error
   }
   return entries.filter(entry => !entry.isDirectory() && isChangeFileName(entry.name)).map(entry => entry.name).sort((a, b) => a < b ? -1 : a > b ? 1 : 0).map(name => join(dir, name))
+}
+
+/**
+ * Why `file`, named as a change file, cannot be one: a named pipe (opening one waits for a writer for ever,
+ * which held every later reload and the process's exit), a socket or device, a directory behind a link, or a
+ * link to nothing. Null for a regular file, and for one that is not there or not readable: the read says so.
+ */
+export async function notAChangeFile (file: string): Promise<string | null> {
+  try {
+    const info = await stat(file)
+    if (info.isFile()) return null
+    if (info.isDirectory()) return 'a directory, not a file'
+    return info.isFIFO() ? 'a named pipe, not a file' : 'not a regular file (a socket or a device)'
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return null
+    // The link is there and its file is not: not a file removed meanwhile, which changes nothing.
+    return (await lstat(file).catch(() => null))?.isSymbolicLink() === true ? 'a link to a file that does not exist' : null
+  }
 }
 
 /** The digest of `file`'s bytes, as a load computes it (a snapshot's version; a change set's digest). */

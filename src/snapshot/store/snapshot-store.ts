@@ -19,7 +19,7 @@ import type { SnapshotModel } from '../model/snapshot-model.js'
 import type { ChangeSet } from '../changes/change-set.js'
 import { readChangeFile } from '../changes/read-change-file.js'
 import { deriveVersion, prepareForChanges } from '../model/derive-version.js'
-import { changeFilesIn, fileDigest } from './chain-on-disk.js'
+import { changeFilesIn, fileDigest, notAChangeFile } from './chain-on-disk.js'
 
 export interface StoreLogger {
   info: (fields: object, message: string) => void
@@ -401,17 +401,30 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     }
     /** A state built beside the served one and never served: let go. */
     const drop = (model: SnapshotModel): void => { if (model !== this.model && model !== root && model !== this.root) model.memory.retire() }
+    /** The state built here and a root loaded for it: let go when it is not served. */
+    const dropAll = (): void => {
+      drop(state)
+      if (root !== this.root) root?.memory.retire()
+    }
     let outcome: ReloadOutcome = 'loaded'
-    for (const file of chain.changes.slice(from)) {
-      const read = await this.readOnce(file, this.readChanges)
+    for (const [at, file] of chain.changes.entries()) {
+      if (at < from) continue
+      const unfit = await notAChangeFile(file)
+      const read = unfit === null ? await this.readOnce(file, this.readChanges) : { error: new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [unfit]) }
       if (read === 'changed') {
-        drop(state)
-        if (root !== this.root) root?.memory.retire()
+        dropAll()
         return 'superseded'
       }
       if ('error' in read) {
         this.changeCounts.refused++
         outcome = this.refuse(file, read.error, 'change file')
+        // A bad file changes nothing (contract §9): a state built again that would stop short of a change file
+        // served now (one edited into a bad file, or a bad one put before it) is not served; the served
+        // state stays until the file is fixed or removed. A bad file after all that is served only waits.
+        if (!incremental && this.model !== null && this.servesAnyOf(chain.changes.slice(at))) {
+          dropAll()
+          return outcome
+        }
         break
       }
       const next = await deriveVersion(state, read.model)
@@ -467,6 +480,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return { snapshot, changes }
   }
 
+  /** Whether the served state applied any of `files` (paths as the chain names them). */
+  private servesAnyOf (files: readonly string[]): boolean {
+    const served = new Set(this.chain?.changes.map(file => file.file))
+    return files.some(file => served.has(file))
+  }
+
   private appliedLog (model: SnapshotModel, file: string, started: number): void {
     const applied = model.info.changes?.at(-1)
     this.log.info({ changes: file, version: model.info.version, upserts: applied?.upserts, deletes: applied?.deletes, absentDeletes: applied?.absentDeletes, garbageBytes: model.garbageBytes, ms: Date.now() - started }, 'change file applied')
@@ -506,7 +525,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private refuse (file: string, error: unknown, what = 'snapshot'): ReloadOutcome {
     if (isMissing(error)) {
       // The new file's own event brings the next load.
-      this.log.warn({ [what === 'snapshot' ? 'snapshot' : 'changes']: file }, `${what} file is missing; still serving the last good state`)
+      this.log.warn({ [what === 'snapshot' ? 'snapshot' : 'changes']: file }, `${what} is missing; still serving the last good state`)
       return 'missing'
     }
     // The report is shown in /-/status and /-/readyz: an unexpected error's own message stays in the log.

@@ -2,7 +2,8 @@
 // read when the served chain begins the new one; anything else is built again from the chain, a step back
 // too, without loading the same snapshot again; a bad change file changes nothing.
 import t, { type Test } from 'tap'
-import { link, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { link, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '../../../src/snapshot/changes/merge-snapshot.js'
 import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.js'
@@ -131,4 +132,44 @@ t.test('a serve that changes nothing (its change file refused) leaves the served
   t.equal(await store.serve({ snapshot: copy, changes: [files.a!, bad] }), 'failed')
   t.equal(store.servedFiles()?.snapshot.file, snapshot, 'not the copy: a kept version\'s file may be removed after a failed rollback')
   t.equal(loads(), 1)
+})
+
+t.test('a bad file among the served ones (one edited into a bad file, or a bad one put before them) changes nothing; one after them only waits', async t => {
+  const { store, snapshot, files, serves } = await setup(t)
+  await store.serve({ snapshot, changes: [files.a!, files.c!] })
+  const before = pagesOf(store.current()!)
+  const version = store.current()!.info.version
+  const bad = join(snapshot, '..', 'b-bad.jsonl')
+  await writeFile(bad, '{"changes": "explore", "version": 1, "id": "bad"}\n{"op": "upsert"}\n')
+  t.equal(await store.serve({ snapshot, changes: [files.a!, bad, files.c!] }), 'failed', 'put before a served one')
+  t.equal(store.current()!.info.version, version, 'the served version stays')
+  t.same(pagesOf(store.current()!), before, 'and so does every page: c is not taken back')
+  t.match(store.recentFailures()[0], { file: bad, problems: [/b-bad\.jsonl:2:/] })
+
+  await writeFile(files.a!, '{"changes": "explore", "version": 1, "id": "a"}\n{"op": "delete"}\n')
+  t.equal(await store.serve({ snapshot, changes: [files.a!, files.c!] }), 'failed', 'a served one edited into a bad file')
+  t.same(pagesOf(store.current()!), before, 'a and c stay served')
+
+  // Removing a served file while a bad one waits after it: the state without it is served.
+  t.equal(await store.serve({ snapshot, changes: [bad] }), 'failed')
+  await serves([])
+  t.equal(store.status().failedInARow, 3, 'each refusal is reported')
+})
+
+t.test('a change file that is not a regular file (a named pipe, a link to nothing) is refused, never opened: the files after it wait, the process is not held', async t => {
+  const { store, snapshot, files, serves } = await setup(t)
+  await store.serve({ snapshot, changes: [files.a!] })
+  const dir = join(snapshot, '..')
+  const pipe = join(dir, 'b-pipe.jsonl')
+  execFileSync('mkfifo', [pipe])
+  t.equal(await store.serve({ snapshot, changes: [files.a!, pipe, files.c!] }), 'failed')
+  t.match(store.recentFailures()[0], { file: pipe, reason: 'invalid', problems: ['a named pipe, not a file'] })
+  await serves(['a'])
+  const dangling = join(dir, 'b-link.jsonl')
+  await symlink(join(dir, 'nowhere.jsonl'), dangling)
+  t.equal(await store.serve({ snapshot, changes: [files.a!, dangling, files.c!] }), 'failed')
+  t.match(store.recentFailures()[0], { file: dangling, problems: ['a link to a file that does not exist'] })
+  await serves(['a'])
+  t.equal(await store.serve({ snapshot, changes: [files.a!, files.c!] }), 'loaded', 'gone from the chain: the next file applies')
+  await serves(['a', 'c'])
 })
