@@ -165,8 +165,11 @@ t.test('a burst of change files: all applied, in name order', async t => {
   await servesMerged(t, editor, ['0001', '0002', '0003', '0004'])
 })
 
-t.test('a change file edited after it was applied: the state is built again with the new content', async t => {
+t.test('a change file edited after it was applied: the state is built again with the new content, under new ETags', async t => {
   const editor = await editorApp(t, ['0001', '0002'])
+  const page = '/en/api/internal/explore/?companies=1'
+  const before = await editor.app.inject(page)
+  const version = (await status(editor.app)).snapshot.version as string
   const reloaded = once(editor.app.snapshots, 'reloaded')
   // 0001 now holds what 0003 holds, under its own name.
   await writeFile(join(editor.dir, '0001.jsonl'), changeText('c0001', CHANGES['0003']!))
@@ -176,6 +179,12 @@ t.test('a change file edited after it was applied: the state is built again with
   const file = join(await tempDir(t), 'merged.json')
   await writeFile(file, JSON.stringify(applyChangesToSnapshot(editor.doc, [CHANGES['0003']!, CHANGES['0002']!])))
   t.same(pagesOf(editor.app.snapshots.current()!), pagesOf(await loadSnapshotFile(file)))
+  // The version's name says only the last change's id: the same name now, other bytes.
+  t.equal((await status(editor.app)).snapshot.version, version, 'the same version name')
+  const after = await editor.app.inject({ url: page, headers: { 'if-none-match': before.headers.etag as string } })
+  t.equal(after.statusCode, 200, 'a client holding the page before the edit is not told it is current')
+  t.not(after.headers.etag, before.headers.etag)
+  t.not(after.body, before.body)
 })
 
 t.test('a change file removed: the state without it is served; one inserted earlier in the order: built again with it', async t => {

@@ -78,7 +78,7 @@ export function answerPage (model: SnapshotModel, request: PageRequest, settings
     throw negotiatedAs(error as HttpError, indent)
   }
   const origin = linkOrigin(request, settings)
-  const etag = entityTag(model.info.version, origin, request.url, indent)
+  const etag = entityTag(model.info.contentVersion ?? model.info.version, origin, request.url, indent)
   const headers = pageHeaders(settings, request, etag)
   // Decided before the page is made: a current copy costs no page.
   if (notModified(request.headers['if-none-match'], etag)) return notModifiedAnswer(headers)

@@ -4,6 +4,7 @@
 // as pieces of the one before cut around the changes (rank-order.ts); every other list, every item's bytes and every language it does not
 // touch are shared with the version before. Built beside the served version in slices, and swapped in
 // by the store in one assignment.
+import { createHash } from 'node:crypto'
 import type { ChangeSet, UpsertOp } from '../changes/change-set.js'
 import { runInSlices } from '../slices.js'
 import { ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel, type AppliedChange, type CompanyList, type ItemStore } from './snapshot-model.js'
@@ -93,12 +94,14 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
   }
   const snapshotVersion = model.info.snapshotVersion ?? model.info.version
   const applied: AppliedChange = { id: changes.id, source: changes.source, digest: changes.digest, generatedAt: changes.generatedAt, upserts, deletes, absentDeletes }
+  const chain = [...(model.info.changes ?? []), applied]
   const info = {
     ...model.info,
     version: `${snapshotVersion}+${changes.id}`,
     loadedAt: now,
     snapshotVersion,
-    changes: [...(model.info.changes ?? []), applied]
+    changes: chain,
+    contentVersion: `${snapshotVersion}+${createHash('sha1').update(chain.map(change => change.digest).join('\n')).digest('base64url').slice(0, 16)}`
   }
   return new SnapshotModel(info, listings, memory, garbageBytes)
 }

@@ -282,6 +282,12 @@ export interface SnapshotInfo {
    */
   snapshotVersion?: string
   changes?: readonly AppliedChange[]
+  /**
+   * What a derived version's ETags start with: the snapshot's digest and a digest of its change files'
+   * digests in order. Its name (`version`) says only the last change's id, so an edited change file, or two
+   * of one id, would serve other bytes under a tag a client already holds. Absent: `version` says it all.
+   */
+  contentVersion?: string
 }
 
 /** One loaded snapshot: what a request is answered from, start to finish. */
