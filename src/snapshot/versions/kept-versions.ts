@@ -120,8 +120,11 @@ export class KeptVersions {
 
   private async keepNow (served: ServedVersion, owned: boolean): Promise<KeptVersion | null> {
     if (!VERSION_NAME.test(served.version)) throw new Error(`"${served.version}" cannot name a directory`)
+    // A version's name says its snapshot and its last change's id, not its other change files: the same name
+    // with other change files (one edited after it was applied, two files of one id) is other content, and
+    // replaces what is kept under the name, so that going back to it serves what was served under it last.
     const known = this.records.find(record => record.version === served.version)
-    if (known !== undefined) return known
+    if (known !== undefined && (known.changeDigests ?? []).join('\n') === (served.changes ?? []).map(change => change.digest).join('\n')) return known
     // A version built by change files (`<snapshot>+<change id>`, contract §9) is its snapshot and its change
     // files: the snapshot alone kept under its name would roll back to other content.
     const changes = served.changes ?? []
@@ -178,13 +181,20 @@ export class KeptVersions {
         ...(changes.length === 0 ? {} : { changeDigests: changes.map(change => change.digest) })
       }
       await writeFile(join(building, RECORD), `${JSON.stringify(record, null, 2)}\n`)
+      const place = join(this.options.dir, served.version)
+      // The version kept under this name before, moved aside (a hidden name: swept at a start if this process
+      // dies before it is removed) so that its directory can take the new one in one rename.
+      const replaced = known === undefined ? null : join(this.options.dir, `.keeping-${process.pid}-${++this.sequence}`)
+      if (replaced !== null) await rename(place, replaced)
       try {
-        await rename(building, join(this.options.dir, served.version))
+        await rename(building, place)
       } catch (error) {
         // Kept meanwhile by another process sharing the directory (a cluster's former primary, say).
         if (!['ENOTEMPTY', 'EEXIST'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error
+      } finally {
+        if (replaced !== null) await rm(replaced, { recursive: true, force: true })
       }
-      this.records = sortNewestFirst([record, ...this.records])
+      this.records = sortNewestFirst([record, ...this.records.filter(kept => kept !== known)])
       this.options.log.info({ version: record.version, generatedAt: record.generatedAt, kept: how, source: record.source }, 'served version kept')
       await this.prune(served.version)
       return record

@@ -160,3 +160,29 @@ t.test('a record that is not a kept version\'s (not JSON, other fields, another 
   t.equal(await readFile(outside, 'utf8'), 'not the replica\'s\n', 'a file outside the versions is untouched')
   t.ok(existsSync(join(dir, 'good.jsonl')), 'and so is the directory above')
 })
+
+t.test('a version of the same name with other change files (one edited after it was applied) replaces the one kept under that name', async t => {
+  const dir = await tempDir(t)
+  const versionsDir = join(dir, 'versions')
+  const kept = new KeptVersions({ dir: versionsDir, keep: 5, log: SILENT })
+  await kept.open({ sweep: true })
+  const snapshot = await served(dir, 'snapshot.json', '{"s": 1}')
+  const file = join(dir, 'x.jsonl')
+  const change = async (text: string) => {
+    await writeFile(file, text)
+    return { file, digest: createHash('sha1').update(text).digest('base64url'), stamp: await fileStamp(file) }
+  }
+  const version = `${snapshot.version}+x`
+  const first = await change('{"changes": "explore", "version": 1, "id": "x"}\n"title A"\n')
+  await kept.keep({ ...snapshot, version, changes: [first] }, { owned: false })
+  t.equal((await kept.keep({ ...snapshot, version, changes: [first] }, { owned: false }))?.changeDigests?.[0], first.digest, 'the same content: kept once')
+  const edited = await change('{"changes": "explore", "version": 1, "id": "x"}\n"title B, edited"\n')
+  const record = await kept.keep({ ...snapshot, version, changes: [edited] }, { owned: false })
+  t.same(record?.changeDigests, [edited.digest])
+  t.equal(await readFile(kept.chainOf(kept.get(version)!).changes[0]!, 'utf8'), '{"changes": "explore", "version": 1, "id": "x"}\n"title B, edited"\n', 'going back to the name serves what was served under it last')
+  t.same(kept.list().map(r => r.version), [version], 'one record of the name')
+  t.same((await readdir(versionsDir)).filter(name => name.startsWith('.')), [], 'nothing left aside')
+  const again = new KeptVersions({ dir: versionsDir, keep: 5, log: SILENT })
+  await again.open({ sweep: true })
+  t.same(again.list(), kept.list(), 'and a restart reads the same')
+})
