@@ -7,7 +7,7 @@ import '../../schemas/formats.js'
 import { JsonLinesHeaderSchema } from '../../schemas/snapshot.js'
 import type { BatchMemory } from './batch-memory.js'
 import type { FileChunks } from './read-chunks.js'
-import type { BatchMerge, FormatRules, MergeQueue, MergeTarget } from './merge-batches.js'
+import { problemsInOrder, type BatchMerge, type FormatRules, type MergeQueue, type MergeTarget } from './merge-batches.js'
 import { lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
 import type { BatchParser } from './parse-pool.js'
 import { preview } from './validation-report.js'
@@ -15,6 +15,12 @@ import type { Framing, FramingParts } from './load-snapshot.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
 const NEWLINE = 0x0a
+
+/** What a file of the other kind is told, by the key its header has. */
+const OTHER_KIND = {
+  changes: 'this is a change file (its header says "changes"), not a snapshot: give it as a change file, after the snapshot it changes',
+  snapshot: 'this is a snapshot (its header says "snapshot"), not a change file: give it as the snapshot, before its change files'
+}
 
 /** Longest line: an item is a few KB; a longer line is a JSON document named as JSON Lines, or worse. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -69,17 +75,25 @@ export class LineFraming implements Framing, FormatRules {
     }
     const filled = carried + read
     const cut = buffer.lastIndexOf(NEWLINE, filled - 1)
+    // The line carried in may end in this read past the limit: a read is a whole batch however close the
+    // carry was to it, so a line up to a batch longer than allowed was parsed whole.
+    if (carried > 0 && cut !== -1 && buffer.indexOf(NEWLINE, carried) > this.maxLineBytes) {
+      memory.give(buffer)
+      return this.tooLong()
+    }
     this.carryInRead = cut === -1
     // Copied out before the buffer moves.
     this.carry = cut === -1 ? buffer.subarray(0, filled) : cut + 1 < filled ? ownCopy(buffer.subarray(cut + 1, filled)) : null
     if (cut !== -1) this.send(buffer.subarray(0, cut + 1))
-    if ((this.carry?.length ?? 0) > this.maxLineBytes) {
-      // Its number is known once every line before it is merged.
-      const limit = this.maxLineBytes >= 1024 * 1024 ? `${this.maxLineBytes / 1024 / 1024} MiB` : `${this.maxLineBytes} bytes`
-      this.queue.step(() => this.merge.problem(`${this.name}:${this.lines + 1}: line ${this.lines + 1} is longer than ${limit}: is it one JSON document named .jsonl?`) && false)
-      return false
-    }
+    if ((this.carry?.length ?? 0) > this.maxLineBytes) return this.tooLong()
     return true
+  }
+
+  /** Reading stops at a line longer than allowed; its number is known once every line before it is merged. */
+  private tooLong (): false {
+    const limit = this.maxLineBytes >= 1024 * 1024 ? `${this.maxLineBytes / 1024 / 1024} MiB` : `${this.maxLineBytes} bytes`
+    this.queue.step(() => this.merge.problem(`${this.name}:${this.lines + 1}: line ${this.lines + 1} is longer than ${limit}: is it one JSON document named .jsonl?`) && false)
+    return false
   }
 
   /** The last line, without its `\n`. */
@@ -96,8 +110,23 @@ export class LineFraming implements Framing, FormatRules {
   }
 
   private send (bytes: Buffer): void {
-    this.queue.batch(this.parser.parse({ kind: 'lines', bytes, first: this.first, changes: this.changes }), batch => this.merge.merge(batch, this))
+    this.queue.batch(this.parser.parse({ kind: 'lines', bytes, first: this.first, changes: this.changes }), batch => !this.otherKind(batch) && this.merge.merge(batch, this))
     this.first = false
+  }
+
+  /**
+   * Whether the file's header is the other kind's (a change file given as a snapshot, or a snapshot as a
+   * change file): said in one problem, and the file read no further, rather than every line's missing fields.
+   */
+  private otherKind (batch: ParsedBatch): boolean {
+    const { header } = batch
+    if (header === null || this.content) return false
+    const [own, other] = this.changes ? ['changes', 'snapshot'] : ['snapshot', 'changes']
+    if (own in header.value || !(other in header.value)) return false
+    const { report } = this.merge
+    problemsInOrder(batch, problem => report.add(`${this.where(problem)}${problem.text}`))(header.at)
+    report.add(`${this.name}:${this.lines + header.at}: ${this.changes ? OTHER_KIND.snapshot : OTHER_KIND.changes}`)
+    return true
   }
 
   // The format's rules for the merge (FormatRules); a batch's lines are numbered from 1.
