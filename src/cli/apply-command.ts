@@ -3,6 +3,7 @@
 // (snapshot/changes/merge-snapshot.ts), the result written through the snapshot writer and checked again.
 import { parseArgs } from 'node:util'
 import { SnapshotError, UsageError } from '../errors.js'
+import { refuseInputAsOut } from './output-not-input.js'
 import { readChangeFile } from '../snapshot/changes/read-change-file.js'
 import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '../snapshot/changes/merge-snapshot.js'
 import { startsWithBom } from '../snapshot/load/json-text.js'
@@ -17,7 +18,8 @@ Writes the snapshot that SNAPSHOT becomes with the change files applied in the o
 serves for that chain (the same pages). Every file is checked first as a replica checks it. FILE's extension
 gives its format (.json: format v1, .jsonl/.ndjson: JSON Lines); it is replaced in one rename, once it loads.
 Memory: the whole snapshot, as parsed items.
-  --out FILE   the snapshot to write
+  --out FILE   the snapshot to write: not one of the inputs (by any path or link); missing directories are
+               created
 Exit 0 written, 1 a file is invalid or cannot be read (nothing written), 2 bad usage.
 `
 
@@ -34,6 +36,7 @@ export async function applyCommand (argv: string[]): Promise<number> {
   if (positionals.length < 2) throw new UsageError('expected a snapshot and at least one change file')
   if (values.out === undefined) throw new UsageError('--out FILE is required')
   const [snapshotFile, ...changeFiles] = positionals as [string, ...string[]]
+  await refuseInputAsOut(values.out, [['the snapshot', snapshotFile], ...changeFiles.map(file => ['the change file', file] as [string, string])])
   const started = performance.now()
 
   let document: SnapshotDocument

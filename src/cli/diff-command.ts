@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto'
 import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SnapshotError, UsageError } from '../errors.js'
+import { refuseInputAsOut } from './output-not-input.js'
+import { CHANGE_ID_MAX_LENGTH, CHANGE_ID_PATTERN } from '../schemas/change-file.js'
 import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import { readItems } from '../snapshot/read-items.js'
 import { fileStamp } from '../snapshot/store/snapshot-store.js'
@@ -17,13 +19,13 @@ each by its extension): an upsert for every item that is new or changed in NEW, 
 no longer has. Both snapshots are checked as the service checks them first. Memory: a digest per item of
 OLD; NEW is streamed.
   --out FILE   the change file to write (.jsonl), replaced in one rename
-  --id ID      the change's name in the file's header (letters, digits, ., _, -); default: --out's name
-               without .jsonl (chg-0003.jsonl → chg-0003)
+  --id ID      the change's name in the file's header (letters, digits, ., _, -; ${CHANGE_ID_MAX_LENGTH} at most);
+               default: --out's name without .jsonl (chg-0003.jsonl → chg-0003)
 Exit 0 written, 1 a snapshot is invalid or cannot be read (nothing written), 2 bad usage.
 `
 
-/** A change's id (contract §9). */
-const ID = /^[A-Za-z0-9._-]+$/
+/** A change's id (contract §9), as a change file's header is checked. */
+const ID = new RegExp(CHANGE_ID_PATTERN)
 
 export async function diffCommand (argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -44,7 +46,11 @@ export async function diffCommand (argv: string[]): Promise<number> {
       ? `--out's name ${JSON.stringify(id)} is not a change id (letters, digits, ., _, -): give one with --id`
       : `--id must be letters, digits, ., _ or -, got ${JSON.stringify(id)}`)
   }
+  if (id.length > CHANGE_ID_MAX_LENGTH) {
+    throw new UsageError(`${values.id === undefined ? '--out\'s name' : '--id'} is ${id.length} characters long; a change id has at most ${CHANGE_ID_MAX_LENGTH}${values.id === undefined ? ': give one with --id' : ''}`)
+  }
   const [oldFile, newFile] = positionals as [string, string]
+  await refuseInputAsOut(values.out, [['the old snapshot', oldFile], ['the new snapshot', newFile]])
   const started = performance.now()
 
   // Checked whole, one at a time (memory: one model), and not changed before they are read again.

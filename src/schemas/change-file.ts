@@ -6,11 +6,20 @@ import { LANGUAGE_PATTERN } from './snapshot.js'
 
 /** A change's name: it ends the served version's name (`<snapshot>+<id>`), so nothing that reads as a path. */
 export const CHANGE_ID_PATTERN = '^[A-Za-z0-9._-]+$'
+/**
+ * The version's name is also a kept version's directory (file names stop at 255 bytes), and status and the
+ * logs show it: an id is a name, not a message.
+ */
+export const CHANGE_ID_MAX_LENGTH = 100
 
 export const ChangesHeaderSchema = Type.Object({
   changes: Type.Literal('explore'),
   version: Type.Literal(1),
-  id: Type.String({ pattern: CHANGE_ID_PATTERN, description: 'The change\'s name: letters, digits, `.`, `_`, `-`.' }),
+  id: Type.String({
+    pattern: CHANGE_ID_PATTERN,
+    maxLength: CHANGE_ID_MAX_LENGTH,
+    description: `The change's name: letters, digits, \`.\`, \`_\`, \`-\`; ${CHANGE_ID_MAX_LENGTH} characters at most.`
+  }),
   generated_at: Type.Optional(Type.String({
     format: 'date-time',
     description: 'ISO-8601 timestamp of the change.'

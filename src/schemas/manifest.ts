@@ -12,9 +12,15 @@ export const MANIFEST_SUFFIX = 'manifest.json'
  */
 const OBJECT_NAME_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9._-]*$'
 
+/**
+ * A replica keeps each object as a file of that name, downloaded first under a longer temporary one
+ * (`.<name>.download-<pid>`), and file names stop at 255 bytes: room is left for that.
+ */
+const OBJECT_NAME_MAX_LENGTH = 200
+
 const ObjectName = (description: string, extension: string) => Type.String({
   pattern: OBJECT_NAME_PATTERN.replace('*$', `*\\.(${extension})$`),
-  maxLength: 255,
+  maxLength: OBJECT_NAME_MAX_LENGTH,
   description
 })
 

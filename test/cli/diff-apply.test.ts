@@ -3,7 +3,7 @@
 // each is in; the change file holds only what changed; and every refusal's exit code.
 import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
-import { readFile, writeFile } from 'node:fs/promises'
+import { link, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
@@ -169,6 +169,8 @@ t.test('diff and apply refuse what they cannot do: exit 1 with the reason, nothi
     [['diff', good, good, '--out', join(dir, 'x.json')], '--out must name a .jsonl file'],
     [['diff', good, good, '--out', join(dir, 'a b.jsonl')], '--out\'s name "a b" is not a change id'],
     [['diff', good, good, '--out', out, '--id', 'a/b'], '--id must be letters, digits, ., _ or -, got "a/b"'],
+    [['diff', good, good, '--out', out, '--id', 'a'.repeat(101)], '--id is 101 characters long; a change id has at most 100'],
+    [['diff', good, good, '--out', join(dir, `${'a'.repeat(101)}.jsonl`)], '--out\'s name is 101 characters long; a change id has at most 100: give one with --id'],
     [['apply', good, '--out', out], 'expected a snapshot and at least one change file'],
     [['apply', good, badChange], '--out FILE is required']
   ] as Array<[string[], string]>) {
@@ -178,4 +180,59 @@ t.test('diff and apply refuse what they cannot do: exit 1 with the reason, nothi
   }
   t.match((await run('diff', '--help')).stdout, /^Usage: explore-replica diff OLD NEW --out CHANGES\.jsonl/)
   t.match((await run('apply', '--help')).stdout, /^Usage: explore-replica apply SNAPSHOT CHANGES\.jsonl… --out FILE/)
+})
+
+/** A two-item JSON Lines snapshot and a change file that deletes one, in a directory of their own. */
+async function snapshotAndChange (t: Test): Promise<{ dir: string, snapshot: string, changes: string }> {
+  const dir = await tempDir(t)
+  const snapshot = join(dir, 'snap.jsonl')
+  await writeFile(snapshot, toJsonLines({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(2, '2024-01-01', [])] } }))
+  const changes = join(dir, 'chg-0001.jsonl')
+  await writeFile(changes, `${JSON.stringify({ changes: 'explore', version: 1, id: 'chg-0001' })}\n${JSON.stringify({ op: 'delete', language: 'en', pk: 1 })}\n`)
+  return { dir, snapshot, changes }
+}
+
+t.test('apply and diff never write over their inputs: an --out that is one by any path (resolved, a symbolic or hard link) is bad usage, exit 2', async t => {
+  const { dir, snapshot, changes } = await snapshotAndChange(t)
+  await symlink(changes, join(dir, 'to-changes.jsonl'))
+  await link(snapshot, join(dir, 'also-snap.jsonl'))
+  const inputs = async () => [await readFile(snapshot, 'utf8'), await readFile(changes, 'utf8')]
+  const before = await inputs()
+  for (const [out, input] of [
+    [changes, `the change file ${changes}`],
+    // Not a path join() would leave as it is; `sub` does not exist, so only the resolved paths tell.
+    [`${dir}/sub/../snap.jsonl`, `the snapshot ${snapshot}`],
+    [join(dir, 'to-changes.jsonl'), `the change file ${changes}`],
+    [join(dir, 'also-snap.jsonl'), `the snapshot ${snapshot}`]
+  ] as Array<[string, string]>) {
+    const result = await run('apply', snapshot, changes, '--out', out)
+    t.equal(result.code, 2, out)
+    t.equal(result.stderr, `explore-replica apply: --out ${out} is ${input}: it would be overwritten; write the result to another file\nRun explore-replica apply --help for the options.\n`)
+  }
+  t.same(await inputs(), before, 'no input written over')
+  const newAsOut = await run('diff', snapshot, join(dir, 'also-snap.jsonl'), '--out', join(dir, 'also-snap.jsonl'))
+  t.equal(newAsOut.code, 2, 'diff too: its NEW snapshot as --out')
+  // also-snap.jsonl is a hard link of snap.jsonl, the OLD one: named first.
+  t.match(newAsOut.stderr, `--out ${join(dir, 'also-snap.jsonl')} is the old snapshot ${snapshot}: it would be overwritten`)
+  t.same(await inputs(), before, 'still nothing written over')
+
+  // A directory --out names that does not exist yet is created, as diff's and convert's --out are.
+  const deeper = join(dir, 'new', 'deeper', 'merged.jsonl')
+  const applied = await run('apply', snapshot, changes, '--out', deeper)
+  t.equal(applied.code, 0, applied.stderr)
+  t.ok((await stat(deeper)).isFile())
+  const diffed = await run('diff', snapshot, deeper, '--out', join(dir, 'other', 'chg-0002.jsonl'))
+  t.equal(diffed.code, 0, diffed.stderr)
+})
+
+t.test('a change file given as the snapshot, or a snapshot as a change file, is told so in one problem', async t => {
+  const { dir, snapshot, changes } = await snapshotAndChange(t)
+  const out = join(dir, 'merged.jsonl')
+  const swapped = await run('apply', changes, snapshot, '--out', out)
+  t.equal(swapped.code, 1)
+  t.equal(swapped.stderr, `snapshot ${changes} is invalid (1 problem):\n  chg-0001.jsonl:1: this is a change file (its header says "changes"), not a snapshot: give it as a change file, after the snapshot it changes\nnothing written\n`)
+  const twice = await run('apply', snapshot, snapshot, '--out', out)
+  t.equal(twice.code, 1)
+  t.equal(twice.stderr, `snapshot ${snapshot} is invalid (1 problem):\n  snap.jsonl:1: this is a snapshot (its header says "snapshot"), not a change file: give it as the snapshot, before its change files\nnothing written\n`)
+  await t.rejects(readFile(out), { code: 'ENOENT' }, 'nothing written')
 })

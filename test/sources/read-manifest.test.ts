@@ -43,3 +43,13 @@ t.test('a name that leaves the manifest\'s folder is refused: no "..", no folder
   ])
   t.same(problemsOf(manifest('snap.jsonl', ['chg-0001.jsonl', 'chg-0001.jsonl'])), ['changes: a change file is listed twice'])
 })
+
+t.test('a name longer than 200 characters is refused: a replica keeps each object as a file, under a longer temporary name first', async t => {
+  const manifest = (snapshot: string, changes: string[] = []) => JSON.stringify({ manifest: 'explore', version: 1, snapshot, changes })
+  const long = (length: number, extension: string) => `${'a'.repeat(length - extension.length)}${extension}`
+  t.same(problemsOf(manifest(long(201, '.jsonl'), ['chg-0001.jsonl', long(300, '.jsonl')])), [
+    `snapshot: "${'a'.repeat(56)}... is 201 characters long; at most 200`,
+    `changes[1]: "${'a'.repeat(56)}... is 300 characters long; at most 200`
+  ])
+  t.same(parseManifest(manifest(long(200, '.json'), [long(200, '.jsonl')])).snapshot.length, 200, '200 is still a name')
+})

@@ -59,8 +59,9 @@ export interface ParsedBatch extends RenderedItems {
    */
   problems: BatchProblem[]
   /**
-   * JSON Lines: the batch's first JSON value, when it looks like a header (a `snapshot`, no `pk`); not
-   * checked as an item. It is the file's header only if no line before the batch held a JSON value.
+   * JSON Lines: the batch's first JSON value, when it looks like a header (a `snapshot` or a `changes`, no
+   * `pk`, or for a change file no `op`); not checked as an item. It is the file's header only if no line
+   * before the batch held a JSON value.
    */
   header: { at: number, value: Record<string, unknown> } | null
   /** Whether a line of the batch held a JSON value (no header may come after one). */
@@ -285,8 +286,9 @@ class LineBatch extends BatchCollector {
       this.changeLine(value as Record<string, unknown>, at, first)
       return
     }
-    // A header names the snapshot and is no item (an item may carry any extra field, `snapshot` too).
-    if (first && 'snapshot' in value && !('pk' in value)) {
+    // A header names the snapshot and is no item (an item may carry any extra field, `snapshot` too); a
+    // change file's names the change, and the framing says the file is one.
+    if (first && ('snapshot' in value || 'changes' in value) && !('pk' in value)) {
       this.header = { at, value: value as Record<string, unknown> }
       return
     }
@@ -309,8 +311,9 @@ class LineBatch extends BatchCollector {
 
   /** A change file's line: its header (the first value), or an op; every other check is a snapshot line's. */
   private changeLine (value: Record<string, unknown>, at: number, first: boolean): void {
-    // A header names the change and is no op; judged by the framing, which knows whether it is the file's first.
-    if (first && 'changes' in value && !('op' in value)) {
+    // A header names the change and is no op; judged by the framing, which knows whether it is the file's
+    // first. A snapshot's too: the framing says the file is one.
+    if (first && ('changes' in value || 'snapshot' in value) && !('op' in value)) {
       this.header = { at, value }
       return
     }

@@ -46,6 +46,21 @@ function kindOf (schema: Record<string, unknown>): string {
   return 'a value'
 }
 
+/**
+ * Whether a number is the file's own: JSON.parse rounds an integer past 2^53 to its nearest double
+ * (9007199254740993 reads as 9007199254740992), and quoting that would name a number the file does not have.
+ */
+function exact (value: unknown): boolean {
+  return typeof value !== 'number' || Math.abs(value) <= Number.MAX_SAFE_INTEGER
+}
+
+/** A limit as a report names it: the safe integers' own with why a number past it is refused. */
+function bound (limit: unknown): string {
+  if (limit === Number.MAX_SAFE_INTEGER) return `${limit} (2^53 - 1): JSON numbers past it lose precision`
+  if (limit === -Number.MAX_SAFE_INTEGER) return `${limit} (-(2^53 - 1)): JSON numbers past it lose precision`
+  return String(limit)
+}
+
 function describe (error: ValueError): string {
   const schema = error.schema as unknown as Record<string, unknown>
   const got = preview(error.value)
@@ -58,12 +73,14 @@ function describe (error: ValueError): string {
         : `${got} is not an ISO-8601 timestamp`
     case ValueErrorType.StringPattern:
       return `${got} does not match ${String(schema.pattern)}`
+    case ValueErrorType.StringMaxLength:
+      return `${got} is ${(error.value as string).length} characters long; at most ${String(schema.maxLength)}`
     case ValueErrorType.IntegerMinimum:
     case ValueErrorType.NumberMinimum:
-      return `${got} is below ${String(schema.minimum)}`
+      return exact(error.value) ? `${got} is below ${String(schema.minimum)}` : `must be ${kindOf(schema)} of at least ${bound(schema.minimum)}`
     case ValueErrorType.IntegerMaximum:
     case ValueErrorType.NumberMaximum:
-      return `${got} is above ${String(schema.maximum)} (integers past 2^53 lose precision in JSON)`
+      return exact(error.value) ? `${got} is above ${String(schema.maximum)}` : `must be ${kindOf(schema)} of at most ${bound(schema.maximum)}`
     case ValueErrorType.Literal:
       return `${got} is not ${JSON.stringify(schema.const)}`
     case ValueErrorType.ObjectMinProperties:

@@ -93,12 +93,18 @@ t.test('a change file without its header is refused at its first line', async t 
   t.same(await problemsOf(t, '\n' + line(upsert('en', 1))), [
     '0001.jsonl:2: the header is missing: a change file starts with {"changes": "explore", "version": 1, "id": "…"}'
   ])
-  t.same(await problemsOf(t, line({ snapshot: 'explore', version: 1 }) + line(upsert('en', 1))), [
-    '0001.jsonl:1: the header is missing: a change file starts with {"changes": "explore", "version": 1, "id": "…"}',
-    '0001.jsonl:1: op: is required ("upsert" or "delete")'
-  ])
   t.same(await problemsOf(t, ''), ['0001.jsonl: the file is empty: a change file starts with {"changes": "explore", "version": 1, "id": "…"}'])
 })
+
+for (const [name, loader] of LOADERS) {
+  t.test(`${name}: a snapshot given as a change file is told so in one problem, not that every line lacks an op`, async t => {
+    const snapshot = line({ snapshot: 'explore', version: 1, languages: ['en'] }) +
+      Array.from({ length: 30 }, (_, i) => line({ language: 'en', ...makeItem(i, '2024-01-01', []) })).join('')
+    t.same(await problemsOf(t, '\n' + snapshot, loader), [
+      '0001.jsonl:2: this is a snapshot (its header says "snapshot"), not a change file: give it as the snapshot, before its change files'
+    ])
+  })
+}
 
 t.test('a wrong header is reported by rule: changes, version, id', async t => {
   t.same(await problemsOf(t, line({ changes: 'other', version: 2, id: 'a b/c' }) + line(upsert('en', 1))), [
@@ -108,6 +114,18 @@ t.test('a wrong header is reported by rule: changes, version, id', async t => {
   ])
   t.same(await problemsOf(t, line({ changes: 'explore', version: 1 })), ['0001.jsonl:1: id: is required'])
   t.same(await problemsOf(t, line({ ...HEADER, generated_at: 'yesterday' })), ['0001.jsonl:1: generated_at: "yesterday" is not an ISO-8601 timestamp'])
+})
+
+t.test('an id longer than 100 characters is refused on the header\'s line: it ends the version\'s name, which names a kept version\'s directory', async t => {
+  const long = 'a'.repeat(101)
+  t.same(await problemsOf(t, line({ ...HEADER, id: long }) + line(upsert('en', 1))), [
+    `0001.jsonl:1: id: "${'a'.repeat(56)}... is 101 characters long; at most 100`
+  ])
+  t.same(await problemsOf(t, line({ ...HEADER, id: 'x'.repeat(20_000) })), [
+    `0001.jsonl:1: id: "${'x'.repeat(56)}... is 20000 characters long; at most 100`
+  ])
+  const changes = await readChangeFile(await changeFile(t, line({ ...HEADER, id: 'a'.repeat(100) })))
+  t.equal(changes.id.length, 100, '100 is still a name')
 })
 
 t.test('a second header (two files joined) is reported on its line', async t => {

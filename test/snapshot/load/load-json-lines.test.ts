@@ -202,6 +202,31 @@ t.test('what a joined, mislabelled or odd file gets told', async t => {
   t.same(await problemsOf(t, document, { maxLineBytes: 100, batchBytes: 16 }), ['snapshot.jsonl:1: line 1 is longer than 100 bytes: is it one JSON document named .jsonl?'])
 })
 
+t.test('a change file given as a snapshot is told so in one problem, not each line\'s missing fields', async t => {
+  const changes = [
+    JSON.stringify({ changes: 'explore', version: 1, id: 'chg-0001' }),
+    ...Array.from({ length: 30 }, (_, i) => JSON.stringify(i % 2 === 0 ? { op: 'upsert', language: 'en', ...makeItem(i, '2024-01-01', []) } : { op: 'delete', language: 'en', pk: i }))
+  ].join('\n')
+  const told = 'snapshot.jsonl:2: this is a change file (its header says "changes"), not a snapshot: give it as a change file, after the snapshot it changes'
+  for (const options of [{}, { batchBytes: 64 }, { threads: 2, batchBytes: 200 }]) {
+    t.same(await problemsOf(t, `\n${changes}\n`, options), [told], JSON.stringify(options))
+  }
+  await t.rejects(buildTestApp(t, smallSnapshot(), { snapshotPath: await writeLines(t, `\n${changes}\n`) }), { code: 'SNAPSHOT_ERR_INVALID', problems: [told] }, 'the service\'s own SNAPSHOT_PATH')
+  // A header that says both is a snapshot's; a `changes` line after the first value is a bad item, as any other.
+  t.match(await problemsOf(t, '{"snapshot": "explore", "changes": "explore", "version": 1}\n'), [/names no language/])
+  const item = JSON.stringify({ language: 'en', ...makeItem(1, '2024-01-01', []) })
+  t.match(await problemsOf(t, `${item}\n${changes}\n`), [/^snapshot\.jsonl:2: pk: is required$/])
+})
+
+t.test('a pk past 2^53 is refused without quoting the number JSON.parse rounded it to', async t => {
+  const item = JSON.stringify({ language: 'en', ...makeItem(1, '2024-01-01', [7]) })
+  const text = `${item.replace('"pk":1', '"pk":9007199254740993')}\n${item.replace('"companies":[7]', '"companies":[-9007199254740993]')}\n`
+  t.same(await problemsOf(t, text), [
+    'snapshot.jsonl:1: pk: must be an integer of at most 9007199254740991 (2^53 - 1): JSON numbers past it lose precision',
+    'snapshot.jsonl:2: companies[0]: must be an integer of at least 0'
+  ], 'no 9007199254740992, which the file does not say')
+})
+
 /** A file of `count` items in two languages, with a header: many batches when read in small chunks. */
 function manyLines (count: number): string {
   const item = (i: number) => makeItem(i + 1, `2024-0${1 + (i % 9)}-1${i % 10}`, [7 + (i % 3)], { translated_title: `Ünïcödé 😀 ${i} ${'é'.repeat(i % 40)}` })
@@ -324,6 +349,10 @@ t.test('a line too long is named by its number, and caught within a batch of its
   t.same(await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, batchBytes: 16 }), [message(2)], 'the lines before it are counted first')
   t.same(await problemsOf(t, `${'a'.repeat(120)}\n`, { maxLineBytes: 100, batchBytes: 16 }), [message(1)], '20 bytes over, in reads that grow')
   t.same(await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, batchBytes: 16, threads: 2 }), [message(2)], 'from parse threads too')
+  // Carried to 96 bytes, the next read is a whole batch (64): a line that ends within it, past the limit, was
+  // sent to the parser as it was.
+  t.same(await problemsOf(t, `${'a'.repeat(110)}\n{"x": 1}\n`, { maxLineBytes: 100, batchBytes: 64 }), [message(1)], 'over the limit by less than a batch, ended in the read past it')
+  t.same(await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(99)}\n`, { maxLineBytes: 100, batchBytes: 64 }).then(problems => problems.filter(problem => problem.includes('longer'))), [], 'a line of the limit is not too long')
 })
 
 t.test('the pool\'s idle threads exit after their idle time, and the next large load starts them again', async t => {

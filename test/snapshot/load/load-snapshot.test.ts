@@ -95,7 +95,7 @@ t.test('every broken item rule is reported with its place and JSON path', async 
     'languages.en[4].display_image.width: expected an integer, got 1.5',
     'languages.en[5].companies[1]: -1 is below 0',
     'languages.en[6].translated_languages[0].url: is required',
-    'languages.en[7].pk: 9007199254740992 is above 9007199254740991 (integers past 2^53 lose precision in JSON)',
+    'languages.en[7].pk: must be an integer of at most 9007199254740991 (2^53 - 1): JSON numbers past it lose precision',
     'languages.en[8].is_translated: expected a boolean, got "yes"',
     'languages.en[8].story_item_count: expected an integer or null, got "x"'
   ])
