@@ -227,7 +227,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
    * Serves `chain` (contract §9): when its snapshot is the served one (the same content) and the served
    * change files begin it (the same names and contents), only the new ones are applied, each alone;
    * otherwise the state is built again from the chain (a shorter one too: a step back). A bad change file
-   * is refused, and the ones after it wait: the state served is the chain up to it. Runs after any other
+   * is refused, and the ones after it wait: the state served is the chain up to it, unless that would take
+   * back a change file served now (the served state then stays: applyChain). Runs after any other
    * reload, never merged with one; resolves with its own outcome ('failed' when a file was refused).
    */
   serve (chain: Chain): Promise<ReloadOutcome> {
@@ -418,10 +419,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       if ('error' in read) {
         this.changeCounts.refused++
         outcome = this.refuse(file, read.error, 'change file')
-        // A bad file changes nothing (contract §9): a state built again that would stop short of a change file
-        // served now (one edited into a bad file, or a bad one put before it) is not served; the served
-        // state stays until the file is fixed or removed. A bad file after all that is served only waits.
-        if (!incremental && this.model !== null && this.servesAnyOf(chain.changes.slice(at))) {
+        // A bad file changes nothing (contract §9): the served snapshot's chain built again that would stop
+        // short of a change file served now (one edited into a bad file, or a bad one put before it) is not
+        // served; the served state stays until the file is fixed or removed. A bad file after all that is
+        // served only waits, and so does one after a new snapshot, which is served up to it.
+        if (prefix !== -1 && await this.servesAnyOf(chain.changes[at] as string, chain.changes.slice(at + 1))) {
           dropAll()
           return outcome
         }
@@ -480,10 +482,17 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return { snapshot, changes }
   }
 
-  /** Whether the served state applied any of `files` (paths as the chain names them). */
-  private servesAnyOf (files: readonly string[]): boolean {
-    const served = new Set(this.chain?.changes.map(file => file.file))
-    return files.some(file => served.has(file))
+  /**
+   * Whether the served state applied `bad` (by its path: its content is another now) or any of `after` (by
+   * content, as `servedPrefix` compares: after a pin or a rollback the served files are a kept version's).
+   */
+  private async servesAnyOf (bad: string, after: readonly string[]): Promise<boolean> {
+    const served = this.chain?.changes ?? []
+    if (served.some(read => read.file === bad)) return true
+    for (const file of after) {
+      for (const read of served) if (await asServed(read, file) !== null) return true
+    }
+    return false
   }
 
   private appliedLog (model: SnapshotModel, file: string, started: number): void {

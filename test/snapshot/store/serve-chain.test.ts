@@ -3,7 +3,7 @@
 // too, without loading the same snapshot again; a bad change file changes nothing.
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
-import { link, symlink, writeFile } from 'node:fs/promises'
+import { copyFile, link, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '../../../src/snapshot/changes/merge-snapshot.js'
 import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.js'
@@ -172,4 +172,33 @@ t.test('a change file that is not a regular file (a named pipe, a link to nothin
   await serves(['a'])
   t.equal(await store.serve({ snapshot, changes: [files.a!, files.c!] }), 'loaded', 'gone from the chain: the next file applies')
   await serves(['a', 'c'])
+})
+
+t.test('served change files are known by content, not by path: after a pin or a rollback, a bad file put before one still changes nothing', async t => {
+  const { store, snapshot, files, serves, loads } = await setup(t)
+  await store.serve({ snapshot, changes: [files.a!, files.c!] })
+  // As after a pin or a rollback and an unpin: the served files are named by a kept version's copies.
+  const kept = { a: join(snapshot, '..', 'kept-a.jsonl'), c: join(snapshot, '..', 'kept-c.jsonl') }
+  await copyFile(files.a!, kept.a)
+  await copyFile(files.c!, kept.c)
+  t.equal(await store.serve({ snapshot, changes: [kept.a, kept.c] }), 'loaded')
+  t.same(store.servedFiles()!.changes.map(file => file.file), [kept.a, kept.c])
+  const bad = join(snapshot, '..', 'b-bad.jsonl')
+  await writeFile(bad, '{"changes": "explore", "version": 1, "id": "bad"}\n{"op": "upsert"}\n')
+  t.equal(await store.serve({ snapshot, changes: [files.a!, bad, files.c!] }), 'failed')
+  await serves(['a', 'c'])
+  t.equal(loads(), 1)
+})
+
+t.test('a new snapshot is served up to a bad change file, also one that was served on the snapshot before', async t => {
+  const { store, snapshot, files, loads } = await setup(t)
+  await store.serve({ snapshot, changes: [files.a!, files.c!] })
+  const bad = join(snapshot, '..', 'b-bad.jsonl')
+  await writeFile(bad, '{"changes": "explore", "version": 1, "id": "bad"}\n{"op": "upsert"}\n')
+  const other = join(snapshot, '..', 'other.json')
+  await writeFile(other, JSON.stringify({ ...doc, generated_at: '2026-02-02T00:00:00Z' }))
+  t.equal(await store.serve({ snapshot: other, changes: [files.a!, bad, files.c!] }), 'failed')
+  t.equal(loads(), 2, 'the new snapshot loaded once')
+  t.equal(store.current()!.info.generatedAt, '2026-02-02T00:00:00Z', 'and served, up to the bad file: not loaded again at every reload while the file stays bad')
+  t.same((store.current()!.info.changes ?? []).map(change => change.id), ['a'])
 })
