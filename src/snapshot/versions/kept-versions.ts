@@ -9,13 +9,6 @@ import { KeptRecordSchema, type KeptRecord } from '../../schemas/versions.js'
 import { fileStamp, type Chain, type ChainFile, type StoreLogger } from '../store/snapshot-store.js'
 import { fileDigest } from '../store/chain-on-disk.js'
 
-/** The files a version is served from, in the order they apply; names within the version's directory. */
-export interface VersionChain {
-  snapshot: string
-  /** Change files applied after the snapshot, in order (empty for a version loaded from a snapshot alone). */
-  changes: string[]
-}
-
 /** What is known of a served version: the record kept beside its files (src/schemas/versions.ts). */
 export type KeptVersion = KeptRecord
 
@@ -68,7 +61,10 @@ export class KeptVersions {
       if (entry.startsWith('.')) {
         const pid = /^\.keeping-(\d+)-/.exec(entry)?.[1]
         // A live process sharing the directory (a cluster's primary) may be keeping one right now.
-        if (sweep && pid !== undefined && !isAlive(Number(pid))) await rm(join(this.options.dir, entry), { recursive: true, force: true })
+        if (sweep && pid !== undefined && !isAlive(Number(pid))) {
+          const recovered = await this.recover(entry)
+          if (recovered !== null) records.push(recovered)
+        }
         continue
       }
       const record = await readRecord(join(this.options.dir, entry, RECORD))
@@ -76,6 +72,25 @@ export class KeptVersions {
       else this.options.log.warn({ version: entry, dir: this.options.dir }, 'a kept version has no readable record: ignored')
     }
     this.records = sortNewestFirst(records)
+  }
+
+  /**
+   * A dead process's half-made version: put in place when it is whole (its record is written last) and its
+   * name is free, as a process that died between moving a version aside and renaming the new one in leaves
+   * it; removed otherwise.
+   */
+  private async recover (entry: string): Promise<KeptVersion | null> {
+    const dir = join(this.options.dir, entry)
+    const record = await readRecord(join(dir, RECORD))
+    if (record !== null && isRecordOf(record.version, record)) {
+      try {
+        await rename(dir, join(this.options.dir, record.version))
+        this.options.log.warn({ version: record.version }, 'a kept version a stopped process was putting in place: put in place')
+        return record
+      } catch {} // its name is taken: the version in place stays
+    }
+    await rm(dir, { recursive: true, force: true })
+    return null
   }
 
   /** Newest first (by when each was first served). */
@@ -123,8 +138,9 @@ export class KeptVersions {
     // A version's name says its snapshot and its last change's id, not its other change files: the same name
     // with other change files (one edited after it was applied, two files of one id) is other content, and
     // replaces what is kept under the name, so that going back to it serves what was served under it last.
+    const digests = (served.changes ?? []).map(change => change.digest)
     const known = this.records.find(record => record.version === served.version)
-    if (known !== undefined && (known.changeDigests ?? []).join('\n') === (served.changes ?? []).map(change => change.digest).join('\n')) return known
+    if (known !== undefined && holdsChanges(known, digests)) return known
     // A version built by change files (`<snapshot>+<change id>`, contract §9) is its snapshot and its change
     // files: the snapshot alone kept under its name would roll back to other content.
     const changes = served.changes ?? []
@@ -181,20 +197,8 @@ export class KeptVersions {
         ...(changes.length === 0 ? {} : { changeDigests: changes.map(change => change.digest) })
       }
       await writeFile(join(building, RECORD), `${JSON.stringify(record, null, 2)}\n`)
-      const place = join(this.options.dir, served.version)
-      // The version kept under this name before, moved aside (a hidden name: swept at a start if this process
-      // dies before it is removed) so that its directory can take the new one in one rename.
-      const replaced = known === undefined ? null : join(this.options.dir, `.keeping-${process.pid}-${++this.sequence}`)
-      if (replaced !== null) await rename(place, replaced)
-      try {
-        await rename(building, place)
-      } catch (error) {
-        // Kept meanwhile by another process sharing the directory (a cluster's former primary, say).
-        if (!['ENOTEMPTY', 'EEXIST'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error
-      } finally {
-        if (replaced !== null) await rm(replaced, { recursive: true, force: true })
-      }
-      this.records = sortNewestFirst([record, ...this.records.filter(kept => kept !== known)])
+      const placed = await this.place(building, served.version, record)
+      this.records = sortNewestFirst([placed, ...this.records.filter(kept => kept.version !== placed.version)])
       this.options.log.info({ version: record.version, generatedAt: record.generatedAt, kept: how, source: record.source }, 'served version kept')
       await this.prune(served.version)
       return record
@@ -203,11 +207,45 @@ export class KeptVersions {
     }
   }
 
+  /**
+   * Puts the version built in `building` under its name in one rename. What is there already is the same
+   * content kept meanwhile by another process sharing the directory (a cluster's former primary, say), whose
+   * record is taken; or other content under the name (kept before a change file was edited, or a directory
+   * whose record did not read), moved aside (a hidden name a start sweeps, or puts back: `open`), replaced,
+   * and removed only once the new one is in place.
+   */
+  private async place (building: string, version: string, record: KeptVersion): Promise<KeptVersion> {
+    const place = join(this.options.dir, version)
+    try {
+      await rename(building, place)
+      return record
+    } catch (error) {
+      if (!['ENOTEMPTY', 'EEXIST'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error
+    }
+    const there = await readRecord(join(place, RECORD))
+    if (there !== null && isRecordOf(version, there) && holdsChanges(there, record.changeDigests ?? [])) return there
+    const aside = join(this.options.dir, `.keeping-${process.pid}-${++this.sequence}`)
+    try {
+      await rename(place, aside)
+    } catch (error) {
+      // Removed meanwhile: nothing to move.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    try {
+      await rename(building, place)
+    } catch (error) {
+      await rename(aside, place).catch(() => {})
+      throw error
+    }
+    await rm(aside, { recursive: true, force: true })
+    return record
+  }
+
   /** A kept change file with this digest (its path), or null. */
   private keptChangeFile (digest: string): string | null {
     for (const record of this.records) {
-      // A record written by hand or by another build may lack the list, or hold something else.
-      const at = Array.isArray(record.changeDigests) ? record.changeDigests.indexOf(digest) : -1
+      // A record of an older build has no list.
+      const at = record.changeDigests?.indexOf(digest) ?? -1
       const name = record.chain.changes[at]
       if (at >= 0 && name !== undefined) return join(this.options.dir, record.version, name)
     }
@@ -245,7 +283,16 @@ async function readRecord (file: string): Promise<KeptVersion | null> {
  */
 function isRecordOf (entry: string, record: KeptVersion): boolean {
   const inside = (name: string): boolean => name !== '' && name !== '.' && name !== '..' && basename(name) === name && !name.includes('\\')
-  return record.version === entry && VERSION_NAME.test(entry) && inside(record.chain.snapshot) && record.chain.changes.every(inside)
+  return record.version === entry && VERSION_NAME.test(entry) && inside(record.chain.snapshot) && record.chain.changes.every(inside) &&
+    (record.changeDigests === undefined || record.changeDigests.length === record.chain.changes.length)
+}
+
+/**
+ * Whether `record` holds the change files of these digests. A record of an older build has no digests: the
+ * same number of change files is taken as the same, rather than copying its snapshot again to learn them.
+ */
+function holdsChanges (record: KeptVersion, digests: readonly string[]): boolean {
+  return record.changeDigests === undefined ? record.chain.changes.length === digests.length : record.changeDigests.join('\n') === digests.join('\n')
 }
 
 function isAlive (pid: number): boolean {

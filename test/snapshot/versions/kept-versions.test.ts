@@ -4,7 +4,7 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileStamp } from '../../../src/snapshot/store/snapshot-store.js'
 import { KeptVersions, type ServedVersion } from '../../../src/snapshot/versions/kept-versions.js'
@@ -185,4 +185,25 @@ t.test('a version of the same name with other change files (one edited after it 
   const again = new KeptVersions({ dir: versionsDir, keep: 5, log: SILENT })
   await again.open({ sweep: true })
   t.same(again.list(), kept.list(), 'and a restart reads the same')
+})
+
+t.test('a directory under the name whose record does not read is replaced by a keep, not taken for it; a dead process\'s whole version moved aside is put back in place at a start', async t => {
+  const dir = await tempDir(t)
+  const versionsDir = join(dir, 'versions')
+  const kept = new KeptVersions({ dir: versionsDir, keep: 5, log: SILENT })
+  await kept.open({ sweep: true })
+  const one = await served(dir, 'one.jsonl', 'one\n')
+  await mkdir(join(versionsDir, one.version))
+  await writeFile(join(versionsDir, one.version, 'version.json'), '{"cut short')
+  const record = await kept.keep(one, { owned: false })
+  t.same(JSON.parse(await readFile(join(versionsDir, one.version, 'version.json'), 'utf8')), record, 'the new record in place')
+  t.equal(await readFile(kept.chainOf(record!).snapshot, 'utf8'), 'one\n', 'with its file')
+
+  // A process that died between moving its version aside and renaming the new one in.
+  await rename(join(versionsDir, one.version), join(versionsDir, '.keeping-999999999-7'))
+  const again = new KeptVersions({ dir: versionsDir, keep: 5, log: SILENT })
+  await again.open({ sweep: true })
+  t.same(again.list(), [record], 'read back under its name')
+  t.equal(await readFile(again.chainOf(record!).snapshot, 'utf8'), 'one\n')
+  t.same((await readdir(versionsDir)).filter(name => name.startsWith('.')), [], 'nothing left aside')
 })
