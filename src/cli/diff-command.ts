@@ -18,7 +18,8 @@ Writes the change file that takes snapshot OLD to snapshot NEW (format v1 .json 
 each by its extension): an upsert for every item that is new or changed in NEW, a delete for every item NEW
 no longer has. Both snapshots are checked as the service checks them first. Memory: a digest per item of
 OLD; NEW is streamed.
-  --out FILE   the change file to write (.jsonl), replaced in one rename
+  --out FILE   the change file to write (.jsonl), replaced in one rename: not OLD or NEW (by any path or
+               link); missing directories are created
   --id ID      the change's name in the file's header (letters, digits, ., _, -; ${CHANGE_ID_MAX_LENGTH} at most);
                default: --out's name without .jsonl (chg-0003.jsonl → chg-0003)
 Exit 0 written, 1 a snapshot is invalid or cannot be read (nothing written), 2 bad usage.

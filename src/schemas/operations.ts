@@ -5,7 +5,7 @@ import { NewestSchema, PinSchema } from './versions.js'
 export const StatusSchema = Type.Object({
   path: Type.String({ description: 'The snapshot file the service watches.' }),
   snapshot: Type.Union([Type.Object({
-    version: Type.String({ description: 'A digest of the served file\'s bytes; ETags start with it.' }),
+    version: Type.String({ description: 'A digest of the served file\'s bytes (ETags start with it); with change files `<it>+<id of the last change applied>` (ETags then start with the digest and a digest of the change files\' contents).' }),
     generatedAt: Type.Union([Type.String(), Type.Null()], { description: 'The served snapshot\'s `generated_at`.' }),
     loadedAt: Type.String({ description: 'When the served snapshot was loaded (ISO-8601).' }),
     items: Type.Record(Type.String(), Type.Integer(), { description: 'Items per language.' }),

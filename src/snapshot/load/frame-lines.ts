@@ -91,6 +91,8 @@ export class LineFraming implements Framing, FormatRules {
 
   /** Reading stops at a line longer than allowed; its number is known once every line before it is merged. */
   private tooLong (): false {
+    // Given back already, or to be: nothing may send it after the stop.
+    this.carry = null
     const limit = this.maxLineBytes >= 1024 * 1024 ? `${this.maxLineBytes / 1024 / 1024} MiB` : `${this.maxLineBytes} bytes`
     this.queue.step(() => this.merge.problem(`${this.name}:${this.lines + 1}: line ${this.lines + 1} is longer than ${limit}: is it one JSON document named .jsonl?`) && false)
     return false
