@@ -11,7 +11,6 @@ import { setTimeout as pause } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import { CHANGE_DELETES, CHANGE_UPSERTS, writeChangeFile } from './change-file.js'
 import { plainScript } from './plain-script.js'
-import { slope } from './report.js'
 import { childEnv, freePort, get, startChild, stopChild, waitUntilAnswering, type Child } from './processes.js'
 
 /** One reading of the probe: the service's memory once collected, at that moment. */
@@ -44,7 +43,7 @@ export interface ChangeMemoryOptions {
   lateSeconds?: readonly number[]
   /** node's flags for the service. */
   nodeArgs?: readonly string[]
-  /** The service's own flags after the probe's (so they win): the bench's `--service-args`. */
+  /** The service's own flags (the bench's `--service-args`), before the flags this reading needs (the last of a repeated flag wins). */
   serviceArgs?: readonly string[]
   /** Each line of the probe's output that is not a reading (SPACES=1's). */
   onProbeLine?: (line: string) => void
@@ -60,8 +59,6 @@ export interface ChangeMemoryResult {
   after: SettledReading[]
   /** After `lateSeconds`, in order. */
   late: SettledReading[]
-  /** Least squares of settled RSS after each file, per file (from 3 files; report.ts, slope): the first's one-time costs in its intercept. */
-  slopeBytes: number | null
 }
 
 /** The settled reading's cadence and limits. */
@@ -117,7 +114,7 @@ export async function changeMemory (checkout: string, snapshot: string, options:
     const fileBytes: number[] = []
     for (const [i, file] of staged.entries()) fileBytes.push(await writeChangeFile(snapshot, file, `bench-${String(i + 1).padStart(4, '0')}`, (upserts + deletes) * i, upserts, deletes))
     const port = await freePort()
-    child = startChild('service', [...nodeArgs, '--expose-gc', '--import', probe, join(checkout, 'dist', 'server.js'), '--snapshot-path', served, '--port', String(port), '--watch', 'true', '--log-level', 'info', '--request-log', 'false', ...serviceArgs],
+    child = startChild('service', [...nodeArgs, '--expose-gc', '--import', probe, join(checkout, 'dist', 'server.js'), ...serviceArgs, '--snapshot-path', served, '--port', String(port), '--watch', 'true', '--log-level', 'info', '--request-log', 'false'],
       { env: { ...childEnv(), STATE_DIR: join(work, 'state') } })
     let pending = ''
     child.process.stderr?.on('data', (chunk: Buffer) => {
@@ -152,7 +149,7 @@ export async function changeMemory (checkout: string, snapshot: string, options:
       await pause(seconds * 1000)
       late.push(await settled(child))
     }
-    return { fileBytes, before, after, late, slopeBytes: after.length >= 3 ? slope(after.map(reading => reading.rssBytes)) : null }
+    return { fileBytes, before, after, late }
   } finally {
     if (child !== undefined) await stopChild(child)
     await rm(work, { recursive: true, force: true })
