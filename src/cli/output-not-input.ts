@@ -6,8 +6,9 @@ import { UsageError } from '../errors.js'
 
 /**
  * Throws a UsageError when `out` names one of the inputs (`[what, file]`): the rename would replace it (an
- * editor's change file, destroyed). By resolved path, and where both exist by device and inode, which a
- * symbolic or hard link shares.
+ * editor's change file, destroyed). By resolved path, and where both exist by device and inode: a symbolic
+ * link (the writer follows it) would have the input replaced too; a hard link would keep the input's bytes
+ * under its other name, but an --out that is an input's other name is as surely a mistake.
  */
 export async function refuseInputAsOut (out: string, inputs: Array<[string, string]>): Promise<void> {
   const target = await stat(out, { bigint: true }).catch(() => null)
