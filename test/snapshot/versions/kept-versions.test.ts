@@ -1,7 +1,7 @@
 // Kept versions on a real disk: hard links for downloads, checked copies for an editor's file, a copy where
 // a link cannot cross devices, pruning beyond KEEP_VERSIONS that never takes the served one, and what a
 // restart finds.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
@@ -17,6 +17,15 @@ async function served (dir: string, name: string, text: string): Promise<ServedV
   const file = join(dir, name)
   await writeFile(file, text)
   return { file, version: createHash('sha1').update(text).digest('base64url'), generatedAt: null, items: { en: text.length }, source: `https://example.test/${name}` }
+}
+
+/** A KeptVersions of `keep` over an empty STATE_DIR/versions of its own, opened as at a start. */
+async function openKept (t: Test, keep: number): Promise<{ dir: string, versionsDir: string, kept: KeptVersions }> {
+  const dir = await tempDir(t)
+  const versionsDir = join(dir, 'versions')
+  const kept = new KeptVersions({ dir: versionsDir, keep, log: SILENT })
+  await kept.open({ sweep: true })
+  return { dir, versionsDir, kept }
 }
 
 t.test('a download is kept as a hard link; an editor\'s file as a copy that a save in place does not reach', async t => {
@@ -75,10 +84,7 @@ t.test('across devices a link is not possible: the file is copied', { skip: (awa
 })
 
 t.test('beyond KEEP_VERSIONS the oldest go, never the served one; a restart finds what is kept', async t => {
-  const dir = await tempDir(t)
-  const versionsDir = join(dir, 'versions')
-  const kept = new KeptVersions({ dir: versionsDir, keep: 2, log: SILENT })
-  await kept.open({ sweep: true })
+  const { dir, versionsDir, kept } = await openKept(t, 2)
   const [a, b, c] = [await served(dir, 'a.json', 'a'), await served(dir, 'b.json', 'b'), await served(dir, 'c.json', 'c')]
   await kept.keep(a, { owned: true })
   await kept.keep(b, { owned: true })
@@ -126,10 +132,7 @@ t.test('a version built by change files links the change files an earlier kept v
 })
 
 t.test('a record that is not a kept version\'s (not JSON, other fields, another directory\'s, files outside) is skipped with a warning, and nothing outside is touched', async t => {
-  const dir = await tempDir(t)
-  const versionsDir = join(dir, 'versions')
-  const kept = new KeptVersions({ dir: versionsDir, keep: 1, log: SILENT })
-  await kept.open({ sweep: true })
+  const { dir, versionsDir, kept } = await openKept(t, 1)
   const good = await served(dir, 'good.jsonl', 'good\n')
   const record = await kept.keep(good, { owned: true })
   const outside = join(dir, 'precious.jsonl')
@@ -162,10 +165,7 @@ t.test('a record that is not a kept version\'s (not JSON, other fields, another 
 })
 
 t.test('a version of the same name with other change files (one edited after it was applied) replaces the one kept under that name', async t => {
-  const dir = await tempDir(t)
-  const versionsDir = join(dir, 'versions')
-  const kept = new KeptVersions({ dir: versionsDir, keep: 5, log: SILENT })
-  await kept.open({ sweep: true })
+  const { dir, versionsDir, kept } = await openKept(t, 5)
   const snapshot = await served(dir, 'snapshot.json', '{"s": 1}')
   const file = join(dir, 'x.jsonl')
   const change = async (text: string) => {
@@ -188,10 +188,7 @@ t.test('a version of the same name with other change files (one edited after it 
 })
 
 t.test('a directory under the name whose record does not read is replaced by a keep, not taken for it; a dead process\'s whole version moved aside is put back in place at a start', async t => {
-  const dir = await tempDir(t)
-  const versionsDir = join(dir, 'versions')
-  const kept = new KeptVersions({ dir: versionsDir, keep: 5, log: SILENT })
-  await kept.open({ sweep: true })
+  const { dir, versionsDir, kept } = await openKept(t, 5)
   const one = await served(dir, 'one.jsonl', 'one\n')
   await mkdir(join(versionsDir, one.version))
   await writeFile(join(versionsDir, one.version, 'version.json'), '{"cut short')
