@@ -534,7 +534,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private refuse (file: string, error: unknown, what = 'snapshot'): ReloadOutcome {
     if (isMissing(error)) {
       // The new file's own event brings the next load.
-      this.log.warn({ [what === 'snapshot' ? 'snapshot' : 'changes']: file }, `${what} is missing; still serving the last good state`)
+      this.log.warn({ [what === 'snapshot' ? 'snapshot' : 'changes']: file }, `${what === 'snapshot' ? 'snapshot file' : what} is missing; still serving the last good state`)
       return 'missing'
     }
     // The report is shown in /-/status and /-/readyz: an unexpected error's own message stays in the log.
