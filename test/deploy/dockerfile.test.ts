@@ -1,6 +1,7 @@
 // deploy/Dockerfile and .dockerignore, as far as a machine without a Docker engine can check them: the
 // Dockerfile linted by dockerfile-utils (the Docker language server's validator; hadolint is in neither
-// Debian nor npm), its instructions held to the image's rules, and its HEALTHCHECK command run against a
+// Debian nor npm), its instructions held to the image's rules and to every deploy file's (deploy-rules.ts),
+// the build command its comment gives tagging the one image, and its HEALTHCHECK command run against a
 // real server.
 import t from 'tap'
 import { execFile } from 'node:child_process'
@@ -8,16 +9,14 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { validate } from 'dockerfile-utils'
 import { buildApp } from '../../src/app.js'
-import { loadConfig, OPTIONS, S3_ENVIRONMENT } from '../../src/config.js'
+import { loadConfig } from '../../src/config.js'
 import { buildTestApp, childEnv, freePort, tempDir } from '../helpers.js'
-import { assignments, execForm, flag, readStages, withoutFlags, words, type Instruction, type Stage } from './dockerfile-instructions.js'
+import { assignments, execForm, flag, readInstructions, readStages, withoutFlags, words, type Instruction, type Stage } from './dockerfile-instructions.js'
+import { checkSettings, CONFIG_NAMES, IMAGE, OPERATOR_PORT, PACKAGE as pkg, PUBLIC_PORT, ROOT } from './deploy-rules.js'
 
-const ROOT = join(import.meta.dirname, '..', '..')
 const dockerfile = await readFile(join(ROOT, 'deploy', 'Dockerfile'), 'utf8')
 const stages = readStages(dockerfile)
 const runtime = stages.at(-1) as Stage
-const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string, license: string }
-const CONFIG_NAMES = new Set<string>([...OPTIONS.map(option => option.env), ...S3_ENVIRONMENT])
 
 function all (stage: Stage, keyword: string): Instruction[] {
   return stage.instructions.filter(instruction => instruction.keyword === keyword)
@@ -86,16 +85,61 @@ t.test('the image runs as node, under tini, with SIGTERM, the server directly', 
 
 t.test('settings: every interface, /data for snapshots with the sample there until one is mounted', async t => {
   const env = environment(runtime)
-  for (const name of env.keys()) t.ok(CONFIG_NAMES.has(name), `ENV ${name} is one of the service's settings`)
-  t.equal(env.get('HOST'), '0.0.0.0')
-  t.equal(env.get('SNAPSHOT_PATH'), '/data/snapshot.json')
+  // Held to every deploy file's rules: settings the service knows, the defaults a client sees, the
+  // operator's endpoints on OPS_PORT and loopback (the container's published ports are public).
+  const config = checkSettings(t, {
+    where: 'deploy/Dockerfile ENV',
+    settings: Object.fromEntries([...env].map(([name, value]) => [name, value ?? ''])),
+    sources: [{ where: 'deploy/Dockerfile', text: dockerfile }],
+    proxyInFront: false,
+    podNetwork: false
+  })
+  t.equal(env.get('HOST'), '0.0.0.0', 'HOST=0.0.0.0: the container\'s network is the boundary')
+  t.equal(config?.opsPort, OPERATOR_PORT, `OPS_PORT=${OPERATOR_PORT}: /-/ is not on the published PORT`)
+  t.equal(config?.opsHost, '127.0.0.1', 'OPS_HOST=127.0.0.1: the HEALTHCHECK reaches it; outside, only when OPS_HOST is set')
+  t.equal(env.get('SNAPSHOT_PATH'), '/data/snapshot.json', 'SNAPSHOT_PATH=/data/snapshot.json')
   t.ok(all(runtime, 'VOLUME').some(volume => (execForm(volume.args) ?? words(volume.args)).includes('/data')), 'VOLUME /data')
   const sample = copies(runtime).filter(copy => copy.from === undefined && copy.sources.includes('data/snapshot.json')).map(copy => copy.dest)
   t.ok(sample.includes('/data/snapshot.json'), 'the bundled sample at SNAPSHOT_PATH')
   t.ok(sample.includes('/app/data/snapshot.json'), 'and where the package keeps it (the default with SNAPSHOT_PATH unset)')
-  t.ok(all(runtime, 'EXPOSE').some(expose => words(expose.args).includes(env.get('PORT') ?? '3000')), 'PORT exposed')
+  const exposed = all(runtime, 'EXPOSE').flatMap(expose => words(expose.args).map(port => port.replace(/\/tcp$/, '')))
+  t.ok(exposed.includes(String(config?.port ?? PUBLIC_PORT)), `PORT ${config?.port ?? '?'} exposed`)
+  t.ok(exposed.includes(String(config?.opsPort ?? '')), `OPS_PORT ${config?.opsPort ?? '?'} exposed`)
+  t.same(exposed.filter(port => port !== String(config?.port) && port !== String(config?.opsPort)), [], 'and no other port')
   const cacheDir = env.get('SNAPSHOT_CACHE_DIR')
   t.ok(cacheDir !== undefined && all(runtime, 'RUN').some(run => run.args.includes(cacheDir) && /chown node/.test(run.args)), 'SNAPSHOT_CACHE_DIR is the node user\'s')
+})
+
+/** The comment lines before the first instruction: the Dockerfile's own usage. */
+function headComment (): string[] {
+  const first = readInstructions(dockerfile)[0]?.line ?? 1
+  return dockerfile.split('\n').slice(0, first - 1).filter(line => /^#/.test(line) && !/^#\s*syntax=/.test(line)).map(line => line.replace(/^#\s?/, ''))
+}
+
+t.test('the one image: the comment at the top builds explore-replica:<package.json version>, and runs that', async t => {
+  const commands = headComment().map(line => line.replace(/\s+#.*$/, '').trim()).filter(line => /^docker (build|run)\b/.test(line))
+  const build = commands.find(command => command.startsWith('docker build'))
+  if (build === undefined) return t.fail('the comment at the top gives the build command')
+  const args = words(build).slice(2)
+  const option = (name: string): string | undefined => args[args.indexOf(name) + 1]
+  t.equal(option('-t'), IMAGE, `docker build … -t ${IMAGE}`)
+  t.equal(option('-f'), 'deploy/Dockerfile', 'docker build -f deploy/Dockerfile')
+  t.equal(args.at(-1), '.', 'from the checkout\'s root, the context .dockerignore describes')
+  const env = environment(runtime)
+  for (const run of commands.filter(command => command.startsWith('docker run'))) {
+    const parts = words(run)
+    t.same(parts.filter(word => /^explore-replica(:|$)/.test(word)), [IMAGE], `${run}: runs ${IMAGE}`)
+    for (const name of parts.flatMap((word, i) => word === '-e' ? [(parts[i + 1] ?? '').split('=')[0]] : [])) {
+      t.ok(CONFIG_NAMES.has(name ?? ''), `${run}: -e ${name ?? '?'} is one of the service's settings`)
+    }
+    // Published ports: the container's side is PORT or OPS_PORT, and OPS_PORT answers from outside only off loopback.
+    const published = parts.flatMap((word, i) => word === '-p' ? [(parts[i + 1] ?? '').split(':')] : [])
+    for (const mapping of published) t.ok([env.get('PORT'), env.get('OPS_PORT')].includes(mapping.at(-1)), `${run}: publishes PORT or OPS_PORT (${mapping.at(-1) ?? '?'})`)
+    for (const mapping of published.filter(mapping => mapping.at(-1) === env.get('OPS_PORT'))) {
+      t.ok(parts.includes('OPS_HOST=0.0.0.0'), `${run}: OPS_PORT published with OPS_HOST=0.0.0.0, or nothing answers there`)
+      t.ok(mapping.length === 3 && mapping[0] === '127.0.0.1', `${run}: OPS_PORT published on the host's loopback only`)
+    }
+  }
 })
 
 t.test('OCI labels: title, description, the package\'s version and licence', async t => {

@@ -1,18 +1,18 @@
 // deploy/explore-replica.service: systemd's own check where systemd-analyze is installed, and the unit's
-// keys held to the service's rules (signals, reload, hardening, a writable SNAPSHOT_CACHE_DIR, settings
-// the service knows).
+// keys held to the service's rules (signals, reload, hardening, a writable SNAPSHOT_CACHE_DIR and STATE_DIR)
+// and its Environment= to every deploy file's (deploy-rules.ts: settings the service knows, the defaults a
+// client sees, the operator's endpoints on loopback, the same ports).
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { loadConfig, OPTIONS, S3_ENVIRONMENT } from '../../src/config.js'
+import { loadConfig } from '../../src/config.js'
 import { tempDir } from '../helpers.js'
+import { checkSettings, OPERATOR_PORT, ROOT } from './deploy-rules.js'
 
-const ROOT = join(import.meta.dirname, '..', '..')
 const UNIT = join(ROOT, 'deploy', 'explore-replica.service')
 const text = await readFile(UNIT, 'utf8')
-const CONFIG_NAMES = new Set<string>([...OPTIONS.map(option => option.env), ...S3_ENVIRONMENT])
 const ANALYZE = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find(path => existsSync(path))
 
 /** Section → key → every value given, in order (systemd keys may repeat: Environment=). */
@@ -74,15 +74,25 @@ t.test('a user of its own, no privileges, the file system read-only but for the 
   const cacheDirectory = one('CacheDirectory') ?? one('StateDirectory')
   t.ok(cacheDirectory !== undefined, 'CacheDirectory= (or StateDirectory=): a directory systemd makes writable for it')
   const root = one('CacheDirectory') !== undefined ? '/var/cache' : '/var/lib'
-  t.equal(loadConfig({ env: environment() }).snapshotCacheDir, `${root}/${cacheDirectory ?? '?'}`, 'SNAPSHOT_CACHE_DIR is that directory')
+  const config = loadConfig({ env: environment() })
+  t.equal(config.snapshotCacheDir, `${root}/${cacheDirectory ?? '?'}`, 'SNAPSHOT_CACHE_DIR is that directory')
+  t.ok(config.stateDir.startsWith(`${config.snapshotCacheDir}/`), `STATE_DIR ${config.stateDir} in it: the kept versions are written there too`)
   t.equal(one('MemoryDenyWriteExecute'), undefined, 'no MemoryDenyWriteExecute: V8\'s JIT needs it off')
 })
 
-t.test('every Environment= name is one of the service\'s settings, and they load', async t => {
-  const env = environment()
-  t.ok(Object.keys(env).length > 0, 'settings given')
-  for (const name of Object.keys(env)) t.ok(CONFIG_NAMES.has(name), `${name} is one of the service's settings`)
-  t.doesNotThrow(() => loadConfig({ env }))
+t.test('Environment=: settings the service knows, its defaults kept, the operator\'s endpoints on loopback', async t => {
+  // Nothing in the unit puts a proxy in front: TRUST_PROXY belongs in the environment file of a machine that has one.
+  const config = checkSettings(t, {
+    where: 'deploy/explore-replica.service',
+    settings: environment(),
+    sources: [{ where: 'deploy/explore-replica.service', text }],
+    proxyInFront: false,
+    podNetwork: false
+  })
+  t.equal(config?.opsPort, OPERATOR_PORT, `OPS_PORT=${OPERATOR_PORT}`)
+  t.equal(config?.opsHost, '127.0.0.1', 'OPS_HOST=127.0.0.1: the console, /-/status and metrics on this machine only')
+  // The operator's URLs the unit's comments give use its operator's port.
+  for (const [, port] of text.matchAll(/^#.*http:\/\/[^/\s:]+:(\d+)\/-\//gm)) t.equal(Number(port), config?.opsPort, `a comment's /-/ URL on OPS_PORT (${port ?? '?'})`)
 })
 
 /** The Environment= assignments, later ones winning (systemd splits on spaces; these carry no quotes). */
