@@ -159,17 +159,25 @@ export class SnapshotError extends Error {
   readonly problems: readonly string[]
 
   constructor (code: SnapshotError['code'], file: string, problems: readonly string[]) {
-    const what = code === 'SNAPSHOT_ERR_UNREADABLE' ? 'cannot be read' : code === 'SNAPSHOT_ERR_TOO_BIG' ? 'does not fit in memory' : 'is invalid'
-    const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`
-    // A refusal for memory is one sentence of numbers, not a list of problems.
-    super(code === 'SNAPSHOT_ERR_TOO_BIG'
-      ? `snapshot ${file} ${what}: ${problems.join('; ')}`
-      : `snapshot ${file} ${what} (${count}):\n${problems.map(p => `  ${p}`).join('\n')}`)
+    super(refusalReport('snapshot', file, code, problems))
     this.name = 'SnapshotError'
     this.code = code
     this.file = file
     this.problems = problems
   }
+}
+
+/**
+ * The report on a file refused, headed by its kind (`snapshot`, `change file`, `manifest`): why, then each
+ * problem on a line of its own.
+ */
+export function refusalReport (kind: string, file: string, code: SnapshotError['code'], problems: readonly string[]): string {
+  const what = code === 'SNAPSHOT_ERR_UNREADABLE' ? 'cannot be read' : code === 'SNAPSHOT_ERR_TOO_BIG' ? 'does not fit in memory' : 'is invalid'
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`
+  // A refusal for memory is one sentence of numbers, not a list of problems.
+  return code === 'SNAPSHOT_ERR_TOO_BIG'
+    ? `${kind} ${file} ${what}: ${problems.join('; ')}`
+    : `${kind} ${file} ${what} (${count}):\n${problems.map(p => `  ${p}`).join('\n')}`
 }
 
 /** What a file refused for memory needs at its peak, and what the budget had free (snapshot/memory-budget.ts). */

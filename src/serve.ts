@@ -9,10 +9,16 @@ import { portSharing } from './cluster/port-sharing.js'
 import { runPrimary } from './cluster/primary.js'
 import { helpText, loadConfig } from './config.js'
 import { ConfigError, SnapshotError } from './errors.js'
+import { VERSION } from './version.js'
 
 export async function serve (argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(helpText())
+    return
+  }
+  // `node dist/server.js --version` too, which comes here without src/cli/main.ts.
+  if (argv.includes('--version') || argv.includes('-v')) {
+    process.stdout.write(`explore-replica ${VERSION}\n`)
     return
   }
   const loaded = loadConfig({ env: process.env, argv, tty: process.stdout.isTTY === true })

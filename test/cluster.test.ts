@@ -54,6 +54,9 @@ t.test('two workers share the port; status and metrics show the whole cluster; a
   const requests = [...metrics.matchAll(/^explore_http_requests_total\{[^}]*route="\/:lang\/api\/internal\/explore\/"[^}]*status="200"[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0)
   t.equal(requests, 20, 'the cluster\'s metrics count every worker\'s answers')
   t.match(metrics, /^explore_snapshot_items\{language="en"\} 21$/m, 'snapshot figures are not summed across workers')
+  const { version } = JSON.parse(await readFile(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }
+  t.same(metrics.split('\n').filter(line => line.startsWith('explore_build_info')), [`explore_build_info{version="${version}",node="${process.version}"} 1`],
+    'the build once in the scrape, not once a worker')
 
   await writeFile(`${cluster.file}.tmp`, JSON.stringify(versioned(2)))
   await rename(`${cluster.file}.tmp`, cluster.file)

@@ -1,33 +1,173 @@
-// `explore-replica check FILE…` (npm run snapshot:check -- FILE…): validates snapshot files with the
-// service's own loader, so an editor can check a file before dropping it. Prints every problem; exit 0
-// when all are valid, 1 otherwise.
-import { SnapshotError } from '../errors.js'
-import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+// `explore-replica check FILE…` (npm run snapshot:check -- FILE…): checks what an editor or a publisher
+// writes, snapshots, change files and fleet manifests, each with the reader the service uses for its kind,
+// so a file is known good before it is dropped or published. Prints every problem; exit 0 when all are valid,
+// 1 otherwise.
+import { readFile, stat } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { refusalReport, SnapshotError } from '../errors.js'
+import { isManifestName, MANIFEST_SUFFIX } from '../schemas/manifest.js'
+import { readChangeFile } from '../snapshot/changes/read-change-file.js'
+import { startsWithBom } from '../snapshot/load/json-text.js'
+import { describeReadError, isJsonLinesPath, loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { readLines } from '../snapshot/load/read-lines.js'
+import { ManifestError, parseManifest } from '../sources/read-manifest.js'
 
 export const CHECK_USAGE = `Usage: explore-replica check FILE [FILE…]   (npm run snapshot:check -- FILE…)
-Validates snapshot files (format v1 .json, JSON Lines .jsonl/.ndjson) as the service would load them.
-Exit 0 when every file is valid, 1 when one is not, 2 without a file.
+Checks the files an editor or a publisher writes, each with the reader the service uses for its kind, which
+check tells by the file's name and first line:
+  ${`*${MANIFEST_SUFFIX}`.padEnd(18)} a fleet's manifest, read as a replica following it (SNAPSHOT_URL) reads it. Only the
+                     manifest itself: the snapshot and change files it names are not fetched or checked
+                     (give them to check as well)
+  *.jsonl, *.ndjson  a change file when its first line is a change header {"changes": "explore", …}, read
+                     as a replica reads CHANGES_DIR's files and a manifest's changes; else a JSON Lines
+                     snapshot
+  *.json             a format v1 snapshot
+A file named otherwise is "not a snapshot, change file or manifest", and fails the check.
+A valid file is one line:
+  FILE: valid (en: 25, fr: 3 items; generated_at …)
+  FILE: valid (change file ID: 4 upserts, 1 delete; generated_at …)
+  FILE: valid (manifest: SNAPSHOT and 2 change files; those files were not fetched or checked)
+An invalid one is every problem, each with its line (and column, for format v1) as the service reports it.
+Exit 0 when every file is valid, 1 when one is not, 2 without a file or with an unknown option.
 `
 
-export async function checkCommand (files: string[]): Promise<number> {
-  if (files.includes('--help') || files.includes('-h')) {
-    process.stdout.write(CHECK_USAGE)
+/** Where check writes: the process's stdout and stderr, or a test's own. */
+export interface CheckOutput {
+  out: (text: string) => void
+  err: (text: string) => void
+}
+
+const PROCESS_OUTPUT: CheckOutput = {
+  out: text => { process.stdout.write(text) },
+  err: text => { process.stderr.write(text) }
+}
+
+type Kind = 'snapshot' | 'changes' | 'manifest'
+
+export async function checkCommand (argv: string[], output: CheckOutput = PROCESS_OUTPUT): Promise<number> {
+  const { values, positionals: files } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
+  if (values.help === true) {
+    output.out(CHECK_USAGE)
     return 0
   }
   if (files.length === 0) {
-    process.stderr.write(CHECK_USAGE)
+    output.err(CHECK_USAGE)
     return 2
   }
   let failed = 0
   for (const file of files) {
+    const kind = await kindOf(file)
+    const report = kind === null
+      ? { valid: false, text: `${file}: not a snapshot, change file or manifest: its name ends in none of .json, .jsonl, .ndjson (snapshots, change files) or ${MANIFEST_SUFFIX} (a fleet's manifest)` }
+      : await CHECKS[kind](file)
+    if (!report.valid) failed++
+    output.out(`${report.text}\n`)
+  }
+  return failed > 0 ? 1 : 0
+}
+
+/** What check says of one file. */
+interface Report {
+  valid: boolean
+  text: string
+}
+
+const CHECKS: Record<Kind, (file: string) => Promise<Report>> = {
+  async snapshot (file) {
     try {
       const model = await loadSnapshotFile(file)
       const counts = Object.entries(model.itemCounts()).map(([lang, n]) => `${lang}: ${n}`).join(', ')
-      process.stdout.write(`${file}: valid (${counts} items${model.info.generatedAt === null ? '' : `; generated_at ${model.info.generatedAt}`})\n`)
+      model.memory.retire()
+      return { valid: true, text: `${file}: valid (${counts} items${generated(model.info.generatedAt)})` }
     } catch (error) {
-      failed++
-      process.stdout.write(`${error instanceof SnapshotError ? error.message : `${file}: ${(error as Error).message}`}\n`)
+      return refused('snapshot', file, error)
+    }
+  },
+
+  async changes (file) {
+    try {
+      const changes = await readChangeFile(file)
+      const upserts = changes.ops.filter(op => op.op === 'upsert').length
+      return { valid: true, text: `${file}: valid (change file ${changes.id}: ${count(upserts, 'upsert')}, ${count(changes.ops.length - upserts, 'delete')}${generated(changes.generatedAt)})` }
+    } catch (error) {
+      return refused('change file', file, error)
+    }
+  },
+
+  async manifest (file) {
+    let text: string
+    try {
+      // As a follower reads a download: the bytes as UTF-8, a byte order mark kept (JSON.parse refuses it).
+      text = await readFile(file, 'utf8')
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (typeof code !== 'string') throw error
+      return { valid: false, text: refusalReport('manifest', file, 'SNAPSHOT_ERR_UNREADABLE', [describeReadError(code)]) }
+    }
+    try {
+      const manifest = parseManifest(text)
+      const changes = manifest.changes.length === 0 ? 'no change files' : count(manifest.changes.length, 'change file')
+      return { valid: true, text: `${file}: valid (manifest: ${manifest.snapshot} and ${changes}; those files were not fetched or checked)` }
+    } catch (error) {
+      if (!(error instanceof ManifestError)) throw error
+      return { valid: false, text: refusalReport('manifest', file, 'SNAPSHOT_ERR_INVALID', error.problems) }
     }
   }
-  return failed > 0 ? 1 : 0
+}
+
+/**
+ * A manifest by its name, as a replica tells one (MANIFEST_SUFFIX); a JSON Lines file by its first line: a
+ * change file's header, or a snapshot (its header, an item, or anything the snapshot's reader then reports);
+ * a `.json` file is a format v1 snapshot. Null: a name of none of these.
+ */
+async function kindOf (file: string): Promise<Kind | null> {
+  if (isManifestName(file)) return 'manifest'
+  if (isJsonLinesPath(file)) return isChangeHeader(await firstValue(file)) ? 'changes' : 'snapshot'
+  return /\.json$/i.test(file) ? 'snapshot' : null
+}
+
+/** Longest first line looked at: a change header is a short line. */
+const FIRST_LINE_MAX_BYTES = 1024 * 1024
+
+/**
+ * The file's first JSON value, its first line that is not blank (a byte order mark allowed, as the loader
+ * allows it); undefined when there is none, it is no JSON, or the file is not a regular one that can be read.
+ */
+async function firstValue (file: string): Promise<unknown> {
+  // A named pipe would wait for a writer: only a regular file is opened here (the reader reports the rest).
+  if ((await stat(file).catch(() => null))?.isFile() !== true) return undefined
+  let value: unknown
+  await readLines(file, {
+    line: (bytes, number) => {
+      let text = bytes.toString('utf8', number === 1 && startsWithBom(bytes) ? 3 : 0)
+      if (text.endsWith('\r')) text = text.slice(0, -1)
+      if (/^[ \t]*$/.test(text)) return true
+      try {
+        value = JSON.parse(text)
+      } catch {}
+      return false
+    }
+  }, 64 * 1024, FIRST_LINE_MAX_BYTES).catch(() => {})
+  return value
+}
+
+/**
+ * A change file's header: the first value the snapshot's reader refuses as "this is a change file"
+ * (frame-lines.ts), so that check reads that file with the change file's reader instead.
+ */
+function isChangeHeader (value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && 'changes' in value && !('snapshot' in value) && !('pk' in value)
+}
+
+function refused (kind: string, file: string, error: unknown): Report {
+  // Anything but the file's own problems is still this file's failure: the other files are checked.
+  return { valid: false, text: error instanceof SnapshotError ? refusalReport(kind, file, error.code, error.problems) : `${file}: ${(error as Error).message}` }
+}
+
+function generated (at: string | null): string {
+  return at === null ? '' : `; generated_at ${at}`
+}
+
+function count (n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`
 }

@@ -27,7 +27,7 @@ const COMMANDS: Record<string, Command> = {
     }
   },
   check: {
-    summary: 'check snapshot files as the service would load them: check FILE…',
+    summary: 'check snapshots, change files and fleet manifests as the service reads them: check FILE…',
     run: async argv => await (await import('./check-command.js')).checkCommand(argv)
   },
   generate: {
@@ -62,6 +62,7 @@ const COMMANDS: Record<string, Command> = {
 
 const MAIN_USAGE = `Usage: explore-replica [COMMAND] [options]
        explore-replica [FILE] [options]     serve FILE, or without one the sample bundled with the package
+       explore-replica --version            print the package's version (also -v)
 
 Commands:
 ${Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`).join('\n')}
@@ -75,6 +76,10 @@ async function main (argv: string[]): Promise<number> {
   const [first, ...rest] = argv
   if (first === '--help' || first === '-h' || first === 'help') {
     process.stdout.write(MAIN_USAGE)
+    return 0
+  }
+  if (first === '--version' || first === '-v') {
+    process.stdout.write(`explore-replica ${(await import('../version.js')).VERSION}\n`)
     return 0
   }
   const command = first !== undefined && Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined

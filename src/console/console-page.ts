@@ -303,7 +303,7 @@ export function renderConsolePage (status: Status, options: ConsolePageOptions):
 </head>
 <body>
 <header>
-  <h1>explore-replica <span class="aside">operator's console</span></h1>
+  <h1>explore-replica <span class="aside">${status.version} · operator's console</span></h1>
   ${links(options)}
 </header>
 <main>

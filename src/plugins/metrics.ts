@@ -7,6 +7,7 @@ import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, ty
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'
 import { pinStatus, sourceStatus } from '../routes/status-route.js'
 import { RequestTally, type RequestSeries } from './request-tally.js'
+import { VERSION } from '../version.js'
 
 export default fp(async function metricsPlugin (app) {
   const registry = new Registry()
@@ -29,6 +30,14 @@ export default fp(async function metricsPlugin (app) {
     })
   }
   collectDefaultMetrics({ register: registry, prefix: 'explore_' })
+  new Gauge({
+    name: 'explore_build_info',
+    help: 'Always 1: the explore-replica version and the Node.js version this process runs, as labels.',
+    labelNames: ['version', 'node'] as const,
+    registers: [registry],
+    // Every worker of a cluster runs the same build: one series, not one per worker summed to their number.
+    aggregator: 'max'
+  }).set({ version: VERSION, node: process.version }, 1)
   // Counted in plain numbers, read when scraped (request-tally.ts says why).
   const tally = new RequestTally([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
   // prom-client's registry reads a metric through `get()`, which is all these have of its classes.

@@ -7,6 +7,7 @@ import type { SimulatedTrouble } from '../explore/simulated-trouble.js'
 import { StatusSchema, type Status } from '../schemas/operations.js'
 import type { ReloadFailure } from '../snapshot/store/snapshot-store.js'
 import { sourceStatusJson } from '../sources/follow-source.js'
+import { VERSION } from '../version.js'
 
 /** The source followed, by this process or, in a cluster's worker, by its primary; null for a file. */
 export function sourceStatus (app: FastifyInstance): Status['source'] {
@@ -62,6 +63,8 @@ export function currentStatus (app: FastifyInstance): Status {
   const model = store.current()
   const reloads = store.status()
   return {
+    version: VERSION,
+    node: process.version,
     path: store.file,
     snapshot: model === null
       ? null

@@ -3,6 +3,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { NewestSchema, PinSchema } from './versions.js'
 
 export const StatusSchema = Type.Object({
+  version: Type.String({ description: 'The explore-replica package version this process runs (`explore-replica --version`).' }),
+  node: Type.String({ description: 'The Node.js version it runs on (`process.version`, e.g. `v20.19.4`).' }),
   path: Type.String({ description: 'The snapshot file the service watches.' }),
   snapshot: Type.Union([Type.Object({
     version: Type.String({ description: 'A digest of the served file\'s bytes (ETags start with it); with change files `<it>+<id of the last change applied>` (ETags then start with the digest and a digest of the change files\' contents).' }),

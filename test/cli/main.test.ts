@@ -3,6 +3,7 @@
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { childEnv, smallSnapshot, tempDir, writeSnapshot } from '../helpers.js'
 
@@ -25,6 +26,19 @@ t.test('--help lists every subcommand; each subcommand has its own --help', asyn
   t.match((await run('generate', '--help')).stdout, /^Usage: explore-replica generate/)
   t.match((await run('convert', '--help')).stdout, /^Usage: explore-replica convert/)
   t.match((await run('capture', '--help')).stdout, /capture/)
+})
+
+t.test('--version and -v: the package\'s version, exit 0; the server entry too', async t => {
+  const { version } = JSON.parse(await readFile(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
+  t.match(version, /^\d+\.\d+\.\d+/)
+  for (const flag of ['--version', '-v']) t.same(await run(flag), { code: 0, stdout: `explore-replica ${version}\n`, stderr: '' }, flag)
+  const server = await new Promise<{ code: number, stdout: string }>(resolve => {
+    execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', '..', 'src', 'server.ts'), '--version'], { env: childEnv() }, (error, stdout) => {
+      resolve({ code: error === null ? 0 : (error.code as number), stdout })
+    })
+  })
+  t.same(server, { code: 0, stdout: `explore-replica ${version}\n` }, 'node dist/server.js --version: the same, nothing served')
+  t.match((await run('--help')).stdout, /^ {7}explore-replica --version /m, 'the help says so')
 })
 
 t.test('bad usage: exit 2 with what is wrong and where to look, no stack trace', async t => {

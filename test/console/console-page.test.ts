@@ -17,6 +17,8 @@ const OPTIONS: ConsolePageOptions = {
 
 function status (overrides: Partial<Status> = {}): Status {
   return {
+    version: '1.2.3',
+    node: 'v20.19.4',
     path: '/var/cache/explore/snapshot-abc.jsonl',
     snapshot: { version: 'v-served', generatedAt: '2026-11-20T09:30:00Z', loadedAt: '2026-11-22T11:00:00.000Z', items: { en: 3, fr: 1 } },
     reloads: { succeeded: 2, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] },
@@ -39,6 +41,7 @@ t.test('a followed source: its URL, its checks, and advice to publish again', as
   t.match(body, '<dt>Source</dt><dd><code>https://snapshots.example.com/explore.jsonl</code></dd><dt>Cached copy</dt>')
   t.match(body, '<section id="source"')
   t.match(body, '<dt>Checks</dt><dd>7 (1 error)</dd>')
+  t.match(body, '<h1>explore-replica <span class="aside">1.2.3 · operator\'s console</span></h1>', 'the version in the header')
   t.match(body, 'the object is not a valid snapshot &lt;b&gt;')
   t.match(body, 'The newest download was refused')
   t.match(body, 'Fix the snapshot and publish it again at <code>https://snapshots.example.com/explore.jsonl</code>')

@@ -6,6 +6,8 @@ import { buildTestApp } from '../helpers.js'
 
 t.test('the console lists the kept versions and says what is pinned and what is held back', async t => {
   const body = renderConsolePage({
+    version: '1.2.3',
+    node: 'v20.19.4',
     path: '/srv/snapshot.json',
     snapshot: { version: 'v-old', generatedAt: null, loadedAt: '2026-11-24T10:00:00.000Z', items: { en: 3 } },
     reloads: { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] },

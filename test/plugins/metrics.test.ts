@@ -1,5 +1,6 @@
 import t from 'tap'
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { buildTestApp, EXPLORE, smallSnapshot } from '../helpers.js'
 
 const metric = (body: string, name: string): string[] => body.split('\n').filter(line => line.startsWith(name))
@@ -18,6 +19,14 @@ t.test('Prometheus metrics: requests and latency by route template and status', 
   t.ok(metric(res.body, 'explore_http_requests_total{route="unmatched",method="GET",status="404"} 1').length === 1)
   t.ok(metric(res.body, 'explore_http_request_duration_seconds_count{route="/:lang/api/internal/explore/",method="GET",status="200"} 2').length === 1)
   t.ok(metric(res.body, 'explore_process_cpu_seconds_total').length > 0, 'process metrics too')
+})
+
+t.test('explore_build_info: 1, labelled with the package\'s version and Node\'s', async t => {
+  const app = await buildTestApp(t)
+  const { version } = JSON.parse(await readFile(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
+  const body = (await app.inject('/-/metrics')).body
+  t.same(metric(body, 'explore_build_info'), [`explore_build_info{version="${version}",node="${process.version}"} 1`])
+  t.match(body, '# TYPE explore_build_info gauge\n')
 })
 
 t.test('snapshot metrics: items, age, reloads', async t => {

@@ -1,6 +1,7 @@
 // GET /-/status: the refusal history it carries, and its one definition shared with the console.
 import t from 'tap'
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { currentStatus } from '../../src/routes/status-route.js'
 import { buildTestApp, smallSnapshot } from '../helpers.js'
 
@@ -29,6 +30,16 @@ t.test('/-/status: reloads.recentFailures lists refused files newest first, kept
   t.match(reloads, { failedInARow: 0, staleSince: null }, 'the history outlives the success')
 })
 
+t.test('/-/status: the package\'s version and Node\'s, first', async t => {
+  const app = await buildTestApp(t)
+  const { version } = JSON.parse(await readFile(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
+  const status = JSON.parse((await app.inject('/-/status')).body)
+  t.same(Object.keys(status).slice(0, 3), ['version', 'node', 'path'])
+  t.equal(status.version, version)
+  t.equal(status.node, process.version)
+  t.match(status.node, /^v\d+\.\d+\.\d+/)
+})
+
 t.test('the status object is built once: /-/status answers exactly what currentStatus gives the console', async t => {
   const app = await buildTestApp(t)
   await writeFile(app.snapshots.file, '{"languages": {}}')
@@ -41,5 +52,7 @@ t.test('the OpenAPI document describes recentFailures', async t => {
   const doc = JSON.parse((await app.inject('/-/openapi.json')).body)
   const schema = doc.paths['/-/status'].get.responses['200'].content['application/json'].schema
   t.same(Object.keys(schema.properties.reloads.properties.recentFailures.items.properties), ['at', 'file', 'reason', 'problems'])
+  t.match(schema.properties, { version: { type: 'string' }, node: { type: 'string' } }, 'and the versions')
+  t.ok(schema.required.includes('version') && schema.required.includes('node'))
   t.notOk(doc.paths['/-/'], 'the console is a page, not an API operation')
 })

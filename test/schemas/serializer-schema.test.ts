@@ -41,8 +41,10 @@ t.test('the serializer\'s form writes the same bytes as the schema as written', 
   for (const item of items) t.equal(rewritten(item), asWritten(item), `item ${item.pk}`)
 
   const statuses = [
-    { path: 'p', snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] }, memory: null, source: null, cluster: null, pin: null, newest: null, trouble: null },
+    { version: '1.2.3', node: 'v20.19.4', path: 'p', snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] }, memory: null, source: null, cluster: null, pin: null, newest: null, trouble: null },
     {
+      version: '1.2.3',
+      node: 'v20.19.4',
       path: 'p',
       snapshot: { version: 'v', generatedAt: null, loadedAt: 'l', items: { en: 3 } },
       reloads: { succeeded: 1, failed: 2, failedInARow: 1, lastFailure: { at: 'a', problems: ['x'] }, staleSince: 's', refusals: { invalid: 1, too_big: 1 }, recentFailures: [{ at: 'a', file: 'f', reason: 'too_big', problems: ['x'] }, { at: 'a', file: 'f', reason: 'invalid', problems: ['y'] }] },

@@ -192,7 +192,7 @@ function classify (error: unknown, file: string): unknown {
 }
 
 /** An editor-facing reason a file could not be read. */
-function describeReadError (code: string): string {
+export function describeReadError (code: string): string {
   switch (code) {
     case 'ENOENT': return 'the file does not exist'
     case 'EACCES':
