@@ -97,7 +97,7 @@ export async function ensureSnapshot (root: string, dataDir: string, total: numb
     if (name.startsWith(prefix) && sameFormat && !name.startsWith(key)) await rm(join(dataDir, name), { force: true })
   }
   const started = performance.now()
-  const result = await writeSnapshot(file, { items: enItems, companies, seed, format: format === 'jsonl' ? 'jsonl' : 'lines' })
+  const result = await writeSnapshot(file, { items: enItems, companies, seed, format: format === 'jsonl' ? 'jsonl' : 'compact' })
   // Hundreds of MB still being written back to disk would slow the first load measured after this.
   const handle = await open(result.path, 'r')
   try {

@@ -121,6 +121,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
           cacheDir: config.snapshotCacheDir,
           maxBytes: config.snapshotMaxMb * 1024 * 1024,
           forcePathStyle: config.s3ForcePathStyle,
+          headers: config.snapshotHttpHeaders,
           // A cluster's primary follows the source once; its workers load what it tells them to.
           follow: !cluster.isWorker
         },

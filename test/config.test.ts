@@ -10,6 +10,7 @@ t.test('defaults', async t => {
     host: '127.0.0.1',
     snapshotPath: BUNDLED_SNAPSHOT,
     snapshotUrl: null,
+    snapshotHttpHeaders: null,
     changesDir: null,
     snapshotPollSeconds: 30,
     snapshotCacheDir: join(tmpdir(), 'explore-replica'),
@@ -105,6 +106,7 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     host: '0.0.0.0',
     snapshotPath: '/srv/snap.json',
     snapshotUrl: 's3://exports/explore/snapshot.jsonl',
+    snapshotHttpHeaders: null,
     changesDir: '/srv/changes',
     snapshotPollSeconds: 60,
     snapshotCacheDir: '/var/cache/explore',
@@ -199,11 +201,11 @@ t.test('a bad value names the variable or flag, the value and the rule', async t
     [{ env: { PORT: '70000' } }, /^PORT="70000"/],
     [{ argv: ['--port', '-1'] }, /^--port="-1"/],
     [{ env: { MAX_LIMIT: '0' } }, /^MAX_LIMIT="0": must be a whole number from 1 to 1000000$/],
-    [{ env: { TRUST_PROXY: 'maybe' } }, /^TRUST_PROXY="maybe": must be true or false$/],
-    [{ env: { SNAPSHOT_URL: 'ftp://x/snapshot.json' } }, /^SNAPSHOT_URL="ftp:\/\/x\/snapshot\.json": must be an http:\/\/, https:\/\/ or s3:\/\/bucket\/key URL$/],
+    [{ env: { TRUST_PROXY: 'maybe' } }, /^TRUST_PROXY="maybe": must be true or false \(also 1\/0, yes\/no, on\/off\)$/],
+    [{ env: { SNAPSHOT_URL: 'ftp://x/snapshot.json' } }, /^SNAPSHOT_URL="ftp:\/\/x\/snapshot\.json": ftp: is not a scheme the service follows; SNAPSHOT_URL must be an http:\/\/, https:\/\/ or s3:\/\/bucket\/key URL whose name ends in \.json, \.jsonl or \.ndjson$/],
     [{ env: { SNAPSHOT_URL: 'https://x/snapshot.csv' } }, /^SNAPSHOT_URL=.*must name a \.json, \.jsonl or \.ndjson object/],
     [{ env: { SNAPSHOT_URL: 's3://bucket' } }, /^SNAPSHOT_URL=.*\.json, \.jsonl or \.ndjson/],
-    [{ env: { WORKERS: '0' } }, /^WORKERS="0": must be a whole number from 1 to 256$/],
+    [{ env: { WORKERS: '0' } }, /^WORKERS="0": must be a whole number from 1 to 256, or auto$/],
     [{ env: { MEMORY_LIMIT_MB: '1.5G' } }, /^MEMORY_LIMIT_MB="1.5G": must be a whole number from 64 to 16777216$/],
     [{ env: { MEMORY_LIMIT_MB: '32' } }, /^MEMORY_LIMIT_MB="32": must be a whole number from 64/],
     [{ env: { MEMORY_ESTIMATE_SCALE: '0' } }, /^MEMORY_ESTIMATE_SCALE="0": must be a number from 0.01 to 100 \(1: the measured estimate; below 1 only to test the watch\)$/],
@@ -213,9 +215,9 @@ t.test('a bad value names the variable or flag, the value and the rule', async t
     [{ env: { PUBLIC_BASE_URL: 'https://x.test/?a=1' } }, /^PUBLIC_BASE_URL=/],
     [{ env: { CORS_ORIGIN: 'app.test' } }, /^CORS_ORIGIN="app.test": "app.test" is not an origin/],
     [{ env: { LOG_LEVEL: 'loud' } }, /^LOG_LEVEL="loud": must be one of fatal, error, warn, info, debug, trace, silent$/],
-    [{ env: { HOST: ' ' } }, /^HOST=" ": must not be empty$/],
-    [{ env: { SNAPSHOT_PATH: '' } }, /^SNAPSHOT_PATH="": must not be empty$/],
-    [{ env: { ALLOWED_HOSTS: 'a b' } }, /^ALLOWED_HOSTS="a b": "a b" is not a host name, a .domain or \*$/],
+    [{ env: { HOST: ' ' } }, /^HOST=" ": must not be empty; HOST must be an address or host name$/],
+    [{ env: { SNAPSHOT_PATH: '' } }, /^SNAPSHOT_PATH="": must not be empty; SNAPSHOT_PATH must be a file path$/],
+    [{ env: { ALLOWED_HOSTS: 'a b' } }, /^ALLOWED_HOSTS="a b": "a b" is not a host name, a .domain or \*; ALLOWED_HOSTS must be a comma-separated list of host names, \.domains or \*$/],
     [{ env: { CACHE_MAX_AGE: 'soon' } }, /^CACHE_MAX_AGE="soon": must be a whole number/],
     [{ env: { SHUTDOWN_GRACE_MS: '0' } }, /^SHUTDOWN_GRACE_MS="0"/],
     [{ env: { MAX_URL_LENGTH: '10' } }, /^MAX_URL_LENGTH="10": must be a whole number from 64 to 65536$/],
@@ -233,7 +235,7 @@ t.test('a bad value names the variable or flag, the value and the rule', async t
     [{ env: { FAULT: 'reset', FAULT_RATE: '1.5' } }, /^FAULT_RATE="1.5": must be a number from 0 to 1/],
     [{ env: { FAULT_RATE: '0.5' } }, /^FAULT_RATE="0.5" needs FAULT: reset, truncate or dribble$/],
     [{ env: { CHAOS_SEED: 'lucky' } }, /^CHAOS_SEED="lucky": must be a whole number from 0 to 4294967295$/],
-    [{ env: { CHAOS: 'maybe' } }, /^CHAOS="maybe": must be true or false$/],
+    [{ env: { CHAOS: 'maybe' } }, /^CHAOS="maybe": must be true or false \(also 1\/0, yes\/no, on\/off\)$/],
     [{ argv: ['--nope'] }, /^unknown argument "--nope"/],
     [{ argv: ['--port'] }, /^--port needs a value$/]
   ]
@@ -247,5 +249,44 @@ t.test('--help lists every option with its variable', async t => {
   for (const option of OPTIONS) {
     t.match(help, option.flag)
     t.match(help, option.env)
+  }
+})
+
+t.test('SNAPSHOT_HTTP_HEADERS: `Name: value` a line, or a JSON object', async t => {
+  const headers = (text: string, via: 'env' | 'flag' = 'env') => loadConfig(via === 'env' ? { env: { SNAPSHOT_HTTP_HEADERS: text } } : { argv: ['--snapshot-http-headers', text] }).snapshotHttpHeaders
+  t.same(headers('Authorization: Bearer abc123'), { Authorization: 'Bearer abc123' })
+  t.same(headers('Authorization: Bearer abc123\r\n\r\n  X-Api-Key:k1:k2  \n'), { Authorization: 'Bearer abc123', 'X-Api-Key': 'k1:k2' }, 'CRLF, blank lines, spaces around; a colon in a value')
+  t.same(headers('{"Authorization": "Bearer x", "X-Api-Key": "y"}'), { Authorization: 'Bearer x', 'X-Api-Key': 'y' })
+  t.same(headers('Authorization: Bearer abc123', 'flag'), { Authorization: 'Bearer abc123' })
+  t.equal(headers(''), null)
+  t.equal(headers(' \n '), null)
+})
+
+t.test('a bad SNAPSHOT_HTTP_HEADERS is refused with the variable\'s name and its rule, never with a value it holds', async t => {
+  // [variable or flag, its text, what is wrong]
+  const bad: Array<[string, string, string]> = [
+    ['SNAPSHOT_HTTP_HEADERS', 'Authorization Bearer abc123', 'line 1 is not `Name: value`'],
+    ['--snapshot-http-headers', 'X-Api-Key: k\nBearer abc123', 'line 2 is not `Name: value`'],
+    ['SNAPSHOT_HTTP_HEADERS', 'Authorization Bearer: abc123', 'the name on line 1 is not a header name (letters, digits and !#$%&\'*+-.^_`|~)'],
+    ['SNAPSHOT_HTTP_HEADERS', ': abc123', 'the name on line 1 is not a header name (letters, digits and !#$%&\'*+-.^_`|~)'],
+    ['SNAPSHOT_HTTP_HEADERS', 'Host: abc123.example', 'Host is set by the replica or by HTTP itself: it cannot be given'],
+    ['SNAPSHOT_HTTP_HEADERS', 'If-None-Match: "abc123"', 'If-None-Match is set by the replica or by HTTP itself: it cannot be given'],
+    ['SNAPSHOT_HTTP_HEADERS', 'X-Api-Key: abc123\nx-api-key: abc123', 'x-api-key is given twice: give each header once'],
+    ['SNAPSHOT_HTTP_HEADERS', 'X-Api-Key:', 'X-Api-Key has no value'],
+    ['SNAPSHOT_HTTP_HEADERS', 'X-Api-Key: abc123é', 'the value of X-Api-Key must be printable ASCII (percent- or base64-encode anything else)'],
+    ['SNAPSHOT_HTTP_HEADERS', 'X-Api-Key: abc\x00123', 'the value of X-Api-Key must be printable ASCII (percent- or base64-encode anything else)'],
+    ['SNAPSHOT_HTTP_HEADERS', '{"Authorization": "Bearer abc123', 'is not a JSON object'],
+    ['SNAPSHOT_HTTP_HEADERS', '["Authorization: Bearer abc123"]', 'the name on line 1 is not a header name (letters, digits and !#$%&\'*+-.^_`|~)'],
+    ['SNAPSHOT_HTTP_HEADERS', '{"Authorization": ["Bearer abc123"]}', 'the value of Authorization must be a string'],
+    ['SNAPSHOT_HTTP_HEADERS', '{"Authorization": "Bearer abc123\\r\\nX-Evil: 1"}', 'the value of Authorization must be one line (no CR or LF)'],
+    ['SNAPSHOT_HTTP_HEADERS', '{"Bearer abc123": "x"}', 'the JSON object\'s name 1 is not a header name (letters, digits and !#$%&\'*+-.^_`|~)']
+  ]
+  for (const [name, text, problem] of bad) {
+    const sources = name.startsWith('--') ? { argv: [name, text] } : { env: { [name]: text } }
+    let message = ''
+    t.throws(() => { try { loadConfig(sources) } catch (error) { message = (error as Error).message; throw error } }, { name: 'ConfigError', code: 'CONFIG_ERR_INVALID' }, problem)
+    t.ok(message.startsWith(`${name}=`), `${problem}: names ${name}`)
+    t.ok(message.includes(`: ${problem}`), `${problem}: says what is wrong (${message})`)
+    t.notMatch(message, /abc123/, `${problem}: repeats no value`)
   }
 })

@@ -60,7 +60,7 @@ export async function convertCommand (args: string[]): Promise<number> {
         if (await fileStamp(input) !== stamp) throw new ConvertError(`${input} changed while it was converted: run again`)
       }
     }, {
-      format: toLines ? 'jsonl' : 'lines',
+      format: toLines ? 'jsonl' : 'compact',
       // The output must be a snapshot the service serves, with the input's items.
       check: async temporary => {
         const counts = (await loadSnapshotFile(temporary)).itemCounts()

@@ -13,8 +13,9 @@ export const GENERATE_USAGE = `Usage: explore-replica generate [options]   (npm 
   --seed S           PRNG seed (default ${DEFAULT_SEED})
   --companies C      company ids 1..C (default max(${DEFAULT_COMPANIES}, largest language / ${ITEMS_PER_COMPANY}))
   --generated-at T   ISO-8601 timestamp of the snapshot (default ${DEFAULT_GENERATED_AT})
-  --format F         pretty | lines | jsonl (default: jsonl for a .jsonl or .ndjson --out; else pretty up to
-                     ${PRETTY_MAX_ITEMS} items, else lines: one JSON document with an item per line)
+  --format F         pretty | compact | jsonl (default: jsonl for a .jsonl or .ndjson --out; else pretty up to
+                     ${PRETTY_MAX_ITEMS} items, else compact); pretty and compact are format v1 (compact: an item
+                     per line), jsonl is JSON Lines
   --out FILE         output path (default ${DEFAULT_OUT})`
 
 function integerArg (name: string, value: string | undefined, signed = false): number | undefined {
@@ -53,8 +54,8 @@ export async function generateCommand (argv: string[]): Promise<number> {
     console.log(GENERATE_USAGE)
     return 0
   }
-  if (values.format !== undefined && values.format !== 'pretty' && values.format !== 'lines' && values.format !== 'jsonl') {
-    throw new UsageError(`--format must be pretty, lines or jsonl, got ${JSON.stringify(values.format)}`)
+  if (values.format !== undefined && values.format !== 'pretty' && values.format !== 'compact' && values.format !== 'jsonl') {
+    throw new UsageError(`--format must be pretty, compact or jsonl, got ${JSON.stringify(values.format)}`)
   }
   const options: WriteOptions = {
     seed: integerArg('seed', values.seed, true) ?? DEFAULT_SEED,

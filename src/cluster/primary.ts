@@ -212,7 +212,7 @@ export async function runPrimary (config: Config): Promise<void> {
   // Followed once, here; every worker loads the file when told (a failed load keeps its last good one).
   let store: ClusterStore | null = null
   if (config.snapshotUrl !== null) {
-    const source = await openSource(config.snapshotUrl, { forcePathStyle: config.s3ForcePathStyle })
+    const source = await openSource(config.snapshotUrl, { forcePathStyle: config.s3ForcePathStyle, headers: config.snapshotHttpHeaders })
     store = new ClusterStore(followedFile(source, config.snapshotCacheDir), {
       askAll: async ask => {
         const answers = await askAll(ask)

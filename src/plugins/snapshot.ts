@@ -42,6 +42,8 @@ export interface SnapshotPluginOptions {
     cacheDir: string
     maxBytes: number
     forcePathStyle: boolean
+    /** SNAPSHOT_HTTP_HEADERS (null: none). */
+    headers?: Readonly<Record<string, string>> | null
     /** False in a cluster's worker: the primary follows, and tells the worker which file to load. */
     follow: boolean
   } | null
@@ -71,7 +73,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
   app.addHook('onClose', async () => { await opened.kept.idle() })
 
   if (remote !== null) {
-    const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle })
+    const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle, headers: remote.headers })
     const store = new SnapshotStore(followedFile(source, remote.cacheDir), { log: storeLog, memory, first: opened.pinnedChain })
     app.decorate('snapshots', store)
     app.addHook('onClose', async () => { await store.idle() })

@@ -7,10 +7,10 @@ import { writeThroughTemporary, type TemporaryFileOptions, type WrittenFile } fr
 export type { WrittenFile }
 
 /**
- * 'pretty' matches JSON.stringify(snapshot, null, 2); 'lines' is the same JSON document with each item on
+ * 'pretty' matches JSON.stringify(snapshot, null, 2); 'compact' is the same JSON document with each item on
  * one line; 'jsonl' is a JSON Lines snapshot (contract §1): a header line, then one item per line.
  */
-export type SnapshotFormat = 'pretty' | 'lines' | 'jsonl'
+export type SnapshotFormat = 'pretty' | 'compact' | 'jsonl'
 
 // Pretty-printing triples the whitespace; past this many items a human no longer reads the file anyway.
 export const PRETTY_MAX_ITEMS = 5000
@@ -21,8 +21,8 @@ export function formatBytes (bytes: number): string {
 }
 
 /** A format v1 document is pretty-printed while a person may still read it, one item a line past that. */
-export function documentFormat (items: number): 'pretty' | 'lines' {
-  return items <= PRETTY_MAX_ITEMS ? 'pretty' : 'lines'
+export function documentFormat (items: number): 'pretty' | 'compact' {
+  return items <= PRETTY_MAX_ITEMS ? 'pretty' : 'compact'
 }
 
 /** The format a path and an item count call for, unless one is asked for. */
@@ -44,7 +44,7 @@ export interface SnapshotContent {
 }
 
 export interface WriteFileOptions extends TemporaryFileOptions {
-  /** 'jsonl' for JSON Lines; 'pretty' and 'lines' are format v1 (see SnapshotFormat). */
+  /** 'jsonl' for JSON Lines; 'pretty' and 'compact' are format v1 (see SnapshotFormat). */
   format: SnapshotFormat
 }
 
@@ -74,8 +74,8 @@ async function writeLines (content: SnapshotContent, emit: (piece: string) => Pr
   }
 }
 
-/** A format v1 document; 'pretty' matches JSON.stringify(snapshot, null, 2), 'lines' puts an item per line. */
-async function writeDocument (content: SnapshotContent, format: 'pretty' | 'lines', emit: (piece: string) => Promise<void>): Promise<void> {
+/** A format v1 document; 'pretty' matches JSON.stringify(snapshot, null, 2), 'compact' puts an item per line. */
+async function writeDocument (content: SnapshotContent, format: 'pretty' | 'compact', emit: (piece: string) => Promise<void>): Promise<void> {
   const { generatedAt, languages } = content
   await emit(`{\n  ${generatedAt === null ? '' : `"generated_at": ${JSON.stringify(generatedAt)},\n  `}"languages": {`)
   for (const [l, language] of languages.entries()) {

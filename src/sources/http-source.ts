@@ -1,37 +1,62 @@
 // A snapshot behind an HTTP(S) URL, asked for with If-None-Match and If-Modified-Since, so that an unchanged
-// snapshot costs a 304 and no bytes. Node's own fetch (undici): redirects followed (at most 20), TLS checked.
+// snapshot costs a 304 and no bytes. Node's own fetch (undici), TLS checked; redirects followed here (at
+// most 20), so that the credentials (a user:password in the URL, SNAPSHOT_HTTP_HEADERS) go to the URL's
+// own origin only: undici drops Authorization on a cross-origin redirect, but passes any other header on.
 import { Readable } from 'node:stream'
 import { formatExtension, SourceError, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
+
+/** As many as fetch's own `redirect: 'follow'` takes. */
+const MAX_REDIRECTS = 20
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
+
+export interface HttpSourceOptions {
+  /** SNAPSHOT_HTTP_HEADERS: sent, as the URL's user:password is, to the URL's origin and nowhere else. */
+  headers?: Readonly<Record<string, string>> | null
+}
 
 export class HttpSource implements RemoteSource {
   readonly shown: string
   readonly extension: RemoteSource['extension']
+  // Private fields (#): never in what a logger or JSON.stringify prints of the source.
+  /** The URL as given, with its user:password: what a manifest's objects are resolved against. */
+  readonly #given: URL
+  /** The URL fetched: never with credentials (fetch refuses them). */
+  readonly #url: URL
+  readonly #options: HttpSourceOptions
+  /** Basic authentication and SNAPSHOT_HTTP_HEADERS: for requests to #url's origin only. */
+  readonly #credentials: ReadonlyArray<[string, string]>
 
-  constructor (private readonly url: URL) {
+  constructor (url: URL, options: HttpSourceOptions = {}) {
     const extension = formatExtension(url.pathname)
     if (extension === null) throw new SourceError('the URL\'s path must end in .json, .jsonl or .ndjson (the format follows it)')
     this.extension = extension
-    const shown = new URL(url)
-    shown.username = ''
-    shown.password = ''
-    this.shown = shown.href
+    this.#given = new URL(url)
+    this.#url = new URL(url)
+    this.#url.username = ''
+    this.#url.password = ''
+    this.shown = this.#url.href
+    this.#options = options
+    const credentials = Object.entries(options.headers ?? {})
+    if (url.username !== '' || url.password !== '') credentials.push(['authorization', `Basic ${basicCredentials(url)}`])
+    this.#credentials = credentials
   }
 
   sibling (name: string): HttpSource {
-    // Resolved as a link on the manifest's page would be: same origin and folder. A query (a signed URL's)
-    // signs one object only, so it is not carried over.
-    return new HttpSource(new URL(name, this.url))
+    // Resolved as a link on the manifest's page would be: same origin and folder, same credentials. A query
+    // (a signed URL's) signs one object only, so it is not carried over.
+    return new HttpSource(new URL(name, this.#given), this.#options)
   }
 
   async fetch (known: Validators | null, signal: AbortSignal): Promise<Fetched> {
-    const response = await this.request('GET', known, signal)
+    const { response, at } = await this.request('GET', known, signal)
     if (response.status === 304) {
       await response.body?.cancel()
       return { changed: false }
     }
     if (response.status !== 200 || response.body === null) {
       await response.body?.cancel()
-      throw new SourceError(`${this.shown} answered ${response.status} ${response.statusText}`.trim())
+      const status = `${response.status} ${response.statusText}`.trim()
+      throw new SourceError(response.status === 401 || response.status === 403 ? this.refusal(status, at) : `${this.shown} answered ${status}`)
     }
     const length = response.headers.get('content-length')
     return {
@@ -45,7 +70,7 @@ export class HttpSource implements RemoteSource {
   async unchangedSince (validators: Validators, signal: AbortSignal): Promise<boolean> {
     // Without validators nothing can tell: the download is taken as it is.
     if (validators.etag === null && validators.lastModified === null) return true
-    const response = await this.request('HEAD', validators, signal)
+    const { response } = await this.request('HEAD', validators, signal)
     await response.body?.cancel()
     if (response.status === 304) return true
     // A URL signed for GET alone (S3, GCS) refuses HEAD: nothing to tell, so the download stands.
@@ -54,16 +79,61 @@ export class HttpSource implements RemoteSource {
     return now.etag === validators.etag && now.lastModified === validators.lastModified
   }
 
-  private async request (method: 'GET' | 'HEAD', known: Validators | null, signal: AbortSignal): Promise<Response> {
-    const headers: Record<string, string> = { 'user-agent': 'explore-replica', 'accept-encoding': 'identity' }
-    if (known?.etag != null) headers['if-none-match'] = known.etag
-    if (known?.lastModified != null) headers['if-modified-since'] = known.lastModified
-    try {
-      return await fetch(this.url, { method, headers, signal, redirect: 'follow' })
-    } catch (error) {
-      throw new SourceError(`${this.shown} could not be reached: ${describeFetchError(error)}`)
+  /** A 401 or 403 in words: the credentials refused, none given, or not sent (a redirect to another origin). */
+  private refusal (status: string, at: URL): string {
+    if (at.origin !== this.#url.origin) {
+      const why = this.#credentials.length > 0 ? `: the credentials are sent to ${this.#url.origin} only` : ''
+      return `${this.shown} was redirected to ${at.origin}, which answered ${status}${why}`
+    }
+    if (this.#credentials.length > 0) return `${this.shown} refused the credentials (${status}): check the user and password in SNAPSHOT_URL or SNAPSHOT_HTTP_HEADERS`
+    return `${this.shown} refused the request, which had no credentials (${status}): give a user and password in SNAPSHOT_URL or a header in SNAPSHOT_HTTP_HEADERS`
+  }
+
+  /** The answer, redirects followed, and the URL that gave it. */
+  private async request (method: 'GET' | 'HEAD', known: Validators | null, signal: AbortSignal): Promise<{ response: Response, at: URL }> {
+    let at = this.#url
+    for (let redirects = 0; ; redirects++) {
+      const headers = new Headers({ 'user-agent': 'explore-replica', 'accept-encoding': 'identity' })
+      if (at.origin === this.#url.origin) for (const [name, value] of this.#credentials) headers.set(name, value)
+      if (known?.etag != null) headers.set('if-none-match', known.etag)
+      if (known?.lastModified != null) headers.set('if-modified-since', known.lastModified)
+      let response: Response
+      try {
+        response = await fetch(at, { method, headers, signal, redirect: 'manual' })
+      } catch (error) {
+        throw new SourceError(`${this.shown} could not be reached: ${describeFetchError(error)}`)
+      }
+      const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
+      if (location === null) return { response, at }
+      await response.body?.cancel()
+      if (redirects === MAX_REDIRECTS) throw new SourceError(`${this.shown} could not be reached: redirect count exceeded`)
+      at = redirectTarget(location, at, this.shown)
     }
   }
+}
+
+/** Where a redirect leads: an http(s) URL, without any user:password it names (fetch refuses them). */
+function redirectTarget (location: string, from: URL, shown: string): URL {
+  let target: URL
+  try {
+    target = new URL(location, from)
+  } catch {
+    throw new SourceError(`${shown} could not be reached: a redirect's Location is not a URL`)
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new SourceError(`${shown} could not be reached: redirected to a ${target.protocol} URL, not http(s)`)
+  target.username = ''
+  target.password = ''
+  return target
+}
+
+/** A URL's user:password as Basic authentication sends it: percent-escapes decoded to bytes, as browsers do. */
+function basicCredentials (url: URL): string {
+  return Buffer.concat([percentDecoded(url.username), Buffer.from(':'), percentDecoded(url.password)]).toString('base64')
+}
+
+/** A `%` that starts no escape stays as it is (decodeURIComponent would throw). */
+function percentDecoded (text: string): Buffer {
+  return Buffer.concat(text.split(/(%[0-9a-fA-F]{2})/).map(part => /^%[0-9a-fA-F]{2}$/.test(part) ? Buffer.from([parseInt(part.slice(1), 16)]) : Buffer.from(part, 'utf8')))
 }
 
 function validatorsOf (headers: Headers): Validators {

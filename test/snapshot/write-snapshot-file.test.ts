@@ -13,7 +13,7 @@ const OPTIONS = { seed: 5, languages: { en: 30, 'pt-br': 4, fr: 0 }, companies: 
 t.test('the same bytes as the generator writes, in each format', async t => {
   const dir = await tempDir(t)
   const doc = generateSnapshot(OPTIONS)
-  for (const [format, name] of [['pretty', 'a.json'], ['lines', 'b.json'], ['jsonl', 'c.jsonl']] as Array<[SnapshotFormat, string]>) {
+  for (const [format, name] of [['pretty', 'a.json'], ['compact', 'b.json'], ['jsonl', 'c.jsonl']] as Array<[SnapshotFormat, string]>) {
     const generated = join(dir, `generated-${name}`)
     await writeSnapshot(generated, { ...OPTIONS, format })
     const written = await writeSnapshotFile(join(dir, name), {
@@ -42,7 +42,7 @@ t.test('a failed check or an abort: the target keeps its bytes and the temporary
   const content = { generatedAt: null, languages: ['en'], items: async (_code: string, each: (item: object) => Promise<void>) => { for (const item of doc.languages.en!) await each(item) } }
   let checked = ''
   await t.rejects(writeSnapshotFile(out, content, {
-    format: 'lines',
+    format: 'compact',
     check: async file => {
       checked = file
       throw new Error('refused')

@@ -25,7 +25,7 @@ t.test('a valid snapshot loads with its languages, counts and version label', as
 t.test('loading a large file gives the event loop turns (a reloading service keeps answering)', async t => {
   const { writeSnapshot: generate } = await import('../../../src/generate/write-snapshot.js')
   const file = join(await tempDir(t), 'large.json')
-  await generate(file, { items: 12000, format: 'lines' })
+  await generate(file, { items: 12000, format: 'compact' })
   let turns = 0
   let loading = true
   const tick = () => { if (loading) { turns++; setImmediate(tick) } }
@@ -211,7 +211,7 @@ t.test('batches of any size, on the pool or on this thread: the same model, the 
   const { writeSnapshot: generate } = await import('../../../src/generate/write-snapshot.js')
   const dir = await tempDir(t)
   const file = join(dir, 'generated.json')
-  await generate(file, { items: 3000, format: 'lines' })
+  await generate(file, { items: 3000, format: 'compact' })
   const raw = await readFile(file)
   const doc = JSON.parse(raw.toString()) as { languages: Record<string, SnapshotItem[]> }
   // Every page the model can give, with its companies' pages, as text.

@@ -1,0 +1,84 @@
+// Every option refuses a bad value with a message that names it and says its rule; --help shows each rule
+// and no path of this machine.
+import t from 'tap'
+import { homedir, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ConfigError } from '../src/errors.js'
+import { BUNDLED_SNAPSHOT, helpText, loadConfig, OPTIONS } from '../src/config.js'
+
+// One bad value for each option: a new option must add its own here.
+const BAD: Record<string, string> = {
+  PORT: '70000',
+  HOST: ' ',
+  SNAPSHOT_PATH: '',
+  CHANGES_DIR: ' ',
+  SNAPSHOT_URL: 'ftp://example.com/snapshot.json',
+  SNAPSHOT_HTTP_HEADERS: 'Authorization Bearer x',
+  SNAPSHOT_POLL_SECONDS: '0',
+  SNAPSHOT_CACHE_DIR: '',
+  SNAPSHOT_MAX_MB: 'lots',
+  S3_FORCE_PATH_STYLE: 'maybe',
+  WORKERS: 'many',
+  MEMORY_LIMIT_MB: '32',
+  MEMORY_ESTIMATE_SCALE: '0',
+  MAX_LIMIT: '-1',
+  PUBLIC_BASE_URL: 'ftp://news.example.com',
+  TRUST_PROXY: 'sometimes',
+  CORS_ORIGIN: 'app.example.com',
+  LOG_LEVEL: 'loud',
+  WATCH: '2',
+  RELOAD_DEBOUNCE_MS: '60001',
+  ALLOWED_HOSTS: 'exa mple.com',
+  CACHE_MAX_AGE: '1.5',
+  METRICS: 'y',
+  DOCS: 'n',
+  CONSOLE: 'enabled',
+  OPS_PORT: '65536',
+  OPS_HOST: '',
+  OPS_TOKEN: 'short-secret',
+  STATE_DIR: ' ',
+  KEEP_VERSIONS: '0',
+  REQUEST_LOG: 'always',
+  LOG_PRETTY: 'pretty',
+  SHUTDOWN_GRACE_MS: '0',
+  REQUEST_TIMEOUT_MS: 'ten',
+  MAX_URL_LENGTH: '10',
+  PAGE_CACHE_MB: '65537',
+  FAST_PATH: 'fast',
+  DELAY_MS: 'slow',
+  FAIL_RATE: '1.5',
+  FAIL_STATUS: '502',
+  FAULT: 'explode',
+  FAULT_RATE: '-0.1',
+  CHAOS_SEED: '4294967296',
+  CHAOS: 'maybe'
+}
+
+t.test('every option has a bad value to try here', async t => {
+  t.same(OPTIONS.map(o => o.env).filter(env => !(env in BAD)), [], 'options without one')
+})
+
+for (const option of OPTIONS) {
+  const bad = BAD[option.env]
+  if (bad === undefined) continue
+  t.test(`${option.env}=${JSON.stringify(bad)} is refused, naming ${option.env} and its rule`, async t => {
+    for (const [how, sources] of [['variable', { env: { [option.env]: bad } }], ['flag', { argv: [`${option.flag}=${bad}`] }]] as const) {
+      const error = t.throws(() => loadConfig(sources), ConfigError, how) as ConfigError
+      const name = how === 'variable' ? option.env : option.flag
+      t.match(error.message, new RegExp(`^${name}=`), `${how}: names the option first`)
+      t.ok(error.message.includes(`must be ${option.rule}`), `${how}: says the rule (${error.message})`)
+      if (option.secret === true) t.notOk(error.message.includes(bad), `${how}: never repeats the secret`)
+    }
+  })
+}
+
+t.test('--help gives each option\'s rule and default, and no path of this machine', async t => {
+  const help = helpText()
+  for (const option of OPTIONS) {
+    const row = help.split('\n').find(line => line.startsWith(`  ${option.flag} / ${option.env}`)) ?? ''
+    t.ok(row.includes(`Takes ${option.rule}.`), `${option.env}: its rule`)
+  }
+  t.notOk(help.includes(BUNDLED_SNAPSHOT), 'not the bundled snapshot\'s absolute path')
+  for (const path of [process.cwd(), homedir(), join(tmpdir(), 'explore-replica')]) t.notOk(help.includes(path), `not ${path}`)
+  t.match(help, /--version, -v/)
+})
