@@ -1,6 +1,6 @@
 // nginx in front of replicas on loopback ports, with README's upstream settings ("Two replicas behind
 // nginx"), in the foreground and with every file in one directory: what the fleet's benchmark
-// (fleet-change.ts) and its end-to-end test (test/fleet-nginx.test.ts) both run.
+// (fleet-change.ts) and its end-to-end test (test/fleet-nginx.e2e.test.ts) both run.
 import { join } from 'node:path'
 
 export function nginxConfig (dir: string, port: number, upstreams: number[]): string {

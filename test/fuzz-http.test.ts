@@ -9,6 +9,7 @@ import { connect } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../src/config.js'
 import { buildTestApp, makeItem, smallSnapshot } from './helpers.js'
+import { runs } from './property-runs.js'
 
 // What a stack trace, a file path or an internal message would look like in a body.
 const LEAK_MARKERS = ['    at ', 'node_modules', '/work/', 'file://', 'Error:', '.ts:', 'FST_', 'ERR_']
@@ -275,11 +276,11 @@ async function fuzz (t: Test, overrides: Partial<Config>, numRuns: number): Prom
 }
 
 t.test('raw requests to the default configuration: no 5xx, no leak, JSON parses, still answering', async t => {
-  await fuzz(t, {}, 600)
+  await fuzz(t, {}, runs(600))
 })
 
 t.test('raw requests with CORS limited to a listed origin and proxies trusted: the same', async t => {
-  await fuzz(t, { corsOrigin: ['https://a.example'], trustProxy: true, cacheMaxAge: 60 }, 500)
+  await fuzz(t, { corsOrigin: ['https://a.example'], trustProxy: true, cacheMaxAge: 60 }, runs(500))
 })
 
 // ---------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../src/schemas/formats.js'
 import { ExplorePageSchema } from '../src/schemas/explore-response.js'
 import { buildTestApp, rawRequest } from './helpers.js'
+import { runs } from './property-runs.js'
 
 const pageCheck = TypeCompiler.Compile(ExplorePageSchema)
 
@@ -276,7 +277,7 @@ async function check (t: Test, property: fc.IAsyncProperty<[FuzzRequest]>, numRu
 
 t.test('any method, path, query and Accept header: no 5xx, no leak, JSON errors, valid pages', async t => {
   resetCounts()
-  await check(t, fc.asyncProperty(request, holds), 12_000)
+  await check(t, fc.asyncProperty(request, holds), runs(12_000))
   for (const status of [200, 301, 400, 404, 405, 406, 414]) t.ok(seenStatuses.has(status), `some request got a ${status}`)
   t.ok(validPages >= 300, `${validPages} pages checked against the response schema`)
 })
@@ -296,7 +297,7 @@ t.test('GET on the explore path with hostile query strings', async t => {
     payload: fc.constant(undefined)
   })
   resetCounts()
-  await check(t, fc.asyncProperty(explore, holds), 6_000)
+  await check(t, fc.asyncProperty(explore, holds), runs(6_000))
   for (const status of [200, 400, 404, 406, 414]) t.ok(seenStatuses.has(status), `some request got a ${status}`)
   t.ok(validPages >= 1000, `${validPages} pages checked against the response schema`)
 })
@@ -320,5 +321,5 @@ t.test('around the 1000-field limit: the limit is exact, and still no 5xx', asyn
       throw new Error(`${req.method} ${shown(req.url)} (${fields} fields): status ${res.statusCode}, body ${res.body.slice(0, 200)}`)
     }
   })
-  await check(t, property, 1_000)
+  await check(t, property, runs(1_000))
 })

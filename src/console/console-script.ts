@@ -5,7 +5,7 @@
 // so an asset must be TypeScript to reach dist/. A string is served byte for byte the same from src/
 // (tests run it through tsx) and from dist/; a browser .ts file compiled by tsc would need the DOM
 // types in the server's program, and its function source as tsx compiles it carries esbuild's helpers.
-// The browser test (test/console/console-browser.test.ts) runs it; a unit test parses it.
+// The browser test (test/console/console-browser.e2e.test.ts) runs it; a unit test parses it.
 //
 // Rules for the text below: a module (strict, deferred); no backquote or dollar-brace, since it sits in
 // a template literal; data from the API reaches the page only as textContent or checked attributes.

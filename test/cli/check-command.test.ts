@@ -108,6 +108,6 @@ t.test('usage: --help, no file, an unknown option', async t => {
   t.same(await check('--help'), { code: 0, stdout: CHECK_USAGE, stderr: '' })
   t.match(CHECK_USAGE, /manifest\.json .*\n.*not fetched/)
   t.same(await check(), { code: 2, stdout: '', stderr: CHECK_USAGE })
-  // Thrown for main.ts, which prints it and exits 2 (main.test.ts).
+  // Thrown for main.ts, which prints it and exits 2 (main.e2e.test.ts).
   await t.rejects(check('--colour', 'x.jsonl'), { code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' })
 })

@@ -4,6 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ExplorePageSchema } from '../../src/schemas/explore-response.js'
 import '../../src/schemas/formats.js'
 import { buildTestApp, EXPLORE, makeItem, rawRequest, smallSnapshot } from '../helpers.js'
+import { runs } from '../property-runs.js'
 
 const pageCheck = TypeCompiler.Compile(ExplorePageSchema)
 const HOST = 'http://localhost:80'
@@ -319,5 +320,5 @@ t.test('walking next links sees every item exactly once, in order', async t => {
       if (++pages > 200) return false
     }
     return JSON.stringify(seen) === JSON.stringify(expected)
-  }), { numRuns: 60 })
+  }), { numRuns: runs(60) })
 })

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { pageLinks } from '../../src/explore/page-links.js'
 import { parseQuery } from '../../src/explore/query-string.js'
+import { runs } from '../property-runs.js'
 
 const URL = 'http://testserver/en/api/internal/explore/'
 const links = (query: string, count: number, limit: number, offset: number, offsetDigits = String(offset)) => {
@@ -71,6 +72,6 @@ t.test('property: the same links as re-encoding the whole query with limit and o
       const previous = offset <= 0 ? null : plain(query, limit, offset - limit <= 0 ? null : offset - limit)
       return got.next === next && got.previous === previous
     }
-  ), { numRuns: 2000 })
+  ), { numRuns: runs(2000) })
   t.pass('2,000 random queries')
 })

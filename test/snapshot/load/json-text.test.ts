@@ -3,6 +3,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { findSyntaxError } from '../../../src/snapshot/load/json-text.js'
+import { runs } from '../../property-runs.js'
 
 t.test('findSyntaxError agrees with JSON.parse on what is valid, for valid text and corruptions of it', async t => {
   const corrupted = fc.tuple(fc.json(), fc.nat(), fc.constantFrom('', ',', '}', ']', '"', ':', 'x', '\\', '\n', '{', '[', '1', ' '), fc.constantFrom('insert', 'replace', 'cut'))
@@ -14,7 +15,7 @@ t.test('findSyntaxError agrees with JSON.parse on what is valid, for valid text 
     let valid = true
     try { JSON.parse(text) } catch { valid = false }
     return (findSyntaxError(text) === null) === valid
-  }), { numRuns: 5000 })
+  }), { numRuns: runs(5000) })
   t.pass('5,000 texts')
 })
 

@@ -10,6 +10,7 @@ import { DocumentStreamer, MAX_VALUE_NESTING, NotFollowed, type DocumentHandlers
 import { NotText, Utf8Check, readDocument } from '../../../src/snapshot/load/read-document.js'
 import type { TextPosition } from '../../../src/snapshot/load/text-position.js'
 import { positionOf } from '../../helpers.js'
+import { runs } from '../../property-runs.js'
 
 const where = (p: TextPosition): string => `@${p.line}:${p.column}`
 
@@ -223,7 +224,7 @@ t.test('a valid document gives the same calls, at the reference positions, howev
     items += got.filter(call => call.startsWith('item')).length
     const whole = stream(doc.raw, doc.raw.length)
     return JSON.stringify(got) === JSON.stringify(doc.calls) && JSON.stringify(whole) === JSON.stringify(doc.calls)
-  }), { numRuns: 400 })
+  }), { numRuns: runs(400) })
   t.ok(items > 400, `items were tried (${items})`)
 })
 
@@ -340,7 +341,7 @@ t.test('a byte changed, left out, added or a cut end: refused exactly when JSON.
       return streamed && valuesValid
     }
     return true
-  }), { numRuns: 5000 })
+  }), { numRuns: runs(5000) })
   t.ok(refused > 300 && accepted > 300, `both sides of the equivalence are tried (${refused} refused, ${accepted} accepted)`)
 })
 

@@ -3,6 +3,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { PositionCounter, countCharacters, positionAfter, type TextPosition } from '../../../src/snapshot/load/text-position.js'
 import { positionOf } from '../../helpers.js'
+import { runs } from '../../property-runs.js'
 
 /** Text of every kind a column must count right: ASCII, 2-, 3- and 4-byte characters, LF, CRLF, long lines. */
 const text = fc.array(fc.oneof(
@@ -19,7 +20,7 @@ t.test('countCharacters counts the lead bytes of any range, at any alignment', a
     let lead = 0
     for (let i = from; i < to; i++) if (((raw[i] as number) & 0xc0) !== 0x80) lead++
     return countCharacters(bytes, from, to) === lead
-  }), { numRuns: 500 })
+  }), { numRuns: runs(500) })
 })
 
 t.test('PositionCounter gives the reference position of any increasing offsets, however the text is cut', async t => {
@@ -41,13 +42,13 @@ t.test('PositionCounter gives the reference position of any increasing offsets, 
     const whole = positionOf(raw, raw.length)
     return JSON.stringify(got) === JSON.stringify(wanted.slice(0, got.length).map(o => positionOf(raw, o))) &&
       got.length === (raw.length === 0 ? 0 : wanted.length) && end.line === whole.line && end.column === whole.column
-  }), { numRuns: 500 })
+  }), { numRuns: runs(500) })
 })
 
 t.test('positionAfter goes on from a position over more bytes', async t => {
   fc.assert(fc.property(text, fc.nat(), (raw, cut) => {
     const split = raw.length === 0 ? 0 : cut % raw.length
     return JSON.stringify(positionAfter(positionOf(raw, split), raw.subarray(split))) === JSON.stringify(positionOf(raw, raw.length))
-  }), { numRuns: 300 })
+  }), { numRuns: runs(300) })
   t.same(positionAfter({ line: 3, column: 5 }, Buffer.from('ab\r\néé')), { line: 4, column: 3 })
 })

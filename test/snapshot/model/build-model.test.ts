@@ -4,6 +4,7 @@ import fc from 'fast-check'
 import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { makeItem } from '../../helpers.js'
+import { runs } from '../../property-runs.js'
 
 const info = { source: 'x', version: 'v', generatedAt: null, loadedAt: new Date(0) }
 
@@ -34,7 +35,7 @@ t.test('in slices or in one go: the same order, newest first then pk descending,
         t.same(served(whole, companies), want)
         t.same(served(sliced, companies), want)
       }
-    }), { numRuns: 60 })
+    }), { numRuns: runs(60) })
 })
 
 t.test('a large build gives the event loop turns, and keeps every key past its columns\' block boundaries', async t => {

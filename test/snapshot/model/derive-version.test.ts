@@ -15,6 +15,7 @@ import { deriveVersion } from '../../../src/snapshot/model/derive-version.js'
 import { RankOrder } from '../../../src/snapshot/model/rank-order.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { makeItem, memoryFreed } from '../../helpers.js'
+import { runs } from '../../property-runs.js'
 
 const LANGUAGES = ['en', 'es', 'pt-br', 'de']
 const COMPANIES = [1, 2, 3, 4, 5]
@@ -80,7 +81,7 @@ t.test('after each change file of a chain, every page equals a full load of the 
       before.memory.retire()
       reference.memory.retire()
     }
-  }), { numRuns: 60 })
+  }), { numRuns: runs(60) })
   t.pass('60 random chains')
 })
 

@@ -4,6 +4,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { RankOrder, maxPiecesFor } from '../../../src/snapshot/model/rank-order.js'
 import { runToEnd } from '../../../src/snapshot/slices.js'
+import { runs } from '../../property-runs.js'
 
 /** An edit: ranks to remove (of the order before it) and slots to add at ranks of the order before it. */
 const edit = fc.record({
@@ -45,7 +46,7 @@ t.test('pieces read as the plain array the same edits make, however many pieces 
       versions.push([order, plain])
     }
     for (const [version, itsPlain] of versions) checkReads(version, itsPlain)
-  }), { numRuns: 500 })
+  }), { numRuns: runs(500) })
   t.pass('500 random edit sequences')
 })
 

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { mergeRanks, type PageItems } from '../../../src/snapshot/model/snapshot-model.js'
 import { renderItem } from '../../../src/snapshot/model/item-bytes.js'
 import { makeItem, modelOf, smallSnapshot, type SnapshotDoc } from '../../helpers.js'
+import { runs } from '../../property-runs.js'
 
 const load = async (doc: SnapshotDoc) => await modelOf(doc)
 const pks = (items: PageItems): number[] => (JSON.parse(`[${items.toString()}]`) as Array<{ pk: number }>).map(i => i.pk)
@@ -103,7 +104,7 @@ t.test('the item bytes agree with JSON.stringify for any strings', async t => {
     const item = makeItem(1, '2024-01-01', [], { translated_title: title, translated_abstract: abstract })
     const parsed = JSON.parse(renderItem(item))
     return parsed.translated_title === title && parsed.translated_abstract === abstract
-  }), { numRuns: 300 })
+  }), { numRuns: runs(300) })
 })
 
 t.test('a page in views of the model holds exactly the bytes it copies, items side by side in one view', async t => {
