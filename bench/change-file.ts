@@ -1,4 +1,4 @@
-// The change file both change workloads publish (issue 23's goal: 1,000 upserts and 100 deletes): the editor's
+// The change file both change workloads publish (BENCHMARKS.md's change-file goal: 1,000 upserts and 100 deletes): the editor's
 // drop into a served snapshot's change directory (run.ts) and the fleet's publish to a manifest
 // (fleet-change.ts). Written from the snapshot's own first items, so every upsert edits an item served.
 import { createReadStream } from 'node:fs'

@@ -1,4 +1,4 @@
-// Issue 23's memory goal ("memory after applying it: at most settled + 3× the change file's size"), read
+// The change-file memory goal ("memory after applying it: at most settled + 3× the change file's size"), read
 // settled: a service with the settled probe loaded (settled-probe.ts) and no requests; its RSS after full
 // collections and V8's memory reducer before a change file of the bench's shape and after each of `files`
 // such files (each the next items of the snapshot). Run by `npm run bench` on JSON Lines sizes (run.ts) and by

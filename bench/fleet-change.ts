@@ -1,5 +1,5 @@
-// The fleet workload (`--fleet`, issue 23's third goal): two replicas (`node dist/server.js`, as deployed)
-// follow a manifest in moto's S3, behind nginx configured as README's "Two replicas behind nginx"; the
+// The fleet workload (`--fleet`, BENCHMARKS.md's fleet goal): two replicas (`node dist/server.js`, as deployed)
+// follow a manifest in moto's S3, behind nginx configured as docs/guides/deploying.md's "Behind nginx"; the
 // snapshot is published with `explore-replica publish`, then a change file. Timed: from the publish's end
 // (the manifest replaced) to each replica serving the change, against the poll interval + 1 s; counted:
 // what each replica downloaded for it, as it logged each object. Skipped, with the reason, where moto_server
@@ -147,7 +147,7 @@ function downloadsLogged (child: Child): { since: (from: number) => Record<strin
   }
 }
 
-/** nginx in the foreground with README's upstream settings on loopback ports, every file in `dir`; once it answers. */
+/** nginx in the foreground with docs/guides/deploying.md's upstream settings on loopback ports, every file in `dir`; once it answers. */
 async function startNginx (dir: string, port: number, upstreams: number[]): Promise<Child> {
   await mkdir(join(dir, 'temp'), { recursive: true })
   const conf = join(dir, 'nginx.conf')

@@ -1,5 +1,5 @@
-// nginx in front of replicas on loopback ports, with README's upstream settings ("Two replicas behind
-// nginx"), in the foreground and with every file in one directory: what the fleet's benchmark
+// nginx in front of replicas on loopback ports, with the upstream settings of docs/guides/deploying.md
+// ("Behind nginx"), in the foreground and with every file in one directory: what the fleet's benchmark
 // (fleet-change.ts) and its end-to-end test (test/fleet-nginx.e2e.test.ts) both run.
 import { join } from 'node:path'
 

@@ -137,7 +137,7 @@ function lagField (result: Field, key: 'lagMaxUntilCountedMs' | 'lagMaxBeforeMs'
   return result.has(key) ? maybe(result.at(key).numberOrNull(), ms) : 'not measured'
 }
 
-/** The change workload (issue 23), where it ran: a change file applied under load. */
+/** The change workload (BENCHMARKS.md's change-file goals), where it ran: a change file applied under load. */
 function changeRows (): Row[] {
   // Since the steady load, a result per load: each says its connections.
   const each = (size: Field, read: (change: Field) => string): string => {

@@ -1,4 +1,4 @@
-// The benchmark's results: their shape, the targets of issue 4 checked against them, and the markdown
+// The benchmark's results: their shape, the targets of BENCHMARKS.md's first goals checked against them, and the markdown
 // tables printed at the end and written to bench/results/.
 import type { BenchOptions } from './options.js'
 import type { LoadResult } from './load-test.js'
@@ -126,7 +126,7 @@ export interface ReloadResult {
   rssAfterBytes: number
 }
 
-/** The change workload: a change file applied to a served JSON Lines snapshot under load (issue 23). */
+/** The change workload: a change file applied to a served JSON Lines snapshot under load (BENCHMARKS.md's change-file goals). */
 export interface ChangesResult extends Omit<ReloadResult, 'contender'> {
   /**
    * The work as the service timed it (its "change file applied" log line): from the watcher's debounce to
@@ -180,7 +180,7 @@ export function slope (values: readonly number[]): number {
 }
 
 /**
- * The fleet workload (`--fleet`, issue 23): two replicas behind nginx follow a manifest in moto's S3; a
+ * The fleet workload (`--fleet`, BENCHMARKS.md's fleet goal): two replicas behind nginx follow a manifest in moto's S3; a
  * change file published.
  */
 export interface FleetResult {
@@ -493,7 +493,7 @@ export function markdown (result: BenchResult): string {
   const changes = result.sizes.flatMap(size => (size.changes ?? []).map(c => ({ size, c })))
   if (changes.length > 0) {
     lines.push('')
-    lines.push('### A change file under load (issue 23)')
+    lines.push('### A change file under load')
     lines.push('')
     type ChangeRow = (typeof changes)[number]
     lines.push(...table<ChangeRow>([
@@ -525,7 +525,7 @@ export function markdown (result: BenchResult): string {
   const fleets = result.sizes.flatMap(size => size.fleet === undefined ? [] : [{ size, f: size.fleet }])
   if (fleets.length > 0) {
     lines.push('')
-    lines.push('### A change published to a fleet (issue 23, --fleet)')
+    lines.push('### A change published to a fleet (--fleet)')
     lines.push('')
     for (const { size, f } of fleets) {
       if (typeof f === 'string') {
@@ -540,12 +540,13 @@ export function markdown (result: BenchResult): string {
         `${f.viaNginx.countsAfter.map(int).join(', ')} over 20 answers; RSS after ${f.rssBytes.map(mb).join(', ')}.`)
     }
     lines.push('')
-    lines.push('Two replicas (`node dist/server.js`, SNAPSHOT_URL a manifest in moto\'s S3) behind nginx with README\'s upstream settings. ' +
+    lines.push('Two replicas (`node dist/server.js`, SNAPSHOT_URL a manifest in moto\'s S3) behind nginx with the upstream settings ' +
+      'of docs/guides/deploying.md. ' +
       'Served after: from the end of `explore-replica publish --changes` (the manifest replaced) to each replica\'s `/-/status` listing the change; ' +
       'a replica polls at its own phase, so up to a whole poll passes before it looks. Downloaded: each replica\'s own log lines, one per object.')
   }
   lines.push('')
-  lines.push('### Targets (issue 4)')
+  lines.push('### Targets')
   lines.push('')
   lines.push('| Target | Goal | Measured | |')
   lines.push('|---|---|---|:-:|')

@@ -42,7 +42,7 @@ const RELOAD_DIR = join(DATA_DIR, 'reload')
 const STARTUP_TIMEOUT_MS = 120_000
 /**
  * The change workload's second, lighter load: 4 connections, each asking again when answered. Under the
- * bench's 32 the load alone can hold this 2-core machine's event loop near issue 23's stall goal of 20 ms;
+ * bench's 32 the load alone can hold this 2-core machine's event loop near the change-file stall goal of 20 ms;
  * at 4 it holds it less, so a stall there is mostly the change's (docs/decisions/026).
  */
 const STEADY_CONNECTIONS = 4
@@ -641,7 +641,7 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
 
 /**
  * The snapshot replaced: a copy of the file one newline longer (the same items, a different file) renamed
- * over the link. The rename, not SIGHUP, because that is how a snapshot is published (README): the watcher's
+ * over the link. The rename, not SIGHUP, because that is how a snapshot is published (docs/guides/editing-snapshots.md): the watcher's
  * debounce is part of the reload time measured. The service's, and the baseline's with --reload-baseline
  * (off by default: a baseline may predate JSON Lines or the watcher).
  */
@@ -662,7 +662,7 @@ async function reloadUnderLoad (contender: Contender, info: SnapshotInfo, option
 }
 
 /**
- * A change file dropped into the snapshot's change directory (contract §9): CHANGE_UPSERTS items of the
+ * A change file dropped into the snapshot's change directory: CHANGE_UPSERTS items of the
  * snapshot edited and CHANGE_DELETES deleted, written beside it and renamed in, as an editor's save lands.
  * Timed from the rename to /-/status counting it applied (the watcher's debounce included). JSON Lines
  * snapshots only: their first lines are the items, no parse of the whole file needed.
@@ -689,7 +689,7 @@ async function changesUnderLoad (contender: Contender, info: SnapshotInfo, optio
 }
 
 /**
- * Issue 23's memory goal, read settled and without requests (the window's RSS under load moves by tens of
+ * The change-file memory goal (BENCHMARKS.md), read settled and without requests (the window's RSS under load moves by tens of
  * MB): undefined when it could not be read (the run's other figures stand; the report says "not measured").
  */
 async function settledChangeMemory (contender: Contender, info: SnapshotInfo, options: BenchOptions): Promise<ChangesResult['settled']> {
@@ -776,7 +776,7 @@ async function main (): Promise<void> {
       for (let round = 0; round < options.reloadRounds; round++) {
         for (const contender of reloading) reloads.push({ contender: contender.name === 'baseline' ? 'baseline' : 'service', ...await reloadUnderLoad(contender, info, options) })
       }
-      // Change files (issue 23's goal): on JSON Lines snapshots, the service only (a baseline may predate them).
+      // Change files (BENCHMARKS.md's change-file goals): on JSON Lines snapshots, the service only (a baseline may predate them).
       const changes = info.format === 'jsonl' ? await changeWorkloads(service, info, options) : undefined
       sizes.push({ ...result, reloads, ...(changes === undefined ? {} : { changes }), figures: sizeFigures({ ...result, reloads }) })
     } else sizes.push({ ...result, figures: sizeFigures(result) })

@@ -1,4 +1,4 @@
-// Takes the README's pictures of the console (docs/console.png, docs/console-preview.png) in headless
+// Takes the pictures of the console in docs/guides/editing-snapshots.md (docs/console.png, docs/console-preview.png) in headless
 // Debian chromium: the sample snapshot served, then a bad save refused, and a preview of one company.
 // Run: npx tsx scripts/console-screenshots.ts
 import { existsSync } from 'node:fs'

@@ -2,8 +2,9 @@
 // the environment, then defaults; validated once, frozen. Nothing else reads process.env.
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { createHash } from 'node:crypto'
 import { availableParallelism, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, FAIL_STATUSES, type FailStatus } from './errors.js'
 
@@ -295,7 +296,7 @@ function logLevel (text: string): Config['logLevel'] {
   return value as Config['logLevel']
 }
 
-/** The change files' directory (contract §9): CHANGES_DIR, or the snapshot's path with `.changes` appended. */
+/** The change files' directory: CHANGES_DIR, or the snapshot's path with `.changes` appended. */
 export function changesDirOf (config: Pick<Config, 'changesDir' | 'snapshotPath'>): string {
   return config.changesDir ?? `${config.snapshotPath}.changes`
 }
@@ -315,7 +316,7 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   { key: 's3ForcePathStyle', env: 'S3_FORCE_PATH_STYLE', flag: '--s3-force-path-style', default: 'false', rule: BOOLEAN_RULE, description: 'Path-style S3 addressing (http://host/bucket/key), for stores that need it (MinIO, moto, some Ceph).', parse: boolean },
   { key: 'workers', env: 'WORKERS', flag: '--workers', default: '1', rule: 'a whole number from 1 to 256, or auto', description: 'Processes serving requests: a number or `auto` (one per core). Each holds its own copy of the snapshot.', parse: workers },
   { key: 'memoryLimitMb', env: 'MEMORY_LIMIT_MB', flag: '--memory-limit-mb', default: undefined, rule: 'a whole number from 64 to 16777216', description: 'The memory budget, in MiB, of the whole service (every worker): a snapshot whose load would pass it is refused like a bad file, and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.', parse: text => text.trim() === '' ? null : integer(64, 16_777_216)(text) },
-  { key: 'memoryEstimateScale', env: 'MEMORY_ESTIMATE_SCALE', flag: '--memory-estimate-scale', default: '1', rule: 'a number from 0.01 to 100', description: 'A diagnostic: multiplies the estimated peak of every load (README, "Memory to plan for"). Below 1, files that do not fit are let through to the watch during the load, which abandons them.', parse: scale },
+  { key: 'memoryEstimateScale', env: 'MEMORY_ESTIMATE_SCALE', flag: '--memory-estimate-scale', default: '1', rule: 'a number from 0.01 to 100', description: 'A diagnostic: multiplies the estimated peak of every load (docs/guides/capacity.md). Below 1, files that do not fit are let through to the watch during the load, which abandons them.', parse: scale },
   { key: 'maxLimit', env: 'MAX_LIMIT', flag: '--max-limit', default: '100', rule: 'a whole number from 1 to 1000000', description: 'Largest page size; a larger `limit` is clamped to it.', parse: integer(1, 1_000_000) },
   { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: '--public-base-url', default: undefined, rule: 'an absolute http(s) URL with no query, fragment or credentials', description: 'Scheme and host (and optional path prefix) for next/previous links. Unset: the request\'s own.', parse: baseUrl },
   { key: 'trustProxy', env: 'TRUST_PROXY', flag: '--trust-proxy', default: 'false', rule: BOOLEAN_RULE, description: 'Believe X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).', parse: boolean },
@@ -331,7 +332,7 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   { key: 'opsPort', env: 'OPS_PORT', flag: '--ops-port', default: undefined, rule: 'a whole number from 0 to 65535', description: 'Serve every /-/ endpoint (console, status, health, metrics, docs) on this port instead of PORT, which then serves only the API (0: any free port). Unset: all on PORT.', parse: text => text.trim() === '' ? null : integer(0, 65535)(text) },
   { key: 'opsHost', env: 'OPS_HOST', flag: '--ops-host', default: '127.0.0.1', rule: 'an address or host name', description: 'Address of the OPS_PORT listener.', parse: nonEmpty },
   { key: 'opsToken', env: 'OPS_TOKEN', flag: '--ops-token', default: undefined, rule: 'at least 16 characters', secret: true, description: 'The bearer token of the operator\'s actions (POST /-/rollback, /-/pin, /-/unpin on OPS_PORT), at least 16 characters. Unset: the actions answer 403. Prefer the variable: a flag shows in `ps`.', parse: text => { if (text.trim() !== '' && text.trim().length < 16) throw new Error('must be at least 16 characters'); return text.trim() === '' ? null : text.trim() } },
-  { key: 'stateDir', env: 'STATE_DIR', flag: '--state-dir', default: undefined, rule: 'a directory path', description: 'The replica\'s own directory: the kept versions (KEEP_VERSIONS) and the pin. One per replica. Unset: `state` in SNAPSHOT_CACHE_DIR (writable wherever the cache is, and on its disk: kept downloads are hard links).', parse: nonEmpty },
+  { key: 'stateDir', env: 'STATE_DIR', flag: '--state-dir', default: undefined, rule: 'a directory path', description: 'The replica\'s own directory: the kept versions (KEEP_VERSIONS) and the pin. One per replica. Unset: `state` in SNAPSHOT_CACHE_DIR (writable wherever the cache is, and on its disk: kept downloads are hard links); in the default SNAPSHOT_CACHE_DIR, which every replica on the machine shares, `state-` and a digest of the snapshot\'s path or URL.', parse: nonEmpty },
   { key: 'keepVersions', env: 'KEEP_VERSIONS', flag: '--keep-versions', default: '3', rule: 'a whole number from 1 to 100', description: 'How many served versions keep their files in STATE_DIR, for a rollback without a download.', parse: integer(1, 100) },
   { key: 'requestLog', env: 'REQUEST_LOG', flag: '--request-log', default: 'true', rule: BOOLEAN_RULE, description: 'One log line per request at info (method, URL, status, time).', parse: boolean },
   { key: 'logPretty', env: 'LOG_PRETTY', flag: '--log-pretty', default: 'auto', rule: 'auto, true or false', description: 'Human-readable logs: `auto` (only on a terminal), true or false. Otherwise JSON lines.', parse: boolean },
@@ -340,7 +341,7 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   { key: 'maxUrlLength', env: 'MAX_URL_LENGTH', flag: '--max-url-length', default: '8192', rule: 'a whole number from 64 to 65536', description: 'Longest request target accepted; longer ones get 414.', parse: integer(64, 65_536) },
   { key: 'pageCacheMb', env: 'PAGE_CACHE_MB', flag: '--page-cache-mb', default: '64', rule: 'a whole number from 0 to 65536', description: 'Memory for whole answers kept per snapshot, in MiB (0: no cache).', parse: integer(0, 65_536) },
   { key: 'fastPath', env: 'FAST_PATH', flag: '--fast-path', default: 'true', rule: BOOLEAN_RULE, description: 'Answer GET and HEAD of pages before Fastify routes them (same answers, 12–28% more of them per second: docs/decisions/002).', parse: boolean },
-  // Simulated trouble, for a demo server (README: "Demo server"). All off by default.
+  // Simulated trouble, for a demo server (docs/guides/demo-server.md#trouble-on-purpose). All off by default.
   { key: 'delayMs', env: 'DELAY_MS', flag: '--delay-ms', default: undefined, rule: `milliseconds (200), a range (100-400) or a median (~150), from 0 to ${MAX_DELAY_MS}`, description: 'Demo server: wait before every page answer: `200` (ms), `100-400` (uniform) or `~150` (lognormal with that median). Unset: none.', parse: delay },
   { key: 'failRate', env: 'FAIL_RATE', flag: '--fail-rate', default: '0', rule: 'a number from 0 to 1', description: 'Demo server: the share of page requests answered with FAIL_STATUS instead (0 to 1).', parse: rate },
   { key: 'failStatus', env: 'FAIL_STATUS', flag: '--fail-status', default: '503', rule: `one of ${FAIL_STATUSES.join(', ')}`, description: `Demo server: the status of a simulated failure, with DRF's body for it: ${FAIL_STATUSES.join(', ')}.`, parse: failStatus },
@@ -390,6 +391,24 @@ function readFlags (argv: readonly string[]): Map<string, string> {
   return flags
 }
 
+/**
+ * `state` in SNAPSHOT_CACHE_DIR; in the default one, shared by every replica on the machine, `state-` and a
+ * digest of the source, so that a pin or kept versions of one demo never reach another snapshot's.
+ */
+function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolean): string {
+  const cacheDir = String(config.snapshotCacheDir)
+  if (cacheDirGiven) return join(cacheDir, 'state')
+  const source = typeof config.snapshotUrl === 'string' ? withoutCredentials(config.snapshotUrl) : resolve(String(config.snapshotPath))
+  return join(cacheDir, `state-${createHash('sha256').update(source).digest('hex').slice(0, 12)}`)
+}
+
+function withoutCredentials (text: string): string {
+  const url = new URL(text)
+  url.username = ''
+  url.password = ''
+  return url.href
+}
+
 export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }: ConfigSources = {}): Config {
   const flags = readFlags(argv)
   const config: Record<string, unknown> = {}
@@ -415,7 +434,7 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
   }
   // Inside the cache directory: the one directory deploy/ lets the service write (a read-only root in
   // Kubernetes, ProtectSystem=strict under systemd), and one disk with the downloads it keeps as hard links.
-  config.stateDir ??= join(String(config.snapshotCacheDir), 'state')
+  config.stateDir ??= defaultStateDir(config, flags.has('--snapshot-cache-dir') || env.SNAPSHOT_CACHE_DIR !== undefined || 'snapshotCacheDir' in overrides)
   if (!Value.Check(ConfigSchema, config)) {
     // Only an override a test passes gets here: text is parsed to the schema's rules above.
     const first = Value.Errors(ConfigSchema, config).First()

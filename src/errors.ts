@@ -75,7 +75,7 @@ export function refusalBody (statusCode: number): ErrorBody {
   return { detail: `${STATUS_CODES[statusCode] ?? 'Bad Request'}.` }
 }
 
-// Operator actions (contract §8): the operator's listener only, with OPS_TOKEN. The 401s are DRF's
+// Operator actions: the operator's listener only, with OPS_TOKEN. The 401s are DRF's
 // NotAuthenticated and AuthenticationFailed, with the `WWW-Authenticate: Bearer` the route adds.
 export const opsActionsOff = httpError('EXPLORE_ERR_OPS_ACTIONS_OFF', 403, 'Operator actions are off: set OPS_TOKEN.',
   () => ({ detail: 'Operator actions are off: set OPS_TOKEN.' }))
@@ -187,7 +187,7 @@ export interface MemoryShortfall {
   budgetBytes: number
 }
 
-/** A snapshot refused because loading it would pass the memory budget (contract §7): refused like a bad file. */
+/** A snapshot refused because loading it would pass the memory budget: refused like a bad file. */
 export class TooBigError extends SnapshotError {
   constructor (file: string, problem: string, readonly shortfall: MemoryShortfall) {
     super('SNAPSHOT_ERR_TOO_BIG', file, [problem])

@@ -62,7 +62,7 @@ export async function serve (argv: string[]): Promise<void> {
     reloading.catch(() => {})
   })
   // Listening before the snapshot is loaded: a large file takes what it takes, and meanwhile /-/healthz
-  // answers and /-/readyz says it is loading. A bad file still stops the service (contract §5); a
+  // answers and /-/readyz says it is loading. A bad file still stops the service; a
   // snapshot followed from a URL is waited for instead, unready: a store outage must not stop a fleet.
   // A cluster's worker on Node 22.12+ binds the port itself (port-sharing.ts).
   await app.listen({ port: config.port, host: config.host, ...portSharing(config.port) })

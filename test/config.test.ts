@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,7 +17,7 @@ t.test('defaults', async t => {
     snapshotCacheDir: join(tmpdir(), 'explore-replica'),
     snapshotMaxMb: 16384,
     s3ForcePathStyle: false,
-    stateDir: join(tmpdir(), 'explore-replica', 'state'),
+    stateDir: join(tmpdir(), 'explore-replica', `state-${createHash('sha256').update(BUNDLED_SNAPSHOT).digest('hex').slice(0, 12)}`),
     keepVersions: 3,
     opsToken: null,
     workers: 1,
@@ -289,4 +290,16 @@ t.test('a bad SNAPSHOT_HTTP_HEADERS is refused with the variable\'s name and its
     t.ok(message.includes(`: ${problem}`), `${problem}: says what is wrong (${message})`)
     t.notMatch(message, /abc123/, `${problem}: repeats no value`)
   }
+})
+
+t.test('in the shared default cache directory each snapshot keeps its own state; a cache directory given keeps `state`', async t => {
+  const a = loadConfig({ env: { SNAPSHOT_PATH: '/srv/a/snapshot.json' } }).stateDir
+  const b = loadConfig({ argv: ['/srv/b/snapshot.json'] }).stateDir
+  t.not(a, b, 'two demos of two snapshots: a pin of one never reaches the other')
+  t.match(a, /explore-replica\/state-[0-9a-f]{12}$/)
+  t.equal(loadConfig({ env: { SNAPSHOT_PATH: '/srv/a/snapshot.json' } }).stateDir, a, 'the same snapshot finds its state again')
+  const url = loadConfig({ env: { SNAPSHOT_URL: 'https://reader:secret@exports.example/snapshot.jsonl' } }).stateDir
+  t.equal(url, loadConfig({ env: { SNAPSHOT_URL: 'https://exports.example/snapshot.jsonl' } }).stateDir, 'a URL\'s credentials are no part of it')
+  t.equal(loadConfig({ env: { SNAPSHOT_CACHE_DIR: '/var/cache/explore-replica' } }).stateDir, '/var/cache/explore-replica/state', 'one replica per given cache directory')
+  t.equal(loadConfig({ env: { STATE_DIR: '/var/lib/explore' } }).stateDir, '/var/lib/explore')
 })

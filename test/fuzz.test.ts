@@ -1,4 +1,4 @@
-// Fuzzes the whole HTTP surface through app.inject: whatever a client sends, no 5xx, no leaked internals, every answer in its contract's shape.
+// Fuzzes the whole HTTP surface through app.inject: whatever a client sends, no 5xx, no leaked internals, every answer in its documented shape.
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
@@ -14,7 +14,7 @@ const pageCheck = TypeCompiler.Compile(ExplorePageSchema)
 // What a stack trace, a file path or an internal message would look like in a body.
 const LEAK_MARKERS = ['    at ', 'node_modules', '/work/', 'Error:']
 
-// Django's DATA_UPLOAD_MAX_NUMBER_FIELDS; the README's documented limit, restated so the test does not
+// Django's DATA_UPLOAD_MAX_NUMBER_FIELDS; the limit docs/reference/http-api.md documents, restated so the test does not
 // trust the code it checks.
 const MAX_FIELDS = 1000
 

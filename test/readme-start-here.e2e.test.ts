@@ -43,16 +43,16 @@ function withPorts (line: string, ports: Ports): string {
   return line.replace(/\b3000\b/g, String(ports.api)).replace(/\b9100\b/g, String(ports.ops))
 }
 
-function environment (): NodeJS.ProcessEnv {
-  const env = childEnv({ LOG_PRETTY: 'false' })
-  // Only what the README's lines set: none of this process's own service settings.
-  for (const name of ['SNAPSHOT_PATH', 'SNAPSHOT_URL', 'PORT', 'OPS_PORT', 'OPS_TOKEN', 'WORKERS', 'CHANGES_DIR', 'STATE_DIR', 'NODE_OPTIONS']) delete env[name]
+/** Only what the README's lines set, and PORT: the default port, 3000 as written, is a free one here too. */
+function environment (ports: Ports): NodeJS.ProcessEnv {
+  const env = childEnv({ LOG_PRETTY: 'false', PORT: String(ports.api) })
+  for (const name of ['SNAPSHOT_PATH', 'SNAPSHOT_URL', 'OPS_PORT', 'OPS_TOKEN', 'WORKERS', 'CHANGES_DIR', 'STATE_DIR', 'NODE_OPTIONS']) delete env[name]
   return env
 }
 
-function run (line: string, cwd: string): Promise<string> {
+function run (line: string, cwd: string, ports: Ports): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('bash', ['-c', line], { cwd, env: environment(), timeout: LINE_WAIT_MS, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+    execFile('bash', ['-c', line], { cwd, env: environment(ports), timeout: LINE_WAIT_MS, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
       if (error !== null) reject(new Error(`\`${line}\` failed (${error.message}):\n${stdout}${stderr}`))
       else resolve(stdout)
     })
@@ -67,7 +67,7 @@ async function ready (port: number): Promise<boolean> {
 
 /** Starts a serving line in its own process group; resolves once the API's or the operator's port is ready. */
 async function serve (line: string, cwd: string, ports: Ports): Promise<ChildProcess> {
-  const child = spawn('bash', ['-c', line.replace(/&\s*$/, '')], { cwd, env: environment(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn('bash', ['-c', line.replace(/&\s*$/, '')], { cwd, env: environment(ports), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout?.on('data', chunk => { output += chunk })
   child.stderr?.on('data', chunk => { output += chunk })
@@ -115,7 +115,7 @@ t.test('each "Start here" block works as written in a fresh copy of the checkout
           servers.push(await serve(line, clone, ports))
           t.pass(`serves: ${written}`)
         } else {
-          await run(line, clone)
+          await run(line, clone, ports)
           t.pass(`exit 0: ${written}`)
         }
       }

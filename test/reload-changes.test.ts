@@ -1,4 +1,4 @@
-// Change files dropped by editors (contract §9) with real files in real temporary directories: every way
+// Change files dropped by editors with real files in real temporary directories: every way
 // editors save, bursts, files edited or removed after they were applied, a new snapshot under them, bad
 // files; after each, the state served is, page for page, a full load of the merged snapshot.
 import t, { type Test } from 'tap'

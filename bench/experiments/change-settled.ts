@@ -1,4 +1,4 @@
-// Issue 23's memory goal ("settled + 3× the change file's size") read settled: the service's RSS with no
+// The change-file memory goal ("settled + 3× the change file's size") read settled: the service's RSS with no
 // requests, after full collections and V8's memory reducer (a reading is two in a row within 2 MB, taken
 // QUIET_SECONDS apart: bench/change-memory.ts), before a change file of the bench's shape (1,000 upserts, 100 deletes)
 // and after it is applied; then the next files of the same shape (each the next 1,100 items). The bench's

@@ -1,4 +1,4 @@
-// What a warm parse pool saves a reload (issue 21 asked the 1M reload to be faster "since a warm pool
+// What a warm parse pool saves a reload (BENCHMARKS.md's load-pipeline goal asked the 1M reload to be faster "since a warm pool
 // compiles nothing"): the first batch of a snapshot on a pool whose threads must start (a new isolate, the
 // worker's modules loaded, the TypeBox checks and the serializer compiled on first use), against the same
 // batch on the same threads once warm. The built pool and worker (dist/), so that no TypeScript loader runs

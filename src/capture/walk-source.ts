@@ -51,7 +51,7 @@ export interface LanguageCapture {
   /** The unfiltered count when the walk began and when it ended. */
   countAtStart: number
   countAtEnd: number
-  /** Every item, ordered as the contract orders a listing: backdate, then pk, descending. */
+  /** Every item, ordered as the original orders a listing: backdate, then pk, descending. */
   items: CapturedItem[]
   /** pks found on a company's pages only, never in the unfiltered listing. */
   onlyThroughCompanies: number[]

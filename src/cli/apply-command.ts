@@ -1,5 +1,5 @@
-// `explore-replica apply SNAPSHOT CHANGES… --out FILE`: the snapshot a replica serves for that chain (contract
-// §9), written whole: every file checked as a replica checks it, the changes merged by the reference merge
+// `explore-replica apply SNAPSHOT CHANGES… --out FILE`: the snapshot a replica serves for that chain,
+// written whole: every file checked as a replica checks it, the changes merged by the reference merge
 // (snapshot/changes/merge-snapshot.ts), the result written through the snapshot writer and checked again.
 import { parseArgs } from 'node:util'
 import { SnapshotError, UsageError } from '../errors.js'

@@ -1,4 +1,4 @@
-// `explore-replica diff OLD NEW --out CHANGES.jsonl`: the change file (contract §9) that takes snapshot OLD
+// `explore-replica diff OLD NEW --out CHANGES.jsonl`: the change file that takes snapshot OLD
 // to snapshot NEW, either format each. Both are checked by the service's own loader first, one at a time.
 // Then OLD is indexed, (language, pk) → a digest of the item, and NEW streamed past the index: memory is
 // that index, never both snapshots. New and changed items become upserts, items gone deletes.
@@ -25,7 +25,7 @@ OLD; NEW is streamed.
 Exit 0 written, 1 a snapshot is invalid or cannot be read (nothing written), 2 bad usage.
 `
 
-/** A change's id (contract §9), as a change file's header is checked. */
+/** A change's id, as a change file's header is checked. */
 const ID = new RegExp(CHANGE_ID_PATTERN)
 
 export async function diffCommand (argv: string[]): Promise<number> {

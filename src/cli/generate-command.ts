@@ -1,4 +1,4 @@
-// `explore-replica generate` (npm run generate): the seeded snapshot generator (contract §1): the demo data/snapshot.json and large benchmark files.
+// `explore-replica generate` (npm run generate): the seeded snapshot generator: the demo data/snapshot.json and large benchmark files.
 import { parseArgs } from 'node:util'
 import { UsageError } from '../errors.js'
 import { DEFAULT_COMPANIES, DEFAULT_GENERATED_AT, DEFAULT_ITEMS, DEFAULT_SEED, ITEMS_PER_COMPANY } from '../generate/plan-snapshot.js'

@@ -1,5 +1,5 @@
 // `explore-replica publish --to DEST (--snapshot FILE | --changes FILE | --step-back N)`: publishes to a
-// fleet's manifest (contract §9). The file is checked as a replica would check it, uploaded under its own
+// fleet's manifest. The file is checked as a replica would check it, uploaded under its own
 // name (objects are immutable once published), and only then is the manifest rewritten, replaced only if
 // it is still the one read: replicas never see a manifest that names an object not yet there.
 import { createHash } from 'node:crypto'

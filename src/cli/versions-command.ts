@@ -1,4 +1,4 @@
-// `explore-replica versions|rollback|pin VERSION|unpin --ops-url URL`: the operator's actions (contract §8)
+// `explore-replica versions|rollback|pin VERSION|unpin --ops-url URL`: the operator's actions
 // from a shell, against a running replica's operator listener (OPS_PORT). The token comes from OPS_TOKEN in
 // the environment, never from a flag (a flag shows in `ps` and in shell history).
 import { parseArgs } from 'node:util'

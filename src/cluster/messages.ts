@@ -35,7 +35,7 @@ export type ToWorker =
   | { explore: 'pin', pin: Pin | null, newest: Newest | null }
 
 export type ToPrimary =
-  /** `served`: the files served (as read) and the items, for the primary to keep the version (contract §8). */
+  /** `served`: the files served (as read) and the items, for the primary to keep the version. */
   | { explore: 'state', state: WorkerState, served?: WorkerServes }
   /** An operator's request that reached this worker; the primary holds the versions. */
   | { explore: 'versions', request: number, action: OperatorAction | 'state', version?: string }

@@ -47,7 +47,7 @@ export async function runPrimary (config: Config): Promise<void> {
   const budget = resolveBudget(config.memoryLimitMb)
   const loads = new LoadOrder(budget, () => [...states.values()].map(state => state.pid))
 
-  // The versions are kept here, where the snapshot is followed (contract §8): workers report what they
+  // The versions are kept here, where the snapshot is followed: workers report what they
   // load, and pass the operator's actions on. Read before any worker starts: it may report at once.
   const versionsLog = log.child({ component: 'versions' })
   const opened = await openVersions({ ...versionPaths(config.stateDir), keep: config.keepVersions, log: versionsLog, sweep: true })
@@ -130,7 +130,7 @@ export async function runPrimary (config: Config): Promise<void> {
       shareStates()
       if (stopping) return
       if (code === 1 && !served && config.snapshotUrl === null) {
-        // As a single process does (contract §5): a bad or missing first snapshot stops the service.
+        // As a single process does: a bad or missing first snapshot stops the service.
         log.fatal({ worker: worker.id }, 'a worker could not load the first snapshot (its report is above): stopping')
         stop('SIGTERM', 1)
         return

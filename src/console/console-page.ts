@@ -159,7 +159,7 @@ function keptVersions (versions: Versions | null | undefined, now: Date): Html {
 </section>`
 }
 
-/** The change files the served version applied to its snapshot, in order (contract §9). */
+/** The change files the served version applied to its snapshot, in order. */
 function appliedChanges (changes: NonNullable<NonNullable<Status['snapshot']>['changes']>, garbageBytes: number): Html {
   if (changes.length === 0) return html``
   return html`<table class="items" id="applied-changes">

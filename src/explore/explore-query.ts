@@ -1,4 +1,4 @@
-// The explore parameters read by DRF's rules (contract §2–§3): `companies` repeatable with blanks
+// The explore parameters read by DRF's rules (Django's QueryDict, LimitOffsetPagination): `companies` repeatable with blanks
 // ignored and anything else but digits refused; `limit` and `offset` never refused, only defaulted.
 import { companiesNotInteger } from '../errors.js'
 import { pythonInt } from './python-int.js'

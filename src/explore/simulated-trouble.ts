@@ -1,5 +1,5 @@
-// Trouble on purpose, for front-end developers who need a demo server that misbehaves (README: "Demo
-// server"): a delay before each page answer (DELAY_MS), failures with DRF's bodies (FAIL_RATE, FAIL_STATUS),
+// Trouble on purpose, for front-end developers who need a demo server that misbehaves
+// (docs/guides/demo-server.md#trouble-on-purpose): a delay before each page answer (DELAY_MS), failures with DRF's bodies (FAIL_RATE, FAIL_STATUS),
 // broken connections (FAULT, FAULT_RATE), drawn from a seeded sequence (CHAOS_SEED); and, only with CHAOS,
 // what a request asks for itself (`Prefer: delay=500`, `Prefer: status=503`, `?__delay=`, `?__status=`).
 // This file decides what each page request gets, the one definition the fast path and the Fastify route

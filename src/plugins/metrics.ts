@@ -108,7 +108,7 @@ export default fp(async function metricsPlugin (app) {
     const { succeeded, failed } = app.snapshots.status()
     return { success: succeeded, failure: failed }
   })
-  countsBy('explore_change_files_total', 'Change files (contract §9) since start, by outcome: applied, or refused with a report.', 'outcome', () => ({ ...app.snapshots.changeFiles() }))
+  countsBy('explore_change_files_total', 'Change files since start, by outcome: applied, or refused with a report.', 'outcome', () => ({ ...app.snapshots.changeFiles() }))
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_snapshot_reload_failures_in_a_row',
     help: 'Failed reloads since the last success: not 0 means the file on disk is not the one served.',

@@ -22,18 +22,18 @@ declare module 'fastify' {
     snapshotWatcher: SnapshotWatcher | null
     /** The follower of SNAPSHOT_URL, or null when the snapshot is a file. */
     snapshotSource: SourceFollower | null
-    /** The kept versions and the pin (contract §8); null in a cluster's worker, whose primary holds them. */
+    /** The kept versions and the pin; null in a cluster's worker, whose primary holds them. */
     snapshotVersions: ServedVersions | null
   }
 }
 
 export interface SnapshotPluginOptions {
   snapshotPath: string
-  /** The change files' directory (contract §9), for SNAPSHOT_PATH. */
+  /** The change files' directory, for SNAPSHOT_PATH. */
   changesDir?: string | null
   watch: boolean
   reloadDebounceMs: number
-  /** The memory budget every load is held to (contract §7). */
+  /** The memory budget every load is held to. */
   memory: MemoryGuard
   /** SNAPSHOT_URL and its settings; null to serve SNAPSHOT_PATH. */
   remote: {

@@ -15,7 +15,7 @@ export async function healthRoutes (app: FastifyInstance): Promise<void> {
       reply.code(503)
       return { status: 'unready' as const, reason: 'the first snapshot is still loading' }
     }
-    // Contract §6: a replica serving a snapshot stays ready while newer files fail (a bad file published to
+    // A replica serving a snapshot stays ready while newer files fail (a bad file published to
     // every replica must not take a fleet out of its load balancer); it says so here, in status and metrics.
     const { failedInARow, lastFailure } = app.snapshots.status()
     if (failedInARow === 0) return { status: 'ready' as const }

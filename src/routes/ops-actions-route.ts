@@ -1,4 +1,4 @@
-// The operator's versions (contract §8): GET /-/versions, and the actions POST /-/rollback, /-/pin and
+// The operator's versions: GET /-/versions, and the actions POST /-/rollback, /-/pin and
 // /-/unpin. The actions exist only on the operator's listener (OPS_PORT): without it they are not routes at
 // all (404 on every port, like any unknown path), OPS_TOKEN or not. With it, they need OPS_TOKEN (403 without
 // one) and `Authorization: Bearer <OPS_TOKEN>` (401 otherwise), checked before the body is read.

@@ -1,5 +1,5 @@
-// Change files (contract §9): JSON Lines that move a served snapshot to its next version. A header line,
-// then `upsert` lines (a snapshot line, §1, plus `op`) and `delete` lines, applied in file order.
+// Change files: JSON Lines that move a served snapshot to its next version. A header line,
+// then `upsert` lines (a JSON Lines snapshot's item line plus `op`) and `delete` lines, applied in file order.
 import { Type, type Static } from '@sinclair/typebox'
 import { SafeInteger } from './content-item.js'
 import { LANGUAGE_PATTERN } from './snapshot.js'

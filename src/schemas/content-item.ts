@@ -1,4 +1,4 @@
-// The served content item (spec §2.2–2.5): the 16 fields in the order the original emits them.
+// The served content item (docs/reference/file-formats.md#an-item): the 16 fields in the order the original emits them.
 // This schema decides what reaches a client: items are serialized through it, so any field it does not
 // name (`companies`, unknown extras, nested extras) is dropped.
 import { Type, type Static } from '@sinclair/typebox'

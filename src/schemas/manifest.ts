@@ -1,4 +1,4 @@
-// A fleet's manifest (contract §9): the published object that names a snapshot and its change files, in
+// A fleet's manifest: the published object that names a snapshot and its change files, in
 // the order they apply. The follower (src/sources/follow-manifest.ts) and the publisher (src/cli/
 // publish-command.ts) read and write it through this one schema.
 import { Type, type Static } from '@sinclair/typebox'

@@ -18,7 +18,7 @@ export const StatusSchema = Type.Object({
       upserts: Type.Integer(),
       deletes: Type.Integer(),
       absentDeletes: Type.Integer({ description: 'Deletes of items that were not there (no error).' })
-    }), { description: 'The change files applied to the snapshot, in order (contract §9): `version` is then `<snapshot version>+<last id>`.' })),
+    }), { description: 'The change files applied to the snapshot, in order: `version` is then `<snapshot version>+<last id>`.' })),
     garbageBytes: Type.Optional(Type.Integer({ description: 'Bytes of items replaced or deleted by change files, held until the next full load.' }))
   }), Type.Null()], { description: 'The snapshot served; null while the first one is loading.' }),
   reloads: Type.Object({
@@ -45,7 +45,7 @@ export const StatusSchema = Type.Object({
     changeFiles: Type.Optional(Type.Object({
       applied: Type.Integer(),
       refused: Type.Integer()
-    }, { description: 'Change files applied and refused since start (contract §9).' }))
+    }, { description: 'Change files applied and refused since start.' }))
   }),
   memory: Type.Union([Type.Object({
     budget: Type.Integer({ description: 'Bytes the service may use, every worker together (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).' }),
@@ -57,7 +57,7 @@ export const StatusSchema = Type.Object({
       freeBytes: Type.Integer({ description: 'What the budget had free when it was refused (negative: already passed).' }),
       budgetBytes: Type.Integer()
     }), Type.Null()], { description: 'The last file refused for memory, with its numbers; null when none was.' })
-  }), Type.Null()], { description: 'The memory budget snapshots are loaded within (contract §7).' }),
+  }), Type.Null()], { description: 'The memory budget snapshots are loaded within.' }),
   source: Type.Union([Type.Object({
     url: Type.String({ description: 'SNAPSHOT_URL, without credentials.' }),
     etag: Type.Union([Type.String(), Type.Null()], { description: 'The served version, as the source names it.' }),

@@ -1,4 +1,4 @@
-// Snapshot format v1 (contract §1): what editors drop. The JSON Schema in schemas/ is generated from this.
+// Snapshot format v1 (docs/reference/file-formats.md): what editors drop. The JSON Schema in schemas/ is generated from this.
 import { Type, type Static } from '@sinclair/typebox'
 import { ContentItemSchema, SafeInteger } from './content-item.js'
 
@@ -37,7 +37,7 @@ export const SnapshotSchema = Type.Object({
 export type SnapshotItem = Static<typeof SnapshotItemSchema>
 export type Snapshot = Static<typeof SnapshotSchema>
 
-// Snapshot format v1 as JSON Lines (contract §1): an optional header line, then one item per line.
+// Snapshot format v1 as JSON Lines: an optional header line, then one item per line.
 
 export const JsonLinesHeaderSchema = Type.Object({
   snapshot: Type.Literal('explore'),

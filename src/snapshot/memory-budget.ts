@@ -1,4 +1,4 @@
-// The replica's memory budget (contract §7): how much memory it may use, what loading a file will need at
+// The replica's memory budget: how much memory it may use, what loading a file will need at
 // its peak, and the watch that abandons a load once the budget is reached. A file that cannot fit is refused
 // like a bad one (SnapshotError 'SNAPSHOT_ERR_TOO_BIG'), before or during its load: never a kill by the kernel
 // (docs/decisions/024).
@@ -87,7 +87,7 @@ export type ParsedFormat = 'json' | 'jsonl'
  * file, for a file parsed on the loading thread (below THREADS_FROM_BYTES) and on the parse pool (whose
  * threads' heaps and compiled code are most of the fixed part). Fitted to the peak RSS (VmHWM) of first
  * loads of generated snapshots, 11 MB and 0.9 MB inline, 111 and 449 MB on the pool, rounded up; a reload
- * above a served snapshot measured less (README, "Memory to plan for").
+ * above a served snapshot measured less (docs/guides/capacity.md#the-memory-budget).
  */
 export const PEAK_ESTIMATE: Record<'inline' | 'pool', Record<ParsedFormat, { fixedBytes: number, perFileByte: number }>> = {
   inline: {

@@ -1,4 +1,4 @@
-// The one writer of change files (contract §9): the header, then upsert and delete lines as they come, to a
+// The one writer of change files: the header, then upsert and delete lines as they come, to a
 // temporary file beside the path that is renamed into place once whole, so a watched changes directory
 // never holds half a change file. `explore-replica diff` writes with it.
 import { writeThroughTemporary } from '../write-through-temporary.js'

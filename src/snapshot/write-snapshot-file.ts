@@ -8,7 +8,7 @@ export type { WrittenFile }
 
 /**
  * 'pretty' matches JSON.stringify(snapshot, null, 2); 'compact' is the same JSON document with each item on
- * one line; 'jsonl' is a JSON Lines snapshot (contract §1): a header line, then one item per line.
+ * one line; 'jsonl' is a JSON Lines snapshot: a header line, then one item per line.
  */
 export type SnapshotFormat = 'pretty' | 'compact' | 'jsonl'
 
@@ -60,7 +60,7 @@ export async function writeSnapshotFile (path: string, content: SnapshotContent,
   }, { check, signal })
 }
 
-/** A JSON Lines snapshot (contract §1): the header, then one item per line with its `language` first. */
+/** A JSON Lines snapshot: the header, then one item per line with its `language` first. */
 async function writeLines (content: SnapshotContent, emit: (piece: string) => Promise<void>): Promise<void> {
   const { generatedAt, languages } = content
   await emit(`${JSON.stringify({ snapshot: 'explore', version: 1, ...(generatedAt === null ? {} : { generated_at: generatedAt }), languages })}\n`)

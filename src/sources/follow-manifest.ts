@@ -1,4 +1,4 @@
-// Follows a fleet's manifest (contract §9): polls it as any published object is polled (follow-source.ts:
+// Follows a fleet's manifest: polls it as any published object is polled (follow-source.ts:
 // a 304 costs nothing), downloads only the objects it names that are not held yet (objects are immutable
 // once published, so a name held is an object held), and hands the chain, snapshot then changes, to the
 // store. A manifest that lists less steps back from what is held, with no download. The manifest served
@@ -61,7 +61,7 @@ export class ManifestFollower extends SourceFollower {
       this.options.log.error({ source: this.source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
     }
     const cached = await this.readCachedManifest()
-    // Pinned (contract §8): the pinned version's kept files, which the store's first load serves, not the
+    // Pinned: the pinned version's kept files, which the store's first load serves, not the
     // cache. The cached manifest is what is held: a newer one is noticed against it, and unpin serves it.
     if (this.options.held?.() === true) {
       if (cached !== null) this.hold(cached.manifest, cached.validators)

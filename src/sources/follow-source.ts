@@ -40,7 +40,7 @@ export interface FollowOptions {
   /** After every check, whatever its outcome (a cluster's primary shares the status then). */
   onChecked?: () => void
   /**
-   * While true (a pinned version, contract §8), a changed object is noticed and not downloaded: `onNoticed`
+   * While true (a pinned version), a changed object is noticed and not downloaded: `onNoticed`
    * is told its validators, and it is asked for with those until it changes again.
    */
   held?: () => boolean
@@ -134,7 +134,7 @@ export class SourceFollower {
       this.options.log.error({ source: this.source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
     }
     const cached = await this.readCachedCopy()
-    // Pinned (contract §8): the store's first load serves the pinned version's kept files, cached copy or not.
+    // Pinned: the store's first load serves the pinned version's kept files, cached copy or not.
     const pinned = this.options.held?.() === true
     if (cached !== null || pinned) {
       try {
@@ -208,7 +208,7 @@ export class SourceFollower {
 
   /**
    * Asks the source for an object newer than the one served: null when there is none, and while a version
-   * is pinned (contract §8), when the newer one is only noticed (its body dropped, not asked for again
+   * is pinned, when the newer one is only noticed (its body dropped, not asked for again
    * until it changes). Every follower's check starts here, whatever its objects are.
    */
   protected async poll (): Promise<{ fetched: Extract<Fetched, { changed: true }>, signal: AbortSignal } | null> {

@@ -1,5 +1,5 @@
 // SNAPSHOT_URL's follower and the file its store is named for: a fleet's manifest (its name ends in
-// manifest.json, contract §9) is followed by follow-manifest.ts, any other object by follow-source.ts.
+// manifest.json) is followed by follow-manifest.ts, any other object by follow-source.ts.
 // One choice, made here for a single process (plugins/snapshot.ts) and a cluster's primary alike.
 import { isManifestName } from '../schemas/manifest.js'
 import { cachedManifestPath, ManifestFollower, type ChainStore } from './follow-manifest.js'

@@ -178,7 +178,7 @@ t.test('the fleet workload renders where it ran: when each replica served the ch
   t.match(table, '| Fleet (2 replicas, nginx, S3): a change served by each after (poll) | not run | 2.31 s, n/a (5 s) |')
   t.match(table, '| Fleet: bytes each replica downloaded for it (change file; snapshot) | not run | 1,400,000, 1,400,000 (1,400,000; 69,100,000) |', 'each replica\'s objects summed')
   const text = markdown(results as BenchResult)
-  t.match(text, '### A change published to a fleet (issue 23, --fleet)')
+  t.match(text, '### A change published to a fleet (--fleet)')
   t.match(text, 'served by the two replicas 2.31 s, **never** after (goal: within the 5 s poll + 1 s)')
   t.match(text, 'downloaded for it: chg-0001.jsonl 1,400,000 B; chg-0001.jsonl 1,000,000 B, other.jsonl 400,000 B')
 

@@ -1,5 +1,5 @@
 // `explore-replica versions|rollback|pin|unpin --ops-url URL` as a process, against a replica listening in
-// this test: what it prints and its exit code for each answer (contract §8's token rules included).
+// this test: what it prints and its exit code for each answer (OPS_TOKEN's rules included).
 import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
 import { rename, writeFile } from 'node:fs/promises'

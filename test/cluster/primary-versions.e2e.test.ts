@@ -1,4 +1,4 @@
-// WORKERS=2 and the operator's versions (contract §8): the primary keeps the versions and holds the pin; an
+// WORKERS=2 and the operator's versions: the primary keeps the versions and holds the pin; an
 // action reaching either worker is carried out by the primary on every worker. The real entry point, its
 // processes and sockets; what is awaited is what they log.
 import t, { type Test } from 'tap'

@@ -307,7 +307,7 @@ function checkReplicas (t: Test, where: string, objects: KubeObject[], sources: 
     t.ok(config.metrics, 'METRICS on')
   }
 
-  // Memory: requested and limited (docs/guides/deploying.md); no more asked than allowed.
+  // Memory: requested and limited (docs/guides/capacity.md); no more asked than allowed.
   const { requests, limits } = container.resources ?? {}
   t.ok(requests?.memory !== undefined && limits?.memory !== undefined, 'memory requested and limited')
   if (requests?.memory !== undefined && limits?.memory !== undefined) t.ok(bytes(requests.memory) <= bytes(limits.memory), `request ${requests.memory} ≤ limit ${limits.memory}`)

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Differential comparison of two HTTP servers implementing the explore contract
+// Differential comparison of two HTTP servers implementing the explore API
 // (typically: A = the Django/DRF reference in this folder, B = the replica).
 //
 //   node test/drf-reference/compare.mjs --a http://127.0.0.1:PORT_A --b http://127.0.0.1:PORT_B
@@ -101,7 +101,7 @@ function parseOrigin (s) {
 //           body?: string, note?: string, informational?: true }
 // Host defaults to --host; give Host: null to send no Host header at all.
 // informational: differences are reported as notes (e.g. CORS preflight, which
-// the contract leaves to @fastify/cors and the reference does not model).
+// the replica leaves to @fastify/cors and the reference does not model).
 
 function q (s) { return P + s }
 
@@ -113,7 +113,7 @@ function builtinCases () {
   add('plain', P)
   add('empty-query', q('?'))
   add('all-items-limit-100', q('?limit=100'))
-  add('spec-example', q('?zeta=1&companies=7&offset=10'))
+  add('documented-example', q('?zeta=1&companies=7&offset=10'))
   add('es', '/es/api/internal/explore/')
   add('pt-br-region-segment', '/pt-br/api/internal/explore/?limit=5&offset=5')
   add('fr-empty-language', '/fr/api/internal/explore/')
@@ -190,7 +190,7 @@ function builtinCases () {
   add('offset-encoded-key', q('?offs%65t=2&limit=2'))
   add('offset-only-last-page', q('?offset=50'))
 
-  // ---- limit and offset read by Python's int() (DRF's _positive_int; contract §3): spaces as
+  // ---- limit and offset read by Python's int() (DRF's _positive_int): spaces as
   // str.isspace() has them but \x1c-\x1f, one sign, `_` between digits, any Unicode Nd digit;
   // the links carry the number read. A literal `+` in a query is a space.
   const intValues = [
@@ -305,12 +305,12 @@ function builtinCases () {
     method: 'OPTIONS',
     headers: { Origin: 'https://example.org', 'Access-Control-Request-Method': 'GET' },
     informational: true,
-    note: 'contract: CORS preflights are answered by @fastify/cors; the reference does not model CORS'
+    note: 'CORS preflights are answered by @fastify/cors; the reference does not model CORS'
   })
   add('get-with-origin', q('?limit=1'), {
     headers: { Origin: 'https://example.org' },
     informational: true,
-    note: 'contract: CORS headers (and Vary: Origin) come from @fastify/cors; the reference has no CORS'
+    note: 'CORS headers (and Vary: Origin) come from @fastify/cors; the reference has no CORS'
   })
   for (const m of ['POST', 'PUT', 'PATCH', 'DELETE']) {
     add(`${m.toLowerCase()}`, P, { method: m })
@@ -405,7 +405,7 @@ function builtinCases () {
     informational: true,
     note: 'Django 3.2 answers >1000 query fields with a 500: TooManyFieldsSent is logged to django.security, ' +
       'whose default mail_admins handler re-reads request.GET and crashes; without that handler it is a 400 ' +
-      'text/html "Bad Request (400)" page (README). Decide deliberately.'
+      'text/html "Bad Request (400)" page (README.md here, "Query size"). Decide deliberately.'
   }
   add('fields-999', q('?' + Array(999).fill('x=1').join('&')))
   add('fields-1000', q('?' + Array(1000).fill('x=1').join('&')))
@@ -655,7 +655,7 @@ function varyTokens (v) {
   return (v || '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean).sort().join(',')
 }
 
-// The replica's deliberate differences from Django (README, "Where the replica knowingly differs"),
+// The replica's deliberate differences from Django (docs/reference/http-api.md#where-the-replica-knowingly-differs-from-django),
 // recognised only where B gives exactly the documented answer: with --replica-known they are counted as
 // `known`, not as differences, so the exit code reports anything else.
 const INVALID_HOST = '{"detail":"Invalid Host header."}'
@@ -688,7 +688,7 @@ function compareCase (c, A, B, opts) {
     // Only what the documented answer changes: status, type, length and body; anything else still fails.
     else if (severity === 'error' && known !== null && KNOWN_CATEGORIES.has(category)) severity = 'known'
     // The OPTIONS description is the view's docstring in DRF, the replica's own text: only that field,
-    // and only when it is README's text.
+    // and only when it is the text docs/reference/http-api.md gives.
     else if (severity === 'error' && opts.replicaKnown && (c.method || 'GET') === 'OPTIONS' && category === 'body' &&
       detail.startsWith('$.description (value)') && detail.endsWith(` B=${REPLICA_DESCRIPTION}`)) severity = 'known'
     diffs.push({ severity, category, detail, ...(severity === 'known' ? { reason: known ?? 'the OPTIONS description: the replica\'s own text' } : {}) })
@@ -851,7 +851,7 @@ async function main () {
     `with differences ${withErrors.length}, with notes only ${withNotesOnly.length}`)
   for (const [k, n] of [...byCat.entries()].sort()) out.push(`  ${k.padEnd(28)} ${n}`)
   if (byReason.size) {
-    out.push('known differences (README: where the replica knowingly differs), cases:')
+    out.push('known differences (docs/reference/http-api.md: where the replica knowingly differs), cases:')
     for (const [reason, n] of [...byReason.entries()].sort()) out.push(`  ${String(n).padStart(5)}  ${reason}`)
   }
   process.stdout.write(out.join('\n') + '\n')

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Deterministic snapshot fixture (contract section 1, format v1) for the DRF reference.
+"""Deterministic snapshot fixture (snapshot format v1, docs/reference/file-formats.md) for the DRF reference.
 
 Usage: /usr/bin/python3 test/drf-reference/gen_fixture.py [OUT]   (default: stdout)
 

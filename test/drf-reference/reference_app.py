@@ -1,4 +1,4 @@
-"""The Django + DRF reference implementation of the explore listing contract.
+"""The Django + DRF reference implementation of the explore listing API (docs/reference/http-api.md).
 
 This module is at the same time the ROOT_URLCONF (urlpatterns, handler404) and
 the home of the view, the paginator and the serializer. Settings are made in
@@ -7,8 +7,8 @@ load_snapshot() before serving.
 
 Written the way a Django developer would write the original: a ListAPIView, a
 LimitOffsetPagination subclass, JSONRenderer/JSONParser only. The only places
-where stock DRF behaviour is overridden are the ones the contract narrows,
-each marked "CONTRACT".
+where stock DRF behaviour is overridden are the ones the original narrows,
+each marked "NARROWED".
 """
 import json
 import re
@@ -21,7 +21,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.renderers import JSONRenderer
 
-# The 16 served fields, in spec section 2.2 order.
+# The 16 served fields, in the order the original emits them.
 SERVED_FIELDS = (
     'pk',
     'is_translated',
@@ -41,7 +41,7 @@ SERVED_FIELDS = (
     'untranslated_content_type',
 )
 
-# CONTRACT: companies are "all decimal digits", read as ASCII 0-9 only (Python's
+# NARROWED: companies are "all decimal digits", read as ASCII 0-9 only (Python's
 # int() would also take ' 7', '+7', '1_0', '7\n', fullwidth and Arabic-Indic
 # digits). limit and offset are not narrowed: DRF's own int() applies.
 ASCII_DIGITS = re.compile(r'[0-9]+')
@@ -61,12 +61,12 @@ def load_snapshot(path):
 
 
 def stock_parsing():
-    """--stock-parsing: undo the CONTRACT narrowing of companies, to observe what plain DRF/Django do."""
+    """--stock-parsing: undo the NARROWED companies rule, to observe what plain DRF/Django do."""
     return getattr(settings, 'EXPLORE_STOCK_PARSING', False)
 
 
 class ExploreItemSerializer(serializers.BaseSerializer):
-    """Read-only: the 16 served fields of a snapshot item, in spec order."""
+    """Read-only: the 16 served fields of a snapshot item, in the served order."""
 
     def to_representation(self, instance):
         return {name: instance[name] for name in SERVED_FIELDS}
@@ -80,7 +80,7 @@ class ExplorePagination(LimitOffsetPagination):
         return settings.EXPLORE_MAX_LIMIT
 
     # limit and offset: stock DRF (_positive_int, i.e. Python's int()), as the
-    # contract (section 3) now says.
+    # replica reads them (docs/reference/http-api.md#parameters).
 
 
 class ExploreView(generics.ListAPIView):
@@ -121,7 +121,7 @@ class ExploreView(generics.ListAPIView):
                     wanted.add(value)
                 continue
             if raw == '':
-                continue  # CONTRACT: blank values are ignored
+                continue  # NARROWED: blank values are ignored
             if not ASCII_DIGITS.fullmatch(raw):
                 raise ValidationError({'companies': ['Enter a whole number.']})
             wanted.add(int(raw))

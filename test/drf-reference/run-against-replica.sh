@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Differential test: the replica against a real Django REST Framework implementation of the contract,
+# Differential test: the replica against a real Django REST Framework implementation of the explore API,
 # request by request, on the same snapshot. Needs Debian's python3-django and python3-djangorestframework
 # (apt-get install python3-djangorestframework); skips with a message where they are missing.
 # Usage: npm run test:drf [-- SNAPSHOT [RANDOM_CASES [SEED]]]
@@ -40,5 +40,5 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 [ "$ready" = 1 ] || cannot_compare "the replica did not become ready within 30 s (its log above)"
-# --replica-known: the differences README lists as deliberate are counted apart; any other fails the run.
+# --replica-known: the differences docs/reference/http-api.md lists as deliberate are counted apart; any other fails the run.
 node test/drf-reference/compare.mjs --a "http://127.0.0.1:$ref_port" --b "http://127.0.0.1:$rep_port" --random "$random" --seed "$seed" --replica-known

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Run the Django + DRF reference implementation of the explore contract.
+"""Run the Django + DRF reference implementation of the explore API.
 
     /usr/bin/python3 test/drf-reference/serve.py --snapshot PATH --port N [--max-limit 100]
         [--trust-proxy] [--quiet]
@@ -19,19 +19,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--snapshot', required=True, help='snapshot JSON (contract section 1, v1)')
+    p.add_argument('--snapshot', required=True, help='snapshot JSON (format v1)')
     p.add_argument('--port', type=int, required=True)
     p.add_argument('--max-limit', type=int, default=100, help='LimitOffsetPagination.max_limit (default 100)')
     p.add_argument('--trust-proxy', action='store_true',
                    help='USE_X_FORWARDED_HOST=True and SECURE_PROXY_SSL_HEADER=(X-Forwarded-Proto, https)')
     p.add_argument('--stock-parsing', action='store_true',
-                   help='observation mode: undo the contract narrowings of limit/offset/companies '
+                   help='observation mode: undo the narrowings of limit/offset/companies '
                         '(plain DRF int() parsing, forms.IntegerField for companies)')
     p.add_argument('--keep-head-body', action='store_true',
                    help="observation mode: send the body on HEAD like Django 3.2's runserver does "
                         '(default: strip it, as gunicorn/uwsgi do)')
     p.add_argument('--no-mail-admins', action='store_true',
-                   help="observation mode: drop Django's default mail_admins log handler (see README, "
+                   help="observation mode: drop Django's default mail_admins log handler (see test/drf-reference/README.md, "
                         '>1000 query fields)')
     p.add_argument('--quiet', action='store_true', help='do not log each request to stderr')
     return p.parse_args(argv)
@@ -40,7 +40,7 @@ def parse_args(argv):
 def logging_config(args):
     # Django's DEFAULT_LOGGING stays in force (disable_existing_loggers False):
     # in particular the 'django' logger's mail_admins handler, active when
-    # DEBUG=False, which matters for the >1000-query-fields case (README).
+    # DEBUG=False, which matters for the >1000-query-fields case (README.md here, "Query size").
     # Added: request lines and 4xx/5xx records echoed on stderr.
     loggers = {
         'django.server': {'handlers': ['stderr'], 'level': 'ERROR' if args.quiet else 'INFO', 'propagate': False},

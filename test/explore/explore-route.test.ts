@@ -288,7 +288,7 @@ t.test('non-ASCII text is written as is, never \\u-escaped', async t => {
   t.ok(res.rawPayload.includes(Buffer.from('"/en/latest-news/nestlé-répond/"')))
 })
 
-t.test('fields outside the contract never reach a client', async t => {
+t.test('fields the original does not serve never reach a client', async t => {
   const item = makeItem(1, '2024-01-01', [31337], {
     internal_note: 'SECRET-NOTE',
     display_image: { url: 'https://img/1.jpg', width: 1, height: 1, storage_path: 'SECRET-PATH' } as never

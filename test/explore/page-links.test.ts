@@ -9,7 +9,7 @@ const links = (query: string, count: number, limit: number, offset: number, offs
   return pageLinks(URL, parseQuery(query), position)
 }
 
-t.test('the contract example: other parameters kept, query sorted, offset dropped at 0', async t => {
+t.test('the HTTP API reference\'s example: other parameters kept, query sorted, offset dropped at 0', async t => {
   t.same(links('zeta=1&companies=7&offset=10', 100, 10, 10), {
     next: `${URL}?companies=7&limit=10&offset=20&zeta=1`,
     previous: `${URL}?companies=7&limit=10&zeta=1`

@@ -1,4 +1,4 @@
-// Contract §7 as an operator meets it, with the real entry (`node dist/server.js`, built by `npm run build`):
+// The memory budget as an operator meets it, with the real entry (`node dist/server.js`, built by `npm run build`):
 // a snapshot about three times too big for the memory budget, published (renamed) over the one served, is
 // refused with its numbers while the service keeps answering and no process is killed; the same file at
 // startup is an exit 1 with the message. The budget comes from a cgroup's memory limit where this machine

@@ -13,7 +13,7 @@ t.test('healthz: the process answers', async t => {
   t.same(JSON.parse(res.body), { status: 'ok' })
 })
 
-t.test('readyz: ready while a snapshot is served, also while newer files fail (contract §6)', async t => {
+t.test('readyz: ready while a snapshot is served, also while newer files fail', async t => {
   const app = await buildTestApp(t)
   t.same(JSON.parse((await app.inject('/-/readyz')).body), { status: 'ready' })
   await writeFile(app.snapshots.file, '{"languages": {}}')

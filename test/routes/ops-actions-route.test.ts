@@ -1,4 +1,4 @@
-// The operator's versions over real HTTP (contract §8): GET /-/versions, and POST /-/rollback, /-/pin and
+// The operator's versions over real HTTP: GET /-/versions, and POST /-/rollback, /-/pin and
 // /-/unpin on the operator's listener, with OPS_TOKEN's rules; a pin that survives a restart.
 import t, { type Test } from 'tap'
 import { once } from 'node:events'

@@ -1,4 +1,4 @@
-// A change file read and checked (contract §9): its header and its ops in file order, each upsert's item
+// A change file read and checked: its header and its ops in file order, each upsert's item
 // already rendered, as a snapshot's are, into chunks of shared memory that the next version will read in place.
 import type { RenderedItems } from '../model/build-model.js'
 import type { MergeTarget } from '../load/merge-batches.js'

@@ -1,4 +1,4 @@
-// The framing of a change file (contract §9): JSON Lines framed as a snapshot's are (frame-lines.ts), its ops
+// The framing of a change file: JSON Lines framed as a snapshot's are (frame-lines.ts), its ops
 // checked by the same batch parser (parse-batch.ts, `changes`); only the header's rules are its own: it is
 // required, on the first line, with `changes`, `version` and `id`.
 import { TypeCompiler } from '@sinclair/typebox/compiler'

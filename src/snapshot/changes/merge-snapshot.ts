@@ -1,4 +1,4 @@
-// A snapshot and its change files merged into one snapshot document (contract §9): what a replica that
+// A snapshot and its change files merged into one snapshot document: what a replica that
 // applies the change files must serve, byte for byte, and what `explore-replica apply` writes. Items as
 // given, not rendered: the merged snapshot keeps every field (companies, extras) a full load reads.
 import type { SnapshotItem } from '../../schemas/snapshot.js'

@@ -1,4 +1,4 @@
-// The framing of a JSON Lines snapshot (contract §1: `.jsonl`, `.ndjson`): the file read in batches of whole
+// The framing of a JSON Lines snapshot (`.jsonl`, `.ndjson`): the file read in batches of whole
 // lines (a line cut by a read is carried into the next batch), each batch sent whole to be parsed; and the
 // format's rules for the merge: problems named by line, an optional header line and the languages it lists.
 import { basename } from 'node:path'
@@ -48,7 +48,7 @@ export class LineFraming implements Framing, FormatRules {
   private readonly batchBytes: number
 
   /**
-   * @param changes the lines of a change file (contract §9): parse-batch.ts checks its ops, and
+   * @param changes the lines of a change file: parse-batch.ts checks its ops, and
    *   changes/frame-changes.ts its header
    */
   constructor (parts: FramingParts, private readonly maxLineBytes = MAX_LINE_BYTES, private readonly changes = false) {

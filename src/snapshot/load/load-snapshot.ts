@@ -74,7 +74,7 @@ export interface LoaderParts {
   problemCap: number
   clock: () => Date
   log: LoadLog | null
-  /** The memory budget's guard (contract §7); null: no budget (the CLI's checks, most tests). */
+  /** The memory budget's guard; null: no budget (the CLI's checks, most tests). */
   memory: MemoryGuard | null
 }
 

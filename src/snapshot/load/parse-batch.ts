@@ -83,7 +83,7 @@ export interface ChangeDelete {
 
 /**
  * A JSON Lines batch: whole lines; `first`: it starts the file, where a byte order mark is allowed;
- * `changes`: the lines of a change file (contract §9: a header, then `upsert` and `delete` lines).
+ * `changes`: the lines of a change file (a header, then `upsert` and `delete` lines).
  */
 export interface LinesTask {
   kind: 'lines'

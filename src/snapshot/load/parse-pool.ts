@@ -23,7 +23,7 @@ export const THREAD_BATCH_BYTES = 4 * 1024 * 1024
 /**
  * Bytes of a batch parsed on the loading thread: a few ms of its work between turns of the event loop.
  * 1 MiB held the loop 20–23 ms under load (a change file's first batch at 1M, docs/decisions/026), over
- * issue 23's 20 ms: a quarter of that is ~5 ms.
+ * the change-file stall goal of 20 ms (BENCHMARKS.md): a quarter of that is ~5 ms.
  */
 export const INLINE_BATCH_BYTES = 256 * 1024
 /**

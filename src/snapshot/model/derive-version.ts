@@ -1,4 +1,4 @@
-// The next version of a model, from a change file (contract §9), at the cost of what it changes
+// The next version of a model, from a change file, at the cost of what it changes
 // (docs/decisions/026): the new items' bytes are the change file's own chunks, added to the model's (none
 // copied); each language it touches gets a new order and new lists for the companies concerned only, each
 // as pieces of the one before cut around the changes (rank-order.ts); every other list, every item's bytes and every language it does not
@@ -86,7 +86,7 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
     listings.set(code, derived.listing)
     garbageBytes += derived.garbageBytes
   }
-  // A language named first by this change file is created (contract §9), after the others.
+  // A language named first by this change file is created (an upsert's rule: docs/reference/file-formats.md#change-files), after the others.
   for (const [code, changed] of effects) {
     if (listings.has(code)) continue
     const { listing: derived } = yield * deriveListing(code, null, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory)

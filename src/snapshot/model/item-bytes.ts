@@ -24,7 +24,7 @@ export function renderItem (item: SnapshotItem): string {
 }
 
 /**
- * The served order (spec: `-backdate`, then `-pk`): whether the item of (dateA, pkA) comes before that of
+ * The served order (the original's: `-backdate`, then `-pk`): whether the item of (dateA, pkA) comes before that of
  * (dateB, pkB), dates as dateKey gives them. pks are unique, so the order is total.
  */
 export function servedBefore (dateA: number, pkA: number, dateB: number, pkB: number): boolean {

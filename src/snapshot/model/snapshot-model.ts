@@ -264,7 +264,7 @@ export interface AppliedChange {
   generatedAt: string | null
   upserts: number
   deletes: number
-  /** Deletes of items that were not there: no error (contract §9), counted. */
+  /** Deletes of items that were not there: no error (a change file's rule), counted. */
   absentDeletes: number
 }
 

@@ -1,4 +1,4 @@
-// An editor's chain on disk (contract §9): the change files of a directory, in the order of their names,
+// An editor's chain on disk: the change files of a directory, in the order of their names,
 // and the digest that tells two files' contents apart the way a load does (read-chunks.ts).
 import { lstat, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'

@@ -3,7 +3,7 @@
 // `start()` and may take as long as the file needs; until it ends there is no model. Reloads never
 // overlap: one asked for while another runs makes exactly one more run after it.
 //
-// Change files (contract §9): what is served is a chain, a snapshot then its change files in order. `serve`
+// Change files: what is served is a chain, a snapshot then its change files in order. `serve`
 // moves to a chain: only the new change files are applied when the served chain is its beginning, else the
 // state is built again from the snapshot (kept as loaded while its derived versions are served: an edited
 // or removed change file costs no reload of the snapshot). With `changesDir`, the store's own chain is the
@@ -33,7 +33,7 @@ export interface ReloadFailure {
   problems: readonly string[]
 }
 
-/** Why a file was refused: its contents (or it could not be read), or the memory budget (contract §7). */
+/** Why a file was refused: its contents (or it could not be read), or the memory budget. */
 export type RefusalReason = 'invalid' | 'too_big'
 
 /** A file a reload refused: which one, when, why, and the validator's report. */
@@ -67,7 +67,7 @@ export interface ReloadStatus {
  */
 export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded'
 
-/** A snapshot and its change files, paths in apply order (contract §9). */
+/** A snapshot and its change files, paths in apply order. */
 export interface Chain {
   snapshot: string
   changes: readonly string[]
@@ -100,10 +100,10 @@ export interface StoreOptions {
    * watcher's quiet time is the natural value. 0 checks at once.
    */
   settleMs?: number
-  /** What the first load serves instead of `file` (and its change files): a pinned version's kept files (contract §8). */
+  /** What the first load serves instead of `file` (and its change files): a pinned version's kept files. */
   first?: Chain | null
   /**
-   * The editors' change files (contract §9): the store's own chain is the snapshot then this directory's
+   * The editors' change files: the store's own chain is the snapshot then this directory's
    * `*.jsonl` files in name order. Null or absent: the snapshot alone (a fleet's follower calls `serve`).
    */
   changesDir?: string | null
@@ -164,7 +164,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   /**
    * Loads the file for the first time, once however often it is called, and resolves with the model served
-   * then. Rejects with the SnapshotError of a bad file: a service must not start on one (contract §5).
+   * then. Rejects with the SnapshotError of a bad file: a service must not start on one.
    */
   async start (): Promise<SnapshotModel> {
     this.first ??= this.loadFirst()
@@ -224,7 +224,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   }
 
   /**
-   * Serves `chain` (contract §9): when its snapshot is the served one (the same content) and the served
+   * Serves `chain`: when its snapshot is the served one (the same content) and the served
    * change files begin it (the same names and contents), only the new ones are applied, each alone;
    * otherwise the state is built again from the chain (a shorter one too: a step back). A bad change file
    * is refused, and the ones after it wait: the state served is the chain up to it, unless that would take
@@ -419,7 +419,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       if ('error' in read) {
         this.changeCounts.refused++
         outcome = this.refuse(file, read.error, 'change file')
-        // A bad file changes nothing (contract §9): the served snapshot's chain built again that would stop
+        // A bad file changes nothing: the served snapshot's chain built again that would stop
         // short of a change file served now (one edited into a bad file, or a bad one put before it) is not
         // served; the served state stays until the file is fixed or removed. A bad file after all that is
         // served only waits, and so does one after a new snapshot, which is served up to it.

@@ -16,7 +16,7 @@ export interface WatchOptions {
   /** Quiet time after the last event before `onChange` runs: a burst of saves costs one load. */
   debounceMs: number
   onError?: (error: Error) => void
-  /** The change files' directory (contract §9), watched from its parent: it may not exist yet. */
+  /** The change files' directory, watched from its parent: it may not exist yet. */
   changesDir?: string | null
 }
 

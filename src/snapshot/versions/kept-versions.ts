@@ -1,6 +1,6 @@
 // The files of the last KEEP_VERSIONS versions served, kept in STATE_DIR/versions so that going back costs no
-// download and no editor's backup (contract §8). One directory per version: its files and its record
-// (version.json). A version is a chain, a snapshot file then change files applied in order (contract §9), so
+// download and no editor's backup. One directory per version: its files and its record
+// (version.json). A version is a chain, a snapshot file then change files applied in order, so
 // a version built from change files fits the same record. Plain TypeScript: no Fastify here.
 import { constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
@@ -26,7 +26,7 @@ export interface ServedVersion {
    */
   stamp?: string | null
   /**
-   * The change files applied after `file`, in order (a version `<snapshot>+<change id>`, contract §9), as the
+   * The change files applied after `file`, in order (a version `<snapshot>+<change id>`), as the
    * store read them: each copy is checked as the snapshot's is.
    */
   changes?: readonly ChainFile[]
@@ -141,7 +141,7 @@ export class KeptVersions {
     const digests = (served.changes ?? []).map(change => change.digest)
     const known = this.records.find(record => record.version === served.version)
     if (known !== undefined && holdsChanges(known, digests)) return known
-    // A version built by change files (`<snapshot>+<change id>`, contract §9) is its snapshot and its change
+    // A version built by change files (`<snapshot>+<change id>`) is its snapshot and its change
     // files: the snapshot alone kept under its name would roll back to other content.
     const changes = served.changes ?? []
     const snapshotVersion = served.version.split('+')[0] as string

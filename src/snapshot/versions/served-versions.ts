@@ -1,4 +1,4 @@
-// The operator's versions (contract §8): which version is served, the kept ones, and the pin. A rollback or
+// The operator's versions: which version is served, the kept ones, and the pin. A rollback or
 // a pin serves a kept version's files (no download) and holds it: while pinned, newer files and published
 // objects are noticed, not loaded; unpinning follows the source again at once. It runs where the source is
 // followed (the process, or a cluster's primary) and drives whatever loads there through VersionTarget.
@@ -100,7 +100,7 @@ export class ServedVersions {
   }
 
   /**
-   * Whether what would be loaded now is held back by the pin (contract §8), and if so says so: a newer file
+   * Whether what would be loaded now is held back by the pin, and if so says so: a newer file
    * or object is noticed (shown as `newest`, loaded by unpin), a SIGHUP only logged.
    */
   holdBack (cause: { file: string } | { object: string, etag: string | null } | 'signal', log: StoreLogger): boolean {

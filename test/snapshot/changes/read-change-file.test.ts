@@ -1,4 +1,4 @@
-// Change files read and checked (contract §9): the header, the ops in file order with their items rendered
+// Change files read and checked: the header, the ops in file order with their items rendered
 // as a snapshot's are, and every broken rule reported with its line before anything could apply.
 import t, { type Test } from 'tap'
 import { writeFile } from 'node:fs/promises'

@@ -1,4 +1,4 @@
-// JSON Lines snapshots (contract §1): the same model as format v1, streamed in chunks, and every problem
+// JSON Lines snapshots: the same model as format v1, streamed in chunks, and every problem
 // reported with its line number.
 import t from 'tap'
 import { writeFile } from 'node:fs/promises'

@@ -1,4 +1,4 @@
-// The load pipeline with a memory guard (contract §7): a file that does not fit is refused before anything
+// The load pipeline with a memory guard: a file that does not fit is refused before anything
 // is read, and a load that reaches the budget is abandoned cleanly: reading stops, the batches in flight on
 // the pool's threads settle before the load rejects, and what it rendered is retired.
 import t from 'tap'

@@ -1,4 +1,4 @@
-// Versions derived by change files (contract §9) serve, byte for byte, what a full load of the merged
+// Versions derived by change files serve, byte for byte, what a full load of the merged
 // snapshot serves: random snapshots, random chains of change files (upserts of new and present items,
 // deletes of present and absent ones, items moving between dates and companies, new languages).
 import t from 'tap'

@@ -71,7 +71,7 @@ t.test('mergeRanks is the sorted union of its inputs', async t => {
   }))
 })
 
-t.test('an item is served as the 16 contract fields, in order, nothing else', async t => {
+t.test('an item is served as the original\'s 16 fields, in order, nothing else', async t => {
   const item = makeItem(1, '2024-01-01', [7], {
     secret: 'x',
     display_image: { url: 'https://img/1.jpg', width: 10, height: 20, alt: 'no' } as never,

@@ -1,4 +1,4 @@
-// SnapshotStore.serve(chain) (contract §9, the fleet's manifest follower): only the new change files are
+// SnapshotStore.serve(chain) (the fleet's manifest follower): only the new change files are
 // read when the served chain begins the new one; anything else is built again from the chain, a step back
 // too, without loading the same snapshot again; a bad change file changes nothing.
 import t, { type Test } from 'tap'

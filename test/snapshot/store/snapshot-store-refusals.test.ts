@@ -1,4 +1,4 @@
-// The store's refusals by reason (contract §7): a file too big for the memory budget is a failed reload like
+// The store's refusals by reason: a file too big for the memory budget is a failed reload like
 // a bad file, counted apart, its numbers kept for status and metrics; the real loader is given the guard.
 import t from 'tap'
 import { writeFile } from 'node:fs/promises'
