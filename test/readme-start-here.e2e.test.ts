@@ -4,7 +4,6 @@
 // ones, so that the test runs beside anything else on the machine.
 import t from 'tap'
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
 import { cp, readFile } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
 import { childEnv, freePort, tempDir } from './helpers.js'
@@ -12,7 +11,9 @@ import { childEnv, freePort, tempDir } from './helpers.js'
 const ROOT = join(import.meta.dirname, '..')
 // What a clone does not have: what a build, an install or a test run makes.
 const NOT_COPIED = new Set(['node_modules', 'dist', '.git', 'coverage', '.tap', '.scratch', join('bench', '.data'), join('bench', 'results')])
-const SERVES = /(^|[\s;&])(npm start|node dist\/server\.js|explore-replica serve)\b|&\s*$/
+// A line ending in `&` (a comment may follow), or one that starts a server in the foreground.
+const BACKGROUND = /\s&\s*(#.*)?$/
+const SERVES = /(^|[\s;&])(npm start|node dist\/server\.js|explore-replica serve)\b/
 const LINE_WAIT_MS = 5 * 60_000
 
 // npm ci and a build in a fresh copy: minutes on a busy 2-core machine.
@@ -31,10 +32,43 @@ function startHereBlocks (readme: string): StartHere[] {
     while (j < lines.length && !(lines[j] as string).startsWith('```sh') && !(lines[j] as string).startsWith('## ')) j++
     const block: string[] = []
     for (j++; j < lines.length && !(lines[j] as string).startsWith('```'); j++) block.push(lines[j] as string)
-    const joined = block.join('\n').replace(/\\\n\s*/g, ' ').split('\n')
-    blocks.push({ title: heading[1] as string, lines: joined.filter(line => line.trim() !== '' && !line.trim().startsWith('#')) })
+    blocks.push({ title: heading[1] as string, lines: commands(block.join('\n').replace(/\\\n\s*/g, ' ').split('\n')) })
   }
   return blocks
+}
+
+/** A line without its comment: from a `#` after white space, outside quotes. */
+function withoutComment (line: string): string {
+  let quote: string | null = null
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i] as string
+    if (quote !== null) {
+      if (c === quote) quote = null
+    } else if (c === '\'' || c === '"') {
+      quote = c
+    } else if (c === '#' && (i === 0 || /\s/.test(line[i - 1] as string))) {
+      return line.slice(0, i).trimEnd()
+    }
+  }
+  return line.trimEnd()
+}
+
+/** Shell commands, one a line, comments dropped; a here-document stays with the line that opens it. */
+function commands (lines: string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < lines.length; i++) {
+    const line = withoutComment(lines[i] as string)
+    if (line.trim() === '') continue
+    const heredoc = /<<-?\s*'?([A-Za-z_]+)'?/.exec(line)
+    if (heredoc === null) {
+      out.push(line)
+      continue
+    }
+    const body: string[] = [line]
+    while (i + 1 < lines.length && body.at(-1) !== heredoc[1]) body.push(lines[++i] as string)
+    out.push(body.join('\n'))
+  }
+  return out
 }
 
 interface Ports { api: number, ops: number }
@@ -65,14 +99,23 @@ async function ready (port: number): Promise<boolean> {
   return response?.status === 200
 }
 
+async function someReady (ports: number[]): Promise<boolean> {
+  for (const port of ports) if (await ready(port)) return true
+  return false
+}
+
 /** Starts a serving line in its own process group; resolves once the API's or the operator's port is ready. */
 async function serve (line: string, cwd: string, ports: Ports): Promise<ChildProcess> {
-  const child = spawn('bash', ['-c', line.replace(/&\s*$/, '')], { cwd, env: environment(ports), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const waiting: number[] = []
+  for (const port of [ports.api, ports.ops]) if (!await ready(port)) waiting.push(port)
+  // In the foreground of a shell of its own group: the group is what stop() ends.
+  const child = spawn('bash', ['-c', line.replace(BACKGROUND, '')], { cwd, env: environment(ports), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout?.on('data', chunk => { output += chunk })
   child.stderr?.on('data', chunk => { output += chunk })
+  // Ready once a port that did not answer before the line answers: an earlier server may hold the other.
   const deadline = Date.now() + LINE_WAIT_MS
-  while (!(await ready(ports.ops) || await ready(ports.api))) {
+  while (!(await someReady(waiting))) {
     if (child.exitCode !== null) throw new Error(`\`${line}\` exited ${child.exitCode} before it was ready:\n${output}`)
     if (Date.now() > deadline) throw new Error(`\`${line}\` not ready within ${LINE_WAIT_MS / 1000} s:\n${output}`)
     await new Promise(resolve => setTimeout(resolve, 200))
@@ -80,12 +123,17 @@ async function serve (line: string, cwd: string, ports: Ports): Promise<ChildPro
   return child
 }
 
+/** Stops the line's whole process group (npm start's node, not only npm), and waits until none of it is left. */
 async function stop (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = once(child, 'exit')
-  // The whole group: npm start's node, not only the shell and npm above it.
-  try { process.kill(-(child.pid as number), 'SIGTERM') } catch {}
-  await exited
+  const group = -(child.pid as number)
+  const alive = (): boolean => { try { process.kill(group, 0); return true } catch { return false } }
+  try { process.kill(group, 'SIGTERM') } catch {}
+  const deadline = Date.now() + 30_000
+  while (alive() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100))
+  if (alive()) process.kill(group, 'SIGKILL')
+  // Its pipes too: a grandchild holding them would keep this test's process open.
+  child.stdout?.destroy()
+  child.stderr?.destroy()
 }
 
 const readme = await readFile(join(ROOT, 'README.md'), 'utf8')
@@ -111,12 +159,12 @@ t.test('each "Start here" block works as written in a fresh copy of the checkout
       t.teardown(async () => { for (const server of servers) await stop(server) })
       for (const written of block.lines) {
         const line = withPorts(written, ports)
-        if (SERVES.test(line)) {
+        if (SERVES.test(line) || BACKGROUND.test(line)) {
           servers.push(await serve(line, clone, ports))
-          t.pass(`serves: ${written}`)
+          t.pass(`serves: ${written.split('\n')[0] as string}`)
         } else {
           await run(line, clone, ports)
-          t.pass(`exit 0: ${written}`)
+          t.pass(`exit 0: ${written.split('\n')[0] as string}`)
         }
       }
     })
