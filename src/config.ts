@@ -194,6 +194,15 @@ function boolean (text: string): boolean {
   throw new Error(`must be ${BOOLEAN_RULE}`)
 }
 
+/** LOG_PRETTY: `auto` is decided in loadConfig, which knows whether the log goes to a terminal. */
+function logPretty (text: string): boolean {
+  try {
+    return boolean(text)
+  } catch {
+    throw new Error('must be auto, true or false')
+  }
+}
+
 function baseUrl (text: string): string | null {
   const value = text.trim()
   if (value === '') return null
@@ -335,7 +344,7 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   { key: 'stateDir', env: 'STATE_DIR', flag: '--state-dir', default: undefined, rule: 'a directory path', description: 'The replica\'s own directory: the kept versions (KEEP_VERSIONS) and the pin. One per replica. Unset: `state` in SNAPSHOT_CACHE_DIR (writable wherever the cache is, and on its disk: kept downloads are hard links); in the default SNAPSHOT_CACHE_DIR, which every replica on the machine shares, `state-` and a digest of the snapshot\'s path or URL.', parse: nonEmpty },
   { key: 'keepVersions', env: 'KEEP_VERSIONS', flag: '--keep-versions', default: '3', rule: 'a whole number from 1 to 100', description: 'How many served versions keep their files in STATE_DIR, for a rollback without a download.', parse: integer(1, 100) },
   { key: 'requestLog', env: 'REQUEST_LOG', flag: '--request-log', default: 'true', rule: BOOLEAN_RULE, description: 'One log line per request at info (method, URL, status, time).', parse: boolean },
-  { key: 'logPretty', env: 'LOG_PRETTY', flag: '--log-pretty', default: 'auto', rule: 'auto, true or false', description: 'Human-readable logs: `auto` (only on a terminal), true or false. Otherwise JSON lines.', parse: boolean },
+  { key: 'logPretty', env: 'LOG_PRETTY', flag: '--log-pretty', default: 'auto', rule: 'auto, true or false', description: 'Human-readable logs: `auto` (only on a terminal), true or false. Otherwise JSON lines.', parse: logPretty },
   { key: 'shutdownGraceMs', env: 'SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms', default: '10000', rule: 'a whole number from 1 to 600000', description: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).', parse: integer(1, 600_000) },
   { key: 'requestTimeoutMs', env: 'REQUEST_TIMEOUT_MS', flag: '--request-timeout-ms', default: '10000', rule: 'a whole number from 1 to 600000', description: 'Time a client has to send a whole request; idle connections close after 6× this.', parse: integer(1, 600_000) },
   { key: 'maxUrlLength', env: 'MAX_URL_LENGTH', flag: '--max-url-length', default: '8192', rule: 'a whole number from 64 to 65536', description: 'Longest request target accepted; longer ones get 414.', parse: integer(64, 65_536) },
@@ -374,7 +383,8 @@ function readFlags (argv: readonly string[]): Map<string, string> {
     const eq = arg.indexOf('=')
     const name = eq < 0 ? arg : arg.slice(0, eq)
     const option = OPTIONS.find(o => o.flag === name)
-    if (option === undefined) throw new ConfigError(`unknown argument "${arg}" (see --help)`)
+    // The name alone: a mistyped secret option's value is still a secret.
+    if (option === undefined) throw new ConfigError(`unknown argument "${name}" (see --help)`)
     if (eq >= 0) {
       flags.set(name, arg.slice(eq + 1))
     } else if (BOOLEAN_FLAGS.has(option.key) && (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
@@ -400,6 +410,28 @@ function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolea
   if (cacheDirGiven) return join(cacheDir, 'state')
   const source = typeof config.snapshotUrl === 'string' ? withoutCredentials(config.snapshotUrl) : resolve(String(config.snapshotPath))
   return join(cacheDir, `state-${createHash('sha256').update(source).digest('hex').slice(0, 12)}`)
+}
+
+/**
+ * Throws a ConfigError when SNAPSHOT_URL and SNAPSHOT_HTTP_HEADERS cannot go together: credentials that would
+ * be dropped without a word, or two of them for one Authorization header. Never repeats a secret.
+ */
+export function checkSourceOptions (text: string, { headers = null }: { headers?: Readonly<Record<string, string>> | null }): void {
+  const url = new URL(text)
+  const names = Object.keys(headers ?? {}).map(name => name.toLowerCase())
+  if (url.protocol === 's3:') {
+    if (names.length > 0) throw new ConfigError('SNAPSHOT_HTTP_HEADERS is for an http(s):// SNAPSHOT_URL: an s3:// one is signed with the AWS settings (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE); unset SNAPSHOT_HTTP_HEADERS')
+    if (url.username !== '' || url.password !== '') throw new ConfigError('SNAPSHOT_URL: an s3:// URL takes no user or password: it is signed with the AWS settings (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)')
+    return
+  }
+  if ((url.username !== '' || url.password !== '') && names.includes('authorization')) {
+    throw new ConfigError('SNAPSHOT_URL has a user and password (sent as Basic authentication) and SNAPSHOT_HTTP_HEADERS an Authorization header: give the credentials in one of them')
+  }
+}
+
+/** A URL's text with anything between its scheme and an `@` blanked: it may not even parse as a URL. */
+function withoutUserinfo (text: string): string {
+  return text.includes('//') ? text.replace(/\/\/[^/?#]*@/, '//…@') : text.replace(/^[^/?#]*@/, '…@')
 }
 
 function withoutCredentials (text: string): string {
@@ -447,6 +479,7 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
   if (checked.opsPort !== null && checked.opsPort !== 0 && checked.opsPort === checked.port) {
     throw new ConfigError(`OPS_PORT=${checked.opsPort} is also PORT: the operator's pages need a port of their own (or leave OPS_PORT unset to serve them on PORT)`)
   }
+  if (checked.snapshotUrl !== null) checkSourceOptions(checked.snapshotUrl, { headers: checked.snapshotHttpHeaders })
   // A rate of faults with no fault to make is a mistake worth naming: nothing would happen.
   const faultRate = flags.get('--fault-rate') ?? env.FAULT_RATE
   if (checked.fault === null && faultRate !== undefined && !('faultRate' in overrides)) {
@@ -457,7 +490,7 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
 
 /** `NAME="value": what is wrong`, and the option's rule when the message does not already say it. */
 function optionError (option: OPTIONS_ENTRY, name: string, text: string, problem: string): string {
-  const shown = option.secret === true ? '(hidden)' : JSON.stringify(text)
+  const shown = option.secret === true ? '(hidden)' : JSON.stringify(option.key === 'snapshotUrl' ? withoutUserinfo(text) : text)
   return problem.startsWith(`must be ${option.rule}`) ? `${name}=${shown}: ${problem}` : `${name}=${shown}: ${problem}; ${option.env} must be ${option.rule}`
 }
 

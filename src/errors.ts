@@ -157,13 +157,16 @@ export class SnapshotError extends Error {
   readonly code: 'SNAPSHOT_ERR_UNREADABLE' | 'SNAPSHOT_ERR_INVALID' | 'SNAPSHOT_ERR_TOO_BIG'
   readonly file: string
   readonly problems: readonly string[]
+  /** What the file was read as: the report's first word. */
+  readonly kind: 'snapshot' | 'change file'
 
-  constructor (code: SnapshotError['code'], file: string, problems: readonly string[]) {
-    super(refusalReport('snapshot', file, code, problems))
+  constructor (code: SnapshotError['code'], file: string, problems: readonly string[], kind: SnapshotError['kind'] = 'snapshot') {
+    super(refusalReport(kind, file, code, problems))
     this.name = 'SnapshotError'
     this.code = code
     this.file = file
     this.problems = problems
+    this.kind = kind
   }
 }
 

@@ -82,3 +82,18 @@ t.test('--help gives each option\'s rule and default, and no path of this machin
   for (const path of [process.cwd(), homedir(), join(tmpdir(), 'explore-replica')]) t.notOk(help.includes(path), `not ${path}`)
   t.match(help, /--version, -v/)
 })
+
+t.test('no message repeats a password: SNAPSHOT_URL\'s user:password, or a mistyped option\'s value', async t => {
+  for (const text of ['https://reader:s3cret@exports.example/export?fmt=jsonl', 'https://reader:s3cret@exports.example/snapshot.csv', 'not a url://reader:s3cret@x']) {
+    const error = t.throws(() => loadConfig({ env: { SNAPSHOT_URL: text } }), ConfigError) as ConfigError
+    t.notMatch(error.message, /s3cret|reader/, error.message)
+    t.match(error.message, /^SNAPSHOT_URL=/)
+  }
+  const mistyped = t.throws(() => loadConfig({ argv: ['--ops-tokn=averyveryverysecrettoken'] }), ConfigError) as ConfigError
+  t.equal(mistyped.message, 'unknown argument "--ops-tokn" (see --help)')
+})
+
+t.test('credentials that cannot apply to SNAPSHOT_URL stop the configuration itself, before anything starts', async t => {
+  t.throws(() => loadConfig({ env: { SNAPSHOT_URL: 's3://bucket/snapshot.jsonl', SNAPSHOT_HTTP_HEADERS: 'X-Api-Key: k' } }), { name: 'ConfigError', message: /^SNAPSHOT_HTTP_HEADERS is for an http\(s\):\/\/ SNAPSHOT_URL/ })
+  t.throws(() => loadConfig({ env: { SNAPSHOT_URL: 'https://u:p@exports.example/snapshot.jsonl', SNAPSHOT_HTTP_HEADERS: 'Authorization: Bearer x' } }), { name: 'ConfigError', message: /^SNAPSHOT_URL has a user and password/ })
+})

@@ -18,7 +18,8 @@ check tells by the file's name and first line:
   ${`*${MANIFEST_SUFFIX}`.padEnd(18)} a fleet's manifest, read as a replica following it (SNAPSHOT_URL) reads it. Only the
                      manifest itself: the snapshot and change files it names are not fetched or checked
                      (give them to check as well)
-  *.jsonl, *.ndjson  a change file when its first line is a change header {"changes": "explore", …}, read
+  *.jsonl, *.ndjson  a change file when its first line is a change header {"changes": "explore", …} (named *.jsonl:
+                     a replica reads change files by no other name), read
                      as a replica reads CHANGES_DIR's files and a manifest's changes; else a JSON Lines
                      snapshot
   *.json             a format v1 snapshot
@@ -59,7 +60,10 @@ export async function checkCommand (argv: string[], output: CheckOutput = PROCES
     const kind = await kindOf(file)
     const report = kind === null
       ? { valid: false, text: `${file}: not a snapshot, change file or manifest: its name ends in none of .json, .jsonl, .ndjson (snapshots, change files) or ${MANIFEST_SUFFIX} (a fleet's manifest)` }
-      : await CHECKS[kind](file)
+      : kind === 'changes' && !/\.jsonl$/i.test(file)
+        // CHANGES_DIR and manifests take *.jsonl only: such a file would never be applied.
+        ? { valid: false, text: `${file}: a change file, but named otherwise than *.jsonl: a replica reads change files only by that name` }
+        : await CHECKS[kind](file)
     if (!report.valid) failed++
     output.out(`${report.text}\n`)
   }

@@ -24,9 +24,13 @@ t.test('a valid change file: its id, its upserts and deletes, its generated_at',
   await writeFile(file, `${HEADER}\n${upsert(1)}\n${upsert(2)}\n\n${remove(3)}\n`)
   t.same(await check(file), { code: 0, stdout: `${file}: valid (change file chg-0001: 2 upserts, 1 delete; generated_at 2026-11-24T10:00:00Z)\n`, stderr: '' })
   // Told by its first line whatever comes before it: a byte order mark, blank lines, CRLF line ends.
-  const windows = join(dir, 'chg-0002.ndjson')
+  const windows = join(dir, 'chg-0002.jsonl')
   await writeFile(windows, `\ufeff\r\n  \r\n${JSON.stringify({ changes: 'explore', version: 1, id: 'chg-0002' })}\r\n${remove(1)}\r\n`)
   t.same(await check(windows), { code: 0, stdout: `${windows}: valid (change file chg-0002: 0 upserts, 1 delete)\n`, stderr: '' })
+  // A replica reads change files by no other name than *.jsonl: an .ndjson one would never apply.
+  const ndjson = join(dir, 'chg-0003.ndjson')
+  await writeFile(ndjson, `${HEADER}\n${remove(1)}\n`)
+  t.same(await check(ndjson), { code: 1, stdout: `${ndjson}: a change file, but named otherwise than *.jsonl: a replica reads change files only by that name\n`, stderr: '' })
 })
 
 t.test('a bad change file: every problem, with the lines the store reports when it refuses the file', async t => {

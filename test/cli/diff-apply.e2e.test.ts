@@ -233,6 +233,6 @@ t.test('a change file given as the snapshot, or a snapshot as a change file, is 
   t.equal(swapped.stderr, `snapshot ${changes} is invalid (1 problem):\n  chg-0001.jsonl:1: this is a change file (its header says "changes"), not a snapshot: give it as a change file, after the snapshot it changes\nnothing written\n`)
   const twice = await run('apply', snapshot, snapshot, '--out', out)
   t.equal(twice.code, 1)
-  t.equal(twice.stderr, `snapshot ${snapshot} is invalid (1 problem):\n  snap.jsonl:1: this is a snapshot (its header says "snapshot"), not a change file: give it as the snapshot, before its change files\nnothing written\n`)
+  t.equal(twice.stderr, `change file ${snapshot} is invalid (1 problem):\n  snap.jsonl:1: this is a snapshot (its header says "snapshot"), not a change file: give it as the snapshot, before its change files\nnothing written\n`)
   await t.rejects(readFile(out), { code: 'ENOENT' }, 'nothing written')
 })

@@ -123,7 +123,7 @@ t.test('the credentials go to SNAPSHOT_URL\'s origin only: a redirect to another
 
 t.test('credentials that cannot apply stop the start with a ConfigError naming the variables, never a secret', async t => {
   const cacheDir = await tempDir(t)
-  const start = (overrides: Partial<Config>) => buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotCacheDir: cacheDir, stateDir: join(cacheDir, 'state'), ...overrides } }))
+  const start = async (overrides: Partial<Config>) => await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotCacheDir: cacheDir, stateDir: join(cacheDir, 'state'), ...overrides } }))
   const refused = async (overrides: Partial<Config>, message: RegExp, name: string) => {
     const error = await start(overrides).then(app => app.close(), (error: unknown) => error) as Error | undefined
     t.match(error, { name: 'ConfigError', message }, name)

@@ -1,72 +1,10 @@
 // SNAPSHOT_URL over HTTP, against a real HTTP server that sends ETags and Last-Modified and answers
 // conditional requests: each check is driven by the test (checkNow), never by waiting for the poll.
-import t, { type Test } from 'tap'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { createHash } from 'node:crypto'
-import { once } from 'node:events'
+import t from 'tap'
+import type { ServerResponse } from 'node:http'
 import { readdir, readFile } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
-import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../../src/app.js'
-import { loadConfig, type Config } from '../../src/config.js'
-import { makeItem, tempDir, toJsonLines, versioned, type SnapshotDoc } from '../helpers.js'
-
-type Handler = (request: IncomingMessage, response: ServerResponse) => void
-
-/** A publisher: serves `body` at any path with an ETag and Last-Modified, 304 to a matching If-None-Match. */
-async function publisher (t: Test) {
-  let body = Buffer.from(toJsonLines(versioned(1)))
-  let modified = new Date('2026-01-01T00:00:00Z')
-  let override: Handler | null = null
-  const seen: Array<{ method: string, ifNoneMatch: string | null, status: number }> = []
-  const etag = () => `"${createHash('sha1').update(body).digest('hex')}"`
-  const server = createServer((request, response) => {
-    response.on('finish', () => seen.push({ method: request.method as string, ifNoneMatch: request.headers['if-none-match'] ?? null, status: response.statusCode }))
-    if (override !== null) return override(request, response)
-    if (request.headers['if-none-match'] === etag()) {
-      response.writeHead(304, { etag: etag() }).end()
-      return
-    }
-    response.writeHead(200, { etag: etag(), 'last-modified': modified.toUTCString(), 'content-length': body.length, 'content-type': 'application/x-ndjson' })
-    response.end(request.method === 'HEAD' ? undefined : body)
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => new Promise(resolve => { server.closeAllConnections(); server.close(resolve) }))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}/exports/snapshot.jsonl`,
-    seen,
-    etag,
-    publish (doc: SnapshotDoc | string) {
-      body = Buffer.from(typeof doc === 'string' ? doc : toJsonLines(doc))
-      modified = new Date(modified.getTime() + 1000)
-    },
-    /** Answers every request with `handler` from now on (null: back to normal). */
-    answer (handler: Handler | null) { override = handler }
-  }
-}
-
-async function followingApp (t: Test, url: string, cacheDir: string, overrides: Partial<Config> = {}): Promise<FastifyInstance> {
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir, snapshotPollSeconds: 3600, ...overrides } }))
-  t.teardown(() => app.close())
-  await app.ready()
-  return app
-}
-
-async function servedVersion (app: FastifyInstance): Promise<number | null> {
-  const res = await app.inject('/en/api/internal/explore/?limit=1')
-  if (res.statusCode !== 200) return null
-  return Number(/^v(\d+) /.exec((JSON.parse(res.body) as { results: Array<{ translated_title: string }> }).results[0]!.translated_title)?.[1])
-}
-
-async function sourceStatus (app: FastifyInstance) {
-  return (await app.inject('/-/status')).json().source
-}
+import { tempDir, toJsonLines, versioned } from '../helpers.js'
+import { followingApp, publisher, servedVersion, sourceStatus, type Handler } from './http-publisher.js'
 
 t.test('a published snapshot is downloaded, served, kept in the cache, and an unchanged one costs a 304', async t => {
   const site = await publisher(t)
@@ -203,31 +141,4 @@ t.test('a replica with no copy and an unreachable source stays unready, and serv
   site.answer(null)
   await app.snapshotSource!.checkNow()
   t.equal(await servedVersion(app), 1)
-})
-
-/** Mounts a 256 KiB tmpfs on `dir`: a disk that fills at once. Needs root (and a kernel that allows it). */
-function mountSmallDisk (dir: string): boolean {
-  return spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', dir]).status === 0
-}
-const probe = mkdtempSync(join(tmpdir(), 'explore-probe-'))
-const canMount = mountSmallDisk(probe)
-if (canMount) spawnSync('umount', [probe])
-rmSync(probe, { recursive: true, force: true })
-
-t.test('a full cache disk: the download is dropped with a clear status entry, and the last good snapshot stays', {
-  skip: canMount ? false : 'mounting a small tmpfs needs root: a full cache disk is not tested here'
-}, async t => {
-  const dir = await tempDir(t)
-  t.ok(mountSmallDisk(dir), 'a 256 KiB disk as the cache directory')
-  t.teardown(() => { spawnSync('umount', ['-l', dir]) })
-  const site = await publisher(t)
-  const app = await followingApp(t, site.url, dir)
-  await app.snapshotSource!.checkNow()
-  t.equal(await servedVersion(app), 1)
-  // Larger than what is left of the disk.
-  site.publish({ languages: { en: Array.from({ length: 400 }, (_, i) => makeItem(i + 1, '2024-01-01', [1], { translated_title: `v9 item ${i + 1}`, translated_abstract: 'x'.repeat(1000) })) } })
-  await app.snapshotSource!.checkNow()
-  t.match((await sourceStatus(app)).lastError, { message: 'the cache disk is full (SNAPSHOT_CACHE_DIR): the download was dropped' })
-  t.equal(await servedVersion(app), 1, 'still serving the last good snapshot')
-  t.same((await readdir(dir)).filter(name => name.includes('.download-')), [], 'no partial download left behind')
 })

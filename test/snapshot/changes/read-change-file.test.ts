@@ -89,6 +89,15 @@ for (const [name, loader] of LOADERS) {
   })
 }
 
+t.test('a bad change file is reported as a change file, in the log and status as by check', async t => {
+  const file = await changeFile(t, line(HEADER) + line({ op: 'upsert', language: 'en' }))
+  const error = await readChangeFile(file).then(() => null, (error: unknown) => error)
+  t.match(error, { name: 'SnapshotError', kind: 'change file', code: 'SNAPSHOT_ERR_INVALID' })
+  t.match((error as Error).message, new RegExp(`^change file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is invalid \\(`))
+  const missing = await readChangeFile(join(await tempDir(t), 'gone.jsonl')).then(() => null, (error: unknown) => error)
+  t.match((missing as Error).message, /^change file .*gone\.jsonl cannot be read/)
+})
+
 t.test('a change file without its header is refused at its first line', async t => {
   t.same(await problemsOf(t, '\n' + line(upsert('en', 1))), [
     '0001.jsonl:2: the header is missing: a change file starts with {"changes": "explore", "version": 1, "id": "…"}'
