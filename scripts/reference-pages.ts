@@ -72,7 +72,7 @@ function commandLinePage (): string {
     '(`npm start` or `npm run build`), run it as `npx explore-replica`; installed from a tarball',
     '(`npm pack`, then `npm install -g ./explore-replica-*.tgz`), as `explore-replica`. Exit codes: 0 success,',
     '1 the command failed (an invalid file, an unreachable source), 2 bad usage (an unknown command or',
-    'option, a bad value).',
+    'option, a bad value); `serve` exits 1 on a bad option or value too, as a configuration error.',
     '',
     '```',
     MAIN_USAGE.trimEnd(),
