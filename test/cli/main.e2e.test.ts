@@ -3,7 +3,7 @@
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { childEnv, smallSnapshot, tempDir, writeSnapshot } from '../helpers.js'
 
@@ -16,6 +16,16 @@ function run (...args: string[]): Promise<{ code: number, stdout: string, stderr
     })
   })
 }
+
+t.test('the build leaves the command executable: npx runs dist/cli/main.js itself, and tsc writes it 644', async t => {
+  // The end-to-end suite builds dist/ before it runs (npm run test:e2e).
+  const bin = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
+  t.equal((await stat(bin)).mode & 0o111, 0o111, 'executable by all')
+  const version = await new Promise<string>((resolve, reject) => {
+    execFile(bin, ['--version'], { env: childEnv() }, (error, stdout) => { if (error !== null) reject(error); else resolve(stdout) })
+  })
+  t.match(version, /^explore-replica \d+\.\d+\.\d+\n$/, 'run as a program, as npx and a global install do')
+})
 
 t.test('--help lists every subcommand; each subcommand has its own --help', async t => {
   const { code, stdout } = await run('--help')
