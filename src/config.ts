@@ -408,7 +408,7 @@ function readFlags (argv: readonly string[]): Map<string, string> {
 function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolean): string {
   const cacheDir = String(config.snapshotCacheDir)
   if (cacheDirGiven) return join(cacheDir, 'state')
-  const source = typeof config.snapshotUrl === 'string' ? withoutCredentials(config.snapshotUrl) : resolve(String(config.snapshotPath))
+  const source = typeof config.snapshotUrl === 'string' ? withoutUserinfo(config.snapshotUrl) : resolve(String(config.snapshotPath))
   return join(cacheDir, `state-${createHash('sha256').update(source).digest('hex').slice(0, 12)}`)
 }
 
@@ -416,7 +416,7 @@ function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolea
  * Throws a ConfigError when SNAPSHOT_URL and SNAPSHOT_HTTP_HEADERS cannot go together: credentials that would
  * be dropped without a word, or two of them for one Authorization header. Never repeats a secret.
  */
-export function checkSourceOptions (text: string, { headers = null }: { headers?: Readonly<Record<string, string>> | null }): void {
+function checkSourceOptions (text: string, { headers = null }: { headers?: Readonly<Record<string, string>> | null }): void {
   const url = new URL(text)
   const names = Object.keys(headers ?? {}).map(name => name.toLowerCase())
   if (url.protocol === 's3:') {
@@ -429,16 +429,9 @@ export function checkSourceOptions (text: string, { headers = null }: { headers?
   }
 }
 
-/** A URL's text with anything between its scheme and an `@` blanked: it may not even parse as a URL. */
+/** A URL's text without its user:password, whether or not it parses as a URL. */
 function withoutUserinfo (text: string): string {
-  return text.includes('//') ? text.replace(/\/\/[^/?#]*@/, '//…@') : text.replace(/^[^/?#]*@/, '…@')
-}
-
-function withoutCredentials (text: string): string {
-  const url = new URL(text)
-  url.username = ''
-  url.password = ''
-  return url.href
+  return text.includes('//') ? text.replace(/\/\/[^/?#]*@/, '//') : text.replace(/^[^/?#]*@/, '')
 }
 
 export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }: ConfigSources = {}): Config {

@@ -1,6 +1,5 @@
 // SNAPSHOT_URL → the source that reads it. The S3 SDK is loaded only for an s3:// URL: it is large, and a
 // replica that reads files or HTTP never needs it.
-import { checkSourceOptions } from '../config.js'
 import { HttpSource } from './http-source.js'
 import type { RemoteSource } from './remote-source.js'
 
@@ -11,7 +10,6 @@ export interface SourceOptions {
 }
 
 export async function openSource (text: string, { forcePathStyle, headers = null }: SourceOptions): Promise<RemoteSource> {
-  checkSourceOptions(text, { headers })
   const url = new URL(text)
   if (url.protocol === 's3:') {
     const { S3Source } = await import('./s3-source.js')
