@@ -1,6 +1,8 @@
 // Builds a SnapshotModel from validated items, one at a time, so both formats' loaders (format v1 and JSON
 // Lines) feed the same code. Each item is serialized once (item-bytes.ts), here or on a parse thread; only
 // its bytes and its sort and filter keys are kept.
+import { IdSlots } from './id-slots.js'
+import { uint16Array, uint32Array } from './shared-arrays.js'
 import type { SnapshotItem } from '../../schemas/snapshot.js'
 import { CompanyRanks, LanguageListing, SnapshotModel, type SnapshotInfo } from './snapshot-model.js'
 import { runInSlices, runToEnd } from '../slices.js'
@@ -138,9 +140,9 @@ class LanguageBuilder {
     // Items stay in the chunks they were written to; only where each one is goes into served order.
     // Two bytes an item where the numbers fit, as they do unless a snapshot has items over 64 KiB or
     // 65,536 chunks (256 GiB): 4 MB less at 1M items.
-    const chunkOf = chunks.length <= 0x10000 ? new Uint16Array(n) : new Uint32Array(n)
-    const startOf = new Uint32Array(n)
-    const lengthOf = this.longest <= 0xffff ? new Uint16Array(n) : new Uint32Array(n)
+    const chunkOf = chunks.length <= 0x10000 ? uint16Array(n) : uint32Array(n)
+    const startOf = uint32Array(n)
+    const lengthOf = this.longest <= 0xffff ? uint16Array(n) : uint32Array(n)
     for (let rank = 0; rank < n; rank++) {
       const i = order.get(rank)
       chunkOf[rank] = this.chunkOf.get(i)
@@ -179,9 +181,9 @@ class LanguageBuilder {
       this.eachCompany(i, count)
       if ((i & STEP_MASK) === STEP_MASK) yield
     }
-    const starts = new Uint32Array(counts.length + 1)
+    const starts = uint32Array(counts.length + 1)
     for (let slot = 0; slot < counts.length; slot++) starts[slot + 1] = (starts[slot] as number) + (counts[slot] as number)
-    const ranks = new Uint32Array(starts[counts.length] as number)
+    const ranks = uint32Array(starts[counts.length] as number)
     const next = starts.slice(0, counts.length)
     last.fill(-1)
     let rank = 0
@@ -197,7 +199,9 @@ class LanguageBuilder {
       this.eachCompany(order.get(rank), fill)
       if ((rank & STEP_MASK) === STEP_MASK) yield
     }
-    return new CompanyRanks(slotOf, starts, ranks)
+    const table = IdSlots.sized(slotOf.size)
+    for (const [company, slot] of slotOf) table.set(company, slot)
+    return new CompanyRanks(table, starts, ranks)
   }
 
   /** Calls `use` with each company item `i` lists, repeats included. */

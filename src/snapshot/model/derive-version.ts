@@ -11,6 +11,8 @@ import { ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel, type Ap
 import type { ItemMemory } from './item-memory.js'
 import { SlotSpace, slotOfPk, type ListingLineage } from './slot-space.js'
 import { RankOrder } from './rank-order.js'
+import { IdSlots } from './id-slots.js'
+import { uint32ArrayOf } from './shared-arrays.js'
 
 const EMPTY = new Uint32Array(0)
 
@@ -142,7 +144,7 @@ function firstNotBefore (count: number, slotAt: (index: number) => number, slot:
  * 3.3 MB copied whole, beside the items' 1.4 MB (docs/decisions/026).
  */
 function * editedList (old: CompanyList, gone: ReadonlySet<number>, come: readonly number[], before: (a: number, b: number) => boolean): Generator<void, RankOrder> {
-  const list = old instanceof RankOrder ? old : RankOrder.of(old)
+  const list = old instanceof RankOrder ? old : RankOrder.list(old)
   const at = (slot: number): number => firstNotBefore(list.size, index => list.slotAt(index), slot, before)
   const cuts: number[] = []
   for (const slot of gone) {
@@ -156,7 +158,7 @@ function * editedList (old: CompanyList, gone: ReadonlySet<number>, come: readon
     comeAt.push(at(slot))
     yield
   }
-  return yield * list.edit(cuts, Uint32Array.from(come), comeAt)
+  return yield * list.edit(cuts, uint32ArrayOf(come), comeAt)
 }
 
 /**
@@ -218,7 +220,7 @@ function * deriveListing (
     yield
   }
   // The new order: the old one's pieces cut around the removed ranks, and the new slots put in.
-  const order = yield * oldOrder.edit(removedRanks, Uint32Array.from(added), addedAt)
+  const order = yield * oldOrder.edit(removedRanks, uint32ArrayOf(added), addedAt)
   yield
 
   // The companies concerned: those of every item removed or added; each gets a new list, the others are shared.
@@ -230,7 +232,7 @@ function * deriveListing (
   }
   for (const slot of removed) for (const company of space.companiesOf(slot)) concern(company).gone.add(slot)
   for (const slot of added) for (const company of space.companiesOf(slot)) concern(company).come.push(slot)
-  const base = listing === null ? new CompanyRanks(new Map(), new Uint32Array(1), EMPTY) : listing.byCompany instanceof ChangedCompanies ? listing.byCompany.base : listing.byCompany as CompanyRanks
+  const base = listing === null ? new CompanyRanks(IdSlots.sized(0), new Uint32Array(1), EMPTY) : listing.byCompany instanceof ChangedCompanies ? listing.byCompany.base : listing.byCompany as CompanyRanks
   const lists = new Map(listing?.byCompany instanceof ChangedCompanies ? listing.byCompany.changed : [])
   yield
   for (const [company, { gone, come }] of concerned) {

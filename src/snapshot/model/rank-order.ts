@@ -4,18 +4,13 @@
 // order is written out flat, in slices (maxPiecesFor). A company list a change file concerned is one
 // too (position → slot), pieces of the loaded list: an edit costs what it changes, not a copy of the list.
 
-/** Where a run of ranks comes from: `source[start…]`, or the slots `start…` themselves when `source` is null. */
-interface Piece {
-  readonly source: Uint32Array | null
-  readonly start: number
-}
+import { int32ArrayOf, uint32Array, uint32ArrayOf } from './shared-arrays.js'
 
 /**
- * Pieces beyond which an order of `size` slots is written out flat: a piece costs 56 bytes of heap (an
- * object of two fields and its place in two arrays, measured) against a slot's 4, so from one piece in 14
- * slots the flat array is smaller; a sixteenth leaves room. Never fewer than 16: a small order's pieces
- * cost little either way. No fixed cap: one (8,192) flattened the orders at the fourth change file at 1M
- * (docs/decisions/026).
+ * Pieces beyond which an order of `size` slots is written out flat: a piece costs 12 bytes of tables (and
+ * more while an edit writes it) against a slot's 4; a sixteenth keeps the flat copies rare. Never fewer
+ * than 16: a small order's pieces cost little either way. No fixed cap: one (8,192) flattened the orders
+ * at the fourth change file at 1M (docs/decisions/026).
  */
 export function maxPiecesFor (size: number): number {
   return Math.max(16, Math.floor(size / 16))
@@ -27,52 +22,97 @@ const EDIT_STEP_MASK = 0xfff
 
 /** The pieces of an order being written, a run that continues the last piece extending it. */
 class PieceWriter {
-  readonly pieces: Piece[] = []
+  readonly sources: Uint32Array[] = []
+  /** Per piece: its source's index in `sources`, -1 for the slots themselves; where in it; where it ends. */
+  readonly sourceOf: number[] = []
+  readonly starts: number[] = []
   readonly ends: number[] = []
   size = 0
   /** Runs pushed, for the edit's yields. */
   pushed = 0
 
-  /** `length` slots of `source` from `start`; `piece`, when given, is that same run's piece, shared. */
-  push (source: Uint32Array | null, start: number, length: number, piece?: Piece): void {
+  /** `length` slots of `source` from `start`. */
+  push (source: Uint32Array | null, start: number, length: number): void {
     if (length <= 0) return
     this.pushed++
-    const last = this.pieces.at(-1)
-    if (last !== undefined && last.source === source && last.start + (this.size - (this.ends.at(-2) ?? 0)) === start) {
+    const index = source === null ? -1 : this.indexOf(source)
+    const last = this.sourceOf.length - 1
+    if (last >= 0 && this.sourceOf[last] === index && (this.starts[last] as number) + (this.size - (this.ends[last - 1] ?? 0)) === start) {
       this.size += length
-      this.ends[this.ends.length - 1] = this.size
+      this.ends[last] = this.size
       return
     }
-    // A piece is never changed once written (a run extends by its end alone): versions share them.
-    this.pieces.push(piece ?? { source, start })
+    this.sourceOf.push(index)
+    this.starts.push(start)
     this.size += length
     this.ends.push(this.size)
   }
+
+  private indexOf (source: Uint32Array): number {
+    // The last few sources are the likely ones: an edit alternates between the old order's and its own.
+    for (let i = this.sources.length - 1; i >= 0; i--) if (this.sources[i] === source) return i
+    this.sources.push(source)
+    return this.sources.length - 1
+  }
+
+  /** The order written: its tables as arrays a serving thread can share (shared-arrays.ts). */
+  order (): RankOrder {
+    return RankOrder.of({ sources: this.sources, sourceOf: int32ArrayOf(this.sourceOf), starts: uint32ArrayOf(this.starts), ends: uint32ArrayOf(this.ends) })
+  }
+}
+
+/** A RankOrder's tables: what it is made of, and what a serving thread is sent (version-handoff.ts). */
+export interface OrderTables {
+  /** The arrays of slots the pieces are taken from. */
+  sources: readonly Uint32Array[]
+  /** Per piece: the index of its source, or -1: the slots `start…` themselves. */
+  sourceOf: Int32Array
+  /** Per piece: where in its source it starts. */
+  starts: Uint32Array
+  /** Piece i covers the ranks `ends[i - 1]` (0 for the first) to `ends[i]`. */
+  ends: Uint32Array
 }
 
 export class RankOrder {
-  /**
-   * @param pieces in rank order
-   * @param ends piece i covers the ranks `ends[i - 1]` (0 for the first) to `ends[i]`
-   */
-  private constructor (private readonly pieces: readonly Piece[], private readonly ends: readonly number[]) {}
+  private readonly sources: readonly Uint32Array[]
+  private readonly sourceOf: Int32Array
+  private readonly starts: Uint32Array
+  private readonly ends: Uint32Array
+
+  private constructor (tables: OrderTables) {
+    ({ sources: this.sources, sourceOf: this.sourceOf, starts: this.starts, ends: this.ends } = tables)
+  }
+
+  /** An order from its tables (a thread's copy of the control's). */
+  static of (tables: OrderTables): RankOrder {
+    return new RankOrder(tables)
+  }
 
   /** The order of a loaded listing of `size` items: slot = rank. */
   static identity (size: number): RankOrder {
-    return new RankOrder(size === 0 ? [] : [{ source: null, start: 0 }], size === 0 ? [] : [size])
+    const out = new PieceWriter()
+    out.push(null, 0, size)
+    return out.order()
   }
 
   /** A list as it is: one piece, `slots` itself (not copied). */
-  static of (slots: Uint32Array): RankOrder {
-    return slots.length === 0 ? RankOrder.identity(0) : new RankOrder([{ source: slots, start: 0 }], [slots.length])
+  static list (slots: Uint32Array): RankOrder {
+    const out = new PieceWriter()
+    out.push(slots, 0, slots.length)
+    return out.order()
+  }
+
+  /** What the order is made of. */
+  get tables (): OrderTables {
+    return { sources: this.sources, sourceOf: this.sourceOf, starts: this.starts, ends: this.ends }
   }
 
   get size (): number {
-    return this.ends.at(-1) ?? 0
+    return this.ends[this.ends.length - 1] ?? 0
   }
 
   get pieceCount (): number {
-    return this.pieces.length
+    return this.ends.length
   }
 
   /** The piece that holds `rank`. */
@@ -89,24 +129,24 @@ export class RankOrder {
 
   slotAt (rank: number): number {
     const p = this.pieceOf(rank)
-    const { source, start } = this.pieces[p] as Piece
-    const at = start + rank - (p === 0 ? 0 : this.ends[p - 1] as number)
-    return source === null ? at : source[at] as number
+    const source = this.sourceOf[p] as number
+    const at = (this.starts[p] as number) + rank - (p === 0 ? 0 : this.ends[p - 1] as number)
+    return source < 0 ? at : (this.sources[source] as Uint32Array)[at] as number
   }
 
   /** The slots of ranks `from` to `to` (a page's), in a small array of their own. */
   slots (from: number, to: number): Uint32Array {
     const out = new Uint32Array(Math.max(0, to - from))
     let rank = from
-    for (let p = from < to ? this.pieceOf(from) : this.pieces.length; rank < to; p++) {
-      const { source, start } = this.pieces[p] as Piece
+    for (let p = from < to ? this.pieceOf(from) : this.ends.length; rank < to; p++) {
+      const source = this.sourceOf[p] as number
       const first = p === 0 ? 0 : this.ends[p - 1] as number
       const end = Math.min(to, this.ends[p] as number)
-      const at = start + rank - first
-      if (source === null) {
+      const at = (this.starts[p] as number) + rank - first
+      if (source < 0) {
         for (let i = 0; i < end - rank; i++) out[rank - from + i] = at + i
       } else {
-        out.set(source.subarray(at, at + end - rank), rank - from)
+        out.set((this.sources[source] as Uint32Array).subarray(at, at + end - rank), rank - from)
       }
       rank = end
     }
@@ -139,17 +179,17 @@ export class RankOrder {
       if ((++steps & EDIT_STEP_MASK) === 0) yield
     }
     yield * this.copy(out, from, this.size)
-    const order = new RankOrder(out.pieces, out.ends)
-    return out.pieces.length > (maxPieces ?? maxPiecesFor(out.size)) ? yield * order.flattened() : order
+    const order = out.order()
+    return order.pieceCount > (maxPieces ?? maxPiecesFor(out.size)) ? yield * order.flattened() : order
   }
 
   /** The ranks `from` to `to` written to `out` as (parts of) this order's pieces, a yield every few thousand. */
   private * copy (out: PieceWriter, from: number, to: number): Generator<void, void> {
     for (let rank = from, p = from < to ? this.pieceOf(from) : 0; rank < to; p++) {
-      const piece = this.pieces[p] as Piece
+      const source = this.sourceOf[p] as number
       const first = p === 0 ? 0 : this.ends[p - 1] as number
       const end = Math.min(to, this.ends[p] as number)
-      out.push(piece.source, piece.start + rank - first, end - rank, rank === first ? piece : undefined)
+      out.push(source < 0 ? null : this.sources[source] as Uint32Array, (this.starts[p] as number) + rank - first, end - rank)
       rank = end
       if ((out.pushed & EDIT_STEP_MASK) === 0) yield
     }
@@ -157,11 +197,11 @@ export class RankOrder {
 
   /** The same order in one piece of its own: written out in slices. */
   private * flattened (): Generator<void, RankOrder> {
-    const flat = new Uint32Array(this.size)
+    const flat = uint32Array(this.size)
     for (let from = 0; from < flat.length; from += STEP_MASK + 1) {
       flat.set(this.slots(from, Math.min(flat.length, from + STEP_MASK + 1)), from)
       yield
     }
-    return new RankOrder([{ source: flat, start: 0 }], [flat.length])
+    return RankOrder.list(flat)
   }
 }

@@ -5,54 +5,8 @@
 // file pays nothing for it.
 import { dateKey, servedBefore } from './item-bytes.js'
 import { CompanyRanks, type LanguageListing, type SlotOrder } from './snapshot-model.js'
-
-/** pk → slot, open addressing in typed arrays: a Map of a million entries costs several times more (ADR 013). */
-export class PkSlots {
-  private readonly keys: Float64Array
-  /** Slot + 1; 0: an empty place (a fresh array is zeroed: nothing is filled in before use, 24 MB at 1M items). */
-  private readonly slots: Uint32Array
-  private readonly mask: number
-  private readonly shift: number
-
-  constructor (count: number) {
-    let bits = 4
-    while (1 << bits < 2 * count) bits++
-    this.keys = new Float64Array(1 << bits)
-    this.slots = new Uint32Array(1 << bits)
-    this.mask = (1 << bits) - 1
-    this.shift = 32 - bits
-  }
-
-  /**
-   * pks are safe integers: the high and low words mixed, then Fibonacci hashing, whose high bits are
-   * taken (its low bits keep consecutive pks in long runs), then probed linearly.
-   */
-  private start (pk: number): number {
-    return Math.imul((pk | 0) ^ ((pk / 4294967296) | 0), 0x9e3779b1) >>> this.shift
-  }
-
-  set (pk: number, slot: number): void {
-    let at = this.start(pk)
-    while (this.slots[at] !== 0 && this.keys[at] !== pk) at = (at + 1) & this.mask
-    this.keys[at] = pk
-    this.slots[at] = slot + 1
-  }
-
-  /** Its pages faulted in, in slices (its entries unchanged), before random writes fault them all in a few steps. */
-  * faultIn (): Generator<void> {
-    yield * faultedIn(this.keys)
-    yield * faultedIn(this.slots)
-  }
-
-  /** The slot, or -1. */
-  get (pk: number): number {
-    for (let at = this.start(pk); ; at = (at + 1) & this.mask) {
-      const slot = this.slots[at] as number
-      if (slot === 0) return -1
-      if (this.keys[at] === pk) return slot - 1
-    }
-  }
-}
+import { IdSlots } from './id-slots.js'
+import { float64Array, uint16Array, uint32Array } from './shared-arrays.js'
 
 /** `"backdate":"`: the first such bytes of a rendered item are its field (a string's quotes are escaped). */
 const BACKDATE = Buffer.from('"backdate":"')
@@ -108,7 +62,7 @@ export class SlotSpace {
   /** Slots taken, by every version made from this space (one that was never served too: none is reused). */
   used: number
   /** The loaded listing's pks; the changes since are each version's own (ListingLineage.pks). */
-  readonly loadedPks: PkSlots
+  readonly loadedPks: IdSlots
 
   private constructor (listing: LanguageListing | null) {
     const store = listing?.store
@@ -116,11 +70,11 @@ export class SlotSpace {
     this.startOf = store?.startOf ?? new Uint32Array(0)
     this.lengthOf = store?.lengthOf ?? new Uint16Array(0)
     this.used = listing?.size ?? 0
-    this.dateOf = new Uint32Array(this.used)
-    this.pkOf = new Float64Array(this.used)
+    this.dateOf = uint32Array(this.used)
+    this.pkOf = float64Array(this.used)
     this.companyStart = new Uint32Array(this.used + 1)
     this.companyIds = new Float64Array(0)
-    this.loadedPks = new PkSlots(this.used)
+    this.loadedPks = IdSlots.sized(this.used)
   }
 
   /** Slot `a` before slot `b` in served order. */
@@ -144,7 +98,8 @@ export class SlotSpace {
     const space = new SlotSpace(listing)
     const { chunks } = listing.store
     const { chunkOf, startOf, dateOf, pkOf, loadedPks } = space
-    yield * loadedPks.faultIn()
+    yield * faultedIn(loadedPks.keys)
+    yield * faultedIn(loadedPks.slots)
     for (let slot = 0; slot < space.used; slot++) {
       const bytes = chunks[chunkOf[slot] as number] as Buffer
       const start = startOf[slot] as number
@@ -206,11 +161,11 @@ export class SlotSpace {
     if (size > this.startOf.length) {
       const capacity = Math.max(size, this.used + (this.used >>> 3) + 1024)
       const grown = {
-        chunkOf: this.chunkOf instanceof Uint16Array ? new Uint16Array(capacity) : new Uint32Array(capacity),
-        startOf: new Uint32Array(capacity),
-        lengthOf: this.lengthOf instanceof Uint16Array ? new Uint16Array(capacity) : new Uint32Array(capacity),
-        dateOf: new Uint32Array(capacity),
-        pkOf: new Float64Array(capacity),
+        chunkOf: this.chunkOf instanceof Uint16Array ? uint16Array(capacity) : uint32Array(capacity),
+        startOf: uint32Array(capacity),
+        lengthOf: this.lengthOf instanceof Uint16Array ? uint16Array(capacity) : uint32Array(capacity),
+        dateOf: uint32Array(capacity),
+        pkOf: float64Array(capacity),
         companyStart: new Uint32Array(capacity + 1)
       }
       for (const [name, to] of Object.entries(grown)) yield * copyInSlices(this[name as keyof typeof grown], to)
@@ -252,27 +207,27 @@ export class SlotSpace {
     if (grow || wideChunks) this.chunkOf = narrowest(this.chunkOf, size, wideChunks)
     if (grow || wideLengths) this.lengthOf = narrowest(this.lengthOf, size, wideLengths)
     if (grow) {
-      this.startOf = copied(this.startOf, size, Uint32Array)
-      this.dateOf = copied(this.dateOf, size, Uint32Array)
-      this.pkOf = copied(this.pkOf, size, Float64Array)
-      this.companyStart = copied(this.companyStart, size + 1, Uint32Array)
+      this.startOf = copied(this.startOf, size, uint32Array)
+      this.dateOf = copied(this.dateOf, size, uint32Array)
+      this.pkOf = copied(this.pkOf, size, float64Array)
+      this.companyStart = copied(this.companyStart, size + 1, length => new Uint32Array(length))
     }
     if (companies > this.companyIds.length) {
-      this.companyIds = copied(this.companyIds, Math.max(companies, this.companyIds.length + (this.companyIds.length >>> 3) + 1024), Float64Array)
+      this.companyIds = copied(this.companyIds, Math.max(companies, this.companyIds.length + (this.companyIds.length >>> 3) + 1024), length => new Float64Array(length))
     }
   }
 }
 
 type Column = Uint16Array | Uint32Array | Float64Array
-function copied<T extends Column> (from: Column, size: number, Kind: new (size: number) => T): T {
-  const to = new Kind(size)
+function copied<T extends Column> (from: Column, size: number, make: (size: number) => T): T {
+  const to = make(size)
   to.set(from.subarray(0, Math.min(from.length, size)))
   return to
 }
 
 /** A copy of `from`, two bytes an entry while its numbers fit (ADR 016), four once `widen` or already. */
 function narrowest (from: Uint16Array | Uint32Array, size: number, widen: boolean): Uint16Array | Uint32Array {
-  return widen || from instanceof Uint32Array ? copied(from, size, Uint32Array) : copied(from, size, Uint16Array)
+  return widen || from instanceof Uint32Array ? copied(from, size, uint32Array) : copied(from, size, uint16Array)
 }
 
 /** The integer written at `at` (a rendered pk: `-`, then digits). */

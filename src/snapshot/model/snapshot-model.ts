@@ -3,6 +3,7 @@
 import type { ItemMemory } from './item-memory.js'
 import type { ListingLineage } from './slot-space.js'
 import { RankOrder } from './rank-order.js'
+import type { IdSlots } from './id-slots.js'
 
 /**
  * Where each item's served JSON is, by slot. A loaded listing's slots are its ranks (positions in served
@@ -113,20 +114,20 @@ export class CompanyRanks implements CompanyLists {
    * @param ranks every slot's ranks, slot after slot
    */
   constructor (
-    private readonly slotOf: ReadonlyMap<number, number>,
-    private readonly starts: Uint32Array,
-    private readonly ranks: Uint32Array
+    readonly slotOf: IdSlots,
+    readonly starts: Uint32Array,
+    readonly ranks: Uint32Array
   ) {}
 
   get (company: number): Uint32Array | undefined {
     const slot = this.slotOf.get(company)
-    if (slot === undefined) return undefined
+    if (slot < 0) return undefined
     return this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)
   }
 
   /** Every company's list, in no order (a derived version's index of each item's companies, slot-space.ts). */
   * lists (): Generator<[number, Uint32Array]> {
-    for (const [company, slot] of this.slotOf) yield [company, this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)]
+    for (const [company, slot] of this.slotOf.entries()) yield [company, this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)]
   }
 }
 
@@ -157,13 +158,15 @@ export class LanguageListing {
    * @param byCompany company id → slots of its items, in served order (backdate desc, pk desc)
    * @param order rank → slot (rank-order.ts); null when the slots are the ranks (a loaded listing)
    * @param lineage a derived version's: its slots' keys and pks (slot-space.ts); null for a loaded listing
+   * @param before a derived version's served order of two slots; null for a loaded listing (slot = rank)
    */
   constructor (
     readonly language: string,
     readonly store: ItemStore,
     readonly byCompany: CompanyLists,
     readonly order: RankOrder | null = null,
-    readonly lineage: ListingLineage | null = null
+    readonly lineage: ListingLineage | null = null,
+    readonly before: SlotOrder | null = lineage?.space.before ?? null
   ) {
     this.size = order === null ? store.lengthOf.length : order.size
   }
@@ -203,7 +206,7 @@ export class LanguageListing {
     const lists = ids.map(id => this.byCompany.get(id)).filter(list => list !== undefined)
       .map(list => list instanceof RankOrder ? list.slots(0, list.size) : list)
     // A loaded listing's slots are ranks, in served order as numbers; a derived one's are compared by keys.
-    const union = mergeRanks(lists, this.lineage?.space.before ?? null)
+    const union = mergeRanks(lists, this.before)
     if (this.unions.size >= UNION_CACHE_SIZE) this.unions.delete(this.unions.keys().next().value as string)
     this.unions.set(key, union)
     return union

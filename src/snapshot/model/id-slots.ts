@@ -1,0 +1,61 @@
+// id → slot, open addressing in typed arrays: a Map of a million entries costs several times more (ADR 013),
+// and a Map cannot be shared with the serving threads (ADR 029). Company ids → their list; pks → their slot.
+import { float64Array, uint32Array } from './shared-arrays.js'
+
+export class IdSlots {
+  private readonly mask: number
+  private readonly shift: number
+
+  /**
+   * @param keys the ids, by place
+   * @param slots slot + 1 by place; 0: an empty place (a fresh array is zeroed: nothing is filled in before use)
+   */
+  private constructor (readonly keys: Float64Array, readonly slots: Uint32Array) {
+    this.mask = keys.length - 1
+    this.shift = 32 - Math.log2(keys.length)
+  }
+
+  /** An empty table with room for `count` ids. */
+  static sized (count: number): IdSlots {
+    let bits = 4
+    while (1 << bits < 2 * count) bits++
+    return new IdSlots(float64Array(1 << bits), uint32Array(1 << bits))
+  }
+
+  /** A table from the arrays of another (a thread's copy of the control's). */
+  static of ({ keys, slots }: { keys: Float64Array, slots: Uint32Array }): IdSlots {
+    return new IdSlots(keys, slots)
+  }
+
+  /**
+   * Ids are safe integers: the high and low words mixed, then Fibonacci hashing, whose high bits are
+   * taken (its low bits keep consecutive ids in long runs), then probed linearly.
+   */
+  private start (id: number): number {
+    return Math.imul((id | 0) ^ ((id / 4294967296) | 0), 0x9e3779b1) >>> this.shift
+  }
+
+  set (id: number, slot: number): void {
+    let at = this.start(id)
+    while (this.slots[at] !== 0 && this.keys[at] !== id) at = (at + 1) & this.mask
+    this.keys[at] = id
+    this.slots[at] = slot + 1
+  }
+
+  /** The slot, or -1. */
+  get (id: number): number {
+    for (let at = this.start(id); ; at = (at + 1) & this.mask) {
+      const slot = this.slots[at] as number
+      if (slot === 0) return -1
+      if (this.keys[at] === id) return slot - 1
+    }
+  }
+
+  /** Every [id, slot], in no order. */
+  * entries (): Generator<[number, number]> {
+    for (let at = 0; at < this.slots.length; at++) {
+      const slot = this.slots[at] as number
+      if (slot !== 0) yield [this.keys[at] as number, slot - 1]
+    }
+  }
+}
