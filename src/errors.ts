@@ -98,14 +98,9 @@ export const noOlderVersion = httpError('EXPLORE_ERR_NO_OLDER_VERSION', 409, 'No
 export const versionNotLoaded = httpError('EXPLORE_ERR_VERSION_NOT_LOADED', 500, 'Version "%s" did not load.',
   (version: string) => ({ detail: `Version "${version}" did not load; the served version is unchanged (the service's log says why).` }))
 
-// A cluster's worker asks its primary, which holds the versions; a primary that does not answer in time.
-export const versionsUnavailable = httpError('EXPLORE_ERR_VERSIONS_UNAVAILABLE', 503, 'The cluster\'s primary did not answer.',
-  () => ({ detail: 'The cluster\'s primary did not answer; try again.' }))
-
-/** An error another process of the cluster raised (its primary), rebuilt to be answered here as it was there. */
-export function relayedError ({ statusCode, code, body }: { statusCode: number, code: string, body: ErrorBody }): HttpError {
-  return httpError(code, statusCode, 'relayed', () => body)()
-}
+// A serving thread forwards the operator's pages to the control thread (ADR 029); one that does not answer.
+export const controlUnavailable = httpError('EXPLORE_ERR_CONTROL_UNAVAILABLE', 503, 'The service is busy or closing; try again.',
+  () => ({ detail: 'The service is busy or closing; try again.' }))
 
 export const serverError = httpError('EXPLORE_ERR_SERVER', 500, 'A server error occurred.',
   () => ({ detail: 'A server error occurred.' }))

@@ -121,7 +121,7 @@ function served (status: Status, now: Date): Html {
     ${reloads.staleSince === null ? html`` : html`<dt>Stale since</dt><dd class="bad-text">${when(reloads.staleSince, now)}</dd>`}
     ${status.memory === null
       ? html``
-      : html`<dt>Memory budget</dt><dd id="memory-budget">${megabytes(status.memory.budget)} (${status.memory.budgetSource})${status.cluster === null ? '' : ', for every worker together'}${reloads.refusals.too_big === 0 ? '' : `; ${plural(reloads.refusals.too_big, 'file')} refused for memory`}</dd>`}
+      : html`<dt>Memory budget</dt><dd id="memory-budget">${megabytes(status.memory.budget)} (${status.memory.budgetSource})${status.servingThreads === null ? '' : ', for the whole process'}${reloads.refusals.too_big === 0 ? '' : `; ${plural(reloads.refusals.too_big, 'file')} refused for memory`}</dd>`}
   </dl>
   ${languages.length === 0
     ? html``
@@ -188,17 +188,17 @@ function followedSource (status: Status, now: Date): Html {
 }
 
 function workers (status: Status, now: Date): Html {
-  const list = status.cluster?.workers ?? []
-  // One process has nothing to compare: the facts above are its own.
-  if (list.length < 2) return html``
+  const list = status.servingThreads ?? []
+  // One thread has nothing to compare: the facts above are its own.
+  if (list.length === 0) return html``
   const version = status.snapshot?.version ?? null
   return html`<section id="workers" aria-labelledby="workers-title">
-  <h2 id="workers-title">Workers</h2>
-  <p>This page was answered by one of ${list.length} workers; each loads its own copy of the snapshot.</p>
+  <h2 id="workers-title">Serving threads</h2>
+  <p>${list.length} threads answer the public port, all from one copy of the snapshot, loaded once.</p>
   <table class="workers">
-    <thead><tr><th scope="col">Worker</th><th scope="col">PID</th><th scope="col">Version</th><th scope="col"><code>generated_at</code></th><th scope="col">Loaded</th><th scope="col">Last reload</th></tr></thead>
-    <tbody>${list.map(worker => html`
-      <tr${worker.version === version ? '' : html` class="differs"`}><th scope="row">${worker.id}</th><td>${worker.pid}</td><td><code>${worker.version ?? 'loading'}</code></td><td>${worker.generatedAt ?? '–'}</td><td>${worker.loadedAt === null ? '–' : when(worker.loadedAt, now)}</td><td>${worker.lastReload ?? 'none yet'}</td></tr>`)}
+    <thead><tr><th scope="col">Thread</th><th scope="col">Thread id</th><th scope="col">Version</th><th scope="col">Started</th><th scope="col">Restarts</th></tr></thead>
+    <tbody>${list.map(thread => html`
+      <tr${thread.version === version ? '' : html` class="differs"`}><th scope="row">${thread.id}</th><td>${thread.threadId}</td><td><code>${thread.version ?? 'not yet'}</code></td><td>${when(thread.since, now)}</td><td>${thread.restarts}</td></tr>`)}
     </tbody>
   </table>
 </section>`

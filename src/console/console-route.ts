@@ -63,7 +63,6 @@ function matches (ifNoneMatch: string | undefined, etag: string): boolean {
 export default async function consolePlugin (app: FastifyInstance): Promise<void> {
   // GET only (Fastify adds HEAD): any other method is the not-found answer /-/status gives it too.
   app.get('/-/', { schema: { hide: true } }, async (request, reply) => {
-    // A cluster's worker asks its primary; a primary that does not answer leaves the section out.
     const versions = await versionActions(app)?.state().catch(() => null) ?? null
     const page = renderConsolePage(currentStatus(app), {
       versions,

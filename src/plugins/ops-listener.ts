@@ -6,8 +6,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
-import { portSharing } from '../cluster/port-sharing.js'
 import { drainOnClose } from '../http/drain-on-close.js'
+import { OPS_PREFIX } from '../http/public-app.js'
 import { ignoreExpectations } from '../http/expectations.js'
 import { refuseOnSocket } from '../http/server-options.js'
 
@@ -24,9 +24,6 @@ export interface OpsListenerOptions {
   /** The main server's request limits, so a slow client on this port meets the same ones. */
   requestTimeoutMs: number
 }
-
-/** Where every operator's page lives. */
-export const OPS_PREFIX = '/-/'
 
 export class OpsListener {
   readonly server: Server
@@ -53,7 +50,7 @@ export class OpsListener {
   async listen (): Promise<AddressInfo> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject)
-      this.server.listen({ port: this.options.port, host: this.options.host, ...portSharing(this.options.port) }, () => {
+      this.server.listen({ port: this.options.port, host: this.options.host }, () => {
         this.server.off('error', reject)
         resolve()
       })
@@ -74,6 +71,7 @@ export default fp<OpsListenerOptions>(async function opsListenerPlugin (app, opt
   // app.routing exists once the instance is ready; requests only arrive after listen(), later still.
   const ops = new OpsListener(options, (request, response) => app.routing(request, response))
   app.decorate('ops', ops)
+  app.carriedByOps = request => ops.carried(request)
   app.addHook('onRequest', async (request, reply) => {
     // The route matched, not the raw target: the router also takes /%2D/status and an absolute-form
     // target (GET http://host/-/status) to /-/status.

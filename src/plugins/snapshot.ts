@@ -3,7 +3,6 @@
 // file), reloaded when the file changes. From a published source (SNAPSHOT_URL): followed by
 // `app.snapshotSource`, which serves its cached copy, polls, and hands each new object to the same store.
 // The watcher or the follower is stopped, and any load in flight awaited, when the app closes.
-import cluster from 'node:cluster'
 import fp from 'fastify-plugin'
 import { SnapshotStore, type StoreLogger } from '../snapshot/store/snapshot-store.js'
 import { KeptVersions } from '../snapshot/versions/kept-versions.js'
@@ -14,6 +13,7 @@ import type { ChainStore } from '../sources/follow-manifest.js'
 import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
 import type { MemoryGuard } from '../snapshot/memory-budget.js'
+import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,7 +22,7 @@ declare module 'fastify' {
     snapshotWatcher: SnapshotWatcher | null
     /** The follower of SNAPSHOT_URL, or null when the snapshot is a file. */
     snapshotSource: SourceFollower | null
-    /** The kept versions and the pin; null in a cluster's worker, whose primary holds them. */
+    /** The kept versions and the pin; null when STATE_DIR cannot be used. */
     snapshotVersions: ServedVersions | null
   }
 }
@@ -44,22 +44,21 @@ export interface SnapshotPluginOptions {
     forcePathStyle: boolean
     /** SNAPSHOT_HTTP_HEADERS (null: none). */
     headers?: Readonly<Record<string, string>> | null
-    /** False in a cluster's worker: the primary follows, and tells the worker which file to load. */
-    follow: boolean
   } | null
   /** STATE_DIR and KEEP_VERSIONS: where served versions are kept, and the pin. */
   versions: { stateDir: string, keep: number }
+  /** Hands each version served to the serving threads; resolves once they all serve it (null: none). */
+  publish?: ((model: SnapshotModel) => Promise<void>) | null
 }
 
-export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, changesDir = null, watch, reloadDebounceMs, memory, remote, versions: versionOptions }) {
+export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, changesDir = null, watch, reloadDebounceMs, memory, remote, versions: versionOptions, publish = null }) {
   const log = app.log.child({ component: 'snapshot' })
   const storeLog: StoreLogger = log
   app.decorate('snapshotWatcher', null)
   app.decorate('snapshotSource', null)
   app.decorate('snapshotVersions', null)
-  // Read before the first load, which serves the pinned version if there is one. A cluster's worker reads
-  // the pin too (it starts from the pinned file); its primary keeps the versions and acts on them.
-  let keeping = remote?.follow ?? !cluster.isWorker
+  // Read before the first load, which serves the pinned version if there is one.
+  let keeping = true
   let opened: OpenedVersions
   try {
     opened = await openVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog, sweep: keeping })
@@ -74,10 +73,9 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
 
   if (remote !== null) {
     const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle, headers: remote.headers })
-    const store = new SnapshotStore(followedFile(source, remote.cacheDir), { log: storeLog, memory, first: opened.pinnedChain })
+    const store = new SnapshotStore(followedFile(source, remote.cacheDir), { log: storeLog, memory, first: opened.pinnedChain, publish })
     app.decorate('snapshots', store)
     app.addHook('onClose', async () => { await store.idle() })
-    if (!remote.follow) return
     let follower: SourceFollower | null = null
     const kept = keeping
       ? keepVersions(store, opened, versionOptions.stateDir, {
@@ -124,7 +122,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     return
   }
 
-  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, first: opened.pinnedChain, changesDir })
+  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, first: opened.pinnedChain, changesDir, publish })
   app.decorate('snapshots', store)
   const kept = keeping ? keepVersions(store, opened, versionOptions.stateDir, { source: snapshotPath, owned: false, follow: async () => { await store.reload() } }) : null
   const versions = kept?.versions ?? null

@@ -1,5 +1,6 @@
 // Probes for load balancers and Kubernetes: /-/healthz says the process answers; /-/readyz says it serves a
-// snapshot (503 until the first one is loaded; while Fastify closes, Fastify's own 503).
+// snapshot (503 until the first one is loaded, and served by every serving thread; while Fastify closes,
+// Fastify's own 503).
 import type { FastifyInstance } from 'fastify'
 import { HealthSchema, ReadinessSchema } from '../schemas/operations.js'
 
@@ -14,6 +15,10 @@ export async function healthRoutes (app: FastifyInstance): Promise<void> {
     if (app.snapshots.current() === null) {
       reply.code(503)
       return { status: 'unready' as const, reason: 'the first snapshot is still loading' }
+    }
+    if (app.servingPool?.ready() === false) {
+      reply.code(503)
+      return { status: 'unready' as const, reason: 'the serving threads are taking the first snapshot' }
     }
     // A replica serving a snapshot stays ready while newer files fail (a bad file published to
     // every replica must not take a fleet out of its load balancer); it says so here, in status and metrics.

@@ -13,22 +13,20 @@ export interface OpsActionsOptions {
   token: string | null
 }
 
-/** What the routes act on: this process's versions, or in a cluster's worker its primary's (worker-link.ts). */
+/** What the routes act on: the service's versions. */
 export interface VersionActions {
   state: () => Promise<Versions>
   act: (action: OperatorAction, version?: string) => Promise<ActionResult>
 }
 
-/** Where the versions are held: here, or (a cluster's worker) in the primary. */
+/** The versions' actions; null when no version is kept (STATE_DIR unusable). */
 export function versionActions (app: FastifyInstance): VersionActions | null {
   const versions = app.snapshotVersions
-  if (versions !== null) {
-    return {
-      state: async () => versions.state(),
-      act: async (action, version) => await versions.carryOut(action, version)
-    }
+  if (versions === null) return null
+  return {
+    state: async () => versions.state(),
+    act: async (action, version) => await versions.carryOut(action, version)
   }
-  return app.cluster?.versionActions() ?? null
 }
 
 /** A digest of each side, so that tokens of different lengths compare in constant time too. */

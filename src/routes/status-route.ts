@@ -9,11 +9,10 @@ import type { ReloadFailure } from '../snapshot/store/snapshot-store.js'
 import { sourceStatusJson } from '../sources/follow-source.js'
 import { VERSION } from '../version.js'
 
-/** The source followed, by this process or, in a cluster's worker, by its primary; null for a file. */
+/** The source followed; null for a file. */
 export function sourceStatus (app: FastifyInstance): Status['source'] {
   const status = app.snapshotSource?.status()
-  // In a cluster's worker the primary follows the source, and shares what it knows.
-  return status === undefined ? app.cluster?.source() ?? null : sourceStatusJson(status)
+  return status === undefined ? null : sourceStatusJson(status)
 }
 
 function failureJson ({ at, problems }: ReloadFailure): { at: string, problems: string[] } {
@@ -47,11 +46,10 @@ function memoryStatus (app: FastifyInstance): Status['memory'] {
   }
 }
 
-/** The pin and the newest version it holds back: this process's, or in a cluster's worker its primary's. */
+/** The pin and the newest version it holds back. */
 export function pinStatus (app: FastifyInstance): Pick<Status, 'pin' | 'newest'> {
   const versions = app.snapshotVersions
-  if (versions !== null) return { pin: versions.currentPin(), newest: versions.noticed() }
-  return app.cluster?.pin() ?? { pin: null, newest: null }
+  return versions === null ? { pin: null, newest: null } : { pin: versions.currentPin(), newest: versions.noticed() }
 }
 
 /**
@@ -86,7 +84,7 @@ export function currentStatus (app: FastifyInstance): Status {
     },
     memory: memoryStatus(app),
     source: sourceStatus(app),
-    cluster: app.cluster === null ? null : { workers: app.cluster.workers() },
+    servingThreads: app.servingPool?.rows() ?? null,
     ...pinStatus(app),
     trouble: app.trouble === null ? null : troubleStatus(app.trouble)
   }

@@ -70,16 +70,13 @@ export const StatusSchema = Type.Object({
     checks: Type.Integer(),
     errors: Type.Integer()
   }), Type.Null()], { description: 'The published source followed (SNAPSHOT_URL); null when the snapshot is a file.' }),
-  cluster: Type.Union([Type.Object({
-    workers: Type.Array(Type.Object({
-      id: Type.Integer(),
-      pid: Type.Integer(),
-      version: Type.Union([Type.String(), Type.Null()], { description: 'The version this worker serves; null while it loads.' }),
-      generatedAt: Type.Union([Type.String(), Type.Null()]),
-      loadedAt: Type.Union([Type.String(), Type.Null()]),
-      lastReload: Type.Union([Type.String(), Type.Null()], { description: 'Its last reload\'s outcome: loaded, failed, missing, superseded.' })
-    }))
-  }), Type.Null()], { description: 'Every worker of the cluster (WORKERS > 1) and what it serves; null for a single process.' }),
+  servingThreads: Type.Union([Type.Array(Type.Object({
+    id: Type.Integer({ description: 'Its place among the serving threads, from 0.' }),
+    threadId: Type.Integer({ description: 'Its Node.js thread id (a thread started again gets a new one).' }),
+    version: Type.Union([Type.String(), Type.Null()], { description: 'The version it serves; null while it has not yet served the current one.' }),
+    since: Type.String({ description: 'When it was started (ISO-8601).' }),
+    restarts: Type.Integer({ description: 'How often it was started again after it stopped.' })
+  })), Type.Null()], { description: 'The serving threads (WORKERS > 1), each serving the one shared copy of the snapshot; null when one thread does everything.' }),
   pin: Type.Union([PinSchema, Type.Null()], { description: 'The pinned version (POST /-/rollback or /-/pin; GET /-/versions); null when the source is followed.' }),
   newest: Type.Union([NewestSchema, Type.Null()], { description: 'While pinned: the newer file or published object noticed and not loaded; null when none.' }),
   trouble: Type.Union([Type.Object({

@@ -116,11 +116,9 @@ export function shortfallText ({ neededBytes, freeBytes, budgetBytes }: MemorySh
   return `needs ~${megabytes(neededBytes)} at its peak; ${megabytes(Math.max(0, freeBytes))} of the ${megabytes(budgetBytes)} budget are free`
 }
 
-/** One load's watch on memory: `check` throws a TooBigError once the process uses its ceiling. */
+/** One load's watch on memory: `check` throws a TooBigError once the process uses its budget. */
 export interface LoadWatch {
   check: () => void
-  /** The load is over, whatever its outcome. */
-  done: () => void
 }
 
 /** What a load asks before it starts: its watch, or a TooBigError when the file cannot fit. */
@@ -141,8 +139,13 @@ export interface ProcessGuardOptions {
   rss?: () => number
 }
 
+/** The guard every load of the service goes through: the budget is the whole process's, its serving threads included. */
+export function memoryGuard (config: { memoryLimitMb: number | null, memoryEstimateScale: number }): MemoryGuard {
+  return new ProcessMemoryGuard(resolveBudget(config.memoryLimitMb), { scale: config.memoryEstimateScale })
+}
+
 /**
- * The guard of a process that has the whole budget to itself (one process, no cluster): a file fits when
+ * The guard of a process that has the whole budget to itself: a file fits when
  * what the process holds now plus the file's estimated peak is within the budget; its load stops once the
  * process's resident memory reaches the budget.
  */
@@ -160,23 +163,21 @@ export class ProcessMemoryGuard implements MemoryGuard {
     const freeBytes = this.budget.bytes - this.rss()
     const shortfall = { neededBytes, freeBytes, budgetBytes: this.budget.bytes }
     if (neededBytes > freeBytes) throw new TooBigError(file, shortfallText(shortfall), shortfall)
-    return watchLoad(file, neededBytes, this.budget.bytes, this.budget.bytes, this.rss)
+    return watchLoad(file, neededBytes, this.budget.bytes, this.rss)
   }
 }
 
 /**
- * A load's watch: the process may use up to `ceiling` bytes (the budget, or a cluster's worker's share of it).
- * Past it the load is abandoned, with numbers that say the estimate was too low.
+ * A load's watch: the process may use up to the budget. Past it the load is abandoned, with numbers that
+ * say the estimate was too low.
  */
-export function watchLoad (file: string, neededBytes: number, ceiling: number, budgetBytes: number, rss: () => number = residentBytes, done: () => void = () => {}): LoadWatch {
+export function watchLoad (file: string, neededBytes: number, budgetBytes: number, rss: () => number = residentBytes): LoadWatch {
   return {
     check () {
       const used = rss()
-      if (used < ceiling) return
+      if (used < budgetBytes) return
       const shortfall = { neededBytes, freeBytes: budgetBytes - used, budgetBytes }
-      const limit = ceiling === budgetBytes ? `the ${megabytes(budgetBytes)} budget` : `this worker's ${megabytes(ceiling)} of the ${megabytes(budgetBytes)} budget`
-      throw new TooBigError(file, `reached ${limit} while loading (${megabytes(used)} in use; estimated to need ~${megabytes(neededBytes)} at its peak): the load was abandoned`, shortfall)
-    },
-    done
+      throw new TooBigError(file, `reached the ${megabytes(budgetBytes)} budget while loading (${megabytes(used)} in use; estimated to need ~${megabytes(neededBytes)} at its peak): the load was abandoned`, shortfall)
+    }
   }
 }

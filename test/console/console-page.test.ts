@@ -1,5 +1,5 @@
 // The console's HTML for the states a single test app does not reach: a followed SNAPSHOT_URL, a
-// cluster's workers, the first load still running.
+// serving threads, the first load still running.
 import t from 'tap'
 import { Script } from 'node:vm'
 import { renderConsolePage, type ConsolePageOptions } from '../../src/console/console-page.js'
@@ -24,7 +24,7 @@ function status (overrides: Partial<Status> = {}): Status {
     reloads: { succeeded: 2, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] },
     memory: null,
     source: null,
-    cluster: null,
+    servingThreads: null,
     trouble: null,
     pin: null,
     newest: null,
@@ -62,16 +62,15 @@ t.test('a file refused for memory: the budget, the numbers, and advice about mem
   t.notMatch(body, 'Fix the file and save it again', 'nothing in the file to fix')
 })
 
-t.test('a cluster: a table of its workers, one that serves another version marked', async t => {
-  const worker = (id: number, version: string | null) => ({ id, pid: 1000 + id, version, generatedAt: null, loadedAt: version === null ? null : '2026-11-22T11:00:00.000Z', lastReload: null })
-  const body = renderConsolePage(status({ cluster: { workers: [worker(1, 'v-served'), worker(2, 'v-older'), worker(3, null)] } }), OPTIONS)
-  t.match(body, 'answered by one of 3 workers')
-  t.match(body, '<tr><th scope="row">1</th>', 'worker 1 serves this version')
-  t.match(body, '<tr class="differs"><th scope="row">2</th>', 'worker 2 another one')
-  t.match(body, '<tr class="differs"><th scope="row">3</th>', 'worker 3 none yet')
-  t.match(body, '<td><code>loading</code></td>')
-  const single = renderConsolePage(status({ cluster: { workers: [worker(1, 'v-served')] } }), OPTIONS)
-  t.notMatch(single, '<section id="workers"', 'a cluster of one has nothing to compare')
+t.test('serving threads: a table of them, one that does not serve this version yet marked', async t => {
+  const thread = (id: number, version: string | null) => ({ id, threadId: 10 + id, version, since: '2026-11-22T11:00:00.000Z', restarts: id === 2 ? 1 : 0 })
+  const body = renderConsolePage(status({ servingThreads: [thread(0, 'v-served'), thread(1, 'v-served'), thread(2, null)] }), OPTIONS)
+  t.match(body, '3 threads answer the public port, all from one copy of the snapshot')
+  t.match(body, '<tr><th scope="row">0</th>', 'thread 0 serves this version')
+  t.match(body, '<tr class="differs"><th scope="row">2</th>', 'thread 2 not yet')
+  t.match(body, '<td><code>not yet</code></td>')
+  const single = renderConsolePage(status({ servingThreads: null }), OPTIONS)
+  t.notMatch(single, '<section id="workers"', 'one thread has nothing to compare')
 })
 
 t.test('while the first snapshot loads: said so, and no preview', async t => {

@@ -13,7 +13,7 @@ t.test('the console lists the kept versions and says what is pinned and what is 
     reloads: { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] },
     memory: null,
     source: null,
-    cluster: null,
+    servingThreads: null,
     trouble: null,
     pin: { version: 'v-old', pinnedAt: '2026-11-24T10:00:00.000Z', from: 'v-new' },
     newest: { noticedAt: '2026-11-24T10:30:00.000Z', source: '/srv/snapshot.json', etag: null }

@@ -41,7 +41,7 @@ t.test('the serializer\'s form writes the same bytes as the schema as written', 
   for (const item of items) t.equal(rewritten(item), asWritten(item), `item ${item.pk}`)
 
   const statuses = [
-    { version: '1.2.3', node: 'v20.19.4', path: 'p', snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] }, memory: null, source: null, cluster: null, pin: null, newest: null, trouble: null },
+    { version: '1.2.3', node: 'v20.19.4', path: 'p', snapshot: null, reloads: { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null, refusals: { invalid: 0, too_big: 0 }, recentFailures: [] }, memory: null, source: null, servingThreads: null, pin: null, newest: null, trouble: null },
     {
       version: '1.2.3',
       node: 'v20.19.4',
@@ -50,7 +50,7 @@ t.test('the serializer\'s form writes the same bytes as the schema as written', 
       reloads: { succeeded: 1, failed: 2, failedInARow: 1, lastFailure: { at: 'a', problems: ['x'] }, staleSince: 's', refusals: { invalid: 1, too_big: 1 }, recentFailures: [{ at: 'a', file: 'f', reason: 'too_big', problems: ['x'] }, { at: 'a', file: 'f', reason: 'invalid', problems: ['y'] }] },
       memory: { budget: 1024, budgetSource: 'cgroup v1', lastTooBig: { at: 'a', file: 'f', neededBytes: 2048, freeBytes: -5, budgetBytes: 1024 } },
       source: { url: 'u', etag: null, lastModified: 'm', lastChecked: null, lastChanged: 'c', lastError: { at: 'a', message: 'm' }, checks: 2, errors: 1 },
-      cluster: { workers: [{ id: 1, pid: 2, version: null, generatedAt: 'g', loadedAt: null, lastReload: 'loaded' }] },
+      servingThreads: [{ id: 0, threadId: 2, version: null, since: 'g', restarts: 0 }],
       pin: { version: 'v', pinnedAt: 'p', from: 'w' },
       newest: { noticedAt: 'n', source: 's', etag: null },
       trouble: { delay: '100-400', failRate: 0.2, failStatus: 503, fault: 'dribble', faultRate: 1, chaos: true, seed: 7 }
@@ -94,6 +94,6 @@ t.test('the operational routes answer through it: a status answer with members n
   const app = await buildTestApp(t)
   const res = await app.inject('/-/status')
   t.equal(res.statusCode, 200)
-  t.match(JSON.parse(res.body), { snapshot: { version: String }, reloads: { lastFailure: null, staleSince: null }, source: null, cluster: null })
+  t.match(JSON.parse(res.body), { snapshot: { version: String }, reloads: { lastFailure: null, staleSince: null }, source: null, servingThreads: null })
   t.same(JSON.parse((await app.inject('/-/readyz')).body), { status: 'ready' })
 })

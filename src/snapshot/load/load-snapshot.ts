@@ -136,7 +136,6 @@ export class SnapshotLoader {
     } catch (error) {
       throw classify(error, file)
     } finally {
-      watch?.done()
       await chunks?.close()
     }
   }

@@ -109,6 +109,11 @@ export interface StoreOptions {
   changesDir?: string | null
   /** Reads a change file; the real reader unless a test replaces it. */
   readChanges?: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
+  /**
+   * Hands the served model to the serving threads (serving-pool.ts) at the end of every load and reload:
+   * the first load resolves, and a reload is told to listeners, once it resolves. Null: none.
+   */
+  publish?: ((model: SnapshotModel) => Promise<void>) | null
 }
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
@@ -137,6 +142,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private refused: RefusedFile[] = []
   readonly changesDir: string | null
   private readonly readChanges: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
+  private readonly publish: ((model: SnapshotModel) => Promise<void>) | null
   /** The served chain's snapshot as loaded, kept while versions derived from it are served; and its files. */
   private root: SnapshotModel | null = null
   private chain: { snapshot: ChainFile, changes: ChainFile[] } | null = null
@@ -155,6 +161,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     this.firstChain = options.first ?? null
     this.changesDir = options.changesDir ?? null
     this.readChanges = options.readChanges ?? (async (file, readOptions) => await readChangeFile(file, readOptions))
+    this.publish = options.publish ?? null
   }
 
   /** The served model; null until the first load has ended. */
@@ -188,11 +195,20 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     }
     // A pinned version is served as it was kept (its own change files), never with the change files on disk.
     const { firstChain, changesDir } = this
-    if (firstChain !== null ? firstChain.changes.length === 0 : changesDir === null) return
+    if (firstChain !== null ? firstChain.changes.length === 0 : changesDir === null) {
+      await this.published()
+      return
+    }
     for (;;) {
       const outcome = await this.applyChain(firstChain ?? await this.chainOnDisk(changesDir as string), Date.now())
-      if (outcome !== 'superseded') return
+      if (outcome !== 'superseded') break
     }
+    await this.published()
+  }
+
+  /** The served model handed to the serving threads, if there are any: only a run's last state is (ADR 029). */
+  private async published (): Promise<void> {
+    if (this.publish !== null && this.model !== null) await this.publish(this.model)
   }
 
   status (): ReloadStatus {
@@ -281,6 +297,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     await this.first?.catch(() => {})
     const outcome = await step(Date.now())
     if (outcome === 'superseded') this.again = true
+    await this.published()
     this.emit('reloaded', outcome)
     return outcome
   }

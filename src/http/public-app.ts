@@ -1,0 +1,118 @@
+// The Fastify instance that answers the public port, as every kind of serving loop wires it: the server's
+// options, the Host check, CORS, one not-found and one error handler, the explore view, and the fast path
+// when it is on. The one process (app.ts) and each serving thread (serving/serving-app.ts) add their own
+// plugins through `register`; this only wires.
+import Fastify, { type FastifyInstance } from 'fastify'
+import cors from '@fastify/cors'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from '../config.js'
+import { notFoundHandler } from '../explore/append-slash.js'
+import { exploreRoutes, exploreView } from '../explore/explore-route.js'
+import type { PageSettings } from '../explore/page-answer.js'
+import type { PageRequestSettings } from '../explore/page-request.js'
+import { SimulatedTrouble, troubleWanted } from '../explore/simulated-trouble.js'
+import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
+import { corsPreflightStrategy } from './cors-preflight.js'
+import { drainOnClose } from './drain-on-close.js'
+import { errorHandler } from './error-handler.js'
+import { ignoreExpectations } from './expectations.js'
+import { FastPath } from './fast-path.js'
+import { checkRequest } from './request-checks.js'
+import { nextRequestId } from './request-id.js'
+import { logRequest } from './request-log.js'
+import { serverOptions } from './server-options.js'
+
+/** Where every operator's page lives. */
+export const OPS_PREFIX = '/-/'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Answers GET and HEAD of pages before Fastify routes them; null when FAST_PATH is off. */
+    fastPath: FastPath | null
+    /** The demo server's simulated trouble (DELAY_MS, FAIL_RATE, FAULT, CHAOS); null when none is asked for. */
+    trouble: SimulatedTrouble | null
+    /** Whether a request came in on the operator's listener (OPS_PORT); always false where there is none. */
+    carriedByOps: (request: import('node:http').IncomingMessage) => boolean
+  }
+  interface FastifyRequest {
+    /** The Host (or trusted X-Forwarded-Host) Django's check accepted, for absolute links. */
+    linkHost: string
+  }
+}
+
+/**
+ * @param snapshot the served model, read once per request; null while the first load is under way
+ * @param register the caller's plugins, registered after the handlers and before the explore routes
+ */
+export async function publicApp (config: Config, snapshot: () => SnapshotModel | null, register: (app: FastifyInstance) => Promise<void>): Promise<FastifyInstance> {
+  const settings: PageSettings & PageRequestSettings = {
+    maxLimit: config.maxLimit,
+    publicBaseUrl: config.publicBaseUrl,
+    trustProxy: config.trustProxy,
+    allowedHosts: config.allowedHosts,
+    maxUrlLength: config.maxUrlLength,
+    cacheMaxAge: config.cacheMaxAge,
+    cors: config.corsOrigin,
+    pageCacheBytes: config.pageCacheMb * 1024 * 1024,
+    chaos: config.chaos
+  }
+  const troubles = troubleWanted(config) ? new SimulatedTrouble({ ...config, ...settings }) : null
+  const fastPath = config.fastPath ? new FastPath(snapshot, settings, troubles) : undefined
+  const app = Fastify(serverOptions(config, fastPath)).withTypeProvider<TypeBoxTypeProvider>()
+  app.decorate('fastPath', fastPath ?? null)
+  app.decorate('trouble', troubles)
+  app.decorate('carriedByOps', () => false)
+  if (troubles !== null) {
+    // Shutdown waits for requests in flight, not for the delays simulated on them.
+    app.addHook('preClose', async () => { troubles.hurry() })
+  }
+  app.decorateRequest('linkHost', '')
+  drainOnClose(app.server)
+  ignoreExpectations(app.server)
+
+  // No endpoint reads a request body. Parsing one could only produce errors the original never gives
+  // (a POST with a broken JSON body still gets its 405), so every body is left unread.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null))
+
+  // Django checks every request's Host, then the target's length, before anything else. ALLOWED_HOSTS names
+  // the public names: the operator's port is reached by address (probes, Prometheus), so it is not held to it.
+  const opsSettings = { ...settings, allowedHosts: null }
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      request.linkHost = checkRequest(request.raw, app.carriedByOps(request.raw) ? opsSettings : settings)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    done()
+  })
+
+  const explore = exploreView(snapshot, settings, troubles)
+  // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
+  app.setNotFoundHandler(notFoundHandler(explore))
+  app.setErrorHandler(errorHandler)
+  app.addConstraintStrategy(corsPreflightStrategy)
+  if (config.corsOrigin !== false) {
+    // The operator's pages carry no CORS headers: with them, a script on any site an operator visits could
+    // read /-/status (file paths, refused files' contents) from a browser that reaches the service.
+    app.addHook('onRoute', route => {
+      if (route.url.startsWith(OPS_PREFIX)) route.config = { ...route.config, cors: false }
+    })
+    // Preflights only on the routes that ask for them (the explore path's preflight route).
+    await app.register(cors, { origin: config.corsOrigin, preflight: false })
+  }
+  await register(app)
+  await app.register(exploreRoutes, { explore })
+
+  if (fastPath !== undefined) {
+    if (config.requestLog) {
+      // The line Fastify's answers get, with the next request id where Fastify's child logger puts it.
+      fastPath.onAnswer(answered => logRequest(app.log, answered, nextRequestId()))
+    }
+    app.addHook('onReady', async () => { fastPath.open = true })
+    // From the first moment of closing, Fastify answers everything (its 503s while it closes included).
+    app.addHook('preClose', async () => { fastPath.open = false })
+  }
+  return app
+}

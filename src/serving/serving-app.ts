@@ -1,0 +1,41 @@
+// A serving thread's Fastify instance: the public app (http/public-app.ts) answering from the version it
+// was handed, its requests counted for the control's scrape, and, without OPS_PORT, every operator's page
+// forwarded to the control thread, which answers it as its own.
+import type { FastifyInstance } from 'fastify'
+import { Registry } from 'prom-client'
+import type { Config } from '../config.js'
+import { controlUnavailable } from '../errors.js'
+import { OPS_PREFIX, publicApp } from '../http/public-app.js'
+import { countRequests } from '../plugins/request-metrics.js'
+import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
+import type { ForwardedAnswer, ForwardedRequest } from './messages.js'
+
+/** The route every operator's page takes on a serving thread: not counted here, but where it is answered. */
+const FORWARDED = `${OPS_PREFIX}*`
+/** Headers of the control's answer that belong to its connection, not to this one. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding'])
+
+export async function servingApp (
+  config: Config,
+  snapshot: () => SnapshotModel | null,
+  forward: ((request: ForwardedRequest) => Promise<ForwardedAnswer>) | null
+): Promise<{ app: FastifyInstance, registry: Registry }> {
+  const registry = new Registry()
+  const app = await publicApp(config, snapshot, async app => {
+    if (config.metrics) countRequests(app, registry, FORWARDED)
+    if (forward === null) return
+    app.all(FORWARDED, { logLevel: 'silent', schema: { hide: true } }, async (request, reply) => {
+      let answer: ForwardedAnswer
+      try {
+        answer = await forward({ method: request.method, url: request.raw.url ?? request.url, headers: request.headers, remoteAddress: request.socket.remoteAddress ?? '' })
+      } catch {
+        throw controlUnavailable()
+      }
+      const headers = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !HOP_BY_HOP.has(name)))
+      reply.hijack()
+      reply.raw.writeHead(answer.statusCode, headers)
+      reply.raw.end(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength))
+    })
+  })
+  return { app, registry }
+}

@@ -1,0 +1,180 @@
+// WORKERS=2: one process, a control thread and two serving threads over one copy of the snapshot (ADR 029),
+// the real entry point. What is awaited is what the process logs or says in /-/status, never a fixed delay.
+import t, { type Test } from 'tap'
+import http from 'node:http'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readFile, readdir, readlink, rename, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { hasReusePort } from '../src/serving/serving-mode.js'
+import { childEnv, eventually, freePort, tempDir, versioned, watchOutput, type SnapshotDoc } from './helpers.js'
+
+const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
+const HOOKS = join(import.meta.dirname, 'fixtures', 'serving-test-hooks.ts')
+const skip = hasReusePort() ? false : `serving threads need Node 22.12 or later (reusePort); this is Node ${process.versions.node}`
+
+async function startThreads (t: Test, doc: SnapshotDoc, extra: string[] = [], env: Record<string, string> = {}) {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.json')
+  await writeFile(file, JSON.stringify(doc))
+  const port = await freePort()
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', HOOKS, SERVER, '--snapshot-path', file, '--port', String(port), '--workers', '2', '--reload-debounce-ms', '50', ...extra],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info', ...env }) })
+  const { logged, text } = watchOutput(child)
+  const exited = once(child, 'exit').then(([code]) => code as number)
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  // The last line of the start: the operator's port, when asked for, listens before it.
+  await logged(/"msg":"console"/)
+  return { child, exited, logged, port, file, dir, log: text }
+}
+
+async function get (port: number, path: string, init: RequestInit = {}): Promise<{ status: number, body: string }> {
+  // A connection of its own each time: the kernel spreads connections, not requests, between the threads.
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { ...init, headers: { connection: 'close', ...init.headers } })
+  return { status: res.status, body: await res.text() }
+}
+
+interface ThreadsStatus {
+  snapshot: { version: string } | null
+  reloads: { succeeded: number }
+  servingThreads: Array<{ id: number, threadId: number, version: string | null, restarts: number }>
+}
+
+async function statusWhen (port: number, ready: (status: ThreadsStatus) => boolean): Promise<ThreadsStatus> {
+  return await eventually(`a status with ${ready.toString()}`, async () => {
+    const status = JSON.parse((await get(port, '/-/status')).body) as ThreadsStatus
+    return ready(status) ? status : undefined
+  })
+}
+
+const allServe = (version?: string) => (s: ThreadsStatus) => s.snapshot !== null && s.servingThreads.length === 2 &&
+  s.servingThreads.every(thread => thread.version === (version ?? s.snapshot?.version))
+
+/** The sockets listening on `port`, by the pid holding them (Linux: /proc/net/tcp* and the process's fds). */
+async function listeningSockets (port: number, pid: number): Promise<number> {
+  const inodes = new Set<string>()
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of (await readFile(table, 'utf8')).split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/)
+      if (fields[3] === '0A' && parseInt(fields[1]?.split(':')[1] ?? '', 16) === port) inodes.add(fields[9] as string)
+    }
+  }
+  const links = await Promise.all((await readdir(`/proc/${pid}/fd`)).map(async fd => await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')))
+  return links.filter(link => inodes.has(/^socket:\[(\d+)\]$/.exec(link)?.[1] ?? '')).length
+}
+
+t.test('one process, two serving threads on one port, one load; one scrape counts every thread\'s answers once', { skip }, async t => {
+  const service = await startThreads(t, versioned(1))
+  const status = await statusWhen(service.port, allServe())
+  t.equal(new Set(status.servingThreads.map(thread => thread.threadId)).size, 2, 'two threads')
+  if (process.platform === 'linux') t.equal(await listeningSockets(service.port, service.child.pid as number), 2, 'two listening sockets on the port, both the one process\'s')
+  t.equal(service.log().match(/"msg":"snapshot loaded"/g)?.length, 1, 'the snapshot is loaded once')
+
+  for (let i = 0; i < 20; i++) t.equal((await get(service.port, '/en/api/internal/explore/?limit=1')).status, 200)
+  const metrics = (await get(service.port, '/-/metrics')).body
+  const pages = [...metrics.matchAll(/^explore_http_requests_total\{[^}]*route="\/:lang\/api\/internal\/explore\/"[^}]*status="200"[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0)
+  t.equal(pages, 20, 'the answers of both threads, each counted once')
+  t.match(metrics, /^explore_http_request_duration_seconds_count\{route="\/:lang\/api\/internal\/explore\/",method="GET",status="200"\} 20$/m, 'the histogram keeps its labels when summed')
+  t.match(metrics, /^explore_snapshot_items\{language="en"\} 21$/m, 'snapshot figures once')
+  t.equal(metrics.split('\n').filter(line => line.startsWith('explore_build_info')).length, 1, 'the build once')
+
+  await writeFile(`${service.file}.tmp`, JSON.stringify(versioned(2)))
+  await rename(`${service.file}.tmp`, service.file)
+  const after = await statusWhen(service.port, s => s.reloads.succeeded === 1 && allServe()(s))
+  t.not(after.snapshot?.version, status.snapshot?.version)
+  for (let i = 0; i < 20; i++) t.match((await get(service.port, '/en/api/internal/explore/?limit=1')).body, /"v2 item/)
+  t.match((await get(service.port, '/-/metrics')).body, /^explore_snapshot_reloads_total\{outcome="success"\} 1$/m, 'one reload counts once')
+  service.child.kill('SIGTERM')
+  t.equal(await service.exited, 0)
+})
+
+t.test('a rollback is answered only once every thread serves the version; unpin brings the newest back everywhere', { skip }, async t => {
+  const opsPort = await freePort()
+  // Threads slow to take a version: a rollback answered before they had would be seen serving the old one.
+  const service = await startThreads(t, versioned(1), ['--ops-port', String(opsPort)], { OPS_TOKEN: 'a-token-of-sixteen-or-more', EXPLORE_TEST_SLOW_SWAP_MS: '300' })
+  const first = await statusWhen(opsPort, allServe())
+  await writeFile(`${service.file}.tmp`, JSON.stringify(versioned(2)))
+  await rename(`${service.file}.tmp`, service.file)
+  await statusWhen(opsPort, s => s.reloads.succeeded === 1 && allServe()(s))
+  t.equal((await get(service.port, '/-/status')).status, 404, 'the operator\'s pages are not on the public port')
+
+  const rollback = await get(opsPort, '/-/rollback', { method: 'POST', headers: { authorization: 'Bearer a-token-of-sixteen-or-more' } })
+  t.equal(rollback.status, 200, rollback.body)
+  // At once, no waiting: every fresh connection, whichever thread takes it, gets the version rolled back to.
+  for (let i = 0; i < 20; i++) t.match((await get(service.port, '/en/api/internal/explore/?limit=1')).body, /"v1 item/)
+  const rolled = await statusWhen(opsPort, () => true)
+  t.equal(rolled.snapshot?.version, first.snapshot?.version)
+
+  t.equal((await get(opsPort, '/-/unpin', { method: 'POST', headers: { authorization: 'Bearer a-token-of-sixteen-or-more' } })).status, 200)
+  for (let i = 0; i < 20; i++) t.match((await get(service.port, '/en/api/internal/explore/?limit=1')).body, /"v2 item/)
+  service.child.kill('SIGTERM')
+  t.equal(await service.exited, 0)
+})
+
+t.test('a serving thread that dies is logged, started again, and serves the current version', { skip }, async t => {
+  const dir = await tempDir(t)
+  const dieFile = join(dir, 'die')
+  const service = await startThreads(t, versioned(1), [], { EXPLORE_TEST_DIE_FILE: dieFile })
+  await statusWhen(service.port, allServe())
+  await writeFile(`${service.file}.tmp`, JSON.stringify(versioned(2)))
+  await rename(`${service.file}.tmp`, service.file)
+  const before = await statusWhen(service.port, s => s.reloads.succeeded === 1 && allServe()(s))
+  const victim = before.servingThreads[0]!.threadId
+  // Under load: a client keeps asking while the thread dies and comes back.
+  const control = { stop: false }
+  const statuses = new Set<number>()
+  const load = (async () => {
+    while (!control.stop) statuses.add((await get(service.port, '/en/api/internal/explore/?limit=1').catch(() => ({ status: 0 }))).status)
+  })()
+  await writeFile(`${dieFile}.tmp`, String(victim))
+  await rename(`${dieFile}.tmp`, dieFile)
+  await service.logged(/"msg":"a serving thread stopped; starting another"/)
+  const after = await statusWhen(service.port, s => s.servingThreads.every(thread => thread.threadId !== victim) && allServe()(s))
+  control.stop = true
+  await load
+  t.equal(after.servingThreads[0]!.restarts, 1)
+  t.equal(after.snapshot?.version, before.snapshot?.version, 'the new thread serves the version served before, not the first')
+  t.same([...statuses].filter(status => status !== 200 && status !== 0), [], 'no answer other than 200 (a connection reset by the dying thread may happen)')
+  for (let i = 0; i < 10; i++) t.match((await get(service.port, '/en/api/internal/explore/?limit=1')).body, /"v2 item/)
+  service.child.kill('SIGTERM')
+  t.equal(await service.exited, 0)
+})
+
+t.test('SIGTERM drains every thread: a response in flight is sent whole first', { skip }, async t => {
+  // ~20 MB pages: a client that stops reading keeps its response in flight.
+  const service = await startThreads(t, versioned(1, { abstract: 'x'.repeat(1024 * 1024) }))
+  await statusWhen(service.port, allServe())
+  const request = http.get({ port: service.port, host: '127.0.0.1', path: '/en/api/internal/explore/?limit=21', agent: false })
+  const [response] = await once(request, 'response') as [http.IncomingMessage]
+  response.pause()
+  service.child.kill('SIGTERM')
+  await service.logged(/"msg":"shutting down: no new connections; finishing requests in flight"/)
+  const chunks: Buffer[] = []
+  response.on('data', (chunk: Buffer) => chunks.push(chunk))
+  response.resume()
+  await once(response, 'end')
+  const body = Buffer.concat(chunks)
+  t.equal(body.length, Number(response.headers['content-length']), 'the whole page arrived')
+  t.equal(await service.exited, 0, 'the process exits 0 once every thread has finished')
+})
+
+t.test('a bad first snapshot stops the service with exit 1, as with one thread', { skip }, async t => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'bad.json')
+  await writeFile(file, '{"languages": {"en": [{"pk": 1}]}}')
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-path', file, '--port', String(await freePort()), '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
+  let stderr = ''
+  child.stderr.on('data', chunk => { stderr += chunk })
+  const [code] = await once(child, 'exit')
+  t.equal(code, 1)
+  t.match(stderr, /languages\.en\[0\]\.is_translated: is required/)
+})
+
+t.test('on a Node without reusePort, WORKERS=2 exits 1 and says which Node it needs', { skip: hasReusePort() && `Node ${process.versions.node} has reusePort` }, async t => {
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--port', String(await freePort()), '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
+  let stderr = ''
+  child.stderr.on('data', chunk => { stderr += chunk })
+  const [code] = await once(child, 'exit')
+  t.equal(code, 1)
+  t.match(stderr, /configuration error: WORKERS=2 needs Node 22\.12 or later/)
+})
