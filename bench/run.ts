@@ -509,9 +509,12 @@ function gauge (text: string, name: string): number | null {
   return match === null ? null : Number(match[1])
 }
 
-/** A gauge in seconds, as milliseconds (the event-loop lag's), or null when absent. */
+/**
+ * A lag gauge in seconds, as milliseconds, or null when absent: the serving threads' where there are any
+ * (WORKERS > 1: the loops that answer, not the control thread that loads), else the process's.
+ */
 function lagOf (text: string, name: string): number | null {
-  const seconds = gauge(text, name)
+  const seconds = gauge(text, name.replace('explore_nodejs_', 'explore_serving_')) ?? gauge(text, name)
   return seconds === null ? null : seconds * 1000
 }
 

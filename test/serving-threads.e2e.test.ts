@@ -4,10 +4,10 @@ import t, { type Test } from 'tap'
 import http from 'node:http'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { readFile, readdir, readlink, rename, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, readdir, readlink, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { hasReusePort } from '../src/serving/serving-mode.js'
-import { childEnv, eventually, freePort, tempDir, versioned, watchOutput, type SnapshotDoc } from './helpers.js'
+import { childEnv, eventually, freePort, makeItem, tempDir, versioned, watchOutput, type SnapshotDoc } from './helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 const HOOKS = join(import.meta.dirname, 'fixtures', 'serving-test-hooks.ts')
@@ -77,6 +77,7 @@ t.test('one process, two serving threads on one port, one load; one scrape count
   t.match(metrics, /^explore_http_request_duration_seconds_count\{route="\/:lang\/api\/internal\/explore\/",method="GET",status="200"\} 20$/m, 'the histogram keeps its labels when summed')
   t.match(metrics, /^explore_snapshot_items\{language="en"\} 21$/m, 'snapshot figures once')
   t.equal(metrics.split('\n').filter(line => line.startsWith('explore_build_info')).length, 1, 'the build once')
+  t.match(metrics, /^explore_serving_eventloop_lag_max_seconds \d/m, 'the serving threads\' own event-loop lag')
 
   await writeFile(`${service.file}.tmp`, JSON.stringify(versioned(2)))
   await rename(`${service.file}.tmp`, service.file)
@@ -84,6 +85,22 @@ t.test('one process, two serving threads on one port, one load; one scrape count
   t.not(after.snapshot?.version, status.snapshot?.version)
   for (let i = 0; i < 20; i++) t.match((await get(service.port, '/en/api/internal/explore/?limit=1')).body, /"v2 item/)
   t.match((await get(service.port, '/-/metrics')).body, /^explore_snapshot_reloads_total\{outcome="success"\} 1$/m, 'one reload counts once')
+  service.child.kill('SIGTERM')
+  t.equal(await service.exited, 0)
+})
+
+t.test('a change file is applied once, on the control thread, and every thread serves its version', { skip }, async t => {
+  const service = await startThreads(t, versioned(1))
+  await statusWhen(service.port, allServe())
+  const changes = `${service.file}.changes`
+  await mkdir(changes, { recursive: true })
+  const lines = [{ changes: 'explore', version: 1, id: 'c1' }, { op: 'upsert', language: 'en', ...makeItem(500, '2030-01-01', [0], { translated_title: 'changed on top' }) }]
+  await writeFile(join(changes, 'c1.jsonl.tmp'), lines.map(line => `${JSON.stringify(line)}\n`).join(''))
+  await rename(join(changes, 'c1.jsonl.tmp'), join(changes, 'c1.jsonl'))
+  const status = await statusWhen(service.port, s => s.snapshot?.version.endsWith('+c1') === true && allServe()(s))
+  t.ok(status.servingThreads.every(thread => thread.version === status.snapshot?.version), 'both threads serve the derived version')
+  for (let i = 0; i < 20; i++) t.match((await get(service.port, '/en/api/internal/explore/?limit=1')).body, /changed on top/)
+  t.equal(service.log().match(/"msg":"change file applied"/g)?.length, 1, 'applied once, not once a thread')
   service.child.kill('SIGTERM')
   t.equal(await service.exited, 0)
 })

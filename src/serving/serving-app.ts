@@ -1,8 +1,9 @@
 // A serving thread's Fastify instance: the public app (http/public-app.ts) answering from the version it
 // was handed, its requests counted for the control's scrape, and, without OPS_PORT, every operator's page
 // forwarded to the control thread, which answers it as its own.
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
-import { Registry } from 'prom-client'
+import { Gauge, Registry } from 'prom-client'
 import type { Config } from '../config.js'
 import { controlUnavailable } from '../errors.js'
 import { OPS_PREFIX, publicApp } from '../http/public-app.js'
@@ -22,7 +23,10 @@ export async function servingApp (
 ): Promise<{ app: FastifyInstance, registry: Registry }> {
   const registry = new Registry()
   const app = await publicApp(config, snapshot, async app => {
-    if (config.metrics) countRequests(app, registry, FORWARDED)
+    if (config.metrics) {
+      countRequests(app, registry, FORWARDED)
+      loopLag(registry)
+    }
     if (forward === null) return
     app.all(FORWARDED, { logLevel: 'silent', schema: { hide: true } }, async (request, reply) => {
       let answer: ForwardedAnswer
@@ -38,4 +42,31 @@ export async function servingApp (
     })
   })
   return { app, registry }
+}
+
+/**
+ * The serving threads' own event-loop lag since the last scrape, the longest of them (the process's
+ * `explore_nodejs_eventloop_lag_*` are the control thread's, which loads): what a reload costs the answers.
+ */
+function loopLag (registry: Registry): void {
+  const delay = monitorEventLoopDelay({ resolution: 10 })
+  delay.enable()
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_serving_eventloop_lag_max_seconds',
+    help: 'The longest event-loop delay of any serving thread since the last scrape (WORKERS > 1).',
+    registers: [registry],
+    aggregator: 'max',
+    collect () { this.set(delay.max / 1e9) }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'explore_serving_eventloop_lag_p99_seconds',
+    help: 'The 99th percentile of a serving thread\'s event-loop delay since the last scrape, the highest of them (WORKERS > 1).',
+    registers: [registry],
+    aggregator: 'max',
+    // Read after the max (registered first): the histogram starts again from here.
+    collect () {
+      this.set(delay.percentile(99) / 1e9)
+      delay.reset()
+    }
+  })
 }
