@@ -2,6 +2,7 @@
 // original Django REST Framework service answers with; snapshot errors carry the editor-facing report.
 import { STATUS_CODES } from 'node:http'
 import createError from '@fastify/error'
+import { describePosition, type TextPosition } from './snapshot/load/text-position.js'
 
 /** The JSON body a client sees for an error: DRF's shapes, never a stack trace or a file path. */
 export type ErrorBody = { detail: string } | Record<string, string[]>
@@ -207,5 +208,99 @@ export class UsageError extends Error {
   constructor (message: string) {
     super(message)
     this.name = 'UsageError'
+  }
+}
+
+// Errors of the command-line tools and the loading pipeline, each with a code (as Fastify's FST_ERR_*):
+// what a caller may test besides the class.
+
+/** A file that is not text at all: empty, or not UTF-8. */
+export class NotText extends Error {
+  readonly code = 'LOAD_ERR_NOT_TEXT'
+}
+
+/** A line longer than the limit: reading stops there. */
+export class LineTooLong extends Error {
+  readonly code = 'LOAD_ERR_LINE_TOO_LONG'
+  constructor (readonly number: number, limit: number) {
+    super(`line ${number} is longer than ${limit >= 1024 * 1024 ? `${limit / 1024 / 1024} MiB` : `${limit} bytes`}`)
+  }
+}
+
+/**
+ * The document is not JSON, or not one the streamer follows. The message ends with the line and column;
+ * `at` is the same place as a byte offset in what was fed.
+ */
+export class NotFollowed extends Error {
+  override readonly name = 'NotFollowed'
+  readonly code = 'LOAD_ERR_NOT_FOLLOWED'
+  readonly line: number
+  readonly column: number
+
+  constructor (readonly reason: string, readonly at: number, position: TextPosition) {
+    super(`${reason} at ${describePosition(position)}`)
+    this.line = position.line
+    this.column = position.column
+  }
+}
+
+/** An item a change file cannot carry: nothing is written. */
+export class ChangeFileError extends Error {
+  readonly code = 'CHANGES_ERR_ITEM'
+}
+
+/** A refusal of `publish`, in words for the publisher: exit 1. */
+export class PublishError extends Error {
+  readonly code = 'CLI_ERR_PUBLISH'
+}
+
+/** A reason for `convert` to write nothing, for the person converting. */
+export class ConvertError extends Error {
+  readonly code = 'CLI_ERR_CONVERT'
+}
+
+/** A failure to reach or read a snapshot source, in words for the log and status (never a stack trace). */
+export class SourceError extends Error {
+  override readonly name = 'SourceError'
+  readonly code = 'SOURCE_ERR'
+}
+
+/** A manifest that cannot be followed: one line per problem. */
+export class ManifestError extends Error {
+  override readonly name = 'ManifestError'
+  readonly code = 'SOURCE_ERR_MANIFEST'
+  constructor (readonly problems: readonly string[]) {
+    super(problems.join('; '))
+  }
+}
+
+/** A bad option or argument of the capture: the command line's UsageError, printed with a usage hint, exit 2. */
+export class CaptureUsageError extends UsageError {
+  override readonly name = 'CaptureUsageError'
+}
+
+/** The capture failed; nothing was written. */
+export class CaptureError extends Error {
+  override readonly name: string = 'CaptureError'
+  readonly code: string = 'CAPTURE_ERR'
+}
+
+/** The source answered something that is not an explore page: retrying would not help. */
+export class NotExploreError extends CaptureError {
+  override readonly name = 'NotExploreError'
+  override readonly code = 'CAPTURE_ERR_NOT_EXPLORE'
+  constructor (readonly url: string, what: string) {
+    super(`not an explore API: GET ${url}: ${what}`)
+  }
+}
+
+/** A signal stopped the capture; `exitCode` is the shell's 128 + signal number. */
+export class CaptureInterrupted extends Error {
+  override readonly name = 'CaptureInterrupted'
+  readonly code = 'CAPTURE_ERR_INTERRUPTED'
+  readonly exitCode: number
+  constructor (readonly signal: 'SIGINT' | 'SIGTERM') {
+    super(`interrupted by ${signal}`)
+    this.exitCode = signal === 'SIGINT' ? 130 : 143
   }
 }

@@ -4,8 +4,8 @@ import { parseArgs } from 'node:util'
 import { isDateTime } from '../schemas/formats.js'
 import { LANGUAGE } from '../schemas/snapshot.js'
 import { isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
-import { CaptureUsageError } from './capture-errors.js'
 import { readIdRanges } from './id-ranges.js'
+import { CaptureUsageError } from '../errors.js'
 
 export const DEFAULT_CONCURRENCY = 4
 export const DEFAULT_RETRIES = 5

@@ -5,7 +5,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../schemas/formats.js'
 import { ContentItemSchema, type ContentItem } from '../schemas/content-item.js'
 import { ExplorePageSchema } from '../schemas/explore-response.js'
-import { CaptureError, NotExploreError } from './capture-errors.js'
+import { CaptureError, NotExploreError } from '../errors.js'
 
 // The envelope first, with its items unchecked: a wrong envelope means another API, a wrong item means an
 // explore API with an item the snapshot format cannot hold, and the two are reported differently.

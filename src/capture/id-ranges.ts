@@ -2,7 +2,7 @@
 // separated by spaces, commas or newlines with `#` comments. Read into a sorted list without repeats, and
 // written back as ranges for the summary.
 import { readFile } from 'node:fs/promises'
-import { CaptureUsageError } from './capture-errors.js'
+import { CaptureUsageError } from '../errors.js'
 
 // One request per id and language: ten million ids is already weeks of walking at any sane rate; a larger
 // set is a typo (`1-50000000`) and would only exhaust memory before the first request.

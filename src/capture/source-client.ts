@@ -1,9 +1,9 @@
 // GETs JSON from the capture's source: every request through the gate (concurrency, rate, Retry-After
 // pauses), a time limit per try (the body included), retries with exponential backoff on 5xx, 429,
 // network errors and timeouts. Whatever else the source answers ends the capture with the URL named.
-import { CaptureError, NotExploreError } from './capture-errors.js'
 import { RequestGate, pauseFor } from './request-gate.js'
 import { RETRY_AFTER_CAP_MS, backoffDelay, isRetryableStatus, parseRetryAfter } from './retry-policy.js'
+import { CaptureError, NotExploreError } from '../errors.js'
 
 export interface SourceClientOptions {
   /** Requests in flight at once. */

@@ -2,9 +2,9 @@
 // each language (one company per request, so each item's companies are exact), then each language's count
 // once more. What it learns is each language's items with their companies, and what changed meanwhile.
 import type { ContentItem } from '../schemas/content-item.js'
-import { CaptureError, NotExploreError } from './capture-errors.js'
 import { exploreUrl, readPage, type PageQuery, type SourcePage } from './explore-page.js'
 import type { SourceClient } from './source-client.js'
+import { CaptureError, NotExploreError } from '../errors.js'
 
 /**
  * The page size asked for when --page-size is not given. DRF clamps `limit` to its max_limit without a

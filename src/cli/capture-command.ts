@@ -1,12 +1,12 @@
 // `explore-replica capture` (npm run capture -- …): makes a snapshot by walking a running explore API, the
 // original or another replica, and writes it only once the service's own loader accepts it.
-import { CaptureError, CaptureInterrupted, CaptureUsageError } from '../capture/capture-errors.js'
 import { DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_S, DEFAULT_TIMEOUT_S, readCaptureOptions } from '../capture/capture-options.js'
 import { formatSummary } from '../capture/capture-summary.js'
 import { progressBar } from '../capture/progress-bar.js'
 import { BACKOFF_CAP_MS, RETRY_AFTER_CAP_MS } from '../capture/retry-policy.js'
 import { runCapture } from '../capture/run-capture.js'
 import { ASK_PAGE_SIZE } from '../capture/walk-source.js'
+import { CaptureError, CaptureInterrupted, CaptureUsageError } from '../errors.js'
 
 export const CAPTURE_USAGE = `Usage: explore-replica capture --from URL --languages L --companies IDS --out FILE [options]
        (npm run capture -- …)

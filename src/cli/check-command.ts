@@ -4,13 +4,13 @@
 // 1 otherwise.
 import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { refusalReport, SnapshotError } from '../errors.js'
+import { refusalReport, SnapshotError, ManifestError } from '../errors.js'
 import { isManifestName, MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { readChangeFile } from '../snapshot/changes/read-change-file.js'
 import { startsWithBom } from '../snapshot/load/json-text.js'
 import { describeReadError, isJsonLinesPath, loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import { readLines } from '../snapshot/load/read-lines.js'
-import { ManifestError, parseManifest } from '../sources/read-manifest.js'
+import { parseManifest } from '../sources/read-manifest.js'
 
 export const CHECK_USAGE = `Usage: explore-replica check FILE [FILE…]   (npm run snapshot:check -- FILE…)
 Checks the files an editor or a publisher writes, each with the reader the service uses for its kind, which

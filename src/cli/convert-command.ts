@@ -2,7 +2,7 @@
 // `.jsonl`/`.ndjson`, by extension). IN is checked by the service's own loader first, so only a snapshot
 // the service would serve is converted; OUT is written through a temporary file and a rename, so a watching
 // service never sees half of it. Every field of every item is kept, `companies` and unknown ones included.
-import { SnapshotError } from '../errors.js'
+import { SnapshotError, ConvertError } from '../errors.js'
 import { isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
 import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import { readItems } from '../snapshot/read-items.js'
@@ -78,6 +78,3 @@ export async function convertCommand (args: string[]): Promise<number> {
   process.stdout.write(`Wrote ${output} (${counts} items) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
   return 0
 }
-
-/** A reason to write nothing, for the person converting. */
-class ConvertError extends Error {}

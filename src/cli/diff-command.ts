@@ -5,13 +5,13 @@
 import { createHash } from 'node:crypto'
 import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
-import { SnapshotError, UsageError } from '../errors.js'
+import { SnapshotError, UsageError, ChangeFileError } from '../errors.js'
 import { refuseInputAsOut } from './output-not-input.js'
 import { CHANGE_ID_MAX_LENGTH, CHANGE_ID_PATTERN } from '../schemas/change-file.js'
 import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import { readItems } from '../snapshot/read-items.js'
 import { fileStamp } from '../snapshot/store/snapshot-store.js'
-import { ChangeFileError, writeChangeFile } from '../snapshot/write-change-file.js'
+import { writeChangeFile } from '../snapshot/write-change-file.js'
 
 export const DIFF_USAGE = `Usage: explore-replica diff OLD NEW --out CHANGES.jsonl [--id ID]
 Writes the change file that takes snapshot OLD to snapshot NEW (format v1 .json or JSON Lines .jsonl/.ndjson,

@@ -5,11 +5,11 @@
 import { createHash } from 'node:crypto'
 import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
-import { SnapshotError, UsageError } from '../errors.js'
+import { SnapshotError, UsageError, ManifestError, PublishError } from '../errors.js'
 import { MANIFEST_SUFFIX, type Manifest } from '../schemas/manifest.js'
 import { readChangeFile } from '../snapshot/changes/read-change-file.js'
 import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
-import { ManifestError, manifestText, parseManifest } from '../sources/read-manifest.js'
+import { manifestText, parseManifest } from '../sources/read-manifest.js'
 
 export const PUBLISH_USAGE = `Usage: explore-replica publish --to DEST (--snapshot FILE | --changes FILE | --step-back N)
 Publishes to a fleet's manifest (DEST/${MANIFEST_SUFFIX}), which replicas follow with SNAPSHOT_URL. DEST is
@@ -44,9 +44,6 @@ export interface PublishTarget {
   writeManifest: (text: string, expected: ReadManifest | null) => Promise<void>
   close?: () => void
 }
-
-/** A refusal, in words for the publisher: exit 1. */
-export class PublishError extends Error {}
 
 /** The hex digest of a stream's bytes: an object already published is compared by it, never reuploaded. */
 export async function digestOf (bytes: AsyncIterable<Uint8Array>, algorithm: 'md5' | 'sha256'): Promise<string> {

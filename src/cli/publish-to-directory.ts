@@ -5,8 +5,9 @@ import { createReadStream } from 'node:fs'
 import { copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
-import { digestOf, PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
+import { digestOf, type PublishTarget, type ReadManifest } from './publish-command.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
+import { PublishError } from '../errors.js'
 
 export class DirectoryTarget implements PublishTarget {
   readonly shown: string

@@ -13,7 +13,8 @@ import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, type H
 import { Upload } from '@aws-sdk/lib-storage'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { describeS3Error, statusOf } from '../sources/s3-source.js'
-import { digestOf, PublishError, type PublishTarget, type ReadManifest } from './publish-command.js'
+import { digestOf, type PublishTarget, type ReadManifest } from './publish-command.js'
+import { PublishError } from '../errors.js'
 
 export class S3Target implements PublishTarget {
   readonly shown: string

@@ -5,7 +5,12 @@ import { tooManyFields } from '../errors.js'
 import { checkRequest, type RequestCheckSettings } from '../http/request-checks.js'
 import { matchExplorePath } from './explore-path.js'
 import { parseRequestQuery, TOO_MANY_FIELDS, unquotePlus, type QueryDict } from './query-string.js'
-import { STEERING_FIELDS } from './simulated-trouble.js'
+
+/**
+ * The query fields a request steers its trouble with under CHAOS (`__code` is Prism's own spelling of
+ * `__status`). Under CHAOS they are not part of the page: left out of its links, its ETag and its cache key.
+ */
+export const STEERING_FIELDS: ReadonlySet<string> = new Set(['__delay', '__status', '__code'])
 
 export interface PageRequestSettings extends RequestCheckSettings {
   /**

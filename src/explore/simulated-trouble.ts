@@ -12,12 +12,6 @@ import { Rng } from '../generate/random-source.js'
 import { failureAnswer, type PageSettings, type ViewAnswer } from './page-answer.js'
 import type { PageRequest } from './page-request.js'
 
-/**
- * The query fields a request steers its trouble with under CHAOS (`__code` is Prism's own spelling of
- * `__status`). Under CHAOS they are not part of the page: left out of its links, its ETag and its cache key.
- */
-export const STEERING_FIELDS: ReadonlySet<string> = new Set(['__delay', '__status', '__code'])
-
 /** What one page request gets. */
 export interface Trouble {
   /** Milliseconds to wait before anything is written (0: none). */

@@ -6,10 +6,9 @@
 // as the control's do, and a change file's version lets go of nothing its successor still reads.
 import { ItemMemory } from '../snapshot/model/item-memory.js'
 import { IdSlots } from '../snapshot/model/id-slots.js'
-import { servedBefore } from '../snapshot/model/item-bytes.js'
 import { RankOrder, type OrderTables } from '../snapshot/model/rank-order.js'
 import {
-  ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel, type CompanyLists, type SnapshotInfo, type SlotOrder
+  ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel, type CompanyLists, type SnapshotInfo
 } from '../snapshot/model/snapshot-model.js'
 
 type Kind = 'u8' | 'u16' | 'u32' | 'i32' | 'f64'
@@ -66,7 +65,7 @@ export function describe (model: SnapshotModel): VersionMessage {
     ({ keys: ref(slotOf.keys), slots: ref(slotOf.slots), starts: ref(starts), ranks: ref(ranks) })
   const listings: ListingMessage[] = []
   for (const [code, listing] of model.listingsByLanguage) {
-    const { byCompany, store, lineage } = listing
+    const { byCompany, store, keys } = listing
     const base = byCompany instanceof ChangedCompanies ? byCompany.base : byCompany as CompanyRanks
     listings.push({
       code,
@@ -76,7 +75,7 @@ export function describe (model: SnapshotModel): VersionMessage {
       companies: ranks(base),
       changed: byCompany instanceof ChangedCompanies ? [...byCompany.changed].map(([company, list]) => [company, order(list.tables)]) : null,
       order: listing.order === null ? null : order(listing.order.tables),
-      keys: lineage === null ? null : { dateOf: ref(lineage.space.dateOf), pkOf: ref(lineage.space.pkOf) }
+      keys: keys === null ? null : { dateOf: ref(keys.dateOf), pkOf: ref(keys.pkOf) }
     })
   }
   const { source, version, generatedAt, loadedAt, snapshotVersion, contentVersion } = model.info
@@ -123,16 +122,11 @@ export class VersionAdopter {
       const base = new CompanyRanks(IdSlots.of({ keys: array(ids), slots: array(slots) }), array(starts), array(ranks))
       const byCompany: CompanyLists = listing.changed === null ? base : new ChangedCompanies(base, new Map(listing.changed.map(([company, list]) => [company, order(list)])))
       const store = { chunks, chunkOf: array<Uint16Array | Uint32Array>(listing.chunkOf), startOf: array<Uint32Array>(listing.startOf), lengthOf: array<Uint16Array | Uint32Array>(listing.lengthOf), memory }
-      const before = listing.keys === null ? null : keyOrder(array(listing.keys.dateOf), array(listing.keys.pkOf))
-      listings.set(listing.code, new LanguageListing(listing.code, store, byCompany, listing.order === null ? null : order(listing.order), null, before))
+      const keys = listing.keys === null ? null : { dateOf: array<Uint32Array>(listing.keys.dateOf), pkOf: array<Float64Array>(listing.keys.pkOf) }
+      listings.set(listing.code, new LanguageListing(listing.code, store, byCompany, listing.order === null ? null : order(listing.order), keys))
     }
     return new SnapshotModel({ ...message.info }, listings, memory, message.garbageBytes)
   }
-}
-
-/** Slots in served order by their keys (slot-space.ts keeps the same on the control thread). */
-function keyOrder (dateOf: Uint32Array, pkOf: Float64Array): SlotOrder {
-  return (a, b) => servedBefore(dateOf[a] as number, pkOf[a] as number, dateOf[b] as number, pkOf[b] as number)
 }
 
 const KINDS = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f64: Float64Array }

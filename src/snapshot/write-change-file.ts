@@ -2,6 +2,7 @@
 // temporary file beside the path that is renamed into place once whole, so a watched changes directory
 // never holds half a change file. `explore-replica diff` writes with it.
 import { writeThroughTemporary } from '../write-through-temporary.js'
+import { ChangeFileError } from '../errors.js'
 
 export interface ChangeFileHeader {
   id: string
@@ -19,9 +20,6 @@ export interface WrittenChanges {
   upserts: number
   deletes: number
 }
-
-/** An item a change file cannot carry: nothing is written. */
-export class ChangeFileError extends Error {}
 
 /**
  * Writes the header, then every line `lines` hands to `emit` (awaited: the file's backpressure), through a

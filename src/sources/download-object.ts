@@ -4,7 +4,7 @@ import { createWriteStream } from 'node:fs'
 import { once } from 'node:events'
 import { pipeline } from 'node:stream/promises'
 import { Transform } from 'node:stream'
-import { SourceError } from './remote-source.js'
+import { SourceError } from '../errors.js'
 
 /**
  * Streams `body` into `file` and resolves with its bytes. Rejects with a SourceError when the body passes

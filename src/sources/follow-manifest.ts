@@ -10,9 +10,10 @@ import type { Manifest } from '../schemas/manifest.js'
 import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
 import { closeBody, downloadObject } from './download-object.js'
 import { describeLocalError, isAlive, SourceFollower, type FollowedStore, type FollowOptions } from './follow-source.js'
-import { ManifestError, parseManifest } from './read-manifest.js'
-import { SourceError, type RemoteSource, type Validators } from './remote-source.js'
+import { parseManifest } from './read-manifest.js'
+import { type RemoteSource, type Validators } from './remote-source.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
+import { ManifestError, SourceError } from '../errors.js'
 
 /** A manifest names a few thousand objects at most: anything larger is not one. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024

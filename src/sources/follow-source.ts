@@ -7,9 +7,10 @@ import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import type { ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
 import type { Status } from '../schemas/operations.js'
-import { SourceError, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
+import { type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { closeBody, downloadObject } from './download-object.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
+import { SourceError } from '../errors.js'
 
 /**
  * What the follower needs of whoever loads what it downloads: a process's SnapshotStore, or a cluster's

@@ -3,7 +3,8 @@
 // most 20), so that the credentials (a user:password in the URL, SNAPSHOT_HTTP_HEADERS) go to the URL's
 // own origin only: undici drops Authorization on a cross-origin redirect, but passes any other header on.
 import { Readable } from 'node:stream'
-import { formatExtension, SourceError, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
+import { formatExtension, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
+import { SourceError } from '../errors.js'
 
 /** As many as fetch's own `redirect: 'follow'` takes. */
 const MAX_REDIRECTS = 20

@@ -5,16 +5,9 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { ManifestSchema, type Manifest } from '../schemas/manifest.js'
 import { schemaProblems } from '../snapshot/load/validation-report.js'
+import { ManifestError } from '../errors.js'
 
 const manifestCheck = TypeCompiler.Compile(ManifestSchema)
-
-/** A manifest that cannot be followed: one line per problem. */
-export class ManifestError extends Error {
-  override readonly name = 'ManifestError'
-  constructor (readonly problems: readonly string[]) {
-    super(problems.join('; '))
-  }
-}
 
 export function parseManifest (text: string): Manifest {
   let value: unknown

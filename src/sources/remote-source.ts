@@ -31,11 +31,6 @@ export interface RemoteSource {
   sibling: (name: string) => RemoteSource
 }
 
-/** A failure to reach or read the source, in words for the log and status (never a stack trace). */
-export class SourceError extends Error {
-  override readonly name = 'SourceError'
-}
-
 /** The extension that selects the format, from the last segment of a URL's path or an S3 key. */
 export function formatExtension (path: string): RemoteSource['extension'] | null {
   const match = /\.(json|jsonl|ndjson)$/i.exec(path)

@@ -4,7 +4,8 @@
 // AWS tool is. Polled by ETag: an unchanged object costs a 304, which the SDK throws as an error.
 import { GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
 import { describeFetchError } from './http-source.js'
-import { formatExtension, SourceError, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
+import { formatExtension, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
+import { SourceError } from '../errors.js'
 
 export class S3Source implements RemoteSource {
   readonly shown: string

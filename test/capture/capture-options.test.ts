@@ -1,7 +1,7 @@
 // The capture's options: defaults, normalised values, and each refusal naming its option and rule.
 import t from 'tap'
-import { CaptureUsageError } from '../../src/capture/capture-errors.js'
 import { readCaptureOptions } from '../../src/capture/capture-options.js'
+import { CaptureUsageError } from '../../src/errors.js'
 
 const REQUIRED = ['--from', 'https://news.example.com/', '--languages', 'en, es,pt-br,en', '--companies', '3,1-2', '--out', 'snap.NDJSON']
 

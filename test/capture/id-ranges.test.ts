@@ -2,9 +2,9 @@
 import t from 'tap'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { CaptureUsageError } from '../../src/capture/capture-errors.js'
 import { formatIdRanges, parseIdRanges, readIdRanges } from '../../src/capture/id-ranges.js'
 import { tempDir } from '../helpers.js'
+import { CaptureUsageError } from '../../src/errors.js'
 
 t.test('ranges and ids, sorted, each once', async t => {
   t.same(parseIdRanges('1-5,7000'), [1, 2, 3, 4, 5, 7000])

@@ -1,10 +1,10 @@
 // The capture's HTTP client against a real server: what is retried and what is not, timeouts, network
 // errors, Retry-After, and an abort that ends a request in flight.
 import t from 'tap'
-import { CaptureError, NotExploreError } from '../../src/capture/capture-errors.js'
 import { SourceClient, type RetryNotice, type SourceClientOptions } from '../../src/capture/source-client.js'
 import { freePort } from '../helpers.js'
 import { frontServer } from './capture-fixtures.js'
+import { CaptureError, NotExploreError } from '../../src/errors.js'
 
 function client (overrides: Partial<SourceClientOptions> = {}): SourceClient {
   return new SourceClient({ concurrency: 2, rps: null, retries: 2, retryDelayMs: 1, timeoutMs: 5000, ...overrides })

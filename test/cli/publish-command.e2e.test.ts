@@ -6,10 +6,10 @@ import { randomBytes } from 'node:crypto'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { PublishError } from '../../src/cli/publish-command.js'
 import { DirectoryTarget } from '../../src/cli/publish-to-directory.js'
 import { multipartEtagOf, S3Target } from '../../src/cli/publish-to-s3.js'
 import { childEnv, freePort, makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
+import { PublishError } from '../../src/errors.js'
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')
 const MOTO = process.env.MOTO_SERVER ?? 'moto_server'

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { ManifestError, manifestText, parseManifest } from '../../src/sources/read-manifest.js'
+import { manifestText, parseManifest } from '../../src/sources/read-manifest.js'
+import { ManifestError } from '../../src/errors.js'
 
 const problemsOf = (text: string): readonly string[] => {
   try {

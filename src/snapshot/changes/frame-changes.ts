@@ -5,7 +5,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { ChangesHeaderSchema } from '../../schemas/change-file.js'
 import { LineFraming } from '../load/frame-lines.js'
-import type { FramingParts } from '../load/load-snapshot.js'
+import type { FramingParts } from '../load/framing.js'
 import type { ParsedBatch } from '../load/parse-batch.js'
 
 const headerCheck = TypeCompiler.Compile(ChangesHeaderSchema)

@@ -11,7 +11,7 @@ import { problemsInOrder, type BatchMerge, type FormatRules, type MergeQueue, ty
 import { lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
 import type { BatchParser } from './parse-pool.js'
 import { preview } from './validation-report.js'
-import type { Framing, FramingParts } from './load-snapshot.js'
+import type { Framing, FramingParts } from './framing.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
 const NEWLINE = 0x0a

@@ -16,6 +16,7 @@ import { SnapshotModelBuilder } from '../model/build-model.js'
 import type { SnapshotInfo, SnapshotModel } from '../model/snapshot-model.js'
 import type { LoadWatch, MemoryGuard } from '../memory-budget.js'
 import { BatchMemory } from './batch-memory.js'
+import type { Framing, FramingParts } from './framing.js'
 import { DocumentFraming } from './frame-document.js'
 import { LineFraming, MAX_LINE_BYTES } from './frame-lines.js'
 import { BatchMerge, MergeQueue, type MergeTarget } from './merge-batches.js'
@@ -32,34 +33,6 @@ export interface LoadOptions {
 /** Where a load reports what it cannot do (the store's log). */
 export interface LoadLog {
   warn: (fields: object, message: string) => void
-}
-
-/**
- * A format's part of the pipeline (frame-lines.ts, frame-document.ts): the file's bytes into batches and the
- * loading thread's own steps, all queued for the merge in file order.
- */
-export interface Framing {
-  /** Reads the next part of the file and queues what it completes; false at its end, or once it cannot go on. */
-  read: () => Promise<boolean>
-  /** After the last read: what the end of the file completes (the last line; the document's end). */
-  end: () => void
-  /** Once everything is merged: the format's checks of the whole file. */
-  finish: () => void
-  /** The snapshot's `generated_at`, once merged. */
-  readonly generatedAt: string | null
-}
-
-/** What a framing works with: the file, the parser its batches go to, and the merge they come back to. */
-export interface FramingParts {
-  file: string
-  chunks: FileChunks
-  parser: BatchParser
-  queue: MergeQueue
-  merge: BatchMerge
-  builder: MergeTarget
-  /** Where batches are read or gathered into, reused. */
-  memory: BatchMemory
-  batchBytes: number
 }
 
 /**

@@ -4,7 +4,7 @@
 // those only the whole file can show (a repeated pk), into the report, in the order the file has them. What
 // differs between the formats (how a problem is located, a JSON Lines header) is a FormatRules of the framing.
 import type { RenderedItems } from '../model/build-model.js'
-import type { BatchProblem, ChangeDelete, ParsedBatch } from './parse-batch.js'
+import { asBuffer, type BatchProblem, type ChangeDelete, type ParsedBatch } from './parse-batch.js'
 import { Pacer } from '../slices.js'
 import type { ValidationReport } from './validation-report.js'
 
@@ -173,9 +173,4 @@ export function problemsInOrder (batch: ParsedBatch, report: (problem: BatchProb
   return at => {
     for (; next < problems.length && (problems[next] as BatchProblem).at < at; next++) report(problems[next] as BatchProblem)
   }
-}
-
-/** Bytes that crossed a thread (a plain Uint8Array there) seen as a Buffer again, nothing copied. */
-export function asBuffer (bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }

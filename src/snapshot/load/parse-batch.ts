@@ -14,7 +14,6 @@ import type { TextPosition } from './text-position.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
 import { ItemBytes, dateKey } from '../model/item-bytes.js'
 import type { RenderedItems } from '../model/build-model.js'
-import { asBuffer } from './merge-batches.js'
 import { MAX_VALUE_NESTING } from './stream-document.js'
 
 const NEWLINE = 0x0a
@@ -361,4 +360,9 @@ function depthOver (value: unknown, limit: number): boolean {
     }
   }
   return false
+}
+
+/** Bytes that crossed a thread (a plain Uint8Array there) seen as a Buffer again, nothing copied. */
+export function asBuffer (bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }

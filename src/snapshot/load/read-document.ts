@@ -8,6 +8,7 @@ import { describePosition, positionAfter } from './text-position.js'
 import { startsWithBom } from './json-text.js'
 import { Pacer } from '../slices.js'
 import { READ_CHUNK, chunksOf } from './read-chunks.js'
+import { NotText } from '../../errors.js'
 
 export interface DocumentReadHandlers extends DocumentHandlers {
   /** Every chunk as read, before it is followed (a digest of the file). */
@@ -15,9 +16,6 @@ export interface DocumentReadHandlers extends DocumentHandlers {
   /** After each chunk's items: a promise holds the reading until it settles (a writer's backpressure). */
   drain?: () => Promise<void> | undefined
 }
-
-/** A file that is not text at all: empty, or not UTF-8. */
-export class NotText extends Error {}
 
 /**
  * Reads and follows the document in `file`. Rejects with the file system's error, NotText, NotFollowed

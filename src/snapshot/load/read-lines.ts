@@ -5,6 +5,7 @@
 import { Pacer } from '../slices.js'
 import { READ_CHUNK, chunksOf } from './read-chunks.js'
 import { MAX_LINE_BYTES } from './frame-lines.js'
+import { LineTooLong } from '../../errors.js'
 
 const NEWLINE = 0x0a
 
@@ -16,13 +17,6 @@ export interface LineHandlers {
    * settles (a writer's backpressure). The bytes are valid only until then.
    */
   line: (bytes: Buffer, number: number) => boolean | Promise<boolean>
-}
-
-/** A line longer than MAX_LINE_BYTES: reading stops there. */
-export class LineTooLong extends Error {
-  constructor (readonly number: number, limit: number) {
-    super(`line ${number} is longer than ${limit >= 1024 * 1024 ? `${limit / 1024 / 1024} MiB` : `${limit} bytes`}`)
-  }
 }
 
 /**

@@ -11,7 +11,8 @@
 // item, a member's value) is only followed to its end, its brackets counted and its strings skipped: its
 // content is JSON.parse's to check, elsewhere. A captured value may nest at most MAX_VALUE_NESTING
 // containers deep: JSON.parse takes far deeper ones, but writing such a value out again overflows the stack.
-import { PositionCounter, describePosition, type TextPosition } from './text-position.js'
+import { PositionCounter, type TextPosition } from './text-position.js'
+import { NotFollowed } from '../../errors.js'
 
 /** The deepest a captured value's objects and arrays may nest, the value itself counting as one. */
 export const MAX_VALUE_NESTING = 64
@@ -77,22 +78,6 @@ export interface DocumentHandlers {
   language: (code: string, position: TextPosition) => void
   /** An element of a language's array: its bytes (valid only during the call) and where they start. */
   item: (language: string, index: number, bytes: Buffer, position: TextPosition) => void
-}
-
-/**
- * The document is not JSON, or not one the streamer follows. The message ends with the line and column;
- * `at` is the same place as a byte offset in what was fed.
- */
-export class NotFollowed extends Error {
-  override readonly name = 'NotFollowed'
-  readonly line: number
-  readonly column: number
-
-  constructor (readonly reason: string, readonly at: number, position: TextPosition) {
-    super(`${reason} at ${describePosition(position)}`)
-    this.line = position.line
-    this.column = position.column
-  }
 }
 
 function isSpace (c: number): boolean {

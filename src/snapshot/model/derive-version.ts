@@ -23,9 +23,13 @@ const EMPTY = new Uint32Array(0)
  */
 const loadedLineages = new WeakMap<object, ListingLineage>()
 
+/** A derived listing's lineage: its slot space and its pks changed since the load. */
+const derivedLineages = new WeakMap<LanguageListing, ListingLineage>()
+
 /** The lineage of `listing` (made for a loaded one: its keys read back, in slices). */
 function * lineageOf (listing: LanguageListing): Generator<void, ListingLineage> {
-  if (listing.lineage !== null) return listing.lineage
+  const derived = derivedLineages.get(listing)
+  if (derived !== undefined) return derived
   let lineage = loadedLineages.get(listing.byCompany)
   if (lineage === undefined) {
     lineage = { space: yield * SlotSpace.of(listing), pks: new Map() }
@@ -81,7 +85,10 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
   for (const [code, listing] of model.listingsByLanguage) {
     const changed = effects.get(code)
     if (changed === undefined) {
-      listings.set(code, new LanguageListing(code, { ...listing.store, chunks, memory }, listing.byCompany, listing.order, listing.lineage))
+      const rewrapped = new LanguageListing(code, { ...listing.store, chunks, memory }, listing.byCompany, listing.order, listing.keys)
+      const lineage = derivedLineages.get(listing)
+      if (lineage !== undefined) derivedLineages.set(rewrapped, lineage)
+      listings.set(code, rewrapped)
       continue
     }
     const derived = yield * deriveListing(code, listing, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory)
@@ -243,6 +250,7 @@ function * deriveListing (
   }
 
   const store: ItemStore = { chunks, chunkOf: space.chunkOf, startOf: space.startOf, lengthOf: space.lengthOf, memory }
-  const derived = new LanguageListing(code, store, new ChangedCompanies(base, lists), order, { space, pks })
+  const derived = new LanguageListing(code, store, new ChangedCompanies(base, lists), order, { dateOf: space.dateOf, pkOf: space.pkOf })
+  derivedLineages.set(derived, { space, pks })
   return { listing: derived, garbageBytes }
 }

@@ -1,7 +1,7 @@
 // The served state: immutable, per language, items already serialized in served order. Plain TypeScript,
 // no Fastify: the route asks a LanguageListing for a count and a page and gets bytes back.
 import type { ItemMemory } from './item-memory.js'
-import type { ListingLineage } from './slot-space.js'
+import { servedBefore } from './item-bytes.js'
 import { RankOrder } from './rank-order.js'
 import type { IdSlots } from './id-slots.js'
 
@@ -157,19 +157,20 @@ export class LanguageListing {
    * @param store every item's served JSON, located by slot
    * @param byCompany company id → slots of its items, in served order (backdate desc, pk desc)
    * @param order rank → slot (rank-order.ts); null when the slots are the ranks (a loaded listing)
-   * @param lineage a derived version's: its slots' keys and pks (slot-space.ts); null for a loaded listing
-   * @param before a derived version's served order of two slots; null for a loaded listing (slot = rank)
+   * @param keys a derived version's slots' keys, which order its unions; null for a loaded listing (slot = rank)
    */
   constructor (
     readonly language: string,
     readonly store: ItemStore,
     readonly byCompany: CompanyLists,
     readonly order: RankOrder | null = null,
-    readonly lineage: ListingLineage | null = null,
-    readonly before: SlotOrder | null = lineage?.space.before ?? null
+    readonly keys: SlotKeys | null = null
   ) {
     this.size = order === null ? store.lengthOf.length : order.size
+    this.before = keys === null ? null : keyOrder(keys)
   }
+
+  private readonly before: SlotOrder | null
 
   private readonly unions = new Map<string, Uint32Array>()
 
@@ -217,6 +218,17 @@ const EMPTY_RANKS = new Uint32Array(0)
 
 /** Whether slot `a` comes before slot `b` in served order. */
 export type SlotOrder = (a: number, b: number) => boolean
+
+/** Each slot's served-order keys: its backdate's dateKey and its pk (a derived version's, slot-space.ts). */
+export interface SlotKeys {
+  dateOf: Uint32Array
+  pkOf: Float64Array
+}
+
+/** Slots in served order by their keys. */
+export function keyOrder ({ dateOf, pkOf }: SlotKeys): SlotOrder {
+  return (a, b) => servedBefore(dateOf[a] as number, pkOf[a] as number, dateOf[b] as number, pkOf[b] as number)
+}
 
 /**
  * Union of rank lists in served order, each rank once, still in that order: ascending, or by `before`.

@@ -6,11 +6,12 @@ import fc from 'fast-check'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DocumentStreamer, MAX_VALUE_NESTING, NotFollowed, type DocumentHandlers } from '../../../src/snapshot/load/stream-document.js'
-import { NotText, Utf8Check, readDocument } from '../../../src/snapshot/load/read-document.js'
+import { DocumentStreamer, MAX_VALUE_NESTING, type DocumentHandlers } from '../../../src/snapshot/load/stream-document.js'
+import { Utf8Check, readDocument } from '../../../src/snapshot/load/read-document.js'
 import type { TextPosition } from '../../../src/snapshot/load/text-position.js'
 import { positionOf } from '../../helpers.js'
 import { runs } from '../../property-runs.js'
+import { NotFollowed, NotText } from '../../../src/errors.js'
 
 const where = (p: TextPosition): string => `@${p.line}:${p.column}`
 
