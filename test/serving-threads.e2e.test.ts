@@ -89,6 +89,22 @@ t.test('one process, two serving threads on one port, one load; one scrape count
   t.equal(await service.exited, 0)
 })
 
+t.test('ready only once every serving thread serves the first version', { skip }, async t => {
+  // Threads slow to take a version: ready as soon as the control thread had loaded would send pages to
+  // threads that have none yet (their 503).
+  const service = await startThreads(t, versioned(1), [], { EXPLORE_TEST_SLOW_SWAP_MS: '500' })
+  const seen: number[] = []
+  await eventually('/-/readyz 200', async () => {
+    const { status } = await get(service.port, '/-/readyz')
+    seen.push(status)
+    return status === 200 ? status : undefined
+  })
+  t.ok(seen.includes(503), `unready first (${seen.length} asks)`)
+  for (let i = 0; i < 20; i++) t.equal((await get(service.port, '/en/api/internal/explore/?limit=1')).status, 200, 'every thread serves once ready')
+  service.child.kill('SIGTERM')
+  t.equal(await service.exited, 0)
+})
+
 t.test('a change file is applied once, on the control thread, and every thread serves its version', { skip }, async t => {
   const service = await startThreads(t, versioned(1))
   await statusWhen(service.port, allServe())
