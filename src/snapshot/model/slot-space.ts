@@ -3,14 +3,10 @@
 // version reads its own slots unchanged), each slot's keys and companies, and the loaded listing's pks.
 // Made only when a change first comes to a loaded listing, in slices: a replica that never gets a change
 // file pays nothing for it.
-import { dateKey, servedBefore } from './item-bytes.js'
+import { servedBefore } from './item-bytes.js'
 import { CompanyRanks, type LanguageListing, type SlotOrder } from './snapshot-model.js'
 import { IdSlots } from './id-slots.js'
 import { float64Array, uint16Array, uint32Array } from './shared-arrays.js'
-
-/** `"backdate":"`: the first such bytes of a rendered item are its field (a string's quotes are escaped). */
-const BACKDATE = Buffer.from('"backdate":"')
-const PK_AT = '{"pk":'.length
 
 /** Steps between two points where the work may pause (slices.ts). */
 const STEP_MASK = 0x3fff
@@ -70,8 +66,9 @@ export class SlotSpace {
     this.startOf = store?.startOf ?? new Uint32Array(0)
     this.lengthOf = store?.lengthOf ?? new Uint16Array(0)
     this.used = listing?.size ?? 0
-    this.dateOf = uint32Array(this.used)
-    this.pkOf = float64Array(this.used)
+    // A loaded listing's own keys, never written: the first slot appended grows a copy (room).
+    this.dateOf = listing?.keys?.dateOf ?? uint32Array(0)
+    this.pkOf = listing?.keys?.pkOf ?? float64Array(0)
     this.companyStart = new Uint32Array(this.used + 1)
     this.companyIds = new Float64Array(0)
     this.loadedPks = IdSlots.sized(this.used)
@@ -89,27 +86,18 @@ export class SlotSpace {
   }
 
   /**
-   * The space of a loaded listing, whose slots are its ranks: each item's keys read back from its bytes
-   * (they are not kept by a load: 12 bytes an item no replica without change files needs), each slot's
-   * companies from the company lists.
+   * The space of a loaded listing, whose slots are its ranks: its keys as the build kept them, each pk's
+   * slot, each slot's companies from the company lists.
    */
   static * of (listing: LanguageListing): Generator<void, SlotSpace> {
-    if (listing.order !== null || !(listing.byCompany instanceof CompanyRanks)) throw new Error('a slot space is made from a loaded listing')
+    if (listing.order !== null || listing.keys === null || !(listing.byCompany instanceof CompanyRanks)) throw new Error('a slot space is made from a loaded listing')
     const space = new SlotSpace(listing)
-    const { chunks } = listing.store
-    const { chunkOf, startOf, dateOf, pkOf, loadedPks } = space
+    const { pkOf, loadedPks } = space
     yield * faultedIn(loadedPks.keys)
     yield * faultedIn(loadedPks.slots)
     for (let slot = 0; slot < space.used; slot++) {
-      const bytes = chunks[chunkOf[slot] as number] as Buffer
-      const start = startOf[slot] as number
-      const pk = readInteger(bytes, start + PK_AT)
-      pkOf[slot] = pk
-      loadedPks.set(pk, slot)
-      const date = bytes.indexOf(BACKDATE, start) + BACKDATE.length
-      dateOf[slot] = dateKey(bytes.toString('latin1', date, date + 10))
-      // A search through each item's bytes: a few µs an item, so a step is a thousand of them.
-      if ((slot & 0x3ff) === 0x3ff) yield
+      loadedPks.set(pkOf[slot] as number, slot)
+      if ((slot & STEP_MASK) === STEP_MASK) yield
     }
     // Companies by slot: counted, then filled, as the company lists were built (build-model.ts).
     const companyStart = yield * faultedIn(space.companyStart)
@@ -228,16 +216,6 @@ function copied<T extends Column> (from: Column, size: number, make: (size: numb
 /** A copy of `from`, two bytes an entry while its numbers fit (ADR 016), four once `widen` or already. */
 function narrowest (from: Uint16Array | Uint32Array, size: number, widen: boolean): Uint16Array | Uint32Array {
   return widen || from instanceof Uint32Array ? copied(from, size, uint32Array) : copied(from, size, uint16Array)
-}
-
-/** The integer written at `at` (a rendered pk: `-`, then digits). */
-function readInteger (bytes: Buffer, at: number): number {
-  let i = at
-  const negative = bytes[i] === 0x2d
-  if (negative) i++
-  let value = 0
-  for (let byte = bytes[i] as number; byte >= 0x30 && byte <= 0x39; byte = bytes[++i] as number) value = value * 10 + byte - 0x30
-  return negative ? -value : value
 }
 
 /** A derived version's own part of a language: its space, and its pks changed since the load (-1: deleted). */

@@ -157,7 +157,8 @@ export class LanguageListing {
    * @param store every item's served JSON, located by slot
    * @param byCompany company id → slots of its items, in served order (backdate desc, pk desc)
    * @param order rank → slot (rank-order.ts); null when the slots are the ranks (a loaded listing)
-   * @param keys a derived version's slots' keys, which order its unions; null for a loaded listing (slot = rank)
+   * @param keys each slot's served-order keys (a change file's base); they order a derived version's unions,
+   *   while a loaded listing's slots are its ranks, compared as numbers (docs/decisions/027)
    */
   constructor (
     readonly language: string,
@@ -167,7 +168,7 @@ export class LanguageListing {
     readonly keys: SlotKeys | null = null
   ) {
     this.size = order === null ? store.lengthOf.length : order.size
-    this.before = keys === null ? null : keyOrder(keys)
+    this.before = keys === null || order === null ? null : keyOrder(keys)
   }
 
   private readonly before: SlotOrder | null
