@@ -60,7 +60,7 @@ export async function buildApp (config: Config, { servingThreads = 0 }: AppOptio
             headers: config.snapshotHttpHeaders
           },
       versions: { stateDir: config.stateDir, keep: config.keepVersions },
-      // Every version served here is served by every serving thread before it counts as served.
+      // Every version served here is served by every serving thread before it counts as served (10 s at most).
       publish: pool === null ? null : async model => { await pool.publish(model) }
     })
     if (pool !== null) {

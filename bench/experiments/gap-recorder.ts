@@ -7,15 +7,21 @@
 // `ranMs` on a core, `waitedMs` runnable but queued behind other threads. A gap mostly waited is the
 // machine's contention; mostly ran, a long task of ours. GC pauses of the main thread over 10 ms are logged
 // too (`gc`), to tell a collection from our own code. `--import` loads it into every thread, parse threads
-// included, whose loops are busy parsing for good reason: it records the main thread only. GAP_PROC=0 logs
-// the gaps and GC pauses only, without reading /proc. `bench/experiments/gap-profile.ts` reads the log.
-import { appendFileSync, readFileSync } from 'node:fs'
+// included, whose loops are busy parsing for good reason: it records the main thread only, or with
+// GAP_THREAD=serving each serving thread of WORKERS > 1 instead (the loops that answer there; `thread` in
+// each line). GAP_PROC=0 logs the gaps and GC pauses only, without reading /proc.
+// `bench/experiments/gap-profile.ts` reads the log.
+import { appendFileSync, readFileSync, readlinkSync } from 'node:fs'
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks'
-import { isMainThread } from 'node:worker_threads'
+import { isMainThread, threadId, workerData } from 'node:worker_threads'
 
 const log = process.env.GAP_LOG ?? '/tmp/gaps.jsonl'
-const file = `/proc/self/task/${process.pid}/schedstat`
-const statFile = `/proc/self/task/${process.pid}/stat`
+const servingThread = !isMainThread && (workerData as { forwardOps?: boolean } | null)?.forwardOps !== undefined
+const recorded = process.env.GAP_THREAD === 'serving' ? servingThread : isMainThread
+// This thread's own task: /proc/thread-self is `<pid>/task/<tid>`.
+const task = isMainThread ? String(process.pid) : readlinkSync('/proc/thread-self').split('/').pop() as string
+const file = `/proc/self/task/${task}/schedstat`
+const statFile = `/proc/self/task/${task}/stat`
 const withProc = process.env.GAP_PROC !== '0'
 // The shortest gap logged: 30 ms by default; GAP_MIN_MS=20 for a 20 ms goal (BENCHMARKS.md's change-file stall goal).
 const minGapMs = Number(process.env.GAP_MIN_MS ?? 30)
@@ -39,7 +45,7 @@ const GC_KINDS: Record<number, string> = {
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb'
 }
 
-if (isMainThread) {
+if (recorded) {
   new PerformanceObserver(list => {
     for (const entry of list.getEntries()) {
       if (entry.duration > 10) {
@@ -65,6 +71,7 @@ if (isMainThread) {
       const delta = (i: number): number => (after[i] ?? 0) - (before[i] ?? 0)
       appendFileSync(log, JSON.stringify({
         pid: process.pid,
+        thread: threadId,
         at: new Date().toISOString(),
         monoUs: Number(process.hrtime.bigint() / 1000n),
         gapMs: +gapMs.toFixed(1),

@@ -12,6 +12,8 @@ export interface ThreadStart {
   port: number
   /** Whether the operator's pages are forwarded to the control thread (no OPS_PORT). */
   forwardOps: boolean
+  /** The version served now, adopted before the thread listens; null before the first. */
+  version: { seq: number, version: VersionMessage } | null
 }
 
 /** A request for an operator's page, answered by the control thread's app. */

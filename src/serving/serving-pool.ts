@@ -1,14 +1,16 @@
 // The control thread's serving threads (WORKERS > 1, ADR 029): started on the public port, handed every
-// version the store serves (a version counts as served once every live thread serves it), asked for their
+// version the store serves (a version counts as served once every live thread serves it, or 10 s have
+// passed, logged), asked for their
 // request counts when Prometheus scrapes, answered when they forward an operator's page, started again
 // when one dies, and drained on shutdown.
 import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MetricObjectWithValues, MetricValue } from 'prom-client'
 import type { Config } from '../config.js'
+import { controlUnavailable } from '../errors.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { ForwardedAnswer, ForwardedRequest, ThreadStart, ToControl, ToThread } from './messages.js'
-import { describe } from './version-handoff.js'
+import { describe, type VersionMessage } from './version-handoff.js'
 
 const ENTRY = new URL(import.meta.url.endsWith('.ts') ? './serving-thread.ts' : './serving-thread.js', import.meta.url)
 /** A thread that has not said it serves a version by then is logged, and no longer waited for. */
@@ -55,6 +57,12 @@ export class ServingPool {
   private readonly slots: Slot[] = []
   private port = 0
   private model: SnapshotModel | null = null
+  /**
+   * The message of the version published last. Kept rather than made again for a thread started later:
+   * the store retires a model as soon as it swaps in the next, before the last of a run is published, and
+   * a retired model's list of chunks is emptied; the message's buffers stay valid.
+   */
+  private current: { seq: number, version: VersionMessage } | null = null
   private seq = 0
   private closing = false
   private readonly waiters = new Set<() => void>()
@@ -80,7 +88,8 @@ export class ServingPool {
 
   /** Starts `slot`'s thread; resolves with its port once it listens, rejects if it cannot. */
   private async run (slot: Slot): Promise<number> {
-    const start: ThreadStart = { config: this.threadConfig(), port: this.port, forwardOps: this.config.opsPort === null }
+    // The version served now goes with it: the thread serves it before it listens, never a 503 of its own.
+    const start: ThreadStart = { config: this.threadConfig(), port: this.port, forwardOps: this.config.opsPort === null, version: this.current }
     const worker = new Worker(ENTRY, { workerData: start })
     slot.worker = worker
     slot.threadId = worker.threadId
@@ -92,8 +101,8 @@ export class ServingPool {
         switch (message.type) {
           case 'listening':
             slot.listening = true
-            // A thread started again serves what the others serve before it counts as serving.
-            if (this.model !== null) this.send(slot, { type: 'version', seq: this.seq, version: describe(this.model) })
+            // A version published while it started (it says `serving` for the one it started with first).
+            if (this.current !== null && slot.serving < this.current.seq) this.send(slot, { type: 'version', ...this.current })
             resolve(message.port)
             break
           case 'failed':
@@ -104,7 +113,7 @@ export class ServingPool {
             for (const wake of this.waiters) wake()
             break
           case 'forward':
-            this.answer(slot, message.id, message.request)
+            this.answer(worker, message.id, message.request)
             break
           case 'metrics':
             this.metricsAsked.get(message.id)?.(message.metrics)
@@ -141,12 +150,15 @@ export class ServingPool {
     slot.worker?.postMessage(message)
   }
 
-  private answer (slot: Slot, id: number, request: ForwardedRequest): void {
+  /** Answers a forwarded request to the thread that asked: not a thread started after it in its place. */
+  private answer (worker: Worker, id: number, request: ForwardedRequest): void {
+    const reply = (answer: ForwardedAnswer): void => { worker.postMessage({ type: 'answer', id, answer } satisfies ToThread) }
     this.options.forward(request).then(
-      ({ statusCode, headers, rawPayload }) => { this.send(slot, { type: 'answer', id, answer: { statusCode, headers, body: rawPayload } }) },
-      (error: unknown) => {
-        this.options.log.error({ err: error }, 'a forwarded request failed')
-        this.send(slot, { type: 'answer', id, answer: { statusCode: 500, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"detail":"A server error occurred."}') } })
+      ({ statusCode, headers, rawPayload }) => { reply({ statusCode, headers, body: rawPayload }) },
+      () => {
+        // The control closing (inject refuses then): the 503 a closing server gives.
+        const refusal = controlUnavailable()
+        reply({ statusCode: refusal.statusCode, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify(refusal.body)) })
       }
     )
   }
@@ -159,7 +171,8 @@ export class ServingPool {
     if (model === this.model) return
     this.model = model
     const seq = ++this.seq
-    const message: ToThread = { type: 'version', seq, version: describe(model) }
+    this.current = { seq, version: describe(model) }
+    const message: ToThread = { type: 'version', ...this.current }
     for (const slot of this.slots) if (slot.listening) this.send(slot, message)
     const done = (): boolean => this.slots.every(slot => !slot.listening || slot.serving >= seq)
     if (done()) return
@@ -217,15 +230,25 @@ export class ServingPool {
     }))
   }
 
-  /** Stops every thread's listener and resolves once each has finished its requests in flight and ended. */
+  /**
+   * Stops every thread's listener and resolves once each has finished its requests in flight and ended;
+   * one still running just before the grace period ends is terminated, so that the control closes too.
+   */
   async close (): Promise<void> {
     this.closing = true
+    const graceMs = Math.max(1000, this.config.shutdownGraceMs - 500)
     await Promise.all(this.slots.map(async slot => {
       const worker = slot.worker
       if (worker === null) return
       const ended = new Promise<void>(resolve => worker.once('exit', () => resolve()))
       worker.postMessage({ type: 'close' } satisfies ToThread)
-      await ended
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<'late'>(resolve => { timer = setTimeout(() => resolve('late'), graceMs) })
+      if (await Promise.race([ended, late]) === 'late') {
+        this.options.log.error({ thread: slot.threadId }, 'a serving thread did not close in time: terminated')
+        await worker.terminate()
+      }
+      clearTimeout(timer)
     }))
   }
 }

@@ -10,11 +10,12 @@ import { VersionAdopter } from './version-handoff.js'
 
 const control = parentPort
 if (control === null) throw new Error('serving-thread.ts runs as a worker thread of the control (serving-pool.ts)')
-const { config, port, forwardOps } = workerData as ThreadStart
+const { config, port, forwardOps, version } = workerData as ThreadStart
 const say = (message: ToControl): void => { control.postMessage(message) }
 
-let served: SnapshotModel | null = null
 const adopter = new VersionAdopter()
+// The version served when it was started, taken before it listens: no connection finds it without one.
+let served: SnapshotModel | null = version === null ? null : adopter.adopt(version.version)
 const waiting = new Map<number, (answer: ForwardedAnswer) => void>()
 let lastId = 0
 const forward = forwardOps
@@ -46,10 +47,10 @@ control.on('message', (message: ToThread) => {
       break
     case 'close':
       // Stops accepting, lets requests in flight end (drain-on-close.ts), then lets the thread end.
-      app.close().then(() => {
+      app.close().catch((error: unknown) => { app.log.error({ err: error }, 'closing a serving thread failed') }).finally(() => {
         say({ type: 'closed' })
         control.close()
-      }, (error: unknown) => { app.log.error({ err: error }, 'closing a serving thread failed') })
+      })
       break
   }
 })
@@ -64,5 +65,6 @@ try {
 }
 if (app.server.listening) {
   const address = app.server.address() as AddressInfo
+  if (version !== null) say({ type: 'serving', seq: version.seq })
   say({ type: 'listening', port: address.port, address: address.address })
 }

@@ -29,7 +29,7 @@ interface ListingMessage {
   /** A derived version's lists of the companies its change files concerned. */
   changed: Array<[number, OrderMessage]> | null
   order: OrderMessage | null
-  /** A derived version's keys by slot, for its unions. */
+  /** The keys by slot: a derived version orders its unions by them. */
   keys: { dateOf: ArrayRef, pkOf: ArrayRef } | null
 }
 

@@ -26,7 +26,7 @@ const loadedLineages = new WeakMap<object, ListingLineage>()
 /** A derived listing's lineage: its slot space and its pks changed since the load. */
 const derivedLineages = new WeakMap<LanguageListing, ListingLineage>()
 
-/** The lineage of `listing` (made for a loaded one: its keys read back, in slices). */
+/** The lineage of `listing` (made for a loaded one, in slices: slot-space.ts). */
 function * lineageOf (listing: LanguageListing): Generator<void, ListingLineage> {
   const derived = derivedLineages.get(listing)
   if (derived !== undefined) return derived

@@ -18,8 +18,8 @@ export class IdSlots {
   /** An empty table with room for `count` ids. */
   static sized (count: number): IdSlots {
     let bits = 4
-    while (1 << bits < 2 * count) bits++
-    return new IdSlots(float64Array(1 << bits), uint32Array(1 << bits))
+    while (2 ** bits < 2 * count) bits++
+    return new IdSlots(float64Array(2 ** bits), uint32Array(2 ** bits))
   }
 
   /** A table from the arrays of another (a thread's copy of the control's). */

@@ -23,6 +23,7 @@ const EDIT_STEP_MASK = 0xfff
 /** The pieces of an order being written, a run that continues the last piece extending it. */
 class PieceWriter {
   readonly sources: Uint32Array[] = []
+  private readonly sourceIndex = new Map<Uint32Array, number>()
   /** Per piece: its source's index in `sources`, -1 for the slots themselves; where in it; where it ends. */
   readonly sourceOf: number[] = []
   readonly starts: number[] = []
@@ -49,10 +50,12 @@ class PieceWriter {
   }
 
   private indexOf (source: Uint32Array): number {
-    // The last few sources are the likely ones: an edit alternates between the old order's and its own.
-    for (let i = this.sources.length - 1; i >= 0; i--) if (this.sources[i] === source) return i
-    this.sources.push(source)
-    return this.sources.length - 1
+    let index = this.sourceIndex.get(source)
+    if (index === undefined) {
+      this.sourceIndex.set(source, index = this.sources.length)
+      this.sources.push(source)
+    }
+    return index
   }
 
   /** The order written: its tables as arrays a serving thread can share (shared-arrays.ts). */

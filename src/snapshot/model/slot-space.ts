@@ -2,7 +2,7 @@
 // (a loaded listing's arrays, then a slot appended for each new item, never one rewritten, so an older
 // version reads its own slots unchanged), each slot's keys and companies, and the loaded listing's pks.
 // Made only when a change first comes to a loaded listing, in slices: a replica that never gets a change
-// file pays nothing for it.
+// file pays for nothing but the keys the build keeps (12 bytes an item).
 import { servedBefore } from './item-bytes.js'
 import { CompanyRanks, type LanguageListing, type SlotOrder } from './snapshot-model.js'
 import { IdSlots } from './id-slots.js'
@@ -66,7 +66,7 @@ export class SlotSpace {
     this.startOf = store?.startOf ?? new Uint32Array(0)
     this.lengthOf = store?.lengthOf ?? new Uint16Array(0)
     this.used = listing?.size ?? 0
-    // A loaded listing's own keys, never written: the first slot appended grows a copy (room).
+    // A loaded listing's own keys, never written: `of` ends with larger copies (reserve).
     this.dateOf = listing?.keys?.dateOf ?? uint32Array(0)
     this.pkOf = listing?.keys?.pkOf ?? float64Array(0)
     this.companyStart = new Uint32Array(this.used + 1)

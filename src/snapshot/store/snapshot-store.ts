@@ -521,7 +521,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private setRoot (model: SnapshotModel): void {
     this.root = model
     this.rootReady = null
-    // Only where change files come: 12 bytes an item and an index of pks, which no other replica needs.
+    // Only where change files come: an index of pks and of each item's companies, which no other replica needs.
     if (!this.changesExpected) return
     // Its slot spaces made now, in slices, rather than when the first change file comes (derive-version.ts).
     this.rootReady = prepareForChanges(model).catch((error: unknown) => this.log.error({ err: error }, 'preparing the snapshot for change files failed'))
