@@ -169,6 +169,15 @@ t.test('a serving thread that dies is logged, started again, and serves the curr
   t.equal(after.snapshot?.version, before.snapshot?.version, 'the new thread serves the version served before, not the first')
   t.same([...statuses].filter(status => status !== 200 && status !== 0), [], 'no answer other than 200 (a connection reset by the dying thread may happen)')
   for (let i = 0; i < 10; i++) t.match((await get(service.port, '/en/api/internal/explore/?limit=1')).body, /"v2 item/)
+  // A second death with no load: the pages the thread had answered by the last scrape stay in the sum.
+  const pagesIn = (metrics: string) => [...metrics.matchAll(/^explore_http_requests_total\{[^}]*route="\/:lang\/api\/internal\/explore\/"[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0)
+  const countedBefore = pagesIn((await get(service.port, '/-/metrics')).body)
+  const second = after.servingThreads[1]!.threadId
+  await writeFile(`${dieFile}.tmp`, String(second))
+  await rename(`${dieFile}.tmp`, dieFile)
+  await statusWhen(service.port, s => s.servingThreads.every(thread => thread.threadId !== second) && allServe()(s))
+  const countedAfter = pagesIn((await get(service.port, '/-/metrics')).body)
+  t.ok(countedAfter >= countedBefore, `no counter of the sum goes down when a thread dies (${countedBefore} then ${countedAfter})`)
   service.child.kill('SIGTERM')
   t.equal(await service.exited, 0)
 })

@@ -3,9 +3,9 @@
 // build several.
 import fp from 'fastify-plugin'
 import { parsePool } from '../snapshot/load/parse-pool.js'
-import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client'
+import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { pinStatus, sourceStatus } from '../routes/status-route.js'
-import { countRequests } from './request-metrics.js'
+import { countRequests, withSharedLabels } from './request-metrics.js'
 import { VERSION } from '../version.js'
 
 export default fp(async function metricsPlugin (app) {
@@ -158,14 +158,3 @@ export default fp(async function metricsPlugin (app) {
     return await AggregatorRegistry.aggregate(all).metrics()
   })
 }, { name: 'metrics', dependencies: ['snapshot'] })
-
-/** Series labels a request histogram writes apart (request-tally.ts), put with the others for aggregation. */
-function withSharedLabels (metrics: MetricObjectWithValues<MetricValue<string>>[]): MetricObjectWithValues<MetricValue<string>>[] {
-  return metrics.map(metric => ({
-    ...metric,
-    values: metric.values.map(value => {
-      const { sharedLabels, ...rest } = value as MetricValue<string> & { sharedLabels?: Record<string, string> }
-      return sharedLabels === undefined ? rest : { ...rest, labels: { ...rest.labels, ...sharedLabels } }
-    })
-  }))
-}

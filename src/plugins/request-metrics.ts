@@ -1,7 +1,7 @@
 // Requests, their durations and simulated trouble, counted wherever pages are answered: by the one
 // process, or by each serving thread (the control thread sums them when scraped, serving/serving-pool.ts).
 import type { FastifyInstance } from 'fastify'
-import { Counter, type Metric, type Registry } from 'prom-client'
+import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'
 import { RequestTally, type RequestSeries } from './request-tally.js'
 
@@ -69,4 +69,15 @@ export function countRequests (app: FastifyInstance, registry: Registry, except:
       : method === 'GET' ? (statusCode === 200 ? get200 : get304) : (statusCode === 200 ? head200 : head304)
     tally.record(series as RequestSeries, responseTime / 1000)
   })
+}
+
+/** Series labels a request histogram writes apart (request-tally.ts), put with the others for aggregation. */
+export function withSharedLabels (metrics: MetricObjectWithValues<MetricValue<string>>[]): MetricObjectWithValues<MetricValue<string>>[] {
+  return metrics.map(metric => ({
+    ...metric,
+    values: metric.values.map(value => {
+      const { sharedLabels, ...rest } = value as MetricValue<string> & { sharedLabels?: Record<string, string> }
+      return sharedLabels === undefined ? rest : { ...rest, labels: { ...rest.labels, ...sharedLabels } }
+    })
+  }))
 }

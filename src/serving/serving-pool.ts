@@ -5,7 +5,7 @@
 // when one dies, and drained on shutdown.
 import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
-import type { MetricObjectWithValues, MetricValue } from 'prom-client'
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client'
 import type { Config } from '../config.js'
 import { controlUnavailable } from '../errors.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
@@ -51,7 +51,11 @@ interface Slot {
   /** The last version it said it serves, by publish number; 0 for none. */
   serving: number
   listening: boolean
+  /** Its counts at the last scrape: what a slow thread answers, and what a dead one leaves behind. */
+  lastMetrics: ThreadMetrics | null
 }
+
+type ThreadMetrics = Array<MetricObjectWithValues<MetricValue<string>>>
 
 export class ServingPool {
   private readonly slots: Slot[] = []
@@ -78,7 +82,7 @@ export class ServingPool {
   async start (): Promise<number> {
     this.port = this.config.port
     for (let id = 0; id < this.size; id++) {
-      const slot: Slot = { id, worker: null, threadId: 0, since: new Date(), restarts: 0, backoffMs: FIRST_BACKOFF_MS, serving: 0, listening: false }
+      const slot: Slot = { id, worker: null, threadId: 0, since: new Date(), restarts: 0, backoffMs: FIRST_BACKOFF_MS, serving: 0, listening: false, lastMetrics: null }
       this.slots.push(slot)
       const port = await this.run(slot)
       this.port = port
@@ -126,6 +130,7 @@ export class ServingPool {
       worker.on('exit', code => {
         slot.worker = null
         slot.listening = false
+        this.keepCounts(slot)
         for (const wake of this.waiters) wake()
         reject(new Error(`a serving thread stopped (exit code ${code}) before it listened`))
         if (this.closing) return
@@ -201,21 +206,37 @@ export class ServingPool {
     return this.slots.some(slot => slot.listening) && this.slots.every(slot => !slot.listening || slot.serving > 0)
   }
 
-  /** Every thread's request counts (prom-client's JSON), for the control's scrape to sum. */
-  async metrics (): Promise<Array<Array<MetricObjectWithValues<MetricValue<string>>>>> {
-    return await Promise.all(this.slots.filter(slot => slot.listening).map(async slot => await new Promise<Array<MetricObjectWithValues<MetricValue<string>>>>(resolve => {
+  /**
+   * Every thread's request counts (prom-client's JSON), for the control's scrape to sum: a thread slow to
+   * answer gives its last, and threads that ended their counts at their last scrape, so that no counter of
+   * the sum goes down (Prometheus would read a reset).
+   */
+  async metrics (): Promise<ThreadMetrics[]> {
+    const live = await Promise.all(this.slots.filter(slot => slot.listening).map(async slot => await new Promise<ThreadMetrics>(resolve => {
       const id = ++this.lastMetricsId
       const timer = setTimeout(() => {
         this.metricsAsked.delete(id)
-        resolve([])
+        resolve(slot.lastMetrics ?? [])
       }, METRICS_TIMEOUT_MS)
       this.metricsAsked.set(id, metrics => {
         clearTimeout(timer)
         this.metricsAsked.delete(id)
+        slot.lastMetrics = metrics
         resolve(metrics)
       })
       this.send(slot, { type: 'metrics', id })
     })))
+    return [...live, await this.departed]
+  }
+
+  /** The counters of the threads that ended, summed into one: gauges (a lag) say nothing once a thread is gone. */
+  private departed: Promise<ThreadMetrics> = Promise.resolve([])
+
+  private keepCounts (slot: Slot): void {
+    const last = slot.lastMetrics?.filter(metric => String(metric.type) === 'counter' || String(metric.type) === 'histogram')
+    slot.lastMetrics = null
+    if (last === undefined || last.length === 0) return
+    this.departed = this.departed.then(async departed => await AggregatorRegistry.aggregate([departed, last]).getMetricsAsJSON() as ThreadMetrics)
   }
 
   /** The threads and what each serves, for the status. */

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { parentPort, workerData } from 'node:worker_threads'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { ForwardedAnswer, ForwardedRequest, ThreadStart, ToControl, ToThread } from './messages.js'
+import { withSharedLabels } from '../plugins/request-metrics.js'
 import { servingApp } from './serving-app.js'
 import { VersionAdopter } from './version-handoff.js'
 
@@ -39,7 +40,7 @@ control.on('message', (message: ToThread) => {
       break
     }
     case 'metrics':
-      registry.getMetricsAsJSON().then(metrics => { say({ type: 'metrics', id: message.id, metrics }) }, () => { say({ type: 'metrics', id: message.id, metrics: [] }) })
+      registry.getMetricsAsJSON().then(metrics => { say({ type: 'metrics', id: message.id, metrics: withSharedLabels(metrics) }) }, () => { say({ type: 'metrics', id: message.id, metrics: [] }) })
       break
     case 'answer':
       waiting.get(message.id)?.(message.answer)
