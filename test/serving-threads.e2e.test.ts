@@ -42,7 +42,10 @@ interface ThreadsStatus {
 
 async function statusWhen (port: number, ready: (status: ThreadsStatus) => boolean): Promise<ThreadsStatus> {
   return await eventually(`a status with ${ready.toString()}`, async () => {
-    const status = JSON.parse((await get(port, '/-/status')).body) as ThreadsStatus
+    // A connection the kernel gave a thread that is dying is reset: asked again.
+    const answer = await get(port, '/-/status').catch(() => null)
+    if (answer === null) return undefined
+    const status = JSON.parse(answer.body) as ThreadsStatus
     return ready(status) ? status : undefined
   })
 }
