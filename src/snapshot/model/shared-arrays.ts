@@ -15,7 +15,7 @@ function make<T> (Kind: Kind<T> & { BYTES_PER_ELEMENT: number }, length: number)
 
 export function uint16Array (length: number): Uint16Array { return make(Uint16Array, length) }
 export function uint32Array (length: number): Uint32Array { return make(Uint32Array, length) }
-export function int32Array (length: number): Int32Array { return make(Int32Array, length) }
+function int32Array (length: number): Int32Array { return make(Int32Array, length) }
 export function float64Array (length: number): Float64Array { return make(Float64Array, length) }
 
 /** `values` in a Uint32Array made as above. */
@@ -30,9 +30,4 @@ export function int32ArrayOf (values: ArrayLike<number>): Int32Array {
   const array = int32Array(values.length)
   array.set(values)
   return array
-}
-
-/** Whether an array's memory is shared with any thread it is sent to. */
-export function isShared (array: ArrayBufferView): boolean {
-  return array.buffer instanceof SharedArrayBuffer
 }

@@ -227,7 +227,7 @@ export interface SlotKeys {
 }
 
 /** Slots in served order by their keys. */
-export function keyOrder ({ dateOf, pkOf }: SlotKeys): SlotOrder {
+function keyOrder ({ dateOf, pkOf }: SlotKeys): SlotOrder {
   return (a, b) => servedBefore(dateOf[a] as number, pkOf[a] as number, dateOf[b] as number, pkOf[b] as number)
 }
 
