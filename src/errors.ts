@@ -43,7 +43,8 @@ export const notAcceptable = httpError('EXPLORE_ERR_NOT_ACCEPTABLE', 406, 'Could
   () => ({ detail: 'Could not satisfy the request Accept header.' }))
 
 // Django refuses a query string of more than DATA_UPLOAD_MAX_NUMBER_FIELDS (1000) fields.
-export const tooManyFields = httpError('EXPLORE_ERR_TOO_MANY_FIELDS', 400, 'The number of GET/POST parameters exceeded 1000.',
+export const TOO_MANY_FIELDS_CODE = 'EXPLORE_ERR_TOO_MANY_FIELDS'
+export const tooManyFields = httpError(TOO_MANY_FIELDS_CODE, 400, 'The number of GET/POST parameters exceeded 1000.',
   () => ({ detail: 'The number of GET/POST parameters exceeded 1000.' }))
 
 // Django's host check (ALLOWED_HOSTS and the host syntax) answers 400 before anything else runs.

@@ -5,8 +5,7 @@ import { METHODS } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyCorsOptions } from '@fastify/cors'
 import { methodNotAllowed, negotiatedAs, snapshotLoading } from '../errors.js'
-import { answerWithTrouble } from '../http/troubled-answer.js'
-import { writeAnswer } from '../http/write-answer.js'
+import type { AnswerWriter } from '../http/troubled-answer.js'
 import {
   CompaniesErrorSchema, ErrorDetailSchema, ExplorePageSchema, ExploreParamsSchema, ExploreQuerySchema,
   OptionsMetadataSchema, type OptionsMetadata
@@ -15,9 +14,8 @@ import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { negotiate } from './content-negotiation.js'
 import { EXPLORE_ROUTE } from './explore-path.js'
 import { lastValue } from './explore-query.js'
-import { ALLOW, answerPage, viewVary, type PageAnswer, type PageSettings } from './page-answer.js'
+import { ALLOW, answerPage, errorAnswer, viewVary, type PageSettings } from './page-answer.js'
 import { readPageRequest, type PageRequestSettings } from './page-request.js'
-import type { SimulatedTrouble } from './simulated-trouble.js'
 import type { QueryDict } from './query-string.js'
 import { renderJson } from './render-page.js'
 
@@ -40,7 +38,9 @@ declare module 'fastify' {
 export type ExploreHandler = (request: FastifyRequest, reply: FastifyReply) => void
 
 /** The view: answers any method on the explore path; the not-found handler calls it for encoded spellings. */
-export function exploreView (snapshot: () => SnapshotModel | null, settings: PageSettings & PageRequestSettings, troubles: SimulatedTrouble | null = null): ExploreHandler {
+export function exploreView (
+  snapshot: () => SnapshotModel | null, settings: PageSettings & PageRequestSettings, write: AnswerWriter
+): ExploreHandler {
   const vary = viewVary(settings.cors)
   return function explore (request, reply) {
     // Fastify parses a query with our parser (Django's QueryDict) on a matched route only: its not-found
@@ -58,30 +58,12 @@ export function exploreView (snapshot: () => SnapshotModel | null, settings: Pag
     const method = request.method
     if (method === 'GET' || method === 'HEAD') {
       const model = snapshot()
-      if (troubles !== null) {
-        // The page answer or the view's error, made now; then the trouble drawn for it, as on the fast path.
-        let answer: PageAnswer | Error
-        try {
-          if (model === null) throw snapshotLoading()
-          answer = answerPage(model, page, settings)
-        } catch (error) {
-          answer = error as Error
-        }
-        const trouble = troubles.draw(page)
-        if (trouble !== null) {
-          answerWithTrouble(troubles, { response: reply.raw, trouble, answer, take: () => reply.hijack(), refuse: error => reply.send(error), written: () => {} })
-          return
-        }
-        if (answer instanceof Error) throw answer
-        reply.hijack()
-        writeAnswer(reply.raw, answer)
-        return
-      }
-      if (model === null) throw snapshotLoading()
-      const answer = answerPage(model, page, settings)
+      const answer = model === null
+        ? { ...errorAnswer(snapshotLoading(), page, settings, null), error: 'view' as const }
+        : answerPage(model, page, settings)
       // Written whole by the one writer; Fastify still logs, counts and times it (its onResponse runs).
       reply.hijack()
-      writeAnswer(reply.raw, answer)
+      write(reply.raw, page, answer, () => {})
       return
     }
     const { indent } = negotiate(request.headers.accept, lastValue(page.query, 'format'))

@@ -2,7 +2,7 @@
 // headers and body, decided here for every path that answers pages (the fast path before Fastify and the
 // Fastify route alike) and kept whole in the page cache. Plain TypeScript: no Fastify, no socket.
 // Steps in the order DRF's view takes them: negotiation, language, `companies`, then the page.
-import { isHttpError, negotiatedAs, notFound, type HttpError } from '../errors.js'
+import { isHttpError, negotiatedAs, notFound, TOO_MANY_FIELDS_CODE, type HttpError } from '../errors.js'
 import { allowedOrigin, corsVaries, type CorsPolicy } from '../http/cors-policy.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { entityTag, notModified } from './conditional-get.js'
@@ -11,17 +11,21 @@ import { lastValue, readPageParams } from './explore-query.js'
 import { pageCacheOf, pageKey, type CachedPage } from './page-cache.js'
 import { pageLinks } from './page-links.js'
 import type { PageRequest } from './page-request.js'
-import { ownBytes } from './page-slab.js'
 import { pageParts, renderJson, renderPage, type PageParts } from './render-page.js'
 import { linkOrigin } from './request-origin.js'
 
-/** An answer of the view, as it goes on the wire: a page answer, or a failure simulated on purpose. */
+/** An answer to a page request as it goes on the wire: the page, the view's error, or a refusal. */
 export interface ViewAnswer {
   status: number
   /** Names and values in one list, in the order they are written (as `writeHead` takes them). */
   headers: string[]
   /** One buffer, or parts sent in order; null for none. A HEAD answer is the GET's: its writer leaves the body out. */
   body: Buffer | PageParts | null
+  /**
+   * Not a page: the view's own error (written whole whatever fault is simulated, as the demo server's guide
+   * says), or a refusal Django makes before the view runs (no view headers, no simulated trouble at all).
+   */
+  error?: 'view' | 'refusal'
 }
 
 /** An answer to a page request, as it goes on the wire. */
@@ -57,11 +61,22 @@ export function viewVary (cors: CorsPolicy): string {
 }
 
 /**
- * The answer to a GET or HEAD of a page from `model`. Throws the view's coded errors (404 for a language
- * the snapshot lacks or a `format` other than json, 406, 400 for `companies`), carrying the indentation
- * negotiated for them.
+ * The answer to a GET or HEAD of a page from `model`, whatever it is: the page, its 304, the view's errors
+ * (404 for a language the snapshot lacks or a `format` other than json, 406, 400 for `companies`) or
+ * Django's refusal of a query of too many fields. Both paths write what this returns; neither answers again.
+ * Throws only what is not an HTTP error (a fault of ours).
  */
-export function answerPage (model: SnapshotModel, request: PageRequest, settings: PageSettings): PageAnswer {
+export function answerPage (model: SnapshotModel, request: PageRequest, settings: PageSettings): ViewAnswer {
+  try {
+    return pageAnswer(model, request, settings)
+  } catch (error) {
+    if (!isHttpError(error)) throw error
+    if (error.code === TOO_MANY_FIELDS_CODE) return refusalAnswer(error, corsHeaders(settings, request))
+    return { ...errorAnswer(error, request, settings, error.indent ?? null), error: 'view' }
+  }
+}
+
+function pageAnswer (model: SnapshotModel, request: PageRequest, settings: PageSettings): PageAnswer {
   const cache = settings.pageCacheBytes > 0 ? pageCacheOf(model, settings.pageCacheBytes) : null
   const key = cache === null ? null : pageKey(request, settings.trustProxy, corsVaries(settings.cors))
   const cached = key === null ? undefined : cache?.get(key)
@@ -89,7 +104,7 @@ export function answerPage (model: SnapshotModel, request: PageRequest, settings
   // A page the cache will keep is made in memory of its own; an indented one (rare) in one buffer; any
   // other is sent in parts, its items straight from the model.
   const kept = key !== null && cache !== null && cache.wants(key)
-  const body = kept ? renderPage(envelope, indent, ownBytes) : indent !== null ? renderPage(envelope, indent) : pageParts(envelope)
+  const body = kept || indent !== null ? renderPage(envelope, indent) : pageParts(envelope)
   headers.push('content-length', String(Buffer.isBuffer(body) ? body.length : body.byteLength))
   const answer: PageAnswer = { status: 200, headers, body }
   if (kept) cache.keep(key, answer as CachedPage)
@@ -110,34 +125,53 @@ function pageHeaders (settings: PageSettings, request: PageRequest, etag: string
 /** The headers every answer of the view starts with, its errors' too: CORS's, then the view's. */
 function viewHeaders (settings: PageSettings, request: PageRequest): string[] {
   const { cors } = settings
-  const headers: string[] = []
-  const allowOrigin = allowedOrigin(cors, request.headers.origin)
-  if (corsVaries(cors)) headers.push('vary', viewVary(cors))
-  if (allowOrigin !== null) headers.push('access-control-allow-origin', allowOrigin)
+  const headers = corsHeaders(settings, request, viewVary(cors))
   headers.push('allow', ALLOW)
   if (!corsVaries(cors)) headers.push('vary', viewVary(cors))
   headers.push('content-type', 'application/json')
   return headers
 }
 
+/** What @fastify/cors's hook sets first: Vary (the view's, when it answers) and the allowed origin. */
+function corsHeaders (settings: PageSettings, request: PageRequest, vary = 'Origin'): string[] {
+  const { cors } = settings
+  const headers: string[] = []
+  const allowOrigin = allowedOrigin(cors, request.headers.origin)
+  if (corsVaries(cors)) headers.push('vary', vary)
+  if (allowOrigin !== null) headers.push('access-control-allow-origin', allowOrigin)
+  return headers
+}
+
 /**
- * A failure the view answers instead of the page (simulated-trouble.ts), as DRF's exception handler writes
- * it: the exception's body in the indentation negotiated (compact if negotiation fails), its wait as
- * Retry-After, and the headers the view's errors carry, CORS's included (a browser app must see the status).
- * Never kept in the page cache, which holds page answers only.
+ * An error of the view as DRF's exception handler writes it: the body in the indentation the view
+ * negotiated (`indent`: compact if negotiation failed), the wait as Retry-After, and the view's headers,
+ * CORS's included (a browser app must see the status). Never kept in the page cache. Simulated failures
+ * (simulated-trouble.ts) are made by it too.
  */
-export function failureAnswer (error: HttpError, request: PageRequest, settings: PageSettings): ViewAnswer {
-  let indent: number | null = null
-  try {
-    indent = negotiate(request.headers.accept, lastValue(request.query, 'format')).indent
-  } catch (refusal) {
-    if (!isHttpError(refusal)) throw refusal
-  }
+export function errorAnswer (
+  error: HttpError, request: PageRequest, settings: PageSettings, indent = negotiatedIndent(request)
+): ViewAnswer {
   const headers = viewHeaders(settings, request)
   if (error.wait !== undefined) headers.push('retry-after', String(error.wait))
   const body = renderJson(error.body, indent)
   headers.push('content-length', String(body.length))
   return { status: error.statusCode, headers, body }
+}
+
+/** The indentation the request negotiates, or null (compact) when negotiation fails. */
+function negotiatedIndent (request: PageRequest): number | null {
+  try {
+    return negotiate(request.headers.accept, lastValue(request.query, 'format')).indent
+  } catch (refusal) {
+    if (!isHttpError(refusal)) throw refusal
+    return null
+  }
+}
+
+/** A refusal Django makes before any view runs (the error handler's shape): `first` headers, then the body's. */
+export function refusalAnswer (error: HttpError, first: string[] = []): ViewAnswer {
+  const body = renderJson(error.body, null)
+  return { status: error.statusCode, headers: [...first, 'content-type', 'application/json', 'content-length', String(body.length)], body, error: 'refusal' }
 }
 
 /** A kept page, or its 304 when the client's copy is current. */

@@ -3,7 +3,6 @@
 // and the old one goes with the old model: nothing stale can be served, nothing needs invalidating.
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { PageRequest } from './page-request.js'
-import { ownCopy } from './page-slab.js'
 
 /** A 200 page answer as it goes out (a PageAnswer, page-answer.ts), kept whole: its body in one buffer. */
 export interface CachedPage {
@@ -59,11 +58,6 @@ export class PageCache {
     return this.pages.get(key)
   }
 
-  /** Offers the page made for `key`: kept if `wants(key)` says so. */
-  set (key: string, page: CachedPage): void {
-    if (this.wants(key)) this.keep(key, page)
-  }
-
   /**
    * Whether a page about to be made for `key` would be kept: not the first time it is made (then the key
    * is remembered), nor when it is kept already. Asked before the page is made, so that a page that will
@@ -82,8 +76,9 @@ export class PageCache {
     const size = page.body.length + key.length
     if (size > this.maxBytes || this.pages.has(key)) return
     while (this.bytes + size > this.maxBytes) this.evictOldest()
-    // The body may be a slice of a slab shared with other answers: a kept page gets its own buffer.
-    this.pages.set(key, { ...page, body: ownCopy(page.body) })
+    // An indented body may be a slice of Node's pool, shared with other buffers: a kept page has its own.
+    const body = page.body.byteLength === page.body.buffer.byteLength ? page.body : Buffer.from(page.body)
+    this.pages.set(key, { ...page, body })
     this.order.push(key)
     this.bytes += size
   }

@@ -2,7 +2,6 @@
 // compact, non-ASCII as is, U+2028/U+2029 escaped; indented when the client asked for `indent=N`.
 
 import type { PageItems } from '../snapshot/model/snapshot-model.js'
-import { slabBytes } from './page-slab.js'
 
 export interface PageEnvelope {
   count: number
@@ -24,12 +23,11 @@ function pageHead (page: PageEnvelope): string {
 
 const PAGE_TAIL = Buffer.from(']}')
 
-/** The page in one buffer, compact or indented; `alloc` gives the compact bytes their memory. */
-export function renderPage (page: PageEnvelope, indent: number | null, alloc: (size: number) => Buffer = slabBytes): Buffer {
+/** The page in one buffer of its own (never a pool's slice: the page cache keeps it), compact or indented. */
+export function renderPage (page: PageEnvelope, indent: number | null): Buffer {
   const head = pageHead(page)
-  // One allocation for the whole answer.
   const itemsLength = page.items.byteLength
-  const compact = alloc(head.length + itemsLength + PAGE_TAIL.length)
+  const compact = Buffer.allocUnsafeSlow(head.length + itemsLength + PAGE_TAIL.length)
   compact.write(head, 0, 'latin1')
   page.items.copyTo(compact, head.length)
   PAGE_TAIL.copy(compact, head.length + itemsLength)

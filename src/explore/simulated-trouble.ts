@@ -9,7 +9,7 @@ import type { EventEmitter } from 'node:events'
 import { MAX_DELAY_MS, type Config, type DelaySpec, type FaultKind } from '../config.js'
 import { FAIL_STATUSES, simulatedFailure, type FailStatus } from '../errors.js'
 import { Rng } from '../generate/random-source.js'
-import { failureAnswer, type PageSettings, type ViewAnswer } from './page-answer.js'
+import { errorAnswer, type PageSettings, type ViewAnswer } from './page-answer.js'
 import type { PageRequest } from './page-request.js'
 
 /** What one page request gets. */
@@ -127,7 +127,7 @@ export class SimulatedTrouble {
     }
     if (this.closing) delayMs = 0
     if (delayMs === 0 && failStatus === null && fault === null) return null
-    return { delayMs, failure: failStatus === null ? null : failureAnswer(simulatedFailure(failStatus), request, settings), fault }
+    return { delayMs, failure: failStatus === null ? null : errorAnswer(simulatedFailure(failStatus), request, settings), fault }
   }
 
   /**

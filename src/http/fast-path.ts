@@ -1,18 +1,15 @@
-// Page requests answered at the HTTP server, before Fastify routes them (FAST_PATH). Through Fastify an
-// answer also pays for routing, request and reply objects and the hook chain: docs/decisions/002 measures what
-// that costs against this path. The fast path answers a GET or HEAD of a page only when the page answer
-// is a 200 or a 304, with the same reader, answer and writer the route uses; every other request (errors,
-// other methods and paths), and every request while the app is not ready or is closing, goes to Fastify
-// untouched, which answers it from the start. Simulated trouble (DELAY_MS, FAULT, …) is drawn for a request
-// once its page answer is made, and acted out by the same writer the route uses (troubled-answer.ts).
+// Page requests answered at the HTTP server, before Fastify routes them (FAST_PATH; ADR 002): the same
+// reader, page answer and writer as the route. It decides only whether a request is its own (a GET or HEAD
+// of the explore path, a snapshot served, the app open) and then answers it whole, errors included; every
+// other request goes to Fastify untouched.
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
-import { answerPage, type PageSettings } from '../explore/page-answer.js'
-import { readPageRequest, type PageRequestSettings } from '../explore/page-request.js'
-import type { SimulatedTrouble } from '../explore/simulated-trouble.js'
+import { isHttpError, serverError } from '../errors.js'
+import { answerPage, errorAnswer, refusalAnswer, type PageSettings, type ViewAnswer } from '../explore/page-answer.js'
+import { readPageRequest, type PageRequest, type PageRequestSettings } from '../explore/page-request.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { RequestLine } from './request-log.js'
-import { answerWithTrouble } from './troubled-answer.js'
+import type { AnswerWriter } from './troubled-answer.js'
 import { writeAnswer } from './write-answer.js'
 
 /** What Fastify hands a server factory: its own options, of which the HTTP server's are used here. */
@@ -28,12 +25,13 @@ export class FastPath {
   /** Off until the app is ready, and again from the moment it starts closing. */
   open = false
   private readonly observers: Array<(answered: RequestLine) => void> = []
+  /** Told of a fault of ours while answering (Fastify's error handler logs those of the route). */
+  onFault: (error: unknown) => void = () => {}
 
   constructor (
     private readonly snapshot: () => SnapshotModel | null,
     private readonly settings: PageSettings & PageRequestSettings,
-    /** Simulated trouble, or null (then no page request gets any). */
-    private readonly troubles: SimulatedTrouble | null = null
+    private readonly write: AnswerWriter
   ) {}
 
   /** Called after every answer the fast path sends (metrics, the request log). */
@@ -54,37 +52,33 @@ export class FastPath {
     return server
   }
 
-  /** Answers the request and returns true, or returns false having written nothing. */
+  /** Answers the request and returns true, or returns false having done nothing with it. */
   answer (request: IncomingMessage, response: ServerResponse): boolean {
     if (!this.open || (request.method !== 'GET' && request.method !== 'HEAD')) return false
-    const started = performance.now()
-    const model = this.snapshot()
     // Before the first snapshot is served, Fastify answers (a 503 for a page).
+    const model = this.snapshot()
     if (model === null) return false
-    let page
-    let answer
+    const started = performance.now()
+    let page: PageRequest | null
     try {
       page = readPageRequest(request, this.settings)
-      if (page === null) return false
+    } catch (error) {
+      // Django's refusals before any view (Host, target length): Fastify's first hook answers them the same.
+      if (!isHttpError(error)) throw error
+      const refusal = refusalAnswer(error)
+      writeAnswer(response, refusal)
+      this.answered(request, refusal.status, started)
+      return true
+    }
+    if (page === null) return false
+    let answer: ViewAnswer
+    try {
       answer = answerPage(model, page, this.settings)
-    } catch {
-      return false // a refusal or an error of the view: Fastify's to answer, with its error handler (and trouble)
+    } catch (error) {
+      this.onFault(error)
+      answer = errorAnswer(serverError(), page, this.settings, null)
     }
-    const { troubles } = this
-    const trouble = troubles?.draw(page) ?? null
-    if (troubles === null || trouble === null) {
-      writeAnswer(response, answer)
-      this.answered(request, answer.status, started)
-    } else {
-      answerWithTrouble(troubles, {
-        response,
-        trouble,
-        answer,
-        take: () => {},
-        refuse: () => {}, // never called: the fast path holds a page answer, never an error
-        written: ({ status }) => this.answered(request, status, started)
-      })
-    }
+    this.write(response, page, answer, ({ status }) => this.answered(request, status, started))
     return true
   }
 

@@ -17,6 +17,7 @@ import { drainOnClose } from './drain-on-close.js'
 import { errorHandler } from './error-handler.js'
 import { ignoreExpectations } from './expectations.js'
 import { FastPath } from './fast-path.js'
+import { answerWriter } from './troubled-answer.js'
 import { checkRequest } from './request-checks.js'
 import { nextRequestId } from './request-id.js'
 import { logRequest } from './request-log.js'
@@ -57,7 +58,8 @@ export async function publicApp (config: Config, snapshot: () => SnapshotModel |
     chaos: config.chaos
   }
   const troubles = troubleWanted(config) ? new SimulatedTrouble({ ...config, ...settings }) : null
-  const fastPath = config.fastPath ? new FastPath(snapshot, settings, troubles) : undefined
+  const write = answerWriter(troubles)
+  const fastPath = config.fastPath ? new FastPath(snapshot, settings, write) : undefined
   const app = Fastify(serverOptions(config, fastPath)).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('fastPath', fastPath ?? null)
   app.decorate('trouble', troubles)
@@ -88,7 +90,7 @@ export async function publicApp (config: Config, snapshot: () => SnapshotModel |
     done()
   })
 
-  const explore = exploreView(snapshot, settings, troubles)
+  const explore = exploreView(snapshot, settings, write)
   // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
   app.setNotFoundHandler(notFoundHandler(explore))
   app.setErrorHandler(errorHandler)
@@ -110,6 +112,7 @@ export async function publicApp (config: Config, snapshot: () => SnapshotModel |
       // The line Fastify's answers get, with the next request id where Fastify's child logger puts it.
       fastPath.onAnswer(answered => logRequest(app.log, answered, nextRequestId()))
     }
+    fastPath.onFault = error => { app.log.error({ err: error }, 'unhandled error') }
     app.addHook('onReady', async () => { fastPath.open = true })
     // From the first moment of closing, Fastify answers everything (its 503s while it closes included).
     app.addHook('preClose', async () => { fastPath.open = false })

@@ -1,8 +1,9 @@
-// Acts out a page request's trouble (explore/simulated-trouble.ts) on its Node response, for the fast path
-// and the Fastify route alike: the delay on a timer, then a reset, or the answer (the page's, the failure
-// that replaces it, or the view's own error) written whole, cut halfway or dribbled, as the fault says.
+// The writer of page answers, chosen once for both paths: the plain one, or simulated trouble
+// (explore/simulated-trouble.ts) acted out around it: the delay on a timer, then a reset, or the answer
+// (the page's, the failure that replaces it, or the view's own error) written whole, cut halfway or dribbled.
 import type { ServerResponse } from 'node:http'
 import type { ViewAnswer } from '../explore/page-answer.js'
+import type { PageRequest } from '../explore/page-request.js'
 import type { SimulatedTrouble, Trouble } from '../explore/simulated-trouble.js'
 import { writeAnswer } from './write-answer.js'
 
@@ -10,33 +11,34 @@ import { writeAnswer } from './write-answer.js'
 export const DRIBBLE_PIECE_BYTES = 512
 export const DRIBBLE_GAP_MS = 50
 
-export interface TroubledRequest {
-  response: ServerResponse
-  trouble: Trouble
-  /** The page answer made for the request, or the view's error that refused it. */
-  answer: ViewAnswer | Error
-  /** Called before this writer writes anything: the response is its own from then on (the route hijacks its reply). */
-  take: () => void
-  /** Sends the view's error as the path sends errors (Fastify's error handler); only a reset breaks it. */
-  refuse: (error: Error) => void
-  /** Called once an answer has been written whole (not after a reset or a cut). */
-  written: (answer: ViewAnswer) => void
-}
+/** Writes a page request's answer: the one writer, or trouble around it. Chosen once, at startup. */
+export type AnswerWriter = (response: ServerResponse, page: PageRequest, answer: ViewAnswer, written: Written) => void
+/** Called once an answer has been written whole (not after a reset or a cut). */
+type Written = (answer: ViewAnswer) => void
 
-export function answerWithTrouble (troubles: SimulatedTrouble, request: TroubledRequest): void {
-  const { delayMs } = request.trouble
-  if (delayMs === 0) {
-    act(troubles, request)
-    return
+/** The writer of every page answer: `writeAnswer`, or with `troubles`, the trouble drawn for each request. */
+export function answerWriter (troubles: SimulatedTrouble | null): AnswerWriter {
+  if (troubles === null) return plainWriter
+  return (response, page, answer, written) => {
+    // Django refused it before the view: no trouble is drawn for it, as none would be in the original's view.
+    const trouble = answer.error === 'refusal' ? null : troubles.draw(page)
+    if (trouble === null) plainWriter(response, page, answer, written)
+    else if (trouble.delayMs === 0) act(troubles, response, trouble, answer, written)
+    else {
+      troubles.countDelay(trouble.delayMs)
+      troubles.wait(trouble.delayMs, response, () => act(troubles, response, trouble, answer, written))
+    }
   }
-  troubles.countDelay(delayMs)
-  troubles.wait(delayMs, request.response, () => act(troubles, request))
 }
 
-function act (troubles: SimulatedTrouble, { response, trouble, answer, take, refuse, written }: TroubledRequest): void {
+const plainWriter: AnswerWriter = (response, _page, answer, written) => {
+  writeAnswer(response, answer)
+  written(answer)
+}
+
+function act (troubles: SimulatedTrouble, response: ServerResponse, trouble: Trouble, answer: ViewAnswer, written: Written): void {
   const { fault, failure } = trouble
   if (fault === 'reset') {
-    take()
     troubles.countFault('reset')
     // An RST, not a FIN: the client reads ECONNRESET, as from a connection dropped on the way.
     if (response.socket === null) response.destroy()
@@ -45,12 +47,11 @@ function act (troubles: SimulatedTrouble, { response, trouble, answer, take, ref
   }
   const chosen = failure ?? answer
   if (failure !== null) troubles.countFailure(failure.status)
-  if (chosen instanceof Error) {
-    refuse(chosen)
-    return
-  }
-  take()
-  if (fault === 'truncate') {
+  if (chosen.error === 'view' && failure === null) {
+    // The view's own error goes out whole: only a reset breaks it.
+    writeAnswer(response, chosen)
+    written(chosen)
+  } else if (fault === 'truncate') {
     troubles.countFault('truncate')
     cut(response, chosen)
   } else if (fault === 'dribble') {

@@ -1,5 +1,5 @@
-// The fast path over real HTTP: what it answers, built or cached, is byte for byte what the Fastify route
-// answers (an app with FAST_PATH off), and whatever is not a page answer reaches Fastify.
+// The fast path over real HTTP: what it answers, built or cached, errors included, is byte for byte what
+// the Fastify route answers (an app with FAST_PATH off), and whatever is not a page request reaches Fastify.
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { writeFile } from 'node:fs/promises'
@@ -61,17 +61,30 @@ t.test('what the fast path answers, built, kept or cached, is byte for byte what
   t.match(answered.at(-1), { method: 'HEAD', statusCode: 200, url: `${EXPLORE}?companies=9` })
   t.ok(answered.every(answer => answer.responseTime >= 0))
 
-  // Anything but a page answer, and any other path, is Fastify's to answer.
-  const others: Array<[string, string, Record<string, string>]> = [
+  // The view's errors and Django's refusals of a page request: the fast path answers them too, the same bytes.
+  const errors: Array<[string, string, Record<string, string>]> = [
     ['GET', `${EXPLORE}?companies=x`, {}],
+    ['GET', `${EXPLORE}?companies=x`, { Accept: 'application/json; indent=4', Origin: 'https://a.example' }],
+    ['HEAD', `${EXPLORE}?companies=1.5`, {}],
     ['GET', `${EXPLORE}?format=xml`, {}],
     ['GET', EXPLORE, { Accept: 'text/html' }],
     ['GET', EXPLORE, { Accept: '' }],
     ['GET', '/zz/api/internal/explore/', {}],
+    ['GET', `${EXPLORE}?${Array.from({ length: 1001 }, (_, i) => `f${i}=1`).join('&')}`, { Origin: 'https://a.example' }]
+  ]
+  for (const [method, url, headers] of errors) {
+    const label = `${method} ${url.slice(0, 60)} ${JSON.stringify(headers)}`
+    const before = answered.length
+    const expected = await exchange(reference, method, url, headers)
+    t.match(expected, /^HTTP\/1\.1 4\d\d /, label)
+    t.equal(await exchange(app, method, url, headers), expected, label)
+    t.equal(answered.length, before + 1, `the fast path answered: ${label}`)
+  }
+
+  // Any other method or path is Fastify's to answer, untouched.
+  const others: Array<[string, string, Record<string, string>]> = [
     ['GET', '/EN/api/internal/explore/', {}],
     ['GET', '/en/api/internal/explore?companies=7', {}],
-    ['GET', `${EXPLORE}#top`, {}],
-    ['GET', `${EXPLORE}?${Array.from({ length: 1001 }, (_, i) => `f${i}=1`).join('&')}`, {}],
     ['POST', `${EXPLORE}?companies=7`, {}],
     ['OPTIONS', EXPLORE, {}]
   ]
@@ -91,8 +104,15 @@ t.test('with CORS for listed origins the fast path answers per Origin, as the ro
     const expected = await exchange(reference, 'GET', `${EXPLORE}?companies=7`, { Origin: origin })
     t.match(expected, origin === 'https://a.example' ? /\r\naccess-control-allow-origin: https:\/\/a\.example\r\n/ : /^(?![^]*access-control-allow-origin)/)
     for (let i = 0; i < 3; i++) t.equal(await exchange(app, 'GET', `${EXPLORE}?companies=7`, { Origin: origin }), expected, `${origin}, answer ${i + 1}`)
+    // The view's error carries the view's Vary; a refusal before the view, only CORS's.
+    const fields = Array.from({ length: 1001 }, (_, i) => `f${i}=1`).join('&')
+    for (const url of [`${EXPLORE}?companies=x`, `${EXPLORE}?${fields}`]) {
+      const refused = await exchange(reference, 'GET', url, { Origin: origin })
+      t.match(refused, url.includes('f1000') ? /\r\nvary: Origin\r\n/ : /\r\nvary: Accept, Origin\r\n/)
+      t.equal(await exchange(app, 'GET', url, { Origin: origin }), refused, `${origin}: ${url.slice(0, 60)}`)
+    }
   }
-  t.equal(answered.length, 6, 'every one of them on the fast path')
+  t.equal(answered.length, 10, 'every one of them on the fast path')
 })
 
 t.test('a conditional request gets its 304 on the fast path, built or cached', async t => {
@@ -109,14 +129,22 @@ t.test('a conditional request gets its 304 on the fast path, built or cached', a
   t.equal(answered.filter(answer => answer.statusCode === 304).length, 2)
 })
 
-t.test('what the fast path must not answer reaches the route', async t => {
-  const { app, answered } = await fastApp(t, { allowedHosts: ['localhost'], maxUrlLength: 200 })
+t.test('Django\'s refusals before the view are the fast path\'s too; other methods reach the route', async t => {
+  const overrides = { allowedHosts: ['localhost'], maxUrlLength: 200 }
+  const { app, answered } = await fastApp(t, overrides)
+  const reference = await referenceApp(t, overrides)
   const url = `${EXPLORE}?companies=8`
-  t.match(await rawRequest(app, `GET ${url} HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n`), /^HTTP\/1\.1 400 /, 'a host not allowed')
+  const evil = `GET ${url} HTTP/1.1\r\nHost: evil.test\r\nOrigin: https://a.example\r\nConnection: close\r\n\r\n`
+  const refused = await rawRequest(app, evil)
+  t.match(refused, /^HTTP\/1\.1 400 [^]*\r\n\r\n\{"detail":"Invalid Host header\."\}$/, 'a host not allowed')
+  t.equal(refused.replace(/\r\nDate: [^\r]*/i, ''), (await rawRequest(reference, evil)).replace(/\r\nDate: [^\r]*/i, ''))
+  const long = `${url}&${'x'.repeat(300)}`
+  t.match(await exchange(app, 'GET', long), /^HTTP\/1\.1 414 /)
+  t.equal(await exchange(app, 'GET', long), await exchange(reference, 'GET', long), 'a target too long')
+  t.equal(answered.length, 3, 'answered on the fast path')
   t.match(await exchange(app, 'DELETE', url), /^HTTP\/1\.1 405 /)
   t.match(await exchange(app, 'OPTIONS', url), /^HTTP\/1\.1 200 [^]*"name":"Explore"/)
-  t.match(await exchange(app, 'GET', `${url}&${'x'.repeat(300)}`), /^HTTP\/1\.1 414 /)
-  t.equal(answered.length, 0, 'none of these went through the fast path')
+  t.equal(answered.length, 3, 'other methods through the route')
 })
 
 t.test('a new snapshot is never answered from the old one\'s pages', async t => {
