@@ -11,6 +11,7 @@ import { FAIL_STATUSES, simulatedFailure, type FailStatus } from '../errors.js'
 import { Rng } from '../generate/random-source.js'
 import { errorAnswer, type PageSettings, type ViewAnswer } from './page-answer.js'
 import type { PageRequest } from './page-request.js'
+import { steeringOf } from './steering-fields.js'
 
 /** What one page request gets. */
 export interface Trouble {
@@ -110,15 +111,15 @@ export class SimulatedTrouble {
     this.faults = new Rng(this.seed, 'fault')
   }
 
-  /** The trouble this page request gets, or null for none. Called once per request, in arrival order. */
-  draw (request: PageRequest): Trouble | null {
+  /** The trouble a page request gets (`sent`: its target as sent), or null for none. Once per request, in order. */
+  draw (request: PageRequest, sent: string): Trouble | null {
     const { settings } = this
     let delayMs = this.delays?.sample() ?? 0
     let failStatus: FailStatus | null = settings.failRate > 0 && this.failures.float() < settings.failRate ? settings.failStatus : null
     const fault = settings.fault !== null && settings.faultRate > 0 && this.faults.float() < settings.faultRate ? settings.fault : null
     if (settings.chaos) {
       // The query's field wins over the header's preference: it is the more deliberate of the two.
-      const steering = request.steering
+      const steering = steeringOf(sent)
       const wishes = preferences(request.headers.prefer)
       const delay = wishedDelay(steering.__delay ?? wishes.delay)
       if (delay !== null) delayMs = delay

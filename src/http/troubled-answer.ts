@@ -21,7 +21,7 @@ export function answerWriter (troubles: SimulatedTrouble | null): AnswerWriter {
   if (troubles === null) return plainWriter
   return (response, page, answer, written) => {
     // Django refused it before the view: no trouble is drawn for it, as none would be in the original's view.
-    const trouble = answer.error === 'refusal' ? null : troubles.draw(page)
+    const trouble = answer.error === 'refusal' ? null : troubles.draw(page, response.req.url as string)
     if (trouble === null) plainWriter(response, page, answer, written)
     else if (trouble.delayMs === 0) act(troubles, response, trouble, answer, written)
     else {

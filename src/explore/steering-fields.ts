@@ -1,0 +1,29 @@
+// Under CHAOS a request may steer its own simulated trouble with query fields (`?__delay=500`,
+// `?__status=503`; `__code` is Prism's spelling of `__status`). They are no part of the page: the page of
+// `?companies=7&__delay=500` is the page of `?companies=7`, the same bytes under the same cache key.
+import { parseRequestQuery, TOO_MANY_FIELDS, unquotePlus } from './query-string.js'
+
+export const STEERING_FIELDS: ReadonlySet<string> = new Set(['__delay', '__status', '__code'])
+
+/** A request target without the query fields whose key (decoded as Django decodes it) is a steering field. */
+export function withoutSteering (target: string): string {
+  const mark = target.indexOf('?')
+  // Most targets name no steering field: no key can decode to one without `__` or an escaped `_` (%5F).
+  if (mark < 0 || !/__|%5f/i.test(target)) return target
+  const kept = target.slice(mark + 1).split('&').filter(field => {
+    const eq = field.indexOf('=')
+    return !STEERING_FIELDS.has(unquotePlus(eq < 0 ? field : field.slice(0, eq)))
+  })
+  return kept.length === 0 ? target.slice(0, mark) : `${target.slice(0, mark)}?${kept.join('&')}`
+}
+
+/** The last value of each steering field of a target's query (as QueryDict.get reads it). Never throws. */
+export function steeringOf (target: string): Record<string, string | undefined> {
+  const steering: Record<string, string | undefined> = {}
+  const mark = target.indexOf('?')
+  if (mark < 0 || !/__|%5f/i.test(target)) return steering
+  const query = parseRequestQuery(target.slice(mark + 1))
+  if (query === TOO_MANY_FIELDS) return steering
+  for (const field of STEERING_FIELDS) steering[field] = query[field]?.at(-1)
+  return steering
+}
