@@ -56,9 +56,10 @@ export async function readCaptureOptions (argv: string[]): Promise<CaptureOption
       }
     }))
   } catch (error) {
-    // parseArgs' own messages name the option; its advice about `--` does not apply here, and a message is
-    // one line.
-    throw new CaptureUsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, '').replaceAll('\n', ' '))
+    // parseArgs' messages name the option; its advice about `--` does not apply here, and a message is one line.
+    throw new CaptureUsageError(
+      (error as Error).message.replace(/\. To specify a positional argument.*$/s, '').replaceAll('\n', ' ')
+    )
   }
   if (values.help === true) return 'help'
   for (const name of ['from', 'languages', 'companies', 'out'] as const) {
@@ -88,8 +89,12 @@ function baseUrl (value: string): string {
   } catch {
     throw new CaptureUsageError(`--from: ${JSON.stringify(value)} is not a URL (like https://news.example.com)`)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CaptureUsageError(`--from: ${JSON.stringify(value)} is not an http or https URL`)
-  if (url.search !== '' || url.hash !== '') throw new CaptureUsageError(`--from: ${JSON.stringify(value)}: the base URL takes no query or fragment`)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new CaptureUsageError(`--from: ${JSON.stringify(value)} is not an http or https URL`)
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw new CaptureUsageError(`--from: ${JSON.stringify(value)}: the base URL takes no query or fragment`)
+  }
   // A base with a path prefix (https://example.com/news) keeps it; the language segment follows it.
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
 }
@@ -98,7 +103,9 @@ function languageList (value: string): string[] {
   const codes = value.split(',').map(code => code.trim()).filter(code => code !== '')
   if (codes.length === 0) throw new CaptureUsageError('--languages: no language (like en,es,fr)')
   for (const code of codes) {
-    if (!LANGUAGE.test(code)) throw new CaptureUsageError(`--languages: ${JSON.stringify(code)} is not a language segment (${LANGUAGE.source})`)
+    if (!LANGUAGE.test(code)) {
+      throw new CaptureUsageError(`--languages: ${JSON.stringify(code)} is not a language segment (${LANGUAGE.source})`)
+    }
   }
   return [...new Set(codes)]
 }
@@ -106,19 +113,27 @@ function languageList (value: string): string[] {
 function outputFormat (out: string): 'jsonl' | 'json' {
   if (isJsonLinesPath(out)) return 'jsonl'
   if (/\.json$/i.test(out)) return 'json'
-  throw new CaptureUsageError(`--out: ${JSON.stringify(out)}: the extension gives the format: use .json (format v1) or .jsonl/.ndjson (JSON Lines)`)
+  throw new CaptureUsageError(
+    `--out: ${JSON.stringify(out)}: the extension gives the format: use .json (format v1) or .jsonl/.ndjson (JSON Lines)`
+  )
 }
 
 function generatedAt (value: string | undefined): string | null {
   if (value === undefined) return null
-  if (!isDateTime(value)) throw new CaptureUsageError(`--generated-at: ${JSON.stringify(value)} is not an ISO-8601 timestamp (like 2026-11-20T09:30:00Z)`)
+  if (!isDateTime(value)) {
+    throw new CaptureUsageError(
+      `--generated-at: ${JSON.stringify(value)} is not an ISO-8601 timestamp (like 2026-11-20T09:30:00Z)`
+    )
+  }
   return value
 }
 
 function integer (name: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined
   const n = Number(value)
-  if (!/^\d+$/.test(value) || n < min || n > max) throw new CaptureUsageError(`--${name}: ${JSON.stringify(value)} is not a whole number from ${min} to ${max}`)
+  if (!/^\d+$/.test(value) || n < min || n > max) {
+    throw new CaptureUsageError(`--${name}: ${JSON.stringify(value)} is not a whole number from ${min} to ${max}`)
+  }
   return n
 }
 
@@ -131,6 +146,10 @@ function positive (name: string, value: string | undefined): number | undefined 
 function nonNegative (name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined
   const n = Number(value)
-  if (!/^\d+(\.\d+)?$/.test(value) || !Number.isFinite(n)) throw new CaptureUsageError(`--${name}: ${JSON.stringify(value)} is not a number of seconds or requests (like 2 or 0.5)`)
+  if (!/^\d+(\.\d+)?$/.test(value) || !Number.isFinite(n)) {
+    throw new CaptureUsageError(
+      `--${name}: ${JSON.stringify(value)} is not a number of seconds or requests (like 2 or 0.5)`
+    )
+  }
   return n
 }

@@ -7,8 +7,7 @@ import { ContentItemSchema, type ContentItem } from '../schemas/content-item.js'
 import { ExplorePageSchema } from '../schemas/explore-response.js'
 import { CaptureError, NotExploreError } from '../errors.js'
 
-// The envelope first, with its items unchecked: a wrong envelope means another API, a wrong item means an
-// explore API with an item the snapshot format cannot hold, and the two are reported differently.
+// The envelope first, items unchecked: a wrong envelope is another API, a wrong item one the snapshot cannot hold.
 const envelopeCheck = TypeCompiler.Compile(Type.Composite([
   Type.Omit(ExplorePageSchema, ['results']),
   Type.Object({ results: Type.Array(Type.Unknown()) })
@@ -45,7 +44,9 @@ export function readPage (url: string, body: unknown, query: PageQuery): SourceP
   if (!envelopeCheck.Check(body)) {
     const first = envelopeCheck.Errors(body).First()
     const where = first === undefined || first.path === '' ? '' : `${first.path}: `
-    throw new NotExploreError(url, `the JSON is not a page of {count, next, previous, results} (${where}${first?.message ?? 'not an object'})`)
+    throw new NotExploreError(
+      url, `the JSON is not a page of {count, next, previous, results} (${where}${first?.message ?? 'not an object'})`
+    )
   }
   if (body.results.length > query.limit) {
     throw new NotExploreError(url, `${body.results.length} results for limit=${query.limit}`)
@@ -54,7 +55,9 @@ export function readPage (url: string, body: unknown, query: PageQuery): SourceP
     if (itemCheck.Check(item)) continue
     const first = itemCheck.Errors(item).First()
     const pk = (item as { pk?: unknown } | null)?.pk
-    throw new CaptureError(`GET ${url}: results[${index}]${pk === undefined ? '' : ` (pk ${JSON.stringify(pk)})`} is not a content item the snapshot can hold: ${first?.path ?? ''} ${first?.message ?? ''}`.trimEnd())
+    throw new CaptureError(
+      `GET ${url}: results[${index}]${pk === undefined ? '' : ` (pk ${JSON.stringify(pk)})`} is not a content item the snapshot can hold: ${first?.path ?? ''} ${first?.message ?? ''}`.trimEnd()
+    )
   }
   return { url, count: body.count, next: body.next, results: body.results as ContentItem[] }
 }

@@ -1,11 +1,9 @@
-// Company ids as a person writes them: `1-5000,7000` on the command line, or a file of ids and ranges
-// separated by spaces, commas or newlines with `#` comments. Read into a sorted list without repeats, and
-// written back as ranges for the summary.
+// Company ids as a person writes them (`1-5000,7000`, or a file of them with `#` comments), read into a sorted
+// list without repeats, and written back as ranges for the summary.
 import { readFile } from 'node:fs/promises'
 import { CaptureUsageError } from '../errors.js'
 
-// One request per id and language: ten million ids is already weeks of walking at any sane rate; a larger
-// set is a typo (`1-50000000`) and would only exhaust memory before the first request.
+// Ten million ids is already weeks of walking at a sane rate; a larger set is a typo (`1-50000000`) exhausting memory.
 export const MAX_IDS = 10_000_000
 
 const TOKEN = /^(\d+)(?:-(\d+))?$/
@@ -22,10 +20,14 @@ export function parseIdRanges (text: string, where = '--companies'): number[] {
     for (const token of (line.split('#', 1)[0] ?? '').split(/[\s,]+/)) {
       if (token === '') continue
       const match = TOKEN.exec(token)
-      if (match === null) throw new CaptureUsageError(`${place}: ${JSON.stringify(token)} is not an id or a range of ids (like 1-5000)`)
+      if (match === null) {
+        throw new CaptureUsageError(`${place}: ${JSON.stringify(token)} is not an id or a range of ids (like 1-5000)`)
+      }
       const low = safeId(match[1] as string, token, place)
       const high = match[2] === undefined ? low : safeId(match[2], token, place)
-      if (high < low) throw new CaptureUsageError(`${place}: ${JSON.stringify(token)} is not a range: ${low} is above ${high}`)
+      if (high < low) {
+        throw new CaptureUsageError(`${place}: ${JSON.stringify(token)} is not a range: ${low} is above ${high}`)
+      }
       total += high - low + 1
       if (total > MAX_IDS) throw new CaptureUsageError(`${place}: more than ${MAX_IDS} ids`)
       ranges.push([low, high])
@@ -43,7 +45,9 @@ export async function readIdRanges (value: string): Promise<number[]> {
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    throw new CaptureUsageError(`--companies: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    throw new CaptureUsageError(
+      `--companies: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`
+    )
   }
   return parseIdRanges(text, file)
 }
@@ -62,7 +66,9 @@ export function formatIdRanges (ids: readonly number[]): string {
 
 function safeId (digits: string, token: string, place: string): number {
   const id = Number(digits)
-  if (!Number.isSafeInteger(id)) throw new CaptureUsageError(`${place}: ${JSON.stringify(token)}: ids stop at ${Number.MAX_SAFE_INTEGER}`)
+  if (!Number.isSafeInteger(id)) {
+    throw new CaptureUsageError(`${place}: ${JSON.stringify(token)}: ids stop at ${Number.MAX_SAFE_INTEGER}`)
+  }
   return id
 }
 

@@ -5,9 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 export class RequestGate {
   private readonly inFlight: Places
   /**
-   * One request at a time waits out the pause and the rate cap, in the order they asked: a timer fires on
-   * the event loop's millisecond clock, so a request can wake a fraction of a millisecond before its start
-   * and sleep again, while one behind it, woken a moment later, would take that start (seen as 1, 3, 2).
+   * One request at a time waits out the pause and rate cap, in order: timers fire on a millisecond clock, so one
+   * woken just early sleeps again while the next, woken a moment later, would take its start (seen as 1, 3, 2).
    */
   private readonly starting = new Places(1)
   /** performance.now() before which no request may start: the rate cap's next free start. */

@@ -12,9 +12,8 @@ export function isRetryableStatus (status: number): boolean {
 }
 
 /**
- * The delay before retry number `retry` (1 for the first): a random time up to `baseMs` · 2^(retry-1),
- * at most BACKOFF_CAP_MS. Full jitter spreads the retries of many workers that failed together, so they
- * do not come back at the source in one burst.
+ * The delay before retry `retry` (1 for the first): random up to `baseMs` · 2^(retry-1), at most BACKOFF_CAP_MS.
+ * Full jitter, so that workers which failed together do not come back at the source in one burst.
  */
 export function backoffDelay (retry: number, baseMs: number, random: () => number = Math.random): number {
   const ceiling = Math.min(BACKOFF_CAP_MS, baseMs * 2 ** Math.max(0, retry - 1))
@@ -29,8 +28,7 @@ export function parseRetryAfter (value: string | null, now: number = Date.now())
   if (value === null) return null
   const text = value.trim()
   if (/^\d+$/.test(text)) return Number(text) * 1000
-  // Only the date forms HTTP allows (IMF-fixdate and the two obsolete ones all name a weekday); a bare
-  // number with a sign or a decimal point is not one.
+  // HTTP's date forms all start with a weekday; a number with a sign or a decimal point is no date.
   if (!/^[A-Za-z]{3}/.test(text)) return null
   const at = Date.parse(text)
   return Number.isNaN(at) ? null : Math.max(0, at - now)

@@ -64,7 +64,9 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
       generatedAt,
       languages: options.languages,
       items: async (code, each) => {
-        for (const { json, companies } of byCode.get(code)?.items ?? []) await each({ ...JSON.parse(json) as object, companies })
+        for (const { json, companies } of byCode.get(code)?.items ?? []) {
+          await each({ ...JSON.parse(json) as object, companies })
+        }
       }
     }, {
       format,
@@ -73,7 +75,9 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
         // The service's own loader is the judge: what it refuses is never put in place of --out.
         const counts = (await loadSnapshotFile(temporary)).itemCounts()
         if (Object.keys(expected).some(code => counts[code] !== expected[code])) {
-          throw new CaptureError(`the written snapshot has ${JSON.stringify(counts)} items, the walk found ${JSON.stringify(expected)}: nothing written`)
+          throw new CaptureError(
+            `the written snapshot has ${JSON.stringify(counts)} items, the walk found ${JSON.stringify(expected)}: nothing written`
+          )
         }
       }
     })
@@ -81,11 +85,22 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
     if (error instanceof CaptureError || error instanceof CaptureInterrupted || hooks.signal.aborted) throw error
     if (error instanceof SnapshotError) {
       const more = error.problems.length > 1 ? ` (and ${error.problems.length - 1} more problems)` : ''
-      throw new CaptureError(`the capture would not load, nothing written: ${error.problems[0] ?? error.message}${more}`)
+      throw new CaptureError(
+        `the capture would not load, nothing written: ${error.problems[0] ?? error.message}${more}`
+      )
     }
     throw new CaptureError(`cannot write ${options.out}: ${(error as Error).message}`)
   }
-  return { options, walk, path: written.path, bytes: written.bytes, format, generatedAt, stats: client.stats, elapsedMs: performance.now() - started }
+  return {
+    options,
+    walk,
+    path: written.path,
+    bytes: written.bytes,
+    format,
+    generatedAt,
+    stats: client.stats,
+    elapsedMs: performance.now() - started
+  }
 }
 
 /** Fails before the walk, not after hours of it, when --out could not be replaced. */
@@ -98,6 +113,8 @@ async function checkWritable (out: string): Promise<void> {
   } catch (error) {
     // A missing directory is created when the snapshot is written.
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-    throw new CaptureError(`cannot write in ${directory}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    throw new CaptureError(
+      `cannot write in ${directory}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`
+    )
   }
 }

@@ -1,6 +1,5 @@
-// GETs JSON from the capture's source: every request through the gate (concurrency, rate, Retry-After
-// pauses), a time limit per try (the body included), retries with exponential backoff on 5xx, 429,
-// network errors and timeouts. Whatever else the source answers ends the capture with the URL named.
+// GETs JSON from the capture's source through the gate (concurrency, rate, Retry-After pauses), retrying 5xx,
+// 429, network errors and timeouts with backoff; any other answer ends the capture with the URL named.
 import { RequestGate, pauseFor } from './request-gate.js'
 import { RETRY_AFTER_CAP_MS, backoffDelay, isRetryableStatus, parseRetryAfter } from './retry-policy.js'
 import { CaptureError, NotExploreError } from '../errors.js'
@@ -57,9 +56,8 @@ export class SourceClient {
   }
 
   /**
-   * The parsed JSON of a 200 answer to GET `url`. Throws NotExploreError for an answer that is not JSON or
-   * a 404, CaptureError for another refusal or once the retries are spent, and the signal's reason when
-   * `signal` aborts.
+   * The parsed JSON of a 200 to GET `url`. Throws NotExploreError (not JSON, a 404), CaptureError (another
+   * refusal, the retries spent) or the signal's reason.
    */
   async getJson (url: string, signal: AbortSignal): Promise<unknown> {
     const { retries, retryDelayMs } = this.options
@@ -68,9 +66,13 @@ export class SourceClient {
       if (!(outcome instanceof Transient)) return outcome
       if (retry >= retries) {
         const tries = retry + 1
-        throw new CaptureError(`GET ${url}: ${outcome.description} (${tries} ${tries === 1 ? 'try' : 'tries'}; --retries ${retries})`)
+        throw new CaptureError(
+          `GET ${url}: ${outcome.description} (${tries} ${tries === 1 ? 'try' : 'tries'}; --retries ${retries})`
+        )
       }
-      const notice: RetryNotice = { url, reason: outcome.reason, retry: retry + 1, retryAfterMs: outcome.retryAfterMs }
+      const notice: RetryNotice = {
+        url, reason: outcome.reason, retry: retry + 1, retryAfterMs: outcome.retryAfterMs
+      }
       this.stats.retries++
       this.stats.retryReasons.set(outcome.reason, (this.stats.retryReasons.get(outcome.reason) ?? 0) + 1)
       if (outcome.retryAfterMs !== null) {
@@ -100,17 +102,27 @@ export class SourceClient {
       text = await response.text()
     } catch (error) {
       if (signal.aborted) throw signal.reason
-      if (timeout.aborted) return new Transient('timeout', `no complete answer within ${this.options.timeoutMs / 1000} s`)
+      if (timeout.aborted) {
+        return new Transient('timeout', `no complete answer within ${this.options.timeoutMs / 1000} s`)
+      }
       const code = networkCode(error)
       return new Transient(code, `cannot reach the source: ${describeNetworkError(error, code)}`)
     } finally {
       release()
     }
     if (isRetryableStatus(status)) {
-      return new Transient(String(status), `${status} ${response.statusText}`.trim(), parseRetryAfter(response.headers.get('retry-after')))
+      return new Transient(
+        String(status), `${status} ${response.statusText}`.trim(), parseRetryAfter(response.headers.get('retry-after'))
+      )
     }
-    if (status === 404) throw new NotExploreError(url, `404 Not Found${preview(text)} (is the language right? is --from the site's base URL?)`)
-    if (status !== 200) throw new CaptureError(`GET ${url}: ${status} ${response.statusText}${preview(text)} (not retried)`)
+    if (status === 404) {
+      throw new NotExploreError(
+        url, `404 Not Found${preview(text)} (is the language right? is --from the site's base URL?)`
+      )
+    }
+    if (status !== 200) {
+      throw new CaptureError(`GET ${url}: ${status} ${response.statusText}${preview(text)} (not retried)`)
+    }
     try {
       return JSON.parse(text) as unknown
     } catch {

@@ -1,6 +1,5 @@
-// The walk: every page of each language's unfiltered listing, then every page of each listed company in
-// each language (one company per request, so each item's companies are exact), then each language's count
-// once more. What it learns is each language's items with their companies, and what changed meanwhile.
+// The walk: each language's unfiltered listing, then each listed company's pages per language (one company per
+// request, so each item's companies are exact), then each count again to see what changed meanwhile.
 import type { ContentItem } from '../schemas/content-item.js'
 import { exploreUrl, readPage, type PageQuery, type SourcePage } from './explore-page.js'
 import type { SourceClient } from './source-client.js'
@@ -37,8 +36,7 @@ export interface WalkProgress {
 export interface CapturedItem {
   pk: number
   backdate: string
-  /** The item as the source served it (its own key order), without `companies`: kept as text, which takes
-   * a fraction of the memory of the parsed object. */
+  /** The item as served (its own key order), without `companies`: as text, a fraction of a parsed object's memory. */
   json: string
   /** The listed companies whose pages hold it, ascending. */
   companies: number[]
@@ -87,16 +85,16 @@ class LanguageRecord {
   constructor (readonly code: string) {}
 
   /**
-   * An item as one page served it; returns whether its pk is new to the walk. When the same pk comes with
-   * other content (edited while the walk ran), the content seen last is kept: it is the source's newer
-   * state, the one a walk started now would see, and an item's companies are whatever company pages held
-   * it, whichever content they showed. The pk is reported, so the person capturing can walk again.
+   * An item as one page served it; true when its pk is new. Other content for a known pk (edited during the walk)
+   * replaces it, as a walk started now would see it; the pk is reported so the capture can be run again.
    */
   record (item: ContentItem, company: number | null): boolean {
     const json = JSON.stringify(item)
     const entry = this.entries.get(item.pk)
     if (entry === undefined) {
-      this.entries.set(item.pk, { pk: item.pk, backdate: item.backdate, json, companies: company === null ? [] : [company] })
+      this.entries.set(item.pk, {
+        pk: item.pk, backdate: item.backdate, json, companies: company === null ? [] : [company]
+      })
       if (company !== null) this.onlyThroughCompanies.add(item.pk)
       return true
     }
@@ -109,17 +107,14 @@ class LanguageRecord {
     return false
   }
 
-  /**
-   * The unfiltered listing's pages must have held at least as many items as it counted at its start and at
-   * its end. Fewer: items were skipped, because the source's order is not stable from one page to the next
-   * (items tied on their sort key served in another order) or items moved while the pages were walked.
-   * Such a capture would be silently incomplete.
-   */
+  /** Walk.checkHeld for the unfiltered listing, against the smaller of its counts at start and end. */
   checkComplete (countAtEnd: number): void {
     const seen = this.entries.size - this.onlyThroughCompanies.size
     const counted = Math.min(this.countAtStart, countAtEnd)
     if (seen < counted) {
-      throw new CaptureError(`${this.code}: the listing counts ${counted} items but its pages held ${seen}: its order is not stable from page to page, or it changed during the walk; nothing written, capture again`)
+      throw new CaptureError(
+        `${this.code}: the listing counts ${counted} items but its pages held ${seen}: its order is not stable from page to page, or it changed during the walk; nothing written, capture again`
+      )
     }
   }
 
@@ -142,7 +137,7 @@ class LanguageRecord {
   }
 }
 
-/** More pages than this in one listing is no real site: a count from a source that lies or is broken. */
+/** More pages than this is no real site but a broken count, which would plan requests for ever. */
 const MAX_PAGES = 10_000_000
 
 export async function walkSource (options: WalkOptions): Promise<WalkResult> {
@@ -157,8 +152,7 @@ class Walk {
   private readonly countChanges: CountChange[] = []
 
   constructor (private readonly options: WalkOptions) {
-    // The first failure aborts every request still under way, with itself as the reason, so it is the
-    // error the walk ends with.
+    // The first failure aborts every request under way with itself as the reason: it is the walk's error.
     this.signal = AbortSignal.any([options.signal, this.controller.signal])
     this.records = options.languages.map(code => new LanguageRecord(code))
   }
@@ -215,8 +209,9 @@ class Walk {
     if (first.results.length === 0) throw new NotExploreError(first.url, 'an empty first page with a next link')
     const size = first.results.length
     const pages = Math.ceil(first.count / size) - 1
-    // A count no site has (a source that lies, or is broken) would plan requests for ever.
-    if (pages > MAX_PAGES) throw new NotExploreError(first.url, `a count of ${first.count} items, more than ${MAX_PAGES} pages of ${size}`)
+    if (pages > MAX_PAGES) {
+      throw new NotExploreError(first.url, `a count of ${first.count} items, more than ${MAX_PAGES} pages of ${size}`)
+    }
     // Offsets drawn as they are needed: a large listing's are never all in memory.
     const lastOffset = pages * size
     function * offsets (): Generator<number> {
@@ -242,13 +237,14 @@ class Walk {
   }
 
   /**
-   * A listing's pages must hold at least as many items as it counts. Fewer: items were skipped, because the
-   * source's order is not stable from one page to the next (items tied on their sort key served in another
-   * order) or items moved while the pages were walked. Such a capture would be silently incomplete.
+   * A listing's pages must hold as many items as it counts; fewer means items were skipped (an unstable order,
+   * ties on the sort key, or items moved during the walk), and the capture would be silently incomplete.
    */
   private checkHeld (record: LanguageRecord, company: number | null, seen: ReadonlySet<number>, counted: number): void {
     if (seen.size >= counted) return
-    throw new CaptureError(`${record.code}${company === null ? '' : `, company ${company}`}: the listing counts ${counted} items but its pages held ${seen.size}: its order is not stable from page to page, or it changed during the walk; nothing written, capture again`)
+    throw new CaptureError(
+      `${record.code}${company === null ? '' : `, company ${company}`}: the listing counts ${counted} items but its pages held ${seen.size}: its order is not stable from page to page, or it changed during the walk; nothing written, capture again`
+    )
   }
 
   private take (record: LanguageRecord, page: SourcePage, company: number | null, seen: Set<number>): void {

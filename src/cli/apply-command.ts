@@ -1,11 +1,12 @@
-// `explore-replica apply SNAPSHOT CHANGES… --out FILE`: the snapshot a replica serves for that chain,
-// written whole: every file checked as a replica checks it, the changes merged by the reference merge
-// (snapshot/changes/merge-snapshot.ts), the result written through the snapshot writer and checked again.
+// `explore-replica apply SNAPSHOT CHANGES… --out FILE`: the snapshot a replica serves for that chain, written whole
+// through the reference merge (snapshot/changes/merge-snapshot.ts) and checked again before the rename.
 import { parseArgs } from 'node:util'
 import { SnapshotError, UsageError } from '../errors.js'
 import { refuseInputAsOut } from './output-not-input.js'
 import { readChangeFile } from '../snapshot/changes/read-change-file.js'
-import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '../snapshot/changes/merge-snapshot.js'
+import {
+  applyChangesToSnapshot, type ChangeLine, type SnapshotDocument
+} from '../snapshot/changes/merge-snapshot.js'
 import { startsWithBom } from '../snapshot/load/json-text.js'
 import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import { readLines } from '../snapshot/load/read-lines.js'
@@ -36,7 +37,9 @@ export async function applyCommand (argv: string[]): Promise<number> {
   if (positionals.length < 2) throw new UsageError('expected a snapshot and at least one change file')
   if (values.out === undefined) throw new UsageError('--out FILE is required')
   const [snapshotFile, ...changeFiles] = positionals as [string, ...string[]]
-  await refuseInputAsOut(values.out, [['the snapshot', snapshotFile], ...changeFiles.map(file => ['the change file', file] as [string, string])])
+  await refuseInputAsOut(values.out, [
+    ['the snapshot', snapshotFile], ...changeFiles.map(file => ['the change file', file] as [string, string])
+  ])
   const started = performance.now()
 
   let document: SnapshotDocument
@@ -74,7 +77,9 @@ export async function applyCommand (argv: string[]): Promise<number> {
     return 1
   }
   const counts = languages.map(code => `${code}: ${merged.languages[code]?.length ?? 0}`).join(', ')
-  process.stdout.write(`Wrote ${values.out} (${counts} items; ${changeFiles.length} change file${changeFiles.length === 1 ? '' : 's'} applied) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
+  process.stdout.write(
+    `Wrote ${values.out} (${counts} items; ${changeFiles.length} change file${changeFiles.length === 1 ? '' : 's'} applied) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`
+  )
   return 0
 }
 

@@ -1,6 +1,8 @@
 // `explore-replica capture` (npm run capture -- …): makes a snapshot by walking a running explore API, the
 // original or another replica, and writes it only once the service's own loader accepts it.
-import { DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_S, DEFAULT_TIMEOUT_S, readCaptureOptions } from '../capture/capture-options.js'
+import {
+  DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_S, DEFAULT_TIMEOUT_S, readCaptureOptions
+} from '../capture/capture-options.js'
 import { formatSummary } from '../capture/capture-summary.js'
 import { progressBar } from '../capture/progress-bar.js'
 import { BACKOFF_CAP_MS, RETRY_AFTER_CAP_MS } from '../capture/retry-policy.js'

@@ -1,7 +1,5 @@
-// `explore-replica check FILE…` (npm run snapshot:check -- FILE…): checks what an editor or a publisher
-// writes, snapshots, change files and fleet manifests, each with the reader the service uses for its kind,
-// so a file is known good before it is dropped or published. Prints every problem; exit 0 when all are valid,
-// 1 otherwise.
+// `explore-replica check FILE…`: checks snapshots, change files and fleet manifests with the reader the service
+// uses for each kind, so a file is known good before it is dropped or published.
 import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { refusalReport, SnapshotError, ManifestError } from '../errors.js'
@@ -46,7 +44,11 @@ const PROCESS_OUTPUT: CheckOutput = {
 type Kind = 'snapshot' | 'changes' | 'manifest'
 
 export async function checkCommand (argv: string[], output: CheckOutput = PROCESS_OUTPUT): Promise<number> {
-  const { values, positionals: files } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
+  const { values, positionals: files } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { help: { type: 'boolean', short: 'h' } }
+  })
   if (values.help === true) {
     output.out(CHECK_USAGE)
     return 0
@@ -59,10 +61,16 @@ export async function checkCommand (argv: string[], output: CheckOutput = PROCES
   for (const file of files) {
     const kind = await kindOf(file)
     const report = kind === null
-      ? { valid: false, text: `${file}: not a snapshot, change file or manifest: its name ends in none of .json, .jsonl, .ndjson (snapshots, change files) or ${MANIFEST_SUFFIX} (a fleet's manifest)` }
+      ? {
+          valid: false,
+          text: `${file}: not a snapshot, change file or manifest: its name ends in none of .json, .jsonl, .ndjson (snapshots, change files) or ${MANIFEST_SUFFIX} (a fleet's manifest)`
+        }
       : kind === 'changes' && !/\.jsonl$/i.test(file)
         // CHANGES_DIR and manifests take *.jsonl only: such a file would never be applied.
-        ? { valid: false, text: `${file}: a change file, but named otherwise than *.jsonl: a replica reads change files only by that name` }
+        ? {
+            valid: false,
+            text: `${file}: a change file, but named otherwise than *.jsonl: a replica reads change files only by that name`
+          }
         : await CHECKS[kind](file)
     if (!report.valid) failed++
     output.out(`${report.text}\n`)
@@ -92,7 +100,10 @@ const CHECKS: Record<Kind, (file: string) => Promise<Report>> = {
     try {
       const changes = await readChangeFile(file)
       const upserts = changes.ops.filter(op => op.op === 'upsert').length
-      return { valid: true, text: `${file}: valid (change file ${changes.id}: ${count(upserts, 'upsert')}, ${count(changes.ops.length - upserts, 'delete')}${generated(changes.generatedAt)})` }
+      return {
+        valid: true,
+        text: `${file}: valid (change file ${changes.id}: ${count(upserts, 'upsert')}, ${count(changes.ops.length - upserts, 'delete')}${generated(changes.generatedAt)})`
+      }
     } catch (error) {
       return refused('change file', file, error)
     }
@@ -106,12 +117,18 @@ const CHECKS: Record<Kind, (file: string) => Promise<Report>> = {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (typeof code !== 'string') throw error
-      return { valid: false, text: refusalReport('manifest', file, 'SNAPSHOT_ERR_UNREADABLE', [describeReadError(code)]) }
+      return {
+        valid: false,
+        text: refusalReport('manifest', file, 'SNAPSHOT_ERR_UNREADABLE', [describeReadError(code)])
+      }
     }
     try {
       const manifest = parseManifest(text)
       const changes = manifest.changes.length === 0 ? 'no change files' : count(manifest.changes.length, 'change file')
-      return { valid: true, text: `${file}: valid (manifest: ${manifest.snapshot} and ${changes}; those files were not fetched or checked)` }
+      return {
+        valid: true,
+        text: `${file}: valid (manifest: ${manifest.snapshot} and ${changes}; those files were not fetched or checked)`
+      }
     } catch (error) {
       if (!(error instanceof ManifestError)) throw error
       return { valid: false, text: refusalReport('manifest', file, 'SNAPSHOT_ERR_INVALID', error.problems) }
@@ -119,11 +136,7 @@ const CHECKS: Record<Kind, (file: string) => Promise<Report>> = {
   }
 }
 
-/**
- * A manifest by its name, as a replica tells one (MANIFEST_SUFFIX); a JSON Lines file by its first line: a
- * change file's header, or a snapshot (its header, an item, or anything the snapshot's reader then reports);
- * a `.json` file is a format v1 snapshot. Null: a name of none of these.
- */
+/** A file's kind as a replica tells it: by name, and for JSON Lines by the first line; null for no known name. */
 async function kindOf (file: string): Promise<Kind | null> {
   if (isManifestName(file)) return 'manifest'
   if (isJsonLinesPath(file)) return isChangeHeader(await firstValue(file)) ? 'changes' : 'snapshot'
@@ -160,12 +173,18 @@ async function firstValue (file: string): Promise<unknown> {
  * (frame-lines.ts), so that check reads that file with the change file's reader instead.
  */
 function isChangeHeader (value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && 'changes' in value && !('snapshot' in value) && !('pk' in value)
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && 'changes' in value &&
+    !('snapshot' in value) && !('pk' in value)
 }
 
 function refused (kind: string, file: string, error: unknown): Report {
   // Anything but the file's own problems is still this file's failure: the other files are checked.
-  return { valid: false, text: error instanceof SnapshotError ? refusalReport(kind, file, error.code, error.problems) : `${file}: ${(error as Error).message}` }
+  return {
+    valid: false,
+    text: error instanceof SnapshotError
+      ? refusalReport(kind, file, error.code, error.problems)
+      : `${file}: ${(error as Error).message}`
+  }
 }
 
 function generated (at: string | null): string {

@@ -38,7 +38,9 @@ export const COMMANDS: Record<string, Command> = {
     run: async argv => await (await import('./capture-command.js')).captureCommand(argv)
   },
   versions: opsCommand('versions', 'a running replica\'s served, kept and pinned versions: versions --ops-url URL'),
-  rollback: opsCommand('rollback', 'serve the kept version before the served one, and pin it: rollback --ops-url URL (OPS_TOKEN)'),
+  rollback: opsCommand(
+    'rollback', 'serve the kept version before the served one, and pin it: rollback --ops-url URL (OPS_TOKEN)'
+  ),
   pin: opsCommand('pin', 'serve a kept version and pin it: pin VERSION --ops-url URL (OPS_TOKEN)'),
   unpin: opsCommand('unpin', 'follow the source again, its newest loaded at once: unpin --ops-url URL (OPS_TOKEN)'),
   diff: {

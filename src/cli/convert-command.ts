@@ -1,7 +1,5 @@
-// `explore-replica convert IN OUT` (npm run snapshot:convert -- IN OUT): a snapshot from one format to the other (format v1 `.json`, JSON Lines
-// `.jsonl`/`.ndjson`, by extension). IN is checked by the service's own loader first, so only a snapshot
-// the service would serve is converted; OUT is written through a temporary file and a rename, so a watching
-// service never sees half of it. Every field of every item is kept, `companies` and unknown ones included.
+// `explore-replica convert IN OUT`: format v1 (.json) ⇄ JSON Lines (.jsonl, .ndjson) by extension, every field kept.
+// IN must pass the service's own loader; OUT is renamed into place, so a watching service never sees half of it.
 import { SnapshotError, ConvertError } from '../errors.js'
 import { isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
 import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
@@ -30,14 +28,15 @@ export async function convertCommand (args: string[]): Promise<number> {
     return 1
   }
   const started = performance.now()
-  // The input is streamed twice, once checked and once converted, and must not change in between: memory
-  // stays that of the model, whatever the file's size.
+  // Streamed twice (checked, then converted) so memory stays the model's; the stamp catches a change in between.
   const stamp = await fileStamp(input)
   let model
   try {
     model = await loadSnapshotFile(input)
   } catch (error) {
-    process.stderr.write(`${error instanceof SnapshotError ? error.message : `${input}: ${(error as Error).message}`}\n`)
+    process.stderr.write(
+      `${error instanceof SnapshotError ? error.message : `${input}: ${(error as Error).message}`}\n`
+    )
     return 1
   }
   const { generatedAt } = model.info
@@ -53,11 +52,15 @@ export async function convertCommand (args: string[]): Promise<number> {
           if (language !== code) return
           const own = item.language
           if (toLines && own !== undefined && own !== language) {
-            throw new ConvertError(`languages.${language}[${index}] has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language: rename it first`)
+            throw new ConvertError(
+              `languages.${language}[${index}] has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language: rename it first`
+            )
           }
           await each(item)
         })
-        if (await fileStamp(input) !== stamp) throw new ConvertError(`${input} changed while it was converted: run again`)
+        if (await fileStamp(input) !== stamp) {
+          throw new ConvertError(`${input} changed while it was converted: run again`)
+        }
       }
     }, {
       format: toLines ? 'jsonl' : 'compact',
@@ -65,13 +68,17 @@ export async function convertCommand (args: string[]): Promise<number> {
       check: async temporary => {
         const counts = (await loadSnapshotFile(temporary)).itemCounts()
         if (JSON.stringify(counts) !== JSON.stringify(expected)) {
-          throw new ConvertError(`the output has ${JSON.stringify(counts)} items, the input ${JSON.stringify(expected)}: nothing written`)
+          throw new ConvertError(
+            `the output has ${JSON.stringify(counts)} items, the input ${JSON.stringify(expected)}: nothing written`
+          )
         }
       }
     })
   } catch (error) {
     if (!(error instanceof ConvertError || error instanceof SnapshotError)) throw error
-    process.stderr.write(`${error instanceof SnapshotError ? `the output would not load: ${error.message}` : error.message}\n`)
+    process.stderr.write(
+      `${error instanceof SnapshotError ? `the output would not load: ${error.message}` : error.message}\n`
+    )
     return 1
   }
   const counts = Object.entries(expected).map(([code, n]) => `${code}: ${n}`).join(', ')

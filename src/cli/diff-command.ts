@@ -1,7 +1,5 @@
-// `explore-replica diff OLD NEW --out CHANGES.jsonl`: the change file that takes snapshot OLD
-// to snapshot NEW, either format each. Both are checked by the service's own loader first, one at a time.
-// Then OLD is indexed, (language, pk) → a digest of the item, and NEW streamed past the index: memory is
-// that index, never both snapshots. New and changed items become upserts, items gone deletes.
+// `explore-replica diff OLD NEW --out CHANGES.jsonl`: the change file taking snapshot OLD to NEW (either format).
+// Memory is an index of OLD's item digests with NEW streamed past it, never both snapshots.
 import { createHash } from 'node:crypto'
 import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -40,7 +38,11 @@ export async function diffCommand (argv: string[]): Promise<number> {
   }
   if (positionals.length !== 2) throw new UsageError(`expected two snapshots, OLD and NEW; got ${positionals.length}`)
   if (values.out === undefined) throw new UsageError('--out CHANGES.jsonl is required')
-  if (!values.out.endsWith('.jsonl')) throw new UsageError(`--out must name a .jsonl file (a change file is JSON Lines), got ${JSON.stringify(values.out)}`)
+  if (!values.out.endsWith('.jsonl')) {
+    throw new UsageError(
+      `--out must name a .jsonl file (a change file is JSON Lines), got ${JSON.stringify(values.out)}`
+    )
+  }
   const id = values.id ?? basename(values.out, '.jsonl')
   if (!ID.test(id)) {
     throw new UsageError(values.id === undefined
@@ -48,7 +50,9 @@ export async function diffCommand (argv: string[]): Promise<number> {
       : `--id must be letters, digits, ., _ or -, got ${JSON.stringify(id)}`)
   }
   if (id.length > CHANGE_ID_MAX_LENGTH) {
-    throw new UsageError(`${values.id === undefined ? '--out\'s name' : '--id'} is ${id.length} characters long; a change id has at most ${CHANGE_ID_MAX_LENGTH}${values.id === undefined ? ': give one with --id' : ''}`)
+    throw new UsageError(
+      `${values.id === undefined ? '--out\'s name' : '--id'} is ${id.length} characters long; a change id has at most ${CHANGE_ID_MAX_LENGTH}${values.id === undefined ? ': give one with --id' : ''}`
+    )
   }
   const [oldFile, newFile] = positionals as [string, string]
   await refuseInputAsOut(values.out, [['the old snapshot', oldFile], ['the new snapshot', newFile]])
@@ -112,9 +116,19 @@ export async function diffCommand (argv: string[]): Promise<number> {
   // What a change file cannot say: a language is never removed, nor created without an item.
   const gone = oldLanguages.filter(code => !newLanguages.includes(code))
   const empty = newLanguages.filter(code => !oldLanguages.includes(code) && !listed.has(code))
-  for (const code of gone) process.stderr.write(`warning: NEW has no language ${code}: its items are deleted, and it is served empty (a change file cannot remove a language)\n`)
-  for (const code of empty) process.stderr.write(`warning: NEW has ${code} without items, which OLD lacks: a change file cannot create an empty language, so it is not served\n`)
-  process.stdout.write(`Wrote ${values.out} (id ${id}): ${written.upserts} upserts (${added} new, ${changed} changed), ${written.deletes} deletes, ${written.bytes} bytes in ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
+  for (const code of gone) {
+    process.stderr.write(
+      `warning: NEW has no language ${code}: its items are deleted, and it is served empty (a change file cannot remove a language)\n`
+    )
+  }
+  for (const code of empty) {
+    process.stderr.write(
+      `warning: NEW has ${code} without items, which OLD lacks: a change file cannot create an empty language, so it is not served\n`
+    )
+  }
+  process.stdout.write(
+    `Wrote ${values.out} (id ${id}): ${written.upserts} upserts (${added} new, ${changed} changed), ${written.deletes} deletes, ${written.bytes} bytes in ${((performance.now() - started) / 1000).toFixed(1)} s\n`
+  )
   return 0
 }
 

@@ -1,7 +1,9 @@
-// `explore-replica generate` (npm run generate): the seeded snapshot generator: the demo data/snapshot.json and large benchmark files.
+// `explore-replica generate` (npm run generate): seeded snapshots, the demo data/snapshot.json and benchmark files.
 import { parseArgs } from 'node:util'
 import { UsageError } from '../errors.js'
-import { DEFAULT_COMPANIES, DEFAULT_GENERATED_AT, DEFAULT_ITEMS, DEFAULT_SEED, ITEMS_PER_COMPANY } from '../generate/plan-snapshot.js'
+import {
+  DEFAULT_COMPANIES, DEFAULT_GENERATED_AT, DEFAULT_ITEMS, DEFAULT_SEED, ITEMS_PER_COMPANY
+} from '../generate/plan-snapshot.js'
 import { writeSnapshot, type CompanySummary, type WriteOptions } from '../generate/write-snapshot.js'
 import { formatBytes, PRETTY_MAX_ITEMS } from '../snapshot/write-snapshot-file.js'
 
@@ -54,7 +56,8 @@ export async function generateCommand (argv: string[]): Promise<number> {
     console.log(GENERATE_USAGE)
     return 0
   }
-  if (values.format !== undefined && values.format !== 'pretty' && values.format !== 'compact' && values.format !== 'jsonl') {
+  if (values.format !== undefined && values.format !== 'pretty' && values.format !== 'compact' &&
+      values.format !== 'jsonl') {
     throw new UsageError(`--format must be pretty, compact or jsonl, got ${JSON.stringify(values.format)}`)
   }
   const options: WriteOptions = {
@@ -75,17 +78,29 @@ export async function generateCommand (argv: string[]): Promise<number> {
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
   const total = Object.values(result.items).reduce((a, b) => a + b, 0)
 
-  console.log(`Wrote ${result.path}: ${formatBytes(result.bytes)} (${result.bytes} bytes, ${result.format}) in ${seconds} s`)
-  console.log(`  items: ${Object.entries(result.items).map(([code, n]) => `${code} ${n}`).join(', ')} (${total} total, ` +
-    `${total > 0 ? Math.round(result.bytes / total) : 0} bytes each)`)
+  console.log(
+    `Wrote ${result.path}: ${formatBytes(result.bytes)} (${result.bytes} bytes, ${result.format}) in ${seconds} s`
+  )
+  console.log(
+    `  items: ${Object.entries(result.items).map(([code, n]) => `${code} ${n}`).join(', ')} (${total} total, ` +
+    `${total > 0 ? Math.round(result.bytes / total) : 0} bytes each)`
+  )
   const first = Object.keys(result.items)[0] ?? ''
   const label = (c: CompanySummary): string => `#${c.id} ${c.name} (${c.items[first] ?? 0})`
-  console.log(`  ${result.companies.length} companies; most items in ${first}: ${result.companies.slice(0, 3).map(label).join(', ')}`)
+  console.log(
+    `  ${result.companies.length} companies; most items in ${first}: ${result.companies.slice(0, 3).map(label).join(', ')}`
+  )
   const single = result.companies.filter(c => c.items[first] === 1)
-  if (single.length > 0 && single.length <= 10) console.log(`  exactly one item in ${first}: ${single.map(label).join(', ')}`)
+  if (single.length > 0 && single.length <= 10) {
+    console.log(`  exactly one item in ${first}: ${single.map(label).join(', ')}`)
+  }
   for (const code of Object.keys(result.items).slice(1)) {
     const absent = result.companies.filter(c => (c.items[code] ?? 0) === 0)
-    if (absent.length > 0) console.log(`  no items in ${code}: ${absent.length} companies, e.g. #${absent.map(c => c.id).slice(0, 5).join(', #')}`)
+    if (absent.length > 0) {
+      console.log(
+        `  no items in ${code}: ${absent.length} companies, e.g. #${absent.map(c => c.id).slice(0, 5).join(', #')}`
+      )
+    }
   }
   return 0
 }

@@ -1,8 +1,6 @@
 #!/usr/bin/env node
-// `explore-replica`: one command line for the service and its snapshot tools. The first argument names the
-// subcommand; without one (or with an option or a snapshot file first) it serves, so `explore-replica
-// --port 4000` and `explore-replica snapshot.jsonl` work as `node dist/server.js …` does. Each subcommand
-// is in commands.ts.
+// `explore-replica`: the service and its snapshot tools on one command line (subcommands in commands.ts).
+// With no command first (an option or a snapshot file instead) it serves, as `node dist/server.js …` does.
 import { existsSync } from 'node:fs'
 import { UsageError } from '../errors.js'
 import { COMMANDS, MAIN_USAGE } from './commands.js'
@@ -19,7 +17,9 @@ async function main (argv: string[]): Promise<number> {
     return 0
   }
   const command = first !== undefined && Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined
-  if (first === undefined || first.startsWith('-') || (command === undefined && namesFile(first))) return await COMMANDS.serve!.run(argv)
+  if (first === undefined || first.startsWith('-') || (command === undefined && namesFile(first))) {
+    return await COMMANDS.serve!.run(argv)
+  }
   if (command === undefined) {
     process.stderr.write(`explore-replica: unknown command "${first}"\n\n${MAIN_USAGE}`)
     return 2
@@ -27,10 +27,11 @@ async function main (argv: string[]): Promise<number> {
   try {
     return await command.run(rest)
   } catch (error) {
-    // Bad options (parseArgs' own errors, and ours) are the user's to fix: the message and where to look,
-    // no stack trace. Anything else is a failure of the command: its message, exit 1.
+    // Bad options (ours and parseArgs') are the user's to fix: a pointer to --help and exit 2, never a stack trace.
     const usage = error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')
-    process.stderr.write(`explore-replica ${first}: ${(error as Error).message}\n${usage ? `Run explore-replica ${first} --help for the options.\n` : ''}`)
+    process.stderr.write(
+      `explore-replica ${first}: ${(error as Error).message}\n${usage ? `Run explore-replica ${first} --help for the options.\n` : ''}`
+    )
     return usage ? 2 : 1
   }
 }

@@ -5,16 +5,17 @@ import { resolve } from 'node:path'
 import { UsageError } from '../errors.js'
 
 /**
- * Throws a UsageError when `out` names one of the inputs (`[what, file]`): the rename would replace it (an
- * editor's change file, destroyed). By resolved path, and where both exist by device and inode: a symbolic
- * link (the writer follows it) would have the input replaced too; a hard link would keep the input's bytes
- * under its other name, but an --out that is an input's other name is as surely a mistake.
+ * Throws a UsageError when `out` names one of the inputs (`[what, file]`): by resolved path, or where both exist
+ * by device and inode, since a symbolic or hard link to an input is as surely a mistake.
  */
 export async function refuseInputAsOut (out: string, inputs: Array<[string, string]>): Promise<void> {
   const target = await stat(out, { bigint: true }).catch(() => null)
   for (const [what, file] of inputs) {
     const input = target === null ? null : await stat(file, { bigint: true }).catch(() => null)
-    const same = resolve(out) === resolve(file) || (input !== null && target !== null && input.dev === target.dev && input.ino === target.ino)
-    if (same) throw new UsageError(`--out ${out} is ${what} ${file}: it would be overwritten; write the result to another file`)
+    const same = resolve(out) === resolve(file) ||
+      (input !== null && target !== null && input.dev === target.dev && input.ino === target.ino)
+    if (same) {
+      throw new UsageError(`--out ${out} is ${what} ${file}: it would be overwritten; write the result to another file`)
+    }
   }
 }

@@ -1,7 +1,5 @@
-// `explore-replica publish --to DEST (--snapshot FILE | --changes FILE | --step-back N)`: publishes to a
-// fleet's manifest. The file is checked as a replica would check it, uploaded under its own
-// name (objects are immutable once published), and only then is the manifest rewritten, replaced only if
-// it is still the one read: replicas never see a manifest that names an object not yet there.
+// `explore-replica publish`: checks a file as a replica would, uploads it under its own name, then replaces the
+// fleet's manifest if unchanged since read, so replicas never see a manifest naming an object not yet there.
 import { createHash } from 'node:crypto'
 import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -69,13 +67,20 @@ export async function publishCommand (argv: string[]): Promise<number> {
     process.stdout.write(PUBLISH_USAGE)
     return 0
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}: name the file with --snapshot or --changes`)
+  if (positionals.length > 0) {
+    throw new UsageError(
+      `unexpected argument ${JSON.stringify(positionals[0])}: name the file with --snapshot or --changes`
+    )
+  }
   if (values.to === undefined) throw new UsageError('--to s3://bucket/prefix/ or --to DIR is required')
   const actions = [values.snapshot, values.changes, values['step-back']].filter(value => value !== undefined)
   if (actions.length !== 1) throw new UsageError('give one of --snapshot FILE, --changes FILE, --step-back N')
   const stepBack = values['step-back'] === undefined ? null : Number(values['step-back'])
-  if (stepBack !== null && !(Number.isSafeInteger(stepBack) && stepBack >= 1 && /^\d+$/.test(values['step-back'] ?? ''))) {
-    throw new UsageError(`--step-back must be a whole number of changes, 1 or more; got ${JSON.stringify(values['step-back'])}`)
+  if (stepBack !== null &&
+      !(Number.isSafeInteger(stepBack) && stepBack >= 1 && /^\d+$/.test(values['step-back'] ?? ''))) {
+    throw new UsageError(
+      `--step-back must be a whole number of changes, 1 or more; got ${JSON.stringify(values['step-back'])}`
+    )
   }
   const target = await openTarget(values.to, values['s3-force-path-style'] === true)
   try {
@@ -98,7 +103,9 @@ async function openTarget (to: string, forcePathStyle: boolean): Promise<Publish
     const { S3Target } = await import('./publish-to-s3.js')
     return new S3Target(url, { forcePathStyle })
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(to)) throw new UsageError(`--to ${to}: a destination is s3://bucket/prefix/ or a directory`)
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(to)) {
+    throw new UsageError(`--to ${to}: a destination is s3://bucket/prefix/ or a directory`)
+  }
   const { DirectoryTarget } = await import('./publish-to-directory.js')
   return new DirectoryTarget(to)
 }
@@ -112,8 +119,12 @@ async function publishFile (target: PublishTarget, kind: 'snapshot' | 'changes',
   if (kind === 'snapshot') {
     next = { ...(current ?? {}), manifest: 'explore', version: 1, snapshot: name, changes: [] }
   } else {
-    if (current === null) throw new PublishError(`${target.shown} has no ${MANIFEST_SUFFIX}: publish a snapshot first (--snapshot FILE)`)
-    if (current.changes.includes(name)) throw new PublishError(`${name} is already in the manifest's changes: nothing to do`)
+    if (current === null) {
+      throw new PublishError(`${target.shown} has no ${MANIFEST_SUFFIX}: publish a snapshot first (--snapshot FILE)`)
+    }
+    if (current.changes.includes(name)) {
+      throw new PublishError(`${name} is already in the manifest's changes: nothing to do`)
+    }
     next = { ...current, changes: [...current.changes, name] }
   }
   try {
@@ -132,7 +143,9 @@ async function publishFile (target: PublishTarget, kind: 'snapshot' | 'changes',
   }
   const uploaded = await target.putObject(name, file)
   await target.writeManifest(manifestText(next), found)
-  process.stdout.write(`${uploaded === 'uploaded' ? 'Uploaded' : 'Already there, the same bytes:'} ${name}; ${target.shown}${MANIFEST_SUFFIX} now lists ${describe(next)}\n`)
+  process.stdout.write(
+    `${uploaded === 'uploaded' ? 'Uploaded' : 'Already there, the same bytes:'} ${name}; ${target.shown}${MANIFEST_SUFFIX} now lists ${describe(next)}\n`
+  )
   return 0
 }
 
@@ -140,10 +153,16 @@ async function stepBackBy (target: PublishTarget, count: number): Promise<number
   const found = await target.readManifest()
   if (found === null) throw new PublishError(`${target.shown} has no ${MANIFEST_SUFFIX}: nothing to step back from`)
   const current = manifestOf(target, found)
-  if (count > current.changes.length) throw new PublishError(`the manifest lists ${current.changes.length} change${current.changes.length === 1 ? '' : 's'}: cannot step back ${count}`)
+  if (count > current.changes.length) {
+    throw new PublishError(
+      `the manifest lists ${current.changes.length} change${current.changes.length === 1 ? '' : 's'}: cannot step back ${count}`
+    )
+  }
   const next = { ...current, changes: current.changes.slice(0, current.changes.length - count) }
   await target.writeManifest(manifestText(next), found)
-  process.stdout.write(`${target.shown}${MANIFEST_SUFFIX} now lists ${describe(next)} (stepped back from ${current.changes.at(-1) ?? ''})\n`)
+  process.stdout.write(
+    `${target.shown}${MANIFEST_SUFFIX} now lists ${describe(next)} (stepped back from ${current.changes.at(-1) ?? ''})\n`
+  )
   return 0
 }
 
@@ -152,7 +171,9 @@ function manifestOf (target: PublishTarget, found: ReadManifest): Manifest {
     return parseManifest(found.text)
   } catch (error) {
     if (!(error instanceof ManifestError)) throw error
-    throw new PublishError(`${target.shown}${MANIFEST_SUFFIX} is not a manifest (${error.problems.join('; ')}): fix or remove it first`)
+    throw new PublishError(
+      `${target.shown}${MANIFEST_SUFFIX} is not a manifest (${error.problems.join('; ')}): fix or remove it first`
+    )
   }
 }
 

@@ -1,6 +1,5 @@
-// `explore-replica publish --to DIR`: a fleet's folder on disk (served by any HTTP server that sends ETags,
-// or shared). Objects are written once under their own names; the manifest is replaced in one rename, so a
-// replica polling it reads the old one or the new one, never half of either.
+// `publish --to DIR`: a fleet's folder on disk. Objects are written once under their own names; the manifest is
+// replaced in one rename, so a replica polling it reads the old one or the new one, never half of either.
 import { createReadStream } from 'node:fs'
 import { copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
@@ -24,15 +23,21 @@ export class DirectoryTarget implements PublishTarget {
       return { text, version: text }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-      throw new PublishError(`${this.manifestFile} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+      throw new PublishError(
+        `${this.manifestFile} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`
+      )
     }
   }
 
   async putObject (name: string, file: string): Promise<'uploaded' | 'present'> {
     const target = join(this.dir, name)
     if ((await stat(target).catch(() => null)) !== null) {
-      if (await digestOf(createReadStream(target), 'sha256') === await digestOf(createReadStream(file), 'sha256')) return 'present'
-      throw new PublishError(`${name} is already published in ${this.shown} with other content: objects are immutable once published, so publish this one under another name`)
+      if (await digestOf(createReadStream(target), 'sha256') === await digestOf(createReadStream(file), 'sha256')) {
+        return 'present'
+      }
+      throw new PublishError(
+        `${name} is already published in ${this.shown} with other content: objects are immutable once published, so publish this one under another name`
+      )
     }
     await mkdir(this.dir, { recursive: true })
     // Whole or not at all under its name: a replica may ask for it as soon as a manifest names it.
@@ -42,7 +47,9 @@ export class DirectoryTarget implements PublishTarget {
       await rename(temporary, target)
     } catch (error) {
       await rm(temporary, { force: true })
-      throw new PublishError(`${name} could not be written to ${this.shown} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+      throw new PublishError(
+        `${name} could not be written to ${this.shown} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`
+      )
     }
     return 'uploaded'
   }
@@ -50,11 +57,17 @@ export class DirectoryTarget implements PublishTarget {
   async writeManifest (text: string, expected: ReadManifest | null): Promise<void> {
     // Another publisher's manifest, written since this one was read, is not overwritten.
     const now = await this.readManifest()
-    if ((now?.version ?? null) !== (expected?.version ?? null)) throw new PublishError(`${this.manifestFile} changed while this was published (another publisher?): nothing replaced; run again`)
+    if ((now?.version ?? null) !== (expected?.version ?? null)) {
+      throw new PublishError(
+        `${this.manifestFile} changed while this was published (another publisher?): nothing replaced; run again`
+      )
+    }
     try {
       await writeThroughTemporary(this.manifestFile, async emit => { await emit(text) })
     } catch (error) {
-      throw new PublishError(`${this.manifestFile} could not be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+      throw new PublishError(
+        `${this.manifestFile} could not be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`
+      )
     }
   }
 }

@@ -1,15 +1,11 @@
-// `explore-replica publish --to s3://bucket/prefix/`: a fleet's prefix in an S3-compatible store, through
-// AWS's SDK and its standard settings (as a replica's source is: s3-source.ts). S3's conditional writes keep
-// the promises a fleet relies on: an object is created once (If-None-Match: *), and the manifest is
-// replaced only if it is still the one read (If-Match), so two publishers never lose each other's change.
-// Objects go up through AWS's own `Upload` (@aws-sdk/lib-storage) rather than code of ours: one PutObject
-// for a file up to 5 MiB, a multipart upload above (parts of 5 MiB or 1/10,000 of the file, four at a
-// time, each request retried on its own by the SDK, the upload aborted on failure, no 5 GiB limit), with
-// If-None-Match carried to the CompleteMultipartUpload that creates the object.
+// `publish --to s3://bucket/prefix/`: a fleet's prefix in an S3-compatible store, through AWS's SDK and settings.
+// Conditional writes: an object is created once (If-None-Match: *), the manifest replaced only if unchanged (If-Match).
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, type HeadObjectCommandOutput } from '@aws-sdk/client-s3'
+import {
+  GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, type HeadObjectCommandOutput
+} from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { describeS3Error, statusOf } from '../sources/s3-source.js'
@@ -55,6 +51,7 @@ export class S3Target implements PublishTarget {
     let head = await this.head(key)
     if (head === null) {
       try {
+        // lib-storage, not ours: multipart above 5 MiB, parts retried alone, no 5 GiB limit, If-None-Match kept.
         await new Upload({
           client: this.client,
           partSize: partSizeFor(size),
@@ -76,7 +73,9 @@ export class S3Target implements PublishTarget {
     }
     // Already there: the same bytes are a publish repeated, other bytes a name reused.
     if (head !== null && await this.holds(key, file, size, head)) return 'present'
-    throw new PublishError(`${shown} is already published with other content: objects are immutable once published, so publish this one under another name`)
+    throw new PublishError(
+      `${shown} is already published with other content: objects are immutable once published, so publish this one under another name`
+    )
   }
 
   async writeManifest (text: string, expected: ReadManifest | null): Promise<void> {
@@ -92,7 +91,11 @@ export class S3Target implements PublishTarget {
         ...(expected?.version == null ? { IfNoneMatch: '*' } : { IfMatch: expected.version })
       }))
     } catch (error) {
-      if (statusOf(error) === 412) throw new PublishError(`s3://${this.bucket}/${key} changed while this was published (another publisher?): nothing replaced; run again`)
+      if (statusOf(error) === 412) {
+        throw new PublishError(
+          `s3://${this.bucket}/${key} changed while this was published (another publisher?): nothing replaced; run again`
+        )
+      }
       throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
     }
   }
@@ -112,31 +115,25 @@ export class S3Target implements PublishTarget {
     try {
       if (head.ContentLength !== size) return false
       const etag = head.ETag?.replaceAll('"', '') ?? ''
-      // A single upload's ETag is its MD5; a multipart one's digests its parts: the same as this file's (in
-      // our part size) is the same bytes, with no download (a repeated publish of a 1.4 GB snapshot, say).
+      // An ETag equal to this file's MD5 (single upload) or multipart ETag (our part size) proves it, no download.
       if (/^[0-9a-f]{32}$/.test(etag) && etag === await digestOf(createReadStream(file), 'md5')) return true
       if (/^[0-9a-f]{32}-\d+$/.test(etag) && etag === await multipartEtagOf(file, partSizeFor(size))) return true
       // Other bytes, or an ETag that is no digest of them (another tool's part size, KMS encryption): compare.
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))
-      return await digestOf(object.Body as AsyncIterable<Uint8Array>, 'sha256') === await digestOf(createReadStream(file), 'sha256')
+      return await digestOf(object.Body as AsyncIterable<Uint8Array>, 'sha256') ===
+        await digestOf(createReadStream(file), 'sha256')
     } catch (error) {
       throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
     }
   }
 }
 
-/**
- * lib-storage's own default part size (S3's least, 5 MiB; more past 10,000 parts), given to it so that
- * `multipartEtagOf` follows it.
- */
+/** lib-storage's default part size (5 MiB, more past 10,000 parts), passed to it so `multipartEtagOf` agrees. */
 function partSizeFor (size: number): number {
   return Math.max(5 * 1024 * 1024, Math.ceil(size / 10_000))
 }
 
-/**
- * The ETag S3 gives a multipart upload of `file` in parts of `partSize` bytes: the MD5 of the parts' MD5s,
- * then `-` and the number of parts.
- */
+/** S3's ETag for a multipart upload of `file` in `partSize` parts: MD5 of the parts' MD5s, `-`, the part count. */
 export async function multipartEtagOf (file: string, partSize: number): Promise<string> {
   const { size } = await stat(file)
   const digests: Buffer[] = []

@@ -1,6 +1,5 @@
-// `explore-replica versions|rollback|pin VERSION|unpin --ops-url URL`: the operator's actions
-// from a shell, against a running replica's operator listener (OPS_PORT). The token comes from OPS_TOKEN in
-// the environment, never from a flag (a flag shows in `ps` and in shell history).
+// `explore-replica versions|rollback|pin VERSION|unpin`: the operator's actions against a replica's OPS_PORT.
+// The token comes from OPS_TOKEN, never a flag: a flag shows in `ps` and in shell history.
 import { parseArgs } from 'node:util'
 import { UsageError } from '../errors.js'
 import type { Versions } from '../schemas/versions.js'
@@ -24,10 +23,16 @@ export const EXIT = { done: 0, refused: 1, usage: 2, notAllowed: 3, unreachable:
 
 type Action = 'versions' | 'rollback' | 'pin' | 'unpin'
 
-export async function versionsCommand (action: Action, argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function versionsCommand (
+  action: Action, argv: string[], env: NodeJS.ProcessEnv = process.env
+): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { 'ops-url': { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      'ops-url': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false }
+    },
     allowPositionals: true
   })
   if (values.help) {
@@ -35,15 +40,23 @@ export async function versionsCommand (action: Action, argv: string[], env: Node
     return EXIT.done
   }
   const base = values['ops-url'] ?? env.OPS_URL
-  if (base === undefined || base.trim() === '') throw new UsageError('--ops-url URL is needed: the replica\'s operator listener (OPS_PORT), e.g. http://127.0.0.1:9100')
+  if (base === undefined || base.trim() === '') {
+    throw new UsageError(
+      '--ops-url URL is needed: the replica\'s operator listener (OPS_PORT), e.g. http://127.0.0.1:9100'
+    )
+  }
   let url: URL
   try {
     url = new URL(action === 'versions' ? '/-/versions' : `/-/${action}`, base)
   } catch {
     throw new UsageError(`--ops-url ${JSON.stringify(base)} is not a URL`)
   }
-  if (action === 'pin' && positionals.length !== 1) throw new UsageError('pin needs one VERSION (explore-replica versions lists the kept ones)')
-  if (action !== 'pin' && positionals.length > 0) throw new UsageError(`${action} takes no argument, got ${JSON.stringify(positionals[0])}`)
+  if (action === 'pin' && positionals.length !== 1) {
+    throw new UsageError('pin needs one VERSION (explore-replica versions lists the kept ones)')
+  }
+  if (action !== 'pin' && positionals.length > 0) {
+    throw new UsageError(`${action} takes no argument, got ${JSON.stringify(positionals[0])}`)
+  }
 
   const token = env.OPS_TOKEN?.trim() ?? ''
   const headers: Record<string, string> = { accept: 'application/json' }
@@ -60,7 +73,9 @@ export async function versionsCommand (action: Action, argv: string[], env: Node
     })
   } catch (error) {
     const cause = describeFetchError(error)
-    process.stderr.write(`explore-replica ${action}: cannot reach the replica at ${url.origin} (${cause === 'ECONNREFUSED' ? 'connection refused' : cause}): is it running, and is --ops-url its OPS_PORT?\n`)
+    process.stderr.write(
+      `explore-replica ${action}: cannot reach the replica at ${url.origin} (${cause === 'ECONNREFUSED' ? 'connection refused' : cause}): is it running, and is --ops-url its OPS_PORT?\n`
+    )
     return EXIT.unreachable
   }
   const text = await response.text()
@@ -73,15 +88,21 @@ export async function versionsCommand (action: Action, argv: string[], env: Node
   const detail = (body as { detail?: unknown } | null)?.detail
   const said = typeof detail === 'string' ? detail : `${response.status} ${response.statusText}`
   if (response.status === 401) {
-    process.stderr.write(`explore-replica ${action}: not allowed (401: ${said}) ${token === '' ? 'OPS_TOKEN is not set in this shell: set it to the replica\'s token.' : 'OPS_TOKEN is not the replica\'s token.'}\n`)
+    process.stderr.write(
+      `explore-replica ${action}: not allowed (401: ${said}) ${token === '' ? 'OPS_TOKEN is not set in this shell: set it to the replica\'s token.' : 'OPS_TOKEN is not the replica\'s token.'}\n`
+    )
     return EXIT.notAllowed
   }
   if (response.status === 403) {
-    process.stderr.write(`explore-replica ${action}: not allowed (403: ${said}) The replica was started without OPS_TOKEN: its actions are off.\n`)
+    process.stderr.write(
+      `explore-replica ${action}: not allowed (403: ${said}) The replica was started without OPS_TOKEN: its actions are off.\n`
+    )
     return EXIT.notAllowed
   }
   if (response.status === 404 && said === 'Not found.') {
-    process.stderr.write(`explore-replica ${action}: ${url.origin} has no ${url.pathname} (404): --ops-url must be the replica's operator listener (OPS_PORT), which has the actions.\n`)
+    process.stderr.write(
+      `explore-replica ${action}: ${url.origin} has no ${url.pathname} (404): --ops-url must be the replica's operator listener (OPS_PORT), which has the actions.\n`
+    )
     return EXIT.unreachable
   }
   if (response.status !== 200 || body === null) {
@@ -102,7 +123,9 @@ function describe ({ served, pin, newest, kept }: Versions): string {
   lines.push('kept versions, newest first:')
   for (const record of kept) {
     const items = Object.entries(record.items).map(([language, count]) => `${language} ${count}`).join(', ')
-    lines.push(`  ${record.served ? '*' : ' '} ${record.version}  ${record.generatedAt ?? '-'}  ${items}  first served ${record.servedAt}`)
+    lines.push(
+      `  ${record.served ? '*' : ' '} ${record.version}  ${record.generatedAt ?? '-'}  ${items}  first served ${record.servedAt}`
+    )
   }
   return `${lines.join('\n')}\n`
 }

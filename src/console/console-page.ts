@@ -1,6 +1,5 @@
-// The operator's console as server-rendered HTML: what is served, how reloads went and what an editor
-// should do about a refused file, all readable without JavaScript. The preview's form is here too; the
-// browser script (console-script.ts) fills in its cards from the explore API.
+// The operator's console as server-rendered HTML, readable without JavaScript: what is served, how reloads went,
+// what to do about a refused file; the preview's cards are filled in by console-script.ts.
 import type { Status } from '../schemas/operations.js'
 import type { Versions } from '../schemas/versions.js'
 import { html, type Html } from './escape-html.js'
@@ -32,7 +31,12 @@ export function previewQuery (search: string): PreviewQuery {
     const value = params.get(name)?.trim() ?? ''
     return /^[0-9]{1,9}$/.test(value) ? String(Number(value)) : fallback
   }
-  return { lang: params.get('lang'), companies: params.get('companies') ?? '', limit: number('limit', '10'), offset: number('offset', '0') }
+  return {
+    lang: params.get('lang'),
+    companies: params.get('companies') ?? '',
+    limit: number('limit', '10'),
+    offset: number('offset', '0')
+  }
 }
 
 /** `2026-11-22T20:37:39.019Z` → `2026-11-22 20:37:39 UTC`, in a <time> that keeps the exact instant. */
@@ -90,11 +94,19 @@ function troubleNotice (status: Status): Html {
   if (delay !== null) {
     parts.push(delay.startsWith('~')
       ? html`every page waits about ${delay.slice(1)} ms (the median of a lognormal spread)`
-      : delay.includes('-') ? html`every page waits ${delay.replace('-', '–')} ms (uniformly spread)` : html`every page waits ${delay} ms`)
+      : delay.includes('-')
+        ? html`every page waits ${delay.replace('-', '–')} ms (uniformly spread)`
+        : html`every page waits ${delay} ms`)
   }
   if (trouble.failRate > 0) parts.push(html`${percent(trouble.failRate)} of pages answer ${trouble.failStatus}`)
-  if (trouble.fault !== null && trouble.faultRate > 0) parts.push(html`on ${percent(trouble.faultRate)} of pages, ${FAULT_WORDS[trouble.fault] ?? trouble.fault}`)
-  if (trouble.chaos) parts.push(html`each request may ask for its own delay and status (<code>Prefer: delay=500</code>, <code>Prefer: status=503</code>, <code>?__delay=</code>, <code>?__status=</code>)`)
+  if (trouble.fault !== null && trouble.faultRate > 0) {
+    parts.push(html`on ${percent(trouble.faultRate)} of pages, ${FAULT_WORDS[trouble.fault] ?? trouble.fault}`)
+  }
+  if (trouble.chaos) {
+    parts.push(
+      html`each request may ask for its own delay and status (<code>Prefer: delay=500</code>, <code>Prefer: status=503</code>, <code>?__delay=</code>, <code>?__status=</code>)`
+    )
+  }
   return html`<p class="banner warn" id="trouble" role="alert"><strong>Simulated trouble is on: this is a demo server.</strong>
     ${parts.map((part, i) => html`${i === 0 ? '' : '; '}${part}`)}. The sequence's seed is <code>${trouble.seed}</code>
     (<code>CHAOS_SEED=${trouble.seed}</code> replays it).</p>`
@@ -160,7 +172,9 @@ function keptVersions (versions: Versions | null | undefined, now: Date): Html {
 }
 
 /** The change files the served version applied to its snapshot, in order. */
-function appliedChanges (changes: NonNullable<NonNullable<Status['snapshot']>['changes']>, garbageBytes: number): Html {
+function appliedChanges (
+  changes: NonNullable<NonNullable<Status['snapshot']>['changes']>, garbageBytes: number
+): Html {
   if (changes.length === 0) return html``
   return html`<table class="items" id="applied-changes">
     <caption>Change files applied, in order (${(garbageBytes / 1024 / 1024).toFixed(1)} MiB of replaced items held until the next full load)</caption>
@@ -253,7 +267,9 @@ function preview (status: Status, query: PreviewQuery): Html {
     ? query.lang
     : languages.includes('en') ? 'en' : languages[0] as string
   const companies = query.companies.split(/[\s,]+/).filter(id => id !== '')
-  const api = new URLSearchParams([...companies.map((id): [string, string] => ['companies', id]), ['limit', query.limit], ['offset', query.offset]])
+  const api = new URLSearchParams([
+    ...companies.map((id): [string, string] => ['companies', id]), ['limit', query.limit], ['offset', query.offset]
+  ])
   return html`<section id="preview" aria-labelledby="preview-title">
   <h2 id="preview-title">Preview</h2>
   <p>The items as the API serves them: choose a language and one or more companies (ids, separated by commas; none for every item).</p>

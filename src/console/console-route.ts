@@ -1,6 +1,5 @@
-// The operator's console (CONSOLE): GET /-/, the page server-rendered from the same status /-/status
-// answers, and its own script and stylesheet at /-/console.js and /-/console.css. Nothing else is
-// loaded, from here or from anywhere: the Content-Security-Policy says so to the browser.
+// The operator's console (CONSOLE): GET /-/, rendered from the status /-/status answers, and its own script and
+// stylesheet (/-/console.js, /-/console.css); the Content-Security-Policy lets the page load nothing else.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { versionActions } from '../routes/ops-actions-route.js'
@@ -68,7 +67,10 @@ export default async function consolePlugin (app: FastifyInstance): Promise<void
       versions,
       assets: { script: versioned(SCRIPT), style: versioned(STYLE) },
       // Asked of the router, not of the config: DOCS and METRICS decide whether these routes exist.
-      links: { docs: app.hasRoute({ method: 'GET', url: '/-/docs' }), metrics: app.hasRoute({ method: 'GET', url: '/-/metrics' }) },
+      links: {
+        docs: app.hasRoute({ method: 'GET', url: '/-/docs' }),
+        metrics: app.hasRoute({ method: 'GET', url: '/-/metrics' })
+      },
       preview: previewQuery(search(request)),
       now: new Date()
     })

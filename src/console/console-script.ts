@@ -1,14 +1,8 @@
-// The console's browser script, served at /-/console.js: the preview pages through the explore API and
-// shows its items as cards.
-//
-// Why a string in a .ts module: `tsc` is the only build step and emits nothing but compiled .ts files,
-// so an asset must be TypeScript to reach dist/. A string is served byte for byte the same from src/
-// (tests run it through tsx) and from dist/; a browser .ts file compiled by tsc would need the DOM
-// types in the server's program, and its function source as tsx compiles it carries esbuild's helpers.
-// The browser test (test/console/console-browser.e2e.test.ts) runs it; a unit test parses it.
-//
-// Rules for the text below: a module (strict, deferred); no backquote or dollar-brace, since it sits in
-// a template literal; data from the API reaches the page only as textContent or checked attributes.
+// The console's browser script, served at /-/console.js: the preview pages through the explore API as cards.
+// A string because tsc, the only build step, ships only compiled .ts to dist/; a string is the same bytes under
+// tsx and dist/, needing no DOM types in the server's program and no esbuild helpers (a function's source would).
+// The text: a module (strict, deferred); no backquote or dollar-brace (it sits in a template literal); API data
+// reaches the page only as textContent or checked attributes. Run by test/console/console-browser.e2e.test.ts.
 export const CONSOLE_SCRIPT = String.raw`// explore-replica console: the preview (see /-/ for the rest, rendered by the server).
 const API_TAIL = '/api/internal/explore/'
 

@@ -27,8 +27,7 @@ const ZIPF_EXPONENT = 1.2
 export const SPAN_DAYS = 3 * 365
 export const DAY_MS = 86_400_000
 
-// The parts that need a view of a whole language (company links, burst days, pks) are
-// fixed up front in small typed arrays, so items themselves can be produced one at a time.
+// What needs a whole language in view (links, burst days, pks) is fixed up front, so items can stream one at a time.
 
 export interface Companies {
   count: number
@@ -134,8 +133,7 @@ function planLinks (seed: number, code: string, count: number, primary: boolean,
   }
   const quotas = apportion(total, weights, linkedItems)
   if (C >= 3 && total >= 2 * C) {
-    // Edge cases front-end developers must see whatever the seed: the two rarest companies have exactly one
-    // item in the first language, and the rarest has none at all in the others.
+    // Edge cases front-ends must meet whatever the seed: companies with one item (first language) or none (others).
     const before = (quotas[C - 1] ?? 0) + (quotas[C - 2] ?? 0)
     if (primary) {
       quotas[C - 1] = 1
@@ -185,7 +183,9 @@ function planLinks (seed: number, code: string, count: number, primary: boolean,
   return links
 }
 
-function planLanguage (seed: number, code: string, count: number, primary: boolean, companies: Companies): LanguagePlan {
+function planLanguage (
+  seed: number, code: string, count: number, primary: boolean, companies: Companies
+): LanguagePlan {
   const links = planLinks(seed, code, count, primary, companies)
   const rng = new Rng(seed, `plan:${code}`)
   // News breaks in bursts: a few days carry many items, which also exercises the pk tie-break.
@@ -196,8 +196,7 @@ function planLanguage (seed: number, code: string, count: number, primary: boole
     burstDays[b] = rng.int(0, SPAN_DAYS - 1)
     burstWeights.push(1 / Math.pow(b + 1, 0.8))
   }
-  // pks: distinct draws from a range four times the item count, so they are sparse like real ids (deleted
-  // pages leave gaps) and unrelated to date or file order.
+  // pks drawn from 4× the count: sparse like real ids (deleted pages) and unrelated to date or file order.
   const range = new Int32Array(count * 4 + 7)
   const base = rng.int(2, 9) * 10_000
   for (let v = 0; v < range.length; v++) range[v] = base + v
@@ -234,8 +233,12 @@ export function planSnapshot (options: GenerateOptions): Context {
     if (counts.length === 0) throw new TypeError('languages must name at least one language')
     const pattern = new RegExp(LANGUAGE_PATTERN)
     for (const [code, n] of counts) {
-      if (!pattern.test(code)) throw new TypeError(`language segment ${JSON.stringify(code)} does not match ${LANGUAGE_PATTERN}`)
-      if (!isNonNegativeInteger(n)) throw new TypeError(`item count for ${code} must be a non-negative integer, got ${n}`)
+      if (!pattern.test(code)) {
+        throw new TypeError(`language segment ${JSON.stringify(code)} does not match ${LANGUAGE_PATTERN}`)
+      }
+      if (!isNonNegativeInteger(n)) {
+        throw new TypeError(`item count for ${code} must be a non-negative integer, got ${n}`)
+      }
     }
   } else {
     counts = DEFAULT_LANGUAGE_SHARES.map(([code, share]) => [code, Math.round(items * share)])

@@ -1,5 +1,4 @@
-// The seeded random source of the snapshot generator, of the benchmark's workloads and of a demo server's
-// simulated trouble (explore/simulated-trouble.ts).
+// Seeded random streams: the snapshot generator, the benchmark's workloads, a demo server's simulated trouble.
 
 // Everything derives from (seed, stream name), so adding a draw in one stream never shifts another.
 function hashString (text: string): number {
@@ -16,7 +15,7 @@ function hashString (text: string): number {
   return h >>> 0
 }
 
-/** The seeded random source of the generator; the benchmark draws its workloads from it too. */
+/** One stream of draws, fixed by (seed, stream name). */
 export class Rng {
   private state: number
 

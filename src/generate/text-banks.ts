@@ -24,16 +24,19 @@ export const NAME_TRADES = [
 export const NAME_FORMS = ['Group', 'International', 'S.A.', 'GmbH', 'Ltd', 'SAS', 'AG', 'plc']
 
 export const PLACES = [
-  'São Paulo', 'Bogotá', 'Medellín', 'Zürich', 'Montréal', 'Córdoba', 'Düsseldorf', 'Genève', 'Yaoundé', 'Lomé',
-  'Asunción', 'Kraków', 'Malmö', 'Antofagasta', 'Cajamarca', 'Ciudad Juárez', 'Dhaka', 'Jakarta', 'Lagos', 'Nairobi',
-  'Johannesburg', 'Ho Chi Minh City', 'Chennai', 'Shenzhen', 'Lima', 'Abidjan', 'Lubumbashi', 'Temuco', 'Potosí',
-  'Mérida', 'Valparaíso', 'Tromsø', 'Reykjavík', 'Oaxaca', 'Cusco', 'Iquique', 'Mombasa', 'Accra', 'Casablanca'
+  'São Paulo', 'Bogotá', 'Medellín', 'Zürich', 'Montréal', 'Córdoba', 'Düsseldorf', 'Genève', 'Yaoundé',
+  'Lomé', 'Asunción', 'Kraków', 'Malmö', 'Antofagasta', 'Cajamarca', 'Ciudad Juárez', 'Dhaka', 'Jakarta', 'Lagos',
+  'Nairobi', 'Johannesburg', 'Ho Chi Minh City', 'Chennai', 'Shenzhen', 'Lima', 'Abidjan', 'Lubumbashi', 'Temuco',
+  'Potosí', 'Mérida', 'Valparaíso', 'Tromsø', 'Reykjavík', 'Oaxaca', 'Cusco', 'Iquique', 'Mombasa', 'Accra',
+  'Casablanca'
 ]
-export const ANALYSTS = ['Morgan Stanley', 'BBVA Research', 'Berenberg', 'Jefferies', 'UBS', 'Bankinter', 'Oddo BHF', 'Natixis']
+export const ANALYSTS = [
+  'Morgan Stanley', 'BBVA Research', 'Berenberg', 'Jefferies', 'UBS', 'Bankinter', 'Oddo BHF', 'Natixis'
+]
 export const IMAGE_SUBJECTS = [
   'factory-floor', 'solar-panels', 'open-pit-mine', 'port-cranes', 'cocoa-farm', 'office-tower', 'garment-workers',
-  'wind-farm', 'copper-cathodes', 'warehouse', 'oil-refinery', 'river-community', 'lithium-brine-ponds', 'shareholder-meeting',
-  'delivery-riders', 'data-centre', 'palm-oil-plantation', 'press-conference'
+  'wind-farm', 'copper-cathodes', 'warehouse', 'oil-refinery', 'river-community', 'lithium-brine-ponds',
+  'shareholder-meeting', 'delivery-riders', 'data-centre', 'palm-oil-plantation', 'press-conference'
 ]
 export const IMAGE_SIZES: ReadonlyArray<readonly [number, number]> = [
   [800, 450], [1200, 675], [1024, 768], [800, 600], [1200, 800], [600, 600], [640, 960], [1600, 900], [320, 180]
@@ -49,7 +52,9 @@ export interface TextBank {
   readonly decimal: string
   readonly thousands: string
   readonly quotes: ReadonlyArray<readonly [string, string]>
-  readonly titles: { readonly company: readonly string[], readonly pair: readonly string[], readonly none: readonly string[] }
+  readonly titles: {
+    readonly company: readonly string[], readonly pair: readonly string[], readonly none: readonly string[]
+  }
   /** Story themes in the same order in every language, so a theme's refs agree across languages. */
   readonly themes?: readonly string[]
   readonly storyTitles?: readonly string[]
@@ -143,19 +148,36 @@ export const BANKS = {
       topic: [
         'supply chain due diligence', 'living wages', 'water use', 'carbon emissions', 'worker safety',
         'indigenous land rights', 'lithium mining', 'the energy transition', 'data privacy', 'packaging waste',
-        'freedom of association', 'cocoa sourcing', 'recruitment fees for migrant workers', 'deforestation-free sourcing'
+        'freedom of association', 'cocoa sourcing', 'recruitment fees for migrant workers',
+        'deforestation-free sourcing'
       ],
-      sector: ['mining', 'garment', 'food and beverage', 'energy', 'technology', 'banking', 'construction', 'cocoa', 'automotive'],
-      facility: ['factory', 'solar plant', 'mine', 'refinery', 'desalination plant', 'regional headquarters', 'distribution centre', 'battery plant'],
-      role: ['chief financial officer', 'chief executive', 'head of sustainability', 'chief procurement officer', 'board chair'],
+      sector: [
+        'mining', 'garment', 'food and beverage', 'energy', 'technology', 'banking', 'construction', 'cocoa',
+        'automotive'
+      ],
+      facility: [
+        'factory', 'solar plant', 'mine', 'refinery', 'desalination plant', 'regional headquarters',
+        'distribution centre', 'battery plant'
+      ],
+      role: [
+        'chief financial officer', 'chief executive', 'head of sustainability', 'chief procurement officer',
+        'board chair'
+      ],
       resultsAdj: ['strong', 'better-than-expected', 'weaker', 'record', 'mixed'],
       period: ['third-quarter', 'first-half', 'full-year', 'second-quarter'],
-      resultsWhy: ['as sales rise in Latin America', 'as copper prices recover', 'despite weak demand in Europe', 'on cost cuts', 'as online orders climb'],
+      resultsWhy: [
+        'as sales rise in Latin America', 'as copper prices recover', 'despite weak demand in Europe', 'on cost cuts',
+        'as online orders climb'
+      ],
       labour: ['wages', 'working hours', 'safety measures', 'temporary contracts', 'union recognition'],
       contract: ['ten-year contract', 'multi-year agreement', 'framework deal'],
-      product: ['wind turbines', 'green hydrogen', 'copper concentrate', 'rail equipment', 'cloud services', 'fertiliser'],
+      product: [
+        'wind turbines', 'green hydrogen', 'copper concentrate', 'rail equipment', 'cloud services', 'fertiliser'
+      ],
       metricPlan: ['emissions', 'water consumption', 'plastic waste', 'coal use'],
-      disclosure: ['supplier lists', 'scope 3 emissions data', 'human rights impact assessments', 'supply chain wage data'],
+      disclosure: [
+        'supplier lists', 'scope 3 emissions data', 'human rights impact assessments', 'supply chain wage data'
+      ],
       action: [
         'tighten audits of its suppliers', 'close two older plants', 'expand its renewable power purchases',
         'revise its human rights policy', 'hire {bigNum} people', 'move part of its production to {place2}'
@@ -165,16 +187,28 @@ export const BANKS = {
         'reviewed its climate commitments', 'set up a grievance hotline for workers'
       ],
       assessment: ['solid', 'disappointing', 'better than expected', 'cautious'],
-      factor: ['rising energy costs', 'weak demand in Europe', 'regulatory uncertainty', 'currency swings', 'higher financing costs'],
+      factor: [
+        'rising energy costs', 'weak demand in Europe', 'regulatory uncertainty', 'currency swings',
+        'higher financing costs'
+      ],
       recommendation: [
         'greater transparency about suppliers', 'accessible grievance mechanisms',
         'meaningful participation of affected communities', 'regular independent audits'
       ],
       when: ['early {targetYear}', 'mid-{targetYear}', 'late {targetYear}', 'the first half of {targetYear}'],
       weekday: ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday'],
-      source: ['Reuters', 'the Financial Times', 'Bloomberg', 'the Guardian', 'Le Monde', 'El País', 'Handelsblatt', 'Les Échos'],
-      storySub: ['company responses and latest developments', 'what we know so far', 'timeline of key events', 'updates from the ground'],
-      monthName: ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+      source: [
+        'Reuters', 'the Financial Times', 'Bloomberg', 'the Guardian', 'Le Monde', 'El País', 'Handelsblatt',
+        'Les Échos'
+      ],
+      storySub: [
+        'company responses and latest developments', 'what we know so far', 'timeline of key events',
+        'updates from the ground'
+      ],
+      monthName: [
+        'January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November',
+        'December'
+      ]
     },
     money: (rng) => {
       const a = amount(rng)
@@ -212,10 +246,11 @@ export const BANKS = {
       ]
     },
     themes: [
-      'Monitor de minerales de transición', 'Trabajadoras textiles y salarios dignos', 'Diligencia debida empresarial en Europa',
-      'Transición justa en el sector energético', 'Tecnología y privacidad de datos', 'Cadenas de suministro del cacao',
-      'Energías renovables y derechos de los pueblos indígenas', 'Trabajadores migrantes en el Golfo', 'El litio en los Andes',
-      'Litigios climáticos contra empresas'
+      'Monitor de minerales de transición', 'Trabajadoras textiles y salarios dignos',
+      'Diligencia debida empresarial en Europa', 'Transición justa en el sector energético',
+      'Tecnología y privacidad de datos', 'Cadenas de suministro del cacao',
+      'Energías renovables y derechos de los pueblos indígenas', 'Trabajadores migrantes en el Golfo',
+      'El litio en los Andes', 'Litigios climáticos contra empresas'
     ],
     storyTitles: ['{theme}: {storySub}', '{theme}: actualización de {monthName} de {year}'],
     sentences: {
@@ -247,42 +282,69 @@ export const BANKS = {
     ],
     vocab: {
       topic: [
-        'la diligencia debida en la cadena de suministro', 'los salarios dignos', 'el uso del agua', 'las emisiones de carbono',
-        'la seguridad de los trabajadores', 'los derechos de los pueblos indígenas', 'la minería de litio',
-        'la transición energética', 'la privacidad de los datos', 'los residuos de envases', 'la libertad sindical',
-        'el trabajo de los pequeños agricultores'
+        'la diligencia debida en la cadena de suministro', 'los salarios dignos', 'el uso del agua',
+        'las emisiones de carbono', 'la seguridad de los trabajadores', 'los derechos de los pueblos indígenas',
+        'la minería de litio', 'la transición energética', 'la privacidad de los datos', 'los residuos de envases',
+        'la libertad sindical', 'el trabajo de los pequeños agricultores'
       ],
-      sector: ['minero', 'textil', 'agroalimentario', 'energético', 'tecnológico', 'financiero', 'pesquero', 'del cacao', 'de la construcción'],
-      facility: ['planta', 'fábrica', 'central solar', 'mina', 'refinería', 'planta desalinizadora', 'sede regional', 'terminal portuaria'],
-      role: ['director financiero', 'consejero delegado', 'responsable de sostenibilidad', 'director de compras', 'presidente del consejo'],
+      sector: [
+        'minero', 'textil', 'agroalimentario', 'energético', 'tecnológico', 'financiero', 'pesquero', 'del cacao',
+        'de la construcción'
+      ],
+      facility: [
+        'planta', 'fábrica', 'central solar', 'mina', 'refinería', 'planta desalinizadora', 'sede regional',
+        'terminal portuaria'
+      ],
+      role: [
+        'director financiero', 'consejero delegado', 'responsable de sostenibilidad', 'director de compras',
+        'presidente del consejo'
+      ],
       resultsAdj: ['sólidos', 'mejores de lo esperado', 'por debajo de lo previsto', 'récord', 'mixtos'],
       period: ['tercer trimestre', 'primer semestre', 'ejercicio', 'segundo trimestre'],
-      driver: ['la demanda en Latinoamérica', 'la subida del precio del cobre', 'el recorte de costes', 'la expansión en España', 'las ventas en línea'],
-      labour: ['los salarios', 'la jornada laboral', 'las medidas de seguridad', 'los contratos temporales', 'el derecho de asociación'],
+      driver: [
+        'la demanda en Latinoamérica', 'la subida del precio del cobre', 'el recorte de costes',
+        'la expansión en España', 'las ventas en línea'
+      ],
+      labour: [
+        'los salarios', 'la jornada laboral', 'las medidas de seguridad', 'los contratos temporales',
+        'el derecho de asociación'
+      ],
       metricPlan: ['sus emisiones', 'el consumo de agua', 'los residuos plásticos', 'el uso de carbón'],
       disclosure: [
         'la lista de sus proveedores', 'sus emisiones de alcance 3', 'sus evaluaciones de impacto en derechos humanos',
         'los salarios pagados en su cadena de suministro'
       ],
       action: [
-        'reforzará las auditorías a sus proveedores', 'cerrará dos plantas antiguas', 'ampliará sus compras de energía renovable',
-        'revisará su política de derechos humanos', 'contratará a {bigNum} personas'
+        'reforzará las auditorías a sus proveedores', 'cerrará dos plantas antiguas',
+        'ampliará sus compras de energía renovable', 'revisará su política de derechos humanos',
+        'contratará a {bigNum} personas'
       ],
       pastAction: [
         'ha encargado una auditoría independiente', 'ha reunido a sus principales proveedores',
         'ha suspendido temporalmente los envíos', 'ha revisado sus compromisos climáticos'
       ],
       assessment: ['sólidas', 'decepcionantes', 'mejores de lo esperado', 'prudentes'],
-      factor: ['el aumento de los costes energéticos', 'la debilidad de la demanda en Europa', 'la incertidumbre regulatoria', 'la volatilidad del tipo de cambio'],
+      factor: [
+        'el aumento de los costes energéticos', 'la debilidad de la demanda en Europa', 'la incertidumbre regulatoria',
+        'la volatilidad del tipo de cambio'
+      ],
       recommendation: [
         'una mayor transparencia sobre los proveedores', 'mecanismos de reclamación accesibles',
         'la participación de las comunidades afectadas', 'auditorías independientes periódicas'
       ],
-      when: ['a principios de {targetYear}', 'a mediados de {targetYear}', 'a finales de {targetYear}', 'en el primer semestre de {targetYear}'],
+      when: [
+        'a principios de {targetYear}', 'a mediados de {targetYear}', 'a finales de {targetYear}',
+        'en el primer semestre de {targetYear}'
+      ],
       weekday: ['lunes', 'martes', 'miércoles', 'jueves', 'viernes'],
       source: ['El País', 'Expansión', 'Cinco Días', 'Reuters', 'la agencia EFE', 'El Espectador', 'La Tercera'],
-      storySub: ['respuestas de las empresas y últimas novedades', 'lo que sabemos hasta ahora', 'cronología de los hechos'],
-      monthName: ['enero', 'febrero', 'marzo', 'abril', 'mayo', 'junio', 'julio', 'agosto', 'septiembre', 'octubre', 'noviembre', 'diciembre']
+      storySub: [
+        'respuestas de las empresas y últimas novedades', 'lo que sabemos hasta ahora', 'cronología de los hechos'
+      ],
+      monthName: [
+        'enero', 'febrero', 'marzo', 'abril', 'mayo', 'junio', 'julio', 'agosto', 'septiembre', 'octubre', 'noviembre',
+        'diciembre'
+      ]
     },
     money: (rng) => {
       const a = amount(rng)
@@ -322,10 +384,11 @@ export const BANKS = {
       ]
     },
     themes: [
-      'Observatoire des minerais de la transition', 'Ouvrières du textile et salaires décents', 'Devoir de vigilance en Europe',
-      'Transition juste dans le secteur de l’énergie', 'Technologie et protection des données', 'Filières du cacao',
-      'Énergies renouvelables et droits des peuples autochtones', 'Travailleurs migrants dans le Golfe', 'Le lithium dans les Andes',
-      'Contentieux climatiques contre les entreprises'
+      'Observatoire des minerais de la transition', 'Ouvrières du textile et salaires décents',
+      'Devoir de vigilance en Europe', 'Transition juste dans le secteur de l’énergie',
+      'Technologie et protection des données', 'Filières du cacao',
+      'Énergies renouvelables et droits des peuples autochtones', 'Travailleurs migrants dans le Golfe',
+      'Le lithium dans les Andes', 'Contentieux climatiques contre les entreprises'
     ],
     storyTitles: ['{theme} : {storySub}', '{theme} : point d’étape de {monthName} {year}'],
     sentences: {
@@ -359,30 +422,47 @@ export const BANKS = {
       topic: [
         'le devoir de vigilance', 'les salaires décents', 'l’utilisation de l’eau', 'les émissions de carbone',
         'la sécurité des travailleurs', 'les droits des peuples autochtones', 'l’extraction du cobalt',
-        'la transition énergétique', 'la protection des données', 'les déchets d’emballage', 'la liberté syndicale',
-        'la chaîne d’approvisionnement du cacao'
+        'la transition énergétique', 'la protection des données', 'les déchets d’emballage',
+        'la liberté syndicale', 'la chaîne d’approvisionnement du cacao'
       ],
-      sector: ['minier', 'textile', 'agroalimentaire', 'énergétique', 'bancaire', 'numérique', 'de la construction', 'du cacao'],
-      facility: ['usine', 'centrale solaire', 'mine', 'raffinerie', 'plateforme logistique', 'usine de dessalement', 'filiale régionale'],
-      role: ['directeur financier', 'directeur général', 'responsable du développement durable', 'directeur des achats', 'président du conseil'],
+      sector: [
+        'minier', 'textile', 'agroalimentaire', 'énergétique', 'bancaire', 'numérique', 'de la construction',
+        'du cacao'
+      ],
+      facility: [
+        'usine', 'centrale solaire', 'mine', 'raffinerie', 'plateforme logistique', 'usine de dessalement',
+        'filiale régionale'
+      ],
+      role: [
+        'directeur financier', 'directeur général', 'responsable du développement durable', 'directeur des achats',
+        'président du conseil'
+      ],
       resultsAdj: ['solides', 'meilleurs que prévu', 'inférieurs aux attentes', 'record', 'mitigés'],
       period: ['troisième trimestre', 'premier semestre', 'exercice', 'deuxième trimestre'],
-      labour: ['les salaires', 'le temps de travail', 'les mesures de sécurité', 'les contrats précaires', 'le droit syndical'],
+      labour: [
+        'les salaires', 'le temps de travail', 'les mesures de sécurité', 'les contrats précaires',
+        'le droit syndical'
+      ],
       metricPlan: ['ses émissions', 'sa consommation d’eau', 'ses déchets plastiques', 'son recours au charbon'],
       disclosure: [
-        'la liste de leurs fournisseurs', 'leurs émissions de scope 3', 'leurs études d’impact sur les droits humains',
+        'la liste de leurs fournisseurs', 'leurs émissions de scope 3',
+        'leurs études d’impact sur les droits humains',
         'les salaires versés dans leur chaîne d’approvisionnement'
       ],
       action: [
-        'renforcer les audits de ses fournisseurs', 'fermer deux sites vieillissants', 'étendre ses achats d’électricité renouvelable',
-        'réviser sa politique en matière de droits humains', 'recruter {bigNum} personnes'
+        'renforcer les audits de ses fournisseurs', 'fermer deux sites vieillissants',
+        'étendre ses achats d’électricité renouvelable', 'réviser sa politique en matière de droits humains',
+        'recruter {bigNum} personnes'
       ],
       pastAction: [
         'a commandé un audit indépendant', 'a réuni ses principaux fournisseurs',
         'a suspendu temporairement les livraisons', 'a revu ses engagements climatiques'
       ],
       assessment: ['solides', 'décevants', 'meilleurs que prévu', 'prudents'],
-      factor: ['la hausse des coûts de l’énergie', 'la faiblesse de la demande en Europe', 'l’incertitude réglementaire', 'la volatilité des changes'],
+      factor: [
+        'la hausse des coûts de l’énergie', 'la faiblesse de la demande en Europe',
+        'l’incertitude réglementaire', 'la volatilité des changes'
+      ],
       recommendation: [
         'davantage de transparence sur les fournisseurs', 'des mécanismes de réclamation accessibles',
         'la participation des communautés concernées', 'des audits indépendants réguliers'
@@ -390,8 +470,13 @@ export const BANKS = {
       when: ['début {targetYear}', 'mi-{targetYear}', 'fin {targetYear}', 'au premier semestre {targetYear}'],
       weekday: ['lundi', 'mardi', 'mercredi', 'jeudi', 'vendredi'],
       source: ['Le Monde', 'Les Échos', 'l’AFP', 'Reuters', 'Le Figaro', 'La Tribune', 'Jeune Afrique'],
-      storySub: ['réponses des entreprises et derniers développements', 'ce que l’on sait', 'chronologie des faits'],
-      monthName: ['janvier', 'février', 'mars', 'avril', 'mai', 'juin', 'juillet', 'août', 'septembre', 'octobre', 'novembre', 'décembre']
+      storySub: [
+        'réponses des entreprises et derniers développements', 'ce que l’on sait', 'chronologie des faits'
+      ],
+      monthName: [
+        'janvier', 'février', 'mars', 'avril', 'mai', 'juin', 'juillet', 'août', 'septembre', 'octobre', 'novembre',
+        'décembre'
+      ]
     },
     money: (rng) => {
       const a = amount(rng)
@@ -454,9 +539,13 @@ export const BANKS = {
     vocab: {
       topic: [
         'Lieferkettensorgfalt', 'existenzsichernde Löhne', 'Wasserverbrauch', 'CO₂-Emissionen', 'Arbeitssicherheit',
-        'Rechte indigener Völker', 'Lithiumabbau', 'Energiewende', 'Datenschutz', 'Verpackungsmüll', 'Gewerkschaftsfreiheit'
+        'Rechte indigener Völker', 'Lithiumabbau', 'Energiewende', 'Datenschutz', 'Verpackungsmüll',
+        'Gewerkschaftsfreiheit'
       ],
-      sector: ['Bergbaubranche', 'Textilbranche', 'Lebensmittelindustrie', 'Energiewirtschaft', 'Finanzbranche', 'Kakaoindustrie'],
+      sector: [
+        'Bergbaubranche', 'Textilbranche', 'Lebensmittelindustrie', 'Energiewirtschaft', 'Finanzbranche',
+        'Kakaoindustrie'
+      ],
       facility: ['Werk', 'Solarkraftwerk', 'Logistikzentrum', 'Forschungszentrum', 'Regionalbüro'],
       resultsAdj: ['starke', 'überraschend gute', 'schwächere', 'gemischte'],
       period: ['dritte Quartal', 'erste Halbjahr', 'Geschäftsjahr'],
@@ -464,16 +553,23 @@ export const BANKS = {
       metricPlan: ['seine Emissionen', 'seinen Wasserverbrauch', 'seinen Plastikmüll'],
       disclosure: ['Lieferantenlisten', 'Scope-3-Emissionen', 'Lohndaten aus der Lieferkette'],
       action: [
-        'die Prüfungen seiner Zulieferer zu verschärfen', 'zwei ältere Werke zu schließen', 'mehr Ökostrom einzukaufen',
-        'seine Menschenrechtsrichtlinie zu überarbeiten', '{bigNum} neue Stellen zu schaffen'
+        'die Prüfungen seiner Zulieferer zu verschärfen', 'zwei ältere Werke zu schließen',
+        'mehr Ökostrom einzukaufen', 'seine Menschenrechtsrichtlinie zu überarbeiten',
+        '{bigNum} neue Stellen zu schaffen'
       ],
       pastAction: [
         'habe eine unabhängige Prüfung in Auftrag gegeben', 'habe die wichtigsten Zulieferer an einen Tisch geholt',
         'habe Lieferungen vorübergehend ausgesetzt', 'habe seine Klimaziele überprüft'
       ],
       assessment: ['solide', 'enttäuschend', 'besser als erwartet', 'vorsichtig'],
-      factor: ['steigende Energiekosten', 'die schwache Nachfrage in Europa', 'regulatorische Unsicherheit', 'Wechselkursschwankungen'],
-      recommendation: ['mehr Transparenz über Zulieferer', 'zugängliche Beschwerdemechanismen', 'regelmäßige unabhängige Prüfungen'],
+      factor: [
+        'steigende Energiekosten', 'die schwache Nachfrage in Europa', 'regulatorische Unsicherheit',
+        'Wechselkursschwankungen'
+      ],
+      recommendation: [
+        'mehr Transparenz über Zulieferer', 'zugängliche Beschwerdemechanismen',
+        'regelmäßige unabhängige Prüfungen'
+      ],
       when: ['Anfang {targetYear}', 'Mitte {targetYear}', 'Ende {targetYear}', 'im ersten Halbjahr {targetYear}'],
       weekday: ['Montag', 'Dienstag', 'Mittwoch', 'Donnerstag', 'Freitag'],
       source: ['dem Handelsblatt', 'der Süddeutschen Zeitung', 'der Nachrichtenagentur dpa', 'Reuters', 'der NZZ']
@@ -522,9 +618,9 @@ export const BANKS = {
     ],
     vocab: {
       topic: [
-        'a devida diligência na cadeia de suprimentos', 'salários dignos', 'o uso da água', 'as emissões de carbono',
-        'a segurança dos trabalhadores', 'os direitos dos povos indígenas', 'a mineração de lítio', 'a transição energética',
-        'a proteção de dados', 'a liberdade sindical'
+        'a devida diligência na cadeia de suprimentos', 'salários dignos', 'o uso da água',
+        'as emissões de carbono', 'a segurança dos trabalhadores', 'os direitos dos povos indígenas',
+        'a mineração de lítio', 'a transição energética', 'a proteção de dados', 'a liberdade sindical'
       ],
       sector: ['de mineração', 'têxtil', 'agroalimentar', 'de energia', 'financeiro', 'do cacau'],
       facility: ['fábrica', 'usina solar', 'mina', 'refinaria', 'unidade de dessalinização'],
@@ -532,15 +628,21 @@ export const BANKS = {
       period: ['terceiro trimestre', 'primeiro semestre', 'exercício'],
       labour: ['os salários', 'a jornada de trabalho', 'as medidas de segurança', 'os contratos temporários'],
       action: [
-        'reforçar as auditorias de fornecedores', 'fechar duas fábricas antigas', 'ampliar a compra de energia renovável',
-        'revisar sua política de direitos humanos', 'contratar {bigNum} pessoas'
+        'reforçar as auditorias de fornecedores', 'fechar duas fábricas antigas',
+        'ampliar a compra de energia renovável', 'revisar sua política de direitos humanos',
+        'contratar {bigNum} pessoas'
       ],
       pastAction: [
         'encomendou uma auditoria independente', 'reuniu seus principais fornecedores',
         'suspendeu temporariamente as entregas', 'revisou seus compromissos climáticos'
       ],
-      recommendation: ['mais transparência sobre os fornecedores', 'mecanismos de reclamação acessíveis', 'a participação das comunidades afetadas'],
-      disclosure: ['a lista de fornecedores', 'suas emissões de escopo 3', 'avaliações de impacto em direitos humanos'],
+      recommendation: [
+        'mais transparência sobre os fornecedores', 'mecanismos de reclamação acessíveis',
+        'a participação das comunidades afetadas'
+      ],
+      disclosure: [
+        'a lista de fornecedores', 'suas emissões de escopo 3', 'avaliações de impacto em direitos humanos'
+      ],
       when: ['no início de {targetYear}', 'em meados de {targetYear}', 'no fim de {targetYear}'],
       weekday: ['segunda-feira', 'terça-feira', 'quarta-feira', 'quinta-feira', 'sexta-feira'],
       source: ['a Reuters', 'o Valor Econômico', 'a Folha de S.Paulo', 'a agência Lusa']
@@ -554,7 +656,9 @@ export const BANKS = {
 const BANK_BY_CODE: Readonly<Record<string, TextBank | undefined>> = BANKS
 
 // Which language an untranslated item was originally written in, by how often each shows up on the site.
-const SOURCE_LANGUAGE_WEIGHTS: ReadonlyArray<readonly [string, number]> = [['en', 6], ['es', 3], ['fr', 2.5], ['de', 1.5], ['pt', 1]]
+const SOURCE_LANGUAGE_WEIGHTS: ReadonlyArray<readonly [string, number]> = [
+  ['en', 6], ['es', 3], ['fr', 2.5], ['de', 1.5], ['pt', 1]
+]
 
 export function baseLanguage (code: string): string {
   return code.split('-')[0] ?? code

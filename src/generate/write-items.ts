@@ -161,12 +161,20 @@ export function * itemsOf (ctx: Context, plan: LanguagePlan): Generator<Snapshot
 
     const translatedLanguages: SnapshotItem['translated_languages'] = []
     if (untranslated) {
-      translatedLanguages.push({ language_code: source, language: bankFor(source).language, url: `/${source}/${sectionFor(source)}/${slug}/` })
+      translatedLanguages.push({
+        language_code: source,
+        language: bankFor(source).language,
+        url: `/${source}/${sectionFor(source)}/${slug}/`
+      })
       if (rng.chance(0.2)) {
         const other = at(sources.codes, rng.weighted(sources.cumulative))
         // Translations keep the source page's slug, as wagtail-localize does by default.
         if (other !== source) {
-          translatedLanguages.push({ language_code: other, language: bankFor(other).language, url: `/${other}/${sectionFor(other)}/${slug}/` })
+          translatedLanguages.push({
+            language_code: other,
+            language: bankFor(other).language,
+            url: `/${other}/${sectionFor(other)}/${slug}/`
+          })
         }
       }
     }
@@ -192,7 +200,9 @@ export function * itemsOf (ctx: Context, plan: LanguagePlan): Generator<Snapshot
       for (let r = 0; r < refs; r++) {
         const theme = (first + r * rng.int(1, themeCount - 1)) % themeCount
         // Stories are not always translated: some refs point at another language's version.
-        const lang = rng.chance(0.15) ? rng.pick(['en', 'es', 'fr'].filter(l => l !== plan.code)) : rng.pick(storyLanguages)
+        const lang = rng.chance(0.15)
+          ? rng.pick(['en', 'es', 'fr'].filter(l => l !== plan.code))
+          : rng.pick(storyLanguages)
         const storyTitle = at(bankFor(lang).themes ?? [], theme)
         stories.push({ translated_title: storyTitle, translated_url: `/${lang}/stories/${slugify(storyTitle)}/` })
       }

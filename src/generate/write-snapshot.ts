@@ -52,10 +52,8 @@ function summarize (ctx: Context): CompanySummary[] {
 }
 
 /**
- * Streams the snapshot to `path` item by item (never one giant string) through the snapshot writer, which
- * renames a temporary file into place so a watching service never sees a half-written snapshot (devices
- * and pipes such as /dev/stdout are written directly). Same content as generateSnapshot(); 'pretty' output
- * is byte-identical to JSON.stringify(snapshot, null, 2) plus a newline.
+ * generateSnapshot() streamed to `path`, renamed into place so a watcher never sees half a file (pipes are written
+ * directly); 'pretty' is byte-identical to JSON.stringify(snapshot, null, 2) plus a newline.
  */
 export async function writeSnapshot (path: string, options: WriteOptions = {}): Promise<WriteResult> {
   const ctx = planSnapshot(options)
