@@ -1,7 +1,5 @@
-// buildApp(config): the service's control as one Fastify instance. It only wires: the public app
-// (http/public-app.ts), the snapshot, the operator's pages and their listener, and the serving threads
-// when WORKERS asks for them (serving/serving-pool.ts), which the snapshot is then published to. serve.ts
-// listens; tests call this directly.
+// buildApp(config): wires the public app (http/public-app.ts), the snapshot, the operator's pages and listener, and
+// the serving threads when WORKERS asks for them (ADR 029). serve.ts listens; tests call this directly.
 import type { FastifyInstance } from 'fastify'
 import { changesDirOf, type Config } from './config.js'
 import consolePlugin from './console/console-route.js'
@@ -41,7 +39,10 @@ export async function buildApp (config: Config, { servingThreads = 0 }: AppOptio
     app.decorate('servingPool', pool)
     if (app.trouble !== null) {
       // Said once at the start, seed included: CHAOS_SEED=<seed> replays this run's sequence.
-      app.log.warn({ trouble: troubleStatus(app.trouble) }, 'simulated trouble is on: this is a demo server, not a replica')
+      app.log.warn(
+        { trouble: troubleStatus(app.trouble) },
+        'simulated trouble is on: this is a demo server, not a replica'
+      )
     }
     await app.register(snapshotPlugin, {
       snapshotPath: config.snapshotPath,
@@ -67,8 +68,13 @@ export async function buildApp (config: Config, { servingThreads = 0 }: AppOptio
       // The serving threads hold the public connections: they are drained before anything else closes.
       app.addHook('preClose', async () => { await pool.close() })
     }
-    if (config.opsPort === null) app.decorate('ops', null)
-    else await app.register(opsListenerPlugin, { port: config.opsPort, host: config.opsHost, requestTimeoutMs: config.requestTimeoutMs })
+    if (config.opsPort === null) {
+      app.decorate('ops', null)
+    } else {
+      await app.register(opsListenerPlugin, {
+        port: config.opsPort, host: config.opsHost, requestTimeoutMs: config.requestTimeoutMs
+      })
+    }
     if (config.docs) await app.register(docsPlugin)
     if (config.console) await app.register(consolePlugin)
     if (config.metrics) await app.register(metricsPlugin)

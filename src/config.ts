@@ -8,10 +8,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, FAIL_STATUSES, type FailStatus } from './errors.js'
 
-/**
- * The sample snapshot shipped with the package (data/, beside src/ and dist/): what is served when no
- * snapshot is named, from whatever directory the command runs in. In a checkout, what `npm start` serves.
- */
+/** The sample snapshot shipped in data/ (beside src/ and dist/): served when no snapshot is named. */
 export const BUNDLED_SNAPSHOT = fileURLToPath(new URL('../data/snapshot.json', import.meta.url))
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -33,10 +30,13 @@ export type FaultKind = typeof FAULTS[number]
 const Rate = Type.Number({ minimum: 0, maximum: 1 })
 
 /**
- * The AWS SDK's own settings an s3:// SNAPSHOT_URL uses: read by the SDK, not by loadConfig, and named here
- * for --help and for the deployment files' tests (a name in deploy/ must be one of these or an option's).
+ * The AWS SDK's settings an s3:// SNAPSHOT_URL uses: read by the SDK, not loadConfig; named for --help and for
+ * deploy/'s tests (a name there must be one of these or an option's).
  */
-export const S3_ENVIRONMENT = ['AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const
+export const S3_ENVIRONMENT = [
+  'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_ENDPOINT_URL_S3',
+  'AWS_ENDPOINT_URL'
+] as const
 
 export const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
@@ -58,7 +58,9 @@ export const ConfigSchema = Type.Object({
   maxLimit: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
   publicBaseUrl: Type.Union([Type.String(), Type.Null()]),
   trustProxy: Type.Boolean(),
-  corsOrigin: Type.Union([Type.Literal('*'), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), Type.Literal(false)]),
+  corsOrigin: Type.Union([
+    Type.Literal('*'), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), Type.Literal(false)
+  ]),
   logLevel: Type.Union(LOG_LEVELS.map(level => Type.Literal(level))),
   watch: Type.Boolean(),
   reloadDebounceMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
@@ -128,16 +130,25 @@ function snapshotUrl (text: string): string {
   } catch {
     throw new Error('is not a URL')
   }
-  if (!['http:', 'https:', 's3:'].includes(url.protocol)) throw new Error(`${url.protocol} is not a scheme the service follows`)
-  if (!/\.(json|jsonl|ndjson)$/i.test(url.pathname)) throw new Error('must name a .json, .jsonl or .ndjson object (the format follows the name)')
-  if (url.protocol === 's3:' && (url.hostname === '' || url.pathname.length <= 1)) throw new Error('an S3 source is s3://bucket/key')
+  if (!['http:', 'https:', 's3:'].includes(url.protocol)) {
+    throw new Error(`${url.protocol} is not a scheme the service follows`)
+  }
+  if (!/\.(json|jsonl|ndjson)$/i.test(url.pathname)) {
+    throw new Error('must name a .json, .jsonl or .ndjson object (the format follows the name)')
+  }
+  if (url.protocol === 's3:' && (url.hostname === '' || url.pathname.length <= 1)) {
+    throw new Error('an S3 source is s3://bucket/key')
+  }
   return url.href
 }
 
 /** RFC 9110's token: what a header's name is made of. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 /** Set by the replica itself (its conditional, whole-object requests) or by HTTP's framing: not the user's. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'accept-encoding', 'range', 'if-none-match', 'if-modified-since'])
+const RESERVED_HEADERS = new Set([
+  'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect',
+  'accept-encoding', 'range', 'if-none-match', 'if-modified-since'
+])
 
 /**
  * SNAPSHOT_HTTP_HEADERS: `Name: value` a line, or a JSON object of names to values. The values are secrets:
@@ -154,7 +165,9 @@ function httpHeaders (text: string): Record<string, string> | null {
     } catch {
       throw new Error('is not a JSON object')
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('is not a JSON object')
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new Error('is not a JSON object')
+    }
     pairs = Object.entries(parsed).map(([name, v], i) => [name, v, `the JSON object's name ${i + 1}`])
   } else {
     pairs = value.split(/\r?\n/).flatMap((line, i): Array<[string, unknown, string]> => {
@@ -167,13 +180,19 @@ function httpHeaders (text: string): Record<string, string> | null {
   const headers: Record<string, string> = {}
   const seen = new Set<string>()
   for (const [name, header, where] of pairs) {
-    if (!HEADER_NAME.test(name)) throw new Error(`${where} is not a header name (letters, digits and !#$%&'*+-.^_\`|~)`)
-    if (RESERVED_HEADERS.has(name.toLowerCase())) throw new Error(`${name} is set by the replica or by HTTP itself: it cannot be given`)
+    if (!HEADER_NAME.test(name)) {
+      throw new Error(`${where} is not a header name (letters, digits and !#$%&'*+-.^_\`|~)`)
+    }
+    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      throw new Error(`${name} is set by the replica or by HTTP itself: it cannot be given`)
+    }
     if (seen.has(name.toLowerCase())) throw new Error(`${name} is given twice: give each header once`)
     seen.add(name.toLowerCase())
     if (typeof header !== 'string') throw new Error(`the value of ${name} must be a string`)
     if (/[\r\n]/.test(header)) throw new Error(`the value of ${name} must be one line (no CR or LF)`)
-    if (!/^[\x20-\x7e\t]*$/.test(header)) throw new Error(`the value of ${name} must be printable ASCII (percent- or base64-encode anything else)`)
+    if (!/^[\x20-\x7e\t]*$/.test(header)) {
+      throw new Error(`the value of ${name} must be printable ASCII (percent- or base64-encode anything else)`)
+    }
     if (header.trim() === '') throw new Error(`${name} has no value`)
     headers[name] = header.trim()
   }
@@ -183,7 +202,9 @@ function httpHeaders (text: string): Record<string, string> | null {
 /** A number of workers, or `auto`: one per core the process may use. */
 function workers (text: string): number {
   if (text.trim().toLowerCase() === 'auto') return Math.min(availableParallelism(), 256)
-  if (!/^[0-9]+$/.test(text.trim()) || Number(text) < 1 || Number(text) > 256) throw new Error('must be a whole number from 1 to 256, or auto')
+  if (!/^[0-9]+$/.test(text.trim()) || Number(text) < 1 || Number(text) > 256) {
+    throw new Error('must be a whole number from 1 to 256, or auto')
+  }
   return Number(text)
 }
 
@@ -226,7 +247,9 @@ function corsOrigin (text: string): Config['corsOrigin'] {
   if (['', 'false', 'off', 'none'].includes(value.toLowerCase())) return false
   const origins = value.split(',').map(o => o.trim()).filter(o => o !== '')
   for (const origin of origins) {
-    if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new Error(`"${origin}" is not an origin such as https://app.example.com`)
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new Error(`"${origin}" is not an origin such as https://app.example.com`)
+    }
   }
   return origins
 }
@@ -235,7 +258,9 @@ function allowedHosts (text: string): string[] | null {
   const hosts = text.split(',').map(h => h.trim().toLowerCase()).filter(h => h !== '')
   if (hosts.length === 0) return null
   for (const host of hosts) {
-    if (host !== '*' && !/^\.?[a-z0-9.-]+$|^\[[a-f0-9:.]+\]$/.test(host)) throw new Error(`"${host}" is not a host name, a .domain or *`)
+    if (host !== '*' && !/^\.?[a-z0-9.-]+$|^\[[a-f0-9:.]+\]$/.test(host)) {
+      throw new Error(`"${host}" is not a host name, a .domain or *`)
+    }
   }
   return hosts
 }
@@ -257,7 +282,11 @@ function delay (text: string): DelaySpec | null {
   }
   if ((match = /^([0-9]+)\s*-\s*([0-9]+)$/.exec(value)) !== null) {
     const [min, max] = [ms(match[1] as string), ms(match[2] as string)]
-    if (min > max) throw new Error(`a range goes from the shorter delay to the longer (${max}-${min}), ${rule.replace('must be ', 'and must be ')}`)
+    if (min > max) {
+      throw new Error(
+        `a range goes from the shorter delay to the longer (${max}-${min}), ${rule.replace('must be ', 'and must be ')}`
+      )
+    }
     if (max === 0) return null
     return min === max ? { kind: 'fixed', ms: min } : { kind: 'uniform', min, max }
   }
@@ -282,20 +311,26 @@ function scale (text: string): number {
 /** A probability: `0`, `0.2`, `1`. */
 function rate (text: string): number {
   const value = text.trim()
-  if (!/^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/.test(value) || Number(value) > 1) throw new Error('must be a number from 0 to 1 (0.2: one answer in five)')
+  if (!/^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/.test(value) || Number(value) > 1) {
+    throw new Error('must be a number from 0 to 1 (0.2: one answer in five)')
+  }
   return Number(value)
 }
 
 function failStatus (text: string): FailStatus {
   const value = Number(text.trim())
-  if (!(FAIL_STATUSES as number[]).includes(value)) throw new Error(`must be one of ${FAIL_STATUSES.join(', ')} (the statuses DRF answers with a {"detail"} body)`)
+  if (!(FAIL_STATUSES as number[]).includes(value)) {
+    throw new Error(`must be one of ${FAIL_STATUSES.join(', ')} (the statuses DRF answers with a {"detail"} body)`)
+  }
   return value as FailStatus
 }
 
 function fault (text: string): FaultKind | null {
   const value = text.trim().toLowerCase()
   if (value === '' || value === 'none') return null
-  if (!(FAULTS as readonly string[]).includes(value)) throw new Error(`must be ${FAULTS.slice(0, -1).join(', ')} or ${FAULTS.at(-1) as string}`)
+  if (!(FAULTS as readonly string[]).includes(value)) {
+    throw new Error(`must be ${FAULTS.slice(0, -1).join(', ')} or ${FAULTS.at(-1) as string}`)
+  }
   return value as FaultKind
 }
 
@@ -313,51 +348,411 @@ export function changesDirOf (config: Pick<Config, 'changesDir' | 'snapshotPath'
 type OPTIONS_ENTRY = { [K in keyof Config]: Option<K> }[keyof Config]
 
 export const OPTIONS: OPTIONS_ENTRY[] = [
-  { key: 'port', env: 'PORT', flag: '--port', default: '3000', rule: 'a whole number from 0 to 65535', description: 'TCP port to listen on (0: any free port).', parse: integer(0, 65535) },
-  { key: 'host', env: 'HOST', flag: '--host', default: '127.0.0.1', rule: 'an address or host name', description: 'Address to listen on (0.0.0.0 or :: for every interface).', parse: nonEmpty },
-  { key: 'snapshotPath', env: 'SNAPSHOT_PATH', flag: '--snapshot-path', default: BUNDLED_SNAPSHOT, rule: 'a file path', shown: 'the sample bundled with the package (its data/snapshot.json)', description: 'The snapshot file to serve (or give it as FILE). Unset: the sample bundled with the package.', parse: nonEmpty },
-  { key: 'changesDir', env: 'CHANGES_DIR', flag: '--changes-dir', default: undefined, rule: 'a directory path', description: 'The directory of change files (`*.jsonl`, applied in name order after the snapshot). Unset: SNAPSHOT_PATH with `.changes` appended.', parse: nonEmpty },
-  { key: 'snapshotUrl', env: 'SNAPSHOT_URL', flag: '--snapshot-url', default: undefined, rule: 'an http://, https:// or s3://bucket/key URL whose name ends in .json, .jsonl or .ndjson', description: `Follow a published snapshot instead of SNAPSHOT_PATH: an http(s):// URL or s3://bucket/key (S3 settings: ${S3_ENVIRONMENT.join(', ')}). Its name's extension gives the format; a name ending in manifest.json is a fleet's manifest (a snapshot and its change files).`, parse: snapshotUrl },
-  { key: 'snapshotHttpHeaders', env: 'SNAPSHOT_HTTP_HEADERS', flag: '--snapshot-http-headers', default: undefined, rule: '`Name: value` lines, or a JSON object of names to values', secret: true, description: 'Headers sent with every request to an http(s):// SNAPSHOT_URL\'s origin (a manifest\'s snapshot and change files too), never to another origin a redirect leads to: `Name: value`, one a line (`Authorization: Bearer abc123`), or a JSON object (`{"Authorization": "Bearer abc123", "X-Api-Key": "k"}`). A user:password in SNAPSHOT_URL is sent as Basic authentication: not with an Authorization header here too. Not for s3:// (the AWS settings sign those). Secrets: never logged or shown; prefer the variable, a flag shows in `ps`.', parse: httpHeaders },
-  { key: 'snapshotPollSeconds', env: 'SNAPSHOT_POLL_SECONDS', flag: '--snapshot-poll-seconds', default: '30', rule: 'a whole number from 1 to 86400', description: 'How often SNAPSHOT_URL is checked (a conditional request: an unchanged snapshot costs a 304).', parse: integer(1, 86_400) },
-  { key: 'snapshotCacheDir', env: 'SNAPSHOT_CACHE_DIR', flag: '--snapshot-cache-dir', default: join(tmpdir(), 'explore-replica'), rule: 'a directory path', shown: 'explore-replica in the system\'s temporary directory ($TMPDIR, else /tmp)', description: 'Where the last good copy of SNAPSHOT_URL is kept: served at the next start if the source is down.', parse: nonEmpty },
-  { key: 'snapshotMaxMb', env: 'SNAPSHOT_MAX_MB', flag: '--snapshot-max-mb', default: '16384', rule: 'a whole number from 1 to 1048576', description: 'Largest snapshot downloaded from SNAPSHOT_URL, in MiB.', parse: integer(1, 1_048_576) },
-  { key: 's3ForcePathStyle', env: 'S3_FORCE_PATH_STYLE', flag: '--s3-force-path-style', default: 'false', rule: BOOLEAN_RULE, description: 'Path-style S3 addressing (http://host/bucket/key), for stores that need it (MinIO, moto, some Ceph).', parse: boolean },
-  { key: 'workers', env: 'WORKERS', flag: '--workers', default: '1', rule: 'a whole number from 1 to 256, or auto', description: 'Threads answering the public port: a number or `auto` (one per core). More than 1 starts serving threads that share one copy of the snapshot; needs Node 22.12 or later.', parse: workers },
-  { key: 'memoryLimitMb', env: 'MEMORY_LIMIT_MB', flag: '--memory-limit-mb', default: undefined, rule: 'a whole number from 64 to 16777216', description: 'The memory budget, in MiB, of the whole process (every thread included): a snapshot whose load would pass it is refused like a bad file, and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.', parse: text => text.trim() === '' ? null : integer(64, 16_777_216)(text) },
-  { key: 'memoryEstimateScale', env: 'MEMORY_ESTIMATE_SCALE', flag: '--memory-estimate-scale', default: '1', rule: 'a number from 0.01 to 100', description: 'A diagnostic: multiplies the estimated peak of every load (docs/guides/capacity.md). Below 1, files that do not fit are let through to the watch during the load, which abandons them.', parse: scale },
-  { key: 'maxLimit', env: 'MAX_LIMIT', flag: '--max-limit', default: '100', rule: 'a whole number from 1 to 1000000', description: 'Largest page size; a larger `limit` is clamped to it.', parse: integer(1, 1_000_000) },
-  { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: '--public-base-url', default: undefined, rule: 'an absolute http(s) URL with no query, fragment or credentials', description: 'Scheme and host (and optional path prefix) for next/previous links. Unset: the request\'s own.', parse: baseUrl },
-  { key: 'trustProxy', env: 'TRUST_PROXY', flag: '--trust-proxy', default: 'false', rule: BOOLEAN_RULE, description: 'Believe X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).', parse: boolean },
-  { key: 'corsOrigin', env: 'CORS_ORIGIN', flag: '--cors-origin', default: '*', rule: '*, false, or a comma-separated list of origins such as https://app.example.com', description: '`*` for any origin, a comma-separated list of origins, or `false` for no CORS headers.', parse: corsOrigin },
-  { key: 'logLevel', env: 'LOG_LEVEL', flag: '--log-level', default: 'info', rule: `one of ${LOG_LEVELS.join(', ')}`, description: `One of ${LOG_LEVELS.join(', ')}.`, parse: logLevel },
-  { key: 'watch', env: 'WATCH', flag: '--watch', default: 'true', rule: BOOLEAN_RULE, description: 'Reload the snapshot when its file changes (SIGHUP reloads either way).', parse: boolean },
-  { key: 'reloadDebounceMs', env: 'RELOAD_DEBOUNCE_MS', flag: '--reload-debounce-ms', default: '150', rule: 'a whole number from 0 to 60000', description: 'Quiet time after the last write before a reload, in ms: a burst of saves costs one load. At least 50 is waited (the watcher hears one change of a file per 50 ms).', parse: integer(0, 60_000) },
-  { key: 'allowedHosts', env: 'ALLOWED_HOSTS', flag: '--allowed-hosts', default: undefined, rule: 'a comma-separated list of host names, .domains or *', description: 'Comma-separated hosts a request may name (Django\'s ALLOWED_HOSTS: `news.example.com`, `.example.com` for subdomains, `*`). Unset: any.', parse: allowedHosts },
-  { key: 'cacheMaxAge', env: 'CACHE_MAX_AGE', flag: '--cache-max-age', default: undefined, rule: 'a whole number from 0 to 31536000', description: 'Seconds for `Cache-Control: public, max-age=N` on pages. Unset: no Cache-Control, like the original.', parse: text => text.trim() === '' ? null : integer(0, 31_536_000)(text) },
-  { key: 'metrics', env: 'METRICS', flag: '--metrics', default: 'true', rule: BOOLEAN_RULE, description: 'Serve Prometheus metrics at /-/metrics.', parse: boolean },
-  { key: 'docs', env: 'DOCS', flag: '--docs', default: 'true', rule: BOOLEAN_RULE, description: 'Serve the OpenAPI document at /-/openapi.json and Swagger UI at /-/docs.', parse: boolean },
-  { key: 'console', env: 'CONSOLE', flag: '--console', default: 'true', rule: BOOLEAN_RULE, description: 'Serve the operator\'s console (an HTML page: what is served, refused files, a preview of the data) at /-/.', parse: boolean },
-  { key: 'opsPort', env: 'OPS_PORT', flag: '--ops-port', default: undefined, rule: 'a whole number from 0 to 65535', description: 'Serve every /-/ endpoint (console, status, health, metrics, docs) on this port instead of PORT, which then serves only the API (0: any free port). Unset: all on PORT.', parse: text => text.trim() === '' ? null : integer(0, 65535)(text) },
-  { key: 'opsHost', env: 'OPS_HOST', flag: '--ops-host', default: '127.0.0.1', rule: 'an address or host name', description: 'Address of the OPS_PORT listener.', parse: nonEmpty },
-  { key: 'opsToken', env: 'OPS_TOKEN', flag: '--ops-token', default: undefined, rule: 'at least 16 characters', secret: true, description: 'The bearer token of the operator\'s actions (POST /-/rollback, /-/pin, /-/unpin on OPS_PORT), at least 16 characters. Unset: the actions answer 403. Prefer the variable: a flag shows in `ps`.', parse: text => { if (text.trim() !== '' && text.trim().length < 16) throw new Error('must be at least 16 characters'); return text.trim() === '' ? null : text.trim() } },
-  { key: 'stateDir', env: 'STATE_DIR', flag: '--state-dir', default: undefined, rule: 'a directory path', description: 'The replica\'s own directory: the kept versions (KEEP_VERSIONS) and the pin. One per replica. Unset: `state` in SNAPSHOT_CACHE_DIR (writable wherever the cache is, and on its disk: kept downloads are hard links); in the default SNAPSHOT_CACHE_DIR, which every replica on the machine shares, `state-` and a digest of the snapshot\'s path or URL.', parse: nonEmpty },
-  { key: 'keepVersions', env: 'KEEP_VERSIONS', flag: '--keep-versions', default: '3', rule: 'a whole number from 1 to 100', description: 'How many served versions keep their files in STATE_DIR, for a rollback without a download.', parse: integer(1, 100) },
-  { key: 'requestLog', env: 'REQUEST_LOG', flag: '--request-log', default: 'true', rule: BOOLEAN_RULE, description: 'One log line per request at info (method, URL, status, time).', parse: boolean },
-  { key: 'logPretty', env: 'LOG_PRETTY', flag: '--log-pretty', default: 'auto', rule: 'auto, true or false', description: 'Human-readable logs: `auto` (only on a terminal), true or false. Otherwise JSON lines.', parse: logPretty },
-  { key: 'shutdownGraceMs', env: 'SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms', default: '10000', rule: 'a whole number from 1 to 600000', description: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).', parse: integer(1, 600_000) },
-  { key: 'requestTimeoutMs', env: 'REQUEST_TIMEOUT_MS', flag: '--request-timeout-ms', default: '10000', rule: 'a whole number from 1 to 600000', description: 'Time a client has to send a whole request; idle connections close after 6× this.', parse: integer(1, 600_000) },
-  { key: 'maxUrlLength', env: 'MAX_URL_LENGTH', flag: '--max-url-length', default: '8192', rule: 'a whole number from 64 to 65536', description: 'Longest request target accepted; longer ones get 414.', parse: integer(64, 65_536) },
-  { key: 'pageCacheMb', env: 'PAGE_CACHE_MB', flag: '--page-cache-mb', default: '64', rule: 'a whole number from 0 to 65536', description: 'Memory for whole answers kept per snapshot, in MiB (0: no cache).', parse: integer(0, 65_536) },
-  { key: 'fastPath', env: 'FAST_PATH', flag: '--fast-path', default: 'true', rule: BOOLEAN_RULE, description: 'Answer GET and HEAD of pages before Fastify routes them (same answers, 12–28% more of them per second: docs/decisions/002).', parse: boolean },
+  {
+    key: 'port',
+    env: 'PORT',
+    flag: '--port',
+    default: '3000',
+    rule: 'a whole number from 0 to 65535',
+    description: 'TCP port to listen on (0: any free port).',
+    parse: integer(0, 65535)
+  },
+  {
+    key: 'host',
+    env: 'HOST',
+    flag: '--host',
+    default: '127.0.0.1',
+    rule: 'an address or host name',
+    description: 'Address to listen on (0.0.0.0 or :: for every interface).',
+    parse: nonEmpty
+  },
+  {
+    key: 'snapshotPath',
+    env: 'SNAPSHOT_PATH',
+    flag: '--snapshot-path',
+    default: BUNDLED_SNAPSHOT,
+    rule: 'a file path',
+    shown: 'the sample bundled with the package (its data/snapshot.json)',
+    description: 'The snapshot file to serve (or give it as FILE). Unset: the sample bundled with the package.',
+    parse: nonEmpty
+  },
+  {
+    key: 'changesDir',
+    env: 'CHANGES_DIR',
+    flag: '--changes-dir',
+    default: undefined,
+    rule: 'a directory path',
+    description: 'The directory of change files (`*.jsonl`, applied in name order after the snapshot). Unset: SNAPSHOT_PATH with `.changes` appended.',
+    parse: nonEmpty
+  },
+  {
+    key: 'snapshotUrl',
+    env: 'SNAPSHOT_URL',
+    flag: '--snapshot-url',
+    default: undefined,
+    rule: 'an http://, https:// or s3://bucket/key URL whose name ends in .json, .jsonl or .ndjson',
+    description: `Follow a published snapshot instead of SNAPSHOT_PATH: an http(s):// URL or s3://bucket/key (S3 settings: ${S3_ENVIRONMENT.join(', ')}). Its name's extension gives the format; a name ending in manifest.json is a fleet's manifest (a snapshot and its change files).`,
+    parse: snapshotUrl
+  },
+  {
+    key: 'snapshotHttpHeaders',
+    env: 'SNAPSHOT_HTTP_HEADERS',
+    flag: '--snapshot-http-headers',
+    default: undefined,
+    rule: '`Name: value` lines, or a JSON object of names to values',
+    secret: true,
+    description: 'Headers sent with every request to an http(s):// SNAPSHOT_URL\'s origin (a manifest\'s snapshot and change files too), never to another origin a redirect leads to: `Name: value`, one a line (`Authorization: Bearer abc123`), or a JSON object (`{"Authorization": "Bearer abc123", "X-Api-Key": "k"}`). A user:password in SNAPSHOT_URL is sent as Basic authentication: not with an Authorization header here too. Not for s3:// (the AWS settings sign those). Secrets: never logged or shown; prefer the variable, a flag shows in `ps`.',
+    parse: httpHeaders
+  },
+  {
+    key: 'snapshotPollSeconds',
+    env: 'SNAPSHOT_POLL_SECONDS',
+    flag: '--snapshot-poll-seconds',
+    default: '30',
+    rule: 'a whole number from 1 to 86400',
+    description: 'How often SNAPSHOT_URL is checked (a conditional request: an unchanged snapshot costs a 304).',
+    parse: integer(1, 86_400)
+  },
+  {
+    key: 'snapshotCacheDir',
+    env: 'SNAPSHOT_CACHE_DIR',
+    flag: '--snapshot-cache-dir',
+    default: join(tmpdir(), 'explore-replica'),
+    rule: 'a directory path',
+    shown: 'explore-replica in the system\'s temporary directory ($TMPDIR, else /tmp)',
+    description: 'Where the last good copy of SNAPSHOT_URL is kept: served at the next start if the source is down.',
+    parse: nonEmpty
+  },
+  {
+    key: 'snapshotMaxMb',
+    env: 'SNAPSHOT_MAX_MB',
+    flag: '--snapshot-max-mb',
+    default: '16384',
+    rule: 'a whole number from 1 to 1048576',
+    description: 'Largest snapshot downloaded from SNAPSHOT_URL, in MiB.',
+    parse: integer(1, 1_048_576)
+  },
+  {
+    key: 's3ForcePathStyle',
+    env: 'S3_FORCE_PATH_STYLE',
+    flag: '--s3-force-path-style',
+    default: 'false',
+    rule: BOOLEAN_RULE,
+    description: 'Path-style S3 addressing (http://host/bucket/key), for stores that need it (MinIO, moto, some Ceph).',
+    parse: boolean
+  },
+  {
+    key: 'workers',
+    env: 'WORKERS',
+    flag: '--workers',
+    default: '1',
+    rule: 'a whole number from 1 to 256, or auto',
+    description: 'Threads answering the public port: a number or `auto` (one per core). More than 1 starts serving threads that share one copy of the snapshot; needs Node 22.12 or later.',
+    parse: workers
+  },
+  {
+    key: 'memoryLimitMb',
+    env: 'MEMORY_LIMIT_MB',
+    flag: '--memory-limit-mb',
+    default: undefined,
+    rule: 'a whole number from 64 to 16777216',
+    description: 'The memory budget, in MiB, of the whole process (every thread included): a snapshot whose load would pass it is refused like a bad file, and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.',
+    parse: text => text.trim() === '' ? null : integer(64, 16_777_216)(text)
+  },
+  {
+    key: 'memoryEstimateScale',
+    env: 'MEMORY_ESTIMATE_SCALE',
+    flag: '--memory-estimate-scale',
+    default: '1',
+    rule: 'a number from 0.01 to 100',
+    description: 'A diagnostic: multiplies the estimated peak of every load (docs/guides/capacity.md). Below 1, files that do not fit are let through to the watch during the load, which abandons them.',
+    parse: scale
+  },
+  {
+    key: 'maxLimit',
+    env: 'MAX_LIMIT',
+    flag: '--max-limit',
+    default: '100',
+    rule: 'a whole number from 1 to 1000000',
+    description: 'Largest page size; a larger `limit` is clamped to it.',
+    parse: integer(1, 1_000_000)
+  },
+  {
+    key: 'publicBaseUrl',
+    env: 'PUBLIC_BASE_URL',
+    flag: '--public-base-url',
+    default: undefined,
+    rule: 'an absolute http(s) URL with no query, fragment or credentials',
+    description: 'Scheme and host (and optional path prefix) for next/previous links. Unset: the request\'s own.',
+    parse: baseUrl
+  },
+  {
+    key: 'trustProxy',
+    env: 'TRUST_PROXY',
+    flag: '--trust-proxy',
+    default: 'false',
+    rule: BOOLEAN_RULE,
+    description: 'Believe X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).',
+    parse: boolean
+  },
+  {
+    key: 'corsOrigin',
+    env: 'CORS_ORIGIN',
+    flag: '--cors-origin',
+    default: '*',
+    rule: '*, false, or a comma-separated list of origins such as https://app.example.com',
+    description: '`*` for any origin, a comma-separated list of origins, or `false` for no CORS headers.',
+    parse: corsOrigin
+  },
+  {
+    key: 'logLevel',
+    env: 'LOG_LEVEL',
+    flag: '--log-level',
+    default: 'info',
+    rule: `one of ${LOG_LEVELS.join(', ')}`,
+    description: `One of ${LOG_LEVELS.join(', ')}.`,
+    parse: logLevel
+  },
+  {
+    key: 'watch',
+    env: 'WATCH',
+    flag: '--watch',
+    default: 'true',
+    rule: BOOLEAN_RULE,
+    description: 'Reload the snapshot when its file changes (SIGHUP reloads either way).',
+    parse: boolean
+  },
+  {
+    key: 'reloadDebounceMs',
+    env: 'RELOAD_DEBOUNCE_MS',
+    flag: '--reload-debounce-ms',
+    default: '150',
+    rule: 'a whole number from 0 to 60000',
+    description: 'Quiet time after the last write before a reload, in ms: a burst of saves costs one load. At least 50 is waited (the watcher hears one change of a file per 50 ms).',
+    parse: integer(0, 60_000)
+  },
+  {
+    key: 'allowedHosts',
+    env: 'ALLOWED_HOSTS',
+    flag: '--allowed-hosts',
+    default: undefined,
+    rule: 'a comma-separated list of host names, .domains or *',
+    description: 'Comma-separated hosts a request may name (Django\'s ALLOWED_HOSTS: `news.example.com`, `.example.com` for subdomains, `*`). Unset: any.',
+    parse: allowedHosts
+  },
+  {
+    key: 'cacheMaxAge',
+    env: 'CACHE_MAX_AGE',
+    flag: '--cache-max-age',
+    default: undefined,
+    rule: 'a whole number from 0 to 31536000',
+    description: 'Seconds for `Cache-Control: public, max-age=N` on pages. Unset: no Cache-Control, like the original.',
+    parse: text => text.trim() === '' ? null : integer(0, 31_536_000)(text)
+  },
+  {
+    key: 'metrics',
+    env: 'METRICS',
+    flag: '--metrics',
+    default: 'true',
+    rule: BOOLEAN_RULE,
+    description: 'Serve Prometheus metrics at /-/metrics.',
+    parse: boolean
+  },
+  {
+    key: 'docs',
+    env: 'DOCS',
+    flag: '--docs',
+    default: 'true',
+    rule: BOOLEAN_RULE,
+    description: 'Serve the OpenAPI document at /-/openapi.json and Swagger UI at /-/docs.',
+    parse: boolean
+  },
+  {
+    key: 'console',
+    env: 'CONSOLE',
+    flag: '--console',
+    default: 'true',
+    rule: BOOLEAN_RULE,
+    description:
+      'Serve the operator\'s console (an HTML page: what is served, refused files, a preview of the data) at /-/.',
+    parse: boolean
+  },
+  {
+    key: 'opsPort',
+    env: 'OPS_PORT',
+    flag: '--ops-port',
+    default: undefined,
+    rule: 'a whole number from 0 to 65535',
+    description: 'Serve every /-/ endpoint (console, status, health, metrics, docs) on this port instead of PORT, which then serves only the API (0: any free port). Unset: all on PORT.',
+    parse: text => text.trim() === '' ? null : integer(0, 65535)(text)
+  },
+  {
+    key: 'opsHost',
+    env: 'OPS_HOST',
+    flag: '--ops-host',
+    default: '127.0.0.1',
+    rule: 'an address or host name',
+    description: 'Address of the OPS_PORT listener.',
+    parse: nonEmpty
+  },
+  {
+    key: 'opsToken',
+    env: 'OPS_TOKEN',
+    flag: '--ops-token',
+    default: undefined,
+    rule: 'at least 16 characters',
+    secret: true,
+    description: 'The bearer token of the operator\'s actions (POST /-/rollback, /-/pin, /-/unpin on OPS_PORT), at least 16 characters. Unset: the actions answer 403. Prefer the variable: a flag shows in `ps`.',
+    parse: text => {
+      if (text.trim() !== '' && text.trim().length < 16) throw new Error('must be at least 16 characters')
+      return text.trim() === '' ? null : text.trim()
+    }
+  },
+  {
+    key: 'stateDir',
+    env: 'STATE_DIR',
+    flag: '--state-dir',
+    default: undefined,
+    rule: 'a directory path',
+    description: 'The replica\'s own directory: the kept versions (KEEP_VERSIONS) and the pin. One per replica. Unset: `state` in SNAPSHOT_CACHE_DIR (writable wherever the cache is, and on its disk: kept downloads are hard links); in the default SNAPSHOT_CACHE_DIR, which every replica on the machine shares, `state-` and a digest of the snapshot\'s path or URL.',
+    parse: nonEmpty
+  },
+  {
+    key: 'keepVersions',
+    env: 'KEEP_VERSIONS',
+    flag: '--keep-versions',
+    default: '3',
+    rule: 'a whole number from 1 to 100',
+    description: 'How many served versions keep their files in STATE_DIR, for a rollback without a download.',
+    parse: integer(1, 100)
+  },
+  {
+    key: 'requestLog',
+    env: 'REQUEST_LOG',
+    flag: '--request-log',
+    default: 'true',
+    rule: BOOLEAN_RULE,
+    description: 'One log line per request at info (method, URL, status, time).',
+    parse: boolean
+  },
+  {
+    key: 'logPretty',
+    env: 'LOG_PRETTY',
+    flag: '--log-pretty',
+    default: 'auto',
+    rule: 'auto, true or false',
+    description: 'Human-readable logs: `auto` (only on a terminal), true or false. Otherwise JSON lines.',
+    parse: logPretty
+  },
+  {
+    key: 'shutdownGraceMs',
+    env: 'SHUTDOWN_GRACE_MS',
+    flag: '--shutdown-grace-ms',
+    default: '10000',
+    rule: 'a whole number from 1 to 600000',
+    description: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).',
+    parse: integer(1, 600_000)
+  },
+  {
+    key: 'requestTimeoutMs',
+    env: 'REQUEST_TIMEOUT_MS',
+    flag: '--request-timeout-ms',
+    default: '10000',
+    rule: 'a whole number from 1 to 600000',
+    description: 'Time a client has to send a whole request; idle connections close after 6× this.',
+    parse: integer(1, 600_000)
+  },
+  {
+    key: 'maxUrlLength',
+    env: 'MAX_URL_LENGTH',
+    flag: '--max-url-length',
+    default: '8192',
+    rule: 'a whole number from 64 to 65536',
+    description: 'Longest request target accepted; longer ones get 414.',
+    parse: integer(64, 65_536)
+  },
+  {
+    key: 'pageCacheMb',
+    env: 'PAGE_CACHE_MB',
+    flag: '--page-cache-mb',
+    default: '64',
+    rule: 'a whole number from 0 to 65536',
+    description: 'Memory for whole answers kept per snapshot, in MiB (0: no cache).',
+    parse: integer(0, 65_536)
+  },
+  {
+    key: 'fastPath',
+    env: 'FAST_PATH',
+    flag: '--fast-path',
+    default: 'true',
+    rule: BOOLEAN_RULE,
+    description: 'Answer GET and HEAD of pages before Fastify routes them (same answers, 12–28% more of them per second: docs/decisions/002).',
+    parse: boolean
+  },
   // Simulated trouble, for a demo server (docs/guides/demo-server.md#trouble-on-purpose). All off by default.
-  { key: 'delayMs', env: 'DELAY_MS', flag: '--delay-ms', default: undefined, rule: `milliseconds (200), a range (100-400) or a median (~150), from 0 to ${MAX_DELAY_MS}`, description: 'Demo server: wait before every page answer: `200` (ms), `100-400` (uniform) or `~150` (lognormal with that median). Unset: none.', parse: delay },
-  { key: 'failRate', env: 'FAIL_RATE', flag: '--fail-rate', default: '0', rule: 'a number from 0 to 1', description: 'Demo server: the share of page requests answered with FAIL_STATUS instead (0 to 1).', parse: rate },
-  { key: 'failStatus', env: 'FAIL_STATUS', flag: '--fail-status', default: '503', rule: `one of ${FAIL_STATUSES.join(', ')}`, description: `Demo server: the status of a simulated failure, with DRF's body for it: ${FAIL_STATUSES.join(', ')}.`, parse: failStatus },
-  { key: 'fault', env: 'FAULT', flag: '--fault', default: undefined, rule: 'reset, truncate or dribble', description: 'Demo server: break connections: `reset` (before any answer), `truncate` (half the body, then close) or `dribble` (the body in small pieces, slowly).', parse: fault },
-  { key: 'faultRate', env: 'FAULT_RATE', flag: '--fault-rate', default: '1', rule: 'a number from 0 to 1', description: 'Demo server: the share of page requests FAULT breaks (0 to 1).', parse: rate },
-  { key: 'chaosSeed', env: 'CHAOS_SEED', flag: '--chaos-seed', default: undefined, rule: 'a whole number from 0 to 4294967295', description: 'Demo server: a whole number that makes the delays, failures and faults drawn the same sequence on every run. Unset: a new one each start (logged).', parse: text => text.trim() === '' ? null : integer(0, 0xffff_ffff)(text) },
-  { key: 'chaos', env: 'CHAOS', flag: '--chaos', default: 'false', rule: BOOLEAN_RULE, description: 'Demo server: let each request ask for its own trouble (`Prefer: delay=500`, `Prefer: status=503`, `?__delay=`, `?__status=`). Never on a public replica.', parse: boolean }
+  {
+    key: 'delayMs',
+    env: 'DELAY_MS',
+    flag: '--delay-ms',
+    default: undefined,
+    rule: `milliseconds (200), a range (100-400) or a median (~150), from 0 to ${MAX_DELAY_MS}`,
+    description: 'Demo server: wait before every page answer: `200` (ms), `100-400` (uniform) or `~150` (lognormal with that median). Unset: none.',
+    parse: delay
+  },
+  {
+    key: 'failRate',
+    env: 'FAIL_RATE',
+    flag: '--fail-rate',
+    default: '0',
+    rule: 'a number from 0 to 1',
+    description: 'Demo server: the share of page requests answered with FAIL_STATUS instead (0 to 1).',
+    parse: rate
+  },
+  {
+    key: 'failStatus',
+    env: 'FAIL_STATUS',
+    flag: '--fail-status',
+    default: '503',
+    rule: `one of ${FAIL_STATUSES.join(', ')}`,
+    description: `Demo server: the status of a simulated failure, with DRF's body for it: ${FAIL_STATUSES.join(', ')}.`,
+    parse: failStatus
+  },
+  {
+    key: 'fault',
+    env: 'FAULT',
+    flag: '--fault',
+    default: undefined,
+    rule: 'reset, truncate or dribble',
+    description: 'Demo server: break connections: `reset` (before any answer), `truncate` (half the body, then close) or `dribble` (the body in small pieces, slowly).',
+    parse: fault
+  },
+  {
+    key: 'faultRate',
+    env: 'FAULT_RATE',
+    flag: '--fault-rate',
+    default: '1',
+    rule: 'a number from 0 to 1',
+    description: 'Demo server: the share of page requests FAULT breaks (0 to 1).',
+    parse: rate
+  },
+  {
+    key: 'chaosSeed',
+    env: 'CHAOS_SEED',
+    flag: '--chaos-seed',
+    default: undefined,
+    rule: 'a whole number from 0 to 4294967295',
+    description: 'Demo server: a whole number that makes the delays, failures and faults drawn the same sequence on every run. Unset: a new one each start (logged).',
+    parse: text => text.trim() === '' ? null : integer(0, 0xffff_ffff)(text)
+  },
+  {
+    key: 'chaos',
+    env: 'CHAOS',
+    flag: '--chaos',
+    default: 'false',
+    rule: BOOLEAN_RULE,
+    description: 'Demo server: let each request ask for its own trouble (`Prefer: delay=500`, `Prefer: status=503`, `?__delay=`, `?__status=`). Never on a public replica.',
+    parse: boolean
+  }
 ]
 
 export interface ConfigSources {
@@ -369,7 +764,10 @@ export interface ConfigSources {
   overrides?: Partial<Config>
 }
 
-const BOOLEAN_FLAGS = new Set<keyof Config>(['s3ForcePathStyle', 'trustProxy', 'watch', 'metrics', 'docs', 'console', 'requestLog', 'logPretty', 'fastPath', 'chaos'])
+const BOOLEAN_FLAGS = new Set<keyof Config>([
+  's3ForcePathStyle', 'trustProxy', 'watch', 'metrics', 'docs', 'console', 'requestLog', 'logPretty', 'fastPath',
+  'chaos'
+])
 
 /**
  * Parses `--name value` and `--name=value`, after an optional FILE (the snapshot, as --snapshot-path).
@@ -387,15 +785,18 @@ function readFlags (argv: readonly string[]): Map<string, string> {
     if (option === undefined) throw new ConfigError(`unknown argument "${name}" (see --help)`)
     if (eq >= 0) {
       flags.set(name, arg.slice(eq + 1))
-    } else if (BOOLEAN_FLAGS.has(option.key) && (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
-      flags.set(name, 'true') // a bare boolean flag
+    } else if (BOOLEAN_FLAGS.has(option.key) &&
+      (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
+      flags.set(name, 'true')
     } else {
       if (argv[i + 1] === undefined) throw new ConfigError(`${name} needs a value`)
       flags.set(name, argv[++i] as string)
     }
   }
   if (file !== undefined) {
-    if (flags.has('--snapshot-path')) throw new ConfigError(`FILE "${file}" and --snapshot-path both name the snapshot: give one`)
+    if (flags.has('--snapshot-path')) {
+      throw new ConfigError(`FILE "${file}" and --snapshot-path both name the snapshot: give one`)
+    }
     flags.set('--snapshot-path', file)
   }
   return flags
@@ -408,7 +809,9 @@ function readFlags (argv: readonly string[]): Map<string, string> {
 function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolean): string {
   const cacheDir = String(config.snapshotCacheDir)
   if (cacheDirGiven) return join(cacheDir, 'state')
-  const source = typeof config.snapshotUrl === 'string' ? withoutUserinfo(config.snapshotUrl) : resolve(String(config.snapshotPath))
+  const source = typeof config.snapshotUrl === 'string'
+    ? withoutUserinfo(config.snapshotUrl)
+    : resolve(String(config.snapshotPath))
   return join(cacheDir, `state-${createHash('sha256').update(source).digest('hex').slice(0, 12)}`)
 }
 
@@ -416,16 +819,29 @@ function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolea
  * Throws a ConfigError when SNAPSHOT_URL and SNAPSHOT_HTTP_HEADERS cannot go together: credentials that would
  * be dropped without a word, or two of them for one Authorization header. Never repeats a secret.
  */
-function checkSourceOptions (text: string, { headers = null }: { headers?: Readonly<Record<string, string>> | null }): void {
+function checkSourceOptions (
+  text: string,
+  { headers = null }: { headers?: Readonly<Record<string, string>> | null }
+): void {
   const url = new URL(text)
   const names = Object.keys(headers ?? {}).map(name => name.toLowerCase())
   if (url.protocol === 's3:') {
-    if (names.length > 0) throw new ConfigError('SNAPSHOT_HTTP_HEADERS is for an http(s):// SNAPSHOT_URL: an s3:// one is signed with the AWS settings (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE); unset SNAPSHOT_HTTP_HEADERS')
-    if (url.username !== '' || url.password !== '') throw new ConfigError('SNAPSHOT_URL: an s3:// URL takes no user or password: it is signed with the AWS settings (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)')
+    if (names.length > 0) {
+      throw new ConfigError(
+        'SNAPSHOT_HTTP_HEADERS is for an http(s):// SNAPSHOT_URL: an s3:// one is signed with the AWS settings (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE); unset SNAPSHOT_HTTP_HEADERS'
+      )
+    }
+    if (url.username !== '' || url.password !== '') {
+      throw new ConfigError(
+        'SNAPSHOT_URL: an s3:// URL takes no user or password: it is signed with the AWS settings (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)'
+      )
+    }
     return
   }
   if ((url.username !== '' || url.password !== '') && names.includes('authorization')) {
-    throw new ConfigError('SNAPSHOT_URL has a user and password (sent as Basic authentication) and SNAPSHOT_HTTP_HEADERS an Authorization header: give the credentials in one of them')
+    throw new ConfigError(
+      'SNAPSHOT_URL has a user and password (sent as Basic authentication) and SNAPSHOT_HTTP_HEADERS an Authorization header: give the credentials in one of them'
+    )
   }
 }
 
@@ -454,12 +870,16 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
     try {
       config[option.key] = option.key === 'logPretty' && text.trim().toLowerCase() === 'auto' ? tty : option.parse(text)
     } catch (error) {
-      throw new ConfigError(optionError(option, source === 'default' ? option.env : source, text, (error as Error).message))
+      throw new ConfigError(
+        optionError(option, source === 'default' ? option.env : source, text, (error as Error).message)
+      )
     }
   }
-  // Inside the cache directory: the one directory deploy/ lets the service write (a read-only root in
-  // Kubernetes, ProtectSystem=strict under systemd), and one disk with the downloads it keeps as hard links.
-  config.stateDir ??= defaultStateDir(config, flags.has('--snapshot-cache-dir') || env.SNAPSHOT_CACHE_DIR !== undefined || 'snapshotCacheDir' in overrides)
+  // In the cache directory: the one deploy/ makes writable, on the disk of the downloads it hard-links (ADR 025).
+  config.stateDir ??= defaultStateDir(
+    config,
+    flags.has('--snapshot-cache-dir') || env.SNAPSHOT_CACHE_DIR !== undefined || 'snapshotCacheDir' in overrides
+  )
   if (!Value.Check(ConfigSchema, config)) {
     // Only an override a test passes gets here: text is parsed to the schema's rules above.
     const first = Value.Errors(ConfigSchema, config).First()
@@ -470,21 +890,29 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
   }
   const checked = config as Config
   if (checked.opsPort !== null && checked.opsPort !== 0 && checked.opsPort === checked.port) {
-    throw new ConfigError(`OPS_PORT=${checked.opsPort} is also PORT: the operator's pages need a port of their own (or leave OPS_PORT unset to serve them on PORT)`)
+    throw new ConfigError(
+      `OPS_PORT=${checked.opsPort} is also PORT: the operator's pages need a port of their own (or leave OPS_PORT unset to serve them on PORT)`
+    )
   }
   if (checked.snapshotUrl !== null) checkSourceOptions(checked.snapshotUrl, { headers: checked.snapshotHttpHeaders })
   // A rate of faults with no fault to make is a mistake worth naming: nothing would happen.
   const faultRate = flags.get('--fault-rate') ?? env.FAULT_RATE
   if (checked.fault === null && faultRate !== undefined && !('faultRate' in overrides)) {
-    throw new ConfigError(`${flags.has('--fault-rate') ? '--fault-rate' : 'FAULT_RATE'}=${JSON.stringify(faultRate)} needs FAULT: reset, truncate or dribble`)
+    throw new ConfigError(
+      `${flags.has('--fault-rate') ? '--fault-rate' : 'FAULT_RATE'}=${JSON.stringify(faultRate)} needs FAULT: reset, truncate or dribble`
+    )
   }
   return Object.freeze(checked)
 }
 
 /** `NAME="value": what is wrong`, and the option's rule when the message does not already say it. */
 function optionError (option: OPTIONS_ENTRY, name: string, text: string, problem: string): string {
-  const shown = option.secret === true ? '(hidden)' : JSON.stringify(option.key === 'snapshotUrl' ? withoutUserinfo(text) : text)
-  return problem.startsWith(`must be ${option.rule}`) ? `${name}=${shown}: ${problem}` : `${name}=${shown}: ${problem}; ${option.env} must be ${option.rule}`
+  const shown = option.secret === true
+    ? '(hidden)'
+    : JSON.stringify(option.key === 'snapshotUrl' ? withoutUserinfo(text) : text)
+  return problem.startsWith(`must be ${option.rule}`)
+    ? `${name}=${shown}: ${problem}`
+    : `${name}=${shown}: ${problem}; ${option.env} must be ${option.rule}`
 }
 
 export function helpText (): string {

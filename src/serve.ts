@@ -1,6 +1,5 @@
-// What serving is: configuration → buildApp → listen (this thread, or the serving threads: ADR 029) and
-// OPS_PORT → the first snapshot; graceful shutdown on SIGTERM/SIGINT; SIGHUP reloads. Run by the entry,
-// server.ts, and by `explore-replica serve` (src/cli/main.ts).
+// Serving: config → buildApp → listen (this thread or the serving threads, ADR 029) → the first snapshot;
+// graceful shutdown on SIGTERM/SIGINT, SIGHUP reloads. Run by server.ts and `explore-replica serve` (src/cli).
 import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
@@ -22,8 +21,8 @@ export async function serve (argv: string[]): Promise<void> {
   const config = loadConfig({ env: process.env, argv, tty: process.stdout.isTTY === true })
   const app = await buildApp(config, { servingThreads: servingThreads(config.workers) })
 
-  // SIGTERM or SIGINT: stop accepting, let in-flight requests finish (every serving thread's first), close
-  // the watcher, exit 0. A second signal, or the grace period running out, exits 1 at once.
+  // SIGTERM/SIGINT: finish in-flight requests (the serving threads' first), then exit 0; a second signal or the
+  // grace period running out exits 1 at once.
   closeWithGrace({
     delay: config.shutdownGraceMs,
     // SIGHUP means "reload" to this service (below), not "stop".
@@ -38,9 +37,8 @@ export async function serve (argv: string[]): Promise<void> {
     app.log.info('closed')
   })
 
-  // The Unix convention for daemons: SIGHUP re-reads the snapshot, whether or not the file is watched.
-  // From a URL, it checks the source: a check begun after the signal (one under way may have asked before
-  // the publish that the signal follows).
+  // SIGHUP reloads, as daemons do, watched or not; from a URL it begins a new check (one under way may have asked
+  // before the publish the signal follows).
   process.on('SIGHUP', () => {
     // A pinned file stays served; a source is still checked (a newer object is noticed, not loaded).
     if (app.snapshotSource === null && app.snapshotVersions?.holdBack('signal', app.log) === true) return
@@ -48,9 +46,8 @@ export async function serve (argv: string[]): Promise<void> {
     const reloading = app.snapshotSource?.checkAgain() ?? app.snapshots.reload()
     reloading.catch(() => {})
   })
-  // Listening before the snapshot is loaded: a large file takes what it takes, and meanwhile /-/healthz
-  // answers and /-/readyz says it is loading. A bad file still stops the service; a
-  // snapshot followed from a URL is waited for instead, unready: a store outage must not stop a fleet.
+  // Listening before the first load, which takes what a large file takes (/-/readyz says so). A bad file stops the
+  // service; a URL's snapshot is waited for, unready: a store outage must not stop a fleet.
   let where: AddressInfo
   const pool = app.servingPool
   if (pool === null) {

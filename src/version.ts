@@ -2,4 +2,6 @@
 // alike, and npm packs package.json whatever `files` says.
 import { readFileSync } from 'node:fs'
 
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version

@@ -1,6 +1,5 @@
-// Writes a file that others read as a whole (a watching service, a replica polling a manifest, a restart
-// reading the pin) through a temporary file beside it, renamed over it once whole and flushed: a reader sees
-// the old file or the new one, never half of either.
+// Writes a file others read whole (snapshots, change files, the pin, a manifest, a follower's cache) through a
+// temporary file renamed over it once flushed: a reader sees the old file or the new one, never half of either.
 import { createWriteStream } from 'node:fs'
 import { mkdir, realpath, rename, rm, stat } from 'node:fs/promises'
 import { once } from 'node:events'
@@ -27,13 +26,9 @@ export interface TemporaryFileOptions {
 const BATCH_CHARS = 1 << 18
 
 /**
- * Writes what `produce` emits to `path` through a temporary file in the same directory, named with the
- * target's extension so that it loads as the target will, batched into ~256 KB writes with the file's
- * backpressure; `check` runs on the whole temporary file, then it is renamed over the target. On any failure
- * the temporary file is removed and the error rethrown. A target that is a symbolic link is followed, so the
- * link stays and its file is replaced; one that is not a regular file (a pipe, /dev/stdout) is written as it is.
- * The one way this project writes a file others read as a whole: snapshots, change files, the pin, a
- * manifest and what a follower keeps of its source.
+ * Writes what `produce` emits to `path` through a temporary file beside it, with the target's extension so it loads
+ * as the target will; `check` runs on it whole before the rename. On failure it is removed, the error rethrown.
+ * A symbolic link is followed (the link stays); a target that is not a regular file is written directly.
  */
 export async function writeThroughTemporary (
   path: string,
@@ -51,7 +46,9 @@ export async function writeThroughTemporary (
   }
   if (direct && check !== undefined) throw new Error(`${path} is not a regular file`)
   const extension = extname(target)
-  const temporary = direct ? target : join(dirname(target), `.${basename(target, extension)}.${process.pid}.tmp${extension}`)
+  const temporary = direct
+    ? target
+    : join(dirname(target), `.${basename(target, extension)}.${process.pid}.tmp${extension}`)
 
   // Flushed to the disk before it closes, so before the rename: after a power cut the target is the old
   // file or the whole new one, never a renamed but empty file.

@@ -10,7 +10,8 @@ export default fp(async function docsPlugin (app) {
       openapi: '3.0.3',
       info: {
         title: 'Explore replica',
-        description: 'Articles and stories linked to a company, newest first: a read replica of the explore listing API.',
+        description:
+          'Articles and stories linked to a company, newest first: a read replica of the explore listing API.',
         version: '1'
       }
     }

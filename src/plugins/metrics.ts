@@ -1,6 +1,5 @@
-// GET /-/metrics in Prometheus text format (prom-client): requests and latency by route and status,
-// the snapshot's items and their bytes, its age and reloads. Each app has its own registry, so tests can
-// build several.
+// GET /-/metrics in Prometheus text format: requests, the served snapshot, its reloads and the memory budget.
+// Each app has its own registry, so tests can build several.
 import fp from 'fastify-plugin'
 import { parsePool } from '../snapshot/load/parse-pool.js'
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
@@ -39,7 +38,9 @@ export default fp(async function metricsPlugin (app) {
     registers: [registry],
     collect () {
       this.reset()
-      for (const [language, count] of Object.entries(app.snapshots.current()?.itemCounts() ?? {})) this.set({ language }, count)
+      for (const [language, count] of Object.entries(app.snapshots.current()?.itemCounts() ?? {})) {
+        this.set({ language }, count)
+      }
     }
   })
   new Gauge({ // eslint-disable-line no-new
@@ -89,14 +90,24 @@ export default fp(async function metricsPlugin (app) {
     const { succeeded, failed } = app.snapshots.status()
     return { success: succeeded, failure: failed }
   })
-  countsBy('explore_change_files_total', 'Change files since start, by outcome: applied, or refused with a report.', 'outcome', () => ({ ...app.snapshots.changeFiles() }))
+  countsBy(
+    'explore_change_files_total',
+    'Change files since start, by outcome: applied, or refused with a report.',
+    'outcome',
+    () => ({ ...app.snapshots.changeFiles() })
+  )
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_snapshot_reload_failures_in_a_row',
     help: 'Failed reloads since the last success: not 0 means the file on disk is not the one served.',
     registers: [registry],
     collect () { this.set(app.snapshots.status().failedInARow) }
   })
-  countsBy('explore_snapshot_refusals_total', 'Snapshot files refused by a reload, by reason: invalid (their contents, or unreadable) or too_big (the memory budget).', 'reason', () => app.snapshots.refusals())
+  countsBy(
+    'explore_snapshot_refusals_total',
+    'Snapshot files refused by a reload, by reason: invalid (their contents, or unreadable) or too_big (the memory budget).',
+    'reason',
+    () => app.snapshots.refusals()
+  )
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_memory_budget_bytes',
     help: 'The memory budget snapshots are loaded within, for the whole process (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).',
@@ -152,8 +163,7 @@ export default fp(async function metricsPlugin (app) {
     reply.type(registry.contentType)
     const threads = app.servingPool
     if (threads === null) return await registry.metrics()
-    // With serving threads, their request counts are summed into this thread's figures: one scrape, the
-    // whole service (ADR 029). Snapshot figures exist here alone.
+    // Serving threads' request counts are summed into this thread's: one scrape, the whole service (ADR 029).
     const all = [await registry.getMetricsAsJSON(), ...await threads.metrics()].map(withSharedLabels)
     return await AggregatorRegistry.aggregate(all).metrics()
   })

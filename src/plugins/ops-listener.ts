@@ -1,8 +1,6 @@
-// OPS_PORT: the operator's pages (everything under /-/: console, status, health, metrics, docs) on a
-// listener of their own, so that the public port serves only the API. One Fastify instance still routes
-// both: the second listener hands its requests to the same router, and a hook keeps the /-/ paths off the
-// public port, where they get the 404 any unknown path gets (the original has no such page). The
-// operator's port answers the API too: the console's preview pages through it, from its own origin.
+// OPS_PORT: the operator's /-/ pages on a listener of their own, so the public port serves only the API. One Fastify
+// instance routes both; on the public port a hook gives /-/ paths the 404 of any unknown path (the original has
+// none). The operator's port answers the API too: the console's preview pages through it, from its own origin.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
@@ -21,7 +19,7 @@ declare module 'fastify' {
 export interface OpsListenerOptions {
   port: number
   host: string
-  /** The main server's request limits, so a slow client on this port meets the same ones. */
+  /** REQUEST_TIMEOUT_MS, as the main server has it. */
   requestTimeoutMs: number
 }
 
@@ -29,7 +27,10 @@ export class OpsListener {
   readonly server: Server
   private readonly requests = new WeakSet<IncomingMessage>()
 
-  constructor (private readonly options: OpsListenerOptions, route: (request: IncomingMessage, response: ServerResponse) => void) {
+  constructor (
+    private readonly options: OpsListenerOptions,
+    route: (request: IncomingMessage, response: ServerResponse) => void
+  ) {
     this.server = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false }, (request, response) => {
       this.requests.add(request)
       route(request, response)

@@ -7,11 +7,17 @@ import { RequestTally, type RequestSeries } from './request-tally.js'
 
 /** Counts every answer of `app` (Fastify's and the fast path's) into `registry`, but those of route `except`. */
 export function countRequests (app: FastifyInstance, registry: Registry, except: string | null = null): void {
-  // Counted in plain numbers, read when scraped (request-tally.ts says why).
+  // Counted in plain numbers, read when scraped (ADR 003).
   const tally = new RequestTally([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
   // prom-client's registry reads a metric through `get()`, which is all these have of its classes.
-  registry.registerMetric(tally.counter('explore_http_requests_total', 'HTTP requests answered, by route template, method and status.') as unknown as Metric)
-  registry.registerMetric(tally.histogram('explore_http_request_duration_seconds', 'Time to answer, by route template, method and status.') as unknown as Metric)
+  registry.registerMetric(tally.counter(
+    'explore_http_requests_total',
+    'HTTP requests answered, by route template, method and status.'
+  ) as unknown as Metric)
+  registry.registerMetric(tally.histogram(
+    'explore_http_request_duration_seconds',
+    'Time to answer, by route template, method and status.'
+  ) as unknown as Metric)
   // Simulated trouble (a demo server): what was injected, read from its plain counts when scraped.
   const trouble = app.trouble
   if (trouble !== null) {
@@ -55,12 +61,14 @@ export function countRequests (app: FastifyInstance, registry: Registry, except:
       done()
       return
     }
-    tally.record(tally.series(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode), reply.elapsedTime / 1000)
+    tally.record(
+      tally.series(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode),
+      reply.elapsedTime / 1000
+    )
     done()
   })
-  // Pages the fast path answered never reach Fastify; they are counted under the route they came from.
-  // It answers GET and HEAD with 200s and 304s: their four series are found once. A simulated failure's
-  // status (a demo server's) is looked up.
+  // Fast-path answers (ADR 002) never reach Fastify: counted under their route. Its GET and HEAD 200s and 304s
+  // have their four series found once; any other status (a demo server's simulated failure) is looked up.
   const [get200, get304, head200, head304] = [['GET', 200], ['GET', 304], ['HEAD', 200], ['HEAD', 304]]
     .map(([method, status]) => tally.series(EXPLORE_ROUTE, method as string, status as number))
   app.fastPath?.onAnswer(({ method, statusCode, responseTime }) => {
@@ -72,7 +80,9 @@ export function countRequests (app: FastifyInstance, registry: Registry, except:
 }
 
 /** Series labels a request histogram writes apart (request-tally.ts), put with the others for aggregation. */
-export function withSharedLabels (metrics: MetricObjectWithValues<MetricValue<string>>[]): MetricObjectWithValues<MetricValue<string>>[] {
+export function withSharedLabels (
+  metrics: MetricObjectWithValues<MetricValue<string>>[]
+): MetricObjectWithValues<MetricValue<string>>[] {
   return metrics.map(metric => ({
     ...metric,
     values: metric.values.map(value => {

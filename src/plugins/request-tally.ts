@@ -1,9 +1,5 @@
-// Requests and their durations, counted in plain numbers and read only when Prometheus scrapes. A
-// prom-client labelled child checks and hashes its labels on every observation: counting each answer
-// that way cost an uncached page ~12% of its throughput on the cold benchmark (docs/decisions/003). Here an
-// answer adds to a series found once per route, method and status, and the figures come out as the same
-// counter and histogram prom-client would have written. Plain TypeScript: the metrics plugin registers
-// what `counter()` and `histogram()` return.
+// Requests and their durations in plain numbers, written when scraped as the counter and histogram prom-client
+// would write: its labelled children cost an uncached page ~12% of its throughput (ADR 003).
 
 /** Labels of one series. */
 export interface RequestLabels {
@@ -51,7 +47,12 @@ export class RequestTally {
     const key = `${route} ${method} ${statusCode}`
     let series = this.all.get(key)
     if (series === undefined) {
-      series = { labels: { route, method, status: String(statusCode) }, count: 0, sum: 0, buckets: new Float64Array(this.bounds.length + 1) }
+      series = {
+        labels: { route, method, status: String(statusCode) },
+        count: 0,
+        sum: 0,
+        buckets: new Float64Array(this.bounds.length + 1)
+      }
       this.all.set(key, series)
     }
     return series
@@ -68,7 +69,8 @@ export class RequestTally {
 
   /** The requests counter: one sample per series. */
   counter (name: string, help: string): CollectedMetric {
-    return this.metric(name, help, 'counter', () => this.observed().map(s => ({ labels: { ...s.labels }, value: s.count })))
+    return this.metric(name, help, 'counter', () => this.observed()
+      .map(s => ({ labels: { ...s.labels }, value: s.count })))
   }
 
   /** The duration histogram: cumulative buckets with `le`, then `_sum` and `_count`, per series. */
@@ -96,6 +98,12 @@ export class RequestTally {
   }
 
   private metric (name: string, help: string, type: 'counter' | 'histogram', values: () => Sample[]): CollectedMetric {
-    return { name, help, type, aggregator: 'sum', get: async () => ({ name, help, type, aggregator: 'sum', values: values() }) }
+    return {
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      get: async () => ({ name, help, type, aggregator: 'sum', values: values() })
+    }
   }
 }

@@ -1,12 +1,11 @@
-// The snapshot as a Fastify service, exposed as `app.snapshots`. From a file (SNAPSHOT_PATH): its first
-// load started with the app (`app.snapshots.start()` rejects with the validation report of a bad or missing
-// file), reloaded when the file changes. From a published source (SNAPSHOT_URL): followed by
-// `app.snapshotSource`, which serves its cached copy, polls, and hands each new object to the same store.
-// The watcher or the follower is stopped, and any load in flight awaited, when the app closes.
+// The snapshot as a Fastify service (`app.snapshots`): a file (SNAPSHOT_PATH) loaded and watched, or a published
+// source (SNAPSHOT_URL) followed by `app.snapshotSource`; both feed one store, with the kept versions and the pin.
 import fp from 'fastify-plugin'
 import { SnapshotStore, type StoreLogger } from '../snapshot/store/snapshot-store.js'
 import { KeptVersions } from '../snapshot/versions/kept-versions.js'
-import { openVersions, ServedVersions, versionPaths, type OpenedVersions } from '../snapshot/versions/served-versions.js'
+import {
+  openVersions, ServedVersions, versionPaths, type OpenedVersions
+} from '../snapshot/versions/served-versions.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import type { SourceFollower } from '../sources/follow-source.js'
 import type { ChainStore } from '../sources/follow-manifest.js'
@@ -51,7 +50,9 @@ export interface SnapshotPluginOptions {
   publish?: ((model: SnapshotModel) => Promise<void>) | null
 }
 
-export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { snapshotPath, changesDir = null, watch, reloadDebounceMs, memory, remote, versions: versionOptions, publish = null }) {
+export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
+  snapshotPath, changesDir = null, watch, reloadDebounceMs, memory, remote, versions: versionOptions, publish = null
+}) {
   const log = app.log.child({ component: 'snapshot' })
   const storeLog: StoreLogger = log
   app.decorate('snapshotWatcher', null)
@@ -61,19 +62,31 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
   let keeping = true
   let opened: OpenedVersions
   try {
-    opened = await openVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog, sweep: keeping })
+    opened = await openVersions({
+      ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog, sweep: keeping
+    })
   } catch (error) {
     // Serving comes first: a replica whose state directory is unusable serves, and says what it cannot do.
-    log.error({ stateDir: versionOptions.stateDir, err: error }, 'STATE_DIR is not usable: no version is kept, and the operator\'s actions are off')
+    log.error(
+      { stateDir: versionOptions.stateDir, err: error },
+      'STATE_DIR is not usable: no version is kept, and the operator\'s actions are off'
+    )
     keeping = false
-    opened = { kept: new KeptVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog }), pin: null, pinnedChain: null }
+    opened = {
+      kept: new KeptVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog }),
+      pin: null,
+      pinnedChain: null
+    }
   }
   // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
   app.addHook('onClose', async () => { await opened.kept.idle() })
 
   if (remote !== null) {
     const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle, headers: remote.headers })
-    const store = new SnapshotStore(followedFile(source, remote.cacheDir), { log: storeLog, memory, first: opened.pinnedChain, publish })
+    const store = new SnapshotStore(
+      followedFile(source, remote.cacheDir),
+      { log: storeLog, memory, first: opened.pinnedChain, publish }
+    )
     app.decorate('snapshots', store)
     app.addHook('onClose', async () => { await store.idle() })
     let follower: SourceFollower | null = null
@@ -122,16 +135,29 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
     return
   }
 
-  const store = new SnapshotStore(snapshotPath, { settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, first: opened.pinnedChain, changesDir, publish })
+  const store = new SnapshotStore(snapshotPath, {
+    settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, first: opened.pinnedChain, changesDir, publish
+  })
   app.decorate('snapshots', store)
-  const kept = keeping ? keepVersions(store, opened, versionOptions.stateDir, { source: snapshotPath, owned: false, follow: async () => { await store.reload() } }) : null
+  const kept = keeping
+    ? keepVersions(store, opened, versionOptions.stateDir, {
+      source: snapshotPath,
+      owned: false,
+      follow: async () => { await store.reload() }
+    })
+    : null
   const versions = kept?.versions ?? null
   app.snapshotVersions = versions
   // The first load is not awaited here: a plugin has 10 s to load, a snapshot as long as its size needs.
   // The server answers meanwhile (/-/healthz, /-/readyz 503); serve.ts exits if the file is bad.
   const started = Date.now()
   store.start().then(model => {
-    log.info({ snapshot: snapshotPath, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot loaded')
+    log.info({
+      snapshot: snapshotPath,
+      generatedAt: model.info.generatedAt,
+      items: model.itemCounts(),
+      ms: Date.now() - started
+    }, 'snapshot loaded')
     kept?.record()
   }, () => {})
 
@@ -156,16 +182,23 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, { s
 }, { name: 'snapshot' })
 
 /**
- * The versions of a process that loads what it follows: every version it serves from its source is kept
- * (`owned`: the file is a download, renamed into place and never written again, so a hard link will do).
+ * The versions of a process that loads what it follows: every version it serves is kept (`owned`: a download,
+ * never written again, so a hard link will do: ADR 025).
  */
-function keepVersions (store: SnapshotStore, opened: OpenedVersions, stateDir: string, how: { source: string, owned: boolean, follow: () => Promise<void> }): { versions: ServedVersions, record: () => void } {
+function keepVersions (
+  store: SnapshotStore,
+  opened: OpenedVersions,
+  stateDir: string,
+  how: { source: string, owned: boolean, follow: () => Promise<void> }
+): { versions: ServedVersions, record: () => void } {
   const versions = new ServedVersions(opened.kept, versionPaths(stateDir).pinFile, {
     // A snapshot alone is a reload; a chain is served as a follower's is, from the served root if it is the same.
     serve: async chain => chain.changes.length === 0 ? await store.reload(chain.snapshot) : await store.serve(chain),
     served: () => {
       const model = store.current()
-      return model === null ? null : { version: model.info.version, generatedAt: model.info.generatedAt, items: model.itemCounts() }
+      return model === null
+        ? null
+        : { version: model.info.version, generatedAt: model.info.generatedAt, items: model.itemCounts() }
     },
     follow: how.follow,
     idle: async () => { await store.idle() }
@@ -178,7 +211,15 @@ function keepVersions (store: SnapshotStore, opened: OpenedVersions, stateDir: s
     if (files === null) return
     const { snapshot, changes } = files
     // Never rejects: a version that cannot be kept is logged.
-    opened.kept.keep({ file: snapshot.file, stamp: snapshot.stamp, changes, version, generatedAt, items: model.itemCounts(), source: how.source }, { owned: how.owned }).catch(() => {})
+    opened.kept.keep({
+      file: snapshot.file,
+      stamp: snapshot.stamp,
+      changes,
+      version,
+      generatedAt,
+      items: model.itemCounts(),
+      source: how.source
+    }, { owned: how.owned }).catch(() => {})
   }
   // Called in the same turn as the swap: a download is kept before its temporary name goes.
   store.on('reloaded', outcome => { if (outcome === 'loaded') record() })

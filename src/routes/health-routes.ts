@@ -1,6 +1,5 @@
-// Probes for load balancers and Kubernetes: /-/healthz says the process answers; /-/readyz says it serves a
-// snapshot (503 until the first one is loaded, and served by every serving thread; while Fastify closes,
-// Fastify's own 503).
+// Probes for load balancers and Kubernetes: /-/healthz says the process answers; /-/readyz that it serves a snapshot
+// (503 until the first is loaded and every serving thread serves it; while closing, Fastify's own 503).
 import type { FastifyInstance } from 'fastify'
 import { HealthSchema, ReadinessSchema } from '../schemas/operations.js'
 
@@ -20,13 +19,13 @@ export async function healthRoutes (app: FastifyInstance): Promise<void> {
       reply.code(503)
       return { status: 'unready' as const, reason: 'the serving threads are taking the first snapshot' }
     }
-    // A replica serving a snapshot stays ready while newer files fail (a bad file published to
-    // every replica must not take a fleet out of its load balancer); it says so here, in status and metrics.
+    // Stays ready while newer files fail: a bad file published to every replica must not empty the load balancer.
     const { failedInARow, lastFailure } = app.snapshots.status()
     if (failedInARow === 0) return { status: 'ready' as const }
     return {
       status: 'ready' as const,
-      reason: `serving the last good snapshot: the last ${failedInARow === 1 ? 'reload' : `${failedInARow} reloads`} failed: ${lastFailure?.problems[0] ?? 'unknown problem'}`
+      reason:
+        `serving the last good snapshot: the last ${failedInARow === 1 ? 'reload' : `${failedInARow} reloads`} failed: ${lastFailure?.problems[0] ?? 'unknown problem'}`
     }
   })
 }

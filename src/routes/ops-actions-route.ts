@@ -1,7 +1,5 @@
-// The operator's versions: GET /-/versions, and the actions POST /-/rollback, /-/pin and
-// /-/unpin. The actions exist only on the operator's listener (OPS_PORT): without it they are not routes at
-// all (404 on every port, like any unknown path), OPS_TOKEN or not. With it, they need OPS_TOKEN (403 without
-// one) and `Authorization: Bearer <OPS_TOKEN>` (401 otherwise), checked before the body is read.
+// The operator's versions: GET /-/versions, and POST /-/rollback, /-/pin and /-/unpin, which exist only with OPS_PORT
+// (else 404, like any unknown path) and need `Authorization: Bearer <OPS_TOKEN>` (403 with no token set, else 401).
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { opsActionsOff, opsNotAuthenticated, opsTokenInvalid, pinBodyInvalid } from '../errors.js'
@@ -43,7 +41,11 @@ export async function opsActionsRoutes (app: FastifyInstance, { token }: OpsActi
   }, async () => await actions.state())
 
   if (app.ops === null) {
-    if (token !== null) app.log.warn('OPS_TOKEN is set but OPS_PORT is not: the operator\'s actions exist only on the operator\'s listener, so there are none')
+    if (token !== null) {
+      app.log.warn(
+        'OPS_TOKEN is set but OPS_PORT is not: the operator\'s actions exist only on the operator\'s listener, so there are none'
+      )
+    }
     return
   }
 
@@ -64,7 +66,10 @@ export async function opsActionsRoutes (app: FastifyInstance, { token }: OpsActi
       const given = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1]
       if (given === undefined || !timingSafeEqual(digest(given), expected)) {
         reply.header('www-authenticate', 'Bearer')
-        request.log.warn({ client: request.ip, action: request.url, token: given === undefined ? 'missing' : 'wrong' }, 'operator action refused: no valid token')
+        request.log.warn(
+          { client: request.ip, action: request.url, token: given === undefined ? 'missing' : 'wrong' },
+          'operator action refused: no valid token'
+        )
         throw given === undefined ? opsNotAuthenticated() : opsTokenInvalid()
       }
     })
@@ -72,10 +77,16 @@ export async function opsActionsRoutes (app: FastifyInstance, { token }: OpsActi
     const act = async (request: FastifyRequest, action: OperatorAction, version?: string): Promise<Versions> => {
       try {
         const { state, from, to } = await actions.act(action, version)
-        request.log.info({ client: request.ip, action, from, to }, `operator action: ${action} (${from ?? 'nothing'} → ${to ?? 'nothing'})`)
+        request.log.info(
+          { client: request.ip, action, from, to },
+          `operator action: ${action} (${from ?? 'nothing'} → ${to ?? 'nothing'})`
+        )
         return state
       } catch (error) {
-        request.log.warn({ client: request.ip, action, version, problem: (error as Error).message }, `operator action failed: ${action}`)
+        request.log.warn(
+          { client: request.ip, action, version, problem: (error as Error).message },
+          `operator action failed: ${action}`
+        )
         throw error
       }
     }

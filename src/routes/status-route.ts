@@ -1,6 +1,5 @@
-// GET /-/status: what an operator checks when an editor says "my file is not showing": which file,
-// which version, loaded when, how many items, and how reloads have gone (and since when the file on disk
-// is not the one served).
+// GET /-/status: what an operator checks when an editor says "my file is not showing": which file and version is
+// served, since when, and how reloads have gone.
 import type { FastifyInstance } from 'fastify'
 import type { DelaySpec } from '../config.js'
 import type { SimulatedTrouble } from '../explore/simulated-trouble.js'
@@ -31,7 +30,15 @@ function delayText (spec: DelaySpec): string {
 /** The simulated trouble in force, as /-/status (and the start-up log, and the console) say it. */
 export function troubleStatus (troubles: SimulatedTrouble): NonNullable<Status['trouble']> {
   const { delayMs, failRate, failStatus, fault, faultRate, chaos } = troubles.settings
-  return { delay: delayMs === null ? null : delayText(delayMs), failRate, failStatus, fault, faultRate: fault === null ? 0 : faultRate, chaos, seed: troubles.seed }
+  return {
+    delay: delayMs === null ? null : delayText(delayMs),
+    failRate,
+    failStatus,
+    fault,
+    faultRate: fault === null ? 0 : faultRate,
+    chaos,
+    seed: troubles.seed
+  }
 }
 
 /** The memory budget and the last file refused for it; null for a store loading without a budget. */
@@ -71,7 +78,9 @@ export function currentStatus (app: FastifyInstance): Status {
           generatedAt: model.info.generatedAt,
           loadedAt: model.info.loadedAt.toISOString(),
           items: model.itemCounts(),
-          changes: (model.info.changes ?? []).map(({ id, source, generatedAt, upserts, deletes, absentDeletes }) => ({ id, file: source, generatedAt, upserts, deletes, absentDeletes })),
+          changes: (model.info.changes ?? []).map(({ id, source, generatedAt, upserts, deletes, absentDeletes }) => ({
+            id, file: source, generatedAt, upserts, deletes, absentDeletes
+          })),
           garbageBytes: model.garbageBytes
         },
     reloads: {
@@ -79,7 +88,8 @@ export function currentStatus (app: FastifyInstance): Status {
       lastFailure: reloads.lastFailure === null ? null : failureJson(reloads.lastFailure),
       staleSince: reloads.staleSince?.toISOString() ?? null,
       refusals: store.refusals(),
-      recentFailures: store.recentFailures().map(refused => ({ ...failureJson(refused), file: refused.file, reason: refused.reason })),
+      recentFailures: store.recentFailures()
+        .map(refused => ({ ...failureJson(refused), file: refused.file, reason: refused.reason })),
       changeFiles: store.changeFiles()
     },
     memory: memoryStatus(app),

@@ -1,6 +1,5 @@
-// A fleet's manifest: the published object that names a snapshot and its change files, in
-// the order they apply. The follower (src/sources/follow-manifest.ts) and the publisher (src/cli/
-// publish-command.ts) read and write it through this one schema.
+// A fleet's manifest: the published object naming a snapshot and its change files, in the order they apply. One
+// schema for the follower (src/sources/follow-manifest.ts) and the publisher (src/cli/publish-command.ts).
 import { Type, type Static } from '@sinclair/typebox'
 
 /** A SNAPSHOT_URL whose name ends so is a manifest, not a snapshot. */
@@ -27,7 +26,10 @@ const ObjectName = (description: string, extension: string) => Type.String({
 export const ManifestSchema = Type.Object({
   manifest: Type.Literal('explore'),
   version: Type.Literal(1),
-  snapshot: ObjectName('The snapshot, by its name beside the manifest (.json, .jsonl or .ndjson).', 'json|jsonl|ndjson'),
+  snapshot: ObjectName(
+    'The snapshot, by its name beside the manifest (.json, .jsonl or .ndjson).',
+    'json|jsonl|ndjson'
+  ),
   changes: Type.Array(ObjectName('A change file, by its name beside the manifest (.jsonl).', 'jsonl'), {
     uniqueItems: true,
     description: 'The change files applied to the snapshot, in this order; empty for the snapshot alone.'

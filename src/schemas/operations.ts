@@ -3,11 +3,15 @@ import { Type, type Static } from '@sinclair/typebox'
 import { NewestSchema, PinSchema } from './versions.js'
 
 export const StatusSchema = Type.Object({
-  version: Type.String({ description: 'The explore-replica package version this process runs (`explore-replica --version`).' }),
+  version: Type.String({
+    description: 'The explore-replica package version this process runs (`explore-replica --version`).'
+  }),
   node: Type.String({ description: 'The Node.js version it runs on (`process.version`, e.g. `v20.19.4`).' }),
   path: Type.String({ description: 'The snapshot file the service watches.' }),
   snapshot: Type.Union([Type.Object({
-    version: Type.String({ description: 'A digest of the served file\'s bytes (ETags start with it); with change files `<it>+<id of the last change applied>` (ETags then start with the digest and a digest of the change files\' contents).' }),
+    version: Type.String({
+      description: 'A digest of the served file\'s bytes (ETags start with it); with change files `<it>+<id of the last change applied>` (ETags then start with the digest and a digest of the change files\' contents).'
+    }),
     generatedAt: Type.Union([Type.String(), Type.Null()], { description: 'The served snapshot\'s `generated_at`.' }),
     loadedAt: Type.String({ description: 'When the served snapshot was loaded (ISO-8601).' }),
     items: Type.Record(Type.String(), Type.Integer(), { description: 'Items per language.' }),
@@ -18,8 +22,13 @@ export const StatusSchema = Type.Object({
       upserts: Type.Integer(),
       deletes: Type.Integer(),
       absentDeletes: Type.Integer({ description: 'Deletes of items that were not there (no error).' })
-    }), { description: 'The change files applied to the snapshot, in order: `version` is then `<snapshot version>+<last id>`.' })),
-    garbageBytes: Type.Optional(Type.Integer({ description: 'Bytes of items replaced or deleted by change files, held until the next full load.' }))
+    }), {
+      description:
+        'The change files applied to the snapshot, in order: `version` is then `<snapshot version>+<last id>`.'
+    })),
+    garbageBytes: Type.Optional(Type.Integer({
+      description: 'Bytes of items replaced or deleted by change files, held until the next full load.'
+    }))
   }), Type.Null()], { description: 'The snapshot served; null while the first one is loading.' }),
   reloads: Type.Object({
     succeeded: Type.Integer(),
@@ -30,7 +39,8 @@ export const StatusSchema = Type.Object({
       problems: Type.Array(Type.String(), { description: 'The validation report, one line per problem.' })
     }), Type.Null()]),
     staleSince: Type.Union([Type.String(), Type.Null()], {
-      description: 'When the first of the failures in a row happened: since then the file is not the one served (null: it is).'
+      description:
+        'When the first of the failures in a row happened: since then the file is not the one served (null: it is).'
     }),
     refusals: Type.Object({
       invalid: Type.Integer({ description: 'Files refused for their contents (or that could not be read).' }),
@@ -39,7 +49,9 @@ export const StatusSchema = Type.Object({
     recentFailures: Type.Array(Type.Object({
       at: Type.String({ description: 'When the file was refused (ISO-8601).' }),
       file: Type.String({ description: 'The file refused: the snapshot path, or the download of SNAPSHOT_URL.' }),
-      reason: Type.Union([Type.Literal('invalid'), Type.Literal('too_big')], { description: 'Why: its contents, or the memory budget.' }),
+      reason: Type.Union([Type.Literal('invalid'), Type.Literal('too_big')], {
+        description: 'Why: its contents, or the memory budget.'
+      }),
       problems: Type.Array(Type.String(), { description: 'The validation report, one line per problem.' })
     }), { description: 'The last 10 refused files, newest first (kept after a later success).' }),
     changeFiles: Type.Optional(Type.Object({
@@ -48,13 +60,19 @@ export const StatusSchema = Type.Object({
     }, { description: 'Change files applied and refused since start.' }))
   }),
   memory: Type.Union([Type.Object({
-    budget: Type.Integer({ description: 'Bytes the service may use, every worker together (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).' }),
-    budgetSource: Type.String({ description: 'Where the budget comes from: MEMORY_LIMIT_MB, cgroup v2, cgroup v1 or machine.' }),
+    budget: Type.Integer({
+      description: 'Bytes the service may use, every worker together (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).'
+    }),
+    budgetSource: Type.String({
+      description: 'Where the budget comes from: MEMORY_LIMIT_MB, cgroup v2, cgroup v1 or machine.'
+    }),
     lastTooBig: Type.Union([Type.Object({
       at: Type.String(),
       file: Type.String(),
       neededBytes: Type.Integer({ description: 'Its estimated peak.' }),
-      freeBytes: Type.Integer({ description: 'What the budget had free when it was refused (negative: already passed).' }),
+      freeBytes: Type.Integer({
+        description: 'What the budget had free when it was refused (negative: already passed).'
+      }),
       budgetBytes: Type.Integer()
     }), Type.Null()], { description: 'The last file refused for memory, with its numbers; null when none was.' })
   }), Type.Null()], { description: 'The memory budget snapshots are loaded within.' }),
@@ -62,10 +80,15 @@ export const StatusSchema = Type.Object({
     url: Type.String({ description: 'SNAPSHOT_URL, without credentials.' }),
     etag: Type.Union([Type.String(), Type.Null()], { description: 'The served version, as the source names it.' }),
     lastModified: Type.Union([Type.String(), Type.Null()]),
-    lastChecked: Type.Union([Type.String(), Type.Null()], { description: 'When the source was last asked (ISO-8601).' }),
-    lastChanged: Type.Union([Type.String(), Type.Null()], { description: 'When a new object from it was last served.' }),
+    lastChecked: Type.Union([Type.String(), Type.Null()], {
+      description: 'When the source was last asked (ISO-8601).'
+    }),
+    lastChanged: Type.Union([Type.String(), Type.Null()], {
+      description: 'When a new object from it was last served.'
+    }),
     lastError: Type.Union([Type.Object({ at: Type.String(), message: Type.String() }), Type.Null()], {
-      description: 'The last failed check: the source unreachable or refusing, a download cut short or too large, a bad object.'
+      description:
+        'The last failed check: the source unreachable or refusing, a download cut short or too large, a bad object.'
     }),
     checks: Type.Integer(),
     errors: Type.Integer()
@@ -73,21 +96,39 @@ export const StatusSchema = Type.Object({
   servingThreads: Type.Union([Type.Array(Type.Object({
     id: Type.Integer({ description: 'Its place among the serving threads, from 0.' }),
     threadId: Type.Integer({ description: 'Its Node.js thread id (a thread started again gets a new one).' }),
-    version: Type.Union([Type.String(), Type.Null()], { description: 'The version it serves; null while it has not yet served the current one.' }),
+    version: Type.Union([Type.String(), Type.Null()], {
+      description: 'The version it serves; null while it has not yet served the current one.'
+    }),
     since: Type.String({ description: 'When it was started (ISO-8601).' }),
     restarts: Type.Integer({ description: 'How often it was started again after it stopped.' })
-  })), Type.Null()], { description: 'The serving threads (WORKERS > 1), each serving the one shared copy of the snapshot; null when one thread does everything.' }),
-  pin: Type.Union([PinSchema, Type.Null()], { description: 'The pinned version (POST /-/rollback or /-/pin; GET /-/versions); null when the source is followed.' }),
-  newest: Type.Union([NewestSchema, Type.Null()], { description: 'While pinned: the newer file or published object noticed and not loaded; null when none.' }),
+  })), Type.Null()], {
+    description: 'The serving threads (WORKERS > 1), each serving the one shared copy of the snapshot; null when one thread does everything.'
+  }),
+  pin: Type.Union([PinSchema, Type.Null()], {
+    description: 'The pinned version (POST /-/rollback or /-/pin; GET /-/versions); null when the source is followed.'
+  }),
+  newest: Type.Union([NewestSchema, Type.Null()], {
+    description: 'While pinned: the newer file or published object noticed and not loaded; null when none.'
+  }),
   trouble: Type.Union([Type.Object({
-    delay: Type.Union([Type.String(), Type.Null()], { description: 'DELAY_MS: `200` (ms), `100-400` (uniform), `~150` (lognormal median); null for none.' }),
+    delay: Type.Union([Type.String(), Type.Null()], {
+      description: 'DELAY_MS: `200` (ms), `100-400` (uniform), `~150` (lognormal median); null for none.'
+    }),
     failRate: Type.Number({ description: 'FAIL_RATE: the share of page requests answered with failStatus.' }),
     failStatus: Type.Integer(),
-    fault: Type.Union([Type.String(), Type.Null()], { description: 'FAULT: reset, truncate or dribble; null for none.' }),
-    faultRate: Type.Number({ description: 'FAULT_RATE: the share of page requests the fault breaks (0 without a fault).' }),
-    chaos: Type.Boolean({ description: 'CHAOS: requests may ask for their own delay and status (Prefer, __delay, __status).' }),
+    fault: Type.Union([Type.String(), Type.Null()], {
+      description: 'FAULT: reset, truncate or dribble; null for none.'
+    }),
+    faultRate: Type.Number({
+      description: 'FAULT_RATE: the share of page requests the fault breaks (0 without a fault).'
+    }),
+    chaos: Type.Boolean({
+      description: 'CHAOS: requests may ask for their own delay and status (Prefer, __delay, __status).'
+    }),
     seed: Type.Integer({ description: 'The seed of the sequence drawn: CHAOS_SEED, or the one drawn at start.' })
-  }), Type.Null()], { description: 'Simulated trouble (a demo server): what every page request may get; null when there is none.' })
+  }), Type.Null()], {
+    description: 'Simulated trouble (a demo server): what every page request may get; null when there is none.'
+  })
 }, { title: 'Status' })
 
 export type Status = Static<typeof StatusSchema>
@@ -96,5 +137,7 @@ export const HealthSchema = Type.Object({ status: Type.Literal('ok') }, { title:
 
 export const ReadinessSchema = Type.Object({
   status: Type.Union([Type.Literal('ready'), Type.Literal('unready')]),
-  reason: Type.Optional(Type.String({ description: 'Why not ready; or, when ready, that the served snapshot is stale.' }))
+  reason: Type.Optional(Type.String({
+    description: 'Why not ready; or, when ready, that the served snapshot is stale.'
+  }))
 }, { title: 'Readiness' })

@@ -1,4 +1,4 @@
-// Snapshot format v1 (docs/reference/file-formats.md): what editors drop. The JSON Schema in schemas/ is generated from this.
+// Snapshot format v1 (docs/reference/file-formats.md): what editors drop. schemas/'s JSON Schema is generated from it.
 import { Type, type Static } from '@sinclair/typebox'
 import { ContentItemSchema, SafeInteger } from './content-item.js'
 
@@ -58,7 +58,10 @@ export const JsonLinesHeaderSchema = Type.Object({
 export const JsonLinesItemSchema = Type.Composite([
   SnapshotItemSchema,
   Type.Object({
-    language: Type.String({ pattern: LANGUAGE_PATTERN, description: 'The path language segment the item is listed under.' })
+    language: Type.String({
+      pattern: LANGUAGE_PATTERN,
+      description: 'The path language segment the item is listed under.'
+    })
   })
 ], {
   $id: 'https://explore-replica.dev/schemas/snapshot-line.schema.json',

@@ -54,7 +54,9 @@ export const VersionsSchema = Type.Object({
   }), Type.Null()], { description: 'The version served; null while the first one loads.' }),
   pin: Type.Union([PinSchema, Type.Null()]),
   newest: Type.Union([NewestSchema, Type.Null()]),
-  kept: Type.Array(KeptVersionSchema, { description: 'The kept versions, newest first (KEEP_VERSIONS of them, and the served one).' })
+  kept: Type.Array(KeptVersionSchema, {
+    description: 'The kept versions, newest first (KEEP_VERSIONS of them, and the served one).'
+  })
 }, { title: 'Versions' })
 
 export type Versions = Static<typeof VersionsSchema>

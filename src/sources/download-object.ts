@@ -1,5 +1,5 @@
-// A published object's body streamed into a local file, counted against a cap and flushed to disk before
-// anyone loads it: the snapshot follower's and the manifest follower's one way of downloading.
+// Streams a published object's body into a local file, capped and flushed before anyone loads it: the one way
+// both followers (snapshot and manifest) download.
 import { createWriteStream } from 'node:fs'
 import { once } from 'node:events'
 import { pipeline } from 'node:stream/promises'
@@ -11,13 +11,20 @@ import { SourceError } from '../errors.js'
  * `maxBytes`, fails midway or is shorter than `length` (when the source said it); a local failure (the
  * cache disk) is rethrown as it is, for the caller to put in words.
  */
-export async function downloadObject (body: AsyncIterable<Uint8Array>, file: string, { maxBytes, length, signal }: { maxBytes: number, length: number | null, signal: AbortSignal }): Promise<number> {
+export async function downloadObject (
+  body: AsyncIterable<Uint8Array>,
+  file: string,
+  { maxBytes, length, signal }: { maxBytes: number, length: number | null, signal: AbortSignal }
+): Promise<number> {
   let bytes = 0
   const counter = new Transform({
     transform (chunk: Buffer, _encoding, done) {
       bytes += chunk.length
-      if (bytes > maxBytes) done(new SourceError(`the object is more than SNAPSHOT_MAX_MB allows (${maxBytes} bytes): download stopped`))
-      else done(null, chunk)
+      if (bytes > maxBytes) {
+        done(new SourceError(`the object is more than SNAPSHOT_MAX_MB allows (${maxBytes} bytes): download stopped`))
+      } else {
+        done(null, chunk)
+      }
     }
   })
   const out = createWriteStream(file, { flush: true })
@@ -25,11 +32,14 @@ export async function downloadObject (body: AsyncIterable<Uint8Array>, file: str
     await pipeline(body, counter, out, { signal })
   } catch (error) {
     if (error instanceof SourceError) throw error
-    if (typeof (error as NodeJS.ErrnoException).code === 'string' && (error as NodeJS.ErrnoException).syscall !== undefined) throw error
+    if (typeof (error as NodeJS.ErrnoException).code === 'string' &&
+      (error as NodeJS.ErrnoException).syscall !== undefined) throw error
     throw new SourceError(`the download failed: ${(error as Error).message}`)
   }
   if (!out.closed) await once(out, 'close')
-  if (length !== null && bytes !== length) throw new SourceError(`the download was cut short: ${bytes} of ${length} bytes`)
+  if (length !== null && bytes !== length) {
+    throw new SourceError(`the download was cut short: ${bytes} of ${length} bytes`)
+  }
   return bytes
 }
 

@@ -1,8 +1,6 @@
-// Follows a fleet's manifest: polls it as any published object is polled (follow-source.ts:
-// a 304 costs nothing), downloads only the objects it names that are not held yet (objects are immutable
-// once published, so a name held is an object held), and hands the chain, snapshot then changes, to the
-// store. A manifest that lists less steps back from what is held, with no download. The manifest served
-// and its objects stay in the cache directory: a replica restarting while the store is down serves them.
+// Follows a fleet's manifest: polls it like any object (follow-source.ts), downloads only the objects it names
+// that are not held (published objects never change), and hands the chain, snapshot then changes, to the store.
+// The manifest served and its objects stay cached: a replica restarting while the store is down serves them.
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
@@ -18,7 +16,7 @@ import { ManifestError, SourceError } from '../errors.js'
 /** A manifest names a few thousand objects at most: anything larger is not one. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024
 
-/** A store that serves a chain of files: a process's SnapshotStore, or a cluster's workers all told at once. */
+/** A store that serves a chain of files: the SnapshotStore as plugins/snapshot.ts wraps it. */
 export interface ChainStore extends FollowedStore {
   serve: (chain: Chain) => Promise<ReloadOutcome>
 }
@@ -59,17 +57,22 @@ export class ManifestFollower extends SourceFollower {
       await mkdir(this.objects, { recursive: true })
       await this.sweepObjectDownloads()
     } catch (error) {
-      this.options.log.error({ source: this.source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
+      this.options.log.error(
+        { source: this.source.shown, problem: describeLocalError(error) },
+        'the snapshot cache directory is not usable'
+      )
     }
     const cached = await this.readCachedManifest()
-    // Pinned: the pinned version's kept files, which the store's first load serves, not the
-    // cache. The cached manifest is what is held: a newer one is noticed against it, and unpin serves it.
+    // Pinned: the first load serves the pinned version's kept files; the cached manifest is held for unpin.
     if (this.options.held?.() === true) {
       if (cached !== null) this.hold(cached.manifest, cached.validators)
       try {
         await this.store.start()
       } catch (error) {
-        this.options.log.error({ source: this.source.shown, problem: (error as Error).message }, 'the pinned version does not load; waiting for the source')
+        this.options.log.error(
+          { source: this.source.shown, problem: (error as Error).message },
+          'the pinned version does not load; waiting for the source'
+        )
       }
       this.schedule(0)
       return
@@ -79,9 +82,17 @@ export class ManifestFollower extends SourceFollower {
         const outcome = await this.chains.serve(await this.filesOf(cached.manifest, null))
         if (outcome !== 'loaded') throw new Error(this.chains.status().lastFailure?.problems.join('; ') ?? outcome)
         this.hold(cached.manifest, cached.validators)
-        this.options.log.info({ source: this.source.shown, cached: this.chains.file, snapshot: cached.manifest.snapshot, changes: cached.manifest.changes.length }, 'serving the cached manifest\'s snapshot and changes while the source is checked')
+        this.options.log.info({
+          source: this.source.shown,
+          cached: this.chains.file,
+          snapshot: cached.manifest.snapshot,
+          changes: cached.manifest.changes.length
+        }, 'serving the cached manifest\'s snapshot and changes while the source is checked')
       } catch (error) {
-        this.options.log.error({ source: this.source.shown, cached: this.chains.file, problem: (error as Error).message }, 'the cached manifest does not load; waiting for the source')
+        this.options.log.error(
+          { source: this.source.shown, cached: this.chains.file, problem: (error as Error).message },
+          'the cached manifest does not load; waiting for the source'
+        )
       }
     }
     this.schedule(0)
@@ -99,27 +110,41 @@ export class ManifestFollower extends SourceFollower {
       if (!(error instanceof ManifestError)) throw error
       // Not asked for again until it changes, as a bad snapshot object is not.
       this.refused = fetched.validators
-      throw new SourceError(`the manifest is refused: ${error.problems.slice(0, 3).join('; ')}${error.problems.length > 3 ? '; …' : ''}`)
+      throw new SourceError(
+        `the manifest is refused: ${error.problems.slice(0, 3).join('; ')}${error.problems.length > 3 ? '; …' : ''}`
+      )
     }
     // Published again as it was (a new ETag, the same names): nothing to load.
-    const changed = this.heldManifest === null || !sameChain(this.heldManifest, manifest) || this.store.current() === null
+    const changed = this.heldManifest === null || !sameChain(this.heldManifest, manifest) ||
+      this.store.current() === null
     if (changed) {
       const outcome = await this.chains.serve(await this.filesOf(manifest, signal))
       if (outcome !== 'loaded') {
         // A bad object stays bad (objects never change): the manifest is refused until it changes.
         if (outcome === 'failed') this.refused = fetched.validators
         const problems = this.store.status().lastFailure?.problems ?? [outcome]
-        throw new SourceError(`the manifest's snapshot and changes do not load, still serving the last good state (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`)
+        throw new SourceError(
+          `the manifest's snapshot and changes do not load, still serving the last good state (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`
+        )
       }
     }
     this.refused = null
     await this.keep(text, fetched.validators)
     if (this.heldManifest !== null && !sameChain(this.heldManifest, manifest)) this.before = this.heldManifest
     this.heldManifest = manifest
-    Object.assign(this.state, { etag: fetched.validators.etag, lastModified: fetched.validators.lastModified }, changed ? { lastChanged: new Date() } : {})
+    Object.assign(
+      this.state,
+      { etag: fetched.validators.etag, lastModified: fetched.validators.lastModified },
+      changed ? { lastChanged: new Date() } : {}
+    )
     await this.prune()
     // Last: once said, the state is served and kept, and the cache is tidy.
-    if (changed) this.options.log.info({ source: this.source.shown, snapshot: manifest.snapshot, changes: manifest.changes.length }, 'serving the manifest\'s snapshot and changes')
+    if (changed) {
+      this.options.log.info(
+        { source: this.source.shown, snapshot: manifest.snapshot, changes: manifest.changes.length },
+        'serving the manifest\'s snapshot and changes'
+      )
+    }
   }
 
   /** Serves the cached manifest's chain again (after a pin), then checks the source for anything newer. */
@@ -127,7 +152,9 @@ export class ManifestFollower extends SourceFollower {
     const cached = await this.readCachedManifest()
     let problem: string | null = null
     try {
-      const outcome = cached === null ? 'loaded' : await this.chains.serve(await this.filesOf(cached.manifest, null))
+      const outcome = cached === null
+        ? 'loaded'
+        : await this.chains.serve(await this.filesOf(cached.manifest, null))
       if (outcome !== 'loaded') problem = this.chains.status().lastFailure?.problems[0] ?? outcome
     } catch (error) {
       problem = (error as Error).message
@@ -135,7 +162,10 @@ export class ManifestFollower extends SourceFollower {
     if (problem !== null) {
       // An object gone from the cache, or refused: nothing is held, so the check asks for the manifest whole
       // (a 304 would leave the pinned state served) and downloads what is missing.
-      this.options.log.error({ source: this.source.shown, problem }, 'the cached manifest cannot be served again; checking the source')
+      this.options.log.error(
+        { source: this.source.shown, problem },
+        'the cached manifest cannot be served again; checking the source'
+      )
       this.heldManifest = null
       Object.assign(this.state, { etag: null, lastModified: null })
     }
@@ -177,14 +207,21 @@ export class ManifestFollower extends SourceFollower {
     if (!fetched.changed) throw new SourceError(`${object.shown} answered 304 to a request without validators`)
     if (fetched.length !== null && fetched.length > this.options.maxBytes) {
       await closeBody(fetched.body)
-      throw new SourceError(`${name} is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${this.options.maxBytes}): not downloaded`)
+      throw new SourceError(
+        `${name} is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${this.options.maxBytes}): not downloaded`
+      )
     }
     // Hidden, and this process's own: never an object's name, and replicas may share the directory.
     const temporary = join(this.objects, `.${name}.download-${process.pid}`)
     try {
-      const bytes = await downloadObject(fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal })
+      const bytes = await downloadObject(
+        fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal }
+      )
       await rename(temporary, file)
-      this.options.log.info({ source: this.source.shown, object: object.shown, bytes }, 'downloaded an object the manifest names')
+      this.options.log.info(
+        { source: this.source.shown, object: object.shown, bytes },
+        'downloaded an object the manifest names'
+      )
     } finally {
       await rm(temporary, { force: true })
     }
@@ -209,7 +246,10 @@ export class ManifestFollower extends SourceFollower {
     try {
       manifest = parseManifest(text)
     } catch (error) {
-      this.options.log.error({ source: this.source.shown, cached: this.chains.file, problem: (error as Error).message }, 'the cached manifest is not one; waiting for the source')
+      this.options.log.error(
+        { source: this.source.shown, cached: this.chains.file, problem: (error as Error).message },
+        'the cached manifest is not one; waiting for the source'
+      )
       return null
     }
     try {
@@ -223,7 +263,8 @@ export class ManifestFollower extends SourceFollower {
 
   /** Objects neither the manifest served nor the one before it names: a step back to it costs no download. */
   private async prune (): Promise<void> {
-    const kept = new Set([this.heldManifest, this.before].flatMap(manifest => manifest === null ? [] : [manifest.snapshot, ...manifest.changes]))
+    const kept = new Set([this.heldManifest, this.before]
+      .flatMap(manifest => manifest === null ? [] : [manifest.snapshot, ...manifest.changes]))
     for (const entry of await readdir(this.objects).catch(() => [])) {
       if (!entry.startsWith('.') && !kept.has(entry)) await rm(join(this.objects, entry), { force: true })
     }
@@ -239,7 +280,8 @@ export class ManifestFollower extends SourceFollower {
 }
 
 function sameChain (a: Manifest, b: Manifest): boolean {
-  return a.snapshot === b.snapshot && a.changes.length === b.changes.length && a.changes.every((name, i) => name === b.changes[i])
+  return a.snapshot === b.snapshot && a.changes.length === b.changes.length &&
+    a.changes.every((name, i) => name === b.changes[i])
 }
 
 /** The manifest's body as text, refused past MANIFEST_MAX_BYTES. */
@@ -253,7 +295,9 @@ async function readSmall (body: AsyncIterable<Uint8Array>, length: number | null
   try {
     for await (const chunk of body) {
       bytes += chunk.length
-      if (bytes > MANIFEST_MAX_BYTES) throw new SourceError(`the manifest is more than ${MANIFEST_MAX_BYTES} bytes: not one`)
+      if (bytes > MANIFEST_MAX_BYTES) {
+        throw new SourceError(`the manifest is more than ${MANIFEST_MAX_BYTES} bytes: not one`)
+      }
       chunks.push(Buffer.from(chunk))
     }
   } catch (error) {
@@ -261,6 +305,8 @@ async function readSmall (body: AsyncIterable<Uint8Array>, length: number | null
     if (error instanceof SourceError) throw error
     throw new SourceError(`the manifest's download failed: ${(error as Error).message}`)
   }
-  if (length !== null && bytes !== length) throw new SourceError(`the manifest's download was cut short: ${bytes} of ${length} bytes`)
+  if (length !== null && bytes !== length) {
+    throw new SourceError(`the manifest's download was cut short: ${bytes} of ${length} bytes`)
+  }
   return Buffer.concat(chunks).toString('utf8')
 }

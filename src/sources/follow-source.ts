@@ -1,7 +1,5 @@
-// Follows a remote snapshot (remote-source.ts): polls it, streams a changed object into the local cache
-// directory through a temporary file, has the store load that file under the same rules as any snapshot,
-// and only then renames it over the cached copy. So the cached copy is always the last good snapshot: a
-// replica restarting while the store is down serves it, and a bad object never replaces it.
+// Follows a remote snapshot (remote-source.ts): polls it, downloads a changed object to a temporary file, and renames
+// it over the cached copy only once the store has loaded it: the cached copy is always the last good snapshot.
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
@@ -12,10 +10,7 @@ import { closeBody, downloadObject } from './download-object.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
 import { SourceError } from '../errors.js'
 
-/**
- * What the follower needs of whoever loads what it downloads: a process's SnapshotStore, or a cluster's
- * workers, all told at once (cluster/cluster-store.ts).
- */
+/** What the follower needs of whoever loads what it downloads (plugins/snapshot.ts wraps the SnapshotStore). */
 export interface FollowedStore {
   /** The cached copy's path: the last good snapshot. */
   readonly file: string
@@ -38,7 +33,7 @@ export interface FollowOptions {
   maxBackoffSeconds?: number
   /** A check taking longer than this is given up. */
   timeoutSeconds?: number
-  /** After every check, whatever its outcome (a cluster's primary shares the status then). */
+  /** After every check, whatever its outcome. */
   onChecked?: () => void
   /**
    * While true (a pinned version), a changed object is noticed and not downloaded: `onNoticed`
@@ -60,7 +55,7 @@ export interface SourceStatus {
   errors: number
 }
 
-/** SourceStatus as JSON, as /-/status shows it; a cluster's primary shares it with its workers. */
+/** SourceStatus as JSON, as /-/status shows it. */
 export type SourceStatusJson = NonNullable<Status['source']>
 
 export function sourceStatusJson (status: SourceStatus): SourceStatusJson {
@@ -68,7 +63,9 @@ export function sourceStatusJson (status: SourceStatus): SourceStatusJson {
     ...status,
     lastChecked: status.lastChecked?.toISOString() ?? null,
     lastChanged: status.lastChanged?.toISOString() ?? null,
-    lastError: status.lastError === null ? null : { at: status.lastError.at.toISOString(), message: status.lastError.message }
+    lastError: status.lastError === null
+      ? null
+      : { at: status.lastError.at.toISOString(), message: status.lastError.message }
   }
 }
 
@@ -80,7 +77,10 @@ interface CachedCopy extends Validators {
 
 /** Where a source's last good snapshot is kept: one name per source, so replicas may share a directory. */
 export function cachedCopyPath (source: RemoteSource, cacheDir: string): string {
-  return join(cacheDir, `snapshot-${createHash('sha256').update(source.shown).digest('hex').slice(0, 12)}${source.extension}`)
+  return join(
+    cacheDir,
+    `snapshot-${createHash('sha256').update(source.shown).digest('hex').slice(0, 12)}${source.extension}`
+  )
 }
 
 /** Followed by polling: the manifest follower (follow-manifest.ts) polls alike, and does more per change. */
@@ -110,7 +110,16 @@ export class SourceFollower {
     protected readonly options: FollowOptions
   ) {
     this.metaFile = `${store.file}.source.json`
-    this.state = { url: source.shown, etag: null, lastModified: null, lastChecked: null, lastChanged: null, lastError: null, checks: 0, errors: 0 }
+    this.state = {
+      url: source.shown,
+      etag: null,
+      lastModified: null,
+      lastChecked: null,
+      lastChanged: null,
+      lastError: null,
+      checks: 0,
+      errors: 0
+    }
   }
 
   status (): SourceStatus {
@@ -132,7 +141,10 @@ export class SourceFollower {
       await this.sweepDownloads()
     } catch (error) {
       // The first check reports it (and every one after, until the directory is usable).
-      this.options.log.error({ source: this.source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
+      this.options.log.error(
+        { source: this.source.shown, problem: describeLocalError(error) },
+        'the snapshot cache directory is not usable'
+      )
     }
     const cached = await this.readCachedCopy()
     // Pinned: the store's first load serves the pinned version's kept files, cached copy or not.
@@ -142,9 +154,19 @@ export class SourceFollower {
         await this.store.start()
         // What is held: a newer object is noticed against it while pinned, and loaded by unpin.
         if (cached !== null) Object.assign(this.state, { etag: cached.etag, lastModified: cached.lastModified })
-        this.options.log.info({ source: this.source.shown, ...(pinned ? {} : { cached: this.file }) }, pinned ? 'serving the pinned version while the source is checked' : 'serving the cached copy of the snapshot while the source is checked')
+        this.options.log.info(
+          { source: this.source.shown, ...(pinned ? {} : { cached: this.file }) },
+          pinned
+            ? 'serving the pinned version while the source is checked'
+            : 'serving the cached copy of the snapshot while the source is checked'
+        )
       } catch (error) {
-        this.options.log.error({ source: this.source.shown, ...(pinned ? {} : { cached: this.file }), err: error }, pinned ? 'the pinned version does not load; waiting for the source' : 'the cached copy of the snapshot does not load; waiting for the source')
+        this.options.log.error(
+          { source: this.source.shown, ...(pinned ? {} : { cached: this.file }), err: error },
+          pinned
+            ? 'the pinned version does not load; waiting for the source'
+            : 'the cached copy of the snapshot does not load; waiting for the source'
+        )
       }
     }
     this.schedule(0)
@@ -187,7 +209,10 @@ export class SourceFollower {
   /** Every poll when there is a snapshot; with none yet, a doubling backoff from 1 s up to the poll time. */
   private nextWait (): number {
     if (this.store.current() !== null || this.failuresInARow === 0) return this.options.pollSeconds
-    const backoff = Math.min(2 ** (this.failuresInARow - 1), this.options.maxBackoffSeconds ?? this.options.pollSeconds)
+    const backoff = Math.min(
+      2 ** (this.failuresInARow - 1),
+      this.options.maxBackoffSeconds ?? this.options.pollSeconds
+    )
     return Math.min(backoff, this.options.pollSeconds)
   }
 
@@ -202,19 +227,28 @@ export class SourceFollower {
       this.state.errors++
       const message = error instanceof SourceError ? error.message : describeLocalError(error)
       this.state.lastError = { at: new Date(), message }
-      const serving = this.store.current() === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'
-      this.options.log.error({ source: this.source.shown, problem: message }, `snapshot source check failed; ${serving}`)
+      const serving = this.store.current() === null
+        ? 'no snapshot is served yet'
+        : 'still serving the last good snapshot'
+      this.options.log.error(
+        { source: this.source.shown, problem: message },
+        `snapshot source check failed; ${serving}`
+      )
     }
   }
 
   /**
-   * Asks the source for an object newer than the one served: null when there is none, and while a version
-   * is pinned, when the newer one is only noticed (its body dropped, not asked for again
-   * until it changes). Every follower's check starts here, whatever its objects are.
+   * Asks the source for an object newer than the one served: null when there is none, or while pinned, when the
+   * newer one is only noticed (its body dropped, not asked for again until it changes). Every check starts here.
    */
   protected async poll (): Promise<{ fetched: Extract<Fetched, { changed: true }>, signal: AbortSignal } | null> {
-    const known = this.store.current() === null ? null : { etag: this.state.etag, lastModified: this.state.lastModified }
-    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout((this.options.timeoutSeconds ?? 600) * 1000)])
+    const known = this.store.current() === null
+      ? null
+      : { etag: this.state.etag, lastModified: this.state.lastModified }
+    const signal = AbortSignal.any([
+      this.abort.signal,
+      AbortSignal.timeout((this.options.timeoutSeconds ?? 600) * 1000)
+    ])
     const held = this.options.held?.() === true
     if (!held) this.noticed = null
     const fetched = await this.source.fetch((held ? this.noticed : null) ?? this.refused ?? known, signal)
@@ -249,12 +283,17 @@ export class SourceFollower {
     const { fetched, signal } = polled
     if (fetched.length !== null && fetched.length > this.options.maxBytes) {
       await closeBody(fetched.body)
-      throw new SourceError(`the object is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${this.options.maxBytes}): not downloaded`)
+      throw new SourceError(
+        `the object is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${this.options.maxBytes}): not downloaded`
+      )
     }
     // The loader reads the format from the name: the temporary file keeps the extension.
-    const temporary = `${this.file.slice(0, -this.source.extension.length)}.download-${process.pid}${this.source.extension}`
+    const temporary =
+      `${this.file.slice(0, -this.source.extension.length)}.download-${process.pid}${this.source.extension}`
     try {
-      await downloadObject(fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal })
+      await downloadObject(
+        fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal }
+      )
       if (!await this.source.unchangedSince(fetched.validators, signal)) {
         throw new SourceError('the object changed while it was downloaded: it is downloaded again at the next check')
       }
@@ -263,14 +302,20 @@ export class SourceFollower {
       if (outcome !== 'loaded') {
         this.refused = fetched.validators
         const problems = this.store.status().lastFailure?.problems ?? []
-        throw new SourceError(`the new object is not a valid snapshot (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`)
+        throw new SourceError(
+          `the new object is not a valid snapshot (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`
+        )
       }
       await rename(temporary, this.file)
       this.refused = null
       const copy: CachedCopy = { ...fetched.validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
       // A name of this process's own: replicas may share the directory.
       await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) })
-      Object.assign(this.state, { etag: fetched.validators.etag, lastModified: fetched.validators.lastModified, lastChanged: new Date() })
+      Object.assign(this.state, {
+        etag: fetched.validators.etag,
+        lastModified: fetched.validators.lastModified,
+        lastChanged: new Date()
+      })
     } finally {
       await rm(temporary, { force: true })
     }

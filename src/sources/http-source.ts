@@ -1,7 +1,6 @@
-// A snapshot behind an HTTP(S) URL, asked for with If-None-Match and If-Modified-Since, so that an unchanged
-// snapshot costs a 304 and no bytes. Node's own fetch (undici), TLS checked; redirects followed here (at
-// most 20), so that the credentials (a user:password in the URL, SNAPSHOT_HTTP_HEADERS) go to the URL's
-// own origin only: undici drops Authorization on a cross-origin redirect, but passes any other header on.
+// A snapshot behind an HTTP(S) URL, asked for conditionally so an unchanged one costs a 304. Redirects are followed
+// here, not by fetch: undici drops Authorization on a cross-origin redirect but passes any other header on, and the
+// credentials (the URL's user:password, SNAPSHOT_HTTP_HEADERS) must reach the URL's own origin only.
 import { Readable } from 'node:stream'
 import { formatExtension, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { SourceError } from '../errors.js'
@@ -29,7 +28,9 @@ export class HttpSource implements RemoteSource {
 
   constructor (url: URL, options: HttpSourceOptions = {}) {
     const extension = formatExtension(url.pathname)
-    if (extension === null) throw new SourceError('the URL\'s path must end in .json, .jsonl or .ndjson (the format follows it)')
+    if (extension === null) {
+      throw new SourceError('the URL\'s path must end in .json, .jsonl or .ndjson (the format follows it)')
+    }
     this.extension = extension
     this.#given = new URL(url)
     this.#url = new URL(url)
@@ -38,7 +39,9 @@ export class HttpSource implements RemoteSource {
     this.shown = this.#url.href
     this.#options = options
     const credentials = Object.entries(options.headers ?? {})
-    if (url.username !== '' || url.password !== '') credentials.push(['authorization', `Basic ${basicCredentials(url)}`])
+    if (url.username !== '' || url.password !== '') {
+      credentials.push(['authorization', `Basic ${basicCredentials(url)}`])
+    }
     this.#credentials = credentials
   }
 
@@ -57,7 +60,9 @@ export class HttpSource implements RemoteSource {
     if (response.status !== 200 || response.body === null) {
       await response.body?.cancel()
       const status = `${response.status} ${response.statusText}`.trim()
-      throw new SourceError(response.status === 401 || response.status === 403 ? this.refusal(status, at) : `${this.shown} answered ${status}`)
+      throw new SourceError(response.status === 401 || response.status === 403
+        ? this.refusal(status, at)
+        : `${this.shown} answered ${status}`)
     }
     const length = response.headers.get('content-length')
     return {
@@ -86,12 +91,18 @@ export class HttpSource implements RemoteSource {
       const why = this.#credentials.length > 0 ? `: the credentials are sent to ${this.#url.origin} only` : ''
       return `${this.shown} was redirected to ${at.origin}, which answered ${status}${why}`
     }
-    if (this.#credentials.length > 0) return `${this.shown} refused the credentials (${status}): check the user and password in SNAPSHOT_URL or SNAPSHOT_HTTP_HEADERS`
+    if (this.#credentials.length > 0) {
+      return `${this.shown} refused the credentials (${status}): check the user and password in SNAPSHOT_URL or SNAPSHOT_HTTP_HEADERS`
+    }
     return `${this.shown} refused the request, which had no credentials (${status}): give a user and password in SNAPSHOT_URL or a header in SNAPSHOT_HTTP_HEADERS`
   }
 
   /** The answer, redirects followed, and the URL that gave it. */
-  private async request (method: 'GET' | 'HEAD', known: Validators | null, signal: AbortSignal): Promise<{ response: Response, at: URL }> {
+  private async request (
+    method: 'GET' | 'HEAD',
+    known: Validators | null,
+    signal: AbortSignal
+  ): Promise<{ response: Response, at: URL }> {
     let at = this.#url
     for (let redirects = 0; ; redirects++) {
       const headers = new Headers({ 'user-agent': 'explore-replica', 'accept-encoding': 'identity' })
@@ -107,7 +118,9 @@ export class HttpSource implements RemoteSource {
       const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
       if (location === null) return { response, at }
       await response.body?.cancel()
-      if (redirects === MAX_REDIRECTS) throw new SourceError(`${this.shown} could not be reached: redirect count exceeded`)
+      if (redirects === MAX_REDIRECTS) {
+        throw new SourceError(`${this.shown} could not be reached: redirect count exceeded`)
+      }
       at = redirectTarget(location, at, this.shown)
     }
   }
@@ -121,7 +134,9 @@ function redirectTarget (location: string, from: URL, shown: string): URL {
   } catch {
     throw new SourceError(`${shown} could not be reached: a redirect's Location is not a URL`)
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new SourceError(`${shown} could not be reached: redirected to a ${target.protocol} URL, not http(s)`)
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new SourceError(`${shown} could not be reached: redirected to a ${target.protocol} URL, not http(s)`)
+  }
   target.username = ''
   target.password = ''
   return target
@@ -129,12 +144,15 @@ function redirectTarget (location: string, from: URL, shown: string): URL {
 
 /** A URL's user:password as Basic authentication sends it: percent-escapes decoded to bytes, as browsers do. */
 function basicCredentials (url: URL): string {
-  return Buffer.concat([percentDecoded(url.username), Buffer.from(':'), percentDecoded(url.password)]).toString('base64')
+  return Buffer.concat([percentDecoded(url.username), Buffer.from(':'), percentDecoded(url.password)])
+    .toString('base64')
 }
 
 /** A `%` that starts no escape stays as it is (decodeURIComponent would throw). */
 function percentDecoded (text: string): Buffer {
-  return Buffer.concat(text.split(/(%[0-9a-fA-F]{2})/).map(part => /^%[0-9a-fA-F]{2}$/.test(part) ? Buffer.from([parseInt(part.slice(1), 16)]) : Buffer.from(part, 'utf8')))
+  return Buffer.concat(text.split(/(%[0-9a-fA-F]{2})/).map(part => /^%[0-9a-fA-F]{2}$/.test(part)
+    ? Buffer.from([parseInt(part.slice(1), 16)])
+    : Buffer.from(part, 'utf8')))
 }
 
 function validatorsOf (headers: Headers): Validators {

@@ -1,6 +1,5 @@
-// SNAPSHOT_URL's follower and the file its store is named for: a fleet's manifest (its name ends in
-// manifest.json) is followed by follow-manifest.ts, any other object by follow-source.ts.
-// One choice, made here for a single process (plugins/snapshot.ts) and a cluster's primary alike.
+// SNAPSHOT_URL's follower and its store's file: a name ending in manifest.json is a fleet's manifest
+// (follow-manifest.ts), any other object a snapshot (follow-source.ts).
 import { isManifestName } from '../schemas/manifest.js'
 import { cachedManifestPath, ManifestFollower, type ChainStore } from './follow-manifest.js'
 import { cachedCopyPath, SourceFollower, type FollowOptions } from './follow-source.js'
@@ -16,5 +15,7 @@ export function followedFile (source: RemoteSource, cacheDir: string): string {
 }
 
 export function followerFor (source: RemoteSource, store: ChainStore, options: FollowOptions): SourceFollower {
-  return followsManifest(source) ? new ManifestFollower(source, store, options) : new SourceFollower(source, store, options)
+  return followsManifest(source)
+    ? new ManifestFollower(source, store, options)
+    : new SourceFollower(source, store, options)
 }

@@ -9,7 +9,10 @@ export interface SourceOptions {
   headers?: Readonly<Record<string, string>> | null
 }
 
-export async function openSource (text: string, { forcePathStyle, headers = null }: SourceOptions): Promise<RemoteSource> {
+export async function openSource (
+  text: string,
+  { forcePathStyle, headers = null }: SourceOptions
+): Promise<RemoteSource> {
   const url = new URL(text)
   if (url.protocol === 's3:') {
     const { S3Source } = await import('./s3-source.js')

@@ -1,6 +1,5 @@
-// A manifest's text → the manifest, or every reason it is refused (not JSON, a wrong field, a name that
-// leaves the manifest's folder, a change listed twice); and the manifest → its text. The follower checks
-// what it downloads with it, the publisher what it finds before it rewrites it.
+// A manifest's text → the manifest, or every reason it is refused; and the manifest → its text. Shared by the
+// follower (what it downloads) and the publisher (what it finds before rewriting it).
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { ManifestSchema, type Manifest } from '../schemas/manifest.js'
@@ -16,16 +15,23 @@ export function parseManifest (text: string): Manifest {
   } catch (error) {
     throw new ManifestError([`not JSON (${(error as Error).message})`])
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ManifestError(['not a manifest: expected a JSON object'])
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ManifestError(['not a manifest: expected a JSON object'])
+  }
   if (manifestCheck.Check(value)) return value
   const problems: string[] = []
   for (const error of manifestCheck.Errors(value)) {
     // A name that fails the pattern is the one that matters most to say plainly.
-    if (error.type === ValueErrorType.StringPattern) problems.push(`${pathOf(error.path)}: ${nameProblem(String(error.value), error.path === '/snapshot')}`)
-    else if (error.type === ValueErrorType.ArrayUniqueItems) problems.push('changes: a change file is listed twice')
+    if (error.type === ValueErrorType.StringPattern) {
+      problems.push(`${pathOf(error.path)}: ${nameProblem(String(error.value), error.path === '/snapshot')}`)
+    } else if (error.type === ValueErrorType.ArrayUniqueItems) {
+      problems.push('changes: a change file is listed twice')
+    }
   }
   for (const { line, repeat } of schemaProblems(manifestCheck.Errors(value))) {
-    if (!repeat && !problems.some(problem => problem.startsWith(line.slice(0, line.indexOf(':') + 1)))) problems.push(line)
+    if (!repeat && !problems.some(problem => problem.startsWith(line.slice(0, line.indexOf(':') + 1)))) {
+      problems.push(line)
+    }
   }
   throw new ManifestError(problems)
 }
@@ -43,7 +49,11 @@ function pathOf (pointer: string): string {
 
 function nameProblem (name: string, snapshot: boolean): string {
   const shown = JSON.stringify(name).slice(0, 80)
-  if (/[/\\:]/.test(name) || name.startsWith('.')) return `${shown} is not a name beside the manifest (no folders, no "..", no URLs)`
-  if (snapshot) return `${shown} is not a snapshot's name (letters, digits, ., _, -, ending in .json, .jsonl or .ndjson)`
+  if (/[/\\:]/.test(name) || name.startsWith('.')) {
+    return `${shown} is not a name beside the manifest (no folders, no "..", no URLs)`
+  }
+  if (snapshot) {
+    return `${shown} is not a snapshot's name (letters, digits, ., _, -, ending in .json, .jsonl or .ndjson)`
+  }
   return `${shown} is not a change file's name (letters, digits, ., _, -, ending in .jsonl)`
 }

@@ -1,6 +1,5 @@
-// A snapshot published somewhere else than this machine's disk: an HTTP(S) URL or an S3 object. Each
-// source answers one question, "has it changed since these validators, and if so, its bytes?"; following
-// it (polling, the local copy, the swap) is follow-source.ts's.
+// A snapshot published off this machine (an HTTP(S) URL, an S3 object): each source answers "has it changed since
+// these validators, and if so, its bytes?"; following it is follow-source.ts's.
 
 /** What tells one version of a remote object from another (HTTP's validators; S3's ETag). */
 export interface Validators {

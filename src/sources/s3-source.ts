@@ -1,7 +1,5 @@
-// A snapshot in an S3-compatible store (AWS S3, MinIO, Ceph, R2), through AWS's own SDK: credentials, region
-// and endpoint come from its standard settings (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
-// AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, profiles, instance roles), so a replica is configured as any
-// AWS tool is. Polled by ETag: an unchanged object costs a 304, which the SDK throws as an error.
+// A snapshot in an S3-compatible store through AWS's SDK, configured as any AWS tool is (config.ts's S3_ENVIRONMENT,
+// profiles, instance roles). Polled by ETag: an unchanged object costs a 304, which the SDK throws as an error.
 import { GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
 import { describeFetchError } from './http-source.js'
 import { formatExtension, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
@@ -19,7 +17,9 @@ export class S3Source implements RemoteSource {
     this.key = decodeURIComponent(url.pathname.slice(1))
     if (this.bucket === '' || this.key === '') throw new SourceError('an S3 source is s3://bucket/key')
     const extension = formatExtension(this.key)
-    if (extension === null) throw new SourceError('the S3 key must end in .json, .jsonl or .ndjson (the format follows it)')
+    if (extension === null) {
+      throw new SourceError('the S3 key must end in .json, .jsonl or .ndjson (the format follows it)')
+    }
     this.extension = extension
     this.shown = `s3://${this.bucket}/${this.key}`
     // The SDK retries throttling and 5xx itself (3 attempts); the follower's own poll does the rest.
@@ -56,7 +56,10 @@ export class S3Source implements RemoteSource {
   async unchangedSince (validators: Validators, signal: AbortSignal): Promise<boolean> {
     // One GET serves one version whole; this only tells whether a newer one came meanwhile.
     try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key }), { abortSignal: signal })
+      const head = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: this.key }),
+        { abortSignal: signal }
+      )
       return head.ETag === validators.etag
     } catch (error) {
       throw this.describe(error)
@@ -74,13 +77,26 @@ export function describeS3Error (shown: string, error: unknown): SourceError {
   const status = statusOf(error)
   const name = (error as Error).name
   if (name === 'NoSuchBucket') return new SourceError(`${shown}: the bucket does not exist`)
-  if (name === 'NoSuchKey' || (status === 404 && name !== 'NoSuchBucket')) return new SourceError(`${shown}: no such object`)
-  if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'ExpiredToken', 'InvalidToken'].includes(name) || status === 403) {
-    return new SourceError(`${shown}: access denied (${name}): check the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the bucket's policy`)
+  if (name === 'NoSuchKey' || (status === 404 && name !== 'NoSuchBucket')) {
+    return new SourceError(`${shown}: no such object`)
   }
-  if (error instanceof S3ServiceException) return new SourceError(`${shown}: the store answered ${status ?? '?'} ${name}`)
-  if (/region/i.test((error as Error).message)) return new SourceError(`${shown}: no region is configured (set AWS_REGION)`)
-  if (/credential/i.test((error as Error).message)) return new SourceError(`${shown}: no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile)`)
+  if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'ExpiredToken', 'InvalidToken'].includes(name) ||
+    status === 403) {
+    return new SourceError(
+      `${shown}: access denied (${name}): check the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and the bucket's policy`
+    )
+  }
+  if (error instanceof S3ServiceException) {
+    return new SourceError(`${shown}: the store answered ${status ?? '?'} ${name}`)
+  }
+  if (/region/i.test((error as Error).message)) {
+    return new SourceError(`${shown}: no region is configured (set AWS_REGION)`)
+  }
+  if (/credential/i.test((error as Error).message)) {
+    return new SourceError(
+      `${shown}: no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile)`
+    )
+  }
   return new SourceError(`${shown} could not be reached: ${describeFetchError(error)}`)
 }
 
