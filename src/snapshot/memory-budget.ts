@@ -1,7 +1,5 @@
-// The replica's memory budget: how much memory it may use, what loading a file will need at
-// its peak, and the watch that abandons a load once the budget is reached. A file that cannot fit is refused
-// like a bad one (SnapshotError 'SNAPSHOT_ERR_TOO_BIG'), before or during its load: never a kill by the kernel
-// (docs/decisions/024).
+// The memory budget: how much the replica may use, a load's estimated peak, and the watch that abandons a load
+// at the budget. A file that cannot fit is refused like a bad one, never a kill by the kernel (ADR 024).
 import { readFileSync } from 'node:fs'
 import { totalmem } from 'node:os'
 import { dirname, join, relative } from 'node:path'
@@ -19,11 +17,12 @@ export interface MemoryBudget {
 }
 
 /**
- * MEMORY_LIMIT_MB when set; otherwise the limit of this process's cgroup (v2 `memory.max`, or v1
- * `memory.limit_in_bytes`, the lowest on its way up to the hierarchy's root: a parent's limit binds too);
- * otherwise the machine's memory. `root` is where /proc and /sys are found (tests give a directory of their own).
+ * MEMORY_LIMIT_MB; else the cgroup's limit, the lowest up to the root (a parent's binds too); else the
+ * machine's memory. `root` is where /proc and /sys are (tests give their own).
  */
-export function resolveBudget (limitMb: number | null, { root = '/', machineBytes = totalmem() }: { root?: string, machineBytes?: number } = {}): MemoryBudget {
+export function resolveBudget (
+  limitMb: number | null, { root = '/', machineBytes = totalmem() }: { root?: string, machineBytes?: number } = {}
+): MemoryBudget {
   if (limitMb !== null) return { bytes: limitMb * MiB, source: 'MEMORY_LIMIT_MB' }
   const cgroup = cgroupLimit(root)
   // A limit above the machine's memory limits nothing (v1 writes "no limit" as a huge number).
@@ -44,9 +43,11 @@ export function cgroupLimit (root = '/'): MemoryBudget | null {
 
 /**
  * The lowest limit in `file` from the process's cgroup up to its hierarchy's mount: `controller` '' is v2's
- * one hierarchy (the `0::/path` line), 'memory' v1's memory hierarchy (`4:memory:/path`).
+ * one hierarchy (`0::/path`), 'memory' v1's memory hierarchy (`4:memory:/path`).
  */
-function limitOf (root: string, memberships: string, mounts: string, fsType: string, controller: string, file: string): number | null {
+function limitOf (
+  root: string, memberships: string, mounts: string, fsType: string, controller: string, file: string
+): number | null {
   const membership = memberships.split('\n').map(line => line.split(':')).find(([id, controllers]) =>
     controller === '' ? id === '0' && controllers === '' : (controllers ?? '').split(',').includes(controller))
   if (membership === undefined) return null
@@ -59,7 +60,9 @@ function limitOf (root: string, memberships: string, mounts: string, fsType: str
   if (mount === undefined) return null
   const [, mountRoot, mountPoint] = (mount[0] as string).split(' ').slice(2)
   // Inside a cgroup namespace the path is already relative to the mount; outside, the mount's root starts it.
-  const inside = mountRoot !== undefined && mountRoot !== '/' && path.startsWith(mountRoot) ? path.slice(mountRoot.length) : path
+  const inside = mountRoot !== undefined && mountRoot !== '/' && path.startsWith(mountRoot)
+    ? path.slice(mountRoot.length)
+    : path
   const top = join(root, mountPoint as string)
   let lowest: number | null = null
   for (let dir = join(top, inside); ; dir = dirname(dir)) {
@@ -79,17 +82,16 @@ function readText (file: string): string | null {
   }
 }
 
-/** The two formats a load parses, by the file's name (load-snapshot.ts, isJsonLinesPath); not write-snapshot-file.ts's layouts. */
+/** The two formats a load parses, by the file's name (isJsonLinesPath); not write-snapshot-file.ts's layouts. */
 export type ParsedFormat = 'json' | 'jsonl'
 
 /**
- * What a load needs at its peak above what the process held before it: a fixed part and a part per byte of
- * file, for a file parsed on the loading thread (below THREADS_FROM_BYTES) and on the parse pool (whose
- * threads' heaps and compiled code are most of the fixed part). Fitted to the peak RSS (VmHWM) of first
- * loads of generated snapshots, 11 MB and 0.9 MB inline, 111 and 449 MB on the pool, rounded up; a reload
- * above a served snapshot measured less (docs/guides/capacity.md#the-memory-budget).
+ * A load's peak above what the process held: a fixed part plus a part per file byte, inline and on the pool.
+ * Fitted to first loads' VmHWM, rounded up; a reload measured less (ADR 024, docs/guides/capacity.md).
  */
-export const PEAK_ESTIMATE: Record<'inline' | 'pool', Record<ParsedFormat, { fixedBytes: number, perFileByte: number }>> = {
+export const PEAK_ESTIMATE: Record<
+  'inline' | 'pool', Record<ParsedFormat, { fixedBytes: number, perFileByte: number }>
+> = {
   inline: {
     json: { fixedBytes: 8e6, perFileByte: 2.9 },
     jsonl: { fixedBytes: 8e6, perFileByte: 2.2 }
@@ -139,16 +141,12 @@ export interface ProcessGuardOptions {
   rss?: () => number
 }
 
-/** The guard every load of the service goes through: the budget is the whole process's, its serving threads included. */
+/** The guard of every load of the service: the budget is the whole process's, serving threads included. */
 export function memoryGuard (config: { memoryLimitMb: number | null, memoryEstimateScale: number }): MemoryGuard {
   return new ProcessMemoryGuard(resolveBudget(config.memoryLimitMb), { scale: config.memoryEstimateScale })
 }
 
-/**
- * The guard of a process that has the whole budget to itself: a file fits when
- * what the process holds now plus the file's estimated peak is within the budget; its load stops once the
- * process's resident memory reaches the budget.
- */
+/** A file fits when the process's RSS now plus its estimated peak is within the budget; the load stops at it. */
 export class ProcessMemoryGuard implements MemoryGuard {
   private readonly scale: number
   private readonly rss: () => number
@@ -167,17 +165,20 @@ export class ProcessMemoryGuard implements MemoryGuard {
   }
 }
 
-/**
- * A load's watch: the process may use up to the budget. Past it the load is abandoned, with numbers that
- * say the estimate was too low.
- */
-export function watchLoad (file: string, neededBytes: number, budgetBytes: number, rss: () => number = residentBytes): LoadWatch {
+/** A load's watch: past the budget the load is abandoned, with numbers that say the estimate was too low. */
+export function watchLoad (
+  file: string, neededBytes: number, budgetBytes: number, rss: () => number = residentBytes
+): LoadWatch {
   return {
     check () {
       const used = rss()
       if (used < budgetBytes) return
       const shortfall = { neededBytes, freeBytes: budgetBytes - used, budgetBytes }
-      throw new TooBigError(file, `reached the ${megabytes(budgetBytes)} budget while loading (${megabytes(used)} in use; estimated to need ~${megabytes(neededBytes)} at its peak): the load was abandoned`, shortfall)
+      throw new TooBigError(
+        file,
+        `reached the ${megabytes(budgetBytes)} budget while loading (${megabytes(used)} in use; estimated to need ~${megabytes(neededBytes)} at its peak): the load was abandoned`,
+        shortfall
+      )
     }
   }
 }

@@ -1,9 +1,7 @@
-// Long snapshot work (scanning, digesting, sorting and indexing a large file, deriving a version) is written
-// as generators that yield often, from every few µs to a ms or two of work; these run them, in one go or
-// with a turn of the event loop once a slice's time is up, so that a service loading a snapshot beside the
-// one it serves keeps answering. A step between two yields is what can overrun a slice: keep steps short.
+// Runs long snapshot work, written as generators that yield often, in one go or in slices with a turn of the
+// event loop between them, so a loading service keeps answering (ADR 006). A step between yields can overrun.
 
-/** Work between two turns of the event loop while a snapshot loads: a reloading service keeps answering. */
+/** Work between two turns of the event loop while a snapshot loads. */
 export const SLICE_MS = 8
 
 /** Runs the steps to the end at once (small files, tests, the converter). */
@@ -17,10 +15,8 @@ export function runToEnd<T> (steps: Generator<void, T>): T {
 /** Runs the steps with a pause before the first and after every `sliceMs` of work. */
 export async function runInSlices<T> (steps: Generator<void, T>, sliceMs = SLICE_MS): Promise<T> {
   const pacer = new Pacer(sliceMs)
-  // A pause first, so that every slice runs in the check phase. Started from an I/O callback (a change
-  // file's read ends in one), the first slice's pause came back in that same turn's check phase, before
-  // any timer or request, and two slices ran back to back (docs/decisions/026). A pause from the check
-  // phase waits a whole turn.
+  // A pause first: from an I/O callback, it comes back in the same turn's check phase, so the first two
+  // slices ran back to back; from the check phase it waits a whole turn (ADR 026).
   await pacer.pause()
   for (;;) {
     const step = steps.next()

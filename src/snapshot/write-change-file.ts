@@ -1,6 +1,5 @@
-// The one writer of change files: the header, then upsert and delete lines as they come, to a
-// temporary file beside the path that is renamed into place once whole, so a watched changes directory
-// never holds half a change file. `explore-replica diff` writes with it.
+// The one writer of change files (`explore-replica diff`): the header, then op lines, through a temporary
+// file renamed into place once whole, so a watched changes directory never holds half a file.
 import { writeThroughTemporary } from '../write-through-temporary.js'
 import { ChangeFileError } from '../errors.js'
 
@@ -21,11 +20,7 @@ export interface WrittenChanges {
   deletes: number
 }
 
-/**
- * Writes the header, then every line `lines` hands to `emit` (awaited: the file's backpressure), through a
- * temporary file renamed over `path` once whole (write-through-temporary.ts). On any
- * failure `path` is left as it was.
- */
+/** Writes the header, then every line `lines` emits (awaited: backpressure); on failure `path` is left as it was. */
 export async function writeChangeFile (
   path: string,
   header: ChangeFileHeader,
@@ -35,7 +30,12 @@ export async function writeChangeFile (
   let deletes = 0
   const written = await writeThroughTemporary(path, async emit => {
     const put = async (line: object): Promise<void> => { await emit(`${JSON.stringify(line)}\n`) }
-    await put({ changes: 'explore', version: 1, id: header.id, ...(header.generatedAt === null ? {} : { generated_at: header.generatedAt }) })
+    await put({
+      changes: 'explore',
+      version: 1,
+      id: header.id,
+      ...(header.generatedAt === null ? {} : { generated_at: header.generatedAt })
+    })
     await lines(async line => {
       if (line.op === 'delete') {
         deletes++
@@ -43,9 +43,15 @@ export async function writeChangeFile (
         return
       }
       // A change line reads these two as its own: an item carrying them cannot be written as one.
-      if (Object.hasOwn(line.item, 'op')) throw new ChangeFileError(`${line.language} item ${String(line.item.pk)} has a field "op", which a change file reads as the line's operation`)
+      if (Object.hasOwn(line.item, 'op')) {
+        throw new ChangeFileError(
+          `${line.language} item ${String(line.item.pk)} has a field "op", which a change file reads as the line's operation`
+        )
+      }
       if (line.item.language !== undefined && line.item.language !== line.language) {
-        throw new ChangeFileError(`${line.language} item ${String(line.item.pk)} has a field "language" (${JSON.stringify(line.item.language)}), which a change file reads as the item's language`)
+        throw new ChangeFileError(
+          `${line.language} item ${String(line.item.pk)} has a field "language" (${JSON.stringify(line.item.language)}), which a change file reads as the item's language`
+        )
       }
       upserts++
       // `op` and `language` first, so a person reading the file sees what each line does.

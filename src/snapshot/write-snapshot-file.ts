@@ -1,15 +1,11 @@
-// The one writer of snapshot files: item by item, in format v1 or JSON Lines, to a temporary file beside
-// the path that is checked and then renamed into place. The generator, the converter and the capture each
-// hand it their items (the same bytes for the same items, whichever wrote them).
+// The one writer of snapshot files, item by item in either format, through a temporary file checked and then
+// renamed into place: the generator, converter and capture write the same bytes for the same items.
 import { isJsonLinesPath } from './load/load-snapshot.js'
 import { writeThroughTemporary, type TemporaryFileOptions, type WrittenFile } from '../write-through-temporary.js'
 
 export type { WrittenFile }
 
-/**
- * 'pretty' matches JSON.stringify(snapshot, null, 2); 'compact' is the same JSON document with each item on
- * one line; 'jsonl' is a JSON Lines snapshot: a header line, then one item per line.
- */
+/** 'pretty': JSON.stringify(snapshot, null, 2); 'compact': the same document, an item a line; 'jsonl': JSON Lines. */
 export type SnapshotFormat = 'pretty' | 'compact' | 'jsonl'
 
 // Pretty-printing triples the whitespace; past this many items a human no longer reads the file anyway.
@@ -36,9 +32,8 @@ export interface SnapshotContent {
   /** Every language served, those without items included, in the order written. */
   languages: readonly string[]
   /**
-   * Hands the items of one language to `each`, in the order written, awaiting each (the writer's
-   * backpressure); each is written as JSON.stringify gives it. Push, not pull: the converter's readers
-   * call back with items as they find them.
+   * Hands one language's items to `each` in order, awaiting each (backpressure); written as JSON.stringify
+   * gives them. Push, not pull: the converter's readers call back as they find items.
    */
   items: (language: string, each: (item: object) => Promise<void>) => Promise<void>
 }
@@ -48,11 +43,10 @@ export interface WriteFileOptions extends TemporaryFileOptions {
   format: SnapshotFormat
 }
 
-/**
- * Streams `content` to `path` (never one giant string) through a temporary file (writeThroughTemporary): a
- * watching service never sees half a snapshot.
- */
-export async function writeSnapshotFile (path: string, content: SnapshotContent, options: WriteFileOptions): Promise<WrittenFile> {
+/** Streams `content` to `path` through a temporary file: a watching service never sees half a snapshot. */
+export async function writeSnapshotFile (
+  path: string, content: SnapshotContent, options: WriteFileOptions
+): Promise<WrittenFile> {
   const { format, check, signal } = options
   return await writeThroughTemporary(path, async emit => {
     if (format === 'jsonl') await writeLines(content, emit)
@@ -63,19 +57,27 @@ export async function writeSnapshotFile (path: string, content: SnapshotContent,
 /** A JSON Lines snapshot: the header, then one item per line with its `language` first. */
 async function writeLines (content: SnapshotContent, emit: (piece: string) => Promise<void>): Promise<void> {
   const { generatedAt, languages } = content
-  await emit(`${JSON.stringify({ snapshot: 'explore', version: 1, ...(generatedAt === null ? {} : { generated_at: generatedAt }), languages })}\n`)
+  await emit(
+    `${JSON.stringify({ snapshot: 'explore', version: 1, ...(generatedAt === null ? {} : { generated_at: generatedAt }), languages })}\n`
+  )
   for (const language of languages) {
     await content.items(language, async item => {
       const own = (item as { language?: unknown }).language
       // JSON Lines reads an item's `language` as the language it is listed under.
-      if (own !== undefined && own !== language) throw new Error(`an item of ${language} has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language`)
+      if (own !== undefined && own !== language) {
+        throw new Error(
+          `an item of ${language} has a field "language" (${JSON.stringify(own)}), which JSON Lines reads as the item's language`
+        )
+      }
       await emit(`${JSON.stringify({ language, ...item })}\n`)
     })
   }
 }
 
 /** A format v1 document; 'pretty' matches JSON.stringify(snapshot, null, 2), 'compact' puts an item per line. */
-async function writeDocument (content: SnapshotContent, format: 'pretty' | 'compact', emit: (piece: string) => Promise<void>): Promise<void> {
+async function writeDocument (
+  content: SnapshotContent, format: 'pretty' | 'compact', emit: (piece: string) => Promise<void>
+): Promise<void> {
   const { generatedAt, languages } = content
   await emit(`{\n  ${generatedAt === null ? '' : `"generated_at": ${JSON.stringify(generatedAt)},\n  `}"languages": {`)
   for (const [l, language] of languages.entries()) {

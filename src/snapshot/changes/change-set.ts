@@ -1,5 +1,5 @@
-// A change file read and checked: its header and its ops in file order, each upsert's item
-// already rendered, as a snapshot's are, into chunks of shared memory that the next version will read in place.
+// A change file read and checked: its header and its ops in file order, each upsert's item rendered into
+// shared chunks the next version reads in place.
 import type { RenderedItems } from '../model/build-model.js'
 import type { MergeTarget } from '../load/merge-batches.js'
 
@@ -35,7 +35,7 @@ export interface ChangeSet {
   /** The header's `id`: the served version is named after the last change applied. */
   id: string
   generatedAt: string | null
-  /** A digest of the file's bytes: the same file, the same change (a fleet's manifest follower compares them). */
+  /** A digest of the file's bytes: the same file, the same change (a manifest follower compares them). */
   digest: string
   /** The upserts' rendered items, each a buffer of its own (shared memory). */
   chunks: readonly Buffer[]
@@ -43,7 +43,7 @@ export interface ChangeSet {
   ops: readonly ChangeOp[]
 }
 
-/** What the merge step fills while a change file is read: its items and deletes, in order. Repeats are allowed. */
+/** What the merge fills while a change file is read: its items and deletes in order, repeats allowed. */
 export class ChangeSetBuilder implements MergeTarget {
   readonly chunks: Buffer[] = []
   readonly ops: ChangeOp[] = []

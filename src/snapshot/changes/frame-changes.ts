@@ -1,6 +1,5 @@
-// The framing of a change file: JSON Lines framed as a snapshot's are (frame-lines.ts), its ops
-// checked by the same batch parser (parse-batch.ts, `changes`); only the header's rules are its own: it is
-// required, on the first line, with `changes`, `version` and `id`.
+// A change file's framing: a snapshot's JSON Lines framing and batch checks, with its own header rules
+// (required, first line, `changes`, `version` and `id`).
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { ChangesHeaderSchema } from '../../schemas/change-file.js'
@@ -14,7 +13,7 @@ const headerCheck = TypeCompiler.Compile(ChangesHeaderSchema)
 export const HEADER_EXAMPLE = '{"changes": "explore", "version": 1, "id": "…"}'
 
 export class ChangeFraming extends LineFraming {
-  /** The header's id, once merged; null until then (or when it is missing or bad: the file is refused). */
+  /** The header's id, once merged; null until then, or when missing or bad (the file is refused). */
   id: string | null = null
 
   constructor (parts: FramingParts, maxLineBytes: number) {
@@ -27,14 +26,16 @@ export class ChangeFraming extends LineFraming {
       // The file's first JSON value is in this batch and is no header.
       if (this.content || batch.firstValueAt === 0) return
       problemsBefore(batch.firstValueAt)
-      report.add(`${this.name}:${this.lines + batch.firstValueAt}: the header is missing: a change file starts with ${HEADER_EXAMPLE}`)
+      report.add(
+        `${this.name}:${this.lines + batch.firstValueAt}: the header is missing: a change file starts with ${HEADER_EXAMPLE}`
+      )
       return
     }
     problemsBefore(batch.header.at)
     const where = `${this.name}:${this.lines + batch.header.at}: `
     const { value } = batch.header
     if (this.content) {
-      // Only the batch's first value is taken for a header: a later file's header, files joined.
+      // Only a batch's first value is taken for a header: this is a later file's header (files joined).
       report.add(`${where}op: is required ("upsert" or "delete"); a header belongs on the first line only`)
     } else if (!headerCheck.Check(value)) {
       report.addSchemaErrors(headerCheck.Errors(value), where)
@@ -47,6 +48,10 @@ export class ChangeFraming extends LineFraming {
   override finish (): void {
     const { report } = this.merge
     if (report.problems.length > 0) return
-    if (!this.content) report.add(this.lines === 0 ? `${this.name}: the file is empty: a change file starts with ${HEADER_EXAMPLE}` : `${this.name}: the file has no line but blank ones`)
+    if (!this.content) {
+      report.add(this.lines === 0
+        ? `${this.name}: the file is empty: a change file starts with ${HEADER_EXAMPLE}`
+        : `${this.name}: the file has no line but blank ones`)
+    }
   }
 }

@@ -1,6 +1,5 @@
-// A snapshot and its change files merged into one snapshot document: what a replica that
-// applies the change files must serve, byte for byte, and what `explore-replica apply` writes. Items as
-// given, not rendered: the merged snapshot keeps every field (companies, extras) a full load reads.
+// The reference merge (`explore-replica apply`): a snapshot and its change files as one document, what a
+// replica applying them must serve byte for byte. Items as given, every field kept, for a full load.
 import type { SnapshotItem } from '../../schemas/snapshot.js'
 
 /** A snapshot in format v1, in memory. */
@@ -16,13 +15,16 @@ export type ChangeLine =
   | { op: 'delete', language: string, pk: number }
 
 /**
- * The snapshot that `changes` (each file's op lines in order, files in order) make of `snapshot`, which is
- * left as it is. An upsert replaces the item with its pk in its language (where it was) or adds it (a new
- * language last); a delete removes it, if there; a language keeps being served once emptied.
+ * What `changes` (op lines per file, in order) make of `snapshot`, left as it is: an upsert replaces the item
+ * in place or adds it (a new language last); a delete removes it; an emptied language stays.
  */
-export function applyChangesToSnapshot (snapshot: SnapshotDocument, changes: Iterable<readonly ChangeLine[]>): SnapshotDocument {
+export function applyChangesToSnapshot (
+  snapshot: SnapshotDocument, changes: Iterable<readonly ChangeLine[]>
+): SnapshotDocument {
   const languages = new Map<string, Map<number, SnapshotItem>>()
-  for (const [language, items] of Object.entries(snapshot.languages)) languages.set(language, new Map(items.map(item => [item.pk, item])))
+  for (const [language, items] of Object.entries(snapshot.languages)) {
+    languages.set(language, new Map(items.map(item => [item.pk, item])))
+  }
   for (const lines of changes) {
     for (const line of lines) {
       let items = languages.get(line.language)
@@ -35,5 +37,8 @@ export function applyChangesToSnapshot (snapshot: SnapshotDocument, changes: Ite
       items.set(item.pk, item)
     }
   }
-  return { ...snapshot, languages: Object.fromEntries([...languages].map(([language, items]) => [language, [...items.values()]])) }
+  return {
+    ...snapshot,
+    languages: Object.fromEntries([...languages].map(([language, items]) => [language, [...items.values()]]))
+  }
 }

@@ -1,7 +1,5 @@
-// file → ChangeSet: a change file read and checked whole by the snapshot's own pipeline (load-snapshot.ts:
-// the same framing of lines, batch checks and rendering, merge in file order), with a set of changes as its
-// last step instead of a model. A bad file throws the SnapshotError a bad snapshot throws, headed `change
-// file`, every problem with its line; nothing of it can be applied.
+// file → ChangeSet by the snapshot's own pipeline, with a change set as its last step. A bad file throws
+// a snapshot's SnapshotError headed `change file`; nothing of it can be applied.
 import { SnapshotError } from '../../errors.js'
 import { processLoader, type SnapshotLoader } from '../load/load-snapshot.js'
 import { ChangeSetBuilder, type ChangeSet } from './change-set.js'
@@ -15,17 +13,29 @@ export interface ReadChangesOptions {
 }
 
 /** Reads and checks a change file; throws SnapshotError (the file's problems, or why it cannot be read). */
-export async function readChangeFile (file: string, { serving = false, loader = processLoader }: ReadChangesOptions = {}): Promise<ChangeSet> {
+export async function readChangeFile (
+  file: string, { serving = false, loader = processLoader }: ReadChangesOptions = {}
+): Promise<ChangeSet> {
   const target = new ChangeSetBuilder()
   try {
-    return await loader.read(file, target, parts => new ChangeFraming(parts, loader.maxLineBytes), serving, async (framing, digest) => {
-      // A file with content always has its header judged: a valid file has an id.
-      if (framing.id === null) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, ['the header is missing'])
-      return { source: file, id: framing.id, generatedAt: framing.generatedAt, digest, chunks: target.chunks, ops: target.ops }
-    })
+    return await loader.read(file, target, parts => new ChangeFraming(parts, loader.maxLineBytes), serving,
+      async (framing, digest) => {
+        // A file with content always has its header judged: a valid file has an id.
+        if (framing.id === null) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, ['the header is missing'])
+        return {
+          source: file,
+          id: framing.id,
+          generatedAt: framing.generatedAt,
+          digest,
+          chunks: target.chunks,
+          ops: target.ops
+        }
+      })
   } catch (error) {
     // The snapshot's pipeline reports it: said as what it was read as.
-    if (error instanceof SnapshotError && error.kind === 'snapshot') throw new SnapshotError(error.code, error.file, error.problems, 'change file')
+    if (error instanceof SnapshotError && error.kind === 'snapshot') {
+      throw new SnapshotError(error.code, error.file, error.problems, 'change file')
+    }
     throw error
   }
 }

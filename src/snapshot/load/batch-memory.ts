@@ -1,17 +1,16 @@
-// The memory a load reads or gathers its batches into, reused: a batch's bytes move to the thread that parses
-// them, come back with its result, and take a later batch (memory-policy.ts, reusedBatchMemory).
+// A load's batch buffers, reused: each moves to its parse thread and back for a later batch (ADR 010).
 import { memoryPolicy } from '../memory-policy.js'
 
 export class BatchMemory {
   private readonly spare: ArrayBuffer[] = []
-  /** Every buffer holds at least a batch and a line carried into it, so that any spare one will do. */
+  /** Each buffer holds a batch and a carried line, so any spare one will do. */
   private readonly size: number
 
   constructor (batchBytes: number) {
     this.size = batchBytes + 64 * 1024
   }
 
-  /** `bytes` of memory of its own (it moves to the thread that parses it). */
+  /** `bytes` of memory of its own: it moves to the thread that parses it. */
   take (bytes: number): Buffer {
     const at = this.spare.findIndex(buffer => buffer.byteLength >= bytes)
     if (at === -1) return Buffer.allocUnsafeSlow(Math.max(bytes, this.size)).subarray(0, bytes)

@@ -1,7 +1,5 @@
-// The framing of a format v1 snapshot, one JSON document: the file read in chunks and followed by the
-// streamer (stream-document.ts), each item's bytes gathered into batches to be parsed, the top-level members
-// judged on the loading thread in their place among the items; and the format's rules for the merge:
-// every problem named by its line and column in the file, and its JSON path.
+// The framing of a format v1 snapshot (ADR 007): items' bytes found by the streamer, gathered into batches,
+// the top-level members judged here in their place; every problem named by line, column and JSON path.
 import { basename } from 'node:path'
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
@@ -30,7 +28,7 @@ export class DocumentFraming implements Framing {
   private readonly batcher: ItemBatcher
   private readonly readBuffer = Buffer.allocUnsafe(READ_CHUNK)
   private readonly pacer = new Pacer()
-  /** A problem that stopped the streamer: reading ends there, and the report says so after the items before it. */
+  /** A problem stopped the streamer: reading ends, and the report says so after the items before it. */
   private stopped = false
   generatedAt: string | null = null
 
@@ -102,7 +100,7 @@ export class DocumentFraming implements Framing {
     try {
       parsed = JSON.parse(json)
     } catch (error) {
-      // Any other member is allowed, but it must be JSON too: told where it stops, as an item's error is.
+      // Any other member is allowed, but must be JSON: told where it stops, as an item's error is.
       const { what, position: at } = locateSyntaxError(json, error, position)
       problem = `${this.where(at)}${path}: not valid JSON: ${what}`
     }
@@ -121,7 +119,11 @@ export class DocumentFraming implements Framing {
   private language (code: string, position: TextPosition): void {
     // In its place too: the items before a bad language code are indexed (and their repeats found) first.
     this.inOrder(() => {
-      if (!LANGUAGE.test(code)) return this.merge.problem(`${this.where(position)}${jsonPath(`/languages/${escapePointer(code)}`)}: ${NOT_A_LANGUAGE}`)
+      if (!LANGUAGE.test(code)) {
+        return this.merge.problem(
+          `${this.where(position)}${jsonPath(`/languages/${escapePointer(code)}`)}: ${NOT_A_LANGUAGE}`
+        )
+      }
       this.builder.language(code)
       return true
     })
@@ -150,7 +152,9 @@ export class DocumentFraming implements Framing {
 /** A file that is not text: `the file is not valid UTF-8 text at line 3, column 9` as `name:3:9: …`. */
 function notText (name: string, message: string): string {
   const at = / at line (\d+), column (\d+)$/.exec(message)
-  return at === null ? `${name}: ${message}` : `${name}:${at[1] as string}:${at[2] as string}: ${message.slice(0, at.index)}`
+  return at === null
+    ? `${name}: ${message}`
+    : `${name}:${at[1] as string}:${at[2] as string}: ${message.slice(0, at.index)}`
 }
 
 /** How a format v1 batch's problems and items are named: by line and column, and JSON path. */
@@ -176,10 +180,7 @@ class DocumentRules implements FormatRules {
   }
 }
 
-/**
- * Items' bytes gathered for the next batch, back to back, each with its language, its index in it and where
- * it starts in the file: the streamer finds them, a parse thread parses them (parse-batch.ts).
- */
+/** Items' bytes gathered back to back for the next batch, each with its language, index and place in the file. */
 class ItemBatcher {
   private buffer: Buffer = Buffer.alloc(0)
   private used = 0
@@ -213,7 +214,16 @@ class ItemBatcher {
   }
 
   take (): ItemsTask {
-    const task: ItemsTask = { kind: 'items', bytes: this.buffer.subarray(0, this.used), ends: this.ends, language: this.language, languages: this.languages.codes, index: this.index, line: this.line, column: this.column }
+    const task: ItemsTask = {
+      kind: 'items',
+      bytes: this.buffer.subarray(0, this.used),
+      ends: this.ends,
+      language: this.language,
+      languages: this.languages.codes,
+      index: this.index,
+      line: this.line,
+      column: this.column
+    }
     this.buffer = Buffer.alloc(0)
     this.used = 0
     this.ends = []

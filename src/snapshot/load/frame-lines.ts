@@ -1,13 +1,14 @@
-// The framing of a JSON Lines snapshot (`.jsonl`, `.ndjson`): the file read in batches of whole
-// lines (a line cut by a read is carried into the next batch), each batch sent whole to be parsed; and the
-// format's rules for the merge: problems named by line, an optional header line and the languages it lists.
+// The framing of a JSON Lines snapshot: batches of whole lines (a cut line is carried into the next), and the
+// format's merge rules: problems by line, an optional header and the languages it lists.
 import { basename } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { JsonLinesHeaderSchema } from '../../schemas/snapshot.js'
 import type { BatchMemory } from './batch-memory.js'
 import type { FileChunks } from './read-chunks.js'
-import { problemsInOrder, type BatchMerge, type FormatRules, type MergeQueue, type MergeTarget } from './merge-batches.js'
+import {
+  problemsInOrder, type BatchMerge, type FormatRules, type MergeQueue, type MergeTarget
+} from './merge-batches.js'
 import { lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
 import type { BatchParser } from './parse-pool.js'
 import { preview } from './validation-report.js'
@@ -47,20 +48,25 @@ export class LineFraming implements Framing, FormatRules {
   private readonly memory: BatchMemory
   private readonly batchBytes: number
 
-  /**
-   * @param changes the lines of a change file: parse-batch.ts checks its ops, and
-   *   changes/frame-changes.ts its header
-   */
+  /** @param changes a change file's lines: parse-batch.ts checks its ops, frame-changes.ts its header */
   constructor (parts: FramingParts, private readonly maxLineBytes = MAX_LINE_BYTES, private readonly changes = false) {
-    ({ chunks: this.chunks, parser: this.parser, queue: this.queue, merge: this.merge, builder: this.builder, memory: this.memory, batchBytes: this.batchBytes } = parts)
+    ({
+      chunks: this.chunks,
+      parser: this.parser,
+      queue: this.queue,
+      merge: this.merge,
+      builder: this.builder,
+      memory: this.memory,
+      batchBytes: this.batchBytes
+    } = parts)
     this.name = basename(parts.file)
   }
 
   async read (): Promise<boolean> {
     const { memory, carry } = this
     const carried = carry?.length ?? 0
-    // A long line doubles the read rather than being copied again at every read, but a line longer than
-    // allowed is caught within a batch of its limit.
+    // A long line doubles the read rather than being copied at every read; one past the limit is caught
+    // within a batch of it.
     const want = Math.max(this.batchBytes, Math.min(carried, this.maxLineBytes + 1 - carried))
     // Memory of its own for every batch in flight: it moves to the thread that parses it.
     const buffer = memory.take(carried + want)
@@ -75,15 +81,16 @@ export class LineFraming implements Framing, FormatRules {
     }
     const filled = carried + read
     const cut = buffer.lastIndexOf(NEWLINE, filled - 1)
-    // The line carried in may end in this read past the limit: a read is a whole batch however close the
-    // carry was to it, so a line up to a batch longer than allowed was parsed whole.
+    // A carried line may end in this read past the limit: a read is a whole batch however long the carry.
     if (carried > 0 && cut !== -1 && buffer.indexOf(NEWLINE, carried) > this.maxLineBytes) {
       memory.give(buffer)
       return this.tooLong()
     }
     this.carryInRead = cut === -1
     // Copied out before the buffer moves.
-    this.carry = cut === -1 ? buffer.subarray(0, filled) : cut + 1 < filled ? ownCopy(buffer.subarray(cut + 1, filled)) : null
+    this.carry = cut === -1
+      ? buffer.subarray(0, filled)
+      : cut + 1 < filled ? ownCopy(buffer.subarray(cut + 1, filled)) : null
     if (cut !== -1) this.send(buffer.subarray(0, cut + 1))
     if ((this.carry?.length ?? 0) > this.maxLineBytes) return this.tooLong()
     return true
@@ -93,8 +100,12 @@ export class LineFraming implements Framing, FormatRules {
   private tooLong (): false {
     // Given back already, or to be: nothing may send it after the stop.
     this.carry = null
-    const limit = this.maxLineBytes >= 1024 * 1024 ? `${this.maxLineBytes / 1024 / 1024} MiB` : `${this.maxLineBytes} bytes`
-    this.queue.step(() => this.merge.problem(`${this.name}:${this.lines + 1}: line ${this.lines + 1} is longer than ${limit}: is it one JSON document named .jsonl?`) && false)
+    const limit = this.maxLineBytes >= 1024 * 1024
+      ? `${this.maxLineBytes / 1024 / 1024} MiB`
+      : `${this.maxLineBytes} bytes`
+    this.queue.step(() => this.merge.problem(
+      `${this.name}:${this.lines + 1}: line ${this.lines + 1} is longer than ${limit}: is it one JSON document named .jsonl?`
+    ) && false)
     return false
   }
 
@@ -108,18 +119,20 @@ export class LineFraming implements Framing, FormatRules {
     const { report } = this.merge
     if (report.problems.length > 0) return
     if (!this.content) report.add(this.lines === 0 ? 'the file is empty' : 'the file has no line but blank ones')
-    else if (this.builder.languageCount === 0) report.add(`${this.name}: names no language: a header with \`languages\`, or at least one item, is needed`)
+    else if (this.builder.languageCount === 0) {
+      report.add(`${this.name}: names no language: a header with \`languages\`, or at least one item, is needed`)
+    }
   }
 
   private send (bytes: Buffer): void {
-    this.queue.batch(this.parser.parse({ kind: 'lines', bytes, first: this.first, changes: this.changes }), batch => !this.otherKind(batch) && this.merge.merge(batch, this))
+    this.queue.batch(
+      this.parser.parse({ kind: 'lines', bytes, first: this.first, changes: this.changes }),
+      batch => !this.otherKind(batch) && this.merge.merge(batch, this)
+    )
     this.first = false
   }
 
-  /**
-   * Whether the file's header is the other kind's (a change file given as a snapshot, or a snapshot as a
-   * change file): said in one problem, and the file read no further, rather than every line's missing fields.
-   */
+  /** Whether the header is the other kind's (a change file as a snapshot, or back): one problem, and reading stops. */
   private otherKind (batch: ParsedBatch): boolean {
     const { header } = batch
     if (header === null || this.content) return false

@@ -1,14 +1,10 @@
-// What a format's framing is to the load pipeline (load-snapshot.ts), apart from it so that the framings
-// (frame-lines.ts, frame-document.ts) and the loader that runs them do not import each other.
+// What a format's framing is to the load pipeline, apart so that the framings and the loader do not import each other.
 import type { BatchMemory } from './batch-memory.js'
 import type { BatchMerge, MergeQueue, MergeTarget } from './merge-batches.js'
 import type { BatchParser } from './parse-pool.js'
 import type { FileChunks } from './read-chunks.js'
 
-/**
- * A format's part of the pipeline (frame-lines.ts, frame-document.ts): the file's bytes into batches and the
- * loading thread's own steps, all queued for the merge in file order.
- */
+/** A format's part of the pipeline: the file's bytes into batches, queued for the merge in file order. */
 export interface Framing {
   /** Reads the next part of the file and queues what it completes; false at its end, or once it cannot go on. */
   read: () => Promise<boolean>

@@ -1,5 +1,4 @@
-// What the loader says about JSON text: a byte order mark, and V8's JSON.parse errors turned into what an
-// editor can jump to (positions in a file: text-position.ts).
+// What the loader says about JSON text: a byte order mark, and JSON.parse's errors as places an editor can jump to.
 import { positionAfter, type TextPosition } from './text-position.js'
 
 /** Some editors (Notepad among them) start UTF-8 files with a byte order mark; JSON.parse rejects it. */
@@ -18,10 +17,7 @@ export function syntaxError (error: Error): { what: string, index: number | null
   return { what, index: Number(position[1]) }
 }
 
-/**
- * A JSON Lines line's syntax error: V8's message with its position as a column of the line (`text` is the
- * line as parsed).
- */
+/** A JSON Lines line's syntax error: V8's message, its position as a column of the line. */
 export function describeLineSyntaxError (error: Error): string {
   const { what, index } = syntaxError(error)
   if (index === null) return what === 'the text ends too early' ? 'the line ends too early' : what
@@ -29,14 +25,15 @@ export function describeLineSyntaxError (error: Error): string {
 }
 
 /**
- * Where JSON.parse would stop in `text`, and why: V8 names a position for some errors and not for others
- * (Node 20's "Unexpected token" carries a snippet instead), so a bad item's place is found here, on the
- * error path only, the same on every Node. Returns null when `text` is valid JSON.
+ * Where JSON.parse would stop in `text`, and why, the same on every Node (Node 20's "Unexpected token" names
+ * no position): found here, on the error path only (ADR 021). Null when `text` is valid JSON.
  */
 export function findSyntaxError (text: string): { index: number, what: string } | null {
   let i = 0
   const n = text.length
-  const space = (): void => { while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++ }
+  const space = (): void => {
+    while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++
+  }
   const fail = (what: string) => ({ index: i, what })
   // What is open: '{' or '[' per level; a value is expected when `value` is true.
   const open: string[] = []
@@ -123,11 +120,10 @@ function stringEnd (text: string, from: number): number {
   return -1
 }
 
-/**
- * Why JSON.parse refused `json`, a value that starts at `start` in the file, and where in the file it
- * stopped: the one way every value's syntax error (an item, any other member) is told.
- */
-export function locateSyntaxError (json: string, error: unknown, start: TextPosition): { what: string, position: TextPosition } {
+/** Why JSON.parse refused `json`, a value at `start` in the file, and where in the file: the one way it is told. */
+export function locateSyntaxError (
+  json: string, error: unknown, start: TextPosition
+): { what: string, position: TextPosition } {
   const found = findSyntaxError(json) ?? { index: 0, what: syntaxError(error as Error).what }
   return { what: found.what, position: positionAfter(start, Buffer.from(json.slice(0, found.index))) }
 }

@@ -1,16 +1,6 @@
-// file → served model: the one load pipeline, for both formats. Each stage is a file of its own:
-//
-//   read-chunks.ts       the file read in order, digested as read (the snapshot's version)
-//   frame-lines.ts       JSON Lines: batches of whole lines     ┐ a framing: the file's bytes into batches,
-//   frame-document.ts    format v1: the document's items        ┘ and its format's rules for the merge
-//   parse-pool.ts        batches checked and rendered on the lasting pool's threads (parse-batch.ts), or here
-//   merge-batches.ts     batches merged in file order into the builder and the report
-//   ../model/build-model.ts   the served model built, sorted and indexed, in slices
-//
-// A file is either served whole or refused whole: `loadSnapshotFile` returns the model, or throws a
-// SnapshotError that names the file, and each problem's line (and column, for format v1) and rule. With a
-// memory guard (../memory-budget.ts), a file that would not fit is refused before it is read, and a load
-// that reaches the budget is abandoned: reading stops, the batches in flight settle, what was built is let go.
+// file → served model: the one load pipeline for both formats (ADR 021), a file served or refused whole:
+//   read-chunks.ts → frame-lines.ts or frame-document.ts (batches; the format's merge rules) →
+//   parse-pool.ts (check, render) → merge-batches.ts (file order) → ../model/build-model.ts (in slices)
 import { SnapshotError } from '../../errors.js'
 import { SnapshotModelBuilder } from '../model/build-model.js'
 import type { SnapshotInfo, SnapshotModel } from '../model/snapshot-model.js'
@@ -35,10 +25,7 @@ export interface LoadLog {
   warn: (fields: object, message: string) => void
 }
 
-/**
- * The parts of the pipeline: the process's own by default. Tests give their own pool (threads that fail), a
- * small batch (to cut items and lines anywhere), a clock.
- */
+/** The pipeline's parts; tests give their own pool (threads that fail), a small batch, a clock. */
 export interface LoaderParts {
   pool: ParsePool
   /** Bytes of a batch; by default a pool thread's, or the loading thread's for a small file. */
@@ -55,7 +42,15 @@ export class SnapshotLoader {
   private readonly parts: LoaderParts
 
   constructor (parts: Partial<LoaderParts> = {}) {
-    this.parts = { pool: parsePool, maxLineBytes: MAX_LINE_BYTES, problemCap: DEFAULT_PROBLEM_CAP, clock: () => new Date(), log: null, memory: null, ...parts }
+    this.parts = {
+      pool: parsePool,
+      maxLineBytes: MAX_LINE_BYTES,
+      problemCap: DEFAULT_PROBLEM_CAP,
+      clock: () => new Date(),
+      log: null,
+      memory: null,
+      ...parts
+    }
   }
 
   /** The longest line a JSON Lines file (a snapshot's, a change file's) may have. */
@@ -66,28 +61,32 @@ export class SnapshotLoader {
   /** Reads and checks `file`, and builds its model; throws SnapshotError, never anything else, for a bad file. */
   async load (file: string, { serving = false }: LoadOptions = {}): Promise<SnapshotModel> {
     const builder = new SnapshotModelBuilder()
-    const frame = (parts: FramingParts): Framing => isJsonLinesPath(file) ? new LineFraming(parts, this.parts.maxLineBytes) : new DocumentFraming(parts)
+    const frame = (parts: FramingParts): Framing => isJsonLinesPath(file)
+      ? new LineFraming(parts, this.parts.maxLineBytes)
+      : new DocumentFraming(parts)
     try {
       return await this.read(file, builder, frame, serving, async (framing, version) => {
-        const info: SnapshotInfo = { source: file, version, generatedAt: framing.generatedAt, loadedAt: this.parts.clock() }
+        const info: SnapshotInfo = {
+          source: file, version, generatedAt: framing.generatedAt, loadedAt: this.parts.clock()
+        }
         return await builder.buildInSlices(info)
       })
     } catch (error) {
-      // What a failed load rendered is let go now, not whenever the builder is collected (item-memory.ts).
+      // What a failed load rendered is let go now, not whenever the builder is collected (ADR 012).
       builder.discard()
       throw error
     }
   }
 
   /**
-   * Runs the pipeline over `file` into `target`, framed by `frame`: once the whole file is read and
-   * valid (and closed), `finish` makes the result from the framing and the file's digest. Throws
-   * SnapshotError, never anything else, for a bad file. A change file is read by the same steps
-   * (changes/read-change-file.ts), into a set of changes instead of a model. Held to the memory budget
-   * (memory-budget.ts): refused before anything is read when its estimate does not fit, stopped when the
-   * process reaches the budget while it reads.
+   * Runs the pipeline over `file` into `target` (a model builder, or a change set), then `finish` makes the
+   * result from the framing and the digest. Throws SnapshotError, never anything else, for a bad file. Held
+   * to the memory budget: refused before reading if its estimate does not fit, stopped on reaching it (ADR 024).
    */
-  async read<T, F extends Framing> (file: string, target: MergeTarget, frame: (parts: FramingParts) => F, serving: boolean, finish: (framing: F, digest: string) => Promise<T>): Promise<T> {
+  async read<T, F extends Framing> (
+    file: string, target: MergeTarget, frame: (parts: FramingParts) => F, serving: boolean,
+    finish: (framing: F, digest: string) => Promise<T>
+  ): Promise<T> {
     const { pool, log, problemCap, memory } = this.parts
     let chunks: FileChunks | null = null
     let watch: LoadWatch | null = null
@@ -114,11 +113,16 @@ export class SnapshotLoader {
   }
 
   /** Runs the pipeline through the merge: what is left is the build, or the report. */
-  private async run<F extends Framing> (file: string, chunks: FileChunks, parser: BatchParser, builder: MergeTarget, report: ValidationReport, frame: (parts: FramingParts) => F, watch: LoadWatch | null): Promise<F> {
+  private async run<F extends Framing> (
+    file: string, chunks: FileChunks, parser: BatchParser, builder: MergeTarget, report: ValidationReport,
+    frame: (parts: FramingParts) => F, watch: LoadWatch | null
+  ): Promise<F> {
     const batchBytes = this.parts.batchBytes ?? (parser.threads > 0 ? THREAD_BATCH_BYTES : INLINE_BATCH_BYTES)
     const memory = new BatchMemory(batchBytes)
     const queue = new MergeQueue(read => memory.give(read))
-    const parts: FramingParts = { file, chunks, parser, queue, merge: new BatchMerge(builder, report), builder, memory, batchBytes }
+    const parts: FramingParts = {
+      file, chunks, parser, queue, merge: new BatchMerge(builder, report), builder, memory, batchBytes
+    }
     const framing = frame(parts)
     try {
       for (let more = true; more;) {
@@ -132,7 +136,7 @@ export class SnapshotLoader {
       if (await queue.mergeUntil(0)) framing.finish()
       return framing
     } catch (error) {
-      // No thread is left parsing for a load that is over: the load ends once its batches in flight have.
+      // No thread is left parsing for a load that is over: it ends once its batches in flight have.
       await queue.settle()
       throw error
     }
@@ -152,10 +156,7 @@ export function isJsonLinesPath (file: string): boolean {
   return /\.(jsonl|ndjson)$/i.test(file)
 }
 
-/**
- * The one classification of what stops a load: a SnapshotError is the file's; the file system's errors are
- * the file's too (it cannot be read); anything else is the service's own, and not an editor's to read.
- */
+/** The one classification of what stops a load: the file's (bad, or unreadable), or the service's own. */
 function classify (error: unknown, file: string): unknown {
   if (error instanceof SnapshotError) return error
   const code = (error as NodeJS.ErrnoException | null)?.code

@@ -1,8 +1,5 @@
-// The merge step of the load pipeline, the same for both formats: parsed batches, whichever thread finishes
-// first, are taken in file order, with the loading thread's own steps (a format v1 document's top-level
-// members) in their place among them; each batch's items go into the model's builder and its problems, with
-// those only the whole file can show (a repeated pk), into the report, in the order the file has them. What
-// differs between the formats (how a problem is located, a JSON Lines header) is a FormatRules of the framing.
+// The load pipeline's merge, the same for both formats: parsed batches and the loading thread's own steps
+// taken in file order, items into the target and problems into the report (ADR 021).
 import type { RenderedItems } from '../model/build-model.js'
 import { asBuffer, type BatchProblem, type ChangeDelete, type ParsedBatch } from './parse-batch.js'
 import { Pacer } from '../slices.js'
@@ -24,10 +21,7 @@ export interface FormatRules {
   merged?: (batch: ParsedBatch) => void
 }
 
-/**
- * What the merge feeds: a snapshot's model builder (build-model.ts), or a change file's set of changes
- * (changes/change-set.ts).
- */
+/** What the merge feeds: a snapshot's model builder, or a change file's set of changes. */
 export interface MergeTarget {
   /** Declares a language (a JSON Lines header's list). */
   language: (code: string) => void
@@ -35,10 +29,7 @@ export interface MergeTarget {
   readonly languageCount: number
   /** Takes a batch's rendered bytes as they are; returns their number for `addRendered`. */
   chunk: (bytes: Buffer) => number
-  /**
-   * Adds item `i` of a batch rendered into chunk `chunk`, found at `index` (its line, for JSON Lines): -1,
-   * or the index of an earlier item with its pk when the target refuses a repeat.
-   */
+  /** Adds item `i` of a batch rendered into `chunk`, at source `index`: -1, or an earlier item's index with its pk. */
   addRendered: (language: string, index: number, items: RenderedItems, i: number, chunk: number) => number
   /** A change file's `delete` line, at `index` (its line). */
   delete?: (language: string, pk: number, index: number) => void
@@ -101,10 +92,7 @@ export class BatchMerge {
 /** A step of the queue: a batch being parsed and what merges it, or the loading thread's own step. */
 type Step = { parsed: Promise<ParsedBatch>, merge: (batch: ParsedBatch) => boolean } | (() => boolean)
 
-/**
- * The batches sent to be parsed, merged in the order they were sent, with the loading thread's own steps in
- * their place among them. A step's `false` (the report is full) stops the merging: a value, not a throw.
- */
+/** Batches merged in the order sent, with the loading thread's steps in their place; a step's false stops it. */
 export class MergeQueue {
   private readonly steps: Step[] = []
   private readonly pacer = new Pacer()
@@ -120,8 +108,7 @@ export class MergeQueue {
 
   /** A batch sent to be parsed, and what merges it in its turn. */
   batch (parsed: Promise<ParsedBatch>, merge: (batch: ParsedBatch) => boolean): void {
-    // Its failure handled here too: a thread's failure rejects every batch in flight, and the load stops at
-    // the first, leaving the others unawaited.
+    // Handled here too: a failed thread rejects every batch in flight, and the load awaits only the first.
     parsed.catch(() => {})
     this.steps.push({ parsed, merge })
   }
@@ -135,7 +122,7 @@ export class MergeQueue {
     }
   }
 
-  /** A load that stops early (its memory budget reached, a thread failed): waits for the batches in flight, merges none. */
+  /** A load that stops early (budget reached, a thread failed): waits for the batches in flight, merges none. */
   async settle (): Promise<void> {
     const steps = this.steps.splice(0)
     this.stopped = true
@@ -155,22 +142,20 @@ export class MergeQueue {
       const batch = await step.parsed
       this.done(batch.read)
       if (!step.merge(batch)) this.stopped = true
-      // Batches that came back while this thread was answering requests are all ready at once: a turn of
-      // the event loop between them, or merging them would hold it.
+      // Batches that came back while this thread answered requests are ready at once: yield between them.
       if (this.pacer.due) await this.pacer.pause()
     }
     return !this.stopped
   }
 }
 
-/**
- * A batch's problems, handed to `report` in order as the merge walks the batch's items: the function
- * returned reports those on lines or items before `at` (Infinity: all that are left).
- */
+/** A batch's problems, reported in order: the function returned reports those before `at` (Infinity: the rest). */
 export function problemsInOrder (batch: ParsedBatch, report: (problem: BatchProblem) => void): (at: number) => void {
   const { problems } = batch
   let next = 0
   return at => {
-    for (; next < problems.length && (problems[next] as BatchProblem).at < at; next++) report(problems[next] as BatchProblem)
+    for (; next < problems.length && (problems[next] as BatchProblem).at < at; next++) {
+      report(problems[next] as BatchProblem)
+    }
   }
 }

@@ -1,9 +1,5 @@
-// One batch of a snapshot's items, checked and rendered: the per-item work of a load (JSON.parse, the item
-// schema, serializing), done on a pool thread (parse-pool.ts, parse-worker.ts) for a large file, on the
-// loading thread for a small one. Two kinds of batch, one result: a JSON Lines file's whole lines
-// (`parseLines`), and a format v1 document's items as its streamer found them (`parseItems`). Items are
-// numbered within the batch; only the loader knows where a batch starts, and it merges the batches in file
-// order, where a repeated pk (and for JSON Lines the header and its languages) are judged.
+// One batch of items checked and rendered (JSON.parse, the item schema, serializing): on a pool thread for a
+// large file, else on the loading thread. Items are numbered within the batch; the merge places them (ADR 021).
 import { isUtf8 } from 'node:buffer'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
@@ -19,10 +15,8 @@ import { MAX_VALUE_NESTING } from './stream-document.js'
 const NEWLINE = 0x0a
 
 /**
- * Values of any shape (`series`, `company_response_responded`, `responded_to_article`) are served as given:
- * JSON.parse reads 200,000 levels of them, but serializing them overflows the stack. An item may nest
- * MAX_VALUE_NESTING levels, itself the first: format v1's streamer refuses more as it reads, with the place;
- * a JSON Lines line's served values are checked here.
+ * Values served as given, of any shape: JSON.parse reads 200,000 levels, but serializing overflows the stack.
+ * An item may nest MAX_VALUE_NESTING levels; format v1's streamer refuses more as it reads, JSON Lines here.
  */
 const ANY_SHAPED = ['series', 'company_response_responded', 'responded_to_article'] as const
 
@@ -31,10 +25,7 @@ export const lineCheck = TypeCompiler.Compile(JsonLinesItemSchema)
 const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
 const deleteCheck = TypeCompiler.Compile(ChangeDeleteSchema)
 
-/**
- * What is wrong with a line or an item: `at` its number in the batch; `text` what the report says; for a
- * format v1 item, `position` when the problem is at a place of its own (a syntax error inside the item).
- */
+/** A line's or item's problem: `at` its number in the batch; `position` for a format v1 item's own place. */
 export interface BatchProblem {
   at: number
   text: string
@@ -45,22 +36,18 @@ export interface BatchProblem {
 export interface ParsedBatch extends RenderedItems {
   /** Lines (JSON Lines) or items (format v1) in the batch. */
   count: number
-  /** The items' JSON, each followed by a comma: a SharedArrayBuffer of its own, to become one of the model's chunks. */
+  /** The items' JSON, each followed by a comma, in a SharedArrayBuffer of its own: one of the model's chunks. */
   bytes: Uint8Array
   /** Each item's number in the batch (its line, for JSON Lines), from 1. */
   at: number[]
   /** Each item's language, as its place in `languages`. */
   language: number[]
   languages: string[]
-  /**
-   * The batch's problems, in order. A line's follow the `file:line: ` the loader writes before them; an
-   * item's are whole (they start with its JSON path).
-   */
+  /** The batch's problems, in order: a line's follow the loader's `file:line: `; an item's start with its path. */
   problems: BatchProblem[]
   /**
-   * JSON Lines: the batch's first JSON value, when it looks like a header (a `snapshot` or a `changes`, no
-   * `pk`, or for a change file no `op`); not checked as an item. It is the file's header only if no line
-   * before the batch held a JSON value.
+   * JSON Lines: the first JSON value, when it looks like a header (`snapshot` or `changes`, no `pk`, or for a
+   * change file no `op`); not checked as an item. The file's header only if no earlier batch held a value.
    */
   header: { at: number, value: Record<string, unknown> } | null
   /** Whether a line of the batch held a JSON value (no header may come after one). */
@@ -69,7 +56,7 @@ export interface ParsedBatch extends RenderedItems {
   firstValueAt: number
   /** A change file's `delete` lines, checked, in order (empty for a snapshot). */
   deletes: ChangeDelete[]
-  /** The batch's bytes as they were sent, handed back: the loader reads a later batch into their memory. */
+  /** The batch's bytes as sent, handed back: the loader reads a later batch into their memory (ADR 010). */
   read: Uint8Array
 }
 
@@ -80,10 +67,7 @@ export interface ChangeDelete {
   pk: number
 }
 
-/**
- * A JSON Lines batch: whole lines; `first`: it starts the file, where a byte order mark is allowed;
- * `changes`: the lines of a change file (a header, then `upsert` and `delete` lines).
- */
+/** A JSON Lines batch of whole lines; `first`: it starts the file (a byte order mark allowed); `changes`: ops. */
 export interface LinesTask {
   kind: 'lines'
   bytes: Uint8Array
@@ -91,10 +75,7 @@ export interface LinesTask {
   changes?: boolean
 }
 
-/**
- * A format v1 batch: items' bytes back to back, item i ending at `ends[i]`, found at `index[i]` of its
- * language, starting at `line[i]`, `column[i]` of the file.
- */
+/** A format v1 batch: items' bytes back to back, item i ending at `ends[i]`, with its index and place in the file. */
 export interface ItemsTask {
   kind: 'items'
   bytes: Uint8Array
@@ -108,10 +89,7 @@ export interface ItemsTask {
 
 export type BatchTask = LinesTask | ItemsTask
 
-/**
- * Checks and renders a batch. Items are rendered into `scratch`, one for all of a thread's batches, and
- * copied out at the end of each.
- */
+/** Checks and renders a batch into `scratch`, one for all of a thread's batches, copied out at the end of each. */
 export function parseBatch (task: BatchTask, scratch: ItemBytes): ParsedBatch {
   return task.kind === 'lines' ? parseLines(task, scratch) : parseItems(task, scratch)
 }
@@ -144,12 +122,16 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
       item = JSON.parse(json)
     } catch (error) {
       // Found again where it is, with a message that reads the same on every Node (the error path only).
-      const { what, position } = locateSyntaxError(json, error, { line: task.line[i] as number, column: task.column[i] as number })
+      const { what, position } = locateSyntaxError(
+        json, error, { line: task.line[i] as number, column: task.column[i] as number }
+      )
       batch.problem(i + 1, `${jsonPath(where)}: not valid JSON: ${what}`, position)
       continue
     }
     if (!itemCheck.Check(item)) {
-      for (const { line, repeat } of schemaProblems(itemCheck.Errors(item), where)) if (!repeat) batch.problem(i + 1, line)
+      for (const { line, repeat } of schemaProblems(itemCheck.Errors(item), where)) {
+        if (!repeat) batch.problem(i + 1, line)
+      }
       continue
     }
     const deep = tooDeep(item, where)
@@ -162,10 +144,7 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
   return batch.finish(ends.length)
 }
 
-/**
- * A batch's languages, numbered as they first appear: each item of a batch carries its language's number
- * (`language`), and the batch the codes once (`languages`), whichever side of a thread builds it.
- */
+/** A batch's languages, numbered as they first appear: each item carries a number, the batch the codes once. */
 export class LanguageNumbers {
   private readonly numbers = new Map<string, number>()
 
@@ -286,7 +265,7 @@ class LineBatch extends BatchCollector {
       return
     }
     // A header names the snapshot and is no item (an item may carry any extra field, `snapshot` too); a
-    // change file's names the change, and the framing says the file is one.
+    // change file's header makes the framing say the file is one.
     if (first && ('snapshot' in value || 'changes' in value) && !('pk' in value)) {
       this.header = { at, value: value as Record<string, unknown> }
       return
@@ -310,8 +289,8 @@ class LineBatch extends BatchCollector {
 
   /** A change file's line: its header (the first value), or an op; every other check is a snapshot line's. */
   private changeLine (value: Record<string, unknown>, at: number, first: boolean): void {
-    // A header names the change and is no op; judged by the framing, which knows whether it is the file's
-    // first. A snapshot's too: the framing says the file is one.
+    // A header (a snapshot's too: the framing says the file is one), judged by the framing, which knows
+    // whether it is the file's first.
     if (first && ('changes' in value || 'snapshot' in value) && !('op' in value)) {
       this.header = { at, value }
       return
@@ -326,7 +305,9 @@ class LineBatch extends BatchCollector {
       }
       this.deletes.push({ at, language: value.language, pk: value.pk })
     } else {
-      this.problem(at, op === undefined ? 'op: is required ("upsert" or "delete")' : `op: ${preview(op)} is not "upsert" or "delete"`)
+      this.problem(at, op === undefined
+        ? 'op: is required ("upsert" or "delete")'
+        : `op: ${preview(op)} is not "upsert" or "delete"`)
     }
   }
 }

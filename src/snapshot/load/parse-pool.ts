@@ -1,9 +1,5 @@
-// Where a load's per-item work runs. A large file's batches go to a pool of parse threads that lives as long
-// as the process (piscina): started once, its threads keep their compiled checks and serializer warm from one
-// reload to the next, and a batch's bytes move to a thread and back, never copied. A small file's batches are
-// parsed on the loading thread, a batch per turn of the event loop, where a thread would cost more than it saves.
-// When the threads cannot start (a runtime that cannot load their code, no thread to spare), loading falls
-// back to the loading thread: logged once, and counted (`explore_parse_pool_fallbacks_total`).
+// Where a load's per-item work runs: a large file's batches on a lasting piscina pool of parse threads (ADRs
+// 008, 022), a small file's on the loading thread; if the threads cannot start, there too, logged and counted.
 import { EventEmitter } from 'node:events'
 import { availableParallelism } from 'node:os'
 import { Piscina, type PiscinaTask } from 'piscina'
@@ -20,28 +16,15 @@ type PiscinaWorker = Parameters<Balancer>[1][number]
 export const THREADS_FROM_BYTES = 16 * 1024 * 1024
 /** Bytes of a pool thread's batch: a few thousand items, a few tens of ms of its work. */
 export const THREAD_BATCH_BYTES = 4 * 1024 * 1024
-/**
- * Bytes of a batch parsed on the loading thread: a few ms of its work between turns of the event loop.
- * 1 MiB held the loop 20–23 ms under load (a change file's first batch at 1M, docs/decisions/026), over
- * the change-file stall goal of 20 ms (BENCHMARKS.md): a quarter of that is ~5 ms.
- */
+/** Bytes of a batch parsed on the loading thread: 1 MiB held the loop 20–23 ms under load at 1M (ADR 026). */
 export const INLINE_BATCH_BYTES = 256 * 1024
-/**
- * The buffer a thread renders its batches' items into, reused for all of them. Served JSON is about as
- * long as the line it comes from: twice the batch leaves room, so it never grows.
- */
+/** A thread's render buffer, reused for every batch; served JSON is about as long as its line, so 2× never grows. */
 export const SCRATCH_BYTES = 2 * THREAD_BATCH_BYTES
 /** More threads than this gain little: the loading thread's reading and merging become the limit. */
 const MAX_THREADS = 4
-/**
- * Batches a thread holds at once: the one it parses and the next, already in its queue, so that it goes on
- * without waiting for the loading thread's turn (busy with requests during a reload: docs/decisions/022).
- */
+/** A thread's batches at once: the one it parses and the next, not waiting on the busy loading thread (ADR 022). */
 const BATCHES_PER_THREAD = 2
-/**
- * Threads idle this long exit, and give their heaps back (~35 MB each, measured: docs/decisions/022); the
- * next large load starts them again. A burst of saves, or a reload after a failed one, finds them warm.
- */
+/** Idle threads exit after this, giving back their heaps (~35 MB each); a burst of saves finds them warm (ADR 022). */
 export const POOL_IDLE_MS = 30_000
 
 // Built code runs parse-worker.js; tests run the TypeScript source, through the loader they run under.
@@ -64,10 +47,7 @@ export interface PoolStatus {
 
 /** What one load parses its batches with, and how many it keeps in flight. */
 export interface BatchParser {
-  /**
-   * Checks and renders a batch. Its bytes must be an ArrayBuffer of their own: they move to the thread
-   * that parses them, and come back with the result (`read`).
-   */
+  /** Checks and renders a batch. Its bytes must be an ArrayBuffer of their own: they move to the thread and back. */
   parse: (task: BatchTask) => Promise<ParsedBatch>
   /** Batches worth having in flight: each thread has the next one waiting when it finishes one. */
   readonly depth: number
@@ -101,11 +81,9 @@ export interface ParsePoolOptions {
 }
 
 /**
- * The process's parse threads. Started at the first large load, not before (a small demo snapshot never
- * needs them), and kept while loads come: idle, they hold no core and do not keep the process open, and
- * after POOL_IDLE_MS they exit.
+ * The process's parse threads, started at the first large load and kept while loads come: idle, they hold no
+ * core and do not keep the process open. Emits `threads` (the count running) when one starts or exits.
  */
-/** Emits `threads` (the count running) when a thread starts or exits. */
 export class ParsePool extends EventEmitter<{ threads: [number] }> {
   private pool: Piscina | null = null
   private started: Promise<boolean> | null = null
@@ -132,10 +110,8 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
   }
 
   /**
-   * A parser for one load of a file of `bytes`: the pool's threads from THREADS_FROM_BYTES, one fewer while a
-   * snapshot is served (at least one: the core left answers the requests; on 2 cores a 1M reload with both
-   * threads stalled the loop 52–55 ms: docs/decisions/008), the loading thread for a smaller file or when the threads cannot
-   * start. `onFallback` hears why, once per pool.
+   * A parser for one load: the pool from THREADS_FROM_BYTES, with one thread fewer while a snapshot is served
+   * (the core left answers requests: ADR 008), else the loading thread. `onFallback` hears why, once per pool.
    */
   async parserFor (bytes: number, serving: boolean, onFallback?: (reason: string) => void): Promise<BatchParser> {
     if (bytes < THREADS_FROM_BYTES || this.size === 0) return new InlineParser()
@@ -195,9 +171,8 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
       this.failure = (error as Error).message
       return false
     }
-    // A thread that fails outside a task (its code does not load, or no longer does: a dist/ replaced under
-    // a running service) is told here, not thrown at the process. piscina would leave the task it was
-    // started for waiting for good, and the load with it: every task in flight fails instead.
+    // A thread failing outside a task (a dist/ replaced under a running service) would leave piscina's task
+    // waiting for good, and the load with it: every task in flight fails instead.
     pool.on('error', (error: Error) => { for (const fail of [...this.inFlight]) fail(error) })
     const count = (): void => { this.emit('threads', pool.threads.length) }
     pool.on('workerCreate', count)
@@ -205,7 +180,8 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
     pool.on('workerDestroy', () => { setImmediate(count) })
     try {
       // Every thread loads its code before the first batch: one that cannot is found here, not mid-load.
-      await Promise.all(Array.from({ length: this.size }, async () => await this.run(pool, null, { name: 'ready' })))
+      await Promise.all(Array.from({ length: this.size }, async () =>
+        await this.run(pool, null, { name: 'ready' })))
     } catch (error) {
       this.failure = (error as Error).message
       await pool.destroy().catch(() => {})
@@ -216,11 +192,9 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
   }
 
   /**
-   * Which thread takes `task` (piscina's balancer; null: it waits in piscina's queue, or piscina starts a
-   * thread for it). A batch goes to an idle thread while the load has a lane free, else behind the batch a
-   * busy thread is parsing: it starts there as soon as that one ends, with no turn of the loading thread
-   * between, and no more threads than lanes ever parse at once. The pool's own tasks (`ready`, `rest`) are
-   * one a thread, each on an idle one.
+   * piscina's balancer (null: queued, or a thread started). A batch goes to an idle thread while the load has a
+   * lane free, else behind a busy thread's batch, to start without a turn of the loading thread (ADR 022).
+   * The pool's own tasks (`ready`, `rest`) go one a thread, each to an idle one.
    */
   private threadFor (task: PiscinaTask, workers: PiscinaWorker[]): PiscinaWorker | null {
     const idle = workers.find(worker => worker.currentUsage === 0) ?? null
@@ -235,18 +209,20 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
   }
 }
 
-/**
- * One load's use of the pool: `threads` lanes (the pool's balancer keeps its batches on that many threads),
- * each with its next batch queued on its thread.
- */
+/** One load's use of the pool: `threads` lanes, each with its next batch queued on its thread. */
 class PoolLanes implements BatchParser {
   readonly depth: number
 
-  constructor (private readonly owner: ParsePool, private readonly pool: Piscina, readonly threads: number, private readonly size: number) {
+  constructor (
+    private readonly owner: ParsePool,
+    private readonly pool: Piscina,
+    readonly threads: number,
+    private readonly size: number
+  ) {
     this.depth = BATCHES_PER_THREAD * threads
   }
 
-  /** One `rest` task a thread: each runs on a thread of its own, all being idle now (memory-policy.ts). */
+  /** One `rest` task a thread: each runs on a thread of its own, all being idle now (ADR 022). */
   done (): void {
     if (!memoryPolicy().restingParseThreads) return
     for (let i = 0; i < this.size; i++) this.owner.run(this.pool, null, { name: 'rest' }).catch(() => {})
@@ -256,8 +232,8 @@ class PoolLanes implements BatchParser {
     try {
       return await this.owner.run(this.pool, task, { transferList: [task.bytes.buffer as ArrayBuffer] }) as ParsedBatch
     } catch (error) {
-      // A thread's failure is the service's (a file's problems come back as problems): no `code`, so the
-      // store reports it as an unexpected error, not as the editor's.
+      // A thread's failure is the service's (a file's problems come back as problems): with no `code`, the
+      // store reports it as unexpected, not as the editor's.
       throw new Error(`a parse thread failed: ${(error as Error).message}`)
     }
   }

@@ -1,6 +1,5 @@
-// A parse thread of the pool (parse-pool.ts): checks and renders the batches it is given (parse-batch.ts)
-// and moves the result back with the batch's own bytes, for the loader to read a later batch into. It lives
-// as long as the pool: its checks and serializer are compiled once, not at every load.
+// A parse thread of the pool: checks and renders the batches it is given and moves each back with its bytes
+// for reuse. It lives as long as the pool, so its checks and serializer compile once (ADR 022).
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { setFlagsFromString } from 'node:v8'
@@ -15,8 +14,7 @@ import { SCRATCH_BYTES, type ParseWorkerData } from './parse-pool.js'
 const { policy } = workerData as ParseWorkerData
 setMemoryPolicy(policy)
 
-// Below the loading thread, which serves requests while a reload parses: on Linux a thread's priority is
-// its own, set through its thread id. Best effort; elsewhere, or refused, the thread runs as it is.
+// Below the loading thread, which answers requests during a reload; Linux sets it per thread id. Best effort (ADR 009).
 if (policy.lowPriorityParseThreads) {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
@@ -24,7 +22,7 @@ if (policy.lowPriorityParseThreads) {
   } catch {}
 }
 
-// One for every batch, unless the policy says otherwise (memory-policy.ts, reusedBatchMemory).
+// One for every batch, unless the policy says otherwise (ADR 010).
 const scratch = new ItemBytes(SCRATCH_BYTES)
 
 /** Checks and renders one batch; its input bytes go back moved, its rendered bytes are shared memory. */
@@ -34,9 +32,8 @@ export default function parse (task: BatchTask): unknown {
 }
 
 /**
- * After a load: a full collection of this thread's heap, which otherwise keeps what the load left in it for
- * as long as the thread idles (memory-policy.ts, restingParseThreads). `gc` from a context made after the
- * flag: the process is not started with --expose-gc.
+ * After a load: a full collection, else the thread's heap keeps what the load left while it idles (ADR 022).
+ * `gc` from a context made after the flag: the process is not started with --expose-gc.
  */
 export function rest (): void {
   if (!policy.restingParseThreads) return

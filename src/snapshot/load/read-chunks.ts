@@ -1,6 +1,4 @@
-// The one way a snapshot file is read: in order, in chunks, into memory the caller gives, digested as it is
-// read, never held whole. Both framings (frame-lines.ts, frame-document.ts) and the converter's readers
-// (read-lines.ts, read-document.ts) read through it.
+// The one way a snapshot file is read: in order, in chunks, into memory the caller gives, digested as read.
 import { createHash, type Hash } from 'node:crypto'
 import { open, type FileHandle } from 'node:fs/promises'
 
@@ -42,10 +40,7 @@ export class FileChunks {
   }
 }
 
-/**
- * Every chunk of `file` in order, each valid only until the next is asked for (one buffer, reused). Rejects
- * with the file system's error.
- */
+/** Every chunk of `file` in order, each valid until the next is asked for (one buffer, reused). */
 export async function * chunksOf (file: string, chunkBytes = READ_CHUNK): AsyncGenerator<Buffer> {
   const chunks = await FileChunks.open(file)
   const buffer = Buffer.allocUnsafe(chunkBytes)

@@ -1,7 +1,5 @@
-// A snapshot document (format v1) read from disk in chunks and followed by stream-document.ts: never the whole
-// file in memory, its UTF-8 checked across chunk boundaries, and a turn of the event loop every few
-// milliseconds of work, so a service reading a large file keeps answering. The loader and the converter
-// read with it.
+// A format v1 document read in chunks and followed by stream-document.ts (ADR 007), its UTF-8 checked across
+// chunk boundaries, yielding every few milliseconds. The loader and the converter read with it.
 import { isUtf8 } from 'node:buffer'
 import { DocumentStreamer, type DocumentHandlers } from './stream-document.js'
 import { describePosition, positionAfter } from './text-position.js'
@@ -17,11 +15,10 @@ export interface DocumentReadHandlers extends DocumentHandlers {
   drain?: () => Promise<void> | undefined
 }
 
-/**
- * Reads and follows the document in `file`. Rejects with the file system's error, NotText, NotFollowed
- * (stream-document.ts) or whatever a handler throws.
- */
-export async function readDocument (file: string, handlers: DocumentReadHandlers, chunkBytes = READ_CHUNK): Promise<void> {
+/** Reads and follows `file`; rejects with the file system's error, NotText, NotFollowed or a handler's error. */
+export async function readDocument (
+  file: string, handlers: DocumentReadHandlers, chunkBytes = READ_CHUNK
+): Promise<void> {
   const follower = new DocumentFollower(handlers)
   const pacer = new Pacer()
   // At least a byte order mark's worth: the first chunk tells whether there is one.
@@ -76,7 +73,9 @@ export class DocumentFollower {
     const at = this.utf8.problem
     const after = this.streamer.position
     // Before the chunk: the start of a character the previous chunk ended in, its last character.
-    const position = at < 0 ? { line: after.line, column: after.column - 1 } : positionAfter(after, chunk.subarray(0, at))
+    const position = at < 0
+      ? { line: after.line, column: after.column - 1 }
+      : positionAfter(after, chunk.subarray(0, at))
     return new NotText(`the file is not valid UTF-8 text at ${describePosition(position)}`)
   }
 }
@@ -86,8 +85,8 @@ export class Utf8Check {
   /** The start of a character the last chunk ended in. */
   private carry: Buffer = Buffer.alloc(0)
   /**
-   * After a failed check or end: where the first bad sequence starts, an offset in the chunk checked last,
-   * or below 0 when it starts in the chunk before (found only then, so a valid file pays nothing for it).
+   * After a failed check or end: where the first bad sequence starts in the last chunk, or below 0 when in the
+   * chunk before (found only then: a valid file pays nothing).
    */
   problem = 0
 
@@ -131,8 +130,8 @@ export function firstInvalidUtf8 (bytes: Buffer, from: number, to: number): numb
       i++
       continue
     }
-    // The second byte's range narrows for the leads that could start an overlong form, a surrogate or a
-    // code point past U+10FFFF.
+    // The second byte's range narrows for leads that could start an overlong form, a surrogate or a code
+    // point past U+10FFFF.
     let length = 0
     let low = 0x80
     let high = 0xbf

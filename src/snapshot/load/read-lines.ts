@@ -1,7 +1,5 @@
-// A file's lines, read in chunks (read-chunks.ts) and handed over one at a time: never the whole file in
-// memory, a line cut by chunks joined once it is whole, and a turn of the event loop every few milliseconds of
-// work. The converter reads a valid JSON Lines snapshot with it (the loader frames lines in batches instead:
-// frame-lines.ts).
+// A file's lines, read in chunks and handed over one at a time, yielding every few milliseconds: for the
+// converter (the loader frames lines in batches instead: frame-lines.ts).
 import { Pacer } from '../slices.js'
 import { READ_CHUNK, chunksOf } from './read-chunks.js'
 import { MAX_LINE_BYTES } from './frame-lines.js'
@@ -12,40 +10,37 @@ const NEWLINE = 0x0a
 export interface LineHandlers {
   /** Every chunk as read, before its lines (a digest of the file). */
   chunk?: (bytes: Buffer) => void
-  /**
-   * One line without its `\n`, numbered from 1; false stops the reading, a promise holds it until it
-   * settles (a writer's backpressure). The bytes are valid only until then.
-   */
+  /** One line without its `\n`, numbered from 1, valid until it returns; false stops, a promise holds the read. */
   line: (bytes: Buffer, number: number) => boolean | Promise<boolean>
 }
 
-/**
- * Reads `file` line by line. Rejects with the file system's error when it cannot be read, with
- * LineTooLong, or with whatever a handler throws.
- */
-export async function readLines (file: string, handlers: LineHandlers, chunkBytes = READ_CHUNK, maxLineBytes = MAX_LINE_BYTES): Promise<void> {
+/** Reads `file` line by line; rejects with the file system's error, LineTooLong, or a handler's. */
+export async function readLines (
+  file: string, handlers: LineHandlers, chunkBytes = READ_CHUNK, maxLineBytes = MAX_LINE_BYTES
+): Promise<void> {
   let number = 0
   const pacer = new Pacer()
-  // The pieces of a line cut by chunks, joined once its end arrives (joining at every chunk would copy a
-  // long line again and again).
+  // A line cut by chunks is joined once whole: joining at every chunk would copy a long line again and again.
   let pieces: Buffer[] = []
   let pending = 0
   for await (const chunk of chunksOf(file, chunkBytes)) {
     handlers.chunk?.(chunk)
     let start = 0
     for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
-      const line = pieces.length === 0 ? chunk.subarray(start, end) : Buffer.concat([...pieces, chunk.subarray(start, end)])
+      const line = pieces.length === 0
+        ? chunk.subarray(start, end)
+        : Buffer.concat([...pieces, chunk.subarray(start, end)])
       pieces = []
       pending = 0
       let go = handlers.line(line, ++number)
       if (typeof go !== 'boolean') go = await go
       if (!go) return
       start = end + 1
-      // The clock costs more than a line: it is read every 64 lines.
+      // The clock costs more than a line: read every 64 lines.
       if ((number & 63) === 0 && pacer.due) await pacer.pause()
     }
     if (start < chunk.length) {
-      // Copied, so that the chunk itself is not kept for one line's sake.
+      // Copied, so the chunk is not kept for one line's sake.
       pieces.push(Buffer.from(chunk.subarray(start)))
       pending += chunk.length - start
       if (pending > maxLineBytes) throw new LineTooLong(number + 1, maxLineBytes)

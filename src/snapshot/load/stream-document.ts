@@ -1,16 +1,5 @@
-// Follows a snapshot document (format v1) as its bytes arrive, chunk by chunk, and hands over each item and
-// each top-level member's value as soon as its bytes are whole, with the line and column it starts at: the
-// loader parses them one at a time, so no file of any size becomes one Buffer, one string or a graph of
-// millions of objects.
-//
-// Between the values it checks the JSON grammar itself, byte by byte, and throws NotFollowed at the first
-// byte that breaks it, with its line and column: `{`, keys (each parsed by JSON.parse), `:`, `,`, `}`, `[`,
-// `]` where they belong, no trailing comma, nothing after the document but whitespace. It also refuses a
-// document it does not follow although JSON would accept it: `languages` not an object of arrays, a key or
-// a language given twice (JSON.parse would keep the last; we refuse it as ambiguous). A captured value (an
-// item, a member's value) is only followed to its end, its brackets counted and its strings skipped: its
-// content is JSON.parse's to check, elsewhere. A captured value may nest at most MAX_VALUE_NESTING
-// containers deep: JSON.parse takes far deeper ones, but writing such a value out again overflows the stack.
+// Follows a format v1 document as its bytes arrive and hands over each item and top-level member's value once
+// whole, with its line and column, so no file becomes one Buffer, string or object graph (ADRs 007, 021).
 import { PositionCounter, type TextPosition } from './text-position.js'
 import { NotFollowed } from '../../errors.js'
 
@@ -26,7 +15,7 @@ const CLOSE_BRACKET = 0x5d
 const COMMA = 0x2c
 const COLON = 0x3a
 
-/** What a byte is inside a captured container: nothing to it, a string's quote, an opening or a closing bracket. */
+/** What a byte is inside a captured container: plain, a string's quote, an opening or a closing bracket. */
 const PLAIN = 0
 const STRING_QUOTE = 1
 const OPENS = 2
@@ -72,7 +61,7 @@ const SCALAR = 4 // a captured number, true, false or null
 const NOT_OBJECT_OF_ARRAYS = '`languages` is not an object of arrays'
 
 export interface DocumentHandlers {
-  /** A top-level member other than `languages`: its value's bytes (valid only during the call) and where they start. */
+  /** A top-level member other than `languages`: its value's bytes (valid during the call) and where they start. */
   member: (key: string, value: Buffer, position: TextPosition) => void
   /** A key of `languages`, before its items, and where the key starts. */
   language: (code: string, position: TextPosition) => void
@@ -84,6 +73,11 @@ function isSpace (c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 }
 
+/**
+ * Checks the grammar between values and throws NotFollowed at the first bad byte; also refuses what JSON
+ * accepts but is ambiguous here (a key or language given twice) or not a snapshot's shape. A captured value
+ * is only followed to its end (JSON.parse checks it later), at most MAX_VALUE_NESTING deep.
+ */
 export class DocumentStreamer {
   private readonly positions = new PositionCounter()
   /** Bytes fed before the current chunk: file offsets of what comes next. */
@@ -136,10 +130,20 @@ export class DocumentStreamer {
 
   /** Checks what came is one whole document; throws NotFollowed. */
   end (): void {
-    if (this.mode === KEY) this.failAtStart(`the document ends inside the ${this.state === TOP_FIRST || this.state === TOP_KEY ? 'key' : 'language'} that starts`)
-    if (this.mode === CONTAINER || this.mode === STRING) this.failAtStart(`the document ends inside the ${this.state === ITEM_NEXT ? 'item' : 'value'} that starts`)
+    if (this.mode === KEY) {
+      this.failAtStart(
+        `the document ends inside the ${this.state === TOP_FIRST || this.state === TOP_KEY ? 'key' : 'language'} that starts`
+      )
+    }
+    if (this.mode === CONTAINER || this.mode === STRING) {
+      this.failAtStart(`the document ends inside the ${this.state === ITEM_NEXT ? 'item' : 'value'} that starts`)
+    }
     if (this.mode === SCALAR || this.state !== AFTER) {
-      throw new NotFollowed(this.state === BEFORE ? 'the document is empty' : 'the document ends too early', this.base, this.positions.current)
+      throw new NotFollowed(
+        this.state === BEFORE ? 'the document is empty' : 'the document ends too early',
+        this.base,
+        this.positions.current
+      )
     }
   }
 
@@ -157,15 +161,22 @@ export class DocumentStreamer {
         case TOP_FIRST:
         case TOP_KEY:
           if (c === QUOTE) return this.beginKey(i)
-          if (c === CLOSE_BRACE && this.state === TOP_FIRST) this.state = AFTER
-          else this.fail(c === CLOSE_BRACE ? 'a trailing comma before \'}\'' : this.state === TOP_FIRST ? 'expected a key or \'}\' after \'{\'' : 'expected a key after \',\'', i)
+          if (c === CLOSE_BRACE && this.state === TOP_FIRST) {
+            this.state = AFTER
+          } else {
+            this.fail(c === CLOSE_BRACE
+              ? 'a trailing comma before \'}\''
+              : this.state === TOP_FIRST ? 'expected a key or \'}\' after \'{\'' : 'expected a key after \',\'', i)
+          }
           break
         case TOP_COLON:
           if (c !== COLON) this.fail(`expected ':' after the key ${JSON.stringify(this.topKey)}`, i)
           this.state = TOP_VALUE
           break
         case TOP_VALUE:
-          if (this.topKey !== 'languages') return this.beginValue(chunk, i, TOP_NEXT, `expected a value for the key ${JSON.stringify(this.topKey)}`)
+          if (this.topKey !== 'languages') {
+            return this.beginValue(chunk, i, TOP_NEXT, `expected a value for the key ${JSON.stringify(this.topKey)}`)
+          }
           if (c !== OPEN_BRACE) this.fail(NOT_OBJECT_OF_ARRAYS, i)
           this.state = LANGUAGE_FIRST
           break
@@ -177,8 +188,15 @@ export class DocumentStreamer {
         case LANGUAGE_FIRST:
         case LANGUAGE_KEY:
           if (c === QUOTE) return this.beginKey(i)
-          if (c === CLOSE_BRACE && this.state === LANGUAGE_FIRST) this.state = TOP_NEXT
-          else this.fail(c === CLOSE_BRACE ? 'a trailing comma before \'}\'' : this.state === LANGUAGE_FIRST ? 'expected a language or \'}\' after \'{\'' : 'expected a language after \',\'', i)
+          if (c === CLOSE_BRACE && this.state === LANGUAGE_FIRST) {
+            this.state = TOP_NEXT
+          } else {
+            this.fail(c === CLOSE_BRACE
+              ? 'a trailing comma before \'}\''
+              : this.state === LANGUAGE_FIRST
+                ? 'expected a language or \'}\' after \'{\''
+                : 'expected a language after \',\'', i)
+          }
           break
         case LANGUAGE_COLON:
           if (c !== COLON) this.fail(`expected ':' after the language ${JSON.stringify(this.language)}`, i)
@@ -196,7 +214,11 @@ export class DocumentStreamer {
           break
         case ITEM_FIRST:
         case ITEM:
-          if (c !== CLOSE_BRACKET) return this.beginValue(chunk, i, ITEM_NEXT, this.state === ITEM_FIRST ? 'expected an item or \']\' after \'[\'' : 'expected an item after \',\'')
+          if (c !== CLOSE_BRACKET) {
+            return this.beginValue(chunk, i, ITEM_NEXT, this.state === ITEM_FIRST
+              ? 'expected an item or \']\' after \'[\''
+              : 'expected an item after \',\'')
+          }
           if (this.state === ITEM) this.fail('a trailing comma before \']\'', i)
           this.state = LANGUAGE_NEXT
           break
@@ -284,7 +306,7 @@ export class DocumentStreamer {
     return n
   }
 
-  /** A captured number, true, false or null: up to the next byte that cannot be in one (JSON.parse checks the rest). */
+  /** A captured number, true, false or null: up to a byte that cannot be in one (JSON.parse checks the rest). */
   private followScalar (chunk: Buffer, from: number): number {
     const n = chunk.length
     for (let i = from; i < n; i++) {
@@ -305,10 +327,7 @@ export class DocumentStreamer {
     return end
   }
 
-  /**
-   * Inside a string at `from`: returns where it ends (after its closing quote), or -1 when it goes on in the
-   * next chunk. A quote ends it unless an odd run of backslashes comes before it.
-   */
+  /** Inside a string: where it ends (after its quote), or -1 if it goes on; an odd run of `\` escapes a quote. */
   private stringEnd (chunk: Buffer, from: number): number {
     let i = from
     if (this.escaped) {

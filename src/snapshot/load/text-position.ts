@@ -1,5 +1,5 @@
-// Line and column of a byte in UTF-8 text read chunk by chunk, as an editor shows them: both 1-based, a line
-// ends at each 0x0a byte, a column counts characters (UTF-8 lead bytes), not bytes.
+// Line and column of a byte in UTF-8 text read chunk by chunk, as an editor shows them: 1-based, lines end at
+// 0x0a, columns count characters (UTF-8 lead bytes).
 import { isAscii } from 'node:buffer'
 
 const NEWLINE = 0x0a
@@ -22,9 +22,8 @@ export function countCharacters (bytes: Buffer, from: number, to: number): numbe
 }
 
 /**
- * Continuation bytes in bytes[from, to), four words of four bytes at a time: a byte is one when its top bit
- * is set and the bit below is not. Four times the speed of a byte loop (24 ms for 110 MB here), which is
- * what a file written as one long line costs: every column in it counts the bytes since the file's start.
+ * Continuation bytes (10xxxxxx) in bytes[from, to), four words at a time: 4× a byte loop (24 ms for 110 MB),
+ * what a file on one long line costs, since each column counts from the file's start.
  */
 function continuationBytes (bytes: Buffer, from: number, to: number): number {
   let count = 0
@@ -71,9 +70,8 @@ export function positionAfter (start: TextPosition, bytes: Buffer): TextPosition
 }
 
 /**
- * The position of bytes taken in file order: `begin(chunk)`, then `at(index)` for increasing indexes in that
- * chunk, then `end()`. Newlines are found with indexOf (memchr) one ahead, characters counted only since
- * the last newline: no byte is looked at twice, and a pretty-printed file costs one indexOf a line.
+ * The position of bytes in file order: `begin(chunk)`, `at(index)` for increasing indexes, `end()`. Newlines
+ * found by indexOf one ahead and characters counted since the last one: no byte is looked at twice.
  */
 export class PositionCounter {
   private line = 1

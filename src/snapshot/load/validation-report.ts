@@ -1,5 +1,5 @@
-// Turns schema errors into the lines an editor reads: `languages.en[41].backdate: "2024-02-30" is not a
-// calendar date`. One line per broken rule, capped so a wholly wrong file does not flood the log.
+// Turns schema errors into the lines an editor reads (`languages.en[41].backdate: "2024-02-30" is not a
+// calendar date`): one line per broken rule, capped so a wholly wrong file does not flood the log.
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { LANGUAGE_PATTERN } from '../../schemas/snapshot.js'
 
@@ -46,10 +46,7 @@ function kindOf (schema: Record<string, unknown>): string {
   return 'a value'
 }
 
-/**
- * Whether a number is the file's own: JSON.parse rounds an integer past 2^53 to its nearest double
- * (9007199254740993 reads as 9007199254740992), and quoting that would name a number the file does not have.
- */
+/** Whether a number is the file's own: JSON.parse rounds integers past 2^53, so quoting one would misquote. */
 function exact (value: unknown): boolean {
   return typeof value !== 'number' || Math.abs(value) <= Number.MAX_SAFE_INTEGER
 }
@@ -77,10 +74,14 @@ function describe (error: ValueError): string {
       return `${got} is ${(error.value as string).length} characters long; at most ${String(schema.maxLength)}`
     case ValueErrorType.IntegerMinimum:
     case ValueErrorType.NumberMinimum:
-      return exact(error.value) ? `${got} is below ${String(schema.minimum)}` : `must be ${kindOf(schema)} of at least ${bound(schema.minimum)}`
+      return exact(error.value)
+        ? `${got} is below ${String(schema.minimum)}`
+        : `must be ${kindOf(schema)} of at least ${bound(schema.minimum)}`
     case ValueErrorType.IntegerMaximum:
     case ValueErrorType.NumberMaximum:
-      return exact(error.value) ? `${got} is above ${String(schema.maximum)}` : `must be ${kindOf(schema)} of at most ${bound(schema.maximum)}`
+      return exact(error.value)
+        ? `${got} is above ${String(schema.maximum)}`
+        : `must be ${kindOf(schema)} of at most ${bound(schema.maximum)}`
     case ValueErrorType.Literal:
       return `${got} is not ${JSON.stringify(schema.const)}`
     case ValueErrorType.ObjectMinProperties:
@@ -99,10 +100,7 @@ function jsonType (value: unknown): string {
   return typeof value
 }
 
-/**
- * The deepest useful errors: when a value has the JSON type of exactly one branch of a union (an object
- * for `DisplayImage or null`), the report says why that branch failed instead of "expected X or null".
- */
+/** The deepest useful errors: a value of exactly one union branch's type is told why that branch failed. */
 function * flatten (errors: Iterable<ValueError>): Generator<ValueError> {
   for (const error of errors) {
     if (error.type === ValueErrorType.Union) {
@@ -119,12 +117,12 @@ function * flatten (errors: Iterable<ValueError>): Generator<ValueError> {
 }
 
 /**
- * Schema errors as report lines (`path: what is wrong`), in order. A path is reported once: a later error
- * at a path already named (a missing field is not also "expected a string") comes as a `repeat`, which a
- * report skips but still counts towards being full, as it always has. `pointer` is where the checked value
- * is in its document (an item's `/languages/en/41`). Lazy: a report that fills up stops asking.
+ * Schema errors as report lines (`path: what is wrong`), in order, lazily. A path already named comes as a
+ * `repeat`: skipped, but counted towards a full report. `pointer`: where the value is (`/languages/en/41`).
  */
-export function * schemaProblems (errors: Iterable<ValueError>, pointer = ''): Generator<{ path: string, line: string, repeat: boolean }> {
+export function * schemaProblems (
+  errors: Iterable<ValueError>, pointer = ''
+): Generator<{ path: string, line: string, repeat: boolean }> {
   const seen = new Set<string>()
   for (const error of flatten(errors)) {
     const path = jsonPath(`${pointer}${error.path}`)
@@ -153,11 +151,7 @@ export class ValidationReport {
     this.problems.push(line)
   }
 
-  /**
-   * Adds schema errors; a path gets one line (a missing field is not also "expected a string"). `where`
-   * starts each line (a JSON Lines file's `name:line: `); `pointer` is where the checked value is in its
-   * document (an item's `/languages/en/41`).
-   */
+  /** Adds schema errors, one line a path; `where` starts each line (`name:line: `), `pointer` as schemaProblems. */
   addSchemaErrors (errors: Iterable<ValueError>, where = '', pointer = ''): void {
     for (const { path, line, repeat } of schemaProblems(errors, pointer)) {
       if (this.full) {
@@ -172,7 +166,10 @@ export class ValidationReport {
 
   lines (): string[] {
     return this.truncated
-      ? [...this.problems, `(stopped after ${this.cap} ${this.cap === 1 ? 'problem' : 'problems'}; fix these and check again)`]
+      ? [
+          ...this.problems,
+          `(stopped after ${this.cap} ${this.cap === 1 ? 'problem' : 'problems'}; fix these and check again)`
+        ]
       : [...this.problems]
   }
 }

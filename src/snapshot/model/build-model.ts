@@ -1,6 +1,5 @@
-// Builds a SnapshotModel from validated items, one at a time, so both formats' loaders (format v1 and JSON
-// Lines) feed the same code. Each item is serialized once (item-bytes.ts), here or on a parse thread; only
-// its bytes and its sort and filter keys are kept.
+// Builds a SnapshotModel from validated items, one at a time, for both formats' loaders. Each item is
+// rendered once (here or on a parse thread); only its bytes and its sort and filter keys are kept.
 import { IdSlots } from './id-slots.js'
 import { float64Array, uint16Array, uint32Array } from './shared-arrays.js'
 import type { SnapshotItem } from '../../schemas/snapshot.js'
@@ -9,14 +8,10 @@ import { runInSlices, runToEnd } from '../slices.js'
 import { ItemMemory } from './item-memory.js'
 import { ItemBytes, dateKey, servedBefore } from './item-bytes.js'
 
-// Items serialized here land in chunks of this size, and stay there: the served model reads them in place.
+// 4 MiB, not 32: a language's last chunk is copied whole when sealed (ADR 017).
 const CHUNK_SIZE = 4 * 1024 * 1024
 
-/**
- * pk → a number, in many small Maps rather than one. One Map of a million entries doubles its table at
- * 524,288 entries in one go: 36 ms on a quiet core (docs/decisions/013), over 80 ms beside a
- * loaded server, one of the longest stalls of a reload. 256 Maps grow in steps 256 times smaller.
- */
+/** pk → a number, in 256 small Maps: one Map of a million entries rehashes in one 36 ms step (ADR 013). */
 class PkIndex {
   private readonly shards = Array.from({ length: 256 }, () => new Map<number, number>())
 
@@ -28,7 +23,6 @@ class PkIndex {
     this.shard(pk).set(pk, index)
   }
 
-  /** pks are safe integers, negative ones too. */
   private shard (pk: number): Map<number, number> {
     return this.shards[((pk % 256) + 256) % 256] as Map<number, number>
   }
@@ -39,12 +33,8 @@ const BLOCK = 1 << BLOCK_SHIFT
 const BLOCK_MASK = BLOCK - 1
 
 /**
- * An append-only column of numbers, in blocks that never move. One JS array grows by copying itself into a
- * new one half as large again, and the builder's per-item arrays all grow at the same item: at a million
- * items one `add` allocated and copied about 45 MB, a 131 ms stall of the main thread, nearly all of it
- * page faults (docs/decisions/014). A block grows to 65,536 entries and stays.
- * Blocks are JS arrays, in V8's heap, not typed arrays: the C allocator kept freed typed-array blocks'
- * memory after the build (about 50 MB more settled RSS at 1M), where V8 gives its pages back.
+ * An append-only column of numbers in blocks of 65,536 that never move: the builder's arrays growing by copy
+ * stalled a reload. JS arrays, not typed arrays: V8 gives its pages back, malloc kept them (ADR 014).
  */
 class Column {
   private readonly blocks: number[][] = []
@@ -106,7 +96,10 @@ class LanguageBuilder {
   }
 
   /** An item whose JSON is in chunk `chunk` at `start`, `length` bytes; its companies `companies[from..to)`. */
-  place (chunk: number, start: number, length: number, date: number, pk: number, companies: ArrayLike<number>, from: number, to: number): void {
+  place (
+    chunk: number, start: number, length: number, date: number, pk: number,
+    companies: ArrayLike<number>, from: number, to: number
+  ): void {
     if (length > this.longest) this.longest = length
     this.chunkOf.push(chunk)
     this.offsetOf.push(start)
@@ -117,34 +110,25 @@ class LanguageBuilder {
     this.companyEnd.push(this.companyIds.length)
   }
 
-  /**
-   * The steps of building the served listing, yielding every few thousand items so that a caller can give
-   * the event loop a turn (buildInSlices): at a million items the whole build is about a second.
-   */
+  /** The served listing's build, yielding every few thousand items (buildInSlices): ~1 s at 1M. */
   * steps (chunks: readonly Buffer[], memory: ItemMemory): Generator<void, LanguageListing> {
     const n = this.size
-    // The sort's orders are Columns too, and its keys are read where they are. An array of a language's
-    // length, made in one step, faults in all its pages at once: three of them (the keys, flat, and the
-    // order) held the loop 45 ms at 1M. As typed arrays they came from the C allocator instead, after the
-    // parse threads had freed blocks large enough to raise its threshold for giving a block its own
-    // mapping, and left holes resident under the model's columns (20 MB of settled RSS at 1M:
-    // docs/decisions/010; "the rest" of bench/experiments/load-alone.ts). Blocks in V8's heap do neither.
+    // The sort's orders are Columns and its keys are read in place: arrays of a language's length faulted in
+    // 45 ms at 1M in one step, and as typed arrays left holes under the model in malloc (ADRs 010, 014).
     const unsorted = new Column()
     for (let i = 0; i < n; i++) {
       unsorted.push(i)
       if ((i & STEP_MASK) === STEP_MASK) yield
     }
     const { dates, pks } = this
-    const order = yield * mergeSort(unsorted, (a, b) => servedBefore(dates.get(a), pks.get(a), dates.get(b), pks.get(b)))
+    const order = yield * mergeSort(unsorted, (a, b) =>
+      servedBefore(dates.get(a), pks.get(a), dates.get(b), pks.get(b)))
 
-    // Items stay in the chunks they were written to; only where each one is goes into served order.
-    // Two bytes an item where the numbers fit, as they do unless a snapshot has items over 64 KiB or
-    // 65,536 chunks (256 GiB): 4 MB less at 1M items.
+    // Items stay in their chunks; only their places go into served order, two bytes an item where they fit (ADR 016).
     const chunkOf = chunks.length <= 0x10000 ? uint16Array(n) : uint32Array(n)
     const startOf = uint32Array(n)
     const lengthOf = this.longest <= 0xffff ? uint16Array(n) : uint32Array(n)
-    // Each rank's keys too: what a change file needs (slot-space.ts), 12 bytes an item, kept rather than
-    // read back out of the rendered items (3.5 s at 1M, in slices beside the requests).
+    // Each rank's keys, for change files: 12 bytes an item, cheaper than reading them back later (ADR 026).
     const keys = { dateOf: uint32Array(n), pkOf: float64Array(n) }
     for (let rank = 0; rank < n; rank++) {
       const i = order.get(rank)
@@ -160,10 +144,8 @@ class LanguageBuilder {
   }
 
   /**
-   * Every company's ranks in one array (CompanyRanks), in two passes and no list that grows: the first
-   * counts each company's items and gives it its stretch, the second walks the ranks in order and fills
-   * the stretches, so each comes out ascending. A company listed twice on one item counts once: each slot
-   * remembers the last item (then rank) it took, a constant cost however many companies an item lists.
+   * Every company's ranks in one array (ADR 015): one pass counts, the next fills in rank order, so each list
+   * comes out ascending. `last` makes a company listed twice on one item count once.
    */
   private * companyRanks (order: Column): Generator<void, CompanyRanks> {
     const n = order.length
@@ -187,7 +169,9 @@ class LanguageBuilder {
       if ((i & STEP_MASK) === STEP_MASK) yield
     }
     const starts = uint32Array(counts.length + 1)
-    for (let slot = 0; slot < counts.length; slot++) starts[slot + 1] = (starts[slot] as number) + (counts[slot] as number)
+    for (let slot = 0; slot < counts.length; slot++) {
+      starts[slot + 1] = (starts[slot] as number) + (counts[slot] as number)
+    }
     const ranks = uint32Array(starts[counts.length] as number)
     const next = starts.slice(0, counts.length)
     last.fill(-1)
@@ -220,10 +204,7 @@ class LanguageBuilder {
 /** Items (or merged elements) between two points where a build may pause: a few milliseconds of work. */
 const STEP_MASK = 0x3fff
 
-/**
- * A bottom-up merge sort of `order` by `before`, yielding every STEP_MASK + 1 comparisons. Unlike
- * TypedArray#sort it can pause, so sorting a million items never holds the event loop for long.
- */
+/** A bottom-up merge sort that can pause, unlike TypedArray#sort: yields every STEP_MASK + 1 comparisons. */
 function * mergeSort (order: Column, before: (a: number, b: number) => boolean): Generator<void, Column> {
   const n = order.length
   let from = order
@@ -279,7 +260,10 @@ export class SnapshotModelBuilder {
     builder.firstIndexOfPk.set(item.pk, index)
     const start = this.bytes.write(item)
     // After the write, which may have started a chunk: the item is in the one being written.
-    builder.place(this.chunks.length, start, this.bytes.lastLength, dateKey(item.backdate), item.pk, item.companies, 0, item.companies.length)
+    builder.place(
+      this.chunks.length, start, this.bytes.lastLength, dateKey(item.backdate), item.pk,
+      item.companies, 0, item.companies.length
+    )
     return -1
   }
 
@@ -299,7 +283,10 @@ export class SnapshotModelBuilder {
     const first = builder.firstIndexOfPk.get(pk)
     if (first !== undefined) return first
     builder.firstIndexOfPk.set(pk, index)
-    builder.place(chunk, items.start[i] as number, items.length[i] as number, items.date[i] as number, pk, items.companies, i === 0 ? 0 : items.companyEnd[i - 1] as number, items.companyEnd[i] as number)
+    builder.place(
+      chunk, items.start[i] as number, items.length[i] as number, items.date[i] as number, pk,
+      items.companies, i === 0 ? 0 : items.companyEnd[i - 1] as number, items.companyEnd[i] as number
+    )
     return -1
   }
 
@@ -313,18 +300,12 @@ export class SnapshotModelBuilder {
     return runToEnd(this.steps(info))
   }
 
-  /**
-   * The model, with a turn of the event loop after every `sliceMs` of work: a service building a large
-   * snapshot beside the one it serves keeps answering (sorting and indexing a million items is ~1 s).
-   */
+  /** The model, with a turn of the event loop after every `sliceMs` of work (ADR 006). */
   async buildInSlices (info: SnapshotInfo, sliceMs?: number): Promise<SnapshotModel> {
     return await runInSlices(this.steps(info), sliceMs)
   }
 
-  /**
-   * A load that failed: its rendered chunks are retired as a replaced model's are (item-memory.ts), so that
-   * the budget it reached is given back now, and nothing built can be used after.
-   */
+  /** A failed load's rendered chunks, retired as a replaced model's are, so the budget is given back now. */
   discard (): void {
     this.seal()
     this.languages.clear()

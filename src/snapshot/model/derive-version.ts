@@ -1,13 +1,12 @@
-// The next version of a model, from a change file, at the cost of what it changes
-// (docs/decisions/026): the new items' bytes are the change file's own chunks, added to the model's (none
-// copied); each language it touches gets a new order and new lists for the companies concerned only, each
-// as pieces of the one before cut around the changes (rank-order.ts); every other list, every item's bytes and every language it does not
-// touch are shared with the version before. Built beside the served version in slices, and swapped in
-// by the store in one assignment.
+// The next version of a model from a change file, at the cost of what it changes (ADR 026): only the languages
+// and company lists it touches are new, as pieces of the ones before; everything else is shared.
 import { createHash } from 'node:crypto'
 import type { ChangeSet, UpsertOp } from '../changes/change-set.js'
 import { runInSlices } from '../slices.js'
-import { ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel, type AppliedChange, type CompanyList, type ItemStore } from './snapshot-model.js'
+import {
+  ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel,
+  type AppliedChange, type CompanyList, type ItemStore
+} from './snapshot-model.js'
 import type { ItemMemory } from './item-memory.js'
 import { SlotSpace, slotOfPk, type ListingLineage } from './slot-space.js'
 import { RankOrder } from './rank-order.js'
@@ -17,9 +16,8 @@ import { uint32ArrayOf } from './shared-arrays.js'
 const EMPTY = new Uint32Array(0)
 
 /**
- * A loaded listing's lineage, made once however many versions derive from it. Keyed by its company lists,
- * which every version that leaves the language untouched shares: a version rewraps such a listing (its
- * chunks grow), and keyed by the listing the next change to that language made it all again (3.5 s at 1M).
+ * A loaded listing's lineage, made once. Keyed by its company lists, which survive the rewrap of an untouched
+ * language; keyed by the listing, the next change to that language made it all again (3.5 s at 1M).
  */
 const loadedLineages = new WeakMap<object, ListingLineage>()
 
@@ -38,10 +36,7 @@ function * lineageOf (listing: LanguageListing): Generator<void, ListingLineage>
   return lineage
 }
 
-/**
- * Makes ready, in slices, what a change to `model` needs (each loaded language's slot space): after a load,
- * so that the first change file pays only for itself.
- */
+/** Makes each loaded language's slot space ready, in slices, so that the first change file pays only for itself. */
 export async function prepareForChanges (model: SnapshotModel, sliceMs?: number): Promise<void> {
   await runInSlices((function * () {
     for (const listing of model.listingsByLanguage.values()) yield * lineageOf(listing)
@@ -49,7 +44,9 @@ export async function prepareForChanges (model: SnapshotModel, sliceMs?: number)
 }
 
 /** The version `changes` makes of `model`, in slices; `model` is unchanged (and may go on being served). */
-export async function deriveVersion (model: SnapshotModel, changes: ChangeSet, now = new Date(), sliceMs?: number): Promise<SnapshotModel> {
+export async function deriveVersion (
+  model: SnapshotModel, changes: ChangeSet, now = new Date(), sliceMs?: number
+): Promise<SnapshotModel> {
   return await runInSlices(derive(model, changes, now), sliceMs)
 }
 
@@ -73,7 +70,9 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
   const lineages = new Map<string, ListingLineage>()
   for (const code of effects.keys()) {
     const listing = model.language(code)
-    lineages.set(code, listing === undefined ? { space: SlotSpace.empty(), pks: new Map() } : yield * lineageOf(listing))
+    lineages.set(code, listing === undefined
+      ? { space: SlotSpace.empty(), pks: new Map() }
+      : yield * lineageOf(listing))
   }
   const absentDeletes = countAbsentDeletes(changes, lineages)
 
@@ -85,24 +84,38 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
   for (const [code, listing] of model.listingsByLanguage) {
     const changed = effects.get(code)
     if (changed === undefined) {
-      const rewrapped = new LanguageListing(code, { ...listing.store, chunks, memory }, listing.byCompany, listing.order, listing.keys)
+      const rewrapped = new LanguageListing(
+        code, { ...listing.store, chunks, memory }, listing.byCompany, listing.order, listing.keys
+      )
       const lineage = derivedLineages.get(listing)
       if (lineage !== undefined) derivedLineages.set(rewrapped, lineage)
       listings.set(code, rewrapped)
       continue
     }
-    const derived = yield * deriveListing(code, listing, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory)
+    const derived = yield * deriveListing(
+      code, listing, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory
+    )
     listings.set(code, derived.listing)
     garbageBytes += derived.garbageBytes
   }
-  // A language named first by this change file is created (an upsert's rule: docs/reference/file-formats.md#change-files), after the others.
+  // A language named first by this change file is created after the others (docs/reference/file-formats.md).
   for (const [code, changed] of effects) {
     if (listings.has(code)) continue
-    const { listing: derived } = yield * deriveListing(code, null, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory)
+    const { listing: derived } = yield * deriveListing(
+      code, null, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory
+    )
     listings.set(code, derived)
   }
   const snapshotVersion = model.info.snapshotVersion ?? model.info.version
-  const applied: AppliedChange = { id: changes.id, source: changes.source, digest: changes.digest, generatedAt: changes.generatedAt, upserts, deletes, absentDeletes }
+  const applied: AppliedChange = {
+    id: changes.id,
+    source: changes.source,
+    digest: changes.digest,
+    generatedAt: changes.generatedAt,
+    upserts,
+    deletes,
+    absentDeletes
+  }
   const chain = [...(model.info.changes ?? []), applied]
   const info = {
     ...model.info,
@@ -132,8 +145,10 @@ function countAbsentDeletes (changes: ChangeSet, lineages: ReadonlyMap<string, L
   return absent
 }
 
-/** The first of `count` places (`slotAt` in served order) whose slot does not come before `slot`: where it is, or would go. */
-function firstNotBefore (count: number, slotAt: (index: number) => number, slot: number, before: (a: number, b: number) => boolean): number {
+/** The first of `count` places (`slotAt` in served order) whose slot is not before `slot`: where it is or would go. */
+function firstNotBefore (
+  count: number, slotAt: (index: number) => number, slot: number, before: (a: number, b: number) => boolean
+): number {
   let lo = 0
   let hi = count
   while (lo < hi) {
@@ -145,12 +160,12 @@ function firstNotBefore (count: number, slotAt: (index: number) => number, slot:
 }
 
 /**
- * A company's list with `gone` taken out and `come` (in served order) put in: each found by a binary search
- * of `old`, whose pieces are then cut around them. A slot of `gone` not in `old` is left alone, as the merge
- * did. Pieces, not a copy: the bench's change file of 1,100 items touches 540 lists of 821,200 slots at 1M,
- * 3.3 MB copied whole, beside the items' 1.4 MB (docs/decisions/026).
+ * A company's list with `gone` cut out and `come` (in served order) put in, each found by a binary search.
+ * Pieces, not a copy: the bench's change file would copy 3.3 MB of lists at 1M (ADR 026).
  */
-function * editedList (old: CompanyList, gone: ReadonlySet<number>, come: readonly number[], before: (a: number, b: number) => boolean): Generator<void, RankOrder> {
+function * editedList (
+  old: CompanyList, gone: ReadonlySet<number>, come: readonly number[], before: (a: number, b: number) => boolean
+): Generator<void, RankOrder> {
   const list = old instanceof RankOrder ? old : RankOrder.list(old)
   const at = (slot: number): number => firstNotBefore(list.size, index => list.slotAt(index), slot, before)
   const cuts: number[] = []
@@ -202,18 +217,15 @@ function * deriveListing (
     const slot = space.append(chunkBase + op.chunk, op.start, op.length, op.date, pk, op.companies)
     added.push(slot)
     pks.set(pk, slot)
-    // Every 64: the derive's first step, from its start to here, ran 6.5–7.5 ms under load at 1M with 512.
+    // Every 64: with 512, the derive's first step ran 6.5–7.5 ms under load at 1M.
     if ((added.length & 0x3f) === 0) yield
   }
   const { before } = space
   const oldOrder = listing?.order ?? RankOrder.identity(listing?.size ?? 0)
   const oldCount = oldOrder.size
-  /** The first rank whose item does not come before `slot`: where `slot` is (or would go). */
   const rankOf = (slot: number): number => firstNotBefore(oldCount, rank => oldOrder.slotAt(rank), slot, before)
-  // A yield after each binary search, here and in `editedList`: under load at 1M one binary search
-  // cost up to ~50 µs (its probes miss the caches: the order and the slot space are tens of MB), and
-  // with 256 searches to a step one step ran 10–14 ms past its 8 ms slice (docs/decisions/026). A yield
-  // and the pacer's look at the clock cost well under a µs.
+  // A yield after each binary search, here and in `editedList`: one costs up to ~50 µs under load at 1M
+  // (cache misses), so 256 to a step overran the slice by 10–14 ms (ADR 026).
   const removedRanks: number[] = []
   for (const slot of removed) {
     removedRanks.push(rankOf(slot))
@@ -226,11 +238,10 @@ function * deriveListing (
     addedAt.push(rankOf(slot))
     yield
   }
-  // The new order: the old one's pieces cut around the removed ranks, and the new slots put in.
   const order = yield * oldOrder.edit(removedRanks, uint32ArrayOf(added), addedAt)
   yield
 
-  // The companies concerned: those of every item removed or added; each gets a new list, the others are shared.
+  // The companies of every item removed or added get new lists; the others are shared.
   const concerned = new Map<number, { gone: Set<number>, come: number[] }>()
   const concern = (company: number) => {
     let change = concerned.get(company)
@@ -239,18 +250,21 @@ function * deriveListing (
   }
   for (const slot of removed) for (const company of space.companiesOf(slot)) concern(company).gone.add(slot)
   for (const slot of added) for (const company of space.companiesOf(slot)) concern(company).come.push(slot)
-  const base = listing === null ? new CompanyRanks(IdSlots.sized(0), new Uint32Array(1), EMPTY) : listing.byCompany instanceof ChangedCompanies ? listing.byCompany.base : listing.byCompany as CompanyRanks
+  const base = listing === null
+    ? new CompanyRanks(IdSlots.sized(0), new Uint32Array(1), EMPTY)
+    : listing.byCompany instanceof ChangedCompanies ? listing.byCompany.base : listing.byCompany as CompanyRanks
   const lists = new Map(listing?.byCompany instanceof ChangedCompanies ? listing.byCompany.changed : [])
   yield
   for (const [company, { gone, come }] of concerned) {
     const old = listing?.byCompany.get(company) ?? EMPTY
-    // `added` is in served order, and so is each company's share of it. Compares by the change, not by
-    // the list's length (the old per-entry merge was most of a 1M change's 120 ms of deriving).
+    // `added` is in served order, so each company's share of it is too; costs by the change, not the list.
     lists.set(company, yield * editedList(old, gone, come, before))
   }
 
   const store: ItemStore = { chunks, chunkOf: space.chunkOf, startOf: space.startOf, lengthOf: space.lengthOf, memory }
-  const derived = new LanguageListing(code, store, new ChangedCompanies(base, lists), order, { dateOf: space.dateOf, pkOf: space.pkOf })
+  const derived = new LanguageListing(
+    code, store, new ChangedCompanies(base, lists), order, { dateOf: space.dateOf, pkOf: space.pkOf }
+  )
   derivedLineages.set(derived, { space, pks })
   return { listing: derived, garbageBytes }
 }

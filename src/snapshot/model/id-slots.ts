@@ -1,5 +1,5 @@
-// id → slot, open addressing in typed arrays: a Map of a million entries costs several times more (ADR 013),
-// and a Map cannot be shared with the serving threads (ADR 029). Company ids → their list; pks → their slot.
+// id → slot by open addressing in typed arrays, which serving threads share, unlike a Map (ADRs 026, 029).
+// Company ids → their list; pks → their slot.
 import { float64Array, uint32Array } from './shared-arrays.js'
 
 export class IdSlots {
@@ -8,7 +8,7 @@ export class IdSlots {
 
   /**
    * @param keys the ids, by place
-   * @param slots slot + 1 by place; 0: an empty place (a fresh array is zeroed: nothing is filled in before use)
+   * @param slots slot + 1 by place; 0: empty (a fresh array is zeroed)
    */
   private constructor (readonly keys: Float64Array, readonly slots: Uint32Array) {
     this.mask = keys.length - 1
@@ -27,10 +27,7 @@ export class IdSlots {
     return new IdSlots(keys, slots)
   }
 
-  /**
-   * Ids are safe integers: the high and low words mixed, then Fibonacci hashing, whose high bits are
-   * taken (its low bits keep consecutive ids in long runs), then probed linearly.
-   */
+  /** The words of a safe integer mixed, then Fibonacci hashing's high bits: its low bits keep runs of ids (ADR 026). */
   private start (id: number): number {
     return Math.imul((id | 0) ^ ((id / 4294967296) | 0), 0x9e3779b1) >>> this.shift
   }

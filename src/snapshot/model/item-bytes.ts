@@ -1,7 +1,5 @@
-// An item's served bytes: rendered once, when a snapshot loads, through the compiled ContentItem schema,
-// and written back to back with the other items' into buffers that the served model reads in place. Both
-// the parse threads (batches of both formats, parse-batch.ts) and the builder (a document parsed whole) write
-// with it.
+// An item's served bytes: rendered once at load through the compiled ContentItem schema (ADR 019), back to
+// back in buffers the served model reads in place.
 import fastJson from 'fast-json-stringify'
 import { ContentItemSchema } from '../../schemas/content-item.js'
 import { forSerializer } from '../../schemas/serializer-schema.js'
@@ -23,10 +21,7 @@ export function renderItem (item: SnapshotItem): string {
   return LINE_SEPARATORS.test(json) ? json.replace(LINE_SEPARATORS, escapeSeparator) : json
 }
 
-/**
- * The served order (the original's: `-backdate`, then `-pk`): whether the item of (dateA, pkA) comes before that of
- * (dateB, pkB), dates as dateKey gives them. pks are unique, so the order is total.
- */
+/** The served order, the original's `-backdate, -pk`, on dateKey dates: one comparison for every caller (ADR 027). */
 export function servedBefore (dateA: number, pkA: number, dateB: number, pkB: number): boolean {
   return dateA > dateB || (dateA === dateB && pkA > pkB)
 }
@@ -42,11 +37,8 @@ const EMPTY = Buffer.alloc(0)
 const SLACK = 64 * 1024
 
 /**
- * Rendered items written back to back, each followed by the comma that separates it from the next one in a
- * page, so a page's items go out as views of this memory, a comma included with every item but the last
- * (snapshot-model.ts, PageItems). Items land in large buffers rather than one small Buffer or string each
- * (less memory, less GC). Every buffer handed over is shared memory of its own (a SharedArrayBuffer, never
- * a slice of Node's pool), which V8 does not count against the thread that holds it (item-memory.ts).
+ * Rendered items back to back, each followed by its comma, so a page is sent as views of this memory (ADR 004).
+ * Every buffer handed over is shared memory of its own, never a slice of Node's pool (ADR 011).
  */
 export class ItemBytes {
   private buffer: Buffer<ArrayBufferLike> = EMPTY
@@ -85,18 +77,14 @@ export class ItemBytes {
     const used = this.used
     this.used = 0
     if (used === 0) return itemMemory(0)
-    // A model's full chunk (shared memory already) is kept as it is; the next is made by the next item, none
-    // for nothing after the last.
+    // A model's full chunk (shared already) is kept as it is; the next item makes the next.
     if (this.full !== undefined && this.buffer.length - used <= SLACK) {
       const taken = this.buffer.subarray(0, used)
       this.buffer = EMPTY
       return taken
     }
-    // Copied, and the buffer written again: a parse thread's batches reuse one (a buffer made and freed per
-    // batch costs resident memory for good: parse-worker.ts). A model's chunk with room to spare is copied
-    // too, into one of its size. Into shared memory, which V8 does not count as the loading thread's own:
-    // a batch's bytes become one of the model's chunks there, and counted, the gigabyte of a large reload
-    // set off a major collection every 64 MB (item-memory.ts).
+    // Copied, so a parse thread reuses its buffer (ADR 010); a chunk with room to spare is copied to its size.
+    // Into shared memory: counted by V8, a large reload's items set off a major GC every 64 MB (ADR 011).
     const taken = itemMemory(used)
     this.buffer.copy(taken, 0, 0, used)
     return taken

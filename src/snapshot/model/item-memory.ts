@@ -1,32 +1,19 @@
-// The memory a model's items are kept in (chunks of a few MiB: nearly all of a model's size), and its
-// release once the model is retired.
-//
-// Every chunk is shared memory: a SharedArrayBuffer, whether a parse thread rendered it or this thread did
-// (item-bytes.ts). V8 counts an ArrayBuffer as the memory of the thread that holds it, and starts a major
-// collection whenever that grows by 64 MB: the 1.4 GB of a 1M reload's chunks, arriving from the parse
-// threads, set off 22–26 of them in each reload, with their pauses and their marking threads beside the
-// requests; shared memory is not counted, and the same reload runs one or two (docs/decisions/011).
-//
-// Shared memory cannot be detached, moved to another thread or freed by us: it goes when the collector
-// takes its last view, and V8 frees it then. So a retired model empties its list of chunks, tells V8
-// that a lot of memory is now garbage (it would not know), and settles once a FinalizationRegistry has
-// seen every chunk go. An answer whose views are still queued on a slow socket keeps them alive, and so
-// can never send freed memory; nothing has to be lent or given back.
-//
-// A version derived by a change file (derive-version.ts) reads its predecessor's chunks and adds its own:
-// the memories of one load's versions count together who holds each buffer, and a retired version lets go
-// (and waits for) only those that no later version holds.
+// The memory a model's items are kept in (nearly all its size), and its release once the model is retired.
+// Chunks are SharedArrayBuffers (ADR 011): freed when the GC takes their last view, so a slow answer keeps its own.
 import { memoryPolicy } from '../memory-policy.js'
 
+/**
+ * A model's chunks. Retiring empties the list and hints V8 (ADR 012); `freed` settles once a FinalizationRegistry
+ * has seen every chunk go. A load's derived versions share chunks, counting their holders.
+ */
 export class ItemMemory {
   private state: 'served' | 'retired' | 'released' = 'served'
   private readonly freedOnce: Promise<void>
   private markFreed: () => void = () => {}
 
   /**
-   * @param chunks the model's own list of its chunks (each a buffer over a SharedArrayBuffer of its own,
-   *   never a pool slice), the one its pages read. Emptied when released: a chunk goes only when the
-   *   collector takes its last view, and a retired model still referenced somewhere must not keep it.
+   * @param chunks the model's own list, the one its pages read. Emptied when released, so a retired model
+   *   still referenced somewhere does not keep its chunks.
    */
   constructor (
     private readonly chunks: Buffer[],
@@ -58,7 +45,7 @@ export class ItemMemory {
   retire (): void {
     if (this.state !== 'served') return
     this.state = 'retired'
-    // A turn first, so that nothing still in this tick holds a page of it whose views it has not taken.
+    // A turn first, so nothing still in this tick holds a page whose views it has not taken.
     setImmediate(() => this.release())
   }
 
@@ -103,16 +90,9 @@ export interface Collector {
   collect: (buffers: ArrayBufferLike[]) => Promise<void>
 }
 
-/**
- * An ArrayBuffer this large, made and dropped at once, is external memory V8 counts: over its limit, it
- * starts a major collection (seen in --trace-incremental-marking as "external memory pressure", a 4–6 ms
- * pause). Never written, its pages are never resident.
- */
+/** Made and dropped, counted by V8 as external memory: a major GC (4–6 ms pause). Never written: never resident. */
 const HINT_BYTES = 128 * 1024 * 1024
-/**
- * Asked again after this long while some of the buffers live on (a view still held), then twice as long,
- * up to a minute, at most ASKS times: a view held for good is a leak no collection can mend.
- */
+/** Asked again while a buffer lives, twice as long each time, ASKS times at most: a view kept for good is a leak. */
 const FIRST_RETRY_MS = 1000
 const LAST_RETRY_MS = 60_000
 const ASKS = 12
@@ -150,9 +130,8 @@ const hintedCollector: Collector = {
 }
 
 /**
- * Asks V8 for a major collection soon (concurrent, as any other): for shared memory just made garbage, a
- * retired model's or a failed load's, which it does not count. Where the hint cannot be made (an address
- * space limit), the collection comes when V8 sees another reason.
+ * Asks V8 for a major GC soon, for shared memory just made garbage, which it does not count (ADR 012). Where
+ * the hint cannot be made (an address space limit), the GC comes when V8 sees another reason.
  */
 export function collectSoon (): void {
   if (!memoryPolicy().collectionHint) return

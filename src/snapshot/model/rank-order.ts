@@ -1,16 +1,11 @@
-// A derived version's served order (rank → slot), as pieces of the orders before it rather than one array
-// of the language's length: a change file of a thousand items on a million costs a few thousand pieces,
-// not a 4 MB copy (docs/decisions/026). Before the pieces would cost as much memory as the flat array, the
-// order is written out flat, in slices (maxPiecesFor). A company list a change file concerned is one
-// too (position → slot), pieces of the loaded list: an edit costs what it changes, not a copy of the list.
+// A derived version's order (rank → slot), or a changed company list, as pieces of the ones before it: an
+// edit costs what it changes, not a copy of a language's length (ADR 026). Flattened, in slices, past maxPiecesFor.
 
 import { int32ArrayOf, uint32Array, uint32ArrayOf } from './shared-arrays.js'
 
 /**
- * Pieces beyond which an order of `size` slots is written out flat: a piece costs 12 bytes of tables (and
- * more while an edit writes it) against a slot's 4; a sixteenth keeps the flat copies rare. Never fewer
- * than 16: a small order's pieces cost little either way. No fixed cap: one (8,192) flattened the orders
- * at the fourth change file at 1M (docs/decisions/026).
+ * Pieces beyond which an order of `size` slots is written out flat: a piece's 12 bytes against a slot's 4; a
+ * sixteenth keeps flat copies rare, at least 16. A cap of 8,192 flattened at the fourth change at 1M (ADR 026).
  */
 export function maxPiecesFor (size: number): number {
   return Math.max(16, Math.floor(size / 16))
@@ -38,7 +33,8 @@ class PieceWriter {
     this.pushed++
     const index = source === null ? -1 : this.indexOf(source)
     const last = this.sourceOf.length - 1
-    if (last >= 0 && this.sourceOf[last] === index && (this.starts[last] as number) + (this.size - (this.ends[last - 1] ?? 0)) === start) {
+    if (last >= 0 && this.sourceOf[last] === index &&
+      (this.starts[last] as number) + (this.size - (this.ends[last - 1] ?? 0)) === start) {
       this.size += length
       this.ends[last] = this.size
       return
@@ -60,7 +56,12 @@ class PieceWriter {
 
   /** The order written: its tables as arrays a serving thread can share (shared-arrays.ts). */
   order (): RankOrder {
-    return RankOrder.of({ sources: this.sources, sourceOf: int32ArrayOf(this.sourceOf), starts: uint32ArrayOf(this.starts), ends: uint32ArrayOf(this.ends) })
+    return RankOrder.of({
+      sources: this.sources,
+      sourceOf: int32ArrayOf(this.sourceOf),
+      starts: uint32ArrayOf(this.starts),
+      ends: uint32ArrayOf(this.ends)
+    })
   }
 }
 
@@ -157,11 +158,12 @@ export class RankOrder {
   }
 
   /**
-   * The order with the ranks `removed` (ascending) left out and the slots `added` put in before the old
-   * ranks `addedAt` (ascending, as `added` is in served order): the old pieces cut around them, those it
-   * leaves whole shared.
+   * The order without the ranks `removed` (ascending) and with `added` put in before the old ranks `addedAt`
+   * (ascending): the old pieces cut around them, those left whole shared.
    */
-  * edit (removed: readonly number[], added: Uint32Array, addedAt: readonly number[], maxPieces?: number): Generator<void, RankOrder> {
+  * edit (
+    removed: readonly number[], added: Uint32Array, addedAt: readonly number[], maxPieces?: number
+  ): Generator<void, RankOrder> {
     const out = new PieceWriter()
     let from = 0
     let r = 0
@@ -192,7 +194,9 @@ export class RankOrder {
       const source = this.sourceOf[p] as number
       const first = p === 0 ? 0 : this.ends[p - 1] as number
       const end = Math.min(to, this.ends[p] as number)
-      out.push(source < 0 ? null : this.sources[source] as Uint32Array, (this.starts[p] as number) + rank - first, end - rank)
+      out.push(
+        source < 0 ? null : this.sources[source] as Uint32Array, (this.starts[p] as number) + rank - first, end - rank
+      )
       rank = end
       if ((out.pushed & EDIT_STEP_MASK) === 0) yield
     }

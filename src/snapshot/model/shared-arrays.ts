@@ -1,7 +1,5 @@
-// The served model's arrays, made once and read by every serving thread (docs/decisions/029): an array of
-// SHARED_FROM bytes or more is made over a SharedArrayBuffer, which a message to a thread shares rather
-// than copies; a smaller one stays an ordinary array, copied with the message for less than a shared
-// buffer of its own costs.
+// The served model's arrays, read by every serving thread (ADR 029): from SHARED_FROM bytes over a
+// SharedArrayBuffer, shared by a message rather than copied; smaller ones are cheaper copied.
 
 /** Arrays from this size (bytes) are shared; smaller ones are copied to each thread. */
 export const SHARED_FROM = 4096

@@ -1,8 +1,5 @@
-// What a language's versions derived by change files share (docs/decisions/026): every item's place by slot
-// (a loaded listing's arrays, then a slot appended for each new item, never one rewritten, so an older
-// version reads its own slots unchanged), each slot's keys and companies, and the loaded listing's pks.
-// Made only when a change first comes to a loaded listing, in slices: a replica that never gets a change
-// file pays for nothing but the keys the build keeps (12 bytes an item).
+// The slots a language's derived versions share (ADR 026): places, keys and companies by slot, only appended,
+// so an older version reads its own slots unchanged. Made, in slices, only when a first change comes.
 import { servedBefore } from './item-bytes.js'
 import { CompanyRanks, type LanguageListing, type SlotOrder } from './snapshot-model.js'
 import { IdSlots } from './id-slots.js'
@@ -17,10 +14,8 @@ const COPY_STEP = 128 * 1024
 const PAGE_STRIDE = 512
 
 /**
- * `array` with every page written once (each entry written back as it is), a megabyte or so a step. A fresh
- * array's pages are mapped at their first write, and writes at random places (a hash table, each slot's
- * companies) fault them all in within a few steps: 16 MB of fresh pages written at random took 73 ms in one
- * step at 1M items, ~4 ms a MB on these machines (docs/decisions/026, amended).
+ * `array` with every page written once, a megabyte or so a step: fresh pages are mapped at their first write,
+ * and random writes would fault them all in at once (16 MB: 72 ms in one step at 1M; ADR 026).
  */
 function * faultedIn<T extends Float64Array | Uint32Array> (array: T): Generator<void, T> {
   const stride = PAGE_STRIDE * (8 / array.BYTES_PER_ELEMENT)
@@ -66,7 +61,7 @@ export class SlotSpace {
     this.startOf = store?.startOf ?? new Uint32Array(0)
     this.lengthOf = store?.lengthOf ?? new Uint16Array(0)
     this.used = listing?.size ?? 0
-    // A loaded listing's own keys, never written: `of` ends with larger copies (reserve).
+    // A loaded listing's own keys, never written here: `of` ends with larger copies (reserve).
     this.dateOf = listing?.keys?.dateOf ?? uint32Array(0)
     this.pkOf = listing?.keys?.pkOf ?? float64Array(0)
     this.companyStart = new Uint32Array(this.used + 1)
@@ -85,12 +80,11 @@ export class SlotSpace {
     return new SlotSpace(null)
   }
 
-  /**
-   * The space of a loaded listing, whose slots are its ranks: its keys as the build kept them, each pk's
-   * slot, each slot's companies from the company lists.
-   */
+  /** The space of a loaded listing, whose slots are its ranks. */
   static * of (listing: LanguageListing): Generator<void, SlotSpace> {
-    if (listing.order !== null || listing.keys === null || !(listing.byCompany instanceof CompanyRanks)) throw new Error('a slot space is made from a loaded listing')
+    if (listing.order !== null || listing.keys === null || !(listing.byCompany instanceof CompanyRanks)) {
+      throw new Error('a slot space is made from a loaded listing')
+    }
     const space = new SlotSpace(listing)
     const { pkOf, loadedPks } = space
     yield * faultedIn(loadedPks.keys)
@@ -99,7 +93,7 @@ export class SlotSpace {
       loadedPks.set(pkOf[slot] as number, slot)
       if ((slot & STEP_MASK) === STEP_MASK) yield
     }
-    // Companies by slot: counted, then filled, as the company lists were built (build-model.ts).
+    // Companies by slot: counted, then filled, as build-model.ts builds the company lists.
     const companyStart = yield * faultedIn(space.companyStart)
     let total = 0
     let work = 0
@@ -112,7 +106,9 @@ export class SlotSpace {
         yield
       }
     }
-    for (let slot = 0; slot < space.used; slot++) companyStart[slot + 1] = (companyStart[slot + 1] as number) + (companyStart[slot] as number)
+    for (let slot = 0; slot < space.used; slot++) {
+      companyStart[slot + 1] = (companyStart[slot + 1] as number) + (companyStart[slot] as number)
+    }
     yield
     const next = yield * copyInSlices(companyStart.subarray(0, space.used), new Uint32Array(space.used))
     const ids = yield * faultedIn(new Float64Array(total))
@@ -140,10 +136,7 @@ export class SlotSpace {
     return this.companyIds.subarray(this.companyStart[slot] as number, this.companyStart[slot + 1] as number)
   }
 
-  /**
-   * Room for `slots` more slots and `companies` more company ids, made in slices: a larger copy of a
-   * million items' columns is ~45 MB, a quarter of a second of page faults in one step (measured).
-   */
+  /** Room for more slots and company ids, copied in slices: growing 1M items' columns is ~45 MB of page faults. */
   * reserve (slots: number, companies: number): Generator<void> {
     const size = this.used + slots
     if (size > this.startOf.length) {
@@ -161,12 +154,15 @@ export class SlotSpace {
     }
     const ids = (this.companyStart[this.used] as number) + companies
     if (ids > this.companyIds.length) {
-      this.companyIds = yield * copyInSlices(this.companyIds, new Float64Array(Math.max(ids, this.companyIds.length + (this.companyIds.length >>> 3) + 1024)))
+      this.companyIds = yield * copyInSlices(this.companyIds, new Float64Array(
+        Math.max(ids, this.companyIds.length + (this.companyIds.length >>> 3) + 1024)))
     }
   }
 
   /** A new slot for an item at `chunk`, `start`, `length`, with its keys and its companies (each once). */
-  append (chunk: number, start: number, length: number, date: number, pk: number, companies: readonly number[]): number {
+  append (
+    chunk: number, start: number, length: number, date: number, pk: number, companies: readonly number[]
+  ): number {
     const slot = this.used
     const unique = [...new Set(companies)]
     this.room(slot + 1, chunk, length, (this.companyStart[slot] as number) + unique.length)
@@ -182,10 +178,7 @@ export class SlotSpace {
     return slot
   }
 
-  /**
-   * Room for `slots` slots, a chunk number `chunk`, an item of `length` bytes and `companies` ids: larger
-   * copies when needed, a version's worth of room at a time (an eighth more), never the arrays in place.
-   */
+  /** Room for `slots` slots and the new item: larger copies (an eighth more) when needed, never grown in place. */
   private room (slots: number, chunk: number, length: number, companies: number): void {
     const capacity = this.startOf.length
     const grow = slots > capacity
@@ -201,7 +194,11 @@ export class SlotSpace {
       this.companyStart = copied(this.companyStart, size + 1, length => new Uint32Array(length))
     }
     if (companies > this.companyIds.length) {
-      this.companyIds = copied(this.companyIds, Math.max(companies, this.companyIds.length + (this.companyIds.length >>> 3) + 1024), length => new Float64Array(length))
+      this.companyIds = copied(
+        this.companyIds,
+        Math.max(companies, this.companyIds.length + (this.companyIds.length >>> 3) + 1024),
+        length => new Float64Array(length)
+      )
     }
   }
 }

@@ -1,15 +1,13 @@
-// The served state: immutable, per language, items already serialized in served order. Plain TypeScript,
-// no Fastify: the route asks a LanguageListing for a count and a page and gets bytes back.
+// The served state: immutable, per language, items already rendered in served order; a route asks a
+// LanguageListing for a count and a page and gets bytes back.
 import type { ItemMemory } from './item-memory.js'
 import { servedBefore } from './item-bytes.js'
 import { RankOrder } from './rank-order.js'
 import type { IdSlots } from './id-slots.js'
 
 /**
- * Where each item's served JSON is, by slot. A loaded listing's slots are its ranks (positions in served
- * order); a version derived by a change file (derive-version.ts) keeps them, and adds slots for its new
- * items after them: its order and company lists name slots (docs/decisions/026). Every item is followed in
- * its chunk by a comma (at `startOf + lengthOf`), so the items of a page are copied or sent a comma included.
+ * Where each item's served JSON is, by slot: a loaded listing's slots are its ranks; a derived version adds
+ * slots after them (ADR 026). Each item is followed by a comma, so a page's items go out comma included.
  */
 export interface ItemStore {
   chunks: readonly Buffer[]
@@ -21,11 +19,7 @@ export interface ItemStore {
   memory: ItemMemory
 }
 
-/**
- * A page's items as JSON array contents (`{…},{…}`, no brackets), not yet copied anywhere: the caller
- * either allocates the whole answer once and has the items written into it, or sends views of the
- * memory they are kept in.
- */
+/** A page's items as JSON array contents (`{…},{…}`), not yet copied: written into one answer, or sent as views. */
 export class PageItems {
   constructor (
     private readonly store: ItemStore,
@@ -54,10 +48,7 @@ export class PageItems {
     return end - at
   }
 
-  /**
-   * The items as views of the chunks they are kept in, nothing copied: items that lie side by side in
-   * one chunk come as one view. Together the views hold exactly the bytes `copyTo` writes.
-   */
+  /** The items as views of their chunks, nothing copied, neighbours in one view: the bytes `copyTo` writes. */
   views (): Buffer[] {
     const { chunks, chunkOf, startOf, lengthOf, memory } = this.store
     memory.check()
@@ -90,10 +81,7 @@ export class PageItems {
   }
 }
 
-/**
- * A company's slots in served order: a stretch of a loaded listing's array, or, for a company a change file
- * concerned, pieces of the lists before it (rank-order.ts).
- */
+/** A company's slots in served order: a stretch of a loaded listing's array, or pieces (rank-order.ts). */
 export type CompanyList = Uint32Array | RankOrder
 
 /** Company id → the slots of its items, in served order. */
@@ -101,12 +89,7 @@ export interface CompanyLists {
   get: (company: number) => CompanyList | undefined
 }
 
-/**
- * Company id → the ranks of its items, ascending. Every company's ranks are in one array, each company's
- * a stretch of it, not an array of its own: an array per company costs an ArrayBuffer and its backing
- * store, about 500 bytes more each: 34 MB against 8 over the 51,553 lists of the 1M bench snapshot
- * (docs/decisions/015).
- */
+/** Company id → the ranks of its items, ascending, every company's a stretch of one array (ADR 015). */
 export class CompanyRanks implements CompanyLists {
   /**
    * @param slotOf company id → its slot
@@ -125,17 +108,15 @@ export class CompanyRanks implements CompanyLists {
     return this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)
   }
 
-  /** Every company's list, in no order (a derived version's index of each item's companies, slot-space.ts). */
+  /** Every company's list, in no order (slot-space.ts indexes each item's companies from them). */
   * lists (): Generator<[number, Uint32Array]> {
-    for (const [company, slot] of this.slotOf.entries()) yield [company, this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)]
+    for (const [company, slot] of this.slotOf.entries()) {
+      yield [company, this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)]
+    }
   }
 }
 
-/**
- * A derived version's company lists: those of the loaded listing it comes from, but for the companies a
- * change file concerned since, whose lists are its own: pieces of the lists before (a few per change;
- * written out flat once cut into more than a sixteenth as many pieces as slots), never a copy of them all.
- */
+/** A derived version's company lists: the loaded listing's, but for those a change concerned since (pieces). */
 export class ChangedCompanies implements CompanyLists {
   constructor (readonly base: CompanyRanks, readonly changed: ReadonlyMap<number, RankOrder>) {}
 
@@ -157,8 +138,8 @@ export class LanguageListing {
    * @param store every item's served JSON, located by slot
    * @param byCompany company id → slots of its items, in served order (backdate desc, pk desc)
    * @param order rank → slot (rank-order.ts); null when the slots are the ranks (a loaded listing)
-   * @param keys each slot's served-order keys (a change file's base); they order a derived version's unions,
-   *   while a loaded listing's slots are its ranks, compared as numbers (docs/decisions/027)
+   * @param keys each slot's served-order keys; they order a derived version's unions, while a loaded listing's
+   *   slots are ranks, compared as numbers (ADR 027)
    */
   constructor (
     readonly language: string,
@@ -181,7 +162,7 @@ export class LanguageListing {
   page (companies: readonly number[] | null, offset: number, limit: number): Page {
     const list = companies === null ? this.order : this.listFor(companies)
     if (list instanceof RankOrder) {
-      // A derived version's order, or a list a change file concerned: the page's slots taken from its pieces.
+      // A derived version's order, or a changed company's list: the page's slots taken from its pieces.
       const from = Math.min(offset, list.size)
       const to = Math.min(list.size, from + limit)
       return { count: list.size, items: new PageItems(this.store, list.slots(from, to), 0, to - from) }
@@ -207,7 +188,7 @@ export class LanguageListing {
     }
     const lists = ids.map(id => this.byCompany.get(id)).filter(list => list !== undefined)
       .map(list => list instanceof RankOrder ? list.slots(0, list.size) : list)
-    // A loaded listing's slots are ranks, in served order as numbers; a derived one's are compared by keys.
+    // A loaded listing's slots are ranks, compared as numbers; a derived one's by keys (ADR 027).
     const union = mergeRanks(lists, this.before)
     if (this.unions.size >= UNION_CACHE_SIZE) this.unions.delete(this.unions.keys().next().value as string)
     this.unions.set(key, union)
@@ -220,7 +201,7 @@ const EMPTY_RANKS = new Uint32Array(0)
 /** Whether slot `a` comes before slot `b` in served order. */
 export type SlotOrder = (a: number, b: number) => boolean
 
-/** Each slot's served-order keys: its backdate's dateKey and its pk (a derived version's, slot-space.ts). */
+/** Each slot's served-order keys: its backdate's dateKey and its pk. */
 export interface SlotKeys {
   dateOf: Uint32Array
   pkOf: Float64Array
@@ -231,10 +212,7 @@ function keyOrder ({ dateOf, pkOf }: SlotKeys): SlotOrder {
   return (a, b) => servedBefore(dateOf[a] as number, pkOf[a] as number, dateOf[b] as number, pkOf[b] as number)
 }
 
-/**
- * Union of rank lists in served order, each rank once, still in that order: ascending, or by `before`.
- * Cost is linear in the lists' total length (times log of their number), never in the size of the language.
- */
+/** Union of rank lists in served order, each rank once: linear in the lists' length (× log of their number). */
 export function mergeRanks (lists: readonly Uint32Array[], before: SlotOrder | null = null): Uint32Array {
   if (lists.length === 0) return EMPTY_RANKS
   if (lists.length === 1) return lists[0] as Uint32Array
@@ -252,10 +230,8 @@ export function mergeRanks (lists: readonly Uint32Array[], before: SlotOrder | n
 }
 
 /**
- * Two lists in served order merged, each slot once: an item is in a list once, so equal slots are the same
- * item. `before` null: a loaded listing's slots are its ranks, compared as numbers. That case is not a
- * closure of its own: where derived versions exist, a call site that sees two closures stops inlining them,
- * and a loaded listing's union took twice as long (docs/decisions/027-one-served-order-and-numbers-for-loaded-unions.md).
+ * Two lists in served order merged, each slot once. `before` null (a loaded listing) compares numbers inline:
+ * a second closure at the call site stops V8 inlining, and unions took twice as long (ADR 027).
  */
 function mergeTwo (a: Uint32Array, b: Uint32Array, before: SlotOrder | null): Uint32Array {
   const out = new Uint32Array(a.length + b.length)
@@ -265,7 +241,13 @@ function mergeTwo (a: Uint32Array, b: Uint32Array, before: SlotOrder | null): Ui
   while (i < a.length && j < b.length) {
     const x = a[i] as number
     const y = b[j] as number
-    if (x === y) { out[n++] = x; i++; j++ } else if (before === null ? x < y : before(x, y)) { out[n++] = x; i++ } else { out[n++] = y; j++ }
+    if (x === y) {
+      out[n++] = x; i++; j++
+    } else if (before === null ? x < y : before(x, y)) {
+      out[n++] = x; i++
+    } else {
+      out[n++] = y; j++
+    }
   }
   while (i < a.length) out[n++] = a[i++] as number
   while (j < b.length) out[n++] = b[j++] as number
@@ -292,16 +274,12 @@ export interface SnapshotInfo {
   /** The snapshot's own version label (`generated_at`), if it has one. */
   generatedAt: string | null
   loadedAt: Date
-  /**
-   * A derived version's: the snapshot's own version (its digest; `version` is then `<it>+<last change id>`)
-   * and the change files applied to it, in order. Absent for a snapshot as loaded.
-   */
+  /** A derived version's: the snapshot's digest (`version` is `<it>+<last change id>`) and its change files. */
   snapshotVersion?: string
   changes?: readonly AppliedChange[]
   /**
-   * What a derived version's ETags start with: the snapshot's digest and a digest of its change files'
-   * digests in order. Its name (`version`) says only the last change's id, so an edited change file, or two
-   * of one id, would serve other bytes under a tag a client already holds. Absent: `version` says it all.
+   * A derived version's ETag prefix: the snapshot's digest and a digest of its change files' digests, since
+   * `version` names only the last change's id. Absent: `version` says it all.
    */
   contentVersion?: string
 }
@@ -313,10 +291,7 @@ export class SnapshotModel {
     private readonly listings: ReadonlyMap<string, LanguageListing>,
     /** The items' memory, every language's. */
     readonly memory: ItemMemory,
-    /**
-     * Bytes of items in `memory` that no language serves any more (replaced or deleted by change files):
-     * garbage until the next full load, which renders every item afresh.
-     */
+    /** Bytes of items no language serves any more (replaced or deleted): garbage until the next full load. */
     readonly garbageBytes = 0
   ) {}
 

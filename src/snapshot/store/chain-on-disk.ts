@@ -1,5 +1,4 @@
-// An editor's chain on disk: the change files of a directory, in the order of their names,
-// and the digest that tells two files' contents apart the way a load does (read-chunks.ts).
+// An editor's chain on disk: a directory's change files in name order, and the digest a load computes.
 import { lstat, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { FileChunks } from '../load/read-chunks.js'
@@ -9,22 +8,27 @@ export function isChangeFileName (name: string): boolean {
   return name.endsWith('.jsonl') && !name.startsWith('.')
 }
 
-/** The `*.jsonl` files of `dir` in name order (code unit order: the same on every machine); none when it is missing. */
+/** The `*.jsonl` files of `dir` in code unit order (the same on every machine); none when it is missing. */
 export async function changeFilesIn (dir: string): Promise<string[]> {
   let entries
   try {
     entries = await readdir(dir, { withFileTypes: true })
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return []
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' ||
+      (error as NodeJS.ErrnoException).code === 'ENOTDIR') return []
     throw error
   }
-  return entries.filter(entry => !entry.isDirectory() && isChangeFileName(entry.name)).map(entry => entry.name).sort((a, b) => a < b ? -1 : a > b ? 1 : 0).map(name => join(dir, name))
+  return entries
+    .filter(entry => !entry.isDirectory() && isChangeFileName(entry.name))
+    .map(entry => entry.name)
+    .sort((a, b) => a < b ? -1 : a > b ? 1 : 0)
+    .map(name => join(dir, name))
 }
 
 /**
- * Why `file`, named as a change file, cannot be one: a named pipe (opening one waits for a writer for ever,
- * which held every later reload and the process's exit), a socket or device, a directory behind a link, or a
- * link to nothing. Null for a regular file, and for one that is not there or not readable: the read says so.
+ * Why `file` cannot be a change file: a named pipe (opening one waits for a writer for ever, holding every
+ * later reload and the exit), a socket, device, directory or dangling link. Null for a regular file, or one
+ * missing or unreadable: the read says so.
  */
 export async function notAChangeFile (file: string): Promise<string | null> {
   try {
@@ -34,8 +38,10 @@ export async function notAChangeFile (file: string): Promise<string | null> {
     return info.isFIFO() ? 'a named pipe, not a file' : 'not a regular file (a socket or a device)'
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return null
-    // The link is there and its file is not: not a file removed meanwhile, which changes nothing.
-    return (await lstat(file).catch(() => null))?.isSymbolicLink() === true ? 'a link to a file that does not exist' : null
+    // A link whose file is missing; not a file removed meanwhile, which changes nothing.
+    return (await lstat(file).catch(() => null))?.isSymbolicLink() === true
+      ? 'a link to a file that does not exist'
+      : null
   }
 }
 

@@ -1,13 +1,5 @@
-// Holds the model being served and swaps in a new one in a single assignment. Readers take the model
-// once per request (`current()`), so a request never sees two snapshots. The first load is started by
-// `start()` and may take as long as the file needs; until it ends there is no model. Reloads never
-// overlap: one asked for while another runs makes exactly one more run after it.
-//
-// Change files: what is served is a chain, a snapshot then its change files in order. `serve`
-// moves to a chain: only the new change files are applied when the served chain is its beginning, else the
-// state is built again from the snapshot (kept as loaded while its derived versions are served: an edited
-// or removed change file costs no reload of the snapshot). With `changesDir`, the store's own chain is the
-// snapshot file and that directory's `*.jsonl` files in name order (chain-on-disk.ts).
+// Holds the served model and swaps in a new one in one assignment; reloads never overlap (one asked for
+// meanwhile makes exactly one more). What is served is a chain: a snapshot, then its change files (ADR 026).
 import { EventEmitter } from 'node:events'
 import { stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -61,10 +53,7 @@ export interface ReloadStatus {
   staleSince: Date | null
 }
 
-/**
- * `superseded`: the file changed while it was read (an editor saving in place truncates, then writes),
- * whether the load failed or not; it is not a failure, nothing is swapped, and the file is loaded again.
- */
+/** `superseded`: the file changed while it was read (a save in place); not a failure, it is read again. */
 export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded'
 
 /** A snapshot and its change files, paths in apply order. */
@@ -87,44 +76,29 @@ export interface ChangeFileCounts {
 }
 
 export interface StoreOptions {
-  /**
-   * Loads a snapshot file; the real loader unless a test replaces it. `serving`: a model is served while
-   * this one loads, so the load leaves a core to the requests (parse-threads.ts, threadsFor).
-   */
+  /** Loads a snapshot file (tests replace it); `serving`: leave a core to requests (ADR 008). */
   load?: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
   log?: StoreLogger
   /** The memory budget's guard, given to the store's loader (not used when `load` is given). */
   memory?: MemoryGuard
-  /**
-   * How long a failed load waits before it checks whether the file was still being written; the
-   * watcher's quiet time is the natural value. 0 checks at once.
-   */
+  /** How long a failed load waits before checking the file was still being written (the watcher's quiet time). */
   settleMs?: number
   /** What the first load serves instead of `file` (and its change files): a pinned version's kept files. */
   first?: Chain | null
-  /**
-   * The editors' change files: the store's own chain is the snapshot then this directory's
-   * `*.jsonl` files in name order. Null or absent: the snapshot alone (a fleet's follower calls `serve`).
-   */
+  /** The change files' directory (`*.jsonl`, name order); null: the snapshot alone (a follower calls `serve`). */
   changesDir?: string | null
   /** Reads a change file; the real reader unless a test replaces it. */
   readChanges?: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
-  /**
-   * Hands the served model to the serving threads (serving-pool.ts) at the end of every load and reload:
-   * the first load resolves, and a reload is told to listeners, once it resolves. Null: none.
-   */
+  /** Hands each run's last model to the serving threads; a run resolves once they serve it (ADR 029). */
   publish?: ((model: SnapshotModel) => Promise<void>) | null
 }
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
 
-/** Emits `reloaded` (outcome) after every reload it attempts (not the first load), so callers can await a swap. */
+/** Emits `reloaded` (outcome) after every reload it attempts, not the first load. */
 export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private model: SnapshotModel | null = null
-  /**
-   * The first load. It holds no model: a promise resolved with the first one kept that model reachable for
-   * the life of the process, every reload after it included (found in a heap snapshot after a reload).
-   */
+  /** The first load. Holds no model: a promise resolved with one kept it alive for the process's life. */
   private first: Promise<void> | null = null
   private readonly load: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
   private readonly log: StoreLogger
@@ -132,13 +106,15 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private readonly firstChain: Chain | null
   private running: Promise<ReloadOutcome> | null = null
   private again = false
-  private readonly counters: Omit<ReloadStatus, 'lastFailure'> = { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
+  private readonly counters: Omit<ReloadStatus, 'lastFailure'> =
+    { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
+
   /** Failed reloads by reason (their sum is `failed`). */
   private readonly byReason: Record<RefusalReason, number> = { invalid: 0, too_big: 0 }
   private tooBig: TooBigRefusal | null = null
   /** The budget loads are held to; null without a guard. */
   readonly budget: MemoryBudget | null
-  /** Newest first, at most RECENT_FAILURES: an editor's last few bad saves, not the whole day's. The first is the last failure. */
+  /** Newest first, at most RECENT_FAILURES; the first is the last failure. */
   private refused: RefusedFile[] = []
   readonly changesDir: string | null
   private readonly readChanges: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
@@ -148,7 +124,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private chain: { snapshot: ChainFile, changes: ChainFile[] } | null = null
   private rootReady: Promise<void> | null = null
   private readonly changeCounts: ChangeFileCounts = { applied: 0, refused: 0 }
-  /** Change files have come (a chain with some), or may (a follower serves chains): the root is made ready for them. */
+  /** Change files have come, or may (a follower): the root is then made ready for them. */
   private changesExpected = false
 
   constructor (readonly file: string, options: StoreOptions = {}) {
@@ -169,20 +145,14 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return this.model
   }
 
-  /**
-   * Loads the file for the first time, once however often it is called, and resolves with the model served
-   * then. Rejects with the SnapshotError of a bad file: a service must not start on one.
-   */
+  /** Loads the file the first time, once however often called. Rejects on a bad file: a service must not start. */
   async start (): Promise<SnapshotModel> {
     this.first ??= this.loadFirst()
     await this.first
     return this.model as SnapshotModel
   }
 
-  /**
-   * Like a reload: a file written to while it was read is read again, never served half. With change files,
-   * the snapshot's are applied after it; a bad one is refused as a reload's would be, not fatal.
-   */
+  /** As a reload: a file written while read is read again; a bad change file is refused, not fatal. */
   private async loadFirst (): Promise<void> {
     const first = this.firstChain?.snapshot ?? this.file
     for (;;) {
@@ -193,7 +163,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       this.servedAlone(read.model, first, read.stamp)
       break
     }
-    // A pinned version is served as it was kept (its own change files), never with the change files on disk.
+    // A pinned version is served with its own change files, never those on disk.
     const { firstChain, changesDir } = this
     if (firstChain !== null ? firstChain.changes.length === 0 : changesDir === null) {
       await this.published()
@@ -206,7 +176,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     await this.published()
   }
 
-  /** The served model handed to the serving threads, if there are any: only a run's last state is (ADR 029). */
+  /** Hands the served model to the serving threads, if any: only a run's last state (ADR 029). */
   private async published (): Promise<void> {
     if (this.publish !== null && this.model !== null) await this.publish(this.model)
   }
@@ -226,12 +196,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return this.tooBig === null ? null : { ...this.tooBig }
   }
 
-  /**
-   * The served chain's files as they were read: paths, stamps (null when unknown) and digests; what a kept
-   * copy is checked against. Null before the first load.
-   */
+  /** The served chain's files as read (paths, stamps or null, digests): what a kept copy is checked against. */
   servedFiles (): { snapshot: Readonly<ChainFile>, changes: Array<Readonly<ChainFile>> } | null {
-    return this.chain === null ? null : { snapshot: { ...this.chain.snapshot }, changes: this.chain.changes.map(file => ({ ...file })) }
+    return this.chain === null
+      ? null
+      : { snapshot: { ...this.chain.snapshot }, changes: this.chain.changes.map(file => ({ ...file })) }
   }
 
   /** Change files applied and refused since start. */
@@ -240,18 +209,14 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   }
 
   /**
-   * Serves `chain`: when its snapshot is the served one (the same content) and the served
-   * change files begin it (the same names and contents), only the new ones are applied, each alone;
-   * otherwise the state is built again from the chain (a shorter one too: a step back). A bad change file
-   * is refused, and the ones after it wait: the state served is the chain up to it, unless that would take
-   * back a change file served now (the served state then stays: applyChain). Runs after any other
-   * reload, never merged with one; resolves with its own outcome ('failed' when a file was refused).
+   * Serves `chain`: only its new change files when the served chain begins it (by content), else built again
+   * from its snapshot. A bad change file is refused and those after it wait, unless that would take back a
+   * change file served now (applyChain). Runs alone, after any other reload.
    */
   serve (chain: Chain): Promise<ReloadOutcome> {
     // A follower's chains get change files sooner or later: the first should pay only for itself.
     this.changesExpected = true
     return this.runAlone(async () => await this.runOnce(async started => {
-      // A file written to while it was read: the same chain again (its files are the caller's to name).
       for (;;) {
         const outcome = await this.applyChain(chain, started)
         if (outcome !== 'superseded') return outcome
@@ -265,17 +230,16 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   }
 
   /**
-   * Loads the file again and serves it if it is valid. Resolves when the newest request for a reload
-   * has been carried out, with the outcome of the last run. `file`: another file to load instead (a
-   * remote source's download, follow-source.ts; a kept version's, served-versions.ts); such a load runs on
-   * its own, after any other, and resolves with its own outcome, never merged with a reload of the store's
-   * file. While change files are served, another file is served as a chain of it alone: from the kept root,
-   * with no load, when its content is the root's.
+   * Loads the file again and serves it if valid; resolves with the outcome of the last run asked for.
+   * `file`: another file (a download, a kept version), loaded alone after any other run, never merged.
    */
   reload (file: string = this.file): Promise<ReloadOutcome> {
-    // While change files are served, another snapshot alone is the chain of it alone: a kept version's copy
-    // of the served root (a rollback from `<snapshot>+<change>` to `<snapshot>`) is then served from the root.
-    if (file !== this.file) return this.runAlone(async () => await this.runOnce(async started => (this.chain?.changes.length ?? 0) > 0 ? await this.applyChain({ snapshot: file, changes: [] }, started) : await this.loadOnce(file, started)))
+    // With change files served, another snapshot is a chain of it alone: the kept root when the same content.
+    if (file !== this.file) {
+      return this.runAlone(async () => await this.runOnce(async started => (this.chain?.changes.length ?? 0) > 0
+        ? await this.applyChain({ snapshot: file, changes: [] }, started)
+        : await this.loadOnce(file, started)))
+    }
     if (this.running !== null) {
       this.again = true
       return this.running
@@ -307,7 +271,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     if (this.changesDir === null) return await this.loadOnce(this.file, started)
     const chain = await this.chainOnDisk(this.changesDir)
     // No change file, served or on disk: a reload as ever (SIGHUP reads the file again, even unchanged).
-    if (chain.changes.length === 0 && (this.chain?.changes.length ?? 0) === 0) return await this.loadOnce(this.file, started)
+    if (chain.changes.length === 0 && (this.chain?.changes.length ?? 0) === 0) {
+      return await this.loadOnce(this.file, started)
+    }
     return await this.applyChain(chain, started)
   }
 
@@ -331,27 +297,24 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return await this.running
   }
 
-  /**
-   * Resolves when no reload is running (for a clean shutdown). A first load still running is not waited
-   * for: it has nothing to finish, and a large one would hold a SIGTERM for as long as it takes.
-   */
+  /** Resolves when no reload runs (shutdown). Not the first load: a large one would hold a SIGTERM. */
   async idle (): Promise<void> {
     while (this.running !== null) await this.running
   }
 
   /**
-   * One read of the file, or 'changed' when the file was written to while it was read: what was read may
-   * then be a valid beginning of it (a JSON Lines file cut at a line's end is one), or an empty or
-   * half-written file (a save in place truncates, then writes). Its last write brings the file whole.
+   * One read of the file, or 'changed' when it was written meanwhile: what was read may be a valid
+   * beginning (JSON Lines cut at a line's end) or a truncated save in place.
    */
-  private async readOnce<T extends SnapshotModel | ChangeSet> (file: string, reader: (file: string, options: { serving: boolean }) => Promise<T>): Promise<{ model: T, stamp: string | null } | { error: unknown } | 'changed'> {
+  private async readOnce<T extends SnapshotModel | ChangeSet> (
+    file: string, reader: (file: string, options: { serving: boolean }) => Promise<T>
+  ): Promise<{ model: T, stamp: string | null } | { error: unknown } | 'changed'> {
     const before = await fileStamp(file)
     let read: { model: T, stamp: string | null } | { error: unknown }
     try {
       read = { model: await reader(file, { serving: this.model !== null }), stamp: before }
     } catch (error) {
-      // What the failed load had rendered is garbage in shared memory, which V8 does not count: asked for
-      // now, not at some later collection (item-memory.ts).
+      // A failed load's shared memory is garbage V8 does not count: collected now (ADR 012).
       collectSoon()
       // Editors delete before they recreate: nothing to wait for.
       if (isMissing(error)) return { error }
@@ -360,7 +323,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     }
     if (before === await fileStamp(file)) return read
     this.log.warn({ snapshot: file }, 'snapshot file changed while it was read; loading it again')
-    // Never served: its memory goes as a replaced model's does.
+    // Never served: retired as a replaced model is.
     if ('model' in read && 'memory' in read.model) read.model.memory.retire()
     return 'changed'
   }
@@ -368,7 +331,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   /** A snapshot alone (no change files: `changesDir` null, or a remote source's download). */
   private async loadOnce (file: string, started = Date.now()): Promise<ReloadOutcome> {
     const read = await this.readOnce(file, this.load)
-    // Loading again (not waiting for the watcher) also covers SIGHUP reloads.
+    // Loading again here, not waiting for the watcher, also covers SIGHUP.
     if (read === 'changed') return 'superseded'
     if ('error' in read) return this.refuse(file, read.error)
     const oldRoot = this.root
@@ -386,9 +349,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   }
 
   /**
-   * Serves `chain`: its new change files on the served state, each swapped in alone; or the whole chain
-   * built again beside the served state (from the kept root when the snapshot is the same, else from a new
-   * load) and swapped in once, so that a request never sees a state between two chains.
+   * Serves `chain`: its new change files on the served state, each swapped in alone; or the whole chain built
+   * beside it (from the kept root when the snapshot is the same) and swapped in once.
    */
   private async applyChain (chain: Chain, started: number): Promise<ReloadOutcome> {
     if (chain.changes.length > 0) this.changesExpected = true
@@ -399,9 +361,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     // Built again: from the root, every change file read again (the versions between are not kept).
     const from = incremental ? prefix : 0
     let root = this.root
-    // The files as `chain` names them, recorded once served: a copy of the served files (a kept version's, a
-    // download's) is compared by its stamp from then on, not read whole again for its digest. Not before: a
-    // failed serve would leave the record naming a kept version's files that a prune may remove.
+    // Recorded once served, so copies are compared by stamp from then on; not before, as a failed serve
+    // would leave the record naming kept files a prune may remove.
     let snapshot = matched?.snapshot
     const files: ChainFile[] = incremental ? [...(matched as { changes: ChainFile[] }).changes] : []
     let state: SnapshotModel
@@ -413,13 +374,14 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       snapshot = { file: chain.snapshot, stamp: read.stamp, digest: root.info.version }
       state = root
     } else {
-      // The same snapshot: what a load made ready in the background serves this chain too.
+    // The same snapshot: what a load made ready in the background serves this chain too.
       await this.rootReady
       state = incremental ? this.model as SnapshotModel : root as SnapshotModel
     }
-    /** A state built beside the served one and never served: let go. */
-    const drop = (model: SnapshotModel): void => { if (model !== this.model && model !== root && model !== this.root) model.memory.retire() }
-    /** The state built here and a root loaded for it: let go when it is not served. */
+    const drop = (model: SnapshotModel): void => {
+      if (model !== this.model && model !== root && model !== this.root) model.memory.retire()
+    }
+    /** The state built here and a root loaded for it, let go unless served. */
     const dropAll = (): void => {
       drop(state)
       if (root !== this.root) root?.memory.retire()
@@ -428,7 +390,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     for (const [at, file] of chain.changes.entries()) {
       if (at < from) continue
       const unfit = await notAChangeFile(file)
-      const read = unfit === null ? await this.readOnce(file, this.readChanges) : { error: new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [unfit]) }
+      const read = unfit === null
+        ? await this.readOnce(file, this.readChanges)
+        : { error: new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [unfit]) }
       if (read === 'changed') {
         dropAll()
         return 'superseded'
@@ -436,10 +400,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       if ('error' in read) {
         this.changeCounts.refused++
         outcome = this.refuse(file, read.error, 'change file')
-        // A bad file changes nothing: the served snapshot's chain built again that would stop
-        // short of a change file served now (one edited into a bad file, or a bad one put before it) is not
-        // served; the served state stays until the file is fixed or removed. A bad file after all that is
-        // served only waits, and so does one after a new snapshot, which is served up to it.
+        // A rebuild of the served snapshot's chain that stops short of a change file served now is not
+        // served: one bad file must not take back later changes. A bad file at the end only waits.
         if (prefix !== -1 && await this.servesAnyOf(chain.changes[at] as string, chain.changes.slice(at + 1))) {
           dropAll()
           return outcome
@@ -461,8 +423,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       state = next
     }
     if (incremental) {
-      // Nothing new: the same state, named as `chain` names it; a file saved again as it was after a
-      // refused save is served again, in effect.
+      // Nothing new: the same state, under `chain`'s names (a bad save put back as it was serves again).
       if (from === chain.changes.length) {
         this.chain = { snapshot: snapshot as ChainFile, changes: files }
         if (outcome === 'loaded' && this.counters.failedInARow > 0) this.succeeded()
@@ -476,15 +437,24 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     this.chain = { snapshot: snapshot as ChainFile, changes: files }
     if (root !== this.root) this.setRoot(root as SnapshotModel)
     if (outcome === 'loaded') this.succeeded()
-    this.log.info({ snapshot: chain.snapshot, changes: files.map(file => file.file), version: state.info.version, generatedAt: state.info.generatedAt, items: state.itemCounts(), ms: Date.now() - started }, prefix === -1 ? 'snapshot reloaded' : files.length === 0 ? 'the snapshot served again from the one loaded' : 'change files applied again from the snapshot')
+    this.log.info({
+      snapshot: chain.snapshot,
+      changes: files.map(file => file.file),
+      version: state.info.version,
+      generatedAt: state.info.generatedAt,
+      items: state.itemCounts(),
+      ms: Date.now() - started
+    }, prefix === -1
+      ? 'snapshot reloaded'
+      : files.length === 0
+        ? 'the snapshot served again from the one loaded'
+        : 'change files applied again from the snapshot')
     return outcome
   }
 
   /**
-   * How much of `chain` is served, as the files of `chain` that hold it: its snapshot and the change files
-   * (from the first) the served state applied, when the served snapshot is its snapshot (then the root is
-   * kept); null when the snapshot is another (a new root must be loaded). The same file, or the same
-   * content: stamps first, digests when they differ.
+   * How much of `chain` is served, as `chain`'s files: its snapshot and the change files the served state
+   * applied; null when its snapshot is not the served one. Same file or same content: stamps, then digests.
    */
   private async servedPrefix (chain: Chain): Promise<{ snapshot: ChainFile, changes: ChainFile[] } | null> {
     const served = this.chain
@@ -500,8 +470,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   }
 
   /**
-   * Whether the served state applied `bad` (by its path: its content is another now) or any of `after` (by
-   * content, as `servedPrefix` compares: after a pin or a rollback the served files are a kept version's).
+   * Whether the served state applied `bad` (by path: its content changed) or any of `after` (by content:
+   * after a pin or rollback the served files are a kept version's).
    */
   private async servesAnyOf (bad: string, after: readonly string[]): Promise<boolean> {
     const served = this.chain?.changes ?? []
@@ -514,31 +484,44 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   private appliedLog (model: SnapshotModel, file: string, started: number): void {
     const applied = model.info.changes?.at(-1)
-    this.log.info({ changes: file, version: model.info.version, upserts: applied?.upserts, deletes: applied?.deletes, absentDeletes: applied?.absentDeletes, garbageBytes: model.garbageBytes, ms: Date.now() - started }, 'change file applied')
+    this.log.info({
+      changes: file,
+      version: model.info.version,
+      upserts: applied?.upserts,
+      deletes: applied?.deletes,
+      absentDeletes: applied?.absentDeletes,
+      garbageBytes: model.garbageBytes,
+      ms: Date.now() - started
+    }, 'change file applied')
   }
 
   /** The snapshot of a chain, served as its root: kept while versions derived from it are served. */
   private setRoot (model: SnapshotModel): void {
     this.root = model
     this.rootReady = null
-    // Only where change files come: an index of pks and of each item's companies, which no other replica needs.
+    // Only where change files come: indexes of pks and companies no other replica needs.
     if (!this.changesExpected) return
-    // Its slot spaces made now, in slices, rather than when the first change file comes (derive-version.ts).
-    this.rootReady = prepareForChanges(model).catch((error: unknown) => this.log.error({ err: error }, 'preparing the snapshot for change files failed'))
+    this.rootReady = prepareForChanges(model).catch((error: unknown) =>
+      this.log.error({ err: error }, 'preparing the snapshot for change files failed'))
   }
 
   /** `model` served in one assignment; the one it replaces retired unless it is the chain's root. */
   private swap (model: SnapshotModel): void {
     const old = this.model
     this.model = model
-    // Its memory goes once no answer still sends from it (item-memory.ts).
+    // Its memory goes once no answer still sends from it (ADR 011).
     if (old !== null && old !== model && old !== this.root) old.memory.retire()
   }
 
   private loaded (file: string, started: number): void {
     const model = this.model as SnapshotModel
     this.succeeded()
-    this.log.info({ snapshot: file, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started }, 'snapshot reloaded')
+    this.log.info({
+      snapshot: file,
+      generatedAt: model.info.generatedAt,
+      items: model.itemCounts(),
+      ms: Date.now() - started
+    }, 'snapshot reloaded')
   }
 
   private succeeded (): void {
@@ -551,11 +534,16 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private refuse (file: string, error: unknown, what = 'snapshot'): ReloadOutcome {
     if (isMissing(error)) {
       // The new file's own event brings the next load.
-      this.log.warn({ [what === 'snapshot' ? 'snapshot' : 'changes']: file }, `${what === 'snapshot' ? 'snapshot file' : what} is missing; still serving the last good state`)
+      this.log.warn(
+        { [what === 'snapshot' ? 'snapshot' : 'changes']: file },
+        `${what === 'snapshot' ? 'snapshot file' : what} is missing; still serving the last good state`
+      )
       return 'missing'
     }
-    // The report is shown in /-/status and /-/readyz: an unexpected error's own message stays in the log.
-    const problems = error instanceof SnapshotError ? error.problems : [`unexpected error while loading the ${what} (see the service's log)`]
+    // The report goes to /-/status and /-/readyz: an unexpected error's own message stays in the log.
+    const problems = error instanceof SnapshotError
+      ? error.problems
+      : [`unexpected error while loading the ${what} (see the service's log)`]
     const at = new Date()
     const reason: RefusalReason = error instanceof TooBigError ? 'too_big' : 'invalid'
     if (error instanceof TooBigError) this.tooBig = { at, file, ...error.shortfall }
@@ -564,27 +552,30 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     this.byReason[reason]++
     this.refused = [{ at, file, reason, problems }, ...this.refused].slice(0, RECENT_FAILURES)
     this.counters.staleSince ??= at
-    this.log.error({ [what === 'snapshot' ? 'snapshot' : 'changes']: file, reason, problems, ...(error instanceof SnapshotError ? {} : { err: error }) }, `${what} reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
+    this.log.error({
+      [what === 'snapshot' ? 'snapshot' : 'changes']: file,
+      reason,
+      problems,
+      ...(error instanceof SnapshotError ? {} : { err: error })
+    }, `${what} reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
     return 'failed'
   }
 }
 
-/**
- * `file` as the chain file read before, when it is that file unchanged or holds the same bytes (a copy under
- * another name, or the same bytes saved again): its name and stamp now, with the digest read. Null otherwise.
- */
+/** `file` as the chain file `read` when unchanged or the same bytes (a copy, a save of the same): else null. */
 async function asServed (read: ChainFile, file: string): Promise<ChainFile | null> {
   const stamp = await fileStamp(file)
   if (stamp === null) return null
   if (file === read.file && stamp === read.stamp) return read
-  // Another size is other bytes: not read whole for a digest, just before the load reads it whole again.
+  // Another size is other bytes: no digest read just before the load reads it whole anyway.
   if (read.stamp !== null && sizeOf(stamp) !== sizeOf(read.stamp)) return null
   const same = await fileDigest(file).then((digest: string) => digest === read.digest, () => false)
   return same ? { file, stamp, digest: read.digest } : null
 }
 
 function isMissing (error: unknown): boolean {
-  return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_UNREADABLE' && error.problems[0] === 'the file does not exist'
+  return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_UNREADABLE' &&
+    error.problems[0] === 'the file does not exist'
 }
 
 /** The size a fileStamp names (its third field), or null for one that names none. */
@@ -596,11 +587,9 @@ function sizeOf (stamp: string): string | null {
 export async function fileStamp (file: string): Promise<string | null> {
   try {
     const s = await stat(file, { bigint: true })
-    // A pipe or a device has no versions to tell apart (writing into a pipe changes its times).
+    // A pipe or a device has no versions to tell apart.
     if (!s.isFile()) return 'not a regular file'
-    // Not the ctime: a hard link to the file (a kept version of a download) changes it, and the served
-    // file would be read whole again for its digest at the next compare. A write sets the mtime; only a
-    // writer that puts the old mtime back on a file of the same size goes unseen.
+    // Not the ctime: hard-linking a kept download changes it (ADR 025).
     return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`
   } catch {
     return null

@@ -1,6 +1,5 @@
-// Watches the snapshot's directory (a watch on the file itself can go silent after the file is deleted
-// and recreated) and calls back once a burst of writes to the file has gone quiet. With change files, their
-// directory too: any change of a `*.jsonl` file there (added, written, removed) calls back as well.
+// Watches the snapshot's directory (a watch on the file goes silent once it is recreated) and the changes
+// directory, and calls back once a burst of writes has gone quiet.
 import { EventEmitter } from 'node:events'
 import { dirname, resolve } from 'node:path'
 import { watch } from 'chokidar'
@@ -21,27 +20,27 @@ export interface WatchOptions {
 }
 
 /**
- * chokidar passes on at most one `change` of a path per 50 ms and drops the rest, with no trailing event
- * (chokidar 5, `_throttle`). A quiet time at least that long starts the load after every dropped write;
- * a shorter one (RELOAD_DEBOUNCE_MS 0–49) could read the file before its last write and never hear of it.
+ * chokidar 5 passes on at most one `change` of a path per 50 ms, with no trailing event: a shorter quiet time
+ * could read the file before its last write and never hear of it.
  */
 export const SHORTEST_QUIET_MS = 50
 
-export function watchSnapshot (file: string, onChange: () => void, { debounceMs, onError, changesDir = null }: WatchOptions): SnapshotWatcher {
+export function watchSnapshot (
+  file: string, onChange: () => void, { debounceMs, onError, changesDir = null }: WatchOptions
+): SnapshotWatcher {
   const quietMs = Math.max(debounceMs, SHORTEST_QUIET_MS)
   const target = resolve(file)
   const dir = dirname(target)
   const changes = changesDir === null ? null : resolve(changesDir)
   const roots = changes === null ? [dir] : [...new Set([dir, dirname(changes)])]
   /** A change file: `*.jsonl` right in the changes directory, not an editor's hidden temp or swap file. */
-  const isChangeFile = (path: string): boolean => changes !== null && dirname(path) === changes && isChangeFileName(path.slice(changes.length + 1))
+  const isChangeFile = (path: string): boolean =>
+    changes !== null && dirname(path) === changes && isChangeFileName(path.slice(changes.length + 1))
   const watcher = watch(roots, {
-    // One level down from the roots: the changes directory's own files (a watch on a directory that does
-    // not exist yet sees nothing, chokidar 5).
+    // One level down: a watch on a directory that does not exist yet sees nothing (chokidar 5).
     depth: changes === null ? 0 : 1,
     ignoreInitial: true,
-    // Everything but the snapshot, the changes directory and its change files (editors' temp and backup
-    // files included) is noise.
+    // Everything but the snapshot, the changes directory and its change files is noise.
     ignored: (path: string) => {
       const at = resolve(path)
       return !roots.includes(at) && at !== target && at !== changes && !isChangeFile(at)
@@ -56,9 +55,8 @@ export function watchSnapshot (file: string, onChange: () => void, { debounceMs,
       onChange()
     }, quietMs)
   }
-  // A rename over the file arrives as `add` (or `change` when chokidar pairs it with the unlink).
-  // `unlink` alone changes nothing: the last good snapshot stays until a new file appears. A change file
-  // removed is a change: the state without it is served.
+  // A rename over the file arrives as `add` (or `change`). `unlink` of the snapshot alone changes nothing:
+  // the last good one stays until a new file appears; a change file removed is a change.
   const isSnapshot = (path: string): boolean => resolve(path) === target
   watcher.on('add', path => { schedule(); if (isSnapshot(path)) events.emit('file', 'add') })
   watcher.on('change', path => { schedule(); if (isSnapshot(path)) events.emit('file', 'change') })

@@ -1,7 +1,5 @@
-// The files of the last KEEP_VERSIONS versions served, kept in STATE_DIR/versions so that going back costs no
-// download and no editor's backup. One directory per version: its files and its record
-// (version.json). A version is a chain, a snapshot file then change files applied in order, so
-// a version built from change files fits the same record. Plain TypeScript: no Fastify here.
+// The files of the last KEEP_VERSIONS versions served, in STATE_DIR/versions, so that going back costs no
+// download (ADR 025): one directory per version, its chain's files and its record (version.json).
 import { constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
@@ -20,15 +18,9 @@ export interface ServedVersion {
   items: Record<string, number>
   /** Shown in the record: the path or URL (a download's temporary name says nothing). */
   source: string
-  /**
-   * The file's stamp (snapshot-store.ts, fileStamp) when the load read it: a copy is checked against it, at
-   * the cost of a stat. Absent: the copy is read again whole and checked against the version (its digest).
-   */
+  /** The file's stamp when the load read it, to check a copy by a stat; absent: the copy's digest is checked. */
   stamp?: string | null
-  /**
-   * The change files applied after `file`, in order (a version `<snapshot>+<change id>`), as the
-   * store read them: each copy is checked as the snapshot's is.
-   */
+  /** The change files applied after `file`, in order, as the store read them; checked as the snapshot is. */
   changes?: readonly ChainFile[]
 }
 
@@ -46,7 +38,7 @@ const VERSION_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._+-]*$/
 
 export class KeptVersions {
   private records: KeptVersion[] = []
-  /** Keeps run one at a time: two reports of one version keep it once. */
+  /** One keep at a time: two reports of one version keep it once. */
   private queue: Promise<unknown> = Promise.resolve()
   private sequence = 0
 
@@ -60,7 +52,7 @@ export class KeptVersions {
       // Half-made versions of a process that died while keeping one.
       if (entry.startsWith('.')) {
         const pid = /^\.keeping-(\d+)-/.exec(entry)?.[1]
-        // A live process sharing the directory (a cluster's primary) may be keeping one right now.
+        // A live process sharing the directory may be keeping one right now.
         if (sweep && pid !== undefined && !isAlive(Number(pid))) {
           const recovered = await this.recover(entry)
           if (recovered !== null) records.push(recovered)
@@ -68,24 +60,27 @@ export class KeptVersions {
         continue
       }
       const record = await readRecord(join(this.options.dir, entry, RECORD))
-      if (record !== null && isRecordOf(entry, record)) records.push(record)
-      else this.options.log.warn({ version: entry, dir: this.options.dir }, 'a kept version has no readable record: ignored')
+      if (record !== null && isRecordOf(entry, record)) {
+        records.push(record)
+      } else {
+        this.options.log.warn({ version: entry, dir: this.options.dir },
+          'a kept version has no readable record: ignored')
+      }
     }
     this.records = sortNewestFirst(records)
   }
 
-  /**
-   * A dead process's half-made version: put in place when it is whole (its record is written last) and its
-   * name is free, as a process that died between moving a version aside and renaming the new one in leaves
-   * it; removed otherwise.
-   */
+  /** A dead process's half-made version: put in place if whole (record written last) and its name free; else gone. */
   private async recover (entry: string): Promise<KeptVersion | null> {
     const dir = join(this.options.dir, entry)
     const record = await readRecord(join(dir, RECORD))
     if (record !== null && isRecordOf(record.version, record)) {
       try {
         await rename(dir, join(this.options.dir, record.version))
-        this.options.log.warn({ version: record.version }, 'a kept version a stopped process was putting in place: put in place')
+        this.options.log.warn(
+          { version: record.version },
+          'a kept version a stopped process was putting in place: put in place'
+        )
         return record
       } catch {} // its name is taken: the version in place stays
     }
@@ -95,7 +90,12 @@ export class KeptVersions {
 
   /** Newest first (by when each was first served). */
   list (): KeptVersion[] {
-    return this.records.map(record => ({ ...record, items: { ...record.items }, chain: { ...record.chain, changes: [...record.chain.changes] }, ...(record.changeDigests === undefined ? {} : { changeDigests: [...record.changeDigests] }) }))
+    return this.records.map(record => ({
+      ...record,
+      items: { ...record.items },
+      chain: { ...record.chain, changes: [...record.chain.changes] },
+      ...(record.changeDigests === undefined ? {} : { changeDigests: [...record.changeDigests] })
+    }))
   }
 
   get (version: string): KeptVersion | null {
@@ -118,15 +118,16 @@ export class KeptVersions {
   }
 
   /**
-   * Keeps a served version's file: a hard link when `owned` (a download, renamed into place and never
-   * written again) and the file system allows, a copy otherwise. An editor's file is always copied: a
-   * save in place writes through every hard link, which would change the kept version under its name.
-   * Then removes the versions beyond KEEP_VERSIONS, never `served`. Never rejects: a version that cannot
-   * be kept is logged, and serving goes on.
+   * Keeps a served version's files, then prunes beyond KEEP_VERSIONS (never `served`): a hard link when `owned`
+   * (a download, never written again), else a copy, since a save in place writes through hard links (ADR 025).
+   * Never rejects: a version that cannot be kept is logged.
    */
   keep (served: ServedVersion, { owned }: { owned: boolean }): Promise<KeptVersion | null> {
     const run = this.queue.then(async () => await this.keepNow(served, owned)).catch((error: unknown) => {
-      this.options.log.error({ version: served.version, file: served.file, err: error }, 'the served version could not be kept: a rollback cannot come back to it')
+      this.options.log.error(
+        { version: served.version, file: served.file, err: error },
+        'the served version could not be kept: a rollback cannot come back to it'
+      )
       return null
     })
     this.queue = run
@@ -135,14 +136,12 @@ export class KeptVersions {
 
   private async keepNow (served: ServedVersion, owned: boolean): Promise<KeptVersion | null> {
     if (!VERSION_NAME.test(served.version)) throw new Error(`"${served.version}" cannot name a directory`)
-    // A version's name says its snapshot and its last change's id, not its other change files: the same name
-    // with other change files (one edited after it was applied, two files of one id) is other content, and
-    // replaces what is kept under the name, so that going back to it serves what was served under it last.
+    // The name says the snapshot and the last change id only: other change files under it are other content,
+    // which replaces what is kept, so going back to the name serves what was last served under it.
     const digests = (served.changes ?? []).map(change => change.digest)
     const known = this.records.find(record => record.version === served.version)
     if (known !== undefined && holdsChanges(known, digests)) return known
-    // A version built by change files (`<snapshot>+<change id>`) is its snapshot and its change
-    // files: the snapshot alone kept under its name would roll back to other content.
+    // A change-built version without its change files would roll back to other content.
     const changes = served.changes ?? []
     const snapshotVersion = served.version.split('+')[0] as string
     if (snapshotVersion !== served.version && changes.length === 0) {
@@ -151,7 +150,10 @@ export class KeptVersions {
     }
     // A pipe or a device has no bytes to keep: copying one would wait for a writer for ever.
     if (!(await stat(served.file)).isFile()) {
-      this.options.log.warn({ version: served.version, file: served.file }, 'the snapshot is not a regular file: this version is not kept')
+      this.options.log.warn(
+        { version: served.version, file: served.file },
+        'the snapshot is not a regular file: this version is not kept'
+      )
       return null
     }
     await mkdir(this.options.dir, { recursive: true })
@@ -159,29 +161,38 @@ export class KeptVersions {
     await mkdir(building)
     try {
       const snapshot = `snapshot${extname(served.file).toLowerCase()}`
-      // The snapshot of a change-built version is most often kept already, as the version served before its
-      // change files: a kept file is never written again, so a link to it holds the same bytes at no cost.
-      const keptSnapshot = this.records.find(record => record.version === snapshotVersion && record.chain.changes.length === 0)
-      const fromKept = keptSnapshot === undefined ? null : await placeFile(this.chainOf(keptSnapshot).snapshot, join(building, snapshot), true).catch(() => null)
+      // A snapshot kept already (the version before the change files) is linked: kept files are never written.
+      const keptSnapshot = this.records.find(record =>
+        record.version === snapshotVersion && record.chain.changes.length === 0)
+      const fromKept = keptSnapshot === undefined
+        ? null
+        : await placeFile(this.chainOf(keptSnapshot).snapshot, join(building, snapshot), true).catch(() => null)
       const how = fromKept ?? await placeFile(served.file, join(building, snapshot), owned)
-      // A copy of an editor's file is read after the load: it must be the bytes that were served. The file
-      // unchanged since the load says so for a stat; a 1.4 GB snapshot read again whole cost seconds of I/O.
-      if (fromKept === null && how === 'copied' && !await unchangedSince(served.file, served.stamp, join(building, snapshot), snapshotVersion)) {
-        this.options.log.warn({ version: served.version, file: served.file }, 'the snapshot file changed after it was loaded: this version is not kept (the newer file is loaded next)')
+      // A copy must hold the bytes served: checked by the file's stamp, not by reading 1.4 GB again (ADR 025).
+      if (fromKept === null && how === 'copied' &&
+        !await unchangedSince(served.file, served.stamp, join(building, snapshot), snapshotVersion)) {
+        this.options.log.warn(
+          { version: served.version, file: served.file },
+          'the snapshot file changed after it was loaded: this version is not kept (the newer file is loaded next)'
+        )
         return null
       }
-      // A change file kept already (by the version before this one, most often) is linked, as the snapshot
-      // is: a day of change files would otherwise be copied once for every version after it. Others are
-      // copied (linked when owned), each checked as the snapshot is.
+      // Change files kept already are linked too, else a day of them is copied again for every version.
       const changeNames: string[] = []
       for (const [i, change] of changes.entries()) {
         const name = `change-${String(i + 1).padStart(4, '0')}.jsonl`
         const keptCopy = this.keptChangeFile(change.digest)
         // A copy of a kept file (across devices) is as good as a link: kept files are never written.
-        const fromKept = keptCopy === null ? null : await placeFile(keptCopy, join(building, name), true).catch(() => null)
+        const fromKept = keptCopy === null
+          ? null
+          : await placeFile(keptCopy, join(building, name), true).catch(() => null)
         const placed = fromKept ?? await placeFile(change.file, join(building, name), owned)
-        if (fromKept === null && placed === 'copied' && !await unchangedSince(change.file, change.stamp, join(building, name), change.digest)) {
-          this.options.log.warn({ version: served.version, file: change.file }, 'a change file changed after it was applied: this version is not kept (the newer file is applied next)')
+        if (fromKept === null && placed === 'copied' &&
+          !await unchangedSince(change.file, change.stamp, join(building, name), change.digest)) {
+          this.options.log.warn(
+            { version: served.version, file: change.file },
+            'a change file changed after it was applied: this version is not kept (the newer file is applied next)'
+          )
           return null
         }
         changeNames.push(name)
@@ -199,7 +210,10 @@ export class KeptVersions {
       await writeFile(join(building, RECORD), `${JSON.stringify(record, null, 2)}\n`)
       const placed = await this.place(building, served.version, record)
       this.records = sortNewestFirst([placed, ...this.records.filter(kept => kept.version !== placed.version)])
-      this.options.log.info({ version: record.version, generatedAt: record.generatedAt, kept: how, source: record.source }, 'served version kept')
+      this.options.log.info(
+        { version: record.version, generatedAt: record.generatedAt, kept: how, source: record.source },
+        'served version kept'
+      )
       await this.prune(served.version)
       return record
     } finally {
@@ -208,11 +222,9 @@ export class KeptVersions {
   }
 
   /**
-   * Puts the version built in `building` under its name in one rename. What is there already is the same
-   * content kept meanwhile by another process sharing the directory (a cluster's former primary, say), whose
-   * record is taken; or other content under the name (kept before a change file was edited, or a directory
-   * whose record did not read), moved aside (a hidden name a start sweeps, or puts back: `open`), replaced,
-   * and removed only once the new one is in place.
+   * Puts the version built in `building` under its name in one rename. Taken instead: the same content kept
+   * meanwhile by another process. Other content under the name is moved aside (a hidden name `open` sweeps),
+   * replaced, and removed once the new one is in place.
    */
   private async place (building: string, version: string, record: KeptVersion): Promise<KeptVersion> {
     const place = join(this.options.dir, version)
@@ -258,7 +270,10 @@ export class KeptVersions {
     stay.add(served)
     for (const record of this.records.filter(record => !stay.has(record.version))) {
       await rm(join(this.options.dir, record.version), { recursive: true, force: true })
-      this.options.log.info({ version: record.version, keep: this.options.keep }, 'kept version removed (KEEP_VERSIONS)')
+      this.options.log.info(
+        { version: record.version, keep: this.options.keep },
+        'kept version removed (KEEP_VERSIONS)'
+      )
     }
     this.records = this.records.filter(record => stay.has(record.version))
   }
@@ -277,22 +292,22 @@ async function readRecord (file: string): Promise<KeptVersion | null> {
 }
 
 /**
- * Whether `record` is the one of directory `entry`: the version it names is that directory, and its files are
- * names in it. A record copied from elsewhere or edited by hand must never make a rollback read, or a prune
- * remove, anything outside its own directory.
+ * Whether `record` is directory `entry`'s: names that directory, and its files are names in it. A record copied
+ * or edited by hand must never make a rollback read, or a prune remove, anything outside it.
  */
 function isRecordOf (entry: string, record: KeptVersion): boolean {
-  const inside = (name: string): boolean => name !== '' && name !== '.' && name !== '..' && basename(name) === name && !name.includes('\\')
-  return record.version === entry && VERSION_NAME.test(entry) && inside(record.chain.snapshot) && record.chain.changes.every(inside) &&
+  const inside = (name: string): boolean =>
+    name !== '' && name !== '.' && name !== '..' && basename(name) === name && !name.includes('\\')
+  return record.version === entry && VERSION_NAME.test(entry) &&
+    inside(record.chain.snapshot) && record.chain.changes.every(inside) &&
     (record.changeDigests === undefined || record.changeDigests.length === record.chain.changes.length)
 }
 
-/**
- * Whether `record` holds the change files of these digests. A record of an older build has no digests: the
- * same number of change files is taken as the same, rather than copying its snapshot again to learn them.
- */
+/** Whether `record` holds these change files; an older build's record has none listed: their count is compared. */
 function holdsChanges (record: KeptVersion, digests: readonly string[]): boolean {
-  return record.changeDigests === undefined ? record.chain.changes.length === digests.length : record.changeDigests.join('\n') === digests.join('\n')
+  return record.changeDigests === undefined
+    ? record.chain.changes.length === digests.length
+    : record.changeDigests.join('\n') === digests.join('\n')
 }
 
 function isAlive (pid: number): boolean {
@@ -304,15 +319,12 @@ function isAlive (pid: number): boolean {
   }
 }
 
-/**
- * ISO 8601 times in UTC sort as text, by code unit. Not `localeCompare`: its first call loads ICU's collation
- * data, about 2.1 MB of resident pages for good, which the first change file after a start paid (ADR 026).
- */
+/** By code unit, not `localeCompare`: its first call loads ~2.1 MB of ICU data for good (ADR 026). */
 function sortNewestFirst (records: KeptVersion[]): KeptVersion[] {
   return records.sort((a, b) => a.servedAt < b.servedAt ? 1 : a.servedAt > b.servedAt ? -1 : 0)
 }
 
-/** A hard link when allowed; across devices (EXDEV), or where links are refused, a copy (a reflink where the file system has them). */
+/** A hard link when allowed; else (EXDEV, links refused) a copy, a reflink where the file system has them. */
 async function placeFile (from: string, to: string, owned: boolean): Promise<'linked' | 'copied'> {
   if (owned) {
     try {
@@ -328,11 +340,12 @@ async function placeFile (from: string, to: string, owned: boolean): Promise<'li
 }
 
 /**
- * Whether `copy` holds the bytes read from `file`: the file's stamp unchanged since it was read (a stat), else
- * (no stamp known) the copy's digest is the one read. The stamp has no ctime (snapshot-store.ts, fileStamp):
- * a writer that puts the old mtime back on a file of the same size, in place, is not seen here either.
+ * Whether `copy` holds the bytes read from `file`: its stamp unchanged since read, else the copy's digest.
+ * The stamp has no ctime: a writer putting the old mtime back on a same-size file goes unseen.
  */
-async function unchangedSince (file: string, stamp: string | null | undefined, copy: string, digest: string): Promise<boolean> {
+async function unchangedSince (
+  file: string, stamp: string | null | undefined, copy: string, digest: string
+): Promise<boolean> {
   if (stamp != null) return await fileStamp(file) === stamp
   return await fileDigest(copy) === digest
 }

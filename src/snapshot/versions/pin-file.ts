@@ -1,5 +1,4 @@
-// The pin, persisted in STATE_DIR so that it survives a restart: written to a temporary file
-// and renamed over, so a crash leaves the old pin or the new one, never half of one.
+// The pin, persisted in STATE_DIR to survive a restart; written through a temporary file, never half of one.
 import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { writeThroughTemporary } from '../../write-through-temporary.js'

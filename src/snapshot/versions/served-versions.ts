@@ -1,8 +1,5 @@
-// The operator's versions: which version is served, the kept ones, and the pin. A rollback or
-// a pin serves a kept version's files (no download) and holds it: while pinned, newer files and published
-// objects are noticed, not loaded; unpinning follows the source again at once. It runs where the source is
-// followed (the process, or a cluster's primary) and drives whatever loads there through VersionTarget.
-// Plain TypeScript: no Fastify here.
+// The operator's versions: the served one, the kept ones, and the pin (ADR 025). A rollback or pin serves
+// a kept version's files and holds it: newer files and objects are then noticed, not loaded.
 import { noOlderVersion, versionNotKept, versionNotLoaded } from '../../errors.js'
 import type { Newest, Versions } from '../../schemas/versions.js'
 import type { Chain, ReloadOutcome, StoreLogger } from '../store/snapshot-store.js'
@@ -50,11 +47,10 @@ export interface OpenedVersions {
   pinnedChain: Chain | null
 }
 
-/**
- * Reads STATE_DIR: the kept versions and the pin. Called before the first load, which serves the pinned
- * version when there is one (a pin survives a restart). A pin whose version is no longer kept is dropped, loudly.
- */
-export async function openVersions ({ dir, keep, pinFile, log, sweep }: { dir: string, keep: number, pinFile: string, log: StoreLogger, sweep: boolean }): Promise<OpenedVersions> {
+/** Reads STATE_DIR before the first load, which serves a pinned version; a pin no longer kept is dropped, loudly. */
+export async function openVersions (
+  { dir, keep, pinFile, log, sweep }: { dir: string, keep: number, pinFile: string, log: StoreLogger, sweep: boolean }
+): Promise<OpenedVersions> {
   const kept = new KeptVersions({ dir, keep, log })
   await kept.open({ sweep })
   let pin: Pin | null = null
@@ -66,11 +62,13 @@ export async function openVersions ({ dir, keep, pinFile, log, sweep }: { dir: s
   if (pin === null) return { kept, pin: null, pinnedChain: null }
   const record = kept.get(pin.version)
   if (record === null) {
-    log.error({ pin: pin.version, dir }, 'the pinned version is not kept any more: the pin is dropped and the source followed')
+    log.error({ pin: pin.version, dir },
+      'the pinned version is not kept any more: the pin is dropped and the source followed')
     if (sweep) await writePin(pinFile, null)
     return { kept, pin: null, pinnedChain: null }
   }
-  log.warn({ pin: pin.version, pinnedAt: pin.pinnedAt }, 'pinned: serving the pinned version, not the source\'s newest (POST /-/unpin to follow it again)')
+  log.warn({ pin: pin.version, pinnedAt: pin.pinnedAt },
+    'pinned: serving the pinned version, not the source\'s newest (POST /-/unpin to follow it again)')
   return { kept, pin, pinnedChain: kept.chainOf(record) }
 }
 
@@ -99,10 +97,7 @@ export class ServedVersions {
     this.newest = { noticedAt: new Date().toISOString(), ...newest }
   }
 
-  /**
-   * Whether what would be loaded now is held back by the pin, and if so says so: a newer file
-   * or object is noticed (shown as `newest`, loaded by unpin), a SIGHUP only logged.
-   */
+  /** Whether the pin holds back what would load now; if so, a newer file or object is noticed, a SIGHUP logged. */
   holdBack (cause: { file: string } | { object: string, etag: string | null } | 'signal', log: StoreLogger): boolean {
     if (this.pin === null) return false
     const pin = this.pin.version
@@ -113,7 +108,8 @@ export class ServedVersions {
       log.info({ snapshot: cause.file, pin }, 'the snapshot file changed; pinned, so it is not loaded')
     } else {
       this.notice({ source: cause.object, etag: cause.etag })
-      log.info({ source: cause.object, etag: cause.etag, pin }, 'a newer object is published; pinned, so it is not loaded')
+      log.info({ source: cause.object, etag: cause.etag, pin },
+        'a newer object is published; pinned, so it is not loaded')
     }
     return true
   }
@@ -135,11 +131,14 @@ export class ServedVersions {
   state (): Versions {
     const served = this.target.served()
     return {
-      served: served === null ? null : { version: served.version, generatedAt: served.generatedAt, items: { ...served.items } },
+      served: served === null
+        ? null
+        : { version: served.version, generatedAt: served.generatedAt, items: { ...served.items } },
       pin: this.currentPin(),
       newest: this.noticed(),
-      // The record's fields the versions page shows (not the change files' digests, which are for keeping).
-      kept: this.kept.list().map(({ version, generatedAt, items, servedAt, source, chain }) => ({ version, generatedAt, items, servedAt, source, chain, served: version === served?.version }))
+      // Not the change files' digests, which are for keeping.
+      kept: this.kept.list().map(({ version, generatedAt, items, servedAt, source, chain }) =>
+        ({ version, generatedAt, items, servedAt, source, chain, served: version === served?.version }))
     }
   }
 
