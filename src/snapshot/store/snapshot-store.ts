@@ -12,6 +12,7 @@ import type { ChangeSet } from '../changes/change-set.js'
 import { readChangeFile } from '../changes/read-change-file.js'
 import { deriveVersion, prepareForChanges } from '../model/derive-version.js'
 import { changeFilesIn, fileDigest, notAChangeFile } from './chain-on-disk.js'
+import { planReload, type ReloadPlan } from './plan-reload.js'
 
 export interface StoreLogger {
   info: (fields: object, message: string) => void
@@ -104,7 +105,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private readonly log: StoreLogger
   private readonly settleMs: number
   private readonly firstChain: Chain | null
-  private running: Promise<ReloadOutcome> | null = null
+  /** Runs one after another: each reload, `serve` and reload of another file is a job of this queue. */
+  private queue: Promise<void> = Promise.resolve()
+  /** The reload of the store's own file, waiting or running: asking again meanwhile makes one more run of it. */
+  private ownRun: Promise<ReloadOutcome> | null = null
   private again = false
   private readonly counters: Omit<ReloadStatus, 'lastFailure'> =
     { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
@@ -159,8 +163,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       const read = await this.readOnce(first, this.load)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
-      this.model = read.model
-      this.servedAlone(read.model, first, read.stamp)
+      this.swap(read.model, read.model, { snapshot: { file: first, stamp: read.stamp, digest: read.model.info.version }, changes: [] })
       break
     }
     // A pinned version is served with its own change files, never those on disk.
@@ -170,7 +173,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       return
     }
     for (;;) {
-      const outcome = await this.applyChain(firstChain ?? await this.chainOnDisk(changesDir as string), Date.now())
+      const outcome = await this.serveChain(firstChain ?? await this.chainOnDisk(changesDir as string), Date.now())
       if (outcome !== 'superseded') break
     }
     await this.published()
@@ -211,17 +214,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   /**
    * Serves `chain`: only its new change files when the served chain begins it (by content), else built again
    * from its snapshot. A bad change file is refused and those after it wait, unless that would take back a
-   * change file served now (applyChain). Runs alone, after any other reload.
+   * change file served now (execute). Runs alone, after any other reload.
    */
   serve (chain: Chain): Promise<ReloadOutcome> {
     // A follower's chains get change files sooner or later: the first should pay only for itself.
     this.changesExpected = true
-    return this.runAlone(async () => await this.runOnce(async started => {
-      for (;;) {
-        const outcome = await this.applyChain(chain, started)
-        if (outcome !== 'superseded') return outcome
-      }
-    }))
+    return this.enqueue(async () => await this.runOnce(async started => await this.serveChain(chain, started)))
   }
 
   /** The last RECENT_FAILURES files a reload refused, newest first. */
@@ -230,51 +228,61 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   }
 
   /**
-   * Loads the file again and serves it if valid; resolves with the outcome of the last run asked for.
-   * `file`: another file (a download, a kept version), loaded alone after any other run, never merged.
+   * Loads the file again and serves it if valid; resolves once the newest request for it has been carried
+   * out, with the last run's outcome (asked again meanwhile: one more run). `file`: another file (a download, a kept version), loaded alone
+   * after any other run, never merged; with change files served, a chain of it alone (the kept root when
+   * it has the root's content).
    */
   reload (file: string = this.file): Promise<ReloadOutcome> {
-    // With change files served, another snapshot is a chain of it alone: the kept root when the same content.
     if (file !== this.file) {
-      return this.runAlone(async () => await this.runOnce(async started => (this.chain?.changes.length ?? 0) > 0
-        ? await this.applyChain({ snapshot: file, changes: [] }, started)
-        : await this.loadOnce(file, started)))
+      const chain = { snapshot: file, changes: [] }
+      return this.enqueue(async () => await this.runOnce(async started =>
+        await this.serveChain(chain, started, (this.chain?.changes.length ?? 0) === 0)))
     }
-    if (this.running !== null) {
+    if (this.ownRun !== null) {
       this.again = true
-      return this.running
+      return this.ownRun
     }
-    const run = async (): Promise<ReloadOutcome> => {
+    const run = this.enqueue(async () => {
       let outcome: ReloadOutcome
       do {
         this.again = false
         outcome = await this.runOnce(async started => await this.ownChain(started))
       } while (this.again)
       return outcome
-    }
-    this.running = run().finally(() => { this.running = null })
-    return this.running
+    })
+    this.ownRun = run
+    run.finally(() => { this.ownRun = null }).catch(() => {})
+    return run
   }
 
-  /** One reload, told to listeners. One asked for during the first load runs after it. */
+  /** Runs `job` once every job before it has ended. */
+  private enqueue (job: () => Promise<ReloadOutcome>): Promise<ReloadOutcome> {
+    const run = this.queue.then(job)
+    this.queue = run.then(() => {}, () => {})
+    return run
+  }
+
+  /**
+   * One job's runs, each told to listeners, until one is not superseded (a file written while it was read
+   * is read again). One asked for during the first load runs after it.
+   */
   private async runOnce (step: (started: number) => Promise<ReloadOutcome>): Promise<ReloadOutcome> {
     await this.first?.catch(() => {})
-    const outcome = await step(Date.now())
-    if (outcome === 'superseded') this.again = true
-    await this.published()
-    this.emit('reloaded', outcome)
-    return outcome
+    for (;;) {
+      const outcome = await step(Date.now())
+      await this.published()
+      this.emit('reloaded', outcome)
+      if (outcome !== 'superseded') return outcome
+    }
   }
 
   /** The store's own file: the snapshot alone, or with its change files on disk. */
   private async ownChain (started: number): Promise<ReloadOutcome> {
-    if (this.changesDir === null) return await this.loadOnce(this.file, started)
-    const chain = await this.chainOnDisk(this.changesDir)
-    // No change file, served or on disk: a reload as ever (SIGHUP reads the file again, even unchanged).
-    if (chain.changes.length === 0 && (this.chain?.changes.length ?? 0) === 0) {
-      return await this.loadOnce(this.file, started)
-    }
-    return await this.applyChain(chain, started)
+    const chain = this.changesDir === null ? { snapshot: this.file, changes: [] } : await this.chainOnDisk(this.changesDir)
+    // No change files kept, or none served or on disk: the file read again, even unchanged (SIGHUP).
+    const reread = this.changesDir === null || (chain.changes.length === 0 && (this.chain?.changes.length ?? 0) === 0)
+    return await this.serveChain(chain, started, reread)
   }
 
   /** The snapshot file and the change files in `dir`; a directory there means change files are expected. */
@@ -283,23 +291,13 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return { snapshot: this.file, changes: await changeFilesIn(dir) }
   }
 
-  /** Runs `run` after any other reload, on its own. */
-  private async runAlone (run: () => Promise<ReloadOutcome>): Promise<ReloadOutcome> {
-    while (this.running !== null) await this.running.catch(() => {})
-    this.running = run().finally(() => {
-      this.running = null
-      // A reload of the store's own file asked for meanwhile runs now.
-      if (this.again) {
-        this.again = false
-        this.reload().catch(() => {})
-      }
-    })
-    return await this.running
-  }
-
-  /** Resolves when no reload runs (shutdown). Not the first load: a large one would hold a SIGTERM. */
+  /** Resolves when no reload runs or waits (shutdown). Not the first load: a large one would hold a SIGTERM. */
   async idle (): Promise<void> {
-    while (this.running !== null) await this.running
+    let queue
+    do {
+      queue = this.queue
+      await queue
+    } while (queue !== this.queue)
   }
 
   /**
@@ -323,50 +321,32 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     }
     if (before === await fileStamp(file)) return read
     this.log.warn({ snapshot: file }, 'snapshot file changed while it was read; loading it again')
-    // Never served: retired as a replaced model is.
-    if ('model' in read && 'memory' in read.model) read.model.memory.retire()
+    if ('model' in read && 'memory' in read.model) this.letGo(read.model)
     return 'changed'
   }
 
-  /** A snapshot alone (no change files: `changesDir` null, or a remote source's download). */
-  private async loadOnce (file: string, started = Date.now()): Promise<ReloadOutcome> {
-    const read = await this.readOnce(file, this.load)
-    // Loading again here, not waiting for the watcher, also covers SIGHUP.
-    if (read === 'changed') return 'superseded'
-    if ('error' in read) return this.refuse(file, read.error)
-    const oldRoot = this.root
-    this.swap(read.model)
-    if (oldRoot !== null && oldRoot !== read.model) oldRoot.memory.retire()
-    this.servedAlone(read.model, file, read.stamp)
-    this.loaded(file, started)
-    return 'loaded'
-  }
-
-  /** A snapshot served without change files: the root of a chain of none, so that `serve` can add some. */
-  private servedAlone (model: SnapshotModel, file: string, stamp: string | null): void {
-    this.setRoot(model)
-    this.chain = { snapshot: { file, stamp, digest: model.info.version }, changes: [] }
+  /** Serves `chain`: plans the run from what is served (plan-reload.ts), then carries the plan out. */
+  private async serveChain (chain: Chain, started: number, reread = false): Promise<ReloadOutcome> {
+    if (chain.changes.length > 0) this.changesExpected = true
+    const served = reread ? null : await this.servedPrefix(chain)
+    const plan = planReload(this.chain?.changes.length ?? null, served === null ? null : { changes: served.changes.length }, reread)
+    return await this.execute(plan, chain, served, started)
   }
 
   /**
-   * Serves `chain`: its new change files on the served state, each swapped in alone; or the whole chain built
-   * beside it (from the kept root when the snapshot is the same) and swapped in once.
+   * Carries out a plan: `extend` applies the new change files to the served state, each swapped in alone;
+   * `load` and `rebuild` build the whole chain beside it (from a new load, or the kept root) and swap once.
    */
-  private async applyChain (chain: Chain, started: number): Promise<ReloadOutcome> {
-    if (chain.changes.length > 0) this.changesExpected = true
-    if (this.changesExpected && this.root !== null && this.rootReady === null) this.setRoot(this.root)
-    const matched = await this.servedPrefix(chain)
-    const prefix = matched?.changes.length ?? -1
-    const incremental = prefix !== -1 && prefix === this.chain?.changes.length
-    // Built again: from the root, every change file read again (the versions between are not kept).
-    const from = incremental ? prefix : 0
+  private async execute (
+    plan: ReloadPlan, chain: Chain, served: { snapshot: ChainFile, changes: ChainFile[] } | null, started: number
+  ): Promise<ReloadOutcome> {
     let root = this.root
     // Recorded once served, so copies are compared by stamp from then on; not before, as a failed serve
     // would leave the record naming kept files a prune may remove.
-    let snapshot = matched?.snapshot
-    const files: ChainFile[] = incremental ? [...(matched as { changes: ChainFile[] }).changes] : []
+    let snapshot = served?.snapshot
+    const files: ChainFile[] = plan.kind === 'extend' ? [...(served as { changes: ChainFile[] }).changes] : []
     let state: SnapshotModel
-    if (prefix === -1) {
+    if (plan.kind === 'load') {
       const read = await this.readOnce(chain.snapshot, this.load)
       if (read === 'changed') return 'superseded'
       if ('error' in read) return this.refuse(chain.snapshot, read.error)
@@ -374,27 +354,20 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       snapshot = { file: chain.snapshot, stamp: read.stamp, digest: root.info.version }
       state = root
     } else {
-    // The same snapshot: what a load made ready in the background serves this chain too.
+      // The same snapshot: what a load made ready in the background serves this chain too.
+      if (this.changesExpected && this.rootReady === null) this.setRoot(this.root as SnapshotModel)
       await this.rootReady
-      state = incremental ? this.model as SnapshotModel : root as SnapshotModel
-    }
-    const drop = (model: SnapshotModel): void => {
-      if (model !== this.model && model !== root && model !== this.root) model.memory.retire()
-    }
-    /** The state built here and a root loaded for it, let go unless served. */
-    const dropAll = (): void => {
-      drop(state)
-      if (root !== this.root) root?.memory.retire()
+      state = plan.kind === 'extend' ? this.model as SnapshotModel : root as SnapshotModel
     }
     let outcome: ReloadOutcome = 'loaded'
-    for (const [at, file] of chain.changes.entries()) {
-      if (at < from) continue
+    for (let at = plan.kind === 'extend' ? plan.from : 0; at < chain.changes.length; at++) {
+      const file = chain.changes[at] as string
       const unfit = await notAChangeFile(file)
       const read = unfit === null
         ? await this.readOnce(file, this.readChanges)
         : { error: new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [unfit]) }
       if (read === 'changed') {
-        dropAll()
+        this.letGo(state, root)
         return 'superseded'
       }
       if ('error' in read) {
@@ -402,40 +375,34 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
         outcome = this.refuse(file, read.error, 'change file')
         // A rebuild of the served snapshot's chain that stops short of a change file served now is not
         // served: one bad file must not take back later changes. A bad file at the end only waits.
-        if (prefix !== -1 && await this.servesAnyOf(chain.changes[at] as string, chain.changes.slice(at + 1))) {
-          dropAll()
+        if (plan.kind !== 'load' && await this.servesAnyOf(file, chain.changes.slice(at + 1))) {
+          this.letGo(state, root)
           return outcome
         }
         break
       }
       const next = await deriveVersion(state, read.model)
-      const chainFile = { file, stamp: read.stamp, digest: read.model.digest }
       this.changeCounts.applied++
       this.appliedLog(next, file, started)
-      files.push(chainFile)
-      if (incremental) {
-        this.swap(next)
-        this.chain = { snapshot: snapshot as ChainFile, changes: [...files] }
+      files.push({ file, stamp: read.stamp, digest: read.model.digest })
+      if (plan.kind === 'extend') {
+        this.swap(next, this.root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: [...files] })
         this.succeeded()
-      } else {
-        drop(state)
+      } else if (state !== root) {
+        this.letGo(state)
       }
       state = next
     }
-    if (incremental) {
+    if (plan.kind === 'extend') {
       // Nothing new: the same state, under `chain`'s names (a bad save put back as it was serves again).
-      if (from === chain.changes.length) {
+      if (plan.from === chain.changes.length) {
         this.chain = { snapshot: snapshot as ChainFile, changes: files }
         if (outcome === 'loaded' && this.counters.failedInARow > 0) this.succeeded()
       }
       return outcome
     }
-    // The chain built again: swapped in at once, and the root it was built from kept.
-    const oldRoot = this.root
-    this.swap(state)
-    if (oldRoot !== null && oldRoot !== root && oldRoot !== state) oldRoot.memory.retire()
-    this.chain = { snapshot: snapshot as ChainFile, changes: files }
-    if (root !== this.root) this.setRoot(root as SnapshotModel)
+    // The chain built again: swapped in at once, with the root it was built from.
+    this.swap(state, root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: files })
     if (outcome === 'loaded') this.succeeded()
     this.log.info({
       snapshot: chain.snapshot,
@@ -444,7 +411,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       generatedAt: state.info.generatedAt,
       items: state.itemCounts(),
       ms: Date.now() - started
-    }, prefix === -1
+    }, plan.kind === 'load'
       ? 'snapshot reloaded'
       : files.length === 0
         ? 'the snapshot served again from the one loaded'
@@ -505,23 +472,24 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       this.log.error({ err: error }, 'preparing the snapshot for change files failed'))
   }
 
-  /** `model` served in one assignment; the one it replaces retired unless it is the chain's root. */
-  private swap (model: SnapshotModel): void {
+  /** `model` served in one assignment, as the chain `files` names from `root`; what it replaces let go. */
+  private swap (model: SnapshotModel, root: SnapshotModel, files: { snapshot: ChainFile, changes: ChainFile[] }): void {
     const old = this.model
+    const oldRoot = this.root
     this.model = model
-    // Its memory goes once no answer still sends from it (ADR 011).
-    if (old !== null && old !== model && old !== this.root) old.memory.retire()
+    this.chain = files
+    if (root !== oldRoot) this.setRoot(root)
+    this.letGo(old, oldRoot)
   }
 
-  private loaded (file: string, started: number): void {
-    const model = this.model as SnapshotModel
-    this.succeeded()
-    this.log.info({
-      snapshot: file,
-      generatedAt: model.info.generatedAt,
-      items: model.itemCounts(),
-      ms: Date.now() - started
-    }, 'snapshot reloaded')
+  /**
+   * The one place a version is let go: each of `models` that is neither served nor the served chain's root.
+   * Its memory goes once no answer still sends from it (ADR 011); letting go twice is harmless.
+   */
+  private letGo (...models: Array<SnapshotModel | null>): void {
+    for (const model of models) {
+      if (model !== null && model !== this.model && model !== this.root) model.memory.retire()
+    }
   }
 
   private succeeded (): void {
