@@ -20,7 +20,9 @@ export interface HttpError extends Error {
   indent?: number | null
 }
 
-function httpError<Args extends unknown[]> (code: string, statusCode: number, message: string, body: (...args: Args) => ErrorBody) {
+function httpError<Args extends unknown[]> (
+  code: string, statusCode: number, message: string, body: (...args: Args) => ErrorBody
+) {
   const Base = createError(code, message, statusCode)
   return function create (...args: Args): HttpError {
     const error = new Base(...args) as HttpError
@@ -39,7 +41,8 @@ export const notFound = httpError('EXPLORE_ERR_NOT_FOUND', 404, 'Not found.',
 export const methodNotAllowed = httpError('EXPLORE_ERR_METHOD_NOT_ALLOWED', 405, 'Method "%s" not allowed.',
   (method: string) => ({ detail: `Method "${method}" not allowed.` }))
 
-export const notAcceptable = httpError('EXPLORE_ERR_NOT_ACCEPTABLE', 406, 'Could not satisfy the request Accept header.',
+export const notAcceptable = httpError('EXPLORE_ERR_NOT_ACCEPTABLE', 406,
+  'Could not satisfy the request Accept header.',
   () => ({ detail: 'Could not satisfy the request Accept header.' }))
 
 // Django refuses a query string of more than DATA_UPLOAD_MAX_NUMBER_FIELDS (1000) fields.
@@ -82,7 +85,8 @@ export function refusalBody (statusCode: number): ErrorBody {
 export const opsActionsOff = httpError('EXPLORE_ERR_OPS_ACTIONS_OFF', 403, 'Operator actions are off: set OPS_TOKEN.',
   () => ({ detail: 'Operator actions are off: set OPS_TOKEN.' }))
 
-export const opsNotAuthenticated = httpError('EXPLORE_ERR_OPS_NOT_AUTHENTICATED', 401, 'Authentication credentials were not provided.',
+export const opsNotAuthenticated = httpError('EXPLORE_ERR_OPS_NOT_AUTHENTICATED', 401,
+  'Authentication credentials were not provided.',
   () => ({ detail: 'Authentication credentials were not provided.' }))
 
 export const opsTokenInvalid = httpError('EXPLORE_ERR_OPS_TOKEN_INVALID', 401, 'Invalid token.',
@@ -94,14 +98,18 @@ export const pinBodyInvalid = httpError('EXPLORE_ERR_PIN_BODY', 400, 'The body m
 export const versionNotKept = httpError('EXPLORE_ERR_VERSION_NOT_KEPT', 404, 'Version "%s" is not kept here.',
   (version: string) => ({ detail: `Version "${version}" is not kept here (GET /-/versions lists the kept ones).` }))
 
-export const noOlderVersion = httpError('EXPLORE_ERR_NO_OLDER_VERSION', 409, 'No kept version is older than the served one.',
+export const noOlderVersion = httpError('EXPLORE_ERR_NO_OLDER_VERSION', 409,
+  'No kept version is older than the served one.',
   () => ({ detail: 'No kept version is older than the served one.' }))
 
 export const versionNotLoaded = httpError('EXPLORE_ERR_VERSION_NOT_LOADED', 500, 'Version "%s" did not load.',
-  (version: string) => ({ detail: `Version "${version}" did not load; the served version is unchanged (the service's log says why).` }))
+  (version: string) => ({
+    detail: `Version "${version}" did not load; the served version is unchanged (the service's log says why).`
+  }))
 
 // A serving thread forwards the operator's pages to the control thread (ADR 029); one that does not answer.
-export const controlUnavailable = httpError('EXPLORE_ERR_CONTROL_UNAVAILABLE', 503, 'The service is busy or closing; try again.',
+export const controlUnavailable = httpError('EXPLORE_ERR_CONTROL_UNAVAILABLE', 503,
+  'The service is busy or closing; try again.',
   () => ({ detail: 'The service is busy or closing; try again.' }))
 
 export const serverError = httpError('EXPLORE_ERR_SERVER', 500, 'A server error occurred.',
@@ -119,8 +127,11 @@ const simulatedFailures = {
   // DRF's Throttled with a wait: the detail names it (singular or plural, as its ngettext does) and its
   // exception handler sends it as Retry-After.
   429: httpError('EXPLORE_ERR_SIMULATED_429', 429, 'Request was throttled.',
-    (wait: number) => ({ detail: `Request was throttled. Expected available in ${wait} ${wait === 1 ? 'second' : 'seconds'}.` })),
-  500: httpError('EXPLORE_ERR_SIMULATED_500', 500, 'A server error occurred.', () => ({ detail: 'A server error occurred.' })),
+    (wait: number) => ({
+      detail: `Request was throttled. Expected available in ${wait} ${wait === 1 ? 'second' : 'seconds'}.`
+    })),
+  500: httpError('EXPLORE_ERR_SIMULATED_500', 500, 'A server error occurred.',
+    () => ({ detail: 'A server error occurred.' })),
   503: httpError('EXPLORE_ERR_SIMULATED_503', 503, SERVICE_UNAVAILABLE, () => ({ detail: SERVICE_UNAVAILABLE }))
 }
 
@@ -128,7 +139,7 @@ const simulatedFailures = {
 export type FailStatus = keyof typeof simulatedFailures
 export const FAIL_STATUSES = Object.keys(simulatedFailures).map(Number) as FailStatus[]
 
-/** A failure simulated on purpose. 429 and 503 carry a wait (a `Retry-After`): DRF's for 429, a proxy's habit for 503. */
+/** A failure simulated on purpose; 429 and 503 carry a wait (Retry-After): DRF's for 429, a proxy's habit for 503. */
 export function simulatedFailure (status: FailStatus): HttpError {
   const error = status === 429 ? simulatedFailures[429](SIMULATED_WAIT_SECONDS) : simulatedFailures[status]()
   if (status === 429 || status === 503) error.wait = SIMULATED_WAIT_SECONDS
@@ -157,7 +168,9 @@ export class SnapshotError extends Error {
   /** What the file was read as: the report's first word. */
   readonly kind: 'snapshot' | 'change file'
 
-  constructor (code: SnapshotError['code'], file: string, problems: readonly string[], kind: SnapshotError['kind'] = 'snapshot') {
+  constructor (
+    code: SnapshotError['code'], file: string, problems: readonly string[], kind: SnapshotError['kind'] = 'snapshot'
+  ) {
     super(refusalReport(kind, file, code, problems))
     this.name = 'SnapshotError'
     this.code = code
@@ -171,8 +184,12 @@ export class SnapshotError extends Error {
  * The report on a file refused, headed by its kind (`snapshot`, `change file`, `manifest`): why, then each
  * problem on a line of its own.
  */
-export function refusalReport (kind: string, file: string, code: SnapshotError['code'], problems: readonly string[]): string {
-  const what = code === 'SNAPSHOT_ERR_UNREADABLE' ? 'cannot be read' : code === 'SNAPSHOT_ERR_TOO_BIG' ? 'does not fit in memory' : 'is invalid'
+export function refusalReport (
+  kind: string, file: string, code: SnapshotError['code'], problems: readonly string[]
+): string {
+  const what = code === 'SNAPSHOT_ERR_UNREADABLE'
+    ? 'cannot be read'
+    : code === 'SNAPSHOT_ERR_TOO_BIG' ? 'does not fit in memory' : 'is invalid'
   const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`
   // A refusal for memory is one sentence of numbers, not a list of problems.
   return code === 'SNAPSHOT_ERR_TOO_BIG'

@@ -1,6 +1,5 @@
-// Fastify's not-found handler for the whole app, as Django resolves a path its URLconf does not match
-// literally: the explore path spelled with percent escapes is still the view; without its trailing slash,
-// CommonMiddleware's APPEND_SLASH redirects it; anything else is DRF's 404.
+// The app's not-found handler, as Django resolves a path its URLconf does not match literally: the explore path
+// with percent escapes is still the view, without its slash APPEND_SLASH redirects it, anything else is DRF's 404.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { notFound } from '../errors.js'
 import { sendError } from '../http/error-handler.js'

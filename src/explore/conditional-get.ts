@@ -1,6 +1,5 @@
-// Strong ETags for pages and If-None-Match → 304. A page's bytes are a function of the snapshot, the
-// request target, the origin its links use and the indentation asked for, so its tag is derived from
-// those, never from hashing the body.
+// Strong ETags for pages and If-None-Match → 304. A tag is derived from what a page's bytes depend on (snapshot,
+// target, link origin, indent), never by hashing the body.
 
 /** FNV-1a, 32 bits: cheap, and collisions only matter between representations of one URL. */
 function fnv1a (text: string): number {

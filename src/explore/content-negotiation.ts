@@ -1,6 +1,5 @@
-// DRF's content negotiation with JSONRenderer as the only renderer: `?format=` other than `json` is a
-// 404, an Accept header that admits no `application/json` a 406, and `application/json; indent=N` asks
-// for indented output. Quality values are ignored, as DRF ignores them.
+// DRF's content negotiation with JSONRenderer alone: `?format=` other than `json` is a 404, an Accept admitting no
+// `application/json` a 406, `; indent=N` indents. Quality values are ignored, as DRF ignores them.
 import { notAcceptable, notFound } from '../errors.js'
 import { pythonInt } from './python-int.js'
 
@@ -67,8 +66,7 @@ export function negotiate (accept: string | undefined, format: string | undefine
     if (matches && (best === null || type.precedence > best.precedence)) best = type
   }
   if (best === null) throw notAcceptable()
-  // DRF keeps the client's own media type when it is at least as specific as `application/json`, else
-  // `application/json` with the client's parameters: `indent` counts either way.
+  // Whichever media type DRF keeps (the client's, or application/json with its parameters), `indent` counts.
   const indentText = best.params.get('indent')
   if (indentText === undefined) return COMPACT
   // DRF: `int(params['indent'])`, a ValueError meaning compact output.

@@ -1,6 +1,5 @@
-// The one matcher of the explore URL: `/{lang}/api/internal/explore/`, as Django's URLconf matches it (on the
-// percent-decoded path, everything after the first `?` being the query), and without its trailing slash,
-// which Django's APPEND_SLASH answers with a redirect. Every path that answers or redirects a page asks it.
+// The one matcher of the explore URL, `/{lang}/api/internal/explore/`, as Django's URLconf matches it (on the
+// percent-decoded path), and of its slashless spelling, which APPEND_SLASH redirects.
 import { LANGUAGE } from '../schemas/snapshot.js'
 
 /** The route Fastify dispatches on; the handler still asks `matchExplorePath`, which has the last word. */
@@ -18,8 +17,7 @@ export interface ExploreTarget {
 }
 
 const EXPLORE = /^\/([^/]+)\/api\/internal\/explore(\/?)$/
-// RFC 9112 §3.2.2: a server must accept a target in absolute form (`http://host/path`) and route its path,
-// as Fastify's router does.
+// RFC 9112 §3.2.2: a target in absolute form (`http://host/path`) is routed by its path, as Fastify's router does.
 const ABSOLUTE_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/
 
 /** The explore path in a request target, or null for any other path. */

@@ -1,5 +1,5 @@
-// The explore parameters read by DRF's rules (Django's QueryDict, LimitOffsetPagination): `companies` repeatable with blanks
-// ignored and anything else but digits refused; `limit` and `offset` never refused, only defaulted.
+// The explore parameters read by DRF's rules (QueryDict, LimitOffsetPagination): `companies` repeatable, blanks
+// ignored, anything but digits refused; `limit` and `offset` never refused, only defaulted.
 import { companiesNotInteger } from '../errors.js'
 import { pythonInt } from './python-int.js'
 import type { QueryDict } from './query-string.js'

@@ -1,6 +1,5 @@
-// Every method on /{lang}/api/internal/explore/ through Fastify, answered in the order DRF's APIView works:
-// the query (read with the request), content negotiation, the method, then the page. GET and HEAD are the
-// page answer (page-answer.ts), written by the one writer; OPTIONS is DRF's metadata; the rest a 405.
+// Every method on the explore path through Fastify, in the order DRF's APIView works (query, negotiation, method,
+// page): GET and HEAD are the page answer (page-answer.ts), OPTIONS DRF's metadata, the rest a 405.
 import { METHODS } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyCorsOptions } from '@fastify/cors'
@@ -28,8 +27,7 @@ const METADATA: OptionsMetadata = {
 }
 
 declare module 'fastify' {
-  // @fastify/cors merges a route's `config.cors` over its options (index.js, addCorsHeadersHandler)
-  // but does not declare it.
+  // @fastify/cors reads a route's `config.cors` (index.js, addCorsHeadersHandler) but does not declare it.
   interface FastifyContextConfig {
     cors?: false | FastifyCorsOptions
   }
@@ -43,9 +41,8 @@ export function exploreView (
 ): ExploreHandler {
   const vary = viewVary(settings.cors)
   return function explore (request, reply) {
-    // Fastify parses a query with our parser (Django's QueryDict) on a matched route only: its not-found
-    // handler, which brings the path's encoded spellings here, parses with its default one (values as
-    // strings, not lists). There the query is read from the raw request, as the fast path reads it.
+    // Fastify uses our query parser on a matched route only; from the not-found handler (encoded spellings)
+    // the query is read from the raw request, as the fast path reads it.
     const query = request.routeOptions.url === undefined ? undefined : request.query as QueryDict
     const page = readPageRequest(request.raw, settings, request.linkHost, query)
     // A segment that is not a language, or a path only the router took for this one: a 404.
@@ -53,7 +50,7 @@ export function exploreView (
       reply.callNotFound()
       return
     }
-    // Every answer of the view carries these, its errors too.
+    // Set first, so that the view's errors carry them too.
     reply.header('allow', ALLOW).header('vary', vary).header('content-type', 'application/json')
     const method = request.method
     if (method === 'GET' || method === 'HEAD') {
@@ -74,9 +71,8 @@ export function exploreView (
 
 export async function exploreRoutes (app: FastifyInstance, { explore }: { explore: ExploreHandler }): Promise<void> {
   app.get(EXPLORE_ROUTE, {
-    // The parameter schemas document the route; they are never used to refuse a request (DRF refuses
-    // nothing but a bad `companies`, with its own body), and our query parser only ever yields arrays of
-    // strings, which is all they say. Checking that again on every request cost an uncached answer ~2%.
+    // The schemas only document: DRF refuses nothing but a bad `companies` (its own body), our parser yields only
+    // arrays of strings, and checking that on every request cost an uncached answer ~2%.
     validatorCompiler: () => () => true,
     schema: {
       summary: 'A page of content items linked to a company, newest first',
@@ -92,7 +88,11 @@ export async function exploreRoutes (app: FastifyInstance, { explore }: { explor
   }, explore)
 
   app.options(EXPLORE_ROUTE, {
-    schema: { summary: 'The view\'s metadata (DRF SimpleMetadata)', params: ExploreParamsSchema, response: { 200: OptionsMetadataSchema } }
+    schema: {
+      summary: 'The view\'s metadata (DRF SimpleMetadata)',
+      params: ExploreParamsSchema,
+      response: { 200: OptionsMetadataSchema }
+    }
   }, explore)
   // A CORS preflight is answered by @fastify/cors in its hook; the handler runs only when CORS is off.
   app.options(EXPLORE_ROUTE, {
@@ -101,8 +101,7 @@ export async function exploreRoutes (app: FastifyInstance, { explore }: { explor
     schema: { hide: true }
   }, explore)
 
-  // Every other method gets DRF's 405 (after content negotiation, as in DRF). CONNECT never reaches a
-  // route in Node, so it is left out.
+  // DRF's 405 (after content negotiation) for every other method; CONNECT never reaches a route in Node.
   const others = METHODS.filter(m => m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS' && m !== 'CONNECT')
   for (const method of others) {
     if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })

@@ -1,7 +1,5 @@
-// The one definition of a page answer: what GET or HEAD of `/{lang}/api/internal/explore/` answers, status,
-// headers and body, decided here for every path that answers pages (the fast path before Fastify and the
-// Fastify route alike) and kept whole in the page cache. Plain TypeScript: no Fastify, no socket.
-// Steps in the order DRF's view takes them: negotiation, language, `companies`, then the page.
+// The one definition of a page answer (status, headers, body) for both paths that answer pages (ADR 002), in the
+// order DRF's view works: negotiation, language, `companies`, the page. Plain TypeScript: no Fastify, no socket.
 import { isHttpError, negotiatedAs, notFound, TOO_MANY_FIELDS_CODE, type HttpError } from '../errors.js'
 import { allowedOrigin, corsVaries, type CorsPolicy } from '../http/cors-policy.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
@@ -31,12 +29,8 @@ export interface ViewAnswer {
 /** An answer to a page request, as it goes on the wire. */
 export interface PageAnswer extends ViewAnswer {
   status: 200 | 304
-  /** Names and values in one list, in the order they are written (as `writeHead` takes them). */
   headers: string[]
-  /**
-   * One buffer, or parts sent in order without being copied together (the items as views of the model);
-   * null for a 304. A HEAD answer is the GET's: its writer leaves the body out.
-   */
+  /** Null for a 304; parts are the items as views of the model (ADR 004). */
   body: Buffer | PageParts | null
 }
 
@@ -61,10 +55,8 @@ export function viewVary (cors: CorsPolicy): string {
 }
 
 /**
- * The answer to a GET or HEAD of a page from `model`, whatever it is: the page, its 304, the view's errors
- * (404 for a language the snapshot lacks or a `format` other than json, 406, 400 for `companies`) or
- * Django's refusal of a query of too many fields. Both paths write what this returns; neither answers again.
- * Throws only what is not an HTTP error (a fault of ours).
+ * The answer to a GET or HEAD of a page from `model`: the page, its 304, the view's errors (404, 406, 400) or
+ * Django's refusal of too many fields. Both paths write what this returns; it throws only faults of ours.
  */
 export function answerPage (model: SnapshotModel, request: PageRequest, settings: PageSettings): ViewAnswer {
   try {
@@ -99,10 +91,11 @@ function pageAnswer (model: SnapshotModel, request: PageRequest, settings: PageS
   if (notModified(request.headers['if-none-match'], etag)) return notModifiedAnswer(headers)
 
   const page = listing.page(params.companies, params.offset, params.limit)
-  const { next, previous } = pageLinks(`${origin}/${request.lang}/api/internal/explore/`, request.query, { count: page.count, ...params })
+  const { next, previous } = pageLinks(
+    `${origin}/${request.lang}/api/internal/explore/`, request.query, { count: page.count, ...params }
+  )
   const envelope = { count: page.count, next, previous, items: page.items }
-  // A page the cache will keep is made in memory of its own; an indented one (rare) in one buffer; any
-  // other is sent in parts, its items straight from the model.
+  // A page to keep, or an indented one (rare), is made in one buffer; any other is sent as views (ADRs 001, 004).
   const kept = key !== null && cache !== null && cache.wants(key)
   const body = kept || indent !== null ? renderPage(envelope, indent) : pageParts(envelope)
   headers.push('content-length', String(Buffer.isBuffer(body) ? body.length : body.byteLength))
@@ -111,10 +104,7 @@ function pageAnswer (model: SnapshotModel, request: PageRequest, settings: PageS
   return answer
 }
 
-/**
- * A page's headers but its length, in the order the original service's stack writes them: CORS's (set
- * first, by @fastify/cors's hook), then the view's, the ETag and Cache-Control.
- */
+/** A page's headers but its length, in the original stack's order: CORS's (@fastify/cors's hook), the view's. */
 function pageHeaders (settings: PageSettings, request: PageRequest, etag: string): string[] {
   const headers = viewHeaders(settings, request)
   headers.push('etag', etag)
@@ -143,10 +133,8 @@ function corsHeaders (settings: PageSettings, request: PageRequest, vary = 'Orig
 }
 
 /**
- * An error of the view as DRF's exception handler writes it: the body in the indentation the view
- * negotiated (`indent`: compact if negotiation failed), the wait as Retry-After, and the view's headers,
- * CORS's included (a browser app must see the status). Never kept in the page cache. Simulated failures
- * (simulated-trouble.ts) are made by it too.
+ * An error of the view as DRF's exception handler writes it: indented as negotiated (compact if that failed),
+ * the wait as Retry-After, the view's headers with CORS's (a browser app must see the status). Never cached.
  */
 export function errorAnswer (
   error: HttpError, request: PageRequest, settings: PageSettings, indent = negotiatedIndent(request)
@@ -171,7 +159,12 @@ function negotiatedIndent (request: PageRequest): number | null {
 /** A refusal Django makes before any view runs (the error handler's shape): `first` headers, then the body's. */
 export function refusalAnswer (error: HttpError, first: string[] = []): ViewAnswer {
   const body = renderJson(error.body, null)
-  return { status: error.statusCode, headers: [...first, 'content-type', 'application/json', 'content-length', String(body.length)], body, error: 'refusal' }
+  return {
+    status: error.statusCode,
+    headers: [...first, 'content-type', 'application/json', 'content-length', String(body.length)],
+    body,
+    error: 'refusal'
+  }
 }
 
 /** A kept page, or its 304 when the client's copy is current. */

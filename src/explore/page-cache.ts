@@ -1,6 +1,5 @@
-// Whole answers kept per snapshot model: a repeated request costs a lookup and a write, like a static
-// file. The cache belongs to the model it was filled from, so a new snapshot starts with an empty one
-// and the old one goes with the old model: nothing stale can be served, nothing needs invalidating.
+// Whole answers kept per snapshot model (ADR 001): a new snapshot starts with an empty cache and the old one goes
+// with its model, so nothing stale is served and nothing needs invalidating.
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { PageRequest } from './page-request.js'
 
@@ -18,10 +17,8 @@ function headerKey (value: string | string[] | undefined): string {
 }
 
 /**
- * The page cache key of a page request: everything the bytes of its answer depend on besides the snapshot
- * (the cache is per snapshot). An absent header and an empty one are different requests (an empty Accept
- * is a 406). GET and HEAD share a key: a HEAD answer is the GET's without its body. X-Forwarded-Proto
- * counts only when proxies are trusted, Origin only when CORS varies by it.
+ * The cache key of a page request: all its answer's bytes depend on but the snapshot. An absent header and an
+ * empty one differ (an empty Accept is a 406); GET and HEAD share a key (a HEAD answer is the GET's).
  */
 export function pageKey (request: PageRequest, trustProxy: boolean, corsVaries: boolean): string {
   const { accept, origin } = request.headers
@@ -33,13 +30,8 @@ export function pageKey (request: PageRequest, trustProxy: boolean, corsVaries: 
 const SEEN_KEYS = 10_000
 
 /**
- * Bounded by bytes. First in, first out: a hot page that falls out comes straight back in. A page is
- * kept the second time it is made, not the first: most pages of a long tail are asked for once, and
- * keeping each of them cost uncached answers a fifth of their speed in allocation and eviction.
- *
- * Both orders are kept in arrays, not read back from the Map and Set: V8 leaves a deleted entry's slot
- * in place until it rehashes, so taking the "first" entry after many deletions walks every dead slot
- * (that alone was 8% of an uncached answer on a long tail).
+ * Bounded by bytes, first in first out; a page is kept the second time it is made (a doorkeeper). Both orders
+ * live in arrays, not read back from the Map and Set, where V8 walks the dead slots of deletions (ADR 001).
  */
 export class PageCache {
   private readonly pages = new Map<string, CachedPage>()
@@ -59,9 +51,8 @@ export class PageCache {
   }
 
   /**
-   * Whether a page about to be made for `key` would be kept: not the first time it is made (then the key
-   * is remembered), nor when it is kept already. Asked before the page is made, so that a page that will
-   * not be kept can be sent in parts, never copied into one buffer.
+   * Whether a page about to be made for `key` would be kept: seen before (else remembered now) and not kept
+   * yet. Asked first, so that a page not kept is sent in parts, never copied (ADR 004).
    */
   wants (key: string): boolean {
     if (!this.seen.has(key)) {

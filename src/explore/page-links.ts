@@ -1,6 +1,5 @@
-// `next` and `previous` exactly as DRF's LimitOffsetPagination builds them: the request's own URL with
-// `limit` and `offset` replaced (or `offset` removed), every other parameter kept, re-encoded and sorted.
-// Both links share everything but those two values, so the query is sorted and encoded once per page.
+// `next` and `previous` as DRF's LimitOffsetPagination builds them: the request's URL with `limit` and `offset`
+// replaced (or `offset` removed), the rest re-encoded and sorted, once a page for both links.
 import { compareCodePoints, quotePlus, type QueryDict } from './query-string.js'
 
 export interface PagePosition {
@@ -43,20 +42,29 @@ function template (query: QueryDict): QueryTemplate {
   return { beforeLimit, between, afterOffset }
 }
 
-function link (url: string, { beforeLimit, between, afterOffset }: QueryTemplate, limit: number, offset: string | null): string {
+function link (
+  url: string, { beforeLimit, between, afterOffset }: QueryTemplate, limit: number, offset: string | null
+): string {
   return `${url}?${beforeLimit}limit=${limit}${between}${offset === null ? '' : `&offset=${offset}`}${afterOffset}`
 }
 
 /** `url` is the absolute URL of the page without its query string. */
-export function pageLinks (url: string, query: QueryDict, { count, limit, offset, offsetDigits }: PagePosition): PageLinks {
+export function pageLinks (
+  url: string, query: QueryDict, { count, limit, offset, offsetDigits }: PagePosition
+): PageLinks {
   const hasNext = offset + limit < count
   const hasPrevious = offset > 0
   if (!hasNext && !hasPrevious) return { next: null, previous: null }
   const parts = template(query)
   let previous: string | null = null
   if (hasPrevious) {
-    if (offset - limit <= 0) previous = link(url, parts, limit, null)
-    else previous = link(url, parts, limit, Number.isSafeInteger(offset) ? String(offset - limit) : (BigInt(offsetDigits) - BigInt(limit)).toString())
+    if (offset - limit <= 0) {
+      previous = link(url, parts, limit, null)
+    } else {
+      previous = link(url, parts, limit, Number.isSafeInteger(offset)
+        ? String(offset - limit)
+        : (BigInt(offsetDigits) - BigInt(limit)).toString())
+    }
   }
   return { next: hasNext ? link(url, parts, limit, String(offset + limit)) : null, previous }
 }

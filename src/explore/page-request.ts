@@ -8,7 +8,7 @@ import { parseRequestQuery, TOO_MANY_FIELDS, type QueryDict } from './query-stri
 import { withoutSteering } from './steering-fields.js'
 
 export interface PageRequestSettings extends RequestCheckSettings {
-  /** CHAOS: the query's steering fields (steering-fields.ts) are no part of the page. Off: parameters like any other. */
+  /** CHAOS: the query's steering fields (steering-fields.ts) are no part of the page; off, they are parameters. */
   chaos: boolean
 }
 
@@ -46,12 +46,12 @@ export class PageRequest {
 }
 
 /**
- * The page request of a raw request to the explore path (with its slash), or null for any other path.
- * Throws the refusals Django makes before a view runs: Host (400), target length (414). `linkHost` and
- * `query` are passed when Fastify has checked and parsed them already; a query Fastify parsed is refused
- * here if it has too many fields, one read here when it is first used.
+ * The page request of a raw request to the explore path (with its slash), or null for any other path. Throws
+ * Django's refusals before a view: Host (400), target length (414). `linkHost` and `query`: Fastify's, if it has them.
  */
-export function readPageRequest (raw: IncomingMessage, settings: PageRequestSettings, linkHost?: string, query?: QueryDict): PageRequest | null {
+export function readPageRequest (
+  raw: IncomingMessage, settings: PageRequestSettings, linkHost?: string, query?: QueryDict
+): PageRequest | null {
   // The path first: any other request is Fastify's, which checks its Host itself.
   const sent = raw.url as string
   const url = settings.chaos ? withoutSteering(sent) : sent

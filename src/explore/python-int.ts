@@ -1,4 +1,4 @@
-// Python's `int(text)` (base 10) on a string, as DRF reads `limit`, `offset` and `indent` (LimitOffsetPagination, JSONRenderer).
+// Python's `int(text)` in base 10, as DRF reads `limit`, `offset` and `indent` (LimitOffsetPagination, JSONRenderer).
 
 /** An integer read as Python would: exact as `digits`, and as a number where one is exact. */
 export interface PythonInt {

@@ -1,6 +1,5 @@
-// Query strings read and written exactly as Django and DRF do: `parse_qsl(keep_blank_values=True)` to
-// read, `urlencode(sorted(...), doseq=True)` with `quote_plus` to write. Clients see the difference
-// otherwise: in `next`/`previous` links, in which parameter wins, in how `+` and `%` come back.
+// Query strings read (`parse_qsl(keep_blank_values=True)`) and written (`urlencode(sorted(...), doseq=True)`) as
+// Django and DRF do: clients would see any difference in links, in which parameter wins, in `+` and `%`.
 
 /** Django refuses more fields than this (settings.DATA_UPLOAD_MAX_NUMBER_FIELDS). */
 export const MAX_FIELDS = 1000
@@ -36,7 +35,8 @@ export function unquotePlus (text: string): string {
   }
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)
-    if (code === 0x25 && i + 2 < text.length && hexValue(text.charCodeAt(i + 1)) >= 0 && hexValue(text.charCodeAt(i + 2)) >= 0) {
+    if (code === 0x25 && i + 2 < text.length && hexValue(text.charCodeAt(i + 1)) >= 0 &&
+        hexValue(text.charCodeAt(i + 2)) >= 0) {
       bytes.push(hexValue(text.charCodeAt(i + 1)) * 16 + hexValue(text.charCodeAt(i + 2)))
       i += 2
     } else if (code < 0x80) {

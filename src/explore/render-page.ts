@@ -43,11 +43,7 @@ export interface PageParts {
   byteLength: number
 }
 
-/**
- * The bytes `renderPage(page, null)` would return, in parts. Sending views of the items where they are
- * kept, rather than copying them into one buffer first, let a bare server gathering 20 items answer a
- * quarter faster (docs/decisions/004): the kernel copies them once, into the socket.
- */
+/** What `renderPage(page, null)` returns, in parts: the items as views, copied once, by the kernel (ADR 004). */
 export function pageParts (page: PageEnvelope): PageParts {
   const head = pageHead(page)
   const items = page.items.views()

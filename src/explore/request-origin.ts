@@ -52,7 +52,9 @@ function firstValue (header: string | string[] | undefined): string | undefined 
 }
 
 /** The host as the client named it (case kept, as Django keeps it), or null if Django would refuse it. */
-export function requestHost (request: RequestLike, { trustProxy, allowedHosts }: Pick<OriginOptions, 'trustProxy' | 'allowedHosts'>): string | null {
+export function requestHost (
+  request: RequestLike, { trustProxy, allowedHosts }: Pick<OriginOptions, 'trustProxy' | 'allowedHosts'>
+): string | null {
   let host = trustProxy ? firstValue(request.headers['x-forwarded-host']) : undefined
   if (host === undefined) {
     // Django sees two Host headers joined by a comma, which no host matches.
@@ -73,13 +75,15 @@ export function requestHost (request: RequestLike, { trustProxy, allowedHosts }:
   return host
 }
 
-/**
- * `scheme://host` for links, or the configured public base URL. `linkHost` is the host `requestHost`
- * accepted for this request.
- */
-export function linkOrigin (request: { linkHost: string, headers: RequestLike['headers'], socket: RequestLike['socket'] }, options: Pick<OriginOptions, 'publicBaseUrl' | 'trustProxy'>): string {
+/** `scheme://host` for links, or the configured public base URL; `linkHost` is the host `requestHost` accepted. */
+export function linkOrigin (
+  request: { linkHost: string, headers: RequestLike['headers'], socket: RequestLike['socket'] },
+  options: Pick<OriginOptions, 'publicBaseUrl' | 'trustProxy'>
+): string {
   if (options.publicBaseUrl !== null) return options.publicBaseUrl
   const proto = options.trustProxy ? firstValue(request.headers['x-forwarded-proto']) : undefined
-  const scheme = proto !== undefined ? (proto === 'https' ? 'https' : 'http') : (request.socket.encrypted === true ? 'https' : 'http')
+  const scheme = proto !== undefined
+    ? (proto === 'https' ? 'https' : 'http')
+    : (request.socket.encrypted === true ? 'https' : 'http')
   return `${scheme}://${request.linkHost}`
 }

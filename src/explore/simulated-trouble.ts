@@ -1,9 +1,5 @@
-// Trouble on purpose, for front-end developers who need a demo server that misbehaves
-// (docs/guides/demo-server.md#trouble-on-purpose): a delay before each page answer (DELAY_MS), failures with DRF's bodies (FAIL_RATE, FAIL_STATUS),
-// broken connections (FAULT, FAULT_RATE), drawn from a seeded sequence (CHAOS_SEED); and, only with CHAOS,
-// what a request asks for itself (`Prefer: delay=500`, `Prefer: status=503`, `?__delay=`, `?__status=`).
-// This file decides what each page request gets, the one definition the fast path and the Fastify route
-// both ask; http/troubled-answer.ts acts it out on the socket. Plain TypeScript: no Fastify, no socket.
+// Which simulated trouble each page request gets (docs/guides/demo-server.md#trouble-on-purpose), decided once for
+// both paths; http/troubled-answer.ts acts it out. Plain TypeScript: no Fastify, no socket.
 import { randomInt } from 'node:crypto'
 import type { EventEmitter } from 'node:events'
 import { MAX_DELAY_MS, type Config, type DelaySpec, type FaultKind } from '../config.js'
@@ -23,15 +19,16 @@ export interface Trouble {
   fault: FaultKind | null
 }
 
-export type TroubleSettings = Pick<Config, 'delayMs' | 'failRate' | 'failStatus' | 'fault' | 'faultRate' | 'chaosSeed' | 'chaos'>
+export type TroubleSettings =
+  Pick<Config, 'delayMs' | 'failRate' | 'failStatus' | 'fault' | 'faultRate' | 'chaosSeed' | 'chaos'>
 
 /** Whether any trouble is asked for: with none, the service is the replica it always was, byte for byte. */
 export function troubleWanted (settings: TroubleSettings): boolean {
-  return settings.delayMs !== null || settings.failRate > 0 || (settings.fault !== null && settings.faultRate > 0) || settings.chaos
+  return settings.delayMs !== null || settings.failRate > 0 || (settings.fault !== null && settings.faultRate > 0) ||
+    settings.chaos
 }
 
-// The spread of a lognormal delay around its median: a p90 about twice the median, a p99 about 3.2×, in
-// the range measured latencies of web APIs show.
+// A p90 about twice the median and a p99 about 3.2×, as measured latencies of web APIs spread.
 const LOGNORMAL_SIGMA = 0.5
 
 /** Draws delays of a DELAY_MS spec from its own stream: milliseconds, whole, from 0 to MAX_DELAY_MS. */
@@ -90,13 +87,15 @@ function wishedStatus (text: string | undefined): FailStatus | 200 | null {
 }
 
 /**
- * The trouble of this service's page requests. Each kind is drawn from a stream of its own (one draw per
- * request, every request, whatever it asks for), so the Nth request gets the same trouble on every run with
- * the same seed, and turning on one kind never shifts another's sequence.
+ * The trouble of this service's page requests. Each kind draws from its own stream, once per request whatever it
+ * asks, so a seed replays the same trouble and turning on one kind never shifts another's sequence.
  */
 export class SimulatedTrouble {
   readonly seed: number
-  readonly counts: TroubleCounts = { delays: 0, delayMs: 0, faults: { reset: 0, truncate: 0, dribble: 0 }, failures: new Map() }
+  readonly counts: TroubleCounts = {
+    delays: 0, delayMs: 0, faults: { reset: 0, truncate: 0, dribble: 0 }, failures: new Map()
+  }
+
   private readonly delays: DelaySampler | null
   private readonly failures: Rng
   private readonly faults: Rng
@@ -115,8 +114,12 @@ export class SimulatedTrouble {
   draw (request: PageRequest, sent: string): Trouble | null {
     const { settings } = this
     let delayMs = this.delays?.sample() ?? 0
-    let failStatus: FailStatus | null = settings.failRate > 0 && this.failures.float() < settings.failRate ? settings.failStatus : null
-    const fault = settings.fault !== null && settings.faultRate > 0 && this.faults.float() < settings.faultRate ? settings.fault : null
+    let failStatus: FailStatus | null = settings.failRate > 0 && this.failures.float() < settings.failRate
+      ? settings.failStatus
+      : null
+    const fault = settings.fault !== null && settings.faultRate > 0 && this.faults.float() < settings.faultRate
+      ? settings.fault
+      : null
     if (settings.chaos) {
       // The query's field wins over the header's preference: it is the more deliberate of the two.
       const steering = steeringOf(sent)
@@ -128,7 +131,11 @@ export class SimulatedTrouble {
     }
     if (this.closing) delayMs = 0
     if (delayMs === 0 && failStatus === null && fault === null) return null
-    return { delayMs, failure: failStatus === null ? null : errorAnswer(simulatedFailure(failStatus), request, settings), fault }
+    return {
+      delayMs,
+      failure: failStatus === null ? null : errorAnswer(simulatedFailure(failStatus), request, settings),
+      fault
+    }
   }
 
   /**
@@ -155,7 +162,7 @@ export class SimulatedTrouble {
     until.once('close', cancel)
   }
 
-  /** From the moment the service closes: every wait ends now, and no new one begins (shutdown waits for no simulated delay). */
+  /** From closing on, every wait ends now and none begins: shutdown waits for no simulated delay. */
   hurry (): void {
     this.closing = true
     for (const wake of [...this.waiting]) wake()

@@ -1,6 +1,5 @@
-// Under CHAOS a request may steer its own simulated trouble with query fields (`?__delay=500`,
-// `?__status=503`; `__code` is Prism's spelling of `__status`). They are no part of the page: the page of
-// `?companies=7&__delay=500` is the page of `?companies=7`, the same bytes under the same cache key.
+// Query fields that steer a request's own simulated trouble under CHAOS (`__code` is Prism's `__status`): no part
+// of the page, so `?companies=7&__delay=500` has the bytes and cache key of `?companies=7`.
 import { parseRequestQuery, TOO_MANY_FIELDS, unquotePlus } from './query-string.js'
 
 export const STEERING_FIELDS: ReadonlySet<string> = new Set(['__delay', '__status', '__code'])

@@ -1,6 +1,5 @@
-// The CORS headers of a simple (non-preflight) request, for answers written whole outside Fastify's reply
-// (page answers, kept in the page cache with their headers). They must be exactly what @fastify/cors adds
-// to every other answer for the same options (index.js, addCorsHeadersHandler): a test compares the two.
+// The CORS headers of a simple request, for page answers written outside Fastify's reply (ADR 002): exactly what
+// @fastify/cors adds for the same options (index.js, addCorsHeadersHandler), as a test checks.
 
 /** CORS_ORIGIN: any origin, these origins, or none (no CORS headers at all). */
 export type CorsPolicy = '*' | readonly string[] | false

@@ -1,6 +1,5 @@
-// A route constraint that tells a real CORS preflight (OPTIONS with Origin and Access-Control-Request-Method)
-// from a plain OPTIONS, so @fastify/cors answers the one with static options while the other reaches DRF's
-// metadata. (Deciding per request in a CORS delegator cost a third of an uncached answer.)
+// A route constraint that tells a CORS preflight from a plain OPTIONS, so @fastify/cors answers the one with static
+// options and DRF's metadata the other (a per-request CORS delegator cost a third of an uncached answer).
 import type { FastifyInstance } from 'fastify'
 
 type Strategy = Parameters<FastifyInstance['addConstraintStrategy']>[0]
@@ -17,5 +16,8 @@ export const corsPreflightStrategy: Strategy = {
     }
   },
   deriveConstraint: request =>
-    request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined ? 'yes' : 'no'
+    request.method === 'OPTIONS' && request.headers.origin !== undefined &&
+    request.headers['access-control-request-method'] !== undefined
+      ? 'yes'
+      : 'no'
 }

@@ -1,6 +1,5 @@
-// `Expect` headers as Django sees them: ignored. Node would answer `Expect: 100-continue` with an interim
-// "100 Continue" (which, pipelined, it writes between the head and the body of the previous answer) and any
-// other expectation with a bare, bodiless 417. No endpoint reads a body, so every request is simply answered.
+// `Expect` ignored, as Django ignores it: Node would send an interim 100 Continue (pipelined, between the previous
+// answer's head and body) or a bare 417, and no endpoint reads a body.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 
 export function ignoreExpectations (server: Server): void {

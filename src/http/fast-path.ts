@@ -1,7 +1,5 @@
-// Page requests answered at the HTTP server, before Fastify routes them (FAST_PATH; ADR 002): the same
-// reader, page answer and writer as the route. It decides only whether a request is its own (a GET or HEAD
-// of the explore path, a snapshot served, the app open) and then answers it whole, errors included; every
-// other request goes to Fastify untouched.
+// Page requests answered in the HTTP server's handler before Fastify routes them (FAST_PATH, ADR 002), with the
+// route's reader, page answer and writer; any request not its own goes to Fastify untouched.
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { isHttpError, serverError } from '../errors.js'
@@ -40,7 +38,9 @@ export class FastPath {
   }
 
   /** Fastify's `serverFactory`: the server Fastify would make, with the fast path in its request handler. */
-  readonly serverFactory = (handler: (request: IncomingMessage, response: ServerResponse) => void, options: FactoryOptions): Server => {
+  readonly serverFactory = (
+    handler: (request: IncomingMessage, response: ServerResponse) => void, options: FactoryOptions
+  ): Server => {
     const server = createServer(options.http ?? {}, (request, response) => {
       if (!this.answer(request, response)) handler(request, response)
     })
@@ -48,7 +48,9 @@ export class FastPath {
     if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout
     if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout
     if (options.connectionTimeout !== undefined) server.setTimeout(options.connectionTimeout)
-    if (options.maxRequestsPerSocket !== undefined && options.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket
+    if (options.maxRequestsPerSocket !== undefined && options.maxRequestsPerSocket > 0) {
+      server.maxRequestsPerSocket = options.maxRequestsPerSocket
+    }
     return server
   }
 
@@ -84,7 +86,12 @@ export class FastPath {
 
   private answered (request: IncomingMessage, statusCode: number, started: number): void {
     if (this.observers.length === 0) return
-    const answered: RequestLine = { method: request.method as string, url: request.url as string, statusCode, responseTime: performance.now() - started }
+    const answered: RequestLine = {
+      method: request.method as string,
+      url: request.url as string,
+      statusCode,
+      responseTime: performance.now() - started
+    }
     for (const observer of this.observers) observer(answered)
   }
 }

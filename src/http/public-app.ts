@@ -1,7 +1,5 @@
-// The Fastify instance that answers the public port, as every kind of serving loop wires it: the server's
-// options, the Host check, CORS, one not-found and one error handler, the explore view, and the fast path
-// when it is on. The one process (app.ts) and each serving thread (serving/serving-app.ts) add their own
-// plugins through `register`; this only wires.
+// The Fastify instance on the public port, wired alike for the one process (app.ts) and each serving thread
+// (serving/serving-app.ts), which add their own plugins through `register`.
 import Fastify, { type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -45,7 +43,9 @@ declare module 'fastify' {
  * @param snapshot the served model, read once per request; null while the first load is under way
  * @param register the caller's plugins, registered after the handlers and before the explore routes
  */
-export async function publicApp (config: Config, snapshot: () => SnapshotModel | null, register: (app: FastifyInstance) => Promise<void>): Promise<FastifyInstance> {
+export async function publicApp (
+  config: Config, snapshot: () => SnapshotModel | null, register: (app: FastifyInstance) => Promise<void>
+): Promise<FastifyInstance> {
   const settings: PageSettings & PageRequestSettings = {
     maxLimit: config.maxLimit,
     publicBaseUrl: config.publicBaseUrl,
@@ -72,8 +72,7 @@ export async function publicApp (config: Config, snapshot: () => SnapshotModel |
   drainOnClose(app.server)
   ignoreExpectations(app.server)
 
-  // No endpoint reads a request body. Parsing one could only produce errors the original never gives
-  // (a POST with a broken JSON body still gets its 405), so every body is left unread.
+  // No endpoint reads a body: parsing one could only add errors the original never gives (a bad POST gets its 405).
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null))
 

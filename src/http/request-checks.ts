@@ -1,6 +1,5 @@
-// What Django checks of every request before any view runs: the Host header (a malformed or not allowed one
-// would poison absolute links), then the length of the target, which the original's proxy would have
-// limited. Fastify's first hook runs it for every request it answers; the fast path, for the pages it answers.
+// What Django checks of every request before any view: the Host (a bad one would poison absolute links), then the
+// target's length, which the original's proxy limited. Run by Fastify's first hook and by the fast path.
 import type { IncomingMessage } from 'node:http'
 import { invalidHost, uriTooLong } from '../errors.js'
 import { requestHost, type OriginOptions } from '../explore/request-origin.js'

@@ -1,6 +1,5 @@
-// Request ids for Fastify (its `genReqId`) and for the fast path alike, so ids stay unique across both.
-// Fastify's own generator, kept to a small integer for the same reason it does.
-// A serving thread's ids carry its number, so that ids stay unique across the threads of one process.
+// Request ids for Fastify (`genReqId`) and the fast path alike, kept to a small integer as Fastify's own; a serving
+// thread's carry its number, so ids stay unique across both paths and every thread of the process.
 import { threadId } from 'node:worker_threads'
 
 const PREFIX = threadId === 0 ? 'req-' : `req-${threadId.toString(36)}-`

@@ -1,6 +1,5 @@
-// One structured line per request, written when the answer is sent: method, URL, status and time, for
-// Fastify's answers (this LogController) and the fast path's (app.ts) alike. Fastify's default is two
-// lines (incoming, completed) with whole request and reply objects.
+// One log line per request, when the answer is sent, for Fastify's answers (this LogController) and the fast
+// path's alike, where Fastify's default is two lines with whole request and reply objects.
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify'
 
 /** What the line says of an answer. */
@@ -25,7 +24,9 @@ export class OneLineRequestLog extends LogController {
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return
-    const line: RequestLine = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }
+    const line: RequestLine = {
+      method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime
+    }
     if (error) reply.log.error({ ...line, err: error }, 'request errored')
     else logRequest(reply.log, line)
   }

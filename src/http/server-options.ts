@@ -20,21 +20,23 @@ export function serverOptions (config: Config, fastPath?: FastPath): FastifyHttp
     logger: {
       level: config.logLevel,
       // pino-pretty runs in a worker thread, and only for a person at a terminal.
-      ...(config.logPretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
+      ...(config.logPretty
+        ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
+        : {})
     },
     logController: new OneLineRequestLog({ disableRequestLogging: !config.requestLog }),
     trustProxy: config.trustProxy,
-    // Limits for clients that are slow or send too much: 16 KiB of request line and headers (Node's
-    // default, stated), the whole request within requestTimeoutMs, idle sockets closed after 6× that.
-    // Without Host (HTTP/1.0, or a client that omits it) Django serves the request with the server's own
-    // name; the Host check (request-checks.ts) does the same, rather than Node's bare 400.
+    // maxHeaderSize is Node's default, made explicit. Without Host, Django serves with the server's own name:
+    // the Host check (request-checks.ts) does the same, rather than Node's bare 400.
     http: { maxHeaderSize: 16 * 1024, requireHostHeader: false },
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.requestTimeoutMs * 6,
     // A path Fastify cannot percent-decode, or with a segment too long to be a parameter, is one the
     // original's URLconf does not know either.
     frameworkErrors: (error, _request, reply) => {
-      const refusal = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : badRequest()
+      const refusal = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? notFound()
+        : badRequest()
       sendError(reply, refusal)
     },
     clientErrorHandler: refuseOnSocket,
@@ -53,7 +55,9 @@ export function serverOptions (config: Config, fastPath?: FastPath): FastifyHttp
  * Errors Node's HTTP parser raises before Fastify sees a request (a raw non-ASCII byte in the target,
  * oversized headers, a slow client): answered in the service's JSON on the raw socket, which then closes.
  */
-export function refuseOnSocket (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { _headerSent?: boolean } | null }): void {
+export function refuseOnSocket (
+  error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { _headerSent?: boolean } | null }
+): void {
   // Node's own rule (_http_server.js, socketOnError): no refusal once an answer to this request has begun,
   // or the client would read two answers to one request.
   if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?._headerSent === true) {
@@ -66,10 +70,13 @@ export function refuseOnSocket (error: NodeJS.ErrnoException, socket: Duplex & {
   const body = JSON.stringify(refusal.body)
   // A HEAD answer has no body, even one Node could not parse past its request line.
   const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD '
-  socket.end(`HTTP/1.1 ${refusal.statusCode} ${STATUS_CODES[refusal.statusCode] as string}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${head ? '' : body}`)
+  socket.end(
+    `HTTP/1.1 ${refusal.statusCode} ${STATUS_CODES[refusal.statusCode] as string}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${head ? '' : body}`
+  )
 }
 
-type SerializerFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
+type SerializerFactory =
+  NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
 
 /** As Fastify's default: shared schemas and `serializerOpts` passed through, a route's own `$id` left out. */
 export const serializerFactory: NonNullable<SerializerFactory> = (externalSchemas, serializerOpts) => {

@@ -1,6 +1,5 @@
-// The writer of page answers, chosen once for both paths: the plain one, or simulated trouble
-// (explore/simulated-trouble.ts) acted out around it: the delay on a timer, then a reset, or the answer
-// (the page's, the failure that replaces it, or the view's own error) written whole, cut halfway or dribbled.
+// The writer of page answers, chosen once for both paths: the plain one, or with simulated trouble acted out
+// around it (explore/simulated-trouble.ts): a delay, then a reset, or the answer whole, cut halfway or dribbled.
 import type { ServerResponse } from 'node:http'
 import type { ViewAnswer } from '../explore/page-answer.js'
 import type { PageRequest } from '../explore/page-request.js'
@@ -36,7 +35,9 @@ const plainWriter: AnswerWriter = (response, _page, answer, written) => {
   written(answer)
 }
 
-function act (troubles: SimulatedTrouble, response: ServerResponse, trouble: Trouble, answer: ViewAnswer, written: Written): void {
+function act (
+  troubles: SimulatedTrouble, response: ServerResponse, trouble: Trouble, answer: ViewAnswer, written: Written
+): void {
   const { fault, failure } = trouble
   if (fault === 'reset') {
     troubles.countFault('reset')
@@ -71,9 +72,8 @@ function bodyBytes (response: ServerResponse, { body }: ViewAnswer): Buffer {
 }
 
 /**
- * The headers and the first half of the body, then the connection closed (a FIN once that half is sent):
- * the client reads fewer bytes than Content-Length says. An answer without a body goes out whole, and its
- * connection is closed after it.
+ * The headers and half the body, then a FIN: the client reads fewer bytes than Content-Length says. An answer
+ * without a body goes out whole, then its connection closes.
  */
 function cut (response: ServerResponse, answer: ViewAnswer): void {
   const socket = response.socket

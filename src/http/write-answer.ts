@@ -11,9 +11,8 @@ export function writeAnswer (response: ServerResponse, answer: ViewAnswer): void
   } else if (Buffer.isBuffer(body)) {
     response.end(body)
   } else {
-    // Written in one tick, so Node sends them in one writev with the headers (it corks the socket on the
-    // first write until the next tick). Views queued on a slow socket keep the memory they are in alive,
-    // whatever reload retires their model meanwhile (item-memory.ts).
+    // In one tick, so Node sends one writev with the headers (it corks until the next tick); views queued on a
+    // slow socket keep their memory alive past a reload (ADRs 004, 011).
     response.write(body.head, 'latin1')
     for (const view of body.items) response.write(view)
     response.end(body.tail)

@@ -1,6 +1,5 @@
-// A serving thread's Fastify instance: the public app (http/public-app.ts) answering from the version it
-// was handed, its requests counted for the control's scrape, and, without OPS_PORT, every operator's page
-// forwarded to the control thread, which answers it as its own.
+// A serving thread's Fastify instance (ADR 029): the public app over the version it was handed, its requests counted
+// for the control's scrape and, without OPS_PORT, the operator's pages forwarded to the control thread.
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
 import { Gauge, Registry } from 'prom-client'
@@ -31,7 +30,12 @@ export async function servingApp (
     app.all(FORWARDED, { logLevel: 'silent', schema: { hide: true } }, async (request, reply) => {
       let answer: ForwardedAnswer
       try {
-        answer = await forward({ method: request.method, url: request.raw.url ?? request.url, headers: request.headers, remoteAddress: request.socket.remoteAddress ?? '' })
+        answer = await forward({
+          method: request.method,
+          url: request.raw.url ?? request.url,
+          headers: request.headers,
+          remoteAddress: request.socket.remoteAddress ?? ''
+        })
       } catch {
         throw controlUnavailable()
       }

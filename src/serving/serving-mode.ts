@@ -1,6 +1,5 @@
-// Which loop answers the public port: with WORKERS=1 the one thread of the process (it also loads), with
-// more that many serving threads over one model (ADR 029). They share the port through SO_REUSEPORT, which
-// `listen()` offers from Node 22.12 and 23.1.
+// Which loop answers the public port: with WORKERS=1 the process's one thread (which also loads), with more that
+// many serving threads over one model, sharing the port through SO_REUSEPORT (ADR 029).
 import { ConfigError } from '../errors.js'
 
 /** Whether this Node has `reusePort` for `listen()`: 22.12 or later in 22, 23.1 or later. */
@@ -13,7 +12,9 @@ export function hasReusePort (version: string = process.versions.node): boolean 
 export function servingThreads (workers: number, version: string = process.versions.node): number {
   if (workers <= 1) return 0
   if (!hasReusePort(version)) {
-    throw new ConfigError(`WORKERS=${workers} needs Node 22.12 or later (Node 24 is recommended): serving threads share the port with reusePort, which Node ${version} lacks. Set WORKERS=1 here.`)
+    throw new ConfigError(
+      `WORKERS=${workers} needs Node 22.12 or later (Node 24 is recommended): serving threads share the port with reusePort, which Node ${version} lacks. Set WORKERS=1 here.`
+    )
   }
   return workers
 }

@@ -1,8 +1,5 @@
-// The control thread's serving threads (WORKERS > 1, ADR 029): started on the public port, handed every
-// version the store serves (a version counts as served once every live thread serves it, or 10 s have
-// passed, logged), asked for their
-// request counts when Prometheus scrapes, answered when they forward an operator's page, started again
-// when one dies, and drained on shutdown.
+// The control thread's serving threads (WORKERS > 1, ADR 029): started on the public port, handed every version,
+// asked for counts at a scrape, answered when they forward, restarted when one dies, drained on shutdown.
 import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client'
@@ -26,7 +23,9 @@ const STABLE_MS = 60_000
 export interface ServingPoolOptions {
   log: FastifyBaseLogger
   /** Answers an operator's page forwarded by a thread (the control app's `inject`). */
-  forward: (request: ForwardedRequest) => Promise<{ statusCode: number, headers: ForwardedAnswer['headers'], rawPayload: Buffer }>
+  forward: (request: ForwardedRequest) => Promise<{
+    statusCode: number, headers: ForwardedAnswer['headers'], rawPayload: Buffer
+  }>
   /** The simulated trouble's seed, the same in every thread; null when there is no trouble. */
   chaosSeed: number | null
 }
@@ -62,15 +61,16 @@ export class ServingPool {
   private port = 0
   private model: SnapshotModel | null = null
   /**
-   * The message of the version published last. Kept rather than made again for a thread started later:
-   * the store retires a model as soon as it swaps in the next, before the last of a run is published, and
-   * a retired model's list of chunks is emptied; the message's buffers stay valid.
+   * The last published version's message, kept for threads started later: the store retires (empties) a model
+   * as soon as it swaps in the next, but the message's buffers stay valid.
    */
   private current: { seq: number, version: VersionMessage } | null = null
   private seq = 0
   private closing = false
   private readonly waiters = new Set<() => void>()
-  private readonly metricsAsked = new Map<number, (metrics: Array<MetricObjectWithValues<MetricValue<string>>>) => void>()
+  private readonly metricsAsked =
+    new Map<number, (metrics: Array<MetricObjectWithValues<MetricValue<string>>>) => void>()
+
   private lastMetricsId = 0
 
   constructor (private readonly config: Config, readonly size: number, private readonly options: ServingPoolOptions) {}
@@ -82,7 +82,17 @@ export class ServingPool {
   async start (): Promise<number> {
     this.port = this.config.port
     for (let id = 0; id < this.size; id++) {
-      const slot: Slot = { id, worker: null, threadId: 0, since: new Date(), restarts: 0, backoffMs: FIRST_BACKOFF_MS, serving: 0, listening: false, lastMetrics: null }
+      const slot: Slot = {
+        id,
+        worker: null,
+        threadId: 0,
+        since: new Date(),
+        restarts: 0,
+        backoffMs: FIRST_BACKOFF_MS,
+        serving: 0,
+        listening: false,
+        lastMetrics: null
+      }
       this.slots.push(slot)
       const port = await this.run(slot)
       this.port = port
@@ -93,7 +103,9 @@ export class ServingPool {
   /** Starts `slot`'s thread; resolves with its port once it listens, rejects if it cannot. */
   private async run (slot: Slot): Promise<number> {
     // The version served now goes with it: the thread serves it before it listens, never a 503 of its own.
-    const start: ThreadStart = { config: this.threadConfig(), port: this.port, forwardOps: this.config.opsPort === null, version: this.current }
+    const start: ThreadStart = {
+      config: this.threadConfig(), port: this.port, forwardOps: this.config.opsPort === null, version: this.current
+    }
     const worker = new Worker(ENTRY, { workerData: start })
     slot.worker = worker
     slot.threadId = worker.threadId
@@ -106,7 +118,9 @@ export class ServingPool {
           case 'listening':
             slot.listening = true
             // A version published while it started (it says `serving` for the one it started with first).
-            if (this.current !== null && slot.serving < this.current.seq) this.send(slot, { type: 'version', ...this.current })
+            if (this.current !== null && slot.serving < this.current.seq) {
+              this.send(slot, { type: 'version', ...this.current })
+            }
             resolve(message.port)
             break
           case 'failed':
@@ -126,7 +140,9 @@ export class ServingPool {
             break
         }
       })
-      worker.on('error', error => { this.options.log.error({ err: error, thread: slot.threadId }, 'a serving thread failed') })
+      worker.on('error', error => {
+        this.options.log.error({ err: error, thread: slot.threadId }, 'a serving thread failed')
+      })
       worker.on('exit', code => {
         slot.worker = null
         slot.listening = false
@@ -140,7 +156,9 @@ export class ServingPool {
         setTimeout(() => {
           if (this.closing) return
           slot.restarts++
-          this.run(slot).catch((error: unknown) => { this.options.log.error({ err: error }, 'a serving thread could not be started again') })
+          this.run(slot).catch((error: unknown) => {
+            this.options.log.error({ err: error }, 'a serving thread could not be started again')
+          })
         }, lived >= STABLE_MS ? FIRST_BACKOFF_MS : slot.backoffMs).unref()
       })
     })
@@ -148,7 +166,13 @@ export class ServingPool {
 
   /** The configuration a thread gets: its secrets left out, the trouble's seed the control's. */
   private threadConfig (): Config {
-    return { ...this.config, opsToken: null, snapshotHttpHeaders: null, snapshotUrl: null, chaosSeed: this.options.chaosSeed ?? this.config.chaosSeed }
+    return {
+      ...this.config,
+      opsToken: null,
+      snapshotHttpHeaders: null,
+      snapshotUrl: null,
+      chaosSeed: this.options.chaosSeed ?? this.config.chaosSeed
+    }
   }
 
   private send (slot: Slot, message: ToThread): void {
@@ -157,13 +181,19 @@ export class ServingPool {
 
   /** Answers a forwarded request to the thread that asked: not a thread started after it in its place. */
   private answer (worker: Worker, id: number, request: ForwardedRequest): void {
-    const reply = (answer: ForwardedAnswer): void => { worker.postMessage({ type: 'answer', id, answer } satisfies ToThread) }
+    const reply = (answer: ForwardedAnswer): void => {
+      worker.postMessage({ type: 'answer', id, answer } satisfies ToThread)
+    }
     this.options.forward(request).then(
       ({ statusCode, headers, rawPayload }) => { reply({ statusCode, headers, body: rawPayload }) },
       () => {
         // The control closing (inject refuses then): the 503 a closing server gives.
         const refusal = controlUnavailable()
-        reply({ statusCode: refusal.statusCode, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify(refusal.body)) })
+        reply({
+          statusCode: refusal.statusCode,
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+          body: Buffer.from(JSON.stringify(refusal.body))
+        })
       }
     )
   }
@@ -185,7 +215,10 @@ export class ServingPool {
       const timer = setTimeout(() => {
         this.waiters.delete(wake)
         const late = this.slots.filter(slot => slot.listening && slot.serving < seq).map(slot => slot.threadId)
-        this.options.log.warn({ threads: late, version: model.info.version }, 'serving threads did not say they serve the new version in time')
+        this.options.log.warn(
+          { threads: late, version: model.info.version },
+          'serving threads did not say they serve the new version in time'
+        )
         resolve()
       }, PUBLISH_TIMEOUT_MS)
       const wake = (): void => {
@@ -212,20 +245,22 @@ export class ServingPool {
    * the sum goes down (Prometheus would read a reset).
    */
   async metrics (): Promise<ThreadMetrics[]> {
-    const live = await Promise.all(this.slots.filter(slot => slot.listening).map(async slot => await new Promise<ThreadMetrics>(resolve => {
-      const id = ++this.lastMetricsId
-      const timer = setTimeout(() => {
-        this.metricsAsked.delete(id)
-        resolve(slot.lastMetrics ?? [])
-      }, METRICS_TIMEOUT_MS)
-      this.metricsAsked.set(id, metrics => {
-        clearTimeout(timer)
-        this.metricsAsked.delete(id)
-        slot.lastMetrics = metrics
-        resolve(metrics)
-      })
-      this.send(slot, { type: 'metrics', id })
-    })))
+    const live = await Promise.all(
+      this.slots.filter(slot => slot.listening).map(async slot => await new Promise<ThreadMetrics>(resolve => {
+        const id = ++this.lastMetricsId
+        const timer = setTimeout(() => {
+          this.metricsAsked.delete(id)
+          resolve(slot.lastMetrics ?? [])
+        }, METRICS_TIMEOUT_MS)
+        this.metricsAsked.set(id, metrics => {
+          clearTimeout(timer)
+          this.metricsAsked.delete(id)
+          slot.lastMetrics = metrics
+          resolve(metrics)
+        })
+        this.send(slot, { type: 'metrics', id })
+      }))
+    )
     return [...live, await this.departed]
   }
 
@@ -233,10 +268,12 @@ export class ServingPool {
   private departed: Promise<ThreadMetrics> = Promise.resolve([])
 
   private keepCounts (slot: Slot): void {
-    const last = slot.lastMetrics?.filter(metric => String(metric.type) === 'counter' || String(metric.type) === 'histogram')
+    const last = slot.lastMetrics?.filter(metric =>
+      String(metric.type) === 'counter' || String(metric.type) === 'histogram')
     slot.lastMetrics = null
     if (last === undefined || last.length === 0) return
-    this.departed = this.departed.then(async departed => await AggregatorRegistry.aggregate([departed, last]).getMetricsAsJSON() as ThreadMetrics)
+    this.departed = this.departed.then(async departed =>
+      await AggregatorRegistry.aggregate([departed, last]).getMetricsAsJSON() as ThreadMetrics)
   }
 
   /** The threads and what each serves, for the status. */

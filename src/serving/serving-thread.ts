@@ -1,6 +1,5 @@
-// A serving thread (ADR 029): listens on the public port beside the others (reusePort), answers pages from
-// the version the control thread last handed it, and swaps each new one in with one assignment. It never
-// loads anything. Started by serving-pool.ts; everything it says goes over its port (messages.ts).
+// A serving thread (ADR 029): listens on the public port beside the others and answers from the version the
+// control thread last handed it, swapped in by one assignment; it never loads. Started by serving-pool.ts.
 import type { AddressInfo } from 'node:net'
 import { parentPort, workerData } from 'node:worker_threads'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
@@ -35,12 +34,15 @@ control.on('message', (message: ToThread) => {
       const old = served
       served = adopter.adopt(message.version)
       say({ type: 'serving', seq: message.seq })
-      // Let go a turn later (item-memory.ts): nothing still in this turn reads the old version's pages.
+      // Let go a turn later (ADR 012): nothing still in this turn reads the old version's pages.
       if (old !== served) old?.memory.retire()
       break
     }
     case 'metrics':
-      registry.getMetricsAsJSON().then(metrics => { say({ type: 'metrics', id: message.id, metrics: withSharedLabels(metrics) }) }, () => { say({ type: 'metrics', id: message.id, metrics: [] }) })
+      registry.getMetricsAsJSON().then(
+        metrics => { say({ type: 'metrics', id: message.id, metrics: withSharedLabels(metrics) }) },
+        () => { say({ type: 'metrics', id: message.id, metrics: [] }) }
+      )
       break
     case 'answer':
       waiting.get(message.id)?.(message.answer)
@@ -48,10 +50,12 @@ control.on('message', (message: ToThread) => {
       break
     case 'close':
       // Stops accepting, lets requests in flight end (drain-on-close.ts), then lets the thread end.
-      app.close().catch((error: unknown) => { app.log.error({ err: error }, 'closing a serving thread failed') }).finally(() => {
-        say({ type: 'closed' })
-        control.close()
-      })
+      app.close()
+        .catch((error: unknown) => { app.log.error({ err: error }, 'closing a serving thread failed') })
+        .finally(() => {
+          say({ type: 'closed' })
+          control.close()
+        })
       break
   }
 })

@@ -1,9 +1,5 @@
-// A served version handed from the control thread to a serving thread (docs/decisions/029): `describe`
-// turns a model into a message whose arrays are views of shared memory, which postMessage shares rather
-// than copies; `VersionAdopter.adopt` makes the same model of them on the serving thread, nothing copied
-// but the few arrays too small to share (shared-arrays.ts). Each shared buffer has a number, so that a
-// thread reuses the buffer objects it already holds: its versions then count their holders of each buffer
-// as the control's do, and a change file's version lets go of nothing its successor still reads.
+// A served version handed from the control thread to a serving thread as views of shared memory (ADR 029). Buffers
+// are numbered so that a thread reuses those it holds: no version lets go of what its successor still reads.
 import { ItemMemory } from '../snapshot/model/item-memory.js'
 import { IdSlots } from '../snapshot/model/id-slots.js'
 import { RankOrder, type OrderTables } from '../snapshot/model/rank-order.js'
@@ -34,7 +30,8 @@ interface ListingMessage {
 }
 
 /** What a serving thread needs of a version's info: its name and the ETags' base (no change list). */
-type InfoMessage = Pick<SnapshotInfo, 'source' | 'version' | 'generatedAt' | 'loadedAt' | 'snapshotVersion' | 'contentVersion'>
+type InfoMessage =
+  Pick<SnapshotInfo, 'source' | 'version' | 'generatedAt' | 'loadedAt' | 'snapshotVersion' | 'contentVersion'>
 
 export interface VersionMessage {
   info: InfoMessage
@@ -73,7 +70,9 @@ export function describe (model: SnapshotModel): VersionMessage {
       startOf: ref(store.startOf),
       lengthOf: ref(store.lengthOf),
       companies: ranks(base),
-      changed: byCompany instanceof ChangedCompanies ? [...byCompany.changed].map(([company, list]) => [company, order(list.tables)]) : null,
+      changed: byCompany instanceof ChangedCompanies
+        ? [...byCompany.changed].map(([company, list]) => [company, order(list.tables)])
+        : null,
       order: listing.order === null ? null : order(listing.order.tables),
       keys: keys === null ? null : { dateOf: ref(keys.dateOf), pkOf: ref(keys.pkOf) }
     })
@@ -109,8 +108,12 @@ export class VersionAdopter {
       const Kind = KINDS[ref.kind] as new (buffer: ArrayBufferLike, offset: number, length: number) => View
       return new Kind(buffers.get(ref.buffer) as SharedArrayBuffer, ref.offset, ref.length) as T
     }
-    const order = (tables: OrderMessage): RankOrder =>
-      RankOrder.of({ sources: tables.sources.map(source => array<Uint32Array>(source)), sourceOf: array(tables.sourceOf), starts: array(tables.starts), ends: array(tables.ends) })
+    const order = (tables: OrderMessage): RankOrder => RankOrder.of({
+      sources: tables.sources.map(source => array<Uint32Array>(source)),
+      sourceOf: array(tables.sourceOf),
+      starts: array(tables.starts),
+      ends: array(tables.ends)
+    })
     const chunks = message.chunks.map(ref => {
       const view = array<Uint8Array>(ref)
       return Buffer.from(view.buffer as ArrayBuffer, view.byteOffset, view.length)
@@ -120,10 +123,22 @@ export class VersionAdopter {
     for (const listing of message.listings) {
       const { keys: ids, slots, starts, ranks } = listing.companies
       const base = new CompanyRanks(IdSlots.of({ keys: array(ids), slots: array(slots) }), array(starts), array(ranks))
-      const byCompany: CompanyLists = listing.changed === null ? base : new ChangedCompanies(base, new Map(listing.changed.map(([company, list]) => [company, order(list)])))
-      const store = { chunks, chunkOf: array<Uint16Array | Uint32Array>(listing.chunkOf), startOf: array<Uint32Array>(listing.startOf), lengthOf: array<Uint16Array | Uint32Array>(listing.lengthOf), memory }
-      const keys = listing.keys === null ? null : { dateOf: array<Uint32Array>(listing.keys.dateOf), pkOf: array<Float64Array>(listing.keys.pkOf) }
-      listings.set(listing.code, new LanguageListing(listing.code, store, byCompany, listing.order === null ? null : order(listing.order), keys))
+      const byCompany: CompanyLists = listing.changed === null
+        ? base
+        : new ChangedCompanies(base, new Map(listing.changed.map(([company, list]) => [company, order(list)])))
+      const store = {
+        chunks,
+        chunkOf: array<Uint16Array | Uint32Array>(listing.chunkOf),
+        startOf: array<Uint32Array>(listing.startOf),
+        lengthOf: array<Uint16Array | Uint32Array>(listing.lengthOf),
+        memory
+      }
+      const keys = listing.keys === null
+        ? null
+        : { dateOf: array<Uint32Array>(listing.keys.dateOf), pkOf: array<Float64Array>(listing.keys.pkOf) }
+      listings.set(listing.code, new LanguageListing(
+        listing.code, store, byCompany, listing.order === null ? null : order(listing.order), keys
+      ))
     }
     return new SnapshotModel({ ...message.info }, listings, memory, message.garbageBytes)
   }
