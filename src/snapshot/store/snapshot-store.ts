@@ -163,7 +163,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
       const read = await this.readOnce(first, this.load)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
-      this.swap(read.model, read.model, { snapshot: { file: first, stamp: read.stamp, digest: read.model.info.version }, changes: [] })
+      const snapshot = { file: first, stamp: read.stamp, digest: read.model.info.version }
+      this.swap(read.model, read.model, { snapshot, changes: [] })
       break
     }
     // A pinned version is served with its own change files, never those on disk.
@@ -229,9 +230,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   /**
    * Loads the file again and serves it if valid; resolves once the newest request for it has been carried
-   * out, with the last run's outcome (asked again meanwhile: one more run). `file`: another file (a download, a kept version), loaded alone
-   * after any other run, never merged; with change files served, a chain of it alone (the kept root when
-   * it has the root's content).
+   * out, with the last run's outcome (asked again meanwhile: one more run). `file`: another file (a
+   * download, a kept version), loaded alone after any other run, never merged; with change files served,
+   * a chain of it alone (the kept root when it has the root's content).
    */
   reload (file: string = this.file): Promise<ReloadOutcome> {
     if (file !== this.file) {
@@ -279,7 +280,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
 
   /** The store's own file: the snapshot alone, or with its change files on disk. */
   private async ownChain (started: number): Promise<ReloadOutcome> {
-    const chain = this.changesDir === null ? { snapshot: this.file, changes: [] } : await this.chainOnDisk(this.changesDir)
+    const chain = this.changesDir === null
+      ? { snapshot: this.file, changes: [] }
+      : await this.chainOnDisk(this.changesDir)
     // No change files kept, or none served or on disk: the file read again, even unchanged (SIGHUP).
     const reread = this.changesDir === null || (chain.changes.length === 0 && (this.chain?.changes.length ?? 0) === 0)
     return await this.serveChain(chain, started, reread)
@@ -329,7 +332,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private async serveChain (chain: Chain, started: number, reread = false): Promise<ReloadOutcome> {
     if (chain.changes.length > 0) this.changesExpected = true
     const served = reread ? null : await this.servedPrefix(chain)
-    const plan = planReload(this.chain?.changes.length ?? null, served === null ? null : { changes: served.changes.length }, reread)
+    const part = served === null ? null : { changes: served.changes.length }
+    const plan = planReload(this.chain?.changes.length ?? null, part, reread)
     return await this.execute(plan, chain, served, started)
   }
 
