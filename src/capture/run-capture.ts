@@ -4,7 +4,7 @@ import { constants } from 'node:fs'
 import { access, stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { SnapshotError, CaptureError, CaptureInterrupted } from '../errors.js'
-import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { checkSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import type { CaptureOptions } from './capture-options.js'
 import { SourceClient, type ClientStats, type RetryNotice } from './source-client.js'
 import { walkSource, type WalkProgress, type WalkResult } from './walk-source.js'
@@ -73,7 +73,7 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
       signal: hooks.signal,
       check: async temporary => {
         // The service's own loader is the judge: what it refuses is never put in place of --out.
-        const counts = (await loadSnapshotFile(temporary)).itemCounts()
+        const counts = (await checkSnapshotFile(temporary)).itemCounts
         if (Object.keys(expected).some(code => counts[code] !== expected[code])) {
           throw new CaptureError(
             `the written snapshot has ${JSON.stringify(counts)} items, the walk found ${JSON.stringify(expected)}: nothing written`

@@ -8,7 +8,7 @@ import {
   applyChangesToSnapshot, type ChangeLine, type SnapshotDocument
 } from '../snapshot/changes/merge-snapshot.js'
 import { startsWithBom } from '../snapshot/load/json-text.js'
-import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { checkSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import { readLines } from '../snapshot/load/read-lines.js'
 import { readItems } from '../snapshot/read-items.js'
 import { formatFor, writeSnapshotFile } from '../snapshot/write-snapshot-file.js'
@@ -44,11 +44,10 @@ export async function applyCommand (argv: string[]): Promise<number> {
 
   let document: SnapshotDocument
   try {
-    const model = await loadSnapshotFile(snapshotFile)
+    const facts = await checkSnapshotFile(snapshotFile)
     // Every language served, those without items too, in the snapshot's order.
-    document = { languages: Object.fromEntries(model.languages.map(code => [code, [] as SnapshotItem[]])) }
-    if (model.info.generatedAt !== null) document.generated_at = model.info.generatedAt
-    model.memory.retire()
+    document = { languages: Object.fromEntries(facts.languages.map(code => [code, [] as SnapshotItem[]])) }
+    if (facts.generatedAt !== null) document.generated_at = facts.generatedAt
     for (const file of changeFiles) await readChangeFile(file)
   } catch (error) {
     if (!(error instanceof SnapshotError)) throw error
@@ -69,7 +68,7 @@ export async function applyCommand (argv: string[]): Promise<number> {
       items: async (code, each) => { for (const item of merged.languages[code] ?? []) await each(item) }
     }, {
       format: formatFor(values.out, total),
-      check: async temporary => { (await loadSnapshotFile(temporary)).memory.retire() }
+      check: async temporary => { await checkSnapshotFile(temporary) }
     })
   } catch (error) {
     if (!(error instanceof SnapshotError)) throw error

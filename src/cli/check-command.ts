@@ -6,7 +6,7 @@ import { refusalReport, SnapshotError, ManifestError } from '../errors.js'
 import { isManifestName, MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { readChangeFile } from '../snapshot/changes/read-change-file.js'
 import { startsWithBom } from '../snapshot/load/json-text.js'
-import { describeReadError, isJsonLinesPath, loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { checkSnapshotFile, describeReadError, isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
 import { readLines } from '../snapshot/load/read-lines.js'
 import { parseManifest } from '../sources/read-manifest.js'
 
@@ -87,10 +87,9 @@ interface Report {
 const CHECKS: Record<Kind, (file: string) => Promise<Report>> = {
   async snapshot (file) {
     try {
-      const model = await loadSnapshotFile(file)
-      const counts = Object.entries(model.itemCounts()).map(([lang, n]) => `${lang}: ${n}`).join(', ')
-      model.memory.retire()
-      return { valid: true, text: `${file}: valid (${counts} items${generated(model.info.generatedAt)})` }
+      const facts = await checkSnapshotFile(file)
+      const counts = Object.entries(facts.itemCounts).map(([lang, n]) => `${lang}: ${n}`).join(', ')
+      return { valid: true, text: `${file}: valid (${counts} items${generated(facts.generatedAt)})` }
     } catch (error) {
       return refused('snapshot', file, error)
     }

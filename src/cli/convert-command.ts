@@ -2,7 +2,7 @@
 // IN must pass the service's own loader; OUT is renamed into place, so a watching service never sees half of it.
 import { SnapshotError, ConvertError } from '../errors.js'
 import { isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
-import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { checkSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import { readItems } from '../snapshot/read-items.js'
 import { fileStamp } from '../snapshot/store/snapshot-store.js'
 import { writeSnapshotFile } from '../snapshot/write-snapshot-file.js'
@@ -30,18 +30,16 @@ export async function convertCommand (args: string[]): Promise<number> {
   const started = performance.now()
   // Streamed twice (checked, then converted) so memory stays the model's; the stamp catches a change in between.
   const stamp = await fileStamp(input)
-  let model
+  let facts
   try {
-    model = await loadSnapshotFile(input)
+    facts = await checkSnapshotFile(input)
   } catch (error) {
     process.stderr.write(
       `${error instanceof SnapshotError ? error.message : `${input}: ${(error as Error).message}`}\n`
     )
     return 1
   }
-  const { generatedAt } = model.info
-  const languages = model.languages
-  const expected = model.itemCounts()
+  const { generatedAt, languages, itemCounts: expected } = facts
   try {
     await writeSnapshotFile(output, {
       generatedAt,
@@ -66,7 +64,7 @@ export async function convertCommand (args: string[]): Promise<number> {
       format: toLines ? 'jsonl' : 'compact',
       // The output must be a snapshot the service serves, with the input's items.
       check: async temporary => {
-        const counts = (await loadSnapshotFile(temporary)).itemCounts()
+        const counts = (await checkSnapshotFile(temporary)).itemCounts
         if (JSON.stringify(counts) !== JSON.stringify(expected)) {
           throw new ConvertError(
             `the output has ${JSON.stringify(counts)} items, the input ${JSON.stringify(expected)}: nothing written`

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util'
 import { SnapshotError, UsageError, ChangeFileError } from '../errors.js'
 import { refuseInputAsOut } from './output-not-input.js'
 import { CHANGE_ID_MAX_LENGTH, CHANGE_ID_PATTERN } from '../schemas/change-file.js'
-import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { checkSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import { readItems } from '../snapshot/read-items.js'
 import { fileStamp } from '../snapshot/store/snapshot-store.js'
 import { writeChangeFile } from '../snapshot/write-change-file.js'
@@ -64,13 +64,10 @@ export async function diffCommand (argv: string[]): Promise<number> {
   let newLanguages: string[]
   let generatedAt: string | null
   try {
-    const before = await loadSnapshotFile(oldFile)
-    oldLanguages = before.languages
-    before.memory.retire()
-    const after = await loadSnapshotFile(newFile)
+    oldLanguages = (await checkSnapshotFile(oldFile)).languages
+    const after = await checkSnapshotFile(newFile)
     newLanguages = after.languages
-    generatedAt = after.info.generatedAt
-    after.memory.retire()
+    generatedAt = after.generatedAt
   } catch (error) {
     if (!(error instanceof SnapshotError)) throw error
     process.stderr.write(`${error.message}\n`)

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util'
 import { SnapshotError, UsageError, ManifestError, PublishError } from '../errors.js'
 import { MANIFEST_SUFFIX, type Manifest } from '../schemas/manifest.js'
 import { readChangeFile } from '../snapshot/changes/read-change-file.js'
-import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { checkSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import { manifestText, parseManifest } from '../sources/read-manifest.js'
 
 export const PUBLISH_USAGE = `Usage: explore-replica publish --to DEST (--snapshot FILE | --changes FILE | --step-back N)
@@ -135,7 +135,7 @@ async function publishFile (target: PublishTarget, kind: 'snapshot' | 'changes',
   }
   try {
     // Checked as a replica checks it: a fleet never downloads what it would refuse.
-    if (kind === 'snapshot') (await loadSnapshotFile(file)).memory.retire()
+    if (kind === 'snapshot') await checkSnapshotFile(file)
     else await readChangeFile(file)
   } catch (error) {
     if (!(error instanceof SnapshotError)) throw error

@@ -151,6 +151,24 @@ export async function loadSnapshotFile (file: string, options: LoadOptions = {})
   return await processLoader.load(file, options)
 }
 
+/** What a command-line tool reports of a snapshot file. */
+export interface SnapshotFacts {
+  languages: string[]
+  itemCounts: Record<string, number>
+  generatedAt: string | null
+}
+
+/**
+ * Checks `file` as a replica loads it (throwing its SnapshotError) and lets the model go at once: a
+ * command-line tool holds one model at a time and never manages a model's memory.
+ */
+export async function checkSnapshotFile (file: string): Promise<SnapshotFacts> {
+  const model = await loadSnapshotFile(file)
+  const facts = { languages: model.languages, itemCounts: model.itemCounts(), generatedAt: model.info.generatedAt }
+  model.memory.retire()
+  return facts
+}
+
 /** True when the file name says JSON Lines. */
 export function isJsonLinesPath (file: string): boolean {
   return /\.(jsonl|ndjson)$/i.test(file)
