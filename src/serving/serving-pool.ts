@@ -152,14 +152,16 @@ export class ServingPool {
         if (this.closing) return
         this.options.log.error({ thread: slot.threadId, code }, 'a serving thread stopped; starting another')
         const lived = Date.now() - slot.since.getTime()
-        slot.backoffMs = lived >= STABLE_MS ? FIRST_BACKOFF_MS : Math.min(MAX_BACKOFF_MS, slot.backoffMs * 2)
+        // The first pause is FIRST_BACKOFF_MS (again after a stable run); each death in a row doubles the next.
+        const pause = lived >= STABLE_MS ? FIRST_BACKOFF_MS : slot.backoffMs
+        slot.backoffMs = Math.min(MAX_BACKOFF_MS, pause * 2)
         setTimeout(() => {
           if (this.closing) return
           slot.restarts++
           this.run(slot).catch((error: unknown) => {
             this.options.log.error({ err: error }, 'a serving thread could not be started again')
           })
-        }, lived >= STABLE_MS ? FIRST_BACKOFF_MS : slot.backoffMs).unref()
+        }, pause).unref()
       })
     })
   }
