@@ -33,8 +33,6 @@ export interface FollowOptions {
   maxBackoffSeconds?: number
   /** A check taking longer than this is given up. */
   timeoutSeconds?: number
-  /** After every check, whatever its outcome. */
-  onChecked?: () => void
   /**
    * While true (a pinned version), a changed object is noticed and not downloaded: `onNoticed`
    * is told its validators, and it is asked for with those until it changes again.
@@ -198,10 +196,7 @@ export class SourceFollower {
   }
 
   private async tick (): Promise<void> {
-    this.running = this.check().finally(() => {
-      this.running = null
-      this.options.onChecked?.()
-    })
+    this.running = this.check().finally(() => { this.running = null })
     await this.running
     this.schedule(this.nextWait())
   }

@@ -32,13 +32,6 @@ export async function readDocument (
   follower.end()
 }
 
-/** Follows a document held in memory, in one go. */
-export function followDocument (raw: Buffer, handlers: DocumentHandlers): void {
-  const follower = new DocumentFollower(handlers)
-  follower.feed(raw)
-  follower.end()
-}
-
 /** The byte order mark and the UTF-8 check around the streamer. */
 export class DocumentFollower {
   private readonly streamer: DocumentStreamer
