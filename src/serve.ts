@@ -64,7 +64,7 @@ export async function serve (argv: string[]): Promise<void> {
     const at = ops ?? where
     app.log.info({ url: `http://${urlHost(at.address)}:${at.port}/-/` }, 'console')
   }
-  if (app.snapshotSource === null) await app.snapshots.start()
+  if (app.snapshotSource === null) await app.snapshots.loaded()
 }
 
 /** An address as a URL's host: IPv6 in brackets, the wildcard addresses as the loopback a browser can open. */

@@ -90,7 +90,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     app.decorate('snapshots', store)
     app.addHook('onClose', async () => { await store.idle() })
     let follower: SourceFollower | null = null
-    const kept = keeping
+    const versions = keeping
       ? keepVersions(store, opened, versionOptions.stateDir, {
         source: source.shown,
         owned: true,
@@ -98,15 +98,11 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
         follow: async () => { await follower?.resume() }
       })
       : null
-    const versions = kept?.versions ?? null
     app.snapshotVersions = versions
     // The follower's loads are kept before it renames the download over the cached copy.
     const followed: ChainStore = {
       file: store.file,
-      start: async () => {
-        await store.start()
-        kept?.record()
-      },
+      start: async () => { await store.start() },
       current: () => store.current(),
       reload: async file => {
         const outcome = await store.reload(file)
@@ -139,27 +135,17 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, first: opened.pinnedChain, changesDir, publish
   })
   app.decorate('snapshots', store)
-  const kept = keeping
+  const versions = keeping
     ? keepVersions(store, opened, versionOptions.stateDir, {
       source: snapshotPath,
       owned: false,
       follow: async () => { await store.reload() }
     })
     : null
-  const versions = kept?.versions ?? null
   app.snapshotVersions = versions
-  // The first load is not awaited here: a plugin has 10 s to load, a snapshot as long as its size needs.
-  // The server answers meanwhile (/-/healthz, /-/readyz 503); serve.ts exits if the file is bad.
-  const started = Date.now()
-  store.start().then(model => {
-    log.info({
-      snapshot: snapshotPath,
-      generatedAt: model.info.generatedAt,
-      items: model.itemCounts(),
-      ms: Date.now() - started
-    }, 'snapshot loaded')
-    kept?.record()
-  }, () => {})
+  // The one start of the first load, not awaited: a plugin has 10 s to load, a snapshot as long as its
+  // size needs. The server answers meanwhile (/-/readyz 503); serve.ts waits for it and exits on a bad file.
+  store.start().catch(() => {})
 
   let watcher: SnapshotWatcher | null = null
   if (watch) {
@@ -190,7 +176,7 @@ function keepVersions (
   opened: OpenedVersions,
   stateDir: string,
   how: { source: string, owned: boolean, follow: () => Promise<void> }
-): { versions: ServedVersions, record: () => void } {
+): ServedVersions {
   const versions = new ServedVersions(opened.kept, versionPaths(stateDir).pinFile, {
     // A snapshot alone is a reload; a chain is served as a follower's is, from the served root if it is the same.
     serve: async chain => chain.changes.length === 0 ? await store.reload(chain.snapshot) : await store.serve(chain),
@@ -221,7 +207,7 @@ function keepVersions (
       source: how.source
     }, { owned: how.owned }).catch(() => {})
   }
-  // Called in the same turn as the swap: a download is kept before its temporary name goes.
-  store.on('reloaded', outcome => { if (outcome === 'loaded') record() })
-  return { versions, record }
+  // Told in the same turn as the swap: a download is kept before its temporary name goes.
+  store.on('served', record)
+  return versions
 }

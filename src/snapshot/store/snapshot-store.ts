@@ -96,8 +96,11 @@ export interface StoreOptions {
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
 
-/** Emits `reloaded` (outcome) after every reload it attempts, not the first load. */
-export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
+/**
+ * Emits `served` (the model) whenever a load or reload has served a new state, the first load's included,
+ * and `reloaded` (outcome) after every reload it attempts, not the first load.
+ */
+export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], served: [SnapshotModel] }> {
   private model: SnapshotModel | null = null
   /** The first load. Holds no model: a promise resolved with one kept it alive for the process's life. */
   private first: Promise<void> | null = null
@@ -156,8 +159,15 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     return this.model as SnapshotModel
   }
 
+  /** Waits for the first load `start()` began (serve.ts waits; the snapshot plugin or a follower starts it). */
+  async loaded (): Promise<SnapshotModel> {
+    if (this.first === null) throw new Error('the first load was never started')
+    return await this.start()
+  }
+
   /** As a reload: a file written while read is read again; a bad change file is refused, not fatal. */
   private async loadFirst (): Promise<void> {
+    const started = Date.now()
     const first = this.firstChain?.snapshot ?? this.file
     for (;;) {
       const read = await this.readOnce(first, this.load)
@@ -169,15 +179,18 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     }
     // A pinned version is served with its own change files, never those on disk.
     const { firstChain, changesDir } = this
-    if (firstChain !== null ? firstChain.changes.length === 0 : changesDir === null) {
-      await this.published()
-      return
-    }
-    for (;;) {
-      const outcome = await this.serveChain(firstChain ?? await this.chainOnDisk(changesDir as string), Date.now())
-      if (outcome !== 'superseded') break
+    if (firstChain !== null ? firstChain.changes.length > 0 : changesDir !== null) {
+      for (;;) {
+        const outcome = await this.serveChain(firstChain ?? await this.chainOnDisk(changesDir as string), Date.now())
+        if (outcome !== 'superseded') break
+      }
     }
     await this.published()
+    const model = this.model as SnapshotModel
+    this.log.info({
+      snapshot: this.file, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started
+    }, 'snapshot loaded')
+    this.emit('served', model)
   }
 
   /** Hands the served model to the serving threads, if any: only a run's last state (ADR 029). */
@@ -273,6 +286,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
     for (;;) {
       const outcome = await step(Date.now())
       await this.published()
+      if (outcome === 'loaded') this.emit('served', this.model as SnapshotModel)
       this.emit('reloaded', outcome)
       if (outcome !== 'superseded') return outcome
     }
