@@ -1,6 +1,6 @@
 // What a reload does, decided before anything is read: a pure function of what is served and what is
-// wanted (Hollow's HollowClientUpdater plans an update the same way, then applies it). The store
-// (snapshot-store.ts) finds how much of the wanted chain is served, plans, then carries the plan out.
+// wanted (ADR 030). The store (snapshot-store.ts) finds how much of the wanted chain is served, plans, then
+// carries the plan out.
 
 /** How much of a wanted chain is served: the same snapshot, and the first `changes` of its change files. */
 export interface ServedPart {
