@@ -206,8 +206,10 @@ export interface MemoryShortfall {
 
 /** A snapshot refused because loading it would pass the memory budget: refused like a bad file. */
 export class TooBigError extends SnapshotError {
-  constructor (file: string, problem: string, readonly shortfall: MemoryShortfall) {
-    super('SNAPSHOT_ERR_TOO_BIG', file, [problem])
+  constructor (
+    file: string, problem: string, readonly shortfall: MemoryShortfall, kind: SnapshotError['kind'] = 'snapshot'
+  ) {
+    super('SNAPSHOT_ERR_TOO_BIG', file, [problem], kind)
   }
 }
 

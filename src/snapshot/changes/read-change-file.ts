@@ -1,6 +1,6 @@
 // file → ChangeSet by the snapshot's own pipeline, with a change set as its last step. A bad file throws
 // a snapshot's SnapshotError headed `change file`; nothing of it can be applied.
-import { SnapshotError } from '../../errors.js'
+import { SnapshotError, TooBigError } from '../../errors.js'
 import { processLoader, type SnapshotLoader } from '../load/load-snapshot.js'
 import { ChangeSetBuilder, type ChangeSet } from './change-set.js'
 import { ChangeFraming } from './frame-changes.js'
@@ -33,6 +33,9 @@ export async function readChangeFile (
       })
   } catch (error) {
     // The snapshot's pipeline reports it: said as what it was read as.
+    if (error instanceof TooBigError && error.kind === 'snapshot') {
+      throw new TooBigError(error.file, error.problems[0] as string, error.shortfall, 'change file')
+    }
     if (error instanceof SnapshotError && error.kind === 'snapshot') {
       throw new SnapshotError(error.code, error.file, error.problems, 'change file')
     }

@@ -143,7 +143,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.settleMs = options.settleMs ?? 0
     this.firstChain = options.first ?? null
     this.changesDir = options.changesDir ?? null
-    this.readChanges = options.readChanges ?? (async (file, readOptions) => await readChangeFile(file, readOptions))
+    // Change files through the same loader, so the memory budget holds for them too.
+    this.readChanges = options.readChanges ??
+      (async (file, readOptions) => await readChangeFile(file, { ...readOptions, loader }))
     this.publish = options.publish ?? null
   }
 

@@ -1,14 +1,14 @@
 // The store's refusals by reason: a file too big for the memory budget is a failed reload like
 // a bad file, counted apart, its numbers kept for status and metrics; the real loader is given the guard.
 import t from 'tap'
-import { writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SnapshotError, TooBigError } from '../../../src/errors.js'
 import { ProcessMemoryGuard } from '../../../src/snapshot/memory-budget.js'
 import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
-import { smallSnapshot, tempDir } from '../../helpers.js'
+import { makeItem, smallSnapshot, tempDir } from '../../helpers.js'
 
 const MiB = 1024 * 1024
 const model = (label: string): SnapshotModel => new SnapshotModelBuilder().build({ source: 'x.json', version: label, generatedAt: label, loadedAt: new Date() })
@@ -50,4 +50,28 @@ t.test('the store\'s own loader holds every load to its guard, the first one too
   const error = await store.start().then(() => null, (error: unknown) => error)
   t.ok(error instanceof TooBigError, 'a first snapshot that cannot fit rejects the start: the service exits 1')
   t.match((error as Error).message, /^snapshot .*snapshot\.json does not fit in memory: needs ~\d+ MB at its peak; 1 MB of the 200 MB budget are free$/)
+})
+
+t.test('a change file is held to the store\'s budget too: one that would not fit is refused, the state stays', async t => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.json')
+  await writeFile(file, JSON.stringify(smallSnapshot()))
+  let rss = 10 * MiB
+  const budget = { bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' as const }
+  const store = new SnapshotStore(file, { memory: new ProcessMemoryGuard(budget, { rss: () => rss }), changesDir: join(dir, 'changes') })
+  t.teardown(() => store.current()?.memory.retire())
+  await store.start()
+  const served = store.current()
+  await mkdir(join(dir, 'changes'))
+  const upsert = { op: 'upsert', language: 'en', ...makeItem(900, '2024-01-02', [1]) }
+  await writeFile(join(dir, 'changes', '0001.jsonl'), `${JSON.stringify({ changes: 'explore', version: 1, id: 'c1' })}\n${JSON.stringify(upsert)}\n`)
+  rss = 199.9 * MiB
+  t.equal(await store.reload(), 'failed')
+  t.same(store.refusals(), { invalid: 0, too_big: 1 })
+  t.match(store.recentFailures()[0], { file: join(dir, 'changes', '0001.jsonl'), reason: 'too_big' })
+  t.equal(store.current(), served, 'the served state stays')
+  t.same(store.changeFiles(), { applied: 0, refused: 1 })
+  rss = 10 * MiB
+  t.equal(await store.reload(), 'loaded', 'with room again, the same file is applied')
+  t.same(store.changeFiles(), { applied: 1, refused: 1 })
 })
