@@ -5,6 +5,7 @@ import { totalmem } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { TooBigError, type MemoryShortfall } from '../errors.js'
 import { THREADS_FROM_BYTES } from './load/parse-pool.js'
+import { releasesSettled } from './model/item-memory.js'
 
 const MiB = 1024 * 1024
 
@@ -147,6 +148,9 @@ export function memoryGuard (config: { memoryLimitMb: number | null, memoryEstim
 }
 
 /** A file fits when the process's RSS now plus its estimated peak is within the budget; the load stops at it. */
+/** How long a load that does not fit waits for memory already let go to be collected before it is refused. */
+export const RELEASE_WAIT_MS = 2000
+
 export class ProcessMemoryGuard implements MemoryGuard {
   private readonly scale: number
   private readonly rss: () => number
@@ -158,7 +162,9 @@ export class ProcessMemoryGuard implements MemoryGuard {
 
   async admit (file: string, bytes: number, format: ParsedFormat): Promise<LoadWatch> {
     const neededBytes = estimatePeak(bytes, format, this.scale)
-    const freeBytes = this.budget.bytes - this.rss()
+    let freeBytes = this.budget.bytes - this.rss()
+    // A replaced model's or an abandoned load's memory may still be on its way out: waited for, briefly.
+    if (neededBytes > freeBytes && await releasesSettled(RELEASE_WAIT_MS)) freeBytes = this.budget.bytes - this.rss()
     const shortfall = { neededBytes, freeBytes, budgetBytes: this.budget.bytes }
     if (neededBytes > freeBytes) throw new TooBigError(file, shortfallText(shortfall), shortfall)
     return watchLoad(file, neededBytes, this.budget.bytes, this.rss)

@@ -99,6 +99,29 @@ const ASKS = 12
 
 /** A model's worth of shared chunks being waited for: each registry is kept here until all its buffers go. */
 const waiting = new Set<FinalizationRegistry<null>>()
+/** Told whenever a model's worth of chunks has gone. */
+const released = new Set<() => void>()
+
+/**
+ * Resolves once no retired model's or abandoned load's chunks are waiting for the GC, or after `ms`: what a
+ * load about to be refused for memory waits for, since that memory is on its way out (ADR 024). False at
+ * once when none is waiting.
+ */
+export async function releasesSettled (ms: number): Promise<boolean> {
+  if (waiting.size === 0) return false
+  collectSoon()
+  await new Promise<void>(resolve => {
+    const done = (): void => {
+      clearTimeout(timer)
+      released.delete(check)
+      resolve()
+    }
+    const check = (): void => { if (waiting.size === 0) done() }
+    const timer = setTimeout(done, ms)
+    released.add(check)
+  })
+  return true
+}
 
 const hintedCollector: Collector = {
   // Not an async function: its suspended frame would hold the buffers it waits for.
@@ -111,6 +134,7 @@ const hintedCollector: Collector = {
         if (--left > 0) return
         clearTimeout(timer)
         waiting.delete(registry)
+        for (const check of [...released]) check()
         resolve()
       })
       waiting.add(registry)
