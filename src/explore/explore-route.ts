@@ -56,7 +56,7 @@ export function exploreView (
     if (method === 'GET' || method === 'HEAD') {
       const model = snapshot()
       const answer = model === null
-        ? { ...errorAnswer(snapshotLoading(), page, settings, null), error: 'view' as const }
+        ? errorAnswer(snapshotLoading(), page, settings, null)
         : answerPage(model, page, settings)
       // Written whole by the one writer; Fastify still logs, counts and times it (its onResponse runs).
       reply.hijack()

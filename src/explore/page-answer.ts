@@ -26,12 +26,9 @@ export interface ViewAnswer {
   error?: 'view' | 'refusal'
 }
 
-/** An answer to a page request, as it goes on the wire. */
+/** A page answer: a 200 (its items as views of the model: ADR 004) or a 304 (no body). */
 export interface PageAnswer extends ViewAnswer {
   status: 200 | 304
-  headers: string[]
-  /** Null for a 304; parts are the items as views of the model (ADR 004). */
-  body: Buffer | PageParts | null
 }
 
 export interface PageSettings {
@@ -64,7 +61,7 @@ export function answerPage (model: SnapshotModel, request: PageRequest, settings
   } catch (error) {
     if (!isHttpError(error)) throw error
     if (error.code === TOO_MANY_FIELDS_CODE) return refusalAnswer(error, corsHeaders(settings, request))
-    return { ...errorAnswer(error, request, settings, error.indent ?? null), error: 'view' }
+    return errorAnswer(error, request, settings, error.indent ?? null)
   }
 }
 
@@ -143,7 +140,7 @@ export function errorAnswer (
   if (error.wait !== undefined) headers.push('retry-after', String(error.wait))
   const body = renderJson(error.body, indent)
   headers.push('content-length', String(body.length))
-  return { status: error.statusCode, headers, body }
+  return { status: error.statusCode, headers, body, error: 'view' }
 }
 
 /** The indentation the request negotiates, or null (compact) when negotiation fails. */

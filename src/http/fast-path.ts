@@ -8,7 +8,6 @@ import { readPageRequest, type PageRequest, type PageRequestSettings } from '../
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { RequestLine } from './request-log.js'
 import type { AnswerWriter } from './troubled-answer.js'
-import { writeAnswer } from './write-answer.js'
 
 /** What Fastify hands a server factory: its own options, of which the HTTP server's are used here. */
 interface FactoryOptions {
@@ -67,9 +66,7 @@ export class FastPath {
     } catch (error) {
       // Django's refusals before any view (Host, target length): Fastify's first hook answers them the same.
       if (!isHttpError(error)) throw error
-      const refusal = refusalAnswer(error)
-      writeAnswer(response, refusal)
-      this.answered(request, refusal.status, started)
+      this.write(response, null, refusalAnswer(error), ({ status }) => this.answered(request, status, started))
       return true
     }
     if (page === null) return false

@@ -11,7 +11,9 @@ export const DRIBBLE_PIECE_BYTES = 512
 export const DRIBBLE_GAP_MS = 50
 
 /** Writes a page request's answer: the one writer, or trouble around it. Chosen once, at startup. */
-export type AnswerWriter = (response: ServerResponse, page: PageRequest, answer: ViewAnswer, written: Written) => void
+export type AnswerWriter = (
+  response: ServerResponse, page: PageRequest | null, answer: ViewAnswer, written: Written
+) => void
 /** Called once an answer has been written whole (not after a reset or a cut). */
 type Written = (answer: ViewAnswer) => void
 
@@ -20,7 +22,7 @@ export function answerWriter (troubles: SimulatedTrouble | null): AnswerWriter {
   if (troubles === null) return plainWriter
   return (response, page, answer, written) => {
     // Django refused it before the view: no trouble is drawn for it, as none would be in the original's view.
-    const trouble = answer.error === 'refusal' ? null : troubles.draw(page, response.req.url as string)
+    const trouble = answer.error === 'refusal' || page === null ? null : troubles.draw(page, response.req.url as string)
     if (trouble === null) plainWriter(response, page, answer, written)
     else if (trouble.delayMs === 0) act(troubles, response, trouble, answer, written)
     else {
@@ -48,19 +50,16 @@ function act (
   }
   const chosen = failure ?? answer
   if (failure !== null) troubles.countFailure(failure.status)
-  if (chosen.error === 'view' && failure === null) {
-    // The view's own error goes out whole: only a reset breaks it.
-    writeAnswer(response, chosen)
-    written(chosen)
-  } else if (fault === 'truncate') {
+  // The view's own error goes out whole: only a reset breaks it.
+  const breaks = failure === null && answer.error === 'view' ? null : fault
+  if (breaks === 'truncate') {
     troubles.countFault('truncate')
     cut(response, chosen)
-  } else if (fault === 'dribble') {
+  } else if (breaks === 'dribble') {
     troubles.countFault('dribble')
     dribble(troubles, response, chosen, () => written(chosen))
   } else {
-    writeAnswer(response, chosen)
-    written(chosen)
+    plainWriter(response, null, chosen, written)
   }
 }
 
