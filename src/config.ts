@@ -456,7 +456,7 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
     flag: '--memory-limit-mb',
     default: undefined,
     rule: 'a whole number from 64 to 16777216',
-    description: 'The memory budget, in MiB, of the whole process (every thread included): a snapshot whose load would pass it is refused like a bad file, and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.',
+    description: 'The memory budget, in MiB, of the whole process (every thread included): a snapshot or change file whose load would pass it is refused like a bad file (once memory already let go has been collected, up to 2 s), and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.',
     parse: text => text.trim() === '' ? null : integer(64, 16_777_216)(text)
   },
   {
