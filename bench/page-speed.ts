@@ -60,13 +60,15 @@ export async function buildModel (n: number): Promise<SnapshotModel> {
 }
 
 /** A change file's text: `upserts` items (half new, half replacing present ones, moved in date and company), `deletes` deletes. */
-export function changeFileText (n: number, upserts: number, deletes: number): string {
-  const lines = [JSON.stringify({ changes: 'explore', version: 1, id: 'bench' })]
+export function changeFileText (n: number, upserts: number, deletes: number, file = 0): string {
+  const lines = [JSON.stringify({ changes: 'explore', version: 1, id: `bench-${file}` })]
   for (let i = 0; i < upserts; i++) {
-    const pk = i % 2 === 0 ? n + 1 + i : 1 + ((i * 104729) % n)
+    const pk = i % 2 === 0 ? n + 1 + i + file * upserts : 1 + ((i * 104729 + file * 7) % n)
     lines.push(JSON.stringify({ op: 'upsert', language: 'en', ...item(pk), backdate: '2026-01-01', companies: [i % 100] }))
   }
-  for (let i = 0; i < deletes; i++) lines.push(JSON.stringify({ op: 'delete', language: 'en', pk: 1 + ((i * 7919 + 13) % n) }))
+  for (let i = 0; i < deletes; i++) {
+    lines.push(JSON.stringify({ op: 'delete', language: 'en', pk: 1 + ((i * 7919 + 13 + file * 3) % n) }))
+  }
   return lines.map(line => `${line}\n`).join('')
 }
 
@@ -109,9 +111,17 @@ if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
   await readChangeFile(file)
   const read = await longestStall(async () => await readChangeFile(file, { serving: true }))
   console.log(`a change file of 1,000 upserts and 100 deletes read: ${read.ms.toFixed(0)} ms, longest stall ${read.stallMs.toFixed(1)} ms`)
-  const derived = await longestStall(async () => await deriveVersion(model, read.result))
-  await rm(dir, { recursive: true })
+  let derived = await longestStall(async () => await deriveVersion(model, read.result))
   console.log(`applied: ${derived.ms.toFixed(0)} ms, longest stall ${derived.stallMs.toFixed(1)} ms`)
+  // FILES=n: n - 1 more files on top, each another 1,000 upserts and 100 deletes.
+  for (let n = 1; n < Number(process.env.FILES ?? 1); n++) {
+    await writeFile(file, changeFileText(size, 1000, 100, n))
+    const changes = await readChangeFile(file, { serving: true })
+    const before = derived.result
+    derived = await longestStall(async () => await deriveVersion(before, changes))
+    console.log(`file ${n + 1} applied: ${derived.ms.toFixed(0)} ms, longest stall ${derived.stallMs.toFixed(1)} ms`)
+  }
+  await rm(dir, { recursive: true })
   const next = derived.result.language('en') as LanguageListing
   for (let round = 0; round < 2; round++) {
     timePages(next, null, 'derived, unfiltered')

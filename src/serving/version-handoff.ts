@@ -2,9 +2,9 @@
 // are numbered so that a thread reuses those it holds: no version lets go of what its successor still reads.
 import { ItemMemory } from '../snapshot/model/item-memory.js'
 import { IdSlots } from '../snapshot/model/id-slots.js'
-import { RankOrder, type OrderTables } from '../snapshot/model/rank-order.js'
+import { Overlay } from '../snapshot/model/overlay.js'
 import {
-  ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel, type CompanyLists, type SnapshotInfo
+  CompanyRanks, ItemColumns, LanguageListing, SnapshotModel, type SnapshotInfo
 } from '../snapshot/model/snapshot-model.js'
 
 type Kind = 'u8' | 'u16' | 'u32' | 'i32' | 'f64'
@@ -14,19 +14,27 @@ type View = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array
 export type ArrayRef = { buffer: number, kind: Kind, offset: number, length: number } | View
 
 interface CompanyRanksMessage { keys: ArrayRef, slots: ArrayRef, starts: ArrayRef, ranks: ArrayRef }
-interface OrderMessage { sources: ArrayRef[], sourceOf: ArrayRef, starts: ArrayRef, ends: ArrayRef }
+interface OverlayMessage {
+  base: ArrayRef | null
+  baseSize: number
+  removed: ArrayRef
+  added: ArrayRef
+  addedAt: ArrayRef
+  addedPlace: ArrayRef
+}
 
 interface ListingMessage {
   code: string
+  /** The columns by slot; the keys order a derived version's unions. */
   chunkOf: ArrayRef
   startOf: ArrayRef
   lengthOf: ArrayRef
+  dateOf: ArrayRef
+  pkOf: ArrayRef
+  size: number
   companies: CompanyRanksMessage
-  /** A derived version's lists of the companies its change files concerned. */
-  changed: Array<[number, OrderMessage]> | null
-  order: OrderMessage | null
-  /** The keys by slot: a derived version orders its unions by them. */
-  keys: { dateOf: ArrayRef, pkOf: ArrayRef } | null
+  /** A derived version's lists: its whole list and those of the companies its change files concerned. */
+  changes: { all: OverlayMessage, companies: Array<[number, OverlayMessage]> } | null
 }
 
 /** What a serving thread needs of a version's info: its name and the ETags' base (no change list). */
@@ -56,25 +64,29 @@ export function describe (model: SnapshotModel): VersionMessage {
     buffers.set(number, buffer)
     return { buffer: number, kind: kindOf(array), offset: array.byteOffset, length: array.length }
   }
-  const order = ({ sources, sourceOf, starts, ends }: OrderTables): OrderMessage =>
-    ({ sources: sources.map(ref), sourceOf: ref(sourceOf), starts: ref(starts), ends: ref(ends) })
-  const ranks = ({ slotOf, starts, ranks }: CompanyRanks): CompanyRanksMessage =>
-    ({ keys: ref(slotOf.keys), slots: ref(slotOf.slots), starts: ref(starts), ranks: ref(ranks) })
+  const overlay = ({ base, baseSize, removed, added, addedAt, addedPlace }: Overlay): OverlayMessage => ({
+    base: base === null ? null : ref(base),
+    baseSize,
+    removed: ref(removed),
+    added: ref(added),
+    addedAt: ref(addedAt),
+    addedPlace: ref(addedPlace)
+  })
   const listings: ListingMessage[] = []
-  for (const [code, listing] of model.listingsByLanguage) {
-    const { byCompany, store, keys } = listing
-    const base = byCompany instanceof ChangedCompanies ? byCompany.base : byCompany as CompanyRanks
+  for (const [code, { columns, changes }] of model.listingsByLanguage) {
+    const { slotOf, starts, ranks } = columns.byCompany
     listings.push({
       code,
-      chunkOf: ref(store.chunkOf),
-      startOf: ref(store.startOf),
-      lengthOf: ref(store.lengthOf),
-      companies: ranks(base),
-      changed: byCompany instanceof ChangedCompanies
-        ? [...byCompany.changed].map(([company, list]) => [company, order(list.tables)])
-        : null,
-      order: listing.order === null ? null : order(listing.order.tables),
-      keys: keys === null ? null : { dateOf: ref(keys.dateOf), pkOf: ref(keys.pkOf) }
+      chunkOf: ref(columns.chunkOf),
+      startOf: ref(columns.startOf),
+      lengthOf: ref(columns.lengthOf),
+      dateOf: ref(columns.dateOf),
+      pkOf: ref(columns.pkOf),
+      size: columns.size,
+      companies: { keys: ref(slotOf.keys), slots: ref(slotOf.slots), starts: ref(starts), ranks: ref(ranks) },
+      changes: changes === null
+        ? null
+        : { all: overlay(changes.all), companies: [...changes.companies].map(([id, list]) => [id, overlay(list)]) }
     })
   }
   const { source, version, generatedAt, loadedAt, snapshotVersion, contentVersion } = model.info
@@ -108,12 +120,10 @@ export class VersionAdopter {
       const Kind = KINDS[ref.kind] as new (buffer: ArrayBufferLike, offset: number, length: number) => View
       return new Kind(buffers.get(ref.buffer) as SharedArrayBuffer, ref.offset, ref.length) as T
     }
-    const order = (tables: OrderMessage): RankOrder => RankOrder.of({
-      sources: tables.sources.map(source => array<Uint32Array>(source)),
-      sourceOf: array(tables.sourceOf),
-      starts: array(tables.starts),
-      ends: array(tables.ends)
-    })
+    const overlay = (list: OverlayMessage): Overlay => new Overlay(
+      list.base === null ? null : array(list.base), list.baseSize, array(list.removed), array(list.added),
+      array(list.addedAt), array(list.addedPlace)
+    )
     const chunks = message.chunks.map(ref => {
       const view = array<Uint8Array>(ref)
       return Buffer.from(view.buffer as ArrayBuffer, view.byteOffset, view.length)
@@ -122,23 +132,19 @@ export class VersionAdopter {
     const listings = new Map<string, LanguageListing>()
     for (const listing of message.listings) {
       const { keys: ids, slots, starts, ranks } = listing.companies
-      const base = new CompanyRanks(IdSlots.of({ keys: array(ids), slots: array(slots) }), array(starts), array(ranks))
-      const byCompany: CompanyLists = listing.changed === null
-        ? base
-        : new ChangedCompanies(base, new Map(listing.changed.map(([company, list]) => [company, order(list)])))
-      const store = {
-        chunks,
-        chunkOf: array<Uint16Array | Uint32Array>(listing.chunkOf),
-        startOf: array<Uint32Array>(listing.startOf),
-        lengthOf: array<Uint16Array | Uint32Array>(listing.lengthOf),
-        memory
-      }
-      const keys = listing.keys === null
+      const slotOf = IdSlots.of({ keys: array(ids), slots: array(slots) })
+      const byCompany = new CompanyRanks(slotOf, array(starts), array(ranks))
+      const columns = new ItemColumns(
+        array(listing.chunkOf), array(listing.startOf), array(listing.lengthOf), array(listing.dateOf),
+        array(listing.pkOf), listing.size, byCompany
+      )
+      const changes = listing.changes === null
         ? null
-        : { dateOf: array<Uint32Array>(listing.keys.dateOf), pkOf: array<Float64Array>(listing.keys.pkOf) }
-      listings.set(listing.code, new LanguageListing(
-        listing.code, store, byCompany, listing.order === null ? null : order(listing.order), keys
-      ))
+        : {
+            all: overlay(listing.changes.all),
+            companies: new Map(listing.changes.companies.map(([id, list]) => [id, overlay(list)]))
+          }
+      listings.set(listing.code, new LanguageListing(listing.code, columns, changes, chunks, memory))
     }
     return new SnapshotModel({ ...message.info }, listings, memory, message.garbageBytes)
   }

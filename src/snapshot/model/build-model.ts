@@ -3,7 +3,9 @@
 import { IdSlots } from './id-slots.js'
 import { float64Array, uint16Array, uint32Array } from './shared-arrays.js'
 import type { SnapshotItem } from '../../schemas/snapshot.js'
-import { CompanyRanks, LanguageListing, SnapshotModel, type SnapshotInfo } from './snapshot-model.js'
+import {
+  CompanyRanks, ItemColumns, LanguageListing, SnapshotModel, roomFor, type SnapshotInfo
+} from './snapshot-model.js'
 import { runInSlices, runToEnd } from '../slices.js'
 import { ItemMemory } from './item-memory.js'
 import { ItemBytes, dateKey, servedBefore } from './item-bytes.js'
@@ -124,73 +126,12 @@ class LanguageBuilder {
     const order = yield * mergeSort(unsorted, (a, b) =>
       servedBefore(dates.get(a), pks.get(a), dates.get(b), pks.get(b)))
 
-    // Items stay in their chunks; only their places go into served order, two bytes an item where they fit (ADR 016).
-    const chunkOf = chunks.length <= 0x10000 ? uint16Array(n) : uint32Array(n)
-    const startOf = uint32Array(n)
-    const lengthOf = this.longest <= 0xffff ? uint16Array(n) : uint32Array(n)
-    // Each rank's keys, for change files: 12 bytes an item, cheaper than reading them back later (ADR 026).
-    const keys = { dateOf: uint32Array(n), pkOf: float64Array(n) }
-    for (let rank = 0; rank < n; rank++) {
+    const byCompany = yield * companyRanks(n, (rank, use) => this.eachCompany(order.get(rank), use))
+    const columns = yield * writeColumns(n, chunks.length, this.longest, byCompany, (rank, write) => {
       const i = order.get(rank)
-      chunkOf[rank] = this.chunkOf.get(i)
-      startOf[rank] = this.offsetOf.get(i)
-      lengthOf[rank] = this.lengthOf.get(i)
-      keys.dateOf[rank] = dates.get(i)
-      keys.pkOf[rank] = pks.get(i)
-      if ((rank & STEP_MASK) === STEP_MASK) yield
-    }
-    const byCompany = yield * this.companyRanks(order)
-    return new LanguageListing(this.language, { chunks, chunkOf, startOf, lengthOf, memory }, byCompany, null, keys)
-  }
-
-  /**
-   * Every company's ranks in one array (ADR 015): one pass counts, the next fills in rank order, so each list
-   * comes out ascending. `last` makes a company listed twice on one item count once.
-   */
-  private * companyRanks (order: Column): Generator<void, CompanyRanks> {
-    const n = order.length
-    const slotOf = new Map<number, number>()
-    const counts: number[] = []
-    const last: number[] = []
-    let i = 0
-    const count = (company: number): void => {
-      const slot = slotOf.get(company)
-      if (slot === undefined) {
-        slotOf.set(company, counts.length)
-        counts.push(1)
-        last.push(i)
-      } else if (last[slot] !== i) {
-        counts[slot] = (counts[slot] as number) + 1
-        last[slot] = i
-      }
-    }
-    for (; i < n; i++) {
-      this.eachCompany(i, count)
-      if ((i & STEP_MASK) === STEP_MASK) yield
-    }
-    const starts = uint32Array(counts.length + 1)
-    for (let slot = 0; slot < counts.length; slot++) {
-      starts[slot + 1] = (starts[slot] as number) + (counts[slot] as number)
-    }
-    const ranks = uint32Array(starts[counts.length] as number)
-    const next = starts.slice(0, counts.length)
-    last.fill(-1)
-    let rank = 0
-    const fill = (company: number): void => {
-      const slot = slotOf.get(company) as number
-      if (last[slot] === rank) return
-      last[slot] = rank
-      const at = next[slot] as number
-      ranks[at] = rank
-      next[slot] = at + 1
-    }
-    for (; rank < n; rank++) {
-      this.eachCompany(order.get(rank), fill)
-      if ((rank & STEP_MASK) === STEP_MASK) yield
-    }
-    const table = IdSlots.sized(slotOf.size)
-    for (const [company, slot] of slotOf) table.set(company, slot)
-    return new CompanyRanks(table, starts, ranks)
+      write(this.chunkOf.get(i), this.offsetOf.get(i), this.lengthOf.get(i), dates.get(i), pks.get(i))
+    })
+    return new LanguageListing(this.language, columns, null, chunks, memory)
   }
 
   /** Calls `use` with each company item `i` lists, repeats included. */
@@ -203,6 +144,88 @@ class LanguageBuilder {
 
 /** Items (or merged elements) between two points where a build may pause: a few milliseconds of work. */
 const STEP_MASK = 0x3fff
+
+/** An item's place and keys, written to the columns at one rank. */
+type WriteItem = (chunk: number, start: number, length: number, date: number, pk: number) => void
+
+/**
+ * A flat listing's columns, written rank by rank from `itemAt`, with room for change files after them
+ * (ADR 031); two bytes an entry where the numbers fit (ADR 016).
+ */
+export function * writeColumns (
+  size: number, chunkCount: number, longest: number, byCompany: CompanyRanks,
+  itemAt: (rank: number, write: WriteItem) => void, room = roomFor(size)
+): Generator<void, ItemColumns> {
+  const capacity = size + room
+  const chunkOf = chunkCount <= 0x10000 ? uint16Array(capacity) : uint32Array(capacity)
+  const startOf = uint32Array(capacity)
+  const lengthOf = longest <= 0xffff ? uint16Array(capacity) : uint32Array(capacity)
+  const dateOf = uint32Array(capacity)
+  const pkOf = float64Array(capacity)
+  let rank = 0
+  const write: WriteItem = (chunk, start, length, date, pk) => {
+    chunkOf[rank] = chunk
+    startOf[rank] = start
+    lengthOf[rank] = length
+    dateOf[rank] = date
+    pkOf[rank] = pk
+  }
+  for (; rank < size; rank++) {
+    itemAt(rank, write)
+    if ((rank & STEP_MASK) === STEP_MASK) yield
+  }
+  return new ItemColumns(chunkOf, startOf, lengthOf, dateOf, pkOf, size, byCompany)
+}
+
+/**
+ * Every company's ranks in one array (ADR 015): one pass counts, the next fills in rank order, so each list
+ * comes out ascending. `last` makes a company listed twice on one item count once.
+ */
+export function * companyRanks (
+  size: number, eachCompany: (rank: number, use: (company: number) => void) => void
+): Generator<void, CompanyRanks> {
+  const slotOf = new Map<number, number>()
+  const counts: number[] = []
+  const last: number[] = []
+  let rank = 0
+  const count = (company: number): void => {
+    const slot = slotOf.get(company)
+    if (slot === undefined) {
+      slotOf.set(company, counts.length)
+      counts.push(1)
+      last.push(rank)
+    } else if (last[slot] !== rank) {
+      counts[slot] = (counts[slot] as number) + 1
+      last[slot] = rank
+    }
+  }
+  for (; rank < size; rank++) {
+    eachCompany(rank, count)
+    if ((rank & STEP_MASK) === STEP_MASK) yield
+  }
+  const starts = uint32Array(counts.length + 1)
+  for (let slot = 0; slot < counts.length; slot++) {
+    starts[slot + 1] = (starts[slot] as number) + (counts[slot] as number)
+  }
+  const ranks = uint32Array(starts[counts.length] as number)
+  const next = starts.slice(0, counts.length)
+  last.fill(-1)
+  const fill = (company: number): void => {
+    const slot = slotOf.get(company) as number
+    if (last[slot] === rank) return
+    last[slot] = rank
+    const at = next[slot] as number
+    ranks[at] = rank
+    next[slot] = at + 1
+  }
+  for (rank = 0; rank < size; rank++) {
+    eachCompany(rank, fill)
+    if ((rank & STEP_MASK) === STEP_MASK) yield
+  }
+  const table = IdSlots.sized(slotOf.size)
+  for (const [company, slot] of slotOf) table.set(company, slot)
+  return new CompanyRanks(table, starts, ranks)
+}
 
 /** A bottom-up merge sort that can pause, unlike TypedArray#sort: yields every STEP_MASK + 1 comparisons. */
 function * mergeSort (order: Column, before: (a: number, b: number) => boolean): Generator<void, Column> {

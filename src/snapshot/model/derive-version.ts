@@ -1,45 +1,26 @@
-// The next version of a model from a change file, at the cost of what it changes (ADR 026): only the languages
-// and company lists it touches are new, as pieces of the ones before; everything else is shared.
+// The next version of a model from a change file, at the cost of what it changes (ADR 031): the languages and
+// company lists it touches get new lists over their flat listing's; everything else is shared.
 import { createHash } from 'node:crypto'
 import type { ChangeSet, UpsertOp } from '../changes/change-set.js'
 import { runInSlices } from '../slices.js'
-import {
-  ChangedCompanies, CompanyRanks, LanguageListing, SnapshotModel,
-  type AppliedChange, type CompanyList, type ItemStore
-} from './snapshot-model.js'
+import { LanguageListing, SnapshotModel, roomFor, type AppliedChange, type ItemColumns } from './snapshot-model.js'
 import type { ItemMemory } from './item-memory.js'
-import { SlotSpace, slotOfPk, type ListingLineage } from './slot-space.js'
-import { RankOrder } from './rank-order.js'
-import { IdSlots } from './id-slots.js'
-import { uint32ArrayOf } from './shared-arrays.js'
+import { ChangeIndex } from './change-index.js'
+import { Overlay } from './overlay.js'
+import { companyRanks, writeColumns } from './build-model.js'
 
 const EMPTY = new Uint32Array(0)
 
-/**
- * A loaded listing's lineage, made once. Keyed by its company lists, which survive the rewrap of an untouched
- * language; keyed by the listing, the next change to that language made it all again (3.5 s at 1M).
- */
-const loadedLineages = new WeakMap<object, ListingLineage>()
-
-/** A derived listing's lineage: its slot space and its pks changed since the load. */
-const derivedLineages = new WeakMap<LanguageListing, ListingLineage>()
-
-/** The lineage of `listing` (made for a loaded one, in slices: slot-space.ts). */
-function * lineageOf (listing: LanguageListing): Generator<void, ListingLineage> {
-  const derived = derivedLineages.get(listing)
-  if (derived !== undefined) return derived
-  let lineage = loadedLineages.get(listing.byCompany)
-  if (lineage === undefined) {
-    lineage = { space: yield * SlotSpace.of(listing), pks: new Map() }
-    loadedLineages.set(listing.byCompany, lineage)
-  }
-  return lineage
+/** The change index of `columns`, made the first time it is needed, in slices. */
+function * indexOf (columns: ItemColumns): Generator<void, ChangeIndex> {
+  if (columns.changeIndex === null) columns.changeIndex = yield * ChangeIndex.of(columns)
+  return columns.changeIndex
 }
 
-/** Makes each loaded language's slot space ready, in slices, so that the first change file pays only for itself. */
+/** Makes each language's change index, in slices, so that the first change file pays only for itself. */
 export async function prepareForChanges (model: SnapshotModel, sliceMs?: number): Promise<void> {
   await runInSlices((function * () {
-    for (const listing of model.listingsByLanguage.values()) yield * lineageOf(listing)
+    for (const listing of model.listingsByLanguage.values()) yield * indexOf(listing.columns)
   })(), sliceMs)
 }
 
@@ -67,14 +48,11 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
     if (op.op === 'upsert') upserts++
     else deletes++
   }
-  const lineages = new Map<string, ListingLineage>()
   for (const code of effects.keys()) {
     const listing = model.language(code)
-    lineages.set(code, listing === undefined
-      ? { space: SlotSpace.empty(), pks: new Map() }
-      : yield * lineageOf(listing))
+    if (listing !== undefined) yield * indexOf(listing.columns)
   }
-  const absentDeletes = countAbsentDeletes(changes, lineages)
+  const absentDeletes = countAbsentDeletes(changes, model)
 
   const memory = model.memory.derive(changes.chunks)
   const chunks = memory.list
@@ -84,26 +62,17 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
   for (const [code, listing] of model.listingsByLanguage) {
     const changed = effects.get(code)
     if (changed === undefined) {
-      const rewrapped = new LanguageListing(
-        code, { ...listing.store, chunks, memory }, listing.byCompany, listing.order, listing.keys
-      )
-      const lineage = derivedLineages.get(listing)
-      if (lineage !== undefined) derivedLineages.set(rewrapped, lineage)
-      listings.set(code, rewrapped)
+      listings.set(code, new LanguageListing(code, listing.columns, listing.changes, chunks, memory))
       continue
     }
-    const derived = yield * deriveListing(
-      code, listing, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory
-    )
+    const derived = yield * deriveListing(code, listing, changed, chunkBase, chunks, memory)
     listings.set(code, derived.listing)
     garbageBytes += derived.garbageBytes
   }
   // A language named first by this change file is created after the others (docs/reference/file-formats.md).
   for (const [code, changed] of effects) {
     if (listings.has(code)) continue
-    const { listing: derived } = yield * deriveListing(
-      code, null, lineages.get(code) as ListingLineage, changed, chunkBase, chunks, memory
-    )
+    const { listing: derived } = yield * deriveListing(code, null, changed, chunkBase, chunks, memory)
     listings.set(code, derived)
   }
   const snapshotVersion = model.info.snapshotVersion ?? model.info.version
@@ -128,16 +97,21 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
   return new SnapshotModel(info, listings, memory, garbageBytes)
 }
 
+/** The slot of `pk` in `listing`, or -1 (its change index made). */
+function slotOf (listing: LanguageListing, pk: number): number {
+  return listing.changes?.pks?.get(pk) ?? (listing.columns.changeIndex as ChangeIndex).pks.get(pk)
+}
+
 /** Deletes, in file order, of items that were not there when their line came (an upsert before brings one). */
-function countAbsentDeletes (changes: ChangeSet, lineages: ReadonlyMap<string, ListingLineage>): number {
+function countAbsentDeletes (changes: ChangeSet, model: SnapshotModel): number {
   const present = new Map<string, Map<number, boolean>>()
   let absent = 0
   for (const op of changes.ops) {
     let language = present.get(op.language)
     if (language === undefined) present.set(op.language, language = new Map())
     if (op.op === 'delete') {
-      const lineage = lineages.get(op.language)
-      const there = language.get(op.pk) ?? (lineage !== undefined && slotOfPk(lineage, op.pk) >= 0)
+      const listing = model.language(op.language)
+      const there = language.get(op.pk) ?? (listing !== undefined && slotOf(listing, op.pk) >= 0)
       if (!there) absent++
     }
     language.set(op.pk, op.op === 'upsert')
@@ -145,126 +119,137 @@ function countAbsentDeletes (changes: ChangeSet, lineages: ReadonlyMap<string, L
   return absent
 }
 
-/** The first of `count` places (`slotAt` in served order) whose slot is not before `slot`: where it is or would go. */
-function firstNotBefore (
-  count: number, slotAt: (index: number) => number, slot: number, before: (a: number, b: number) => boolean
-): number {
+/** The first rank of `columns` that slot `slot` comes before (its size if none): where it goes in every list. */
+function rankBefore (columns: ItemColumns, slot: number): number {
   let lo = 0
-  let hi = count
+  let hi = columns.size
   while (lo < hi) {
     const mid = (lo + hi) >>> 1
-    if (before(slotAt(mid), slot)) lo = mid + 1
+    if (columns.before(mid, slot)) lo = mid + 1
     else hi = mid
   }
   return lo
 }
 
-/**
- * A company's list with `gone` cut out and `come` (in served order) put in, each found by a binary search.
- * Pieces, not a copy: the bench's change file would copy 3.3 MB of lists at 1M (ADR 026).
- */
-function * editedList (
-  old: CompanyList, gone: ReadonlySet<number>, come: readonly number[], before: (a: number, b: number) => boolean
-): Generator<void, RankOrder> {
-  const list = old instanceof RankOrder ? old : RankOrder.list(old)
-  const at = (slot: number): number => firstNotBefore(list.size, index => list.slotAt(index), slot, before)
-  const cuts: number[] = []
-  for (const slot of gone) {
-    const index = at(slot)
-    if (index < list.size && list.slotAt(index) === slot) cuts.push(index)
-    yield
-  }
-  cuts.sort((a, b) => a - b)
-  const comeAt: number[] = []
-  for (const slot of come) {
-    comeAt.push(at(slot))
-    yield
-  }
-  return yield * list.edit(cuts, uint32ArrayOf(come), comeAt)
-}
+/** What one list loses and gains: ranks of its flat listing, added slots dropped again, slots added. */
+interface ListEdit { removed: number[], dropped: Set<number>, added: number[] }
 
 /**
- * A language's next version: its items' slots removed and added, a new order of pieces cut around them, and
- * new lists for the companies of the items removed or added. `listing` null: a language the change creates.
+ * A language's next version: the items it replaces or deletes removed from its lists, the new ones given slots and
+ * put in, each list concerned edited, the others shared. `listing` null: a language the change creates.
  */
 function * deriveListing (
   code: string,
   listing: LanguageListing | null,
-  lineage: ListingLineage,
   changed: ReadonlyMap<number, UpsertOp | null>,
   chunkBase: number,
   chunks: readonly Buffer[],
   memory: ItemMemory
 ): Generator<void, { listing: LanguageListing, garbageBytes: number }> {
-  const { space } = lineage
+  let upserts = 0
   let companies = 0
-  for (const op of changed.values()) companies += op?.companies.length ?? 0
-  yield * space.reserve(changed.size, companies)
-  const pks = new Map(lineage.pks)
-  const removed: number[] = []
-  const added: number[] = []
+  let longest = 0
+  for (const op of changed.values()) {
+    if (op === null) continue
+    upserts++
+    companies += op.companies.length
+    longest = Math.max(longest, op.length)
+  }
+  let current = listing ?? (yield * flatten(code, null, upserts, companies, longest, chunks, memory))
+  let index = yield * indexOf(current.columns)
+  const { used, startOf, chunkOf, lengthOf } = current.columns
+  // Flat again when the room is spent, or the columns are too narrow for the new numbers (ADR 031).
+  const fits = used + upserts <= startOf.length && index.fits(used, companies) &&
+    (chunks.length <= 0x10000 || chunkOf instanceof Uint32Array) &&
+    (longest <= 0xffff || lengthOf instanceof Uint32Array) &&
+    (current.changes?.all.removed.length ?? 0) + changed.size <= roomFor(current.columns.size)
+  if (!fits) {
+    current = yield * flatten(code, current, upserts, companies, longest, chunks, memory)
+    index = current.columns.changeIndex as ChangeIndex
+  }
+  const { columns } = current
+  const pks = new Map(current.changes?.pks)
+  const all: ListEdit = { removed: [], dropped: new Set(), added: [] }
+  const lists = new Map<number, ListEdit>()
+  const edit = (company: number): ListEdit => {
+    let list = lists.get(company)
+    if (list === undefined) lists.set(company, list = { removed: [], dropped: new Set(), added: [] })
+    return list
+  }
   let garbageBytes = 0
   for (const [pk, op] of changed) {
-    const old = slotOfPk(lineage, pk)
+    const old = pks.get(pk) ?? index.pks.get(pk)
     if (old >= 0) {
-      removed.push(old)
-      garbageBytes += (space.lengthOf[old] as number) + 1
+      garbageBytes += (columns.lengthOf[old] as number) + 1
+      const loaded = old < columns.size
+      // A flat listing's rank is removed from its lists; an added slot is dropped from them.
+      const lose = (list: ListEdit): void => { if (loaded) list.removed.push(old); else list.dropped.add(old) }
+      lose(all)
+      index.eachCompany(old, company => lose(edit(company)))
+      pks.set(pk, -1)
     }
-    if (op === null) {
-      if (old >= 0) pks.set(pk, -1)
-      continue
-    }
-    const slot = space.append(chunkBase + op.chunk, op.start, op.length, op.date, pk, op.companies)
-    added.push(slot)
+    if (op === null) continue
+    const slot = columns.add(chunkBase + op.chunk, op.start, op.length, op.date, pk)
+    const unique = [...new Set(op.companies)]
+    index.setCompanies(slot, unique)
+    for (const company of unique) edit(company).added.push(slot)
+    all.added.push(slot)
     pks.set(pk, slot)
-    // Every 64: with 512, the derive's first step ran 6.5–7.5 ms under load at 1M.
-    if ((added.length & 0x3f) === 0) yield
+    // Every 64: with 512, the derive's first step ran 6.5–7.5 ms under load at 1M (ADR 026).
+    if ((all.added.length & 0x3f) === 0) yield
   }
-  const { before } = space
-  const oldOrder = listing?.order ?? RankOrder.identity(listing?.size ?? 0)
-  const oldCount = oldOrder.size
-  const rankOf = (slot: number): number => firstNotBefore(oldCount, rank => oldOrder.slotAt(rank), slot, before)
-  // A yield after each binary search, here and in `editedList`: one costs up to ~50 µs under load at 1M
-  // (cache misses), so 256 to a step overran the slice by 10–14 ms (ADR 026).
-  const removedRanks: number[] = []
-  for (const slot of removed) {
-    removedRanks.push(rankOf(slot))
+  // A yield after each binary search: one costs up to ~50 µs under load at 1M (cache misses; ADR 026).
+  const { before } = columns
+  const at = new Map<number, number>()
+  for (const slot of all.added) {
+    at.set(slot, rankBefore(columns, slot))
     yield
   }
-  removedRanks.sort((a, b) => a - b)
-  added.sort((a, b) => before(a, b) ? -1 : 1)
-  const addedAt: number[] = []
-  for (const slot of added) {
-    addedAt.push(rankOf(slot))
+  const edited = (list: Overlay, { removed, dropped, added }: ListEdit): Overlay => {
+    added.sort((a, b) => before(a, b) ? -1 : 1)
+    return list.edit(removed.sort((a, b) => a - b), dropped, added, added.map(slot => at.get(slot) as number), before)
+  }
+  const whole = edited(current.changes?.all ?? new Overlay(null, columns.size), all)
+  yield
+  const companyLists = new Map(current.changes?.companies)
+  for (const [company, change] of lists) {
+    const list = companyLists.get(company) ?? Overlay.over(columns.byCompany.get(company) ?? EMPTY)
+    companyLists.set(company, edited(list, change))
     yield
   }
-  const order = yield * oldOrder.edit(removedRanks, uint32ArrayOf(added), addedAt)
-  yield
+  const changes = { all: whole, companies: companyLists, pks }
+  return { listing: new LanguageListing(code, columns, changes, chunks, memory), garbageBytes }
+}
 
-  // The companies of every item removed or added get new lists; the others are shared.
-  const concerned = new Map<number, { gone: Set<number>, come: number[] }>()
-  const concern = (company: number) => {
-    let change = concerned.get(company)
-    if (change === undefined) concerned.set(company, change = { gone: new Set(), come: [] })
-    return change
+/**
+ * `listing` (null: no items) written out flat, in slices, in its served order, with room for `upserts` more items
+ * and `companies` more company ids, and columns wide enough for `longest` and `chunks`: when its room is spent.
+ */
+function * flatten (
+  code: string, listing: LanguageListing | null, upserts: number, companies: number, longest: number,
+  chunks: readonly Buffer[], memory: ItemMemory
+): Generator<void, LanguageListing> {
+  const size = listing?.size ?? 0
+  const old = listing?.columns
+  const index = old === undefined ? null : yield * indexOf(old)
+  // The old order's slots, a step's worth at a time.
+  const slots = new Uint32Array(size)
+  const all = listing?.changes?.all ?? new Overlay(null, size)
+  for (let from = 0; from < size; from += 0x4000) {
+    slots.set(all.slots(from, Math.min(size, from + 0x4000)), from)
+    yield
   }
-  for (const slot of removed) for (const company of space.companiesOf(slot)) concern(company).gone.add(slot)
-  for (const slot of added) for (const company of space.companiesOf(slot)) concern(company).come.push(slot)
-  const base = listing === null
-    ? new CompanyRanks(IdSlots.sized(0), new Uint32Array(1), EMPTY)
-    : listing.byCompany instanceof ChangedCompanies ? listing.byCompany.base : listing.byCompany as CompanyRanks
-  const lists = new Map(listing?.byCompany instanceof ChangedCompanies ? listing.byCompany.changed : [])
-  yield
-  for (const [company, { gone, come }] of concerned) {
-    const old = listing?.byCompany.get(company) ?? EMPTY
-    // `added` is in served order, so each company's share of it is too; costs by the change, not the list.
-    lists.set(company, yield * editedList(old, gone, come, before))
-  }
-
-  const store: ItemStore = { chunks, chunkOf: space.chunkOf, startOf: space.startOf, lengthOf: space.lengthOf, memory }
-  const derived = new LanguageListing(
-    code, store, new ChangedCompanies(base, lists), order, { dateOf: space.dateOf, pkOf: space.pkOf }
-  )
-  derivedLineages.set(derived, { space, pks })
-  return { listing: derived, garbageBytes }
+  const byCompany = yield * companyRanks(size, (rank, use) => index?.eachCompany(slots[rank] as number, use))
+  const wide = old?.lengthOf instanceof Uint32Array ? 0x10000 : 0
+  const columns = yield * writeColumns(
+    size, chunks.length, Math.max(longest, wide), byCompany, (rank, write) => {
+      const slot = slots[rank] as number
+      const from = old as ItemColumns
+      write(
+        from.chunkOf[slot] as number, from.startOf[slot] as number, from.lengthOf[slot] as number,
+        from.dateOf[slot] as number, from.pkOf[slot] as number
+      )
+    }, upserts + roomFor(size + upserts))
+  columns.changeIndex = yield * ChangeIndex.of(columns, companies)
+  return new LanguageListing(code, columns, null, chunks, memory)
 }

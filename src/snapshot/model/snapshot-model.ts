@@ -2,12 +2,13 @@
 // LanguageListing for a count and a page and gets bytes back.
 import type { ItemMemory } from './item-memory.js'
 import { servedBefore } from './item-bytes.js'
-import { RankOrder } from './rank-order.js'
 import type { IdSlots } from './id-slots.js'
+import { Overlay, mergeRanks, type SlotOrder } from './overlay.js'
+import type { ChangeIndex } from './change-index.js'
 
 /**
- * Where each item's served JSON is, by slot: a loaded listing's slots are its ranks; a derived version adds
- * slots after them (ADR 026). Each item is followed by a comma, so a page's items go out comma included.
+ * Where each item's served JSON is, by slot (ItemColumns). Each item is followed by a comma, so a page's items go
+ * out comma included.
  */
 export interface ItemStore {
   chunks: readonly Buffer[]
@@ -23,7 +24,7 @@ export interface ItemStore {
 export class PageItems {
   constructor (
     private readonly store: ItemStore,
-    /** Slots to take from, or null for consecutive slots `from`..`to` (a loaded listing's ranks). */
+    /** Slots to take from, or null for consecutive slots `from`..`to` (a flat listing's ranks). */
     private readonly ranks: Uint32Array | null,
     private readonly from: number,
     private readonly to: number
@@ -81,16 +82,8 @@ export class PageItems {
   }
 }
 
-/** A company's slots in served order: a stretch of a loaded listing's array, or pieces (rank-order.ts). */
-export type CompanyList = Uint32Array | RankOrder
-
-/** Company id → the slots of its items, in served order. */
-export interface CompanyLists {
-  get: (company: number) => CompanyList | undefined
-}
-
 /** Company id → the ranks of its items, ascending, every company's a stretch of one array (ADR 015). */
-export class CompanyRanks implements CompanyLists {
+export class CompanyRanks {
   /**
    * @param slotOf company id → its slot
    * @param starts slot s's ranks are `ranks[starts[s]..starts[s + 1])`
@@ -108,7 +101,7 @@ export class CompanyRanks implements CompanyLists {
     return this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)
   }
 
-  /** Every company's list, in no order (slot-space.ts indexes each item's companies from them). */
+  /** Every company's list, in no order (change-index.ts gives each rank its companies from them). */
   * lists (): Generator<[number, Uint32Array]> {
     for (const [company, slot] of this.slotOf.entries()) {
       yield [company, this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)]
@@ -116,13 +109,60 @@ export class CompanyRanks implements CompanyLists {
   }
 }
 
-/** A derived version's company lists: the loaded listing's, but for those a change concerned since (pieces). */
-export class ChangedCompanies implements CompanyLists {
-  constructor (readonly base: CompanyRanks, readonly changed: ReadonlyMap<number, RankOrder>) {}
+/**
+ * A flat listing's columns, by slot (ADR 031): its ranks `0..size`, then room for the items its derived versions
+ * add, each a slot of its own never given out twice, so that an older version reads its slots unchanged.
+ */
+export class ItemColumns {
+  /** Slots given out, by every version derived from these columns (one never served too). */
+  used: number
+  /** The control thread's index for change files, made when they are first expected (change-index.ts). */
+  changeIndex: ChangeIndex | null = null
 
-  get (company: number): CompanyList | undefined {
-    return this.changed.get(company) ?? this.base.get(company)
+  constructor (
+    readonly chunkOf: Uint16Array | Uint32Array,
+    readonly startOf: Uint32Array,
+    readonly lengthOf: Uint16Array | Uint32Array,
+    /** dateKey of each slot's backdate, and its pk: the served order's keys. */
+    readonly dateOf: Uint32Array,
+    readonly pkOf: Float64Array,
+    readonly size: number,
+    readonly byCompany: CompanyRanks
+  ) {
+    this.used = size
   }
+
+  /** Slot `a` before slot `b` in served order. */
+  readonly before: SlotOrder = (a, b) => {
+    const { dateOf, pkOf } = this
+    return servedBefore(dateOf[a] as number, pkOf[a] as number, dateOf[b] as number, pkOf[b] as number)
+  }
+
+  /** A slot for an item, the next free one: derive-version.ts made sure there is room and the numbers fit. */
+  add (chunk: number, start: number, length: number, date: number, pk: number): number {
+    const slot = this.used
+    this.chunkOf[slot] = chunk
+    this.startOf[slot] = start
+    this.lengthOf[slot] = length
+    this.dateOf[slot] = date
+    this.pkOf[slot] = pk
+    this.used = slot + 1
+    return slot
+  }
+}
+
+/** Room after a flat listing's ranks for the items change files add: a sixteenth, at least 16 (ADR 031). */
+export function roomFor (size: number): number {
+  return Math.max(16, size >>> 4)
+}
+
+/** What the change files since a flat listing made of it: its lists, less what they removed, with what they added. */
+export interface ListingChanges {
+  all: Overlay
+  /** The lists of the companies they concerned; the others are the flat listing's. */
+  companies: ReadonlyMap<number, Overlay>
+  /** pk → its slot, for every pk they changed (-1: gone): the control thread's alone (change-index.ts). */
+  pks?: ReadonlyMap<number, number>
 }
 
 export interface Page {
@@ -134,50 +174,50 @@ export interface Page {
 const UNION_CACHE_SIZE = 256
 
 export class LanguageListing {
+  readonly store: ItemStore
+
   /**
-   * @param store every item's served JSON, located by slot
-   * @param byCompany company id → slots of its items, in served order (backdate desc, pk desc)
-   * @param order rank → slot (rank-order.ts); null when the slots are the ranks (a loaded listing)
-   * @param keys each slot's served-order keys; they order a derived version's unions, while a loaded listing's
-   *   slots are ranks, compared as numbers (ADR 027)
+   * @param columns its items by slot, and the flat listing's company lists
+   * @param changes null: the flat listing as it is (a load's); otherwise what change files made of it
    */
   constructor (
     readonly language: string,
-    readonly store: ItemStore,
-    readonly byCompany: CompanyLists,
-    readonly order: RankOrder | null = null,
-    readonly keys: SlotKeys | null = null
+    readonly columns: ItemColumns,
+    readonly changes: ListingChanges | null,
+    chunks: readonly Buffer[],
+    memory: ItemMemory
   ) {
-    this.size = order === null ? store.lengthOf.length : order.size
-    this.before = keys === null || order === null ? null : keyOrder(keys)
+    const { chunkOf, startOf, lengthOf } = columns
+    this.store = { chunks, chunkOf, startOf, lengthOf, memory }
+    this.size = changes === null ? columns.size : changes.all.size
   }
 
-  private readonly before: SlotOrder | null
-
-  private readonly unions = new Map<string, Uint32Array>()
+  private readonly unions = new Map<string, Uint32Array | Overlay>()
 
   readonly size: number
 
   /** Items linked to a company, or every item when `companies` is null; a union when there are several. */
   page (companies: readonly number[] | null, offset: number, limit: number): Page {
-    const list = companies === null ? this.order : this.listFor(companies)
-    if (list instanceof RankOrder) {
-      // A derived version's order, or a changed company's list: the page's slots taken from its pieces.
+    const list = companies === null ? this.changes?.all ?? null : this.listFor(companies)
+    if (list instanceof Overlay) {
       const from = Math.min(offset, list.size)
       const to = Math.min(list.size, from + limit)
       return { count: list.size, items: new PageItems(this.store, list.slots(from, to), 0, to - from) }
     }
-    // Without a filter a loaded listing's slots are the positions themselves.
-    const ranks = list
-    const count = ranks === null ? this.size : ranks.length
+    // A flat listing's whole list is its ranks themselves.
+    const count = list === null ? this.size : list.length
     const from = Math.min(offset, count)
-    return { count, items: new PageItems(this.store, ranks, from, Math.min(count, from + limit)) }
+    return { count, items: new PageItems(this.store, list, from, Math.min(count, from + limit)) }
   }
 
-  private listFor (companies: readonly number[]): CompanyList {
-    if (companies.length === 1) return this.byCompany.get(companies[0] as number) ?? EMPTY_RANKS
+  private list (company: number): Uint32Array | Overlay {
+    return this.changes?.companies.get(company) ?? this.columns.byCompany.get(company) ?? EMPTY_RANKS
+  }
+
+  private listFor (companies: readonly number[]): Uint32Array | Overlay {
+    if (companies.length === 1) return this.list(companies[0] as number)
     const ids = [...new Set(companies)].sort((a, b) => a - b)
-    if (ids.length === 1) return this.byCompany.get(ids[0] as number) ?? EMPTY_RANKS
+    if (ids.length === 1) return this.list(ids[0] as number)
     const key = ids.join(',')
     const cached = this.unions.get(key)
     if (cached !== undefined) {
@@ -186,10 +226,10 @@ export class LanguageListing {
       this.unions.set(key, cached)
       return cached
     }
-    const lists = ids.map(id => this.byCompany.get(id)).filter(list => list !== undefined)
-      .map(list => list instanceof RankOrder ? list.slots(0, list.size) : list)
-    // A loaded listing's slots are ranks, compared as numbers; a derived one's by keys (ADR 027).
-    const union = mergeRanks(lists, this.before)
+    const lists = ids.map(id => this.list(id))
+    const union = lists.some(list => list instanceof Overlay)
+      ? Overlay.union(lists.map(list => list instanceof Overlay ? list : Overlay.over(list)), this.columns.before)
+      : mergeRanks(lists as Uint32Array[])
     if (this.unions.size >= UNION_CACHE_SIZE) this.unions.delete(this.unions.keys().next().value as string)
     this.unions.set(key, union)
     return union
@@ -197,62 +237,6 @@ export class LanguageListing {
 }
 
 const EMPTY_RANKS = new Uint32Array(0)
-
-/** Whether slot `a` comes before slot `b` in served order. */
-export type SlotOrder = (a: number, b: number) => boolean
-
-/** Each slot's served-order keys: its backdate's dateKey and its pk. */
-export interface SlotKeys {
-  dateOf: Uint32Array
-  pkOf: Float64Array
-}
-
-/** Slots in served order by their keys. */
-function keyOrder ({ dateOf, pkOf }: SlotKeys): SlotOrder {
-  return (a, b) => servedBefore(dateOf[a] as number, pkOf[a] as number, dateOf[b] as number, pkOf[b] as number)
-}
-
-/** Union of rank lists in served order, each rank once: linear in the lists' length (× log of their number). */
-export function mergeRanks (lists: readonly Uint32Array[], before: SlotOrder | null = null): Uint32Array {
-  if (lists.length === 0) return EMPTY_RANKS
-  if (lists.length === 1) return lists[0] as Uint32Array
-  // Merge pairwise, smallest first, like a Huffman tree: each rank is copied O(log k) times.
-  const queue = [...lists].sort((a, b) => a.length - b.length)
-  while (queue.length > 1) {
-    const a = queue.shift() as Uint32Array
-    const b = queue.shift() as Uint32Array
-    const merged = mergeTwo(a, b, before)
-    let i = 0
-    while (i < queue.length && (queue[i] as Uint32Array).length < merged.length) i++
-    queue.splice(i, 0, merged)
-  }
-  return queue[0] as Uint32Array
-}
-
-/**
- * Two lists in served order merged, each slot once. `before` null (a loaded listing) compares numbers inline:
- * a second closure at the call site stops V8 inlining, and unions took twice as long (ADR 027).
- */
-function mergeTwo (a: Uint32Array, b: Uint32Array, before: SlotOrder | null): Uint32Array {
-  const out = new Uint32Array(a.length + b.length)
-  let i = 0
-  let j = 0
-  let n = 0
-  while (i < a.length && j < b.length) {
-    const x = a[i] as number
-    const y = b[j] as number
-    if (x === y) {
-      out[n++] = x; i++; j++
-    } else if (before === null ? x < y : before(x, y)) {
-      out[n++] = x; i++
-    } else {
-      out[n++] = y; j++
-    }
-  }
-  while (i < a.length) out[n++] = a[i++] as number
-  while (j < b.length) out[n++] = b[j++] as number
-  return n === out.length ? out : out.slice(0, n)
-}
 
 /** A change file applied to a version: what the status lists, in the chain's order. */
 export interface AppliedChange {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { mergeRanks, type PageItems } from '../../../src/snapshot/model/snapshot-model.js'
+import type { PageItems } from '../../../src/snapshot/model/snapshot-model.js'
+import { mergeRanks } from '../../../src/snapshot/model/overlay.js'
 import { renderItem } from '../../../src/snapshot/model/item-bytes.js'
 import { makeItem, modelOf, smallSnapshot, type SnapshotDoc } from '../../helpers.js'
 import { runs } from '../../property-runs.js'

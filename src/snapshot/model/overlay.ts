@@ -1,0 +1,200 @@
+// A derived version's list, in served order: its flat listing's list less the ranks its changes removed, with the
+// slots they added put in (ADR 031). A change costs what it changes; a page is a few binary searches and a walk.
+import { uint32ArrayOf } from './shared-arrays.js'
+
+/** Whether slot `a` comes before slot `b` in served order. */
+export type SlotOrder = (a: number, b: number) => boolean
+
+const EMPTY = new Uint32Array(0)
+
+/** The first index of ascending `values` whose value is ≥ `value` (`values.length` if none). */
+export function lowerBound (values: ArrayLike<number>, value: number, from = 0, to = values.length): number {
+  let lo = from
+  let hi = to
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((values[mid] as number) < value) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+export class Overlay {
+  /**
+   * @param base the flat list's ranks, ascending; null: every rank below `baseSize` (a language's whole list)
+   * @param removed positions of `base` no longer served, ascending
+   * @param added slots put in, in served order
+   * @param addedAt per added slot, the position of `base` it comes before (`baseSize`: after them all)
+   * @param addedPlace per added slot, its place in this list
+   */
+  constructor (
+    readonly base: Uint32Array | null,
+    readonly baseSize: number,
+    readonly removed: Uint32Array = EMPTY,
+    readonly added: Uint32Array = EMPTY,
+    readonly addedAt: Uint32Array = EMPTY,
+    readonly addedPlace: Uint32Array = EMPTY
+  ) {}
+
+  /** A flat list with nothing changed yet. */
+  static over (base: Uint32Array): Overlay {
+    return new Overlay(base, base.length)
+  }
+
+  get size (): number {
+    return this.baseSize - this.removed.length + this.added.length
+  }
+
+  /** The rank at base position `p`. */
+  private rankAt (p: number): number {
+    return this.base === null ? p : this.base[p] as number
+  }
+
+  /** The first base position whose rank is ≥ `rank`. */
+  private positionOf (rank: number): number {
+    return this.base === null ? Math.min(rank, this.baseSize) : lowerBound(this.base, rank)
+  }
+
+  /** The slots at places `from` to `to`, in a small array of their own: two binary searches, then a walk. */
+  slots (from: number, to: number): Uint32Array {
+    const out = new Uint32Array(Math.max(0, Math.min(to, this.size) - from))
+    if (out.length === 0) return out
+    const { added, addedAt, removed } = this
+    let a = lowerBound(this.addedPlace, from)
+    // The base entries kept before `from`; the next one is past the removed positions p with p - (those before) ≤ it.
+    const kept = from - a
+    let lo = 0
+    let hi = removed.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((removed[mid] as number) - mid <= kept) lo = mid + 1
+      else hi = mid
+    }
+    let r = lo
+    let p = kept + r
+    for (let n = 0; n < out.length;) {
+      if (a < added.length && (addedAt[a] as number) <= p) {
+        out[n++] = added[a++] as number
+      } else if (removed[r] === p) {
+        r++
+        p++
+      } else {
+        out[n++] = this.rankAt(p++)
+      }
+    }
+    return out
+  }
+
+  /**
+   * This list less the ranks `removed` (ascending, of its base) and the added slots `dropped`, with `added`
+   * (served order, each before the rank in `addedAt`) put in: arrays as long as the changes, the base shared.
+   */
+  edit (
+    removed: readonly number[], dropped: ReadonlySet<number>, added: readonly number[], addedAt: readonly number[],
+    before: SlotOrder
+  ): Overlay {
+    const keptSlots: number[] = []
+    const keptAt: number[] = []
+    for (let i = 0; i < this.added.length; i++) {
+      const slot = this.added[i] as number
+      if (dropped.has(slot)) continue
+      keptSlots.push(slot)
+      keptAt.push(this.addedAt[i] as number)
+    }
+    const [slots, at] = mergeAdded(keptSlots, keptAt, added, addedAt.map(rank => this.positionOf(rank)), before)
+    const gone = mergeRanks([this.removed, uint32ArrayOf(removed.map(rank => this.positionOf(rank)))])
+    return this.with(gone, slots, at)
+  }
+
+  /** This base with `removed`, and `added` before the positions `addedAt`: each added slot's place counted. */
+  private with (removed: Uint32Array, added: readonly number[], addedAt: readonly number[]): Overlay {
+    const places = new Array<number>(added.length)
+    for (let i = 0, r = 0; i < added.length; i++) {
+      while (r < removed.length && (removed[r] as number) < (addedAt[i] as number)) r++
+      places[i] = i + (addedAt[i] as number) - r
+    }
+    return new Overlay(
+      this.base, this.baseSize, removed, uint32ArrayOf(added), uint32ArrayOf(addedAt), uint32ArrayOf(places)
+    )
+  }
+
+  /**
+   * The union of company lists of one flat listing, each slot once: their bases and removed merged as numbers,
+   * their added slots sorted by `before`, each placed by a binary search (LanguageListing keeps a union made).
+   */
+  static union (lists: readonly Overlay[], before: SlotOrder): Overlay {
+    const base = mergeRanks(lists.map(list => list.base ?? EMPTY))
+    const removed = mergeRanks(lists.map(list => uint32ArrayOf([...list.removed].map(p => list.rankAt(p)))))
+    const slots = [...new Set(lists.flatMap(list => [...list.added]))].sort((a, b) => before(a, b) ? -1 : 1)
+    const at = slots.map(slot => {
+      let lo = 0
+      let hi = base.length
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        if (before(base[mid] as number, slot)) lo = mid + 1
+        else hi = mid
+      }
+      return lo
+    })
+    const union = new Overlay(base, base.length)
+    return union.with(uint32ArrayOf([...removed].map(rank => lowerBound(base, rank))), slots, at)
+  }
+}
+
+/** Two lists of added slots (with their places) in served order, merged, each slot once. */
+function mergeAdded (
+  a: readonly number[], aAt: readonly number[], b: readonly number[], bAt: readonly number[], before: SlotOrder
+): [number[], number[]] {
+  const slots: number[] = []
+  const at: number[] = []
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) {
+    const x = a[i]
+    const y = b[j]
+    if (x !== undefined && (y === undefined || x === y || before(x, y))) {
+      slots.push(x); at.push(aAt[i++] as number)
+      if (x === y) j++
+    } else {
+      slots.push(y as number); at.push(bAt[j++] as number)
+    }
+  }
+  return [slots, at]
+}
+
+/** Union of ascending rank lists, each rank once: pairwise, smallest first, each rank copied O(log k) times. */
+export function mergeRanks (lists: readonly Uint32Array[]): Uint32Array {
+  if (lists.length === 0) return EMPTY
+  const queue = [...lists].sort((a, b) => a.length - b.length)
+  while (queue.length > 1) {
+    const merged = mergeTwo(queue.shift() as Uint32Array, queue.shift() as Uint32Array)
+    let i = 0
+    while (i < queue.length && (queue[i] as Uint32Array).length < merged.length) i++
+    queue.splice(i, 0, merged)
+  }
+  return queue[0] as Uint32Array
+}
+
+/** Two ascending lists merged, each rank once; numbers compared inline, which V8 keeps fast (ADR 027). */
+function mergeTwo (a: Uint32Array, b: Uint32Array): Uint32Array {
+  if (a.length === 0) return b
+  if (b.length === 0) return a
+  const out = new Uint32Array(a.length + b.length)
+  let i = 0
+  let j = 0
+  let n = 0
+  while (i < a.length && j < b.length) {
+    const x = a[i] as number
+    const y = b[j] as number
+    if (x === y) {
+      out[n++] = x; i++; j++
+    } else if (x < y) {
+      out[n++] = x; i++
+    } else {
+      out[n++] = y; j++
+    }
+  }
+  while (i < a.length) out[n++] = a[i++] as number
+  while (j < b.length) out[n++] = b[j++] as number
+  return n === out.length ? out : out.slice(0, n)
+}
