@@ -18,14 +18,14 @@ export const MAX_DELAY_MS = 600_000
 const DelayMs = Type.Integer({ minimum: 0, maximum: MAX_DELAY_MS })
 
 /** DELAY_MS: `200`, `100-400` or `~150`. */
-export const DelaySchema = Type.Union([
+const DelaySchema = Type.Union([
   Type.Object({ kind: Type.Literal('fixed'), ms: DelayMs }),
   Type.Object({ kind: Type.Literal('uniform'), min: DelayMs, max: DelayMs }),
   Type.Object({ kind: Type.Literal('lognormal'), median: Type.Integer({ minimum: 1, maximum: MAX_DELAY_MS }) })
 ])
 export type DelaySpec = Static<typeof DelaySchema>
 
-export const FAULTS = ['reset', 'truncate', 'dribble'] as const
+const FAULTS = ['reset', 'truncate', 'dribble'] as const
 export type FaultKind = typeof FAULTS[number]
 const Rate = Type.Number({ minimum: 0, maximum: 1 })
 
@@ -38,7 +38,7 @@ export const S3_ENVIRONMENT = [
   'AWS_ENDPOINT_URL'
 ] as const
 
-export const ConfigSchema = Type.Object({
+const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   host: Type.String({ minLength: 1 }),
   snapshotPath: Type.String({ minLength: 1 }),
@@ -92,6 +92,7 @@ export type Config = Readonly<Static<typeof ConfigSchema>>
 interface Option<K extends keyof Config> {
   key: K
   env: string
+  /** `--` and `env` in kebab case. */
   flag: string
   /** The text parsed when the option is not given; undefined: the option is unset (null). */
   default: string | undefined
@@ -111,6 +112,11 @@ const BOOLEAN_RULE = 'true or false (also 1/0, yes/no, on/off)'
 function nonEmpty (text: string): string {
   if (text.trim() === '') throw new Error('must not be empty')
   return text.trim()
+}
+
+/** Unset when empty. */
+function optional<T> (parse: (text: string) => T) {
+  return (text: string): T | null => text.trim() === '' ? null : parse(text)
 }
 
 function integer (min: number, max: number) {
@@ -346,12 +352,12 @@ export function changesDirOf (config: Pick<Config, 'changesDir' | 'snapshotPath'
 }
 
 type OPTIONS_ENTRY = { [K in keyof Config]: Option<K> }[keyof Config]
+type OptionSpec = { [K in keyof Config]: Omit<Option<K>, 'flag'> }[keyof Config]
 
-export const OPTIONS: OPTIONS_ENTRY[] = [
+const SPECS: OptionSpec[] = [
   {
     key: 'port',
     env: 'PORT',
-    flag: '--port',
     default: '3000',
     rule: 'a whole number from 0 to 65535',
     description: 'TCP port to listen on (0: any free port).',
@@ -360,7 +366,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'host',
     env: 'HOST',
-    flag: '--host',
     default: '127.0.0.1',
     rule: 'an address or host name',
     description: 'Address to listen on (0.0.0.0 or :: for every interface).',
@@ -369,7 +374,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'snapshotPath',
     env: 'SNAPSHOT_PATH',
-    flag: '--snapshot-path',
     default: BUNDLED_SNAPSHOT,
     rule: 'a file path',
     shown: 'the sample bundled with the package (its data/snapshot.json)',
@@ -379,7 +383,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'changesDir',
     env: 'CHANGES_DIR',
-    flag: '--changes-dir',
     default: undefined,
     rule: 'a directory path',
     description: 'The directory of change files (`*.jsonl`, applied in name order after the snapshot). Unset: SNAPSHOT_PATH with `.changes` appended.',
@@ -388,7 +391,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'snapshotUrl',
     env: 'SNAPSHOT_URL',
-    flag: '--snapshot-url',
     default: undefined,
     rule: 'an http://, https:// or s3://bucket/key URL whose name ends in .json, .jsonl or .ndjson',
     description: `Follow a published snapshot instead of SNAPSHOT_PATH: an http(s):// URL or s3://bucket/key (S3 settings: ${S3_ENVIRONMENT.join(', ')}). Its name's extension gives the format; a name ending in manifest.json is a fleet's manifest (a snapshot and its change files).`,
@@ -397,7 +399,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'snapshotHttpHeaders',
     env: 'SNAPSHOT_HTTP_HEADERS',
-    flag: '--snapshot-http-headers',
     default: undefined,
     rule: '`Name: value` lines, or a JSON object of names to values',
     secret: true,
@@ -407,7 +408,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'snapshotPollSeconds',
     env: 'SNAPSHOT_POLL_SECONDS',
-    flag: '--snapshot-poll-seconds',
     default: '30',
     rule: 'a whole number from 1 to 86400',
     description: 'How often SNAPSHOT_URL is checked (a conditional request: an unchanged snapshot costs a 304).',
@@ -416,7 +416,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'snapshotCacheDir',
     env: 'SNAPSHOT_CACHE_DIR',
-    flag: '--snapshot-cache-dir',
     default: join(tmpdir(), 'explore-replica'),
     rule: 'a directory path',
     shown: 'explore-replica in the system\'s temporary directory ($TMPDIR, else /tmp)',
@@ -426,7 +425,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'snapshotMaxMb',
     env: 'SNAPSHOT_MAX_MB',
-    flag: '--snapshot-max-mb',
     default: '16384',
     rule: 'a whole number from 1 to 1048576',
     description: 'Largest snapshot downloaded from SNAPSHOT_URL, in MiB.',
@@ -435,7 +433,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 's3ForcePathStyle',
     env: 'S3_FORCE_PATH_STYLE',
-    flag: '--s3-force-path-style',
     default: 'false',
     rule: BOOLEAN_RULE,
     description: 'Path-style S3 addressing (http://host/bucket/key), for stores that need it (MinIO, moto, some Ceph).',
@@ -444,7 +441,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'workers',
     env: 'WORKERS',
-    flag: '--workers',
     default: '1',
     rule: 'a whole number from 1 to 256, or auto',
     description: 'Threads answering the public port: a number or `auto` (one per core). More than 1 starts serving threads that share one copy of the snapshot; needs Node 22.12 or later.',
@@ -453,16 +449,14 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'memoryLimitMb',
     env: 'MEMORY_LIMIT_MB',
-    flag: '--memory-limit-mb',
     default: undefined,
     rule: 'a whole number from 64 to 16777216',
     description: 'The memory budget, in MiB, of the whole process (every thread included): a snapshot or change file whose load would pass it is refused like a bad file (once memory already let go has been collected, up to 2 s), and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.',
-    parse: text => text.trim() === '' ? null : integer(64, 16_777_216)(text)
+    parse: optional(integer(64, 16_777_216))
   },
   {
     key: 'memoryEstimateScale',
     env: 'MEMORY_ESTIMATE_SCALE',
-    flag: '--memory-estimate-scale',
     default: '1',
     rule: 'a number from 0.01 to 100',
     description: 'A diagnostic: multiplies the estimated peak of every load (docs/guides/capacity.md). Below 1, files that do not fit are let through to the watch during the load, which abandons them.',
@@ -471,7 +465,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'maxLimit',
     env: 'MAX_LIMIT',
-    flag: '--max-limit',
     default: '100',
     rule: 'a whole number from 1 to 1000000',
     description: 'Largest page size; a larger `limit` is clamped to it.',
@@ -480,7 +473,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'publicBaseUrl',
     env: 'PUBLIC_BASE_URL',
-    flag: '--public-base-url',
     default: undefined,
     rule: 'an absolute http(s) URL with no query, fragment or credentials',
     description: 'Scheme and host (and optional path prefix) for next/previous links. Unset: the request\'s own.',
@@ -489,7 +481,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'trustProxy',
     env: 'TRUST_PROXY',
-    flag: '--trust-proxy',
     default: 'false',
     rule: BOOLEAN_RULE,
     description: 'Believe X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).',
@@ -498,7 +489,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'corsOrigin',
     env: 'CORS_ORIGIN',
-    flag: '--cors-origin',
     default: '*',
     rule: '*, false, or a comma-separated list of origins such as https://app.example.com',
     description: '`*` for any origin, a comma-separated list of origins, or `false` for no CORS headers.',
@@ -507,7 +497,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'logLevel',
     env: 'LOG_LEVEL',
-    flag: '--log-level',
     default: 'info',
     rule: `one of ${LOG_LEVELS.join(', ')}`,
     description: `One of ${LOG_LEVELS.join(', ')}.`,
@@ -516,7 +505,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'watch',
     env: 'WATCH',
-    flag: '--watch',
     default: 'true',
     rule: BOOLEAN_RULE,
     description: 'Reload the snapshot when its file changes (SIGHUP reloads either way).',
@@ -525,7 +513,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'reloadDebounceMs',
     env: 'RELOAD_DEBOUNCE_MS',
-    flag: '--reload-debounce-ms',
     default: '150',
     rule: 'a whole number from 0 to 60000',
     description: 'Quiet time after the last write before a reload, in ms: a burst of saves costs one load. At least 50 is waited (the watcher hears one change of a file per 50 ms).',
@@ -534,7 +521,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'allowedHosts',
     env: 'ALLOWED_HOSTS',
-    flag: '--allowed-hosts',
     default: undefined,
     rule: 'a comma-separated list of host names, .domains or *',
     description: 'Comma-separated hosts a request may name (Django\'s ALLOWED_HOSTS: `news.example.com`, `.example.com` for subdomains, `*`). Unset: any.',
@@ -543,16 +529,14 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'cacheMaxAge',
     env: 'CACHE_MAX_AGE',
-    flag: '--cache-max-age',
     default: undefined,
     rule: 'a whole number from 0 to 31536000',
     description: 'Seconds for `Cache-Control: public, max-age=N` on pages. Unset: no Cache-Control, like the original.',
-    parse: text => text.trim() === '' ? null : integer(0, 31_536_000)(text)
+    parse: optional(integer(0, 31_536_000))
   },
   {
     key: 'metrics',
     env: 'METRICS',
-    flag: '--metrics',
     default: 'true',
     rule: BOOLEAN_RULE,
     description: 'Serve Prometheus metrics at /-/metrics.',
@@ -561,7 +545,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'docs',
     env: 'DOCS',
-    flag: '--docs',
     default: 'true',
     rule: BOOLEAN_RULE,
     description: 'Serve the OpenAPI document at /-/openapi.json and Swagger UI at /-/docs.',
@@ -570,7 +553,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'console',
     env: 'CONSOLE',
-    flag: '--console',
     default: 'true',
     rule: BOOLEAN_RULE,
     description:
@@ -580,16 +562,14 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'opsPort',
     env: 'OPS_PORT',
-    flag: '--ops-port',
     default: undefined,
     rule: 'a whole number from 0 to 65535',
     description: 'Serve every /-/ endpoint (console, status, health, metrics, docs) on this port instead of PORT, which then serves only the API (0: any free port). Unset: all on PORT.',
-    parse: text => text.trim() === '' ? null : integer(0, 65535)(text)
+    parse: optional(integer(0, 65535))
   },
   {
     key: 'opsHost',
     env: 'OPS_HOST',
-    flag: '--ops-host',
     default: '127.0.0.1',
     rule: 'an address or host name',
     description: 'Address of the OPS_PORT listener.',
@@ -598,7 +578,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'opsToken',
     env: 'OPS_TOKEN',
-    flag: '--ops-token',
     default: undefined,
     rule: 'at least 16 characters',
     secret: true,
@@ -611,7 +590,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'stateDir',
     env: 'STATE_DIR',
-    flag: '--state-dir',
     default: undefined,
     rule: 'a directory path',
     description: 'The replica\'s own directory: the kept versions (KEEP_VERSIONS) and the pin. One per replica. Unset: `state` in SNAPSHOT_CACHE_DIR (writable wherever the cache is, and on its disk: kept downloads are hard links); in the default SNAPSHOT_CACHE_DIR, which every replica on the machine shares, `state-` and a digest of the snapshot\'s path or URL.',
@@ -620,7 +598,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'keepVersions',
     env: 'KEEP_VERSIONS',
-    flag: '--keep-versions',
     default: '3',
     rule: 'a whole number from 1 to 100',
     description: 'How many served versions keep their files in STATE_DIR, for a rollback without a download.',
@@ -629,7 +606,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'requestLog',
     env: 'REQUEST_LOG',
-    flag: '--request-log',
     default: 'true',
     rule: BOOLEAN_RULE,
     description: 'One log line per request at info (method, URL, status, time).',
@@ -638,7 +614,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'logPretty',
     env: 'LOG_PRETTY',
-    flag: '--log-pretty',
     default: 'auto',
     rule: 'auto, true or false',
     description: 'Human-readable logs: `auto` (only on a terminal), true or false. Otherwise JSON lines.',
@@ -647,7 +622,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'shutdownGraceMs',
     env: 'SHUTDOWN_GRACE_MS',
-    flag: '--shutdown-grace-ms',
     default: '10000',
     rule: 'a whole number from 1 to 600000',
     description: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).',
@@ -656,7 +630,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'requestTimeoutMs',
     env: 'REQUEST_TIMEOUT_MS',
-    flag: '--request-timeout-ms',
     default: '10000',
     rule: 'a whole number from 1 to 600000',
     description: 'Time a client has to send a whole request; idle connections close after 6× this.',
@@ -665,7 +638,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'maxUrlLength',
     env: 'MAX_URL_LENGTH',
-    flag: '--max-url-length',
     default: '8192',
     rule: 'a whole number from 64 to 65536',
     description: 'Longest request target accepted; longer ones get 414.',
@@ -674,7 +646,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'pageCacheMb',
     env: 'PAGE_CACHE_MB',
-    flag: '--page-cache-mb',
     default: '64',
     rule: 'a whole number from 0 to 65536',
     description: 'Memory for whole answers kept per snapshot, in MiB (0: no cache).',
@@ -683,7 +654,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'fastPath',
     env: 'FAST_PATH',
-    flag: '--fast-path',
     default: 'true',
     rule: BOOLEAN_RULE,
     description: 'Answer GET and HEAD of pages before Fastify routes them (same answers, 12–28% more of them per second: docs/decisions/002).',
@@ -693,7 +663,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'delayMs',
     env: 'DELAY_MS',
-    flag: '--delay-ms',
     default: undefined,
     rule: `milliseconds (200), a range (100-400) or a median (~150), from 0 to ${MAX_DELAY_MS}`,
     description: 'Demo server: wait before every page answer: `200` (ms), `100-400` (uniform) or `~150` (lognormal with that median). Unset: none.',
@@ -702,7 +671,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'failRate',
     env: 'FAIL_RATE',
-    flag: '--fail-rate',
     default: '0',
     rule: 'a number from 0 to 1',
     description: 'Demo server: the share of page requests answered with FAIL_STATUS instead (0 to 1).',
@@ -711,7 +679,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'failStatus',
     env: 'FAIL_STATUS',
-    flag: '--fail-status',
     default: '503',
     rule: `one of ${FAIL_STATUSES.join(', ')}`,
     description: `Demo server: the status of a simulated failure, with DRF's body for it: ${FAIL_STATUSES.join(', ')}.`,
@@ -720,7 +687,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'fault',
     env: 'FAULT',
-    flag: '--fault',
     default: undefined,
     rule: 'reset, truncate or dribble',
     description: 'Demo server: break connections: `reset` (before any answer), `truncate` (half the body, then close) or `dribble` (the body in small pieces, slowly).',
@@ -729,7 +695,6 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'faultRate',
     env: 'FAULT_RATE',
-    flag: '--fault-rate',
     default: '1',
     rule: 'a number from 0 to 1',
     description: 'Demo server: the share of page requests FAULT breaks (0 to 1).',
@@ -738,16 +703,14 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   {
     key: 'chaosSeed',
     env: 'CHAOS_SEED',
-    flag: '--chaos-seed',
     default: undefined,
     rule: 'a whole number from 0 to 4294967295',
     description: 'Demo server: a whole number that makes the delays, failures and faults drawn the same sequence on every run. Unset: a new one each start (logged).',
-    parse: text => text.trim() === '' ? null : integer(0, 0xffff_ffff)(text)
+    parse: optional(integer(0, 0xffff_ffff))
   },
   {
     key: 'chaos',
     env: 'CHAOS',
-    flag: '--chaos',
     default: 'false',
     rule: BOOLEAN_RULE,
     description: 'Demo server: let each request ask for its own trouble (`Prefer: delay=500`, `Prefer: status=503`, `?__delay=`, `?__status=`). Never on a public replica.',
@@ -755,7 +718,9 @@ export const OPTIONS: OPTIONS_ENTRY[] = [
   }
 ]
 
-export interface ConfigSources {
+export const OPTIONS = SPECS.map(o => ({ ...o, flag: `--${o.env.toLowerCase().replaceAll('_', '-')}` }) as OPTIONS_ENTRY)
+
+interface ConfigSources {
   env?: Record<string, string | undefined>
   argv?: readonly string[]
   /** Whether the log goes to a terminal: decides LOG_PRETTY=auto. */
@@ -763,11 +728,6 @@ export interface ConfigSources {
   /** Already-typed values that win over everything (tests use these). */
   overrides?: Partial<Config>
 }
-
-const BOOLEAN_FLAGS = new Set<keyof Config>([
-  's3ForcePathStyle', 'trustProxy', 'watch', 'metrics', 'docs', 'console', 'requestLog', 'logPretty', 'fastPath',
-  'chaos'
-])
 
 /**
  * Parses `--name value` and `--name=value`, after an optional FILE (the snapshot, as --snapshot-path).
@@ -785,7 +745,7 @@ function readFlags (argv: readonly string[]): Map<string, string> {
     if (option === undefined) throw new ConfigError(`unknown argument "${name}" (see --help)`)
     if (eq >= 0) {
       flags.set(name, arg.slice(eq + 1))
-    } else if (BOOLEAN_FLAGS.has(option.key) &&
+    } else if ((option.parse === boolean || option.parse === logPretty) &&
       (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
       flags.set(name, 'true')
     } else {
@@ -819,10 +779,7 @@ function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolea
  * Throws a ConfigError when SNAPSHOT_URL and SNAPSHOT_HTTP_HEADERS cannot go together: credentials that would
  * be dropped without a word, or two of them for one Authorization header. Never repeats a secret.
  */
-function checkSourceOptions (
-  text: string,
-  { headers = null }: { headers?: Readonly<Record<string, string>> | null }
-): void {
+function checkSourceOptions (text: string, headers: Readonly<Record<string, string>> | null): void {
   const url = new URL(text)
   const names = Object.keys(headers ?? {}).map(name => name.toLowerCase())
   if (url.protocol === 's3:') {
@@ -894,7 +851,7 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
       `OPS_PORT=${checked.opsPort} is also PORT: the operator's pages need a port of their own (or leave OPS_PORT unset to serve them on PORT)`
     )
   }
-  if (checked.snapshotUrl !== null) checkSourceOptions(checked.snapshotUrl, { headers: checked.snapshotHttpHeaders })
+  if (checked.snapshotUrl !== null) checkSourceOptions(checked.snapshotUrl, checked.snapshotHttpHeaders)
   // A rate of faults with no fault to make is a mistake worth naming: nothing would happen.
   const faultRate = flags.get('--fault-rate') ?? env.FAULT_RATE
   if (checked.fault === null && faultRate !== undefined && !('faultRate' in overrides)) {

@@ -20,8 +20,9 @@ export interface HttpError extends Error {
   indent?: number | null
 }
 
-function httpError<Args extends unknown[]> (
-  code: string, statusCode: number, message: string, body: (...args: Args) => ErrorBody
+/** `body` defaults to DRF's `{"detail": message}`. */
+function httpError<Args extends unknown[] = []> (
+  code: string, statusCode: number, message: string, body: (...args: Args) => ErrorBody = () => ({ detail: message })
 ) {
   const Base = createError(code, message, statusCode)
   return function create (...args: Args): HttpError {
@@ -35,45 +36,36 @@ function httpError<Args extends unknown[]> (
 export const companiesNotInteger = httpError('EXPLORE_ERR_COMPANIES', 400, 'companies must be whole numbers',
   () => ({ companies: ['Enter a whole number.'] }))
 
-export const notFound = httpError('EXPLORE_ERR_NOT_FOUND', 404, 'Not found.',
-  () => ({ detail: 'Not found.' }))
+export const notFound = httpError('EXPLORE_ERR_NOT_FOUND', 404, 'Not found.')
 
 export const methodNotAllowed = httpError('EXPLORE_ERR_METHOD_NOT_ALLOWED', 405, 'Method "%s" not allowed.',
   (method: string) => ({ detail: `Method "${method}" not allowed.` }))
 
 export const notAcceptable = httpError('EXPLORE_ERR_NOT_ACCEPTABLE', 406,
-  'Could not satisfy the request Accept header.',
-  () => ({ detail: 'Could not satisfy the request Accept header.' }))
+  'Could not satisfy the request Accept header.')
 
 // Django refuses a query string of more than DATA_UPLOAD_MAX_NUMBER_FIELDS (1000) fields.
 export const TOO_MANY_FIELDS_CODE = 'EXPLORE_ERR_TOO_MANY_FIELDS'
-export const tooManyFields = httpError(TOO_MANY_FIELDS_CODE, 400, 'The number of GET/POST parameters exceeded 1000.',
-  () => ({ detail: 'The number of GET/POST parameters exceeded 1000.' }))
+export const tooManyFields = httpError(TOO_MANY_FIELDS_CODE, 400, 'The number of GET/POST parameters exceeded 1000.')
 
 // Django's host check (ALLOWED_HOSTS and the host syntax) answers 400 before anything else runs.
-export const invalidHost = httpError('EXPLORE_ERR_INVALID_HOST', 400, 'Invalid Host header.',
-  () => ({ detail: 'Invalid Host header.' }))
+export const invalidHost = httpError('EXPLORE_ERR_INVALID_HOST', 400, 'Invalid Host header.')
 
-export const uriTooLong = httpError('EXPLORE_ERR_URI_TOO_LONG', 414, 'URI Too Long.',
-  () => ({ detail: 'URI Too Long.' }))
+export const uriTooLong = httpError('EXPLORE_ERR_URI_TOO_LONG', 414, 'URI Too Long.')
 
 // The ServiceUnavailable of DRF's documentation (its "Custom exceptions" example; DRF ships no 503 of its own).
 const SERVICE_UNAVAILABLE = 'Service temporarily unavailable, try again later.'
 
 // No snapshot is served yet (the first load is under way): the ServiceUnavailable above, with its default detail.
-export const snapshotLoading = httpError('EXPLORE_ERR_SNAPSHOT_LOADING', 503, SERVICE_UNAVAILABLE,
-  () => ({ detail: SERVICE_UNAVAILABLE }))
+export const snapshotLoading = httpError('EXPLORE_ERR_SNAPSHOT_LOADING', 503, SERVICE_UNAVAILABLE)
 
 // Refusals that come before any view: a path the router cannot decode, a request Fastify refuses, and
 // the ones Node's HTTP parser raises before Fastify sees a request (written on the raw socket).
-export const badRequest = httpError('EXPLORE_ERR_BAD_REQUEST', 400, 'Bad Request.',
-  () => ({ detail: 'Bad Request.' }))
+export const badRequest = httpError('EXPLORE_ERR_BAD_REQUEST', 400, 'Bad Request.')
 
-export const requestTimeout = httpError('EXPLORE_ERR_REQUEST_TIMEOUT', 408, 'Request Timeout.',
-  () => ({ detail: 'Request Timeout.' }))
+export const requestTimeout = httpError('EXPLORE_ERR_REQUEST_TIMEOUT', 408, 'Request Timeout.')
 
-export const headersTooLarge = httpError('EXPLORE_ERR_HEADERS_TOO_LARGE', 431, 'Request Header Fields Too Large.',
-  () => ({ detail: 'Request Header Fields Too Large.' }))
+export const headersTooLarge = httpError('EXPLORE_ERR_HEADERS_TOO_LARGE', 431, 'Request Header Fields Too Large.')
 
 /** The body of any other 4xx Fastify raises: its status text, never Fastify's message (it may echo internals). */
 export function refusalBody (statusCode: number): ErrorBody {
@@ -82,15 +74,12 @@ export function refusalBody (statusCode: number): ErrorBody {
 
 // Operator actions: the operator's listener only, with OPS_TOKEN. The 401s are DRF's
 // NotAuthenticated and AuthenticationFailed, with the `WWW-Authenticate: Bearer` the route adds.
-export const opsActionsOff = httpError('EXPLORE_ERR_OPS_ACTIONS_OFF', 403, 'Operator actions are off: set OPS_TOKEN.',
-  () => ({ detail: 'Operator actions are off: set OPS_TOKEN.' }))
+export const opsActionsOff = httpError('EXPLORE_ERR_OPS_ACTIONS_OFF', 403, 'Operator actions are off: set OPS_TOKEN.')
 
 export const opsNotAuthenticated = httpError('EXPLORE_ERR_OPS_NOT_AUTHENTICATED', 401,
-  'Authentication credentials were not provided.',
-  () => ({ detail: 'Authentication credentials were not provided.' }))
+  'Authentication credentials were not provided.')
 
-export const opsTokenInvalid = httpError('EXPLORE_ERR_OPS_TOKEN_INVALID', 401, 'Invalid token.',
-  () => ({ detail: 'Invalid token.' }))
+export const opsTokenInvalid = httpError('EXPLORE_ERR_OPS_TOKEN_INVALID', 401, 'Invalid token.')
 
 export const pinBodyInvalid = httpError('EXPLORE_ERR_PIN_BODY', 400, 'The body must be {"version": "…"}.',
   () => ({ version: ['This field is required: send {"version": "…"} as application/json.'] }))
@@ -99,8 +88,7 @@ export const versionNotKept = httpError('EXPLORE_ERR_VERSION_NOT_KEPT', 404, 'Ve
   (version: string) => ({ detail: `Version "${version}" is not kept here (GET /-/versions lists the kept ones).` }))
 
 export const noOlderVersion = httpError('EXPLORE_ERR_NO_OLDER_VERSION', 409,
-  'No kept version is older than the served one.',
-  () => ({ detail: 'No kept version is older than the served one.' }))
+  'No kept version is older than the served one.')
 
 export const versionNotLoaded = httpError('EXPLORE_ERR_VERSION_NOT_LOADED', 500, 'Version "%s" did not load.',
   (version: string) => ({
@@ -109,30 +97,26 @@ export const versionNotLoaded = httpError('EXPLORE_ERR_VERSION_NOT_LOADED', 500,
 
 // A serving thread forwards the operator's pages to the control thread (ADR 029); one that does not answer.
 export const controlUnavailable = httpError('EXPLORE_ERR_CONTROL_UNAVAILABLE', 503,
-  'The service is busy or closing; try again.',
-  () => ({ detail: 'The service is busy or closing; try again.' }))
+  'The service is busy or closing; try again.')
 
-export const serverError = httpError('EXPLORE_ERR_SERVER', 500, 'A server error occurred.',
-  () => ({ detail: 'A server error occurred.' }))
+export const serverError = httpError('EXPLORE_ERR_SERVER', 500, 'A server error occurred.')
 
 // Failures simulated on purpose (FAIL_RATE, FAIL_STATUS, and `status=` under CHAOS): each status answered with
 // the body of the DRF exception that has it, default detail and all (rest_framework/exceptions.py).
 const SIMULATED_WAIT_SECONDS = 1
 
 const simulatedFailures = {
-  400: httpError('EXPLORE_ERR_SIMULATED_400', 400, 'Malformed request.', () => ({ detail: 'Malformed request.' })),
-  403: httpError('EXPLORE_ERR_SIMULATED_403', 403, 'You do not have permission to perform this action.',
-    () => ({ detail: 'You do not have permission to perform this action.' })),
-  404: httpError('EXPLORE_ERR_SIMULATED_404', 404, 'Not found.', () => ({ detail: 'Not found.' })),
+  400: httpError('EXPLORE_ERR_SIMULATED_400', 400, 'Malformed request.'),
+  403: httpError('EXPLORE_ERR_SIMULATED_403', 403, 'You do not have permission to perform this action.'),
+  404: httpError('EXPLORE_ERR_SIMULATED_404', 404, 'Not found.'),
   // DRF's Throttled with a wait: the detail names it (singular or plural, as its ngettext does) and its
   // exception handler sends it as Retry-After.
   429: httpError('EXPLORE_ERR_SIMULATED_429', 429, 'Request was throttled.',
     (wait: number) => ({
       detail: `Request was throttled. Expected available in ${wait} ${wait === 1 ? 'second' : 'seconds'}.`
     })),
-  500: httpError('EXPLORE_ERR_SIMULATED_500', 500, 'A server error occurred.',
-    () => ({ detail: 'A server error occurred.' })),
-  503: httpError('EXPLORE_ERR_SIMULATED_503', 503, SERVICE_UNAVAILABLE, () => ({ detail: SERVICE_UNAVAILABLE }))
+  500: httpError('EXPLORE_ERR_SIMULATED_500', 500, 'A server error occurred.'),
+  503: httpError('EXPLORE_ERR_SIMULATED_503', 503, SERVICE_UNAVAILABLE)
 }
 
 /** The statuses a simulated failure can have: those a DRF exception answers with. */
@@ -211,6 +195,11 @@ export class TooBigError extends SnapshotError {
   ) {
     super('SNAPSHOT_ERR_TOO_BIG', file, [problem], kind)
   }
+}
+
+/** A file system failure in a word: its code (ENOENT), else its message. */
+export function errnoText (error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? (error as Error).message
 }
 
 /** A bad configuration value: the message names the variable or flag and the rule. */

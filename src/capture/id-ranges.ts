@@ -1,10 +1,10 @@
 // Company ids as a person writes them (`1-5000,7000`, or a file of them with `#` comments), read into a sorted
 // list without repeats, and written back as ranges for the summary.
 import { readFile } from 'node:fs/promises'
-import { CaptureUsageError } from '../errors.js'
+import { CaptureUsageError, errnoText } from '../errors.js'
 
 // Ten million ids is already weeks of walking at a sane rate; a larger set is a typo (`1-50000000`) exhausting memory.
-export const MAX_IDS = 10_000_000
+const MAX_IDS = 10_000_000
 
 const TOKEN = /^(\d+)(?:-(\d+))?$/
 
@@ -45,9 +45,7 @@ export async function readIdRanges (value: string): Promise<number[]> {
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    throw new CaptureUsageError(
-      `--companies: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`
-    )
+    throw new CaptureUsageError(`--companies: cannot read ${file}: ${errnoText(error)}`)
   }
   return parseIdRanges(text, file)
 }

@@ -3,7 +3,7 @@
 import { Presets, SingleBar } from 'cli-progress'
 import type { WalkProgress } from './walk-source.js'
 
-export interface CaptureProgress extends WalkProgress {
+interface CaptureProgress extends WalkProgress {
   retried: () => void
   /** Removes the bar, so that what is printed next starts on a clean line. */
   stop: () => void

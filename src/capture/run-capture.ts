@@ -3,14 +3,14 @@
 import { constants } from 'node:fs'
 import { access, stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import { SnapshotError, CaptureError, CaptureInterrupted } from '../errors.js'
+import { SnapshotError, CaptureError, CaptureInterrupted, errnoText } from '../errors.js'
 import { checkSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import type { CaptureOptions } from './capture-options.js'
 import { SourceClient, type ClientStats, type RetryNotice } from './source-client.js'
 import { walkSource, type WalkProgress, type WalkResult } from './walk-source.js'
 import { documentFormat, writeSnapshotFile, type SnapshotFormat } from '../snapshot/write-snapshot-file.js'
 
-export interface CaptureHooks {
+interface CaptureHooks {
   /** Aborting it stops the capture; --out is left as it was. */
   signal: AbortSignal
   progress?: WalkProgress
@@ -113,8 +113,6 @@ async function checkWritable (out: string): Promise<void> {
   } catch (error) {
     // A missing directory is created when the snapshot is written.
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-    throw new CaptureError(
-      `cannot write in ${directory}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`
-    )
+    throw new CaptureError(`cannot write in ${directory}: ${errnoText(error)}`)
   }
 }

@@ -11,7 +11,7 @@ import { CaptureError, NotExploreError } from '../errors.js'
  */
 export const ASK_PAGE_SIZE = 1000
 
-export interface WalkOptions {
+interface WalkOptions {
   /** The source's base URL, without a trailing slash. */
   base: string
   languages: readonly string[]
@@ -33,7 +33,7 @@ export interface WalkProgress {
   found: (items: number) => void
 }
 
-export interface CapturedItem {
+interface CapturedItem {
   pk: number
   backdate: string
   /** The item as served (its own key order), without `companies`: as text, a fraction of a parsed object's memory. */
@@ -42,7 +42,7 @@ export interface CapturedItem {
   companies: number[]
 }
 
-export interface LanguageCapture {
+interface LanguageCapture {
   code: string
   /** The page size the source gave for the unfiltered listing; null when it all fit on the first page. */
   pageSize: number | null
@@ -57,7 +57,7 @@ export interface LanguageCapture {
   changed: number[]
 }
 
-export interface CountChange {
+interface CountChange {
   language: string
   /** null: the unfiltered listing. */
   company: number | null
@@ -107,15 +107,10 @@ class LanguageRecord {
     return false
   }
 
-  /** Walk.checkHeld for the unfiltered listing, against the smaller of its counts at start and end. */
+  /** checkHeld for the unfiltered listing, against the smaller of its counts at start and end. */
   checkComplete (countAtEnd: number): void {
-    const seen = this.entries.size - this.onlyThroughCompanies.size
-    const counted = Math.min(this.countAtStart, countAtEnd)
-    if (seen < counted) {
-      throw new CaptureError(
-        `${this.code}: the listing counts ${counted} items but its pages held ${seen}: its order is not stable from page to page, or it changed during the walk; nothing written, capture again`
-      )
-    }
+    const held = this.entries.size - this.onlyThroughCompanies.size
+    checkHeld(this.code, null, held, Math.min(this.countAtStart, countAtEnd))
   }
 
   result (countAtEnd: number): LanguageCapture {
@@ -135,6 +130,17 @@ class LanguageRecord {
       changed: [...this.changed].sort((a, b) => a - b)
     }
   }
+}
+
+/**
+ * A listing's pages must hold as many items as it counts; fewer means items were skipped (an unstable order,
+ * ties on the sort key, or items moved during the walk), and the capture would be silently incomplete.
+ */
+function checkHeld (code: string, company: number | null, held: number, counted: number): void {
+  if (held >= counted) return
+  throw new CaptureError(
+    `${code}${company === null ? '' : `, company ${company}`}: the listing counts ${counted} items but its pages held ${held}: its order is not stable from page to page, or it changed during the walk; nothing written, capture again`
+  )
 }
 
 /** More pages than this is no real site but a broken count, which would plan requests for ever. */
@@ -202,7 +208,7 @@ class Walk {
     const first = await this.page(record.code, { company, limit, offset: 0 })
     this.take(record, first, company, seen)
     if (first.next === null) {
-      this.checkHeld(record, company, seen, first.count)
+      checkHeld(record.code, company, seen.size, first.count)
       return first
     }
     // A next link on an empty first page: paging by offset would never end.
@@ -232,19 +238,8 @@ class Walk {
       this.take(record, last, company, seen)
       this.noteCount(record.code, company, first.count, last.count)
     }
-    this.checkHeld(record, company, seen, Math.min(first.count, last.count))
+    checkHeld(record.code, company, seen.size, Math.min(first.count, last.count))
     return first
-  }
-
-  /**
-   * A listing's pages must hold as many items as it counts; fewer means items were skipped (an unstable order,
-   * ties on the sort key, or items moved during the walk), and the capture would be silently incomplete.
-   */
-  private checkHeld (record: LanguageRecord, company: number | null, seen: ReadonlySet<number>, counted: number): void {
-    if (seen.size >= counted) return
-    throw new CaptureError(
-      `${record.code}${company === null ? '' : `, company ${company}`}: the listing counts ${counted} items but its pages held ${seen.size}: its order is not stable from page to page, or it changed during the walk; nothing written, capture again`
-    )
   }
 
   private take (record: LanguageRecord, page: SourcePage, company: number | null, seen: Set<number>): void {

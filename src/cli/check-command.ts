@@ -31,7 +31,7 @@ Exit 0 when every file is valid, 1 when one is not, 2 without a file or with an 
 `
 
 /** Where check writes: the process's stdout and stderr, or a test's own. */
-export interface CheckOutput {
+interface CheckOutput {
   out: (text: string) => void
   err: (text: string) => void
 }
@@ -78,7 +78,6 @@ export async function checkCommand (argv: string[], output: CheckOutput = PROCES
   return failed > 0 ? 1 : 0
 }
 
-/** What check says of one file. */
 interface Report {
   valid: boolean
   text: string

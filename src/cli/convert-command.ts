@@ -1,8 +1,7 @@
 // `explore-replica convert IN OUT`: format v1 (.json) ⇄ JSON Lines (.jsonl, .ndjson) by extension, every field kept.
 // IN must pass the service's own loader; OUT is renamed into place, so a watching service never sees half of it.
 import { SnapshotError, ConvertError } from '../errors.js'
-import { isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
-import { checkSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { checkSnapshotFile, isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
 import { readItems } from '../snapshot/read-items.js'
 import { fileStamp } from '../snapshot/store/snapshot-store.js'
 import { writeSnapshotFile } from '../snapshot/write-snapshot-file.js'

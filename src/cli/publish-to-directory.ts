@@ -6,7 +6,7 @@ import { join, resolve, sep } from 'node:path'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { digestOf, type PublishTarget, type ReadManifest } from './publish-command.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
-import { PublishError } from '../errors.js'
+import { errnoText, PublishError } from '../errors.js'
 
 export class DirectoryTarget implements PublishTarget {
   readonly shown: string
@@ -23,9 +23,7 @@ export class DirectoryTarget implements PublishTarget {
       return { text, version: text }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-      throw new PublishError(
-        `${this.manifestFile} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`
-      )
+      throw new PublishError(`${this.manifestFile} cannot be read (${errnoText(error)})`)
     }
   }
 
@@ -47,9 +45,7 @@ export class DirectoryTarget implements PublishTarget {
       await rename(temporary, target)
     } catch (error) {
       await rm(temporary, { force: true })
-      throw new PublishError(
-        `${name} could not be written to ${this.shown} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`
-      )
+      throw new PublishError(`${name} could not be written to ${this.shown} (${errnoText(error)})`)
     }
     return 'uploaded'
   }
@@ -65,9 +61,7 @@ export class DirectoryTarget implements PublishTarget {
     try {
       await writeThroughTemporary(this.manifestFile, async emit => { await emit(text) })
     } catch (error) {
-      throw new PublishError(
-        `${this.manifestFile} could not be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`
-      )
+      throw new PublishError(`${this.manifestFile} could not be written (${errnoText(error)})`)
     }
   }
 }

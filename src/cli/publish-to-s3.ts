@@ -39,7 +39,7 @@ export class S3Target implements PublishTarget {
       return { text, version: object.ETag ?? null }
     } catch (error) {
       if ((error as Error).name === 'NoSuchKey') return null
-      throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
+      throw this.failed(key, error)
     }
   }
 
@@ -66,7 +66,7 @@ export class S3Target implements PublishTarget {
         }).done()
         return 'uploaded'
       } catch (error) {
-        if (statusOf(error) !== 412) throw new PublishError(describeS3Error(shown, error).message)
+        if (statusOf(error) !== 412) throw this.failed(key, error)
       }
       // Another publisher created it meanwhile: If-None-Match refused this one.
       head = await this.head(key)
@@ -96,8 +96,12 @@ export class S3Target implements PublishTarget {
           `s3://${this.bucket}/${key} changed while this was published (another publisher?): nothing replaced; run again`
         )
       }
-      throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
+      throw this.failed(key, error)
     }
+  }
+
+  private failed (key: string, error: unknown): PublishError {
+    return new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
   }
 
   /** The object's size and ETag, or null when there is none. */
@@ -106,7 +110,7 @@ export class S3Target implements PublishTarget {
       return await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))
     } catch (error) {
       if (statusOf(error) === 404 || (error as Error).name === 'NotFound') return null
-      throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
+      throw this.failed(key, error)
     }
   }
 
@@ -123,7 +127,7 @@ export class S3Target implements PublishTarget {
       return await digestOf(object.Body as AsyncIterable<Uint8Array>, 'sha256') ===
         await digestOf(createReadStream(file), 'sha256')
     } catch (error) {
-      throw new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
+      throw this.failed(key, error)
     }
   }
 }

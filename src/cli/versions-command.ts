@@ -19,7 +19,7 @@ failed); 2 bad usage; 3 not allowed (no or wrong token, or actions off on the re
 reached (connection refused, no answer, not an operator's listener).
 `
 
-export const EXIT = { done: 0, refused: 1, usage: 2, notAllowed: 3, unreachable: 4 } as const
+const EXIT = { done: 0, refused: 1, usage: 2, notAllowed: 3, unreachable: 4 } as const
 
 type Action = 'versions' | 'rollback' | 'pin' | 'unpin'
 

@@ -17,7 +17,7 @@ export interface ConsolePageOptions {
   versions?: Versions | null
 }
 
-export interface PreviewQuery {
+interface PreviewQuery {
   lang: string | null
   companies: string
   limit: string

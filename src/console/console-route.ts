@@ -2,7 +2,7 @@
 // stylesheet (/-/console.js, /-/console.css); the Content-Security-Policy lets the page load nothing else.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { versionActions } from '../routes/ops-actions-route.js'
+import { notModified } from '../explore/conditional-get.js'
 import { currentStatus } from '../routes/status-route.js'
 import { previewQuery, renderConsolePage } from './console-page.js'
 import { CONSOLE_SCRIPT } from './console-script.js'
@@ -50,19 +50,13 @@ function secure (reply: FastifyReply): FastifyReply {
     .header('referrer-policy', 'no-referrer')
 }
 
-/** Whether If-None-Match names this ETag (a list, weak or not, or `*`). */
-function matches (ifNoneMatch: string | undefined, etag: string): boolean {
-  if (ifNoneMatch === undefined) return false
-  return ifNoneMatch.split(',').some(tag => {
-    const value = tag.trim()
-    return value === '*' || value.replace(/^W\//, '') === etag
-  })
-}
-
 export default async function consolePlugin (app: FastifyInstance): Promise<void> {
   // GET only (Fastify adds HEAD): any other method is the not-found answer /-/status gives it too.
   app.get('/-/', { schema: { hide: true } }, async (request, reply) => {
-    const versions = await versionActions(app)?.state().catch(() => null) ?? null
+    let versions = null
+    try {
+      versions = app.snapshotVersions?.state() ?? null
+    } catch {}
     const page = renderConsolePage(currentStatus(app), {
       versions,
       assets: { script: versioned(SCRIPT), style: versioned(STYLE) },
@@ -86,7 +80,7 @@ export default async function consolePlugin (app: FastifyInstance): Promise<void
       // (no version, or an old page's) is revalidated, so it never pins bytes it no longer means.
       const current = new URLSearchParams(search(request)).get('v') === file.version
       reply.header('cache-control', current ? 'public, max-age=31536000, immutable' : 'no-cache')
-      if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send()
+      if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send()
       return reply.send(file.body)
     })
   }

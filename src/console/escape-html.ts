@@ -3,7 +3,7 @@
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\'': '&#39;' }
 
 /** Text made safe inside an element or a quoted attribute. */
-export function escapeHtml (text: string): string {
+function escapeHtml (text: string): string {
   return text.replace(/[&<>"']/g, char => ESCAPES[char] as string)
 }
 

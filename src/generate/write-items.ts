@@ -159,23 +159,15 @@ export function * itemsOf (ctx: Context, plan: LanguagePlan): Generator<Snapshot
     const title = headline(f, dealt.length, story)
     const slug = uniqueSlug(slugs, slugify(title))
 
+    // Translations keep the source page's slug, as wagtail-localize does by default.
+    const variant = (code: string): SnapshotItem['translated_languages'][number] =>
+      ({ language_code: code, language: bankFor(code).language, url: `/${code}/${sectionFor(code)}/${slug}/` })
     const translatedLanguages: SnapshotItem['translated_languages'] = []
     if (untranslated) {
-      translatedLanguages.push({
-        language_code: source,
-        language: bankFor(source).language,
-        url: `/${source}/${sectionFor(source)}/${slug}/`
-      })
+      translatedLanguages.push(variant(source))
       if (rng.chance(0.2)) {
         const other = at(sources.codes, rng.weighted(sources.cumulative))
-        // Translations keep the source page's slug, as wagtail-localize does by default.
-        if (other !== source) {
-          translatedLanguages.push({
-            language_code: other,
-            language: bankFor(other).language,
-            url: `/${other}/${sectionFor(other)}/${slug}/`
-          })
-        }
+        if (other !== source) translatedLanguages.push(variant(other))
       }
     }
 

@@ -16,7 +16,7 @@ export interface CompanySummary {
   items: Record<string, number>
 }
 
-export interface WriteResult {
+interface WriteResult {
   path: string
   bytes: number
   format: SnapshotFormat

@@ -22,6 +22,18 @@ export default fp(async function metricsPlugin (app) {
       }
     })
   }
+  /** A gauge set to what `read` gives when scraped; null leaves it as it was (absent until first set). */
+  const gauge = (name: string, help: string, read: () => number | null): void => {
+    new Gauge({ // eslint-disable-line no-new
+      name,
+      help,
+      registers: [registry],
+      collect () {
+        const value = read()
+        if (value !== null) this.set(value)
+      }
+    })
+  }
   collectDefaultMetrics({ register: registry, prefix: 'explore_' })
   new Gauge({
     name: 'explore_build_info',
@@ -43,35 +55,23 @@ export default fp(async function metricsPlugin (app) {
       }
     }
   })
-  new Gauge({ // eslint-disable-line no-new
-    name: 'explore_snapshot_item_bytes',
-    help: 'Bytes of the served snapshot\'s rendered items. They are shared memory, which explore_nodejs_external_memory_bytes does not count.',
-    registers: [registry],
-    collect () {
-      const model = app.snapshots.current()
-      if (model !== null) this.set(model.memory.bytes)
+  gauge(
+    'explore_snapshot_item_bytes',
+    'Bytes of the served snapshot\'s rendered items. They are shared memory, which explore_nodejs_external_memory_bytes does not count.',
+    () => app.snapshots.current()?.memory.bytes ?? null
+  )
+  gauge(
+    'explore_snapshot_age_seconds',
+    'Seconds since the served snapshot was generated (its generated_at), or loaded if it has none.',
+    () => {
+      const info = app.snapshots.current()?.info
+      if (info === undefined) return null
+      return (Date.now() - (info.generatedAt === null ? info.loadedAt.getTime() : Date.parse(info.generatedAt))) / 1000
     }
-  })
-  new Gauge({ // eslint-disable-line no-new
-    name: 'explore_snapshot_age_seconds',
-    help: 'Seconds since the served snapshot was generated (its generated_at), or loaded if it has none.',
-    registers: [registry],
-    collect () {
-      const model = app.snapshots.current()
-      if (model === null) return
-      const { generatedAt, loadedAt } = model.info
-      const since = generatedAt === null ? loadedAt.getTime() : Date.parse(generatedAt)
-      this.set((Date.now() - since) / 1000)
-    }
-  })
-  new Gauge({ // eslint-disable-line no-new
-    name: 'explore_snapshot_loaded_timestamp_seconds',
-    help: 'When the served snapshot was loaded (Unix time).',
-    registers: [registry],
-    collect () {
-      const model = app.snapshots.current()
-      if (model !== null) this.set(model.info.loadedAt.getTime() / 1000)
-    }
+  )
+  gauge('explore_snapshot_loaded_timestamp_seconds', 'When the served snapshot was loaded (Unix time).', () => {
+    const model = app.snapshots.current()
+    return model === null ? null : model.info.loadedAt.getTime() / 1000
   })
   new Counter({ // eslint-disable-line no-new
     name: 'explore_snapshot_source_checks_total',
@@ -96,36 +96,27 @@ export default fp(async function metricsPlugin (app) {
     'outcome',
     () => ({ ...app.snapshots.changeFiles() })
   )
-  new Gauge({ // eslint-disable-line no-new
-    name: 'explore_snapshot_reload_failures_in_a_row',
-    help: 'Failed reloads since the last success: not 0 means the file on disk is not the one served.',
-    registers: [registry],
-    collect () { this.set(app.snapshots.status().failedInARow) }
-  })
+  gauge(
+    'explore_snapshot_reload_failures_in_a_row',
+    'Failed reloads since the last success: not 0 means the file on disk is not the one served.',
+    () => app.snapshots.status().failedInARow
+  )
   countsBy(
     'explore_snapshot_refusals_total',
     'Snapshot files refused by a reload, by reason: invalid (their contents, or unreadable) or too_big (the memory budget).',
     'reason',
     () => app.snapshots.refusals()
   )
-  new Gauge({ // eslint-disable-line no-new
-    name: 'explore_memory_budget_bytes',
-    help: 'The memory budget snapshots are loaded within, for the whole process (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).',
-    registers: [registry],
-    collect () {
-      const { budget } = app.snapshots
-      if (budget !== null) this.set(budget.bytes)
-    }
-  })
-  new Gauge({ // eslint-disable-line no-new
-    name: 'explore_snapshot_refused_estimate_bytes',
-    help: 'The estimated peak memory of loading the last file refused as too big for the budget (absent until one is).',
-    registers: [registry],
-    collect () {
-      const tooBig = app.snapshots.lastTooBig()
-      if (tooBig !== null) this.set(tooBig.neededBytes)
-    }
-  })
+  gauge(
+    'explore_memory_budget_bytes',
+    'The memory budget snapshots are loaded within, for the whole process (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).',
+    () => app.snapshots.budget?.bytes ?? null
+  )
+  gauge(
+    'explore_snapshot_refused_estimate_bytes',
+    'The estimated peak memory of loading the last file refused as too big for the budget (absent until one is).',
+    () => app.snapshots.lastTooBig()?.neededBytes ?? null
+  )
   new Gauge({ // eslint-disable-line no-new
     name: 'explore_snapshot_pinned',
     help: 'An operator\'s pin (POST /-/rollback or /-/pin): 1 with the pinned version as its label; no series while the source is followed.',
@@ -137,18 +128,16 @@ export default fp(async function metricsPlugin (app) {
       if (pin !== null) this.set({ version: pin.version }, 1)
     }
   })
-  new Gauge({ // eslint-disable-line no-new
-    name: 'explore_snapshot_newer_held_back',
-    help: 'While pinned: 1 when a newer file or published object was noticed and not loaded, else 0.',
-    registers: [registry],
-    collect () { this.set(pinStatus(app).newest === null ? 0 : 1) }
-  })
-  new Gauge({ // eslint-disable-line no-new
-    name: 'explore_parse_pool_threads',
-    help: 'Parse threads running for large snapshot loads (0 before the first large load, once idle ones have exited, or when they cannot start).',
-    registers: [registry],
-    collect () { this.set(parsePool.status().threads) }
-  })
+  gauge(
+    'explore_snapshot_newer_held_back',
+    'While pinned: 1 when a newer file or published object was noticed and not loaded, else 0.',
+    () => pinStatus(app).newest === null ? 0 : 1
+  )
+  gauge(
+    'explore_parse_pool_threads',
+    'Parse threads running for large snapshot loads (0 before the first large load, once idle ones have exited, or when they cannot start).',
+    () => parsePool.status().threads
+  )
   new Counter({ // eslint-disable-line no-new
     name: 'explore_parse_pool_fallbacks_total',
     help: 'Large snapshot loads parsed on the main thread because the parse threads could not start.',

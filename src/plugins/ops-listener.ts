@@ -16,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-export interface OpsListenerOptions {
+interface OpsListenerOptions {
   port: number
   host: string
   /** REQUEST_TIMEOUT_MS, as the main server has it. */

@@ -1,8 +1,7 @@
 // Requests and their durations in plain numbers, written when scraped as the counter and histogram prom-client
 // would write: its labelled children cost an uncached page ~12% of its throughput (ADR 003).
 
-/** Labels of one series. */
-export interface RequestLabels {
+interface RequestLabels {
   route: string
   method: string
   status: string
@@ -28,7 +27,7 @@ export interface Sample {
 }
 
 /** What prom-client's registry reads from a metric: its `get()` result, duck-typed like its own classes. */
-export interface CollectedMetric {
+interface CollectedMetric {
   name: string
   help: string
   type: 'counter' | 'histogram'

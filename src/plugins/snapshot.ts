@@ -1,7 +1,7 @@
 // The snapshot as a Fastify service (`app.snapshots`): a file (SNAPSHOT_PATH) loaded and watched, or a published
 // source (SNAPSHOT_URL) followed by `app.snapshotSource`; both feed one store, with the kept versions and the pin.
 import fp from 'fastify-plugin'
-import { SnapshotStore, type StoreLogger } from '../snapshot/store/snapshot-store.js'
+import { SnapshotStore, type ReloadOutcome, type StoreLogger } from '../snapshot/store/snapshot-store.js'
 import { KeptVersions } from '../snapshot/versions/kept-versions.js'
 import {
   openVersions, ServedVersions, versionPaths, type OpenedVersions
@@ -26,7 +26,7 @@ declare module 'fastify' {
   }
 }
 
-export interface SnapshotPluginOptions {
+interface SnapshotPluginOptions {
   snapshotPath: string
   /** The change files' directory, for SNAPSHOT_PATH. */
   changesDir?: string | null
@@ -100,20 +100,16 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
       : null
     app.snapshotVersions = versions
     // The follower's loads are kept before it renames the download over the cached copy.
+    const kept = async (outcome: ReloadOutcome): Promise<ReloadOutcome> => {
+      await opened.kept.idle()
+      return outcome
+    }
     const followed: ChainStore = {
       file: store.file,
       start: async () => { await store.start() },
       current: () => store.current(),
-      reload: async file => {
-        const outcome = await store.reload(file)
-        await opened.kept.idle()
-        return outcome
-      },
-      serve: async chain => {
-        const outcome = await store.serve(chain)
-        await opened.kept.idle()
-        return outcome
-      },
+      reload: async file => await kept(await store.reload(file)),
+      serve: async chain => await kept(await store.serve(chain)),
       status: () => store.status()
     }
     follower = followerFor(source, followed, {

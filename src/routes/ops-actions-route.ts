@@ -4,27 +4,11 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { opsActionsOff, opsNotAuthenticated, opsTokenInvalid, pinBodyInvalid } from '../errors.js'
 import { PinRequestSchema, VersionsSchema, type PinRequest, type Versions } from '../schemas/versions.js'
-import type { ActionResult, OperatorAction } from '../snapshot/versions/served-versions.js'
+import type { OperatorAction } from '../snapshot/versions/served-versions.js'
 
-export interface OpsActionsOptions {
+interface OpsActionsOptions {
   /** OPS_TOKEN; null: the actions answer 403. */
   token: string | null
-}
-
-/** What the routes act on: the service's versions. */
-export interface VersionActions {
-  state: () => Promise<Versions>
-  act: (action: OperatorAction, version?: string) => Promise<ActionResult>
-}
-
-/** The versions' actions; null when no version is kept (STATE_DIR unusable). */
-export function versionActions (app: FastifyInstance): VersionActions | null {
-  const versions = app.snapshotVersions
-  if (versions === null) return null
-  return {
-    state: async () => versions.state(),
-    act: async (action, version) => await versions.carryOut(action, version)
-  }
 }
 
 /** A digest of each side, so that tokens of different lengths compare in constant time too. */
@@ -33,12 +17,13 @@ function digest (text: string): Buffer {
 }
 
 export async function opsActionsRoutes (app: FastifyInstance, { token }: OpsActionsOptions): Promise<void> {
-  const actions = versionActions(app)
-  if (actions === null) return
+  // No version is kept (STATE_DIR unusable): no routes.
+  const versions = app.snapshotVersions
+  if (versions === null) return
 
   app.get('/-/versions', {
     schema: { summary: 'The served version, the kept ones and the pin', response: { 200: VersionsSchema } }
-  }, async () => await actions.state())
+  }, async () => versions.state())
 
   if (app.ops === null) {
     if (token !== null) {
@@ -76,7 +61,7 @@ export async function opsActionsRoutes (app: FastifyInstance, { token }: OpsActi
 
     const act = async (request: FastifyRequest, action: OperatorAction, version?: string): Promise<Versions> => {
       try {
-        const { state, from, to } = await actions.act(action, version)
+        const { state, from, to } = await versions.carryOut(action, version)
         request.log.info(
           { client: request.ip, action, from, to },
           `operator action: ${action} (${from ?? 'nothing'} → ${to ?? 'nothing'})`

@@ -1,6 +1,6 @@
 // Change files: JSON Lines that move a served snapshot to its next version. A header line,
 // then `upsert` lines (a JSON Lines snapshot's item line plus `op`) and `delete` lines, applied in file order.
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { SafeInteger } from './content-item.js'
 import { LANGUAGE_PATTERN } from './snapshot.js'
 
@@ -39,5 +39,3 @@ export const ChangeDeleteSchema = Type.Object({
   title: 'Explore change file, delete line',
   additionalProperties: true
 })
-
-export type ChangesHeader = Static<typeof ChangesHeaderSchema>

@@ -7,31 +7,31 @@ import { Type, type Static } from '@sinclair/typebox'
 export const SafeInteger = (options: { minimum?: number } = {}) =>
   Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, ...options })
 
-export const DisplayImageSchema = Type.Object({
+const DisplayImageSchema = Type.Object({
   url: Type.String(),
   width: Type.Integer(),
   height: Type.Integer()
 }, { title: 'DisplayImage' })
 
-export const LanguageVariantSchema = Type.Object({
+const LanguageVariantSchema = Type.Object({
   language_code: Type.String(),
   language: Type.String(),
   url: Type.String()
 }, { title: 'LanguageVariant' })
 
-export const StoryReferenceSchema = Type.Object({
+const StoryReferenceSchema = Type.Object({
   translated_title: Type.String(),
   translated_url: Type.String()
 }, { title: 'StoryReference' })
 
-export const CompanyResponseSummarySchema = Type.Object({
+const CompanyResponseSummarySchema = Type.Object({
   responses: Type.Integer(),
   non_responses: Type.Integer()
 }, { title: 'CompanyResponseSummary' })
 
 // The original showed only null for series, company_response_responded and responded_to_article, so
 // their type is unknown: any JSON value is accepted and served verbatim rather than guessed at.
-const OpaqueValue = (description: string) => Type.Unknown({ description })
+const OpaqueValue = Type.Unknown({ description: 'null in all data seen; served as the snapshot gives it.' })
 
 export const ContentItemSchema = Type.Object({
   pk: SafeInteger(),
@@ -41,10 +41,10 @@ export const ContentItemSchema = Type.Object({
   backdate: Type.String({ format: 'date', description: 'Calendar date, YYYY-MM-DD.' }),
   translated_abstract: Type.String(),
   display_image: Type.Union([DisplayImageSchema, Type.Null()]),
-  series: OpaqueValue('null in all data seen; served as the snapshot gives it.'),
+  series: OpaqueValue,
   company_response_summary: CompanyResponseSummarySchema,
-  company_response_responded: OpaqueValue('null in all data seen; served as the snapshot gives it.'),
-  responded_to_article: OpaqueValue('null in all data seen; served as the snapshot gives it.'),
+  company_response_responded: OpaqueValue,
+  responded_to_article: OpaqueValue,
   translated_url: Type.String(),
   stories: Type.Array(StoryReferenceSchema),
   story_item_count: Type.Union([Type.Integer(), Type.Null()]),

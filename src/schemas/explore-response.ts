@@ -51,5 +51,4 @@ export const ExploreQuerySchema = Type.Object({
   }))
 }, { additionalProperties: Type.Array(Type.String()) })
 
-export type ExplorePage = Static<typeof ExplorePageSchema>
 export type OptionsMetadata = Static<typeof OptionsMetadataSchema>

@@ -17,11 +17,13 @@ export const SnapshotItemSchema = Type.Composite([
   })
 ], { title: 'SnapshotItem', additionalProperties: true })
 
+const GeneratedAt = Type.Optional(Type.String({
+  format: 'date-time',
+  description: 'ISO-8601 timestamp; reported as the snapshot\'s version label.'
+}))
+
 export const SnapshotSchema = Type.Object({
-  generated_at: Type.Optional(Type.String({
-    format: 'date-time',
-    description: 'ISO-8601 timestamp; reported as the snapshot\'s version label.'
-  })),
+  generated_at: GeneratedAt,
   languages: Type.Record(Type.String({ pattern: LANGUAGE_PATTERN }), Type.Array(SnapshotItemSchema), {
     minProperties: 1,
     // Without this a key that fails the pattern (`EN`, `__proto__`) would simply be ignored.
@@ -42,10 +44,7 @@ export type Snapshot = Static<typeof SnapshotSchema>
 export const JsonLinesHeaderSchema = Type.Object({
   snapshot: Type.Literal('explore'),
   version: Type.Literal(1),
-  generated_at: Type.Optional(Type.String({
-    format: 'date-time',
-    description: 'ISO-8601 timestamp; reported as the snapshot\'s version label.'
-  })),
+  generated_at: GeneratedAt,
   languages: Type.Optional(Type.Array(Type.String({ pattern: LANGUAGE_PATTERN }), {
     description: 'The languages served, those without items included; an item\'s `language` must be one of them.'
   }))
@@ -68,6 +67,3 @@ export const JsonLinesItemSchema = Type.Composite([
   title: 'Explore snapshot v1, JSON Lines item (every other line)',
   additionalProperties: true
 })
-
-export type JsonLinesHeader = Static<typeof JsonLinesHeaderSchema>
-export type JsonLinesItem = Static<typeof JsonLinesItemSchema>

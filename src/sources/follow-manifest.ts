@@ -2,12 +2,14 @@
 // that are not held (published objects never change), and hands the chain, snapshot then changes, to the store.
 // The manifest served and its objects stay cached: a replica restarting while the store is down serves them.
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
-import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import type { Manifest } from '../schemas/manifest.js'
 import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
 import { closeBody, downloadObject } from './download-object.js'
-import { describeLocalError, isAlive, SourceFollower, type FollowedStore, type FollowOptions } from './follow-source.js'
+import {
+  cacheName, firstProblems, isAlive, logCacheUnusable, refuseTooLarge, SourceFollower,
+  type CachedCopy, type FollowedStore, type FollowOptions
+} from './follow-source.js'
 import { parseManifest } from './read-manifest.js'
 import { type RemoteSource, type Validators } from './remote-source.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
@@ -21,18 +23,12 @@ export interface ChainStore extends FollowedStore {
   serve: (chain: Chain) => Promise<ReloadOutcome>
 }
 
-/** What is known of the cached manifest, kept beside it. */
-interface CachedManifest extends Validators {
-  url: string
-  downloadedAt: string
-}
-
 /**
  * The folder a manifest's cache lives in, one per manifest URL (replicas may share SNAPSHOT_CACHE_DIR):
  * `manifest.json` (the last one served), its validators beside it, and `objects/` (the files it names).
  */
 function manifestCacheDir (source: RemoteSource, cacheDir: string): string {
-  return join(cacheDir, `manifest-${createHash('sha256').update(source.shown).digest('hex').slice(0, 12)}`)
+  return join(cacheDir, cacheName('manifest', source))
 }
 
 /** The cached manifest's path: the store's `file`, shown in /-/status as what is served. */
@@ -57,10 +53,7 @@ export class ManifestFollower extends SourceFollower {
       await mkdir(this.objects, { recursive: true })
       await this.sweepObjectDownloads()
     } catch (error) {
-      this.options.log.error(
-        { source: this.source.shown, problem: describeLocalError(error) },
-        'the snapshot cache directory is not usable'
-      )
+      logCacheUnusable(this.options.log, this.source, error)
     }
     const cached = await this.readCachedManifest()
     // Pinned: the first load serves the pinned version's kept files; the cached manifest is held for unpin.
@@ -110,9 +103,7 @@ export class ManifestFollower extends SourceFollower {
       if (!(error instanceof ManifestError)) throw error
       // Not asked for again until it changes, as a bad snapshot object is not.
       this.refused = fetched.validators
-      throw new SourceError(
-        `the manifest is refused: ${error.problems.slice(0, 3).join('; ')}${error.problems.length > 3 ? '; …' : ''}`
-      )
+      throw new SourceError(`the manifest is refused: ${firstProblems(error.problems)}`)
     }
     // Published again as it was (a new ETag, the same names): nothing to load.
     const changed = this.heldManifest === null || !sameChain(this.heldManifest, manifest) ||
@@ -124,7 +115,7 @@ export class ManifestFollower extends SourceFollower {
         if (outcome === 'failed') this.refused = fetched.validators
         const problems = this.store.status().lastFailure?.problems ?? [outcome]
         throw new SourceError(
-          `the manifest's snapshot and changes do not load, still serving the last good state (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`
+          `the manifest's snapshot and changes do not load, still serving the last good state (${firstProblems(problems)})`
         )
       }
     }
@@ -205,12 +196,7 @@ export class ManifestFollower extends SourceFollower {
       throw new SourceError(`the manifest names ${name}, which cannot be downloaded: ${error.message}`)
     }
     if (!fetched.changed) throw new SourceError(`${object.shown} answered 304 to a request without validators`)
-    if (fetched.length !== null && fetched.length > this.options.maxBytes) {
-      await closeBody(fetched.body)
-      throw new SourceError(
-        `${name} is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${this.options.maxBytes}): not downloaded`
-      )
-    }
+    await refuseTooLarge(fetched, this.options.maxBytes, name)
     // Hidden, and this process's own: never an object's name, and replicas may share the directory.
     const temporary = join(this.objects, `.${name}.download-${process.pid}`)
     try {
@@ -229,7 +215,7 @@ export class ManifestFollower extends SourceFollower {
 
   /** The manifest just served, as downloaded, and its validators: what the next start serves first. */
   private async keep (text: string, validators: Validators): Promise<void> {
-    const copy: CachedManifest = { ...validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
+    const copy: CachedCopy = { ...validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
     // Names of this process's own: replicas may share the directory.
     await writeThroughTemporary(this.chains.file, async emit => { await emit(text) })
     await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) })
@@ -253,7 +239,7 @@ export class ManifestFollower extends SourceFollower {
       return null
     }
     try {
-      const meta = JSON.parse(await readFile(this.metaFile, 'utf8')) as CachedManifest
+      const meta = JSON.parse(await readFile(this.metaFile, 'utf8')) as CachedCopy
       return { manifest, validators: { etag: meta.etag, lastModified: meta.lastModified } }
     } catch {
       // Without its validators it is still served, and asked for whole at the first check.

@@ -41,7 +41,7 @@ export interface FollowOptions {
   onNoticed?: (validators: Validators) => void
 }
 
-export interface SourceStatus {
+interface SourceStatus {
   url: string
   /** The version served, as the source names it (its ETag). */
   etag: string | null
@@ -67,18 +67,40 @@ export function sourceStatusJson (status: SourceStatus): SourceStatusJson {
   }
 }
 
-/** What is known of the cached copy, kept beside it. */
-interface CachedCopy extends Validators {
+/** What is known of a cached copy or manifest, kept beside it. */
+export interface CachedCopy extends Validators {
   url: string
   downloadedAt: string
 }
 
-/** Where a source's last good snapshot is kept: one name per source, so replicas may share a directory. */
+/** `prefix-<digest of the source>`: one name per source, so replicas may share a directory. */
+export function cacheName (prefix: string, source: RemoteSource): string {
+  return `${prefix}-${createHash('sha256').update(source.shown).digest('hex').slice(0, 12)}`
+}
+
+/** Where a source's last good snapshot is kept. */
 export function cachedCopyPath (source: RemoteSource, cacheDir: string): string {
-  return join(
-    cacheDir,
-    `snapshot-${createHash('sha256').update(source.shown).digest('hex').slice(0, 12)}${source.extension}`
+  return join(cacheDir, cacheName('snapshot', source) + source.extension)
+}
+
+/** The first problems of a report, for a one-line message. */
+export function firstProblems (problems: readonly string[]): string {
+  return `${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''}`
+}
+
+/** Refuses (and closes) a body the source says is larger than SNAPSHOT_MAX_MB. */
+export async function refuseTooLarge (fetched: { length: number | null, body: AsyncIterable<Uint8Array> },
+  maxBytes: number, what: string): Promise<void> {
+  if (fetched.length === null || fetched.length <= maxBytes) return
+  await closeBody(fetched.body)
+  throw new SourceError(
+    `${what} is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${maxBytes}): not downloaded`
   )
+}
+
+/** Logs that SNAPSHOT_CACHE_DIR is not usable: the first check reports it too, and every one after. */
+export function logCacheUnusable (log: StoreLogger, source: RemoteSource, error: unknown): void {
+  log.error({ source: source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
 }
 
 /** Followed by polling: the manifest follower (follow-manifest.ts) polls alike, and does more per change. */
@@ -138,11 +160,7 @@ export class SourceFollower {
       await mkdir(this.options.cacheDir, { recursive: true })
       await this.sweepDownloads()
     } catch (error) {
-      // The first check reports it (and every one after, until the directory is usable).
-      this.options.log.error(
-        { source: this.source.shown, problem: describeLocalError(error) },
-        'the snapshot cache directory is not usable'
-      )
+      logCacheUnusable(this.options.log, this.source, error)
     }
     const cached = await this.readCachedCopy()
     // Pinned: the store's first load serves the pinned version's kept files, cached copy or not.
@@ -276,19 +294,12 @@ export class SourceFollower {
     const polled = await this.poll()
     if (polled === null) return
     const { fetched, signal } = polled
-    if (fetched.length !== null && fetched.length > this.options.maxBytes) {
-      await closeBody(fetched.body)
-      throw new SourceError(
-        `the object is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${this.options.maxBytes}): not downloaded`
-      )
-    }
+    await refuseTooLarge(fetched, this.options.maxBytes, 'the object')
     // The loader reads the format from the name: the temporary file keeps the extension.
     const temporary =
       `${this.file.slice(0, -this.source.extension.length)}.download-${process.pid}${this.source.extension}`
     try {
-      await downloadObject(
-        fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal }
-      )
+      await downloadObject(fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal })
       if (!await this.source.unchangedSince(fetched.validators, signal)) {
         throw new SourceError('the object changed while it was downloaded: it is downloaded again at the next check')
       }
@@ -297,9 +308,7 @@ export class SourceFollower {
       if (outcome !== 'loaded') {
         this.refused = fetched.validators
         const problems = this.store.status().lastFailure?.problems ?? []
-        throw new SourceError(
-          `the new object is not a valid snapshot (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`
-        )
+        throw new SourceError(`the new object is not a valid snapshot (${firstProblems(problems)})`)
       }
       await rename(temporary, this.file)
       this.refused = null

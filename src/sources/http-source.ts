@@ -9,7 +9,7 @@ import { SourceError } from '../errors.js'
 const MAX_REDIRECTS = 20
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
-export interface HttpSourceOptions {
+interface HttpSourceOptions {
   /** SNAPSHOT_HTTP_HEADERS: sent, as the URL's user:password is, to the URL's origin and nowhere else. */
   headers?: Readonly<Record<string, string>> | null
 }

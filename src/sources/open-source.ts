@@ -3,7 +3,7 @@
 import { HttpSource } from './http-source.js'
 import type { RemoteSource } from './remote-source.js'
 
-export interface SourceOptions {
+interface SourceOptions {
   forcePathStyle: boolean
   /** SNAPSHOT_HTTP_HEADERS (null: none). */
   headers?: Readonly<Record<string, string>> | null

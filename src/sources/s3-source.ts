@@ -49,7 +49,7 @@ export class S3Source implements RemoteSource {
       }
     } catch (error) {
       if (statusOf(error) === 304) return { changed: false }
-      throw this.describe(error)
+      throw describeS3Error(this.shown, error)
     }
   }
 
@@ -62,12 +62,8 @@ export class S3Source implements RemoteSource {
       )
       return head.ETag === validators.etag
     } catch (error) {
-      throw this.describe(error)
+      throw describeS3Error(this.shown, error)
     }
-  }
-
-  private describe (error: unknown): SourceError {
-    return describeS3Error(this.shown, error)
   }
 }
 
