@@ -32,7 +32,7 @@ export function resolveBudget (
 }
 
 /** The memory limit of this process's cgroup, v2 first; null when there is none, or no cgroup file system. */
-export function cgroupLimit (root = '/'): MemoryBudget | null {
+export function cgroupLimit (root: string): MemoryBudget | null {
   const memberships = readText(join(root, 'proc/self/cgroup'))
   const mounts = readText(join(root, 'proc/self/mountinfo'))
   if (memberships === null || mounts === null) return null
@@ -130,11 +130,6 @@ export interface MemoryGuard {
   admit: (file: string, bytes: number, format: ParsedFormat) => Promise<LoadWatch>
 }
 
-/** This process's resident memory: cheap (one read of /proc on Linux), so a load can ask often. */
-export function residentBytes (): number {
-  return process.memoryUsage.rss()
-}
-
 export interface ProcessGuardOptions {
   /** MEMORY_ESTIMATE_SCALE: a diagnostic that lowers (or raises) every estimate. */
   scale?: number
@@ -147,17 +142,18 @@ export function memoryGuard (config: { memoryLimitMb: number | null, memoryEstim
   return new ProcessMemoryGuard(resolveBudget(config.memoryLimitMb), { scale: config.memoryEstimateScale })
 }
 
-/** A file fits when the process's RSS now plus its estimated peak is within the budget; the load stops at it. */
 /** How long a load that does not fit waits for memory already let go to be collected before it is refused. */
-export const RELEASE_WAIT_MS = 2000
+const RELEASE_WAIT_MS = 2000
 
+/** A file fits when the process's RSS now plus its estimated peak is within the budget; the load stops at it. */
 export class ProcessMemoryGuard implements MemoryGuard {
   private readonly scale: number
   private readonly rss: () => number
 
   constructor (readonly budget: MemoryBudget, options: ProcessGuardOptions = {}) {
     this.scale = options.scale ?? 1
-    this.rss = options.rss ?? residentBytes
+    // One read of /proc on Linux: cheap, so a load can ask often.
+    this.rss = options.rss ?? (() => process.memoryUsage.rss())
   }
 
   async admit (file: string, bytes: number, format: ParsedFormat): Promise<LoadWatch> {
@@ -172,9 +168,7 @@ export class ProcessMemoryGuard implements MemoryGuard {
 }
 
 /** A load's watch: past the budget the load is abandoned, with numbers that say the estimate was too low. */
-export function watchLoad (
-  file: string, neededBytes: number, budgetBytes: number, rss: () => number = residentBytes
-): LoadWatch {
+export function watchLoad (file: string, neededBytes: number, budgetBytes: number, rss: () => number): LoadWatch {
   return {
     check () {
       const used = rss()

@@ -2,7 +2,7 @@
 // event loop between them, so a loading service keeps answering (ADR 006). A step between yields can overrun.
 
 /** Work between two turns of the event loop while a snapshot loads. */
-export const SLICE_MS = 8
+const SLICE_MS = 8
 
 /** Runs the steps to the end at once (small files, tests, the converter). */
 export function runToEnd<T> (steps: Generator<void, T>): T {

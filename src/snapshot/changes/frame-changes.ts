@@ -4,36 +4,32 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { ChangesHeaderSchema } from '../../schemas/change-file.js'
 import { LineFraming } from '../load/frame-lines.js'
-import type { FramingParts } from '../load/framing.js'
 import type { ParsedBatch } from '../load/parse-batch.js'
 
 const headerCheck = TypeCompiler.Compile(ChangesHeaderSchema)
 
 /** What a change file's first line must look like, for the report. */
-export const HEADER_EXAMPLE = '{"changes": "explore", "version": 1, "id": "…"}'
+const HEADER_EXAMPLE = '{"changes": "explore", "version": 1, "id": "…"}'
 
 export class ChangeFraming extends LineFraming {
+  protected override readonly changes = true
   /** The header's id, once merged; null until then, or when missing or bad (the file is refused). */
   id: string | null = null
 
-  constructor (parts: FramingParts, maxLineBytes: number) {
-    super(parts, maxLineBytes, true)
-  }
-
-  override header (batch: ParsedBatch, problemsBefore: (at: number) => void): void {
-    const { report } = this.merge
-    if (batch.header === null) {
+  override header ({ header, firstValueAt }: ParsedBatch, problemsBefore: (at: number) => void): void {
+    const { report } = this.parts.merge
+    if (header === null) {
       // The file's first JSON value is in this batch and is no header.
-      if (this.content || batch.firstValueAt === 0) return
-      problemsBefore(batch.firstValueAt)
+      if (this.content || firstValueAt === 0) return
+      problemsBefore(firstValueAt)
       report.add(
-        `${this.name}:${this.lines + batch.firstValueAt}: the header is missing: a change file starts with ${HEADER_EXAMPLE}`
+        `${this.where({ at: firstValueAt })}the header is missing: a change file starts with ${HEADER_EXAMPLE}`
       )
       return
     }
-    problemsBefore(batch.header.at)
-    const where = `${this.name}:${this.lines + batch.header.at}: `
-    const { value } = batch.header
+    problemsBefore(header.at)
+    const where = this.where(header)
+    const { value } = header
     if (this.content) {
       // Only a batch's first value is taken for a header: this is a later file's header (files joined).
       report.add(`${where}op: is required ("upsert" or "delete"); a header belongs on the first line only`)
@@ -46,7 +42,7 @@ export class ChangeFraming extends LineFraming {
   }
 
   override finish (): void {
-    const { report } = this.merge
+    const { report } = this.parts.merge
     if (report.problems.length > 0) return
     if (!this.content) {
       report.add(this.lines === 0

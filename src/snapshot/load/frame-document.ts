@@ -6,12 +6,10 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { LANGUAGE, SnapshotSchema } from '../../schemas/snapshot.js'
 import type { BatchMemory } from './batch-memory.js'
-import type { FileChunks } from './read-chunks.js'
 import { READ_CHUNK } from './read-chunks.js'
 import { DocumentFollower } from './read-document.js'
-import type { BatchMerge, FormatRules, MergeQueue, MergeTarget } from './merge-batches.js'
+import type { FormatRules } from './merge-batches.js'
 import { LanguageNumbers, type BatchProblem, type ItemsTask } from './parse-batch.js'
-import type { BatchParser } from './parse-pool.js'
 import { locateSyntaxError } from './json-text.js'
 import type { TextPosition } from './text-position.js'
 import { NOT_A_LANGUAGE, escapePointer, jsonPath } from './validation-report.js'
@@ -32,14 +30,7 @@ export class DocumentFraming implements Framing {
   private stopped = false
   generatedAt: string | null = null
 
-  private readonly chunks: FileChunks
-  private readonly parser: BatchParser
-  private readonly queue: MergeQueue
-  private readonly merge: BatchMerge
-  private readonly builder: MergeTarget
-
-  constructor (parts: FramingParts) {
-    ({ chunks: this.chunks, parser: this.parser, queue: this.queue, merge: this.merge, builder: this.builder } = parts)
+  constructor (private readonly parts: FramingParts) {
     this.name = basename(parts.file)
     this.batcher = new ItemBatcher(parts.batchBytes, parts.memory)
     this.follower = new DocumentFollower({
@@ -50,7 +41,7 @@ export class DocumentFraming implements Framing {
   }
 
   async read (): Promise<boolean> {
-    const read = await this.chunks.readInto(this.readBuffer, 0, this.readBuffer.length)
+    const read = await this.parts.chunks.readInto(this.readBuffer, 0, this.readBuffer.length)
     if (read === 0) return false
     if (!this.follow(() => { this.follower.feed(this.readBuffer.subarray(0, read)) })) return false
     if (this.pacer.due) await this.pacer.pause()
@@ -63,8 +54,8 @@ export class DocumentFraming implements Framing {
   }
 
   finish (): void {
-    const { report } = this.merge
-    if (report.problems.length === 0 && this.builder.languageCount === 0) {
+    const { merge: { report }, builder } = this.parts
+    if (report.problems.length === 0 && builder.languageCount === 0) {
       report.add(`${this.name}: languages: must name at least one language`)
     }
   }
@@ -80,7 +71,7 @@ export class DocumentFraming implements Framing {
       const line = error instanceof NotFollowed
         ? `${this.where(error)}not a snapshot document: ${error.reason}`
         : notText(this.name, error.message)
-      this.inOrder(() => this.merge.problem(line) && false)
+      this.inOrder(() => this.parts.merge.problem(line) && false)
       return false
     }
   }
@@ -104,12 +95,13 @@ export class DocumentFraming implements Framing {
       const { what, position: at } = locateSyntaxError(json, error, position)
       problem = `${this.where(at)}${path}: not valid JSON: ${what}`
     }
+    const { merge } = this.parts
     this.inOrder(() => {
-      if (problem !== null) return this.merge.problem(problem)
+      if (problem !== null) return merge.problem(problem)
       if (key !== 'generated_at') return true
       if (!generatedAtCheck.Check({ generated_at: parsed })) {
-        this.merge.report.addSchemaErrors(generatedAtCheck.Errors({ generated_at: parsed }), where)
-        return this.merge.going()
+        merge.report.addSchemaErrors(generatedAtCheck.Errors({ generated_at: parsed }), where)
+        return merge.going()
       }
       this.generatedAt = parsed as string
       return true
@@ -118,13 +110,14 @@ export class DocumentFraming implements Framing {
 
   private language (code: string, position: TextPosition): void {
     // In its place too: the items before a bad language code are indexed (and their repeats found) first.
+    const { merge, builder } = this.parts
     this.inOrder(() => {
       if (!LANGUAGE.test(code)) {
-        return this.merge.problem(
+        return merge.problem(
           `${this.where(position)}${jsonPath(`/languages/${escapePointer(code)}`)}: ${NOT_A_LANGUAGE}`
         )
       }
-      this.builder.language(code)
+      builder.language(code)
       return true
     })
   }
@@ -138,14 +131,15 @@ export class DocumentFraming implements Framing {
   /** Runs `step` after the items gathered before it are merged. */
   private inOrder (step: () => boolean): void {
     this.send()
-    this.queue.step(step)
+    this.parts.queue.step(step)
   }
 
   /** Sends the items gathered so far to be parsed. */
   private send (): void {
     if (this.batcher.size === 0) return
     const task = this.batcher.take()
-    this.queue.batch(this.parser.parse(task), batch => this.merge.merge(batch, new DocumentRules(this.name, task)))
+    const { queue, parser, merge } = this.parts
+    queue.batch(parser.parse(task), batch => merge.merge(batch, new DocumentRules(this.name, task)))
   }
 }
 
@@ -161,7 +155,7 @@ function notText (name: string, message: string): string {
 class DocumentRules implements FormatRules {
   constructor (private readonly name: string, private readonly task: ItemsTask) {}
 
-  where ({ at, position }: BatchProblem): string {
+  where ({ at, position }: Pick<BatchProblem, 'at' | 'position'>): string {
     const { line, column } = position ?? this.positionOf(at)
     return `${this.name}:${line}:${column}: `
   }
@@ -172,7 +166,7 @@ class DocumentRules implements FormatRules {
 
   repeated (language: string, at: number, first: number, pk: number): string {
     const where = `/languages/${escapePointer(language)}`
-    return `${this.where({ at, text: '' })}${jsonPath(`${where}/${this.indexOf(at)}/pk`)}: ${pk} repeats ${jsonPath(`${where}/${first}`)}`
+    return `${this.where({ at })}${jsonPath(`${where}/${this.indexOf(at)}/pk`)}: ${pk} repeats ${jsonPath(`${where}/${first}`)}`
   }
 
   private positionOf (at: number): TextPosition {

@@ -4,13 +4,8 @@ import { basename } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { JsonLinesHeaderSchema } from '../../schemas/snapshot.js'
-import type { BatchMemory } from './batch-memory.js'
-import type { FileChunks } from './read-chunks.js'
-import {
-  problemsInOrder, type BatchMerge, type FormatRules, type MergeQueue, type MergeTarget
-} from './merge-batches.js'
-import { lineCheck, type BatchProblem, type ParsedBatch } from './parse-batch.js'
-import type { BatchParser } from './parse-pool.js'
+import type { FormatRules } from './merge-batches.js'
+import { lineCheck, type ParsedBatch } from './parse-batch.js'
 import { preview } from './validation-report.js'
 import type { Framing, FramingParts } from './framing.js'
 
@@ -28,6 +23,8 @@ export const MAX_LINE_BYTES = 64 * 1024 * 1024
 
 export class LineFraming implements Framing, FormatRules {
   protected readonly name: string
+  /** A change file's lines: parse-batch.ts checks its ops, frame-changes.ts its header. */
+  protected readonly changes: boolean = false
   /** Lines merged so far: the batch being merged starts after this line. */
   protected lines = 0
   /** Whether a line merged so far held a JSON value (no header may come after one). */
@@ -40,41 +37,24 @@ export class LineFraming implements Framing, FormatRules {
   private carryInRead = false
   private first = true
 
-  private readonly chunks: FileChunks
-  private readonly parser: BatchParser
-  private readonly queue: MergeQueue
-  protected readonly merge: BatchMerge
-  protected readonly builder: MergeTarget
-  private readonly memory: BatchMemory
-  private readonly batchBytes: number
-
-  /** @param changes a change file's lines: parse-batch.ts checks its ops, frame-changes.ts its header */
-  constructor (parts: FramingParts, private readonly maxLineBytes = MAX_LINE_BYTES, private readonly changes = false) {
-    ({
-      chunks: this.chunks,
-      parser: this.parser,
-      queue: this.queue,
-      merge: this.merge,
-      builder: this.builder,
-      memory: this.memory,
-      batchBytes: this.batchBytes
-    } = parts)
+  constructor (protected readonly parts: FramingParts, private readonly maxLineBytes: number) {
     this.name = basename(parts.file)
   }
 
   async read (): Promise<boolean> {
-    const { memory, carry } = this
+    const { memory, chunks, batchBytes } = this.parts
+    const { carry } = this
     const carried = carry?.length ?? 0
     // A long line doubles the read rather than being copied at every read; one past the limit is caught
     // within a batch of it.
-    const want = Math.max(this.batchBytes, Math.min(carried, this.maxLineBytes + 1 - carried))
+    const want = Math.max(batchBytes, Math.min(carried, this.maxLineBytes + 1 - carried))
     // Memory of its own for every batch in flight: it moves to the thread that parses it.
     const buffer = memory.take(carried + want)
     if (carry !== null) {
       carry.copy(buffer)
       if (this.carryInRead) memory.give(carry)
     }
-    const read = await this.chunks.readInto(buffer, carried, want)
+    const read = await chunks.readInto(buffer, carried, want)
     if (read === 0) {
       memory.give(buffer)
       return false
@@ -103,7 +83,8 @@ export class LineFraming implements Framing, FormatRules {
     const limit = this.maxLineBytes >= 1024 * 1024
       ? `${this.maxLineBytes / 1024 / 1024} MiB`
       : `${this.maxLineBytes} bytes`
-    this.queue.step(() => this.merge.problem(
+    const { queue, merge } = this.parts
+    queue.step(() => merge.problem(
       `${this.name}:${this.lines + 1}: line ${this.lines + 1} is longer than ${limit}: is it one JSON document named .jsonl?`
     ) && false)
     return false
@@ -116,18 +97,19 @@ export class LineFraming implements Framing, FormatRules {
   }
 
   finish (): void {
-    const { report } = this.merge
+    const { merge: { report }, builder } = this.parts
     if (report.problems.length > 0) return
     if (!this.content) report.add(this.lines === 0 ? 'the file is empty' : 'the file has no line but blank ones')
-    else if (this.builder.languageCount === 0) {
+    else if (builder.languageCount === 0) {
       report.add(`${this.name}: names no language: a header with \`languages\`, or at least one item, is needed`)
     }
   }
 
   private send (bytes: Buffer): void {
-    this.queue.batch(
-      this.parser.parse({ kind: 'lines', bytes, first: this.first, changes: this.changes }),
-      batch => !this.otherKind(batch) && this.merge.merge(batch, this)
+    const { queue, parser, merge } = this.parts
+    queue.batch(
+      parser.parse({ kind: 'lines', bytes, first: this.first, changes: this.changes }),
+      batch => !this.otherKind(batch) && merge.merge(batch, this)
     )
     this.first = false
   }
@@ -136,17 +118,17 @@ export class LineFraming implements Framing, FormatRules {
   private otherKind (batch: ParsedBatch): boolean {
     const { header } = batch
     if (header === null || this.content) return false
-    const [own, other] = this.changes ? ['changes', 'snapshot'] : ['snapshot', 'changes']
+    const [own, other] = this.changes ? ['changes', 'snapshot'] as const : ['snapshot', 'changes'] as const
     if (own in header.value || !(other in header.value)) return false
-    const { report } = this.merge
-    problemsInOrder(batch, problem => report.add(`${this.where(problem)}${problem.text}`))(header.at)
-    report.add(`${this.name}:${this.lines + header.at}: ${this.changes ? OTHER_KIND.snapshot : OTHER_KIND.changes}`)
+    const { merge } = this.parts
+    merge.problemsBefore(batch, this)(header.at)
+    merge.report.add(`${this.where(header)}${OTHER_KIND[other]}`)
     return true
   }
 
   // The format's rules for the merge (FormatRules); a batch's lines are numbered from 1.
 
-  where ({ at }: BatchProblem): string {
+  where ({ at }: { at: number }): string {
     return `${this.name}:${this.lines + at}: `
   }
 
@@ -156,20 +138,20 @@ export class LineFraming implements Framing, FormatRules {
   }
 
   repeated (_language: string, at: number, first: number, pk: number): string {
-    return `${this.name}:${this.lines + at}: pk: ${pk} repeats line ${first}`
+    return `${this.where({ at })}pk: ${pk} repeats line ${first}`
   }
 
   refused (language: string, at: number): string | null {
     if (this.listed === null || this.listed.has(language)) return null
-    return `${this.name}:${this.lines + at}: language: ${preview(language)} is not one of the header's languages (${[...this.listed].join(', ')})`
+    return `${this.where({ at })}language: ${preview(language)} is not one of the header's languages (${[...this.listed].join(', ')})`
   }
 
-  header (batch: ParsedBatch, problemsBefore: (at: number) => void): void {
-    if (batch.header === null) return
-    problemsBefore(batch.header.at)
-    const where = `${this.name}:${this.lines + batch.header.at}: `
-    const { value } = batch.header
-    const { report } = this.merge
+  header ({ header }: ParsedBatch, problemsBefore: (at: number) => void): void {
+    if (header === null) return
+    problemsBefore(header.at)
+    const where = this.where(header)
+    const { value } = header
+    const { merge: { report }, builder } = this.parts
     // A header only as the file's first JSON value; later, it is an item without a pk.
     if (this.content) {
       report.addSchemaErrors(lineCheck.Errors(value), where)
@@ -182,7 +164,7 @@ export class LineFraming implements Framing, FormatRules {
       if (value.languages !== undefined) {
         this.listed = new Set(value.languages)
         // Languages the header lists are served, those without items too (count 0).
-        for (const code of value.languages) this.builder.language(code)
+        for (const code of value.languages) builder.language(code)
       }
     }
   }

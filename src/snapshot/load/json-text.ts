@@ -7,7 +7,7 @@ export function startsWithBom (bytes: Uint8Array): boolean {
 }
 
 /** V8's JSON.parse error as what is wrong, and where in the parsed string (a UTF-16 index), if it says. */
-export function syntaxError (error: Error): { what: string, index: number | null } {
+function syntaxError (error: Error): { what: string, index: number | null } {
   const message = error.message.replace(/^JSON\.parse: /, '')
   const position = /at position (\d+)/.exec(message)
   if (position === null) {
@@ -45,9 +45,7 @@ export function findSyntaxError (text: string): { index: number, what: string } 
     if (open.length === 0 && !value) return fail(`unexpected ${JSON.stringify(text[i])} after the value`)
     const c = text[i] as string
     if (value) {
-      if (key) {
-        if (c !== '"') return fail(`expected a key in quotes, found ${JSON.stringify(c)}`)
-      }
+      if (key && c !== '"') return fail(`expected a key in quotes, found ${JSON.stringify(c)}`)
       if (c === '{' || c === '[') {
         open.push(c)
         i++

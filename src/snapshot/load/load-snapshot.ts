@@ -79,9 +79,8 @@ export class SnapshotLoader {
   }
 
   /**
-   * Runs the pipeline over `file` into `target` (a model builder, or a change set), then `finish` makes the
-   * result from the framing and the digest. Throws SnapshotError, never anything else, for a bad file. Held
-   * to the memory budget: refused before reading if its estimate does not fit, stopped on reaching it (ADR 024).
+   * Runs the pipeline over `file` into `target` (a model builder, or a change set), held to the memory budget
+   * (ADR 024); `finish` makes the result from the framing and the digest. Throws SnapshotError for a bad file.
    */
   async read<T, F extends Framing> (
     file: string, target: MergeTarget, frame: (parts: FramingParts) => F, serving: boolean,
@@ -89,11 +88,10 @@ export class SnapshotLoader {
   ): Promise<T> {
     const { pool, log, problemCap, memory } = this.parts
     let chunks: FileChunks | null = null
-    let watch: LoadWatch | null = null
     try {
       chunks = await FileChunks.open(file)
       // Before anything is read: a file that cannot fit is refused with its numbers (TooBigError).
-      watch = await memory?.admit(file, chunks.size, isJsonLinesPath(file) ? 'jsonl' : 'json') ?? null
+      const watch = await memory?.admit(file, chunks.size, isJsonLinesPath(file) ? 'jsonl' : 'json') ?? null
       const parser = await pool.parserFor(chunks.size, serving, reason => {
         log?.warn({ reason }, 'the parse threads could not start: snapshots are parsed on the main thread')
       })
@@ -146,7 +144,7 @@ export class SnapshotLoader {
 /** The process's own pipeline (the parse pool, the default limits): snapshots and change files alike. */
 export const processLoader = new SnapshotLoader()
 
-/** Loads `file` with the process's own pipeline (the parse pool, the default limits). */
+/** Loads `file` with processLoader. */
 export async function loadSnapshotFile (file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
   return await processLoader.load(file, options)
 }

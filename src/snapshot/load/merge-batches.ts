@@ -42,7 +42,7 @@ export class BatchMerge {
   /** Merges `batch`, located by `rules`; false once the report is full (reading stops there). */
   merge (batch: ParsedBatch, rules: FormatRules): boolean {
     const { builder, report } = this
-    const problemsBefore = problemsInOrder(batch, problem => report.add(`${rules.where(problem)}${problem.text}`))
+    const problemsBefore = this.problemsBefore(batch, rules)
     rules.header?.(batch, problemsBefore)
     const chunk = builder.chunk(asBuffer(batch.bytes))
     // A change file's deletes, in their place among its upserts: lines apply in file order.
@@ -73,6 +73,18 @@ export class BatchMerge {
     problemsBefore(Infinity)
     rules.merged?.(batch)
     return this.going()
+  }
+
+  /** A batch's problems, reported in order: the function returned reports those before `at` (Infinity: the rest). */
+  problemsBefore (batch: ParsedBatch, rules: FormatRules): (at: number) => void {
+    const { problems } = batch
+    let next = 0
+    return at => {
+      for (; next < problems.length && (problems[next] as BatchProblem).at < at; next++) {
+        const problem = problems[next] as BatchProblem
+        this.report.add(`${rules.where(problem)}${problem.text}`)
+      }
+    }
   }
 
   /** Adds a problem found on the loading thread; false once the report is full. */
@@ -146,16 +158,5 @@ export class MergeQueue {
       if (this.pacer.due) await this.pacer.pause()
     }
     return !this.stopped
-  }
-}
-
-/** A batch's problems, reported in order: the function returned reports those before `at` (Infinity: the rest). */
-export function problemsInOrder (batch: ParsedBatch, report: (problem: BatchProblem) => void): (at: number) => void {
-  const { problems } = batch
-  let next = 0
-  return at => {
-    for (; next < problems.length && (problems[next] as BatchProblem).at < at; next++) {
-      report(problems[next] as BatchProblem)
-    }
   }
 }

@@ -2,6 +2,7 @@
 // large file, else on the loading thread. Items are numbered within the batch; the merge places them (ADR 021).
 import { isUtf8 } from 'node:buffer'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import type { ValueError } from '@sinclair/typebox/errors'
 import '../../schemas/formats.js'
 import { JsonLinesItemSchema, SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
 import { ChangeDeleteSchema } from '../../schemas/change-file.js'
@@ -128,18 +129,8 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
       batch.problem(i + 1, `${jsonPath(where)}: not valid JSON: ${what}`, position)
       continue
     }
-    if (!itemCheck.Check(item)) {
-      for (const { line, repeat } of schemaProblems(itemCheck.Errors(item), where)) {
-        if (!repeat) batch.problem(i + 1, line)
-      }
-      continue
-    }
-    const deep = tooDeep(item, where)
-    if (deep !== null) {
-      batch.problem(i + 1, deep)
-      continue
-    }
-    batch.item(item, language, i + 1)
+    if (itemCheck.Check(item)) batch.item(item, language, i + 1, where)
+    else batch.invalid(i + 1, itemCheck.Errors(item), where)
   }
   return batch.finish(ends.length)
 }
@@ -182,7 +173,13 @@ class BatchCollector {
 
   constructor (private readonly read: Uint8Array, private readonly bytes: ItemBytes) {}
 
-  item (item: SnapshotItem, language: string, at: number): void {
+  /** `where`: the item's JSON Pointer in the file (format v1). */
+  item (item: SnapshotItem, language: string, at: number, where = ''): void {
+    const deep = tooDeep(item, where)
+    if (deep !== null) {
+      this.problem(at, deep)
+      return
+    }
     this.start.push(this.bytes.write(item))
     this.length.push(this.bytes.lastLength)
     this.date.push(dateKey(item.backdate))
@@ -195,6 +192,11 @@ class BatchCollector {
 
   problem (at: number, text: string, position?: TextPosition): void {
     this.problems.push(position === undefined ? { at, text } : { at, text, position })
+  }
+
+  /** A failed check's problems, one a path. */
+  invalid (at: number, errors: Iterable<ValueError>, pointer?: string): void {
+    for (const { line, repeat } of schemaProblems(errors, pointer)) if (!repeat) this.problem(at, line)
   }
 
   finish (count: number): ParsedBatch {
@@ -233,7 +235,6 @@ class LineBatch extends BatchCollector {
   readLine (bytes: Buffer, at: number): void {
     let line = bytes
     if (line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1)
-    // Some editors start UTF-8 files with a byte order mark.
     if (startsWithBom(line)) {
       if (!this.first || at !== 1) {
         this.problem(at, 'a byte order mark in the middle of the file (were files joined?)')
@@ -275,16 +276,8 @@ class LineBatch extends BatchCollector {
 
   /** A snapshot's item line, or a change file's `upsert` line (the same line, with an `op`). */
   private itemLine (value: object, at: number): void {
-    if (!lineCheck.Check(value)) {
-      for (const { line, repeat } of schemaProblems(lineCheck.Errors(value))) if (!repeat) this.problem(at, line)
-      return
-    }
-    const deep = tooDeep(value, '')
-    if (deep !== null) {
-      this.problem(at, deep)
-      return
-    }
-    this.item(value, value.language, at)
+    if (lineCheck.Check(value)) this.item(value, value.language, at)
+    else this.invalid(at, lineCheck.Errors(value))
   }
 
   /** A change file's line: its header (the first value), or an op; every other check is a snapshot line's. */
@@ -299,11 +292,8 @@ class LineBatch extends BatchCollector {
     if (op === 'upsert') {
       this.itemLine(value, at)
     } else if (op === 'delete') {
-      if (!deleteCheck.Check(value)) {
-        for (const { line, repeat } of schemaProblems(deleteCheck.Errors(value))) if (!repeat) this.problem(at, line)
-        return
-      }
-      this.deletes.push({ at, language: value.language, pk: value.pk })
+      if (deleteCheck.Check(value)) this.deletes.push({ at, language: value.language, pk: value.pk })
+      else this.invalid(at, deleteCheck.Errors(value))
     } else {
       this.problem(at, op === undefined
         ? 'op: is required ("upsert" or "delete")'

@@ -25,7 +25,7 @@ const MAX_THREADS = 4
 /** A thread's batches at once: the one it parses and the next, not waiting on the busy loading thread (ADR 022). */
 const BATCHES_PER_THREAD = 2
 /** Idle threads exit after this, giving back their heaps (~35 MB each); a burst of saves finds them warm (ADR 022). */
-export const POOL_IDLE_MS = 30_000
+const POOL_IDLE_MS = 30_000
 
 // Built code runs parse-worker.js; tests run the TypeScript source, through the loader they run under.
 const WORKER = new URL(import.meta.url.endsWith('.ts') ? './parse-worker.ts' : './parse-worker.js', import.meta.url)
@@ -58,7 +58,7 @@ export interface BatchParser {
 }
 
 /** Parses on the loading thread, a batch per turn of the event loop (a small file's batch: a few ms). */
-export class InlineParser implements BatchParser {
+class InlineParser implements BatchParser {
   readonly depth = 1
   readonly threads = 0
   private readonly scratch = new ItemBytes(2 * INLINE_BATCH_BYTES)
@@ -76,7 +76,6 @@ export interface ParsePoolOptions {
   threads?: number
   /** The threads' code (tests give one that fails). */
   script?: URL
-  /** How long an idle thread lives (POOL_IDLE_MS). */
   idleMs?: number
 }
 

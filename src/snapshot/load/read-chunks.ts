@@ -41,7 +41,7 @@ export class FileChunks {
 }
 
 /** Every chunk of `file` in order, each valid until the next is asked for (one buffer, reused). */
-export async function * chunksOf (file: string, chunkBytes = READ_CHUNK): AsyncGenerator<Buffer> {
+export async function * chunksOf (file: string, chunkBytes: number): AsyncGenerator<Buffer> {
   const chunks = await FileChunks.open(file)
   const buffer = Buffer.allocUnsafe(chunkBytes)
   try {

@@ -8,22 +8,17 @@ import { Pacer } from '../slices.js'
 import { READ_CHUNK, chunksOf } from './read-chunks.js'
 import { NotText } from '../../errors.js'
 
-export interface DocumentReadHandlers extends DocumentHandlers {
-  /** Every chunk as read, before it is followed (a digest of the file). */
-  chunk?: (bytes: Buffer) => void
-  /** After each chunk's items: a promise holds the reading until it settles (a writer's backpressure). */
-  drain?: () => Promise<void> | undefined
-}
-
-/** Reads and follows `file`; rejects with the file system's error, NotText, NotFollowed or a handler's error. */
+/**
+ * Reads and follows `file`; rejects with the file system's error, NotText, NotFollowed or a handler's error.
+ * `drain`, after each chunk's items: a promise holds the reading until it settles (a writer's backpressure).
+ */
 export async function readDocument (
-  file: string, handlers: DocumentReadHandlers, chunkBytes = READ_CHUNK
+  file: string, handlers: DocumentHandlers & { drain?: () => Promise<void> | undefined }, chunkBytes = READ_CHUNK
 ): Promise<void> {
   const follower = new DocumentFollower(handlers)
   const pacer = new Pacer()
   // At least a byte order mark's worth: the first chunk tells whether there is one.
   for await (const chunk of chunksOf(file, Math.max(chunkBytes, 4))) {
-    handlers.chunk?.(chunk)
     follower.feed(chunk)
     const draining = handlers.drain?.()
     if (draining !== undefined) await draining
@@ -47,7 +42,6 @@ export class DocumentFollower {
     let bytes = chunk
     if (this.first && bytes.length > 0) {
       this.first = false
-      // Some editors start UTF-8 files with a byte order mark; JSON.parse rejects it.
       if (startsWithBom(bytes)) bytes = bytes.subarray(3)
     }
     this.bytes += chunk.length
@@ -115,7 +109,7 @@ export class Utf8Check {
 }
 
 /** Where the first sequence in bytes[from, to) that is not a UTF-8 character starts; -1 if none. */
-export function firstInvalidUtf8 (bytes: Buffer, from: number, to: number): number {
+function firstInvalidUtf8 (bytes: Buffer, from: number, to: number): number {
   let i = from
   while (i < to) {
     const lead = bytes[i] as number

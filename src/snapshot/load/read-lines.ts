@@ -7,16 +7,13 @@ import { LineTooLong } from '../../errors.js'
 
 const NEWLINE = 0x0a
 
-export interface LineHandlers {
-  /** Every chunk as read, before its lines (a digest of the file). */
-  chunk?: (bytes: Buffer) => void
-  /** One line without its `\n`, numbered from 1, valid until it returns; false stops, a promise holds the read. */
-  line: (bytes: Buffer, number: number) => boolean | Promise<boolean>
-}
-
-/** Reads `file` line by line; rejects with the file system's error, LineTooLong, or a handler's. */
+/**
+ * Reads `file` line by line; rejects with the file system's error, LineTooLong, or a handler's. `line` gets one
+ * line without its `\n`, numbered from 1, valid until it returns; false stops, a promise holds the read.
+ */
 export async function readLines (
-  file: string, handlers: LineHandlers, chunkBytes = READ_CHUNK, maxLineBytes = MAX_LINE_BYTES
+  file: string, handlers: { line: (bytes: Buffer, number: number) => boolean | Promise<boolean> },
+  chunkBytes = READ_CHUNK, maxLineBytes = MAX_LINE_BYTES
 ): Promise<void> {
   let number = 0
   const pacer = new Pacer()
@@ -24,7 +21,6 @@ export async function readLines (
   let pieces: Buffer[] = []
   let pending = 0
   for await (const chunk of chunksOf(file, chunkBytes)) {
-    handlers.chunk?.(chunk)
     let start = 0
     for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
       const line = pieces.length === 0

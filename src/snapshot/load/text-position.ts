@@ -16,8 +16,7 @@ export function describePosition (position: TextPosition): string {
 
 /** Characters in bytes[from, to): every byte but the continuation bytes (0b10xxxxxx). */
 export function countCharacters (bytes: Buffer, from: number, to: number): number {
-  if (to - from < 64) return to - from - continuationBytes(bytes, from, to)
-  if (isAscii(bytes.subarray(from, to))) return to - from
+  if (to - from >= 64 && isAscii(bytes.subarray(from, to))) return to - from
   return to - from - continuationBytes(bytes, from, to)
 }
 

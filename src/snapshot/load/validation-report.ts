@@ -9,8 +9,8 @@ export const DEFAULT_PROBLEM_CAP = 50
 export const NOT_A_LANGUAGE = `is not a language segment (expected ${LANGUAGE_PATTERN}, e.g. en or pt-br)`
 
 /** `/languages/en/41/backdate` → `languages.en[41].backdate` (JSON Pointer escapes undone). */
-export function jsonPath (pointer: string, prefix = ''): string {
-  let out = prefix
+export function jsonPath (pointer: string): string {
+  let out = ''
   for (const raw of pointer.split('/').slice(1)) {
     const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
     if (/^(0|[1-9]\d*)$/.test(part)) out += `[${part}]`
@@ -137,7 +137,7 @@ export class ValidationReport {
   truncated = false
   private readonly seenPaths = new Set<string>()
 
-  constructor (readonly cap = DEFAULT_PROBLEM_CAP) {}
+  constructor (readonly cap: number) {}
 
   get full (): boolean {
     return this.problems.length >= this.cap
@@ -151,9 +151,9 @@ export class ValidationReport {
     this.problems.push(line)
   }
 
-  /** Adds schema errors, one line a path; `where` starts each line (`name:line: `), `pointer` as schemaProblems. */
-  addSchemaErrors (errors: Iterable<ValueError>, where = '', pointer = ''): void {
-    for (const { path, line, repeat } of schemaProblems(errors, pointer)) {
+  /** Adds schema errors, one line a path; `where` starts each line (`name:line: `). */
+  addSchemaErrors (errors: Iterable<ValueError>, where: string): void {
+    for (const { path, line, repeat } of schemaProblems(errors)) {
       if (this.full) {
         this.truncated = true
         return

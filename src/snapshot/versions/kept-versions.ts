@@ -77,10 +77,8 @@ export class KeptVersions {
     if (record !== null && isRecordOf(record.version, record)) {
       try {
         await rename(dir, join(this.options.dir, record.version))
-        this.options.log.warn(
-          { version: record.version },
-          'a kept version a stopped process was putting in place: put in place'
-        )
+        this.options.log.warn({ version: record.version },
+          'a kept version a stopped process was putting in place: put in place')
         return record
       } catch {} // its name is taken: the version in place stays
     }
@@ -88,14 +86,9 @@ export class KeptVersions {
     return null
   }
 
-  /** Newest first (by when each was first served). */
+  /** Copies, newest first (by when each was first served). */
   list (): KeptVersion[] {
-    return this.records.map(record => ({
-      ...record,
-      items: { ...record.items },
-      chain: { ...record.chain, changes: [...record.chain.changes] },
-      ...(record.changeDigests === undefined ? {} : { changeDigests: [...record.changeDigests] })
-    }))
+    return structuredClone(this.records)
   }
 
   get (version: string): KeptVersion | null {
@@ -138,11 +131,11 @@ export class KeptVersions {
     if (!VERSION_NAME.test(served.version)) throw new Error(`"${served.version}" cannot name a directory`)
     // The name says the snapshot and the last change id only: other change files under it are other content,
     // which replaces what is kept, so going back to the name serves what was last served under it.
-    const digests = (served.changes ?? []).map(change => change.digest)
+    const changes = served.changes ?? []
+    const digests = changes.map(change => change.digest)
     const known = this.records.find(record => record.version === served.version)
     if (known !== undefined && holdsChanges(known, digests)) return known
     // A change-built version without its change files would roll back to other content.
-    const changes = served.changes ?? []
     const snapshotVersion = served.version.split('+')[0] as string
     if (snapshotVersion !== served.version && changes.length === 0) {
       this.options.log.warn({ version: served.version }, 'a version built by change files came without them: not kept')
@@ -161,16 +154,12 @@ export class KeptVersions {
     await mkdir(building)
     try {
       const snapshot = `snapshot${extname(served.file).toLowerCase()}`
-      // A snapshot kept already (the version before the change files) is linked: kept files are never written.
+      // A snapshot kept already (the version before the change files) is linked.
       const keptSnapshot = this.records.find(record =>
         record.version === snapshotVersion && record.chain.changes.length === 0)
-      const fromKept = keptSnapshot === undefined
-        ? null
-        : await placeFile(this.chainOf(keptSnapshot).snapshot, join(building, snapshot), true).catch(() => null)
-      const how = fromKept ?? await placeFile(served.file, join(building, snapshot), owned)
-      // A copy must hold the bytes served: checked by the file's stamp, not by reading 1.4 GB again (ADR 025).
-      if (fromKept === null && how === 'copied' &&
-        !await unchangedSince(served.file, served.stamp, join(building, snapshot), snapshotVersion)) {
+      const how = await placeChecked(keptSnapshot === undefined ? null : this.chainOf(keptSnapshot).snapshot,
+        served.file, join(building, snapshot), owned, served.stamp, snapshotVersion)
+      if (how === null) {
         this.options.log.warn(
           { version: served.version, file: served.file },
           'the snapshot file changed after it was loaded: this version is not kept (the newer file is loaded next)'
@@ -181,14 +170,9 @@ export class KeptVersions {
       const changeNames: string[] = []
       for (const [i, change] of changes.entries()) {
         const name = `change-${String(i + 1).padStart(4, '0')}.jsonl`
-        const keptCopy = this.keptChangeFile(change.digest)
-        // A copy of a kept file (across devices) is as good as a link: kept files are never written.
-        const fromKept = keptCopy === null
-          ? null
-          : await placeFile(keptCopy, join(building, name), true).catch(() => null)
-        const placed = fromKept ?? await placeFile(change.file, join(building, name), owned)
-        if (fromKept === null && placed === 'copied' &&
-          !await unchangedSince(change.file, change.stamp, join(building, name), change.digest)) {
+        const placed = await placeChecked(this.keptChangeFile(change.digest),
+          change.file, join(building, name), owned, change.stamp, change.digest)
+        if (placed === null) {
           this.options.log.warn(
             { version: served.version, file: change.file },
             'a change file changed after it was applied: this version is not kept (the newer file is applied next)'
@@ -205,7 +189,7 @@ export class KeptVersions {
         servedAt: new Date(Math.max(Date.now(), Date.parse(this.records[0]?.servedAt ?? '') + 1 || 0)).toISOString(),
         source: served.source,
         chain: { snapshot, changes: changeNames },
-        ...(changes.length === 0 ? {} : { changeDigests: changes.map(change => change.digest) })
+        ...(changes.length === 0 ? {} : { changeDigests: digests })
       }
       await writeFile(join(building, RECORD), `${JSON.stringify(record, null, 2)}\n`)
       const placed = await this.place(building, served.version, record)
@@ -270,10 +254,8 @@ export class KeptVersions {
     stay.add(served)
     for (const record of this.records.filter(record => !stay.has(record.version))) {
       await rm(join(this.options.dir, record.version), { recursive: true, force: true })
-      this.options.log.info(
-        { version: record.version, keep: this.options.keep },
-        'kept version removed (KEEP_VERSIONS)'
-      )
+      this.options.log.info({ version: record.version, keep: this.options.keep },
+        'kept version removed (KEEP_VERSIONS)')
     }
     this.records = this.records.filter(record => stay.has(record.version))
   }
@@ -340,12 +322,17 @@ async function placeFile (from: string, to: string, owned: boolean): Promise<'li
 }
 
 /**
- * Whether `copy` holds the bytes read from `file`: its stamp unchanged since read, else the copy's digest.
- * The stamp has no ctime: a writer putting the old mtime back on a same-size file goes unseen.
+ * Places `file` at `to`, from `kept` (a kept copy, never written) where it can. Null when a copy no longer holds
+ * the bytes read: by the file's stamp, not reading 1.4 GB again (ADR 025), else by the copy's `digest`. The stamp
+ * has no ctime: a writer putting the old mtime back on a same-size file goes unseen.
  */
-async function unchangedSince (
-  file: string, stamp: string | null | undefined, copy: string, digest: string
-): Promise<boolean> {
-  if (stamp != null) return await fileStamp(file) === stamp
-  return await fileDigest(copy) === digest
+async function placeChecked (
+  kept: string | null, file: string, to: string, owned: boolean, stamp: string | null | undefined, digest: string
+): Promise<'linked' | 'copied' | null> {
+  const fromKept = kept === null ? null : await placeFile(kept, to, true).catch(() => null)
+  if (fromKept !== null) return fromKept
+  const how = await placeFile(file, to, owned)
+  if (how === 'linked') return how
+  const unchanged = stamp != null ? await fileStamp(file) === stamp : await fileDigest(to) === digest
+  return unchanged ? how : null
 }

@@ -19,7 +19,7 @@ export interface ServedNow {
   items: Record<string, number>
 }
 
-/** What the versions drive: a process's store and its source, or a cluster's workers through their primary. */
+/** What the versions drive: the process's store and its source. */
 export interface VersionTarget {
   /** Loads a kept version's files (its snapshot, then its change files) and serves them. */
   serve: (chain: Chain) => Promise<ReloadOutcome>
@@ -73,7 +73,6 @@ export async function openVersions (
 }
 
 export class ServedVersions {
-  private pin: Pin | null
   private newest: Newest | null = null
   /** Actions run one at a time, in the order they came. */
   private acting: Promise<unknown> = Promise.resolve()
@@ -82,10 +81,8 @@ export class ServedVersions {
     readonly kept: KeptVersions,
     private readonly pinFile: string,
     private readonly target: VersionTarget,
-    pin: Pin | null
-  ) {
-    this.pin = pin
-  }
+    private pin: Pin | null
+  ) {}
 
   /** Whether a version is pinned: the source's newer files and objects are then noticed, not loaded. */
   pinned (): boolean {
@@ -114,12 +111,6 @@ export class ServedVersions {
     return true
   }
 
-  /** The pinned version's kept files (what a worker started again serves); null when nothing is pinned. */
-  pinnedChain (): Chain | null {
-    const record = this.pin === null ? null : this.kept.get(this.pin.version)
-    return record === null ? null : this.kept.chainOf(record)
-  }
-
   currentPin (): Pin | null {
     return this.pin === null ? null : { ...this.pin }
   }
@@ -142,7 +133,7 @@ export class ServedVersions {
     }
   }
 
-  /** An operator's action by its name, as the routes and a cluster's primary receive it. */
+  /** An operator's action by its name, as the routes receive it. */
   async carryOut (action: OperatorAction, version?: string): Promise<ActionResult> {
     if (action === 'rollback') return await this.rollback()
     if (action === 'unpin') return await this.unpin()
