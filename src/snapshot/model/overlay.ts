@@ -7,6 +7,11 @@ export type SlotOrder = (a: number, b: number) => boolean
 
 const EMPTY = new Uint32Array(0)
 
+/** `values` as an array a serving thread can share; the one empty array when there are none (most lists). */
+function arrayOf (values: readonly number[]): Uint32Array {
+  return values.length === 0 ? EMPTY : uint32ArrayOf(values)
+}
+
 /** The first index of ascending `values` whose value is ≥ `value` (`values.length` if none). */
 export function lowerBound (values: ArrayLike<number>, value: number, from = 0, to = values.length): number {
   let lo = from
@@ -102,7 +107,7 @@ export class Overlay {
       keptAt.push(this.addedAt[i] as number)
     }
     const [slots, at] = mergeAdded(keptSlots, keptAt, added, addedAt.map(rank => this.positionOf(rank)), before)
-    const gone = mergeRanks([this.removed, uint32ArrayOf(removed.map(rank => this.positionOf(rank)))])
+    const gone = mergeRanks([this.removed, arrayOf(removed.map(rank => this.positionOf(rank)))])
     return this.with(gone, slots, at)
   }
 
@@ -114,7 +119,7 @@ export class Overlay {
       places[i] = i + (addedAt[i] as number) - r
     }
     return new Overlay(
-      this.base, this.baseSize, removed, uint32ArrayOf(added), uint32ArrayOf(addedAt), uint32ArrayOf(places)
+      this.base, this.baseSize, removed, arrayOf(added), arrayOf(addedAt), arrayOf(places)
     )
   }
 
@@ -124,7 +129,7 @@ export class Overlay {
    */
   static union (lists: readonly Overlay[], before: SlotOrder): Overlay {
     const base = mergeRanks(lists.map(list => list.base ?? EMPTY))
-    const removed = mergeRanks(lists.map(list => uint32ArrayOf([...list.removed].map(p => list.rankAt(p)))))
+    const removed = mergeRanks(lists.map(list => arrayOf([...list.removed].map(p => list.rankAt(p)))))
     const slots = [...new Set(lists.flatMap(list => [...list.added]))].sort((a, b) => before(a, b) ? -1 : 1)
     const at = slots.map(slot => {
       let lo = 0
@@ -137,7 +142,7 @@ export class Overlay {
       return lo
     })
     const union = new Overlay(base, base.length)
-    return union.with(uint32ArrayOf([...removed].map(rank => lowerBound(base, rank))), slots, at)
+    return union.with(arrayOf([...removed].map(rank => lowerBound(base, rank))), slots, at)
   }
 }
 
