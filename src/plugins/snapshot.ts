@@ -1,14 +1,13 @@
 // The snapshot as a Fastify service (`app.snapshots`): a file (SNAPSHOT_PATH) loaded and watched, or a published
 // source (SNAPSHOT_URL) followed by `app.snapshotSource`; both feed one store, with the kept versions and the pin.
 import fp from 'fastify-plugin'
-import { SnapshotStore, type ReloadOutcome, type StoreLogger } from '../snapshot/store/snapshot-store.js'
+import { SnapshotStore, type StoreLogger } from '../snapshot/store/snapshot-store.js'
 import { KeptVersions } from '../snapshot/versions/kept-versions.js'
 import {
   openVersions, ServedVersions, versionPaths, type OpenedVersions
 } from '../snapshot/versions/served-versions.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import type { SourceFollower } from '../sources/follow-source.js'
-import type { ChainStore } from '../sources/follow-manifest.js'
 import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
 import type { MemoryGuard } from '../snapshot/memory-budget.js'
@@ -90,35 +89,22 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     app.decorate('snapshots', store)
     app.addHook('onClose', async () => { await store.idle() })
     let follower: SourceFollower | null = null
+    // What is held (the cached copy, or the cached manifest's chain), then any newer object.
     const versions = keeping
-      ? keepVersions(store, opened, versionOptions.stateDir, {
-        source: source.shown,
-        owned: true,
-        // What is held (the cached copy, or the cached manifest's chain), then any newer object.
-        follow: async () => { await follower?.resume() }
-      })
+      ? new ServedVersions(opened.kept, versionPaths(versionOptions.stateDir).pinFile, store, {
+        source: source.shown, owned: true, follow: async () => { await follower?.resume() }
+      }, opened.pin)
       : null
     app.snapshotVersions = versions
-    // The follower's loads are kept before it renames the download over the cached copy.
-    const kept = async (outcome: ReloadOutcome): Promise<ReloadOutcome> => {
-      await opened.kept.idle()
-      return outcome
-    }
-    const followed: ChainStore = {
-      file: store.file,
-      start: async () => { await store.start() },
-      current: () => store.current(),
-      reload: async file => await kept(await store.reload(file)),
-      serve: async chain => await kept(await store.serve(chain)),
-      status: () => store.status()
-    }
-    follower = followerFor(source, followed, {
+    follower = followerFor(source, store, {
       cacheDir: remote.cacheDir,
       pollSeconds: remote.pollSeconds,
       maxBytes: remote.maxBytes,
       log: storeLog,
       held: () => versions?.pinned() === true,
-      onNoticed: validators => { versions?.holdBack({ object: source.shown, etag: validators.etag }, storeLog) }
+      onNoticed: validators => { versions?.holdBack({ object: source.shown, etag: validators.etag }, storeLog) },
+      // The follower's loads are kept before it renames the download over the cached copy.
+      settled: async () => { await opened.kept.idle() }
     })
     app.snapshotSource = follower
     // Never awaited by the app: a replica whose store is down listens, unready, and keeps trying.
@@ -132,11 +118,9 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   })
   app.decorate('snapshots', store)
   const versions = keeping
-    ? keepVersions(store, opened, versionOptions.stateDir, {
-      source: snapshotPath,
-      owned: false,
-      follow: async () => { await store.reload() }
-    })
+    ? new ServedVersions(opened.kept, versionPaths(versionOptions.stateDir).pinFile, store, {
+      source: snapshotPath, owned: false, follow: async () => { await store.reload() }
+    }, opened.pin)
     : null
   app.snapshotVersions = versions
   // The one start of the first load, not awaited: a plugin has 10 s to load, a snapshot as long as its
@@ -162,48 +146,3 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     await store.idle()
   })
 }, { name: 'snapshot' })
-
-/**
- * The versions of a process that loads what it follows: every version it serves is kept (`owned`: a download,
- * never written again, so a hard link will do: ADR 025).
- */
-function keepVersions (
-  store: SnapshotStore,
-  opened: OpenedVersions,
-  stateDir: string,
-  how: { source: string, owned: boolean, follow: () => Promise<void> }
-): ServedVersions {
-  const versions = new ServedVersions(opened.kept, versionPaths(stateDir).pinFile, {
-    // A snapshot alone is a reload; a chain is served as a follower's is, from the served root if it is the same.
-    serve: async chain => chain.changes.length === 0 ? await store.reload(chain.snapshot) : await store.serve(chain),
-    served: () => {
-      const model = store.current()
-      return model === null
-        ? null
-        : { version: model.info.version, generatedAt: model.info.generatedAt, items: model.itemCounts() }
-    },
-    follow: how.follow,
-    idle: async () => { await store.idle() }
-  }, opened.pin)
-  const record = (): void => {
-    const model = store.current()
-    if (model === null) return
-    const { version, generatedAt } = model.info
-    const files = store.servedFiles()
-    if (files === null) return
-    const { snapshot, changes } = files
-    // Never rejects: a version that cannot be kept is logged.
-    opened.kept.keep({
-      file: snapshot.file,
-      stamp: snapshot.stamp,
-      changes,
-      version,
-      generatedAt,
-      items: model.itemCounts(),
-      source: how.source
-    }, { owned: how.owned }).catch(() => {})
-  }
-  // Told in the same turn as the swap: a download is kept before its temporary name goes.
-  store.on('served', record)
-  return versions
-}

@@ -4,11 +4,11 @@
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Manifest } from '../schemas/manifest.js'
-import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
+import type { Chain, ChainServer } from '../snapshot/store/snapshot-store.js'
 import { closeBody, downloadObject } from './download-object.js'
 import {
   cacheName, firstProblems, isAlive, logCacheUnusable, refuseTooLarge, SourceFollower,
-  type CachedCopy, type FollowedStore, type FollowOptions
+  type CachedCopy, type FollowOptions
 } from './follow-source.js'
 import { parseManifest } from './read-manifest.js'
 import { type RemoteSource, type Validators } from './remote-source.js'
@@ -17,11 +17,6 @@ import { ManifestError, SourceError } from '../errors.js'
 
 /** A manifest names a few thousand objects at most: anything larger is not one. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024
-
-/** A store that serves a chain of files: the SnapshotStore as plugins/snapshot.ts wraps it. */
-export interface ChainStore extends FollowedStore {
-  serve: (chain: Chain) => Promise<ReloadOutcome>
-}
 
 /**
  * The folder a manifest's cache lives in, one per manifest URL (replicas may share SNAPSHOT_CACHE_DIR):
@@ -42,8 +37,8 @@ export class ManifestFollower extends SourceFollower {
   private heldManifest: Manifest | null = null
   private before: Manifest | null = null
 
-  constructor (source: RemoteSource, private readonly chains: ChainStore, options: FollowOptions) {
-    super(source, chains, options)
+  constructor (source: RemoteSource, store: ChainServer, options: FollowOptions) {
+    super(source, store, options)
     this.objects = join(manifestCacheDir(source, options.cacheDir), 'objects')
   }
 
@@ -72,18 +67,18 @@ export class ManifestFollower extends SourceFollower {
     }
     if (cached !== null) {
       try {
-        const outcome = await this.chains.serve(await this.filesOf(cached.manifest, null))
-        if (outcome !== 'loaded') throw new Error(this.chains.status().lastFailure?.problems.join('; ') ?? outcome)
+        const outcome = await this.served(this.store.serve(await this.filesOf(cached.manifest, null)))
+        if (outcome !== 'loaded') throw new Error(this.store.status().lastFailure?.problems.join('; ') ?? outcome)
         this.hold(cached.manifest, cached.validators)
         this.options.log.info({
           source: this.source.shown,
-          cached: this.chains.file,
+          cached: this.store.file,
           snapshot: cached.manifest.snapshot,
           changes: cached.manifest.changes.length
         }, 'serving the cached manifest\'s snapshot and changes while the source is checked')
       } catch (error) {
         this.options.log.error(
-          { source: this.source.shown, cached: this.chains.file, problem: (error as Error).message },
+          { source: this.source.shown, cached: this.store.file, problem: (error as Error).message },
           'the cached manifest does not load; waiting for the source'
         )
       }
@@ -109,7 +104,7 @@ export class ManifestFollower extends SourceFollower {
     const changed = this.heldManifest === null || !sameChain(this.heldManifest, manifest) ||
       this.store.current() === null
     if (changed) {
-      const outcome = await this.chains.serve(await this.filesOf(manifest, signal))
+      const outcome = await this.served(this.store.serve(await this.filesOf(manifest, signal)))
       if (outcome !== 'loaded') {
         // A bad object stays bad (objects never change): the manifest is refused until it changes.
         if (outcome === 'failed') this.refused = fetched.validators
@@ -145,8 +140,8 @@ export class ManifestFollower extends SourceFollower {
     try {
       const outcome = cached === null
         ? 'loaded'
-        : await this.chains.serve(await this.filesOf(cached.manifest, null))
-      if (outcome !== 'loaded') problem = this.chains.status().lastFailure?.problems[0] ?? outcome
+        : await this.served(this.store.serve(await this.filesOf(cached.manifest, null)))
+      if (outcome !== 'loaded') problem = this.store.status().lastFailure?.problems[0] ?? outcome
     } catch (error) {
       problem = (error as Error).message
     }
@@ -217,14 +212,14 @@ export class ManifestFollower extends SourceFollower {
   private async keep (text: string, validators: Validators): Promise<void> {
     const copy: CachedCopy = { ...validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
     // Names of this process's own: replicas may share the directory.
-    await writeThroughTemporary(this.chains.file, async emit => { await emit(text) })
+    await writeThroughTemporary(this.store.file, async emit => { await emit(text) })
     await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) })
   }
 
   private async readCachedManifest (): Promise<{ manifest: Manifest, validators: Validators } | null> {
     let text: string
     try {
-      text = await readFile(this.chains.file, 'utf8')
+      text = await readFile(this.store.file, 'utf8')
     } catch {
       return null
     }
@@ -233,7 +228,7 @@ export class ManifestFollower extends SourceFollower {
       manifest = parseManifest(text)
     } catch (error) {
       this.options.log.error(
-        { source: this.source.shown, cached: this.chains.file, problem: (error as Error).message },
+        { source: this.source.shown, cached: this.store.file, problem: (error as Error).message },
         'the cached manifest is not one; waiting for the source'
       )
       return null

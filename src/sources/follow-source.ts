@@ -3,25 +3,12 @@
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
-import type { ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
+import type { ChainServer, ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
 import type { Status } from '../schemas/operations.js'
 import { type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { closeBody, downloadObject } from './download-object.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
 import { SourceError } from '../errors.js'
-
-/** What the follower needs of whoever loads what it downloads (plugins/snapshot.ts wraps the SnapshotStore). */
-export interface FollowedStore {
-  /** The cached copy's path: the last good snapshot. */
-  readonly file: string
-  /** Loads the cached copy first; rejects when it does not load. */
-  start: () => Promise<unknown>
-  /** Something is served (null: nothing yet). */
-  current: () => unknown
-  /** Loads `file` and serves it if it is valid. */
-  reload: (file: string) => Promise<ReloadOutcome>
-  status: () => { lastFailure: { problems: readonly string[] } | null }
-}
 
 export interface FollowOptions {
   cacheDir: string
@@ -39,6 +26,8 @@ export interface FollowOptions {
    */
   held?: () => boolean
   onNoticed?: (validators: Validators) => void
+  /** Resolves once what the store last served is kept (kept-versions.ts): before a download is renamed. */
+  settled?: () => Promise<void>
 }
 
 interface SourceStatus {
@@ -126,7 +115,7 @@ export class SourceFollower {
 
   constructor (
     protected readonly source: RemoteSource,
-    protected readonly store: FollowedStore,
+    protected readonly store: ChainServer,
     protected readonly options: FollowOptions
   ) {
     this.metaFile = `${store.file}.source.json`
@@ -277,7 +266,7 @@ export class SourceFollower {
 
   /** Serves what is held (after a pin: its cached copy), then checks the source for anything newer. */
   async resume (): Promise<void> {
-    await this.store.reload(this.file)
+    await this.served(this.store.reload(this.file))
     await this.checkAgain()
   }
 
@@ -288,6 +277,13 @@ export class SourceFollower {
   async checkAgain (): Promise<void> {
     await this.running?.catch(() => {})
     await this.checkNow()
+  }
+
+  /** The store's outcome, once what it served is kept: a download is renamed only after (FollowOptions.settled). */
+  protected async served (outcome: Promise<ReloadOutcome>): Promise<ReloadOutcome> {
+    const result = await outcome
+    await this.options.settled?.()
+    return result
   }
 
   protected async follow (): Promise<void> {
@@ -304,7 +300,7 @@ export class SourceFollower {
         throw new SourceError('the object changed while it was downloaded: it is downloaded again at the next check')
       }
       // The same loader, the same rules: a bad object leaves the last good snapshot served.
-      const outcome = await this.store.reload(temporary)
+      const outcome = await this.served(this.store.reload(temporary))
       if (outcome !== 'loaded') {
         this.refused = fetched.validators
         const problems = this.store.status().lastFailure?.problems ?? []

@@ -1,7 +1,8 @@
 // SNAPSHOT_URL's follower and its store's file: a name ending in manifest.json is a fleet's manifest
 // (follow-manifest.ts), any other object a snapshot (follow-source.ts).
 import { isManifestName } from '../schemas/manifest.js'
-import { cachedManifestPath, ManifestFollower, type ChainStore } from './follow-manifest.js'
+import type { ChainServer } from '../snapshot/store/snapshot-store.js'
+import { cachedManifestPath, ManifestFollower } from './follow-manifest.js'
 import { cachedCopyPath, SourceFollower, type FollowOptions } from './follow-source.js'
 import type { RemoteSource } from './remote-source.js'
 
@@ -14,7 +15,7 @@ export function followedFile (source: RemoteSource, cacheDir: string): string {
   return followsManifest(source) ? cachedManifestPath(source, cacheDir) : cachedCopyPath(source, cacheDir)
 }
 
-export function followerFor (source: RemoteSource, store: ChainStore, options: FollowOptions): SourceFollower {
+export function followerFor (source: RemoteSource, store: ChainServer, options: FollowOptions): SourceFollower {
   return followsManifest(source)
     ? new ManifestFollower(source, store, options)
     : new SourceFollower(source, store, options)

@@ -2,7 +2,7 @@
 // a kept version's files and holds it: newer files and objects are then noticed, not loaded.
 import { noOlderVersion, versionNotKept, versionNotLoaded } from '../../errors.js'
 import type { Newest, Versions } from '../../schemas/versions.js'
-import type { Chain, ReloadOutcome, StoreLogger } from '../store/snapshot-store.js'
+import type { Chain, ChainServer, StoreLogger } from '../store/snapshot-store.js'
 import { KeptVersions, type KeptVersion } from './kept-versions.js'
 import { join } from 'node:path'
 import { pinPath, readPin, writePin, type Pin } from './pin-file.js'
@@ -19,16 +19,14 @@ export interface ServedNow {
   items: Record<string, number>
 }
 
-/** What the versions drive: the process's store and its source. */
-export interface VersionTarget {
-  /** Loads a kept version's files (its snapshot, then its change files) and serves them. */
-  serve: (chain: Chain) => Promise<ReloadOutcome>
-  /** What is served now; null before the first load. */
-  served: () => ServedNow | null
+/** Where the versions come from. */
+export interface VersionSource {
+  /** As the versions page shows it: the snapshot's path, or SNAPSHOT_URL. */
+  source: string
+  /** A download, never written again: a hard link will do (ADR 025). */
+  owned: boolean
   /** Follows the source again: loads its newest file or object at once, and resolves once it is served. */
   follow: () => Promise<void>
-  /** Resolves when no load is under way (a pin is never followed by a reload asked for before it). */
-  idle: () => Promise<void>
 }
 
 export type OperatorAction = 'rollback' | 'pin' | 'unpin'
@@ -80,9 +78,38 @@ export class ServedVersions {
   constructor (
     readonly kept: KeptVersions,
     private readonly pinFile: string,
-    private readonly target: VersionTarget,
+    private readonly store: ChainServer,
+    private readonly from: VersionSource,
     private pin: Pin | null
-  ) {}
+  ) {
+    // Told in the same turn as the swap: a download is kept before its temporary name goes.
+    store.on('served', () => { this.keep() })
+  }
+
+  /** Keeps the version just served, with its files; never rejects (a version that cannot be kept is logged). */
+  private keep (): void {
+    const served = this.served()
+    const files = this.store.servedFiles()
+    if (served === null || files === null) return
+    const { snapshot, changes } = files
+    this.kept.keep({
+      file: snapshot.file,
+      stamp: snapshot.stamp,
+      changes,
+      version: served.version,
+      generatedAt: served.generatedAt,
+      items: served.items,
+      source: this.from.source
+    }, { owned: this.from.owned }).catch(() => {})
+  }
+
+  /** What is served now; null before the first load. */
+  private served (): ServedNow | null {
+    const model = this.store.current()
+    return model === null
+      ? null
+      : { version: model.info.version, generatedAt: model.info.generatedAt, items: model.itemCounts() }
+  }
 
   /** Whether a version is pinned: the source's newer files and objects are then noticed, not loaded. */
   pinned (): boolean {
@@ -120,7 +147,7 @@ export class ServedVersions {
   }
 
   state (): Versions {
-    const served = this.target.served()
+    const served = this.served()
     return {
       served: served === null
         ? null
@@ -143,7 +170,7 @@ export class ServedVersions {
   /** Serves the kept version served before the one served now, and pins it. */
   rollback (): Promise<ActionResult> {
     return this.act(async () => {
-      const now = this.target.served()?.version ?? null
+      const now = this.served()?.version ?? null
       const kept = this.kept.list()
       const at = kept.findIndex(record => record.version === now)
       const previous = at < 0 ? kept.find(record => record.version !== now) : kept[at + 1]
@@ -164,25 +191,29 @@ export class ServedVersions {
   /** Follows the source again: its newest file or object is loaded at once. */
   unpin (): Promise<ActionResult> {
     return this.act(async () => {
-      const from = this.target.served()?.version ?? null
+      const from = this.served()?.version ?? null
       this.pin = null
       this.newest = null
       await writePin(this.pinFile, null)
-      await this.target.follow()
+      await this.from.follow()
       // What it loaded is listed among the kept versions in the answer.
       await this.kept.idle()
-      return { state: this.state(), from, to: this.target.served()?.version ?? null }
+      return { state: this.state(), from, to: this.served()?.version ?? null }
     })
   }
 
   private async serveAndPin (record: KeptVersion): Promise<ActionResult> {
-    const from = this.target.served()?.version ?? null
+    const from = this.served()?.version ?? null
     const before = this.pin
     // Pinned first: a file saved or an object published from now on is noticed, not loaded over it.
     this.pin = { version: record.version, pinnedAt: new Date().toISOString(), from }
-    await this.target.idle()
-    const outcome = from === record.version ? 'loaded' : await this.target.serve(this.kept.chainOf(record))
-    if (outcome !== 'loaded' || this.target.served()?.version !== record.version) {
+    await this.store.idle()
+    // A snapshot alone is a reload; a chain is served as a follower's is, from the served root if it is the same.
+    const chain = this.kept.chainOf(record)
+    const outcome = from === record.version
+      ? 'loaded'
+      : chain.changes.length === 0 ? await this.store.reload(chain.snapshot) : await this.store.serve(chain)
+    if (outcome !== 'loaded' || this.served()?.version !== record.version) {
       this.pin = before
       throw versionNotLoaded(record.version)
     }
