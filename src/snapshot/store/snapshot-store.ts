@@ -96,14 +96,14 @@ export interface StoreOptions {
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
 
-/**
- * Emits `served` (the model) whenever a load or reload has served a new state, the first load's included,
- * and `reloaded` (outcome) after every reload it attempts, not the first load.
- */
 /** The store as the followers and the operator's versions drive it: one way to serve a file or a chain. */
 export type ChainServer =
   Pick<SnapshotStore, 'file' | 'start' | 'current' | 'reload' | 'serve' | 'status' | 'idle' | 'servedFiles' | 'on'>
 
+/**
+ * Emits `served` (the model) whenever a load or reload has served a new state, the first load's included,
+ * and `reloaded` (outcome) after every reload it attempts, not the first load.
+ */
 export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], served: [SnapshotModel] }> {
   private model: SnapshotModel | null = null
   /** The first load. Holds no model: a promise resolved with one kept it alive for the process's life. */
