@@ -32,7 +32,7 @@ export class ChangeIndex {
 
   /**
    * The index of `columns`, in slices: pks from its keys, each rank's companies from its company lists; room for
-   * `room` more company ids (a sixteenth more, at least 16, when not said).
+   * `room` more company ids, and at least a sixteenth more (at least 16).
    */
   static * of (columns: ItemColumns, room = 0): Generator<void, ChangeIndex> {
     const { size, pkOf, byCompany } = columns
@@ -101,6 +101,7 @@ export class ChangeIndex {
   /** Gives `slot`, the next one given out, its companies (each once; `fits` said they fit). */
   setCompanies (slot: number, companies: readonly number[]): void {
     const from = this.companyStart[slot] as number
+    if (from + companies.length > this.companyIds.length) throw new Error('no room for more company ids')
     this.companyIds.set(companies, from)
     this.companyStart[slot + 1] = from + companies.length
   }

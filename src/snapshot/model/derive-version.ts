@@ -11,7 +11,7 @@ import { companyRanks, writeColumns } from './build-model.js'
 
 const EMPTY = new Uint32Array(0)
 
-/** The change index of `columns`, made the first time it is needed, in slices. */
+/** The change index of `columns`, made the first time it is needed, in slices: the store runs one derive at a time. */
 function * indexOf (columns: ItemColumns): Generator<void, ChangeIndex> {
   if (columns.changeIndex === null) columns.changeIndex = yield * ChangeIndex.of(columns)
   return columns.changeIndex
@@ -158,11 +158,10 @@ function * deriveListing (
   let current = listing ?? (yield * flatten(code, null, upserts, companies, longest, chunks, memory))
   let index = yield * indexOf(current.columns)
   const { used, startOf, chunkOf, lengthOf } = current.columns
-  // Flat again when the room is spent, or the columns are too narrow for the new numbers (ADR 031).
+  // Flat first when the new items have no room, or the columns are too narrow for their numbers (ADR 031).
   const fits = used + upserts <= startOf.length && index.fits(used, companies) &&
     (chunks.length <= 0x10000 || chunkOf instanceof Uint32Array) &&
-    (longest <= 0xffff || lengthOf instanceof Uint32Array) &&
-    (current.changes?.all.removed.length ?? 0) + changed.size <= roomFor(current.columns.size)
+    (longest <= 0xffff || lengthOf instanceof Uint32Array)
   if (!fits) {
     current = yield * flatten(code, current, upserts, companies, longest, chunks, memory)
     index = current.columns.changeIndex as ChangeIndex
@@ -177,7 +176,10 @@ function * deriveListing (
     return list
   }
   let garbageBytes = 0
+  let done = 0
   for (const [pk, op] of changed) {
+    // Every 64 items, deletes too: with 512, the derive's first step ran 6.5–7.5 ms under load at 1M (ADR 026).
+    if ((++done & 0x3f) === 0) yield
     const old = pks.get(pk) ?? index.pks.get(pk)
     if (old >= 0) {
       garbageBytes += (columns.lengthOf[old] as number) + 1
@@ -195,8 +197,6 @@ function * deriveListing (
     for (const company of unique) edit(company).added.push(slot)
     all.added.push(slot)
     pks.set(pk, slot)
-    // Every 64: with 512, the derive's first step ran 6.5–7.5 ms under load at 1M (ADR 026).
-    if ((all.added.length & 0x3f) === 0) yield
   }
   // A yield after each binary search: one costs up to ~50 µs under load at 1M (cache misses; ADR 026).
   const { before } = columns
@@ -217,8 +217,10 @@ function * deriveListing (
     companyLists.set(company, edited(list, change))
     yield
   }
-  const changes = { all: whole, companies: companyLists, pks }
-  return { listing: new LanguageListing(code, columns, changes, chunks, memory), garbageBytes }
+  const derived = new LanguageListing(code, columns, { all: whole, companies: companyLists, pks }, chunks, memory)
+  // Flat again once what changed outgrows the room: every later edit copies the whole list's overlay (ADR 031).
+  const flat = whole.added.length + whole.removed.length > roomFor(columns.size)
+  return { listing: flat ? yield * flatten(code, derived, 0, 0, 0, chunks, memory) : derived, garbageBytes }
 }
 
 /**

@@ -66,7 +66,7 @@ export class Overlay {
     if (out.length === 0) return out
     const { added, addedAt, removed } = this
     let a = lowerBound(this.addedPlace, from)
-    // The base entries kept before `from`; the next one is past the removed positions p with p - (those before) ≤ it.
+    // The base entries kept before `from`; removed[i] - i entries are kept before removed[i]: skip those ≤ kept.
     const kept = from - a
     let lo = 0
     let hi = removed.length
@@ -91,12 +91,12 @@ export class Overlay {
   }
 
   /**
-   * This list less the ranks `removed` (ascending, of its base) and the added slots `dropped`, with `added`
-   * (served order, each before the rank in `addedAt`) put in: arrays as long as the changes, the base shared.
+   * This list less the flat listing's ranks `removedRanks` (ascending, of its base) and the added slots `dropped`,
+   * with `added` (served order, each before the rank in `beforeRanks`) put in: arrays as long as the changes.
    */
   edit (
-    removed: readonly number[], dropped: ReadonlySet<number>, added: readonly number[], addedAt: readonly number[],
-    before: SlotOrder
+    removedRanks: readonly number[], dropped: ReadonlySet<number>, added: readonly number[],
+    beforeRanks: readonly number[], before: SlotOrder
   ): Overlay {
     const keptSlots: number[] = []
     const keptAt: number[] = []
@@ -106,8 +106,8 @@ export class Overlay {
       keptSlots.push(slot)
       keptAt.push(this.addedAt[i] as number)
     }
-    const [slots, at] = mergeAdded(keptSlots, keptAt, added, addedAt.map(rank => this.positionOf(rank)), before)
-    const gone = mergeRanks([this.removed, arrayOf(removed.map(rank => this.positionOf(rank)))])
+    const [slots, at] = mergeAdded(keptSlots, keptAt, added, beforeRanks.map(rank => this.positionOf(rank)), before)
+    const gone = mergeRanks([this.removed, arrayOf(removedRanks.map(rank => this.positionOf(rank)))])
     return this.with(gone, slots, at)
   }
 
@@ -146,7 +146,7 @@ export class Overlay {
   }
 }
 
-/** Two lists of added slots (with their places) in served order, merged, each slot once. */
+/** Two lists of added slots in served order, with the base positions they come before, merged, each slot once. */
 function mergeAdded (
   a: readonly number[], aAt: readonly number[], b: readonly number[], bAt: readonly number[], before: SlotOrder
 ): [number[], number[]] {

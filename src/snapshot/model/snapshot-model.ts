@@ -25,20 +25,20 @@ export class PageItems {
   constructor (
     private readonly store: ItemStore,
     /** Slots to take from, or null for consecutive slots `from`..`to` (a flat listing's ranks). */
-    private readonly ranks: Uint32Array | null,
+    private readonly slots: Uint32Array | null,
     private readonly from: number,
     private readonly to: number
   ) {}
 
-  private rank (i: number): number {
-    return this.ranks === null ? i : this.ranks[i] as number
+  private slot (i: number): number {
+    return this.slots === null ? i : this.slots[i] as number
   }
 
   get byteLength (): number {
     const { lengthOf } = this.store
     if (this.to <= this.from) return 0
     let length = this.to - this.from - 1 // the commas between items
-    for (let i = this.from; i < this.to; i++) length += lengthOf[this.rank(i)] as number
+    for (let i = this.from; i < this.to; i++) length += lengthOf[this.slot(i)] as number
     return length
   }
 
@@ -58,15 +58,15 @@ export class PageItems {
     let start = 0
     let end = 0
     for (let i = this.from; i < this.to; i++) {
-      const rank = this.rank(i)
-      const at = startOf[rank] as number
-      const next = at + (lengthOf[rank] as number) + 1 // with its comma
-      if (chunkOf[rank] === chunk && at === end) {
+      const slot = this.slot(i)
+      const at = startOf[slot] as number
+      const next = at + (lengthOf[slot] as number) + 1 // with its comma
+      if (chunkOf[slot] === chunk && at === end) {
         end = next
         continue
       }
       if (chunk >= 0) views.push((chunks[chunk] as Buffer).subarray(start, end))
-      chunk = chunkOf[rank] as number
+      chunk = chunkOf[slot] as number
       start = at
       end = next
     }
@@ -141,6 +141,7 @@ export class ItemColumns {
   /** A slot for an item, the next free one: derive-version.ts made sure there is room and the numbers fit. */
   add (chunk: number, start: number, length: number, date: number, pk: number): number {
     const slot = this.used
+    if (slot >= this.startOf.length) throw new Error('no room for another item: the listing should have been flat')
     this.chunkOf[slot] = chunk
     this.startOf[slot] = start
     this.lengthOf[slot] = length

@@ -160,3 +160,23 @@ t.test('a change gives the event loop a turn between its binary searches, howeve
   t.same(derived.language('en')?.page([3], 0, 4000).items.toString(), reference.language('en')?.page([3], 0, 4000).items.toString(), 'the whole list of the company concerned')
   for (const version of [model, derived, reference]) version.memory.retire()
 })
+
+t.test('an item upserted again and again spends the room by its slots alone: the listing is written out flat first, pages unchanged', async t => {
+  // Each upsert takes a new slot, while the lists' overlay stays one item long: 40 files spend a room of 16.
+  const doc: SnapshotDocument = { languages: { en: Array.from({ length: 20 }, (_, i) => makeItem(i + 1, '2024-01-02', [1 + (i % 3)])) } }
+  let served = await load(doc)
+  const columns = new Set([served.language('en')!.columns])
+  const applied: ChangeLine[][] = []
+  for (let i = 0; i < 40; i++) {
+    const lines: ChangeLine[] = [{ op: 'upsert', language: 'en', ...makeItem(7, `2024-01-0${1 + (i % 3)}`, [1 + (i % 3)], { translated_title: `take ${i}` }) }]
+    const before = served
+    served = await deriveVersion(served, await readChangeFile(await changeFile(lines, `again-${i}`)))
+    before.memory.retire()
+    applied.push(lines)
+    columns.add(served.language('en')!.columns)
+  }
+  const reference = await load(applyChangesToSnapshot(doc, applied))
+  t.same(pagesOf(served), pagesOf(reference))
+  t.ok(columns.size > 1, `written out flat ${columns.size - 1} times in 40 files`)
+  for (const version of [served, reference]) version.memory.retire()
+})
