@@ -1,6 +1,9 @@
 // Runs long snapshot work, written as generators that yield often, in one go or in slices with a turn of the
 // event loop between them, so a loading service keeps answering (ADR 006). A step between yields can overrun.
 
+/** Items (or merged elements) between two points where a generator may pause: a few milliseconds of work. */
+export const STEP_MASK = 0x3fff
+
 /** Work between two turns of the event loop while a snapshot loads. */
 const SLICE_MS = 8
 

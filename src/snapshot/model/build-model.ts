@@ -6,7 +6,7 @@ import type { SnapshotItem } from '../../schemas/snapshot.js'
 import {
   CompanyRanks, ItemColumns, LanguageListing, SnapshotModel, roomFor, type SnapshotInfo
 } from './snapshot-model.js'
-import { runInSlices, runToEnd } from '../slices.js'
+import { STEP_MASK, runInSlices, runToEnd } from '../slices.js'
 import { ItemMemory } from './item-memory.js'
 import { ItemBytes, dateKey, servedBefore } from './item-bytes.js'
 
@@ -141,9 +141,6 @@ class LanguageBuilder {
     for (let c = i === 0 ? 0 : companyEnd.get(i - 1); c < to; c++) use(companyIds.get(c))
   }
 }
-
-/** Items (or merged elements) between two points where a build may pause: a few milliseconds of work. */
-const STEP_MASK = 0x3fff
 
 /** An item's place and keys, written to the columns at one rank. */
 type WriteItem = (chunk: number, start: number, length: number, date: number, pk: number) => void

@@ -1,9 +1,9 @@
 // What change files need of a flat listing and a serving thread does not (ADR 031): pk → rank, and each slot's
 // companies (not in the served bytes). Made in slices where change files are expected: ~45 MB at 1M, theirs alone.
 import { IdSlots } from './id-slots.js'
+import { STEP_MASK } from '../slices.js'
 import type { ItemColumns } from './snapshot-model.js'
 
-const STEP_MASK = 0x3fff
 /** Entries of 8 bytes in a page of 4 KiB: a write at this stride touches every page once. */
 const PAGE_STRIDE = 512
 

@@ -6,10 +6,9 @@ import { runInSlices } from '../slices.js'
 import { LanguageListing, SnapshotModel, roomFor, type AppliedChange, type ItemColumns } from './snapshot-model.js'
 import type { ItemMemory } from './item-memory.js'
 import { ChangeIndex } from './change-index.js'
-import { Overlay } from './overlay.js'
+import { EMPTY, Overlay, firstNotBefore } from './overlay.js'
 import { companyRanks, writeColumns } from './build-model.js'
-
-const EMPTY = new Uint32Array(0)
+import { STEP_MASK } from '../slices.js'
 
 /** The change index of `columns`, made the first time it is needed, in slices: the store runs one derive at a time. */
 function * indexOf (columns: ItemColumns): Generator<void, ChangeIndex> {
@@ -121,14 +120,7 @@ function countAbsentDeletes (changes: ChangeSet, model: SnapshotModel): number {
 
 /** The first rank of `columns` that slot `slot` comes before (its size if none): where it goes in every list. */
 function rankBefore (columns: ItemColumns, slot: number): number {
-  let lo = 0
-  let hi = columns.size
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (columns.before(mid, slot)) lo = mid + 1
-    else hi = mid
-  }
-  return lo
+  return firstNotBefore(columns.size, rank => columns.before(rank, slot))
 }
 
 /** What one list loses and gains: ranks of its flat listing, added slots dropped again, slots added. */
@@ -237,8 +229,8 @@ function * flatten (
   // The old order's slots, a step's worth at a time.
   const slots = new Uint32Array(size)
   const all = listing?.changes?.all ?? new Overlay(null, size)
-  for (let from = 0; from < size; from += 0x4000) {
-    slots.set(all.slots(from, Math.min(size, from + 0x4000)), from)
+  for (let from = 0; from < size; from += STEP_MASK + 1) {
+    slots.set(all.slots(from, Math.min(size, from + STEP_MASK + 1)), from)
     yield
   }
   const byCompany = yield * companyRanks(size, (rank, use) => index?.eachCompany(slots[rank] as number, use))

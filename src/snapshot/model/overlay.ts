@@ -5,14 +5,27 @@ import { uint32ArrayOf } from './shared-arrays.js'
 /** Whether slot `a` comes before slot `b` in served order. */
 export type SlotOrder = (a: number, b: number) => boolean
 
-const EMPTY = new Uint32Array(0)
+/** The one empty list: most lists a change concerns lose or gain on one side only. */
+export const EMPTY = new Uint32Array(0)
 
 /** `values` as an array a serving thread can share; the one empty array when there are none (most lists). */
 function arrayOf (values: readonly number[]): Uint32Array {
   return values.length === 0 ? EMPTY : uint32ArrayOf(values)
 }
 
-/** The first index of ascending `values` whose value is ≥ `value` (`values.length` if none). */
+/** The first of `count` places in served order whose entry `isBefore` does not hold for (`count` if none). */
+export function firstNotBefore (count: number, isBefore: (place: number) => boolean): number {
+  let lo = 0
+  let hi = count
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (isBefore(mid)) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/** The first index of ascending `values` whose value is ≥ `value`: numbers inline, on the page path (ADR 027). */
 export function lowerBound (values: ArrayLike<number>, value: number, from = 0, to = values.length): number {
   let lo = from
   let hi = to
@@ -131,16 +144,7 @@ export class Overlay {
     const base = mergeRanks(lists.map(list => list.base ?? EMPTY))
     const removed = mergeRanks(lists.map(list => arrayOf([...list.removed].map(p => list.rankAt(p)))))
     const slots = [...new Set(lists.flatMap(list => [...list.added]))].sort((a, b) => before(a, b) ? -1 : 1)
-    const at = slots.map(slot => {
-      let lo = 0
-      let hi = base.length
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1
-        if (before(base[mid] as number, slot)) lo = mid + 1
-        else hi = mid
-      }
-      return lo
-    })
+    const at = slots.map(slot => firstNotBefore(base.length, p => before(base[p] as number, slot)))
     const union = new Overlay(base, base.length)
     return union.with(arrayOf([...removed].map(rank => lowerBound(base, rank))), slots, at)
   }

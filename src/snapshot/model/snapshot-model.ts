@@ -3,7 +3,7 @@
 import type { ItemMemory } from './item-memory.js'
 import { servedBefore } from './item-bytes.js'
 import type { IdSlots } from './id-slots.js'
-import { Overlay, mergeRanks, type SlotOrder } from './overlay.js'
+import { EMPTY, Overlay, mergeRanks, type SlotOrder } from './overlay.js'
 import type { ChangeIndex } from './change-index.js'
 
 /**
@@ -212,7 +212,7 @@ export class LanguageListing {
   }
 
   private list (company: number): Uint32Array | Overlay {
-    return this.changes?.companies.get(company) ?? this.columns.byCompany.get(company) ?? EMPTY_RANKS
+    return this.changes?.companies.get(company) ?? this.columns.byCompany.get(company) ?? EMPTY
   }
 
   private listFor (companies: readonly number[]): Uint32Array | Overlay {
@@ -236,8 +236,6 @@ export class LanguageListing {
     return union
   }
 }
-
-const EMPTY_RANKS = new Uint32Array(0)
 
 /** A change file applied to a version: what the status lists, in the chain's order. */
 export interface AppliedChange {
