@@ -3,9 +3,10 @@
 import { readFileSync } from 'node:fs'
 import { totalmem } from 'node:os'
 import { dirname, join, relative } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import { TooBigError, type MemoryShortfall } from '../errors.js'
 import { THREADS_FROM_BYTES } from './load/parse-pool.js'
-import { releasesSettled } from './model/item-memory.js'
+import { memoryGoing } from './model/item-memory.js'
 
 const MiB = 1024 * 1024
 
@@ -135,6 +136,8 @@ export interface ProcessGuardOptions {
   scale?: number
   /** The memory in use now (tests give their own). */
   rss?: () => number
+  /** Whether memory let go may still be counted in `rss` (tests give their own). */
+  going?: (ms: number) => boolean
 }
 
 /** The guard of every load of the service: the budget is the whole process's, serving threads included. */
@@ -142,25 +145,35 @@ export function memoryGuard (config: { memoryLimitMb: number | null, memoryEstim
   return new ProcessMemoryGuard(resolveBudget(config.memoryLimitMb), { scale: config.memoryEstimateScale })
 }
 
-/** How long a load that does not fit waits for memory already let go to be collected before it is refused. */
+/** How long a load that does not fit waits for memory already let go to leave RSS before it is refused. */
 const RELEASE_WAIT_MS = 2000
+/** RSS has no event for falling: read again this often meanwhile. */
+const RELEASE_POLL_MS = 50
 
 /** A file fits when the process's RSS now plus its estimated peak is within the budget; the load stops at it. */
 export class ProcessMemoryGuard implements MemoryGuard {
   private readonly scale: number
   private readonly rss: () => number
+  private readonly going: (ms: number) => boolean
 
   constructor (readonly budget: MemoryBudget, options: ProcessGuardOptions = {}) {
     this.scale = options.scale ?? 1
     // One read of /proc on Linux: cheap, so a load can ask often.
     this.rss = options.rss ?? (() => process.memoryUsage.rss())
+    this.going = options.going ?? memoryGoing
   }
 
   async admit (file: string, bytes: number, format: ParsedFormat): Promise<LoadWatch> {
     const neededBytes = estimatePeak(bytes, format, this.scale)
     let freeBytes = this.budget.bytes - this.rss()
-    // A replaced model's or an abandoned load's memory may still be on its way out: waited for, briefly.
-    if (neededBytes > freeBytes && await releasesSettled(RELEASE_WAIT_MS)) freeBytes = this.budget.bytes - this.rss()
+    // A replaced model's or an abandoned load's memory may still be on its way out (RSS stayed over a 200 MB
+    // budget ~0.9 s after a load was abandoned at it): waited for, briefly. With none going, refused at once.
+    if (neededBytes > freeBytes && this.going(RELEASE_WAIT_MS)) {
+      for (const until = Date.now() + RELEASE_WAIT_MS; neededBytes > freeBytes && Date.now() < until;) {
+        await delay(RELEASE_POLL_MS)
+        freeBytes = this.budget.bytes - this.rss()
+      }
+    }
     const shortfall = { neededBytes, freeBytes, budgetBytes: this.budget.bytes }
     if (neededBytes > freeBytes) throw new TooBigError(file, shortfallText(shortfall), shortfall)
     return watchLoad(file, neededBytes, this.budget.bytes, this.rss)

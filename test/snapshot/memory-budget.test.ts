@@ -10,7 +10,7 @@ import { THREADS_FROM_BYTES } from '../../src/snapshot/load/parse-pool.js'
 import {
   cgroupLimit, estimatePeak, PEAK_ESTIMATE, ProcessMemoryGuard, resolveBudget, shortfallText, watchLoad
 } from '../../src/snapshot/memory-budget.js'
-import { ItemMemory } from '../../src/snapshot/model/item-memory.js'
+import { ItemMemory, memoryGoing } from '../../src/snapshot/model/item-memory.js'
 import { tempDir } from '../helpers.js'
 
 const MiB = 1024 * 1024
@@ -142,9 +142,39 @@ t.test('a load that does not fit waits for memory already let go to be collected
 
 t.test('with nothing on its way out, a load that does not fit is refused on the first reading', async t => {
   let readings = 0
-  // A second reading would find room: it is never taken, since no memory is waiting to be collected.
+  // A second reading would find room: it is never taken, since no memory is on its way out.
   const rss = (): number => readings++ === 0 ? 199 * MiB : 10 * MiB
-  const guard = new ProcessMemoryGuard({ bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' }, { rss })
+  const guard = new ProcessMemoryGuard({ bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' }, { rss, going: () => false })
   await t.rejects(guard.admit('next.json', MiB, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' })
   t.equal(readings, 1)
+})
+
+t.test('with memory on its way out, RSS is read again until the load fits, or refused when it never does', async t => {
+  let readings = 0
+  // The heap's and the parse threads' garbage leave RSS after the chunks: no event says when.
+  const falling = (): number => readings++ < 3 ? 199 * MiB : 150 * MiB
+  const guard = new ProcessMemoryGuard({ bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' }, { rss: falling, going: () => true })
+  const watch = await guard.admit('next.json', MiB, 'json')
+  t.equal(readings, 4, 'read until it fit, no more')
+  t.doesNotThrow(() => watch.check(), 'admitted once RSS fell')
+  const stuck = new ProcessMemoryGuard({ bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' }, { rss: () => 199 * MiB, going: () => true })
+  await t.rejects(stuck.admit('next.json', 10 * MiB, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' }, 'refused when RSS never falls')
+})
+
+t.test('memory is going while retired chunks wait for the GC, and for the given time after they went', async t => {
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  // Made outside the async function, whose suspended frame would keep the chunk alive.
+  const memory = ((): ItemMemory => {
+    const retired = new ItemMemory([Buffer.from(new SharedArrayBuffer(4 * MiB))])
+    retired.retire()
+    return retired
+  })()
+  await new Promise(resolve => setImmediate(resolve))
+  t.equal(memory.status, 'released')
+  t.ok(memoryGoing(0), 'waiting for the GC, however short the time')
+  gc()
+  await memory.freed
+  t.ok(memoryGoing(60_000), 'just taken: still going for a while')
+  t.notOk(memoryGoing(0), 'once the time has passed, not going')
 })

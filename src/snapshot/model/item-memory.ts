@@ -99,33 +99,25 @@ const ASKS = 12
 
 /** A model's worth of shared chunks being waited for: each registry is kept here until all its buffers go. */
 const waiting = new Set<FinalizationRegistry<null>>()
-/** Told whenever a model's worth of chunks has gone. */
-const released = new Set<() => void>()
+
+/** When shared chunks were last let go, or taken by the GC: the heap's garbage and the parse threads' go later. */
+let lastRelease = -Infinity
 
 /**
- * Resolves once no retired model's or abandoned load's chunks are waiting for the GC, or after `ms`: what a
- * load about to be refused for memory waits for, since that memory is on its way out (ADR 024). False at
- * once when none is waiting.
+ * True while memory let go may still be counted in the process's RSS: a retired model's or an abandoned load's
+ * chunks wait for the GC, or went less than `ms` ago. A major GC is asked for: a load about to be refused for
+ * memory reads RSS again meanwhile (ADR 024).
  */
-export async function releasesSettled (ms: number): Promise<boolean> {
-  if (waiting.size === 0) return false
-  collectSoon()
-  await new Promise<void>(resolve => {
-    const done = (): void => {
-      clearTimeout(timer)
-      released.delete(check)
-      resolve()
-    }
-    const check = (): void => { if (waiting.size === 0) done() }
-    const timer = setTimeout(done, ms)
-    released.add(check)
-  })
-  return true
+export function memoryGoing (ms: number): boolean {
+  const going = waiting.size > 0 || Date.now() - lastRelease < ms
+  if (going) collectSoon()
+  return going
 }
 
 const hintedCollector: Collector = {
   // Not an async function: its suspended frame would hold the buffers it waits for.
   collect (buffers: ArrayBufferLike[]): Promise<void> {
+    lastRelease = Date.now()
     if (buffers.length === 0) return Promise.resolve()
     let left = buffers.length
     let timer: NodeJS.Timeout | undefined
@@ -134,7 +126,7 @@ const hintedCollector: Collector = {
         if (--left > 0) return
         clearTimeout(timer)
         waiting.delete(registry)
-        for (const check of [...released]) check()
+        lastRelease = Date.now()
         resolve()
       })
       waiting.add(registry)
