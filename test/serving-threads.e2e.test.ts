@@ -95,7 +95,7 @@ t.test('one process, two serving threads on one port, one load; one scrape count
 t.test('ready only once every serving thread serves the first version', { skip }, async t => {
   // Threads slow to take a version: ready as soon as the control thread had loaded would send pages to
   // threads that have none yet (their 503).
-  const service = await startThreads(t, versioned(1), [], { EXPLORE_TEST_SLOW_SWAP_MS: '500' })
+  const service = await startThreads(t, versioned(1), [], { EXPLORE_TEST_SLOW_SWAP_MS: '500', EXPLORE_TEST_LISTEN_BARE: '1' })
   const seen: number[] = []
   await eventually('/-/readyz 200', async () => {
     const { status } = await get(service.port, '/-/readyz')
@@ -104,6 +104,20 @@ t.test('ready only once every serving thread serves the first version', { skip }
   })
   t.ok(seen.includes(503), `unready first (${seen.length} asks)`)
   for (let i = 0; i < 20; i++) t.equal((await get(service.port, '/en/api/internal/explore/?limit=1')).status, 200, 'every thread serves once ready')
+  service.child.kill('SIGTERM')
+  t.equal(await service.exited, 0)
+})
+
+t.test('a thread that starts while the first version is published listens only once it serves it', { skip }, async t => {
+  // Each thread starts a second late, so the first load ends while it starts; a version sent to a thread is
+  // taken 3 s late. A thread that listened first and took the version by message would answer 503s for pages
+  // after the start's last line.
+  const service = await startThreads(t, versioned(1), [], { EXPLORE_TEST_SLOW_START_MS: '1000', EXPLORE_TEST_SLOW_SWAP_MS: '3000' })
+  const log = service.log()
+  t.ok(log.indexOf('"msg":"snapshot loaded"') < log.indexOf('"msg":"Server listening at'), 'loaded before a thread listened')
+  const statuses = []
+  for (let i = 0; i < 20; i++) statuses.push((await get(service.port, '/en/api/internal/explore/?limit=1')).status)
+  t.same(statuses.filter(status => status !== 200), [], 'every page 200 from the first')
   service.child.kill('SIGTERM')
   t.equal(await service.exited, 0)
 })

@@ -12,8 +12,12 @@ export interface ThreadStart {
   port: number
   /** Whether the operator's pages are forwarded to the control thread (no OPS_PORT). */
   forwardOps: boolean
-  /** The version served now, adopted before the thread listens; null before the first. */
-  version: { seq: number, version: VersionMessage } | null
+}
+
+/** A version handed to the threads, by publish number. */
+export interface PublishedVersion {
+  seq: number
+  version: VersionMessage
 }
 
 /** A request for an operator's page, answered by the control thread's app. */
@@ -31,12 +35,16 @@ export interface ForwardedAnswer {
 }
 
 export type ToThread =
+  /** The answer to `ready`: the version served now (null before the first), adopted before the thread listens. */
+  | { type: 'listen', current: PublishedVersion | null }
   | { type: 'version', seq: number, version: VersionMessage }
   | { type: 'metrics', id: number }
   | { type: 'answer', id: number, answer: ForwardedAnswer }
   | { type: 'close' }
 
 export type ToControl =
+  /** Built and about to listen: from now on it is handed every version. */
+  | { type: 'ready' }
   | { type: 'listening', port: number, address: string }
   | { type: 'failed', message: string, code: string | null }
   | { type: 'serving', seq: number }

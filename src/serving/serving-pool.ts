@@ -6,8 +6,8 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } fro
 import type { Config } from '../config.js'
 import { controlUnavailable } from '../errors.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
-import type { ForwardedAnswer, ForwardedRequest, ThreadStart, ToControl, ToThread } from './messages.js'
-import { describe, type VersionMessage } from './version-handoff.js'
+import type { ForwardedAnswer, ForwardedRequest, PublishedVersion, ThreadStart, ToControl, ToThread } from './messages.js'
+import { describe } from './version-handoff.js'
 
 const ENTRY = new URL(import.meta.url.endsWith('.ts') ? './serving-thread.ts' : './serving-thread.js', import.meta.url)
 /** A thread that has not said it serves a version by then is logged, and no longer waited for. */
@@ -49,6 +49,8 @@ interface Slot {
   backoffMs: number
   /** The last version it said it serves, by publish number; 0 for none. */
   serving: number
+  /** Handed every version: from its `ready`, so that it never listens without the one served then. */
+  following: boolean
   listening: boolean
   /** Its counts at the last scrape: what a slow thread answers, and what a dead one leaves behind. */
   lastMetrics: ThreadMetrics | null
@@ -64,7 +66,7 @@ export class ServingPool {
    * The last published version's message, kept for threads started later: the store retires (empties) a model
    * as soon as it swaps in the next, but the message's buffers stay valid.
    */
-  private current: { seq: number, version: VersionMessage } | null = null
+  private current: PublishedVersion | null = null
   private seq = 0
   private closing = false
   private readonly waiters = new Set<() => void>()
@@ -90,6 +92,7 @@ export class ServingPool {
         restarts: 0,
         backoffMs: FIRST_BACKOFF_MS,
         serving: 0,
+        following: false,
         listening: false,
         lastMetrics: null
       }
@@ -102,25 +105,26 @@ export class ServingPool {
 
   /** Starts `slot`'s thread; resolves with its port once it listens, rejects if it cannot. */
   private async run (slot: Slot): Promise<number> {
-    // The version served now goes with it: the thread serves it before it listens, never a 503 of its own.
-    const start: ThreadStart = {
-      config: this.threadConfig(), port: this.port, forwardOps: this.config.opsPort === null, version: this.current
-    }
+    const forwardOps = this.config.opsPort === null
+    const start: ThreadStart = { config: this.threadConfig(), port: this.port, forwardOps }
     const worker = new Worker(ENTRY, { workerData: start })
     slot.worker = worker
     slot.threadId = worker.threadId
     slot.since = new Date()
     slot.serving = 0
+    slot.following = false
     slot.listening = false
     return await new Promise<number>((resolve, reject) => {
       worker.on('message', (message: ToControl) => {
         switch (message.type) {
+          case 'ready':
+            // The version served now goes with the word to listen, and every later one after it: a thread
+            // never listens without it (its 503s), however a publish falls during its start.
+            slot.following = true
+            this.send(slot, { type: 'listen', current: this.current })
+            break
           case 'listening':
             slot.listening = true
-            // A version published while it started (it says `serving` for the one it started with first).
-            if (this.current !== null && slot.serving < this.current.seq) {
-              this.send(slot, { type: 'version', ...this.current })
-            }
             resolve(message.port)
             break
           case 'failed':
@@ -145,6 +149,7 @@ export class ServingPool {
       })
       worker.on('exit', code => {
         slot.worker = null
+        slot.following = false
         slot.listening = false
         this.keepCounts(slot)
         for (const wake of this.waiters) wake()
@@ -210,13 +215,13 @@ export class ServingPool {
     const seq = ++this.seq
     this.current = { seq, version: describe(model) }
     const message: ToThread = { type: 'version', ...this.current }
-    for (const slot of this.slots) if (slot.listening) this.send(slot, message)
-    const done = (): boolean => this.slots.every(slot => !slot.listening || slot.serving >= seq)
+    for (const slot of this.slots) if (slot.following) this.send(slot, message)
+    const done = (): boolean => this.slots.every(slot => !slot.following || slot.serving >= seq)
     if (done()) return
     await new Promise<void>(resolve => {
       const timer = setTimeout(() => {
         this.waiters.delete(wake)
-        const late = this.slots.filter(slot => slot.listening && slot.serving < seq).map(slot => slot.threadId)
+        const late = this.slots.filter(slot => slot.following && slot.serving < seq).map(slot => slot.threadId)
         this.options.log.warn(
           { threads: late, version: model.info.version },
           'serving threads did not say they serve the new version in time'

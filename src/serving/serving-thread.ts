@@ -3,19 +3,18 @@
 import type { AddressInfo } from 'node:net'
 import { parentPort, workerData } from 'node:worker_threads'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
-import type { ForwardedAnswer, ForwardedRequest, ThreadStart, ToControl, ToThread } from './messages.js'
+import type { ForwardedAnswer, ForwardedRequest, PublishedVersion, ThreadStart, ToControl, ToThread } from './messages.js'
 import { withSharedLabels } from '../plugins/request-metrics.js'
 import { servingApp } from './serving-app.js'
 import { VersionAdopter } from './version-handoff.js'
 
+if (parentPort === null) throw new Error('serving-thread.ts runs as a worker thread of the control (serving-pool.ts)')
 const control = parentPort
-if (control === null) throw new Error('serving-thread.ts runs as a worker thread of the control (serving-pool.ts)')
-const { config, port, forwardOps, version } = workerData as ThreadStart
+const { config, port, forwardOps } = workerData as ThreadStart
 const say = (message: ToControl): void => { control.postMessage(message) }
 
 const adopter = new VersionAdopter()
-// The version served when it was started, taken before it listens: no connection finds it without one.
-let served: SnapshotModel | null = version === null ? null : adopter.adopt(version.version)
+let served: SnapshotModel | null = null
 const waiting = new Map<number, (answer: ForwardedAnswer) => void>()
 let lastId = 0
 const forward = forwardOps
@@ -28,16 +27,40 @@ const forward = forwardOps
 
 const { app, registry } = await servingApp(config, () => served, forward)
 
+/** Serves `version` from now on, and says so. */
+function serve ({ seq, version }: PublishedVersion): void {
+  const old = served
+  served = adopter.adopt(version)
+  say({ type: 'serving', seq })
+  // Let go a turn later (ADR 012): nothing still in this turn reads the old version's pages.
+  if (old !== served) old?.memory.retire()
+}
+
+/** Listens once it serves what the control serves now: no connection finds it without that version. */
+async function listen (current: PublishedVersion | null): Promise<void> {
+  if (current !== null) serve(current)
+  try {
+    // `reusePort` (Node 22.12+, serving-mode.ts): every serving thread binds the port, the kernel spreads
+    // connections.
+    await app.listen({ port, host: config.host, reusePort: true } as unknown as { port: number, host: string })
+  } catch (error) {
+    say({ type: 'failed', message: (error as Error).message, code: (error as NodeJS.ErrnoException).code ?? null })
+    control.close()
+    await app.close()
+    return
+  }
+  const address = app.server.address() as AddressInfo
+  say({ type: 'listening', port: address.port, address: address.address })
+}
+
 control.on('message', (message: ToThread) => {
   switch (message.type) {
-    case 'version': {
-      const old = served
-      served = adopter.adopt(message.version)
-      say({ type: 'serving', seq: message.seq })
-      // Let go a turn later (ADR 012): nothing still in this turn reads the old version's pages.
-      if (old !== served) old?.memory.retire()
+    case 'listen':
+      listen(message.current).catch((error: unknown) => { app.log.error({ err: error }, 'a serving thread could not listen') })
       break
-    }
+    case 'version':
+      serve(message)
+      break
     case 'metrics':
       registry.getMetricsAsJSON().then(
         metrics => { say({ type: 'metrics', id: message.id, metrics: withSharedLabels(metrics) }) },
@@ -60,16 +83,4 @@ control.on('message', (message: ToThread) => {
   }
 })
 
-try {
-  // `reusePort` (Node 22.12+, serving-mode.ts): every serving thread binds the port, the kernel spreads connections.
-  await app.listen({ port, host: config.host, reusePort: true } as unknown as { port: number, host: string })
-} catch (error) {
-  say({ type: 'failed', message: (error as Error).message, code: (error as NodeJS.ErrnoException).code ?? null })
-  control.close()
-  await app.close()
-}
-if (app.server.listening) {
-  const address = app.server.address() as AddressInfo
-  if (version !== null) say({ type: 'serving', seq: version.seq })
-  say({ type: 'listening', port: address.port, address: address.address })
-}
+say({ type: 'ready' })
