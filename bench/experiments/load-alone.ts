@@ -4,14 +4,16 @@
 // directory with a built dist/, default this one); THREADS=n sets the parse threads (0: the loading
 // thread). With --expose-gc, the RSS is read after three full collections half a second apart, and split
 // into external (item bytes, where they are ArrayBuffers), V8's heap and "the rest" (mostly the C allocator).
-import { resolve } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import { existsSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 
+type Model = { itemCounts: () => Record<string, number> }
 /** What this needs of a checkout's built loader (an older build's too, so not imported by type). */
 interface Loader {
-  loadSnapshotFile: (file: string, options?: { threads?: number }) => Promise<{ itemCounts: () => Record<string, number> }>
+  loadSnapshotFile: (file: string) => Promise<Model>
+  SnapshotLoader?: new (parts: { pool: unknown }) => { load: (file: string) => Promise<Model> }
 }
 
 declare global {
@@ -30,9 +32,19 @@ if (built === undefined) {
   console.error(`no built loader in ${checkout}: run npm run build there`)
   process.exit(2)
 }
-const { loadSnapshotFile } = await import(pathToFileURL(built).href) as Loader
+const { loadSnapshotFile, SnapshotLoader } = await import(pathToFileURL(built).href) as Loader
+/** THREADS: a loader on a pool of its own size (the process's pool takes one a core, up to four). */
+async function loaderFor (threads: string | undefined): Promise<(file: string) => Promise<Model>> {
+  if (threads === undefined) return loadSnapshotFile
+  const poolFile = resolve(dirname(built as string), 'parse-pool.js')
+  if (SnapshotLoader === undefined || !existsSync(poolFile)) throw new Error(`THREADS needs a checkout with ${poolFile}`)
+  const { ParsePool } = await import(pathToFileURL(poolFile).href) as { ParsePool: new (options: { threads: number }) => unknown }
+  const loader = new SnapshotLoader({ pool: new ParsePool({ threads: Number(threads) }) })
+  return async file => await loader.load(file)
+}
+const load = await loaderFor(process.env.THREADS)
 const started = performance.now()
-const model = await loadSnapshotFile(file, process.env.THREADS === undefined ? {} : { threads: Number(process.env.THREADS) })
+const model = await load(file)
 const seconds = (performance.now() - started) / 1000
 globalThis.loadedModel = model
 const gc = globalThis.gc

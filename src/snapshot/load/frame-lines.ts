@@ -8,9 +8,9 @@ import type { FormatRules } from './merge-batches.js'
 import { lineCheck, type ParsedBatch } from './parse-batch.js'
 import { preview } from './validation-report.js'
 import type { Framing, FramingParts } from './framing.js'
+import { NEWLINE } from './text-position.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
-const NEWLINE = 0x0a
 
 /** What a file of the other kind is told, by the key its header has. */
 const OTHER_KIND = {

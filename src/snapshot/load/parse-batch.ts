@@ -7,13 +7,11 @@ import '../../schemas/formats.js'
 import { JsonLinesItemSchema, SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
 import { ChangeDeleteSchema } from '../../schemas/change-file.js'
 import { describeLineSyntaxError, locateSyntaxError, startsWithBom } from './json-text.js'
-import type { TextPosition } from './text-position.js'
+import { NEWLINE, type TextPosition } from './text-position.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
 import { ItemBytes, dateKey } from '../model/item-bytes.js'
 import type { RenderedItems } from '../model/build-model.js'
 import { MAX_VALUE_NESTING } from './stream-document.js'
-
-const NEWLINE = 0x0a
 
 /**
  * Values served as given, of any shape: JSON.parse reads 200,000 levels, but serializing overflows the stack.

@@ -4,8 +4,7 @@ import { Pacer } from '../slices.js'
 import { READ_CHUNK, chunksOf } from './read-chunks.js'
 import { MAX_LINE_BYTES } from './frame-lines.js'
 import { LineTooLong } from '../../errors.js'
-
-const NEWLINE = 0x0a
+import { NEWLINE } from './text-position.js'
 
 /**
  * Reads `file` line by line; rejects with the file system's error, LineTooLong, or a handler's. `line` gets one

@@ -2,7 +2,8 @@
 // 0x0a, columns count characters (UTF-8 lead bytes).
 import { isAscii } from 'node:buffer'
 
-const NEWLINE = 0x0a
+/** Where a line ends, in every file read: JSON Lines, and the lines a position counts. */
+export const NEWLINE = 0x0a
 const EMPTY = Buffer.alloc(0)
 
 export interface TextPosition {
