@@ -13,7 +13,11 @@ const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 const HOOKS = join(import.meta.dirname, 'fixtures', 'serving-test-hooks.ts')
 const skip = hasReusePort() ? false : `serving threads need Node 22.12 or later (reusePort); this is Node ${process.versions.node}`
 
-async function startThreads (t: Test, doc: SnapshotDoc, extra: string[] = [], env: Record<string, string> = {}) {
+/** `meanwhile` runs once the process is spawned, before its start's last line is waited for. */
+async function startThreads (
+  t: Test, doc: SnapshotDoc, extra: string[] = [], env: Record<string, string> = {},
+  meanwhile: (logged: (pattern: RegExp) => Promise<unknown>) => Promise<void> = async () => {}
+) {
   const dir = await tempDir(t)
   const file = join(dir, 'snapshot.json')
   await writeFile(file, JSON.stringify(doc))
@@ -23,6 +27,7 @@ async function startThreads (t: Test, doc: SnapshotDoc, extra: string[] = [], en
   const { logged, text } = watchOutput(child)
   const exited = once(child, 'exit').then(([code]) => code as number)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  await meanwhile(logged)
   // The last line of the start: the operator's port, when asked for, listens before it.
   await logged(/"msg":"console"/)
   return { child, exited, logged, port, file, dir, log: text }
@@ -109,12 +114,16 @@ t.test('ready only once every serving thread serves the first version', { skip }
 })
 
 t.test('a thread that starts while the first version is published listens only once it serves it', { skip }, async t => {
-  // Each thread starts a second late, so the first load ends while it starts; a version sent to a thread is
-  // taken 3 s late. A thread that listened first and took the version by message would answer 503s for pages
-  // after the start's last line.
-  const service = await startThreads(t, versioned(1), [], { EXPLORE_TEST_SLOW_START_MS: '1000', EXPLORE_TEST_SLOW_SWAP_MS: '3000' })
-  const log = service.log()
-  t.ok(log.indexOf('"msg":"snapshot loaded"') < log.indexOf('"msg":"Server listening at'), 'loaded before a thread listened')
+  // The threads start only once the first load has ended (the gate), and take a version sent to them 3 s
+  // late: a thread that listened first and took the version by message would answer 503s for pages after
+  // the start's last line.
+  const dir = await tempDir(t)
+  const gate = join(dir, 'start')
+  const started = startThreads(t, versioned(1), [], { EXPLORE_TEST_START_GATE: gate, EXPLORE_TEST_SLOW_SWAP_MS: '3000' }, async logged => {
+    await logged(/"msg":"snapshot loaded"/)
+    await writeFile(gate, '')
+  })
+  const service = await started
   const statuses = []
   for (let i = 0; i < 20; i++) statuses.push((await get(service.port, '/en/api/internal/explore/?limit=1')).status)
   t.same(statuses.filter(status => status !== 200), [], 'every page 200 from the first')

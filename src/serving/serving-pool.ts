@@ -118,6 +118,8 @@ export class ServingPool {
       worker.on('message', (message: ToControl) => {
         switch (message.type) {
           case 'ready':
+            // Closing: the thread has its `close` already, and is not told to listen.
+            if (this.closing) break
             // The version served now goes with the word to listen, and every later one after it: a thread
             // never listens without it (its 503s), however a publish falls during its start.
             slot.following = true
@@ -206,7 +208,7 @@ export class ServingPool {
   }
 
   /**
-   * Hands `model` to every thread; resolves once each thread alive serves it (one that does not say so
+   * Hands `model` to every thread that said `ready`; resolves once each serves it (one that does not say so
    * within PUBLISH_TIMEOUT_MS is logged and not waited for). The same model again is nothing to do.
    */
   async publish (model: SnapshotModel): Promise<void> {

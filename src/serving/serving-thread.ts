@@ -15,6 +15,8 @@ const say = (message: ToControl): void => { control.postMessage(message) }
 
 const adopter = new VersionAdopter()
 let served: SnapshotModel | null = null
+/** Told to close: a `listen` that comes after (the pool closing while it started) is not carried out. */
+let closing = false
 const waiting = new Map<number, (answer: ForwardedAnswer) => void>()
 let lastId = 0
 const forward = forwardOps
@@ -38,6 +40,7 @@ function serve ({ seq, version }: PublishedVersion): void {
 
 /** Listens once it serves what the control serves now: no connection finds it without that version. */
 async function listen (current: PublishedVersion | null): Promise<void> {
+  if (closing) return
   if (current !== null) serve(current)
   try {
     // `reusePort` (Node 22.12+, serving-mode.ts): every serving thread binds the port, the kernel spreads
@@ -56,7 +59,8 @@ async function listen (current: PublishedVersion | null): Promise<void> {
 control.on('message', (message: ToThread) => {
   switch (message.type) {
     case 'listen':
-      listen(message.current).catch((error: unknown) => { app.log.error({ err: error }, 'a serving thread could not listen') })
+      // A version it cannot take ends the thread, as at its top level: the pool starts another.
+      listen(message.current).catch((error: unknown) => { process.nextTick(() => { throw error }) })
       break
     case 'version':
       serve(message)
@@ -72,6 +76,7 @@ control.on('message', (message: ToThread) => {
       waiting.delete(message.id)
       break
     case 'close':
+      closing = true
       // Stops accepting, lets requests in flight end (drain-on-close.ts), then lets the thread end.
       app.close()
         .catch((error: unknown) => { app.log.error({ err: error }, 'closing a serving thread failed') })

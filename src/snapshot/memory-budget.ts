@@ -138,6 +138,8 @@ export interface ProcessGuardOptions {
   rss?: () => number
   /** Whether memory let go may still be counted in `rss` (tests give their own). */
   going?: (ms: number) => boolean
+  /** How long a load that does not fit reads RSS again, then (tests give a shorter one). */
+  waitMs?: number
 }
 
 /** The guard of every load of the service: the budget is the whole process's, serving threads included. */
@@ -155,12 +157,14 @@ export class ProcessMemoryGuard implements MemoryGuard {
   private readonly scale: number
   private readonly rss: () => number
   private readonly going: (ms: number) => boolean
+  private readonly waitMs: number
 
   constructor (readonly budget: MemoryBudget, options: ProcessGuardOptions = {}) {
     this.scale = options.scale ?? 1
     // One read of /proc on Linux: cheap, so a load can ask often.
     this.rss = options.rss ?? (() => process.memoryUsage.rss())
     this.going = options.going ?? memoryGoing
+    this.waitMs = options.waitMs ?? RELEASE_WAIT_MS
   }
 
   async admit (file: string, bytes: number, format: ParsedFormat): Promise<LoadWatch> {
@@ -168,8 +172,8 @@ export class ProcessMemoryGuard implements MemoryGuard {
     let freeBytes = this.budget.bytes - this.rss()
     // A replaced model's or an abandoned load's memory may still be on its way out (RSS stayed over a 200 MB
     // budget ~0.9 s after a load was abandoned at it): waited for, briefly. With none going, refused at once.
-    if (neededBytes > freeBytes && this.going(RELEASE_WAIT_MS)) {
-      for (const until = Date.now() + RELEASE_WAIT_MS; neededBytes > freeBytes && Date.now() < until;) {
+    if (neededBytes > freeBytes && this.going(this.waitMs)) {
+      for (const until = Date.now() + this.waitMs; neededBytes > freeBytes && Date.now() < until;) {
         await delay(RELEASE_POLL_MS)
         freeBytes = this.budget.bytes - this.rss()
       }

@@ -157,7 +157,7 @@ t.test('with memory on its way out, RSS is read again until the load fits, or re
   const watch = await guard.admit('next.json', MiB, 'json')
   t.equal(readings, 4, 'read until it fit, no more')
   t.doesNotThrow(() => watch.check(), 'admitted once RSS fell')
-  const stuck = new ProcessMemoryGuard({ bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' }, { rss: () => 199 * MiB, going: () => true })
+  const stuck = new ProcessMemoryGuard({ bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' }, { rss: () => 199 * MiB, going: () => true, waitMs: 200 })
   await t.rejects(stuck.admit('next.json', 10 * MiB, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' }, 'refused when RSS never falls')
 })
 

@@ -117,8 +117,9 @@ export function memoryGoing (ms: number): boolean {
 const hintedCollector: Collector = {
   // Not an async function: its suspended frame would hold the buffers it waits for.
   collect (buffers: ArrayBufferLike[]): Promise<void> {
-    lastRelease = Date.now()
+    // Nothing freed (a derived version's chunks still shared): nothing on its way out.
     if (buffers.length === 0) return Promise.resolve()
+    lastRelease = Date.now()
     let left = buffers.length
     let timer: NodeJS.Timeout | undefined
     return new Promise<void>(resolve => {
