@@ -122,14 +122,3 @@ export function compareCodePoints (a: string, b: string): number {
   }
   return a.length - b.length
 }
-
-/** `urlencode(sorted(dict.items()), doseq=True)`: keys in code point order, repeated values kept in order. */
-export function encodeQuery (dict: QueryDict): string {
-  const keys = Object.keys(dict).sort(compareCodePoints)
-  const parts: string[] = []
-  for (const key of keys) {
-    const name = quotePlus(key)
-    for (const value of dict[key] as string[]) parts.push(`${name}=${quotePlus(value)}`)
-  }
-  return parts.join('&')
-}

@@ -52,7 +52,10 @@ t.test('the effective limit and blank, repeated, unicode parameters are written 
 
 t.test('property: the same links as re-encoding the whole query with limit and offset replaced', async t => {
   const { default: fc } = await import('fast-check')
-  const { encodeQuery } = await import('../../src/explore/query-string.js')
+  const { compareCodePoints, quotePlus } = await import('../../src/explore/query-string.js')
+  // Python's urlencode(sorted(dict.items()), doseq=True): keys in code point order, repeated values in order.
+  const encodeQuery = (dict: Record<string, string[]>): string => Object.keys(dict).sort(compareCodePoints)
+    .flatMap(key => (dict[key] as string[]).map(value => `${quotePlus(key)}=${quotePlus(value)}`)).join('&')
   // DRF's replace_query_param, written the plain way: copy, replace, sort and encode everything.
   const plain = (query: Record<string, string[]>, limit: number, offset: number | null) => {
     const dict: Record<string, string[]> = Object.assign(Object.create(null), query, { limit: [String(limit)] })

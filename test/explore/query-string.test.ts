@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import {
-  compareCodePoints, encodeQuery, fieldCount, parseQuery, quotePlus, unquotePlus
+  compareCodePoints, fieldCount, parseQuery, quotePlus, unquotePlus
 } from '../../src/explore/query-string.js'
 import { runs } from '../property-runs.js'
 
@@ -71,15 +71,11 @@ t.test('compareCodePoints orders by code point, as Python sorts strings', async 
   }))
 })
 
-t.test('encodeQuery sorts keys and keeps the order of repeated values', async t => {
-  t.equal(encodeQuery(parseQuery('zeta=1&companies=7&companies=3&a=%20+x&B=')), 'B=&a=++x&companies=7&companies=3&zeta=1')
-  t.equal(encodeQuery(parseQuery('k=%7E%2a')), 'k=~%2A')
-})
-
-t.test('parse then encode then parse is stable for any query', async t => {
+t.test('parse, then quote every key and value, then parse again is stable for any query', async t => {
   fc.assert(fc.property(fc.string(), query => {
     const once = parseQuery(query)
-    const again = parseQuery(encodeQuery(once))
+    const encoded = Object.entries(once).flatMap(([key, values]) => values.map(value => `${quotePlus(key)}=${quotePlus(value)}`))
+    const again = parseQuery(encoded.join('&'))
     return JSON.stringify(Object.entries(again).sort()) === JSON.stringify(Object.entries(once).sort())
   }), { numRuns: runs(500) })
 })

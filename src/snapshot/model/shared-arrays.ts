@@ -13,19 +13,11 @@ function make<T> (Kind: Kind<T> & { BYTES_PER_ELEMENT: number }, length: number)
 
 export function uint16Array (length: number): Uint16Array { return make(Uint16Array, length) }
 export function uint32Array (length: number): Uint32Array { return make(Uint32Array, length) }
-function int32Array (length: number): Int32Array { return make(Int32Array, length) }
 export function float64Array (length: number): Float64Array { return make(Float64Array, length) }
 
 /** `values` in a Uint32Array made as above. */
 export function uint32ArrayOf (values: ArrayLike<number>): Uint32Array {
   const array = uint32Array(values.length)
-  array.set(values)
-  return array
-}
-
-/** `values` in an Int32Array made as above. */
-export function int32ArrayOf (values: ArrayLike<number>): Int32Array {
-  const array = int32Array(values.length)
   array.set(values)
   return array
 }
