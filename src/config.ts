@@ -451,7 +451,7 @@ const SPECS: OptionSpec[] = [
     env: 'MEMORY_LIMIT_MB',
     default: undefined,
     rule: 'a whole number from 64 to 16777216',
-    description: 'The memory budget, in MiB, of the whole process (every thread included): a snapshot or change file whose load would pass it is refused like a bad file (once memory already let go has been collected, up to 2 s), and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.',
+    description: 'The memory budget, in MiB, of the whole process (every thread included): a snapshot or change file whose load would pass it is refused like a bad file (after memory just let go has left, up to 2 s), and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.',
     parse: optional(integer(64, 16_777_216))
   },
   {
