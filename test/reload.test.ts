@@ -2,7 +2,8 @@
 // file, and readers hammering the route while the file flips.
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
-import { chmod, mkdir, open, rename, rm, unlink, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { chmod, mkdir, open, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { connect, type AddressInfo, type Socket } from 'node:net'
 import { dirname, join } from 'node:path'
@@ -208,6 +209,36 @@ t.test('an unreadable file is reported and the last good snapshot stays', async 
   t.equal(await reloaded, 'failed')
   t.equal(await servedVersion(app), 1)
   t.match((await status(app)).reloads.lastFailure.problems[0], /^(permission denied|the path is a directory, not a file)$/)
+})
+
+t.test('a named pipe, a link to nothing or a loop of links in the file\'s place is refused, never opened; a good file then loads', async t => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.json')
+  await writeFile(file, text(versioned(1)))
+  // Reloads asked for one at a time (as SIGHUP asks): no watcher's reload of the fault before.
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: false } }))
+  t.teardown(() => app.close())
+  await app.snapshots.start()
+  const faults: Array<[string, () => Promise<void>, string]> = [
+    // Opened as before, a pipe waited for a writer for ever: no later reload ran, and SIGTERM never ended it.
+    ['a named pipe', async () => { execFileSync('mkfifo', [file]) }, 'a named pipe, not a file'],
+    ['a link to nothing', async () => { await symlink(join(dir, 'nowhere.json'), file) }, 'a link to a file that does not exist'],
+    ['a loop of links', async () => {
+      await symlink(file, join(dir, 'other.json'))
+      await symlink(join(dir, 'other.json'), file)
+    }, 'a loop of symbolic links']
+  ]
+  for (const [name, make, problem] of faults) {
+    await rm(file)
+    await make()
+    t.equal(await app.snapshots.reload(), 'failed', name)
+    t.same((await status(app)).reloads.lastFailure.problems, [problem])
+    t.equal(await servedVersion(app), 1, 'the last good snapshot stays')
+  }
+  await rm(file)
+  await writeFile(file, text(versioned(2)))
+  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(await servedVersion(app), 2)
 })
 
 for (const format of FORMATS) {

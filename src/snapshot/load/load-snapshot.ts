@@ -187,6 +187,10 @@ export function describeReadError (code: string): string {
     case 'EACCES':
     case 'EPERM': return 'permission denied'
     case 'EISDIR': return 'the path is a directory, not a file'
+    case 'EFIFO': return 'a named pipe, not a file'
+    case 'ENOTREG': return 'not a regular file (a socket or a device)'
+    case 'EDANGLING': return 'a link to a file that does not exist'
+    case 'ELOOP': return 'a loop of symbolic links'
     default: return `the file could not be read (${code})`
   }
 }

@@ -1,6 +1,7 @@
 // The one way a snapshot file is read: in order, in chunks, into memory the caller gives, digested as read.
 import { createHash, type Hash } from 'node:crypto'
-import { open, type FileHandle } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { lstat, open, type FileHandle } from 'node:fs/promises'
 
 /** Bytes read at a time where the reader chooses: a few thousand items. */
 export const READ_CHUNK = 1024 * 1024
@@ -10,12 +11,23 @@ export class FileChunks {
 
   private constructor (private readonly handle: FileHandle, readonly size: number) {}
 
-  /** Opens `file`; rejects with the file system's error (ENOENT, EACCES, EISDIR…). */
+  /**
+   * Opens `file`, a regular file; rejects with the file system's error (ENOENT, EACCES, ELOOP…), or EISDIR,
+   * EFIFO, ENOTREG or EDANGLING (a link to nothing): describeReadError says each to an editor.
+   */
   static async open (file: string): Promise<FileChunks> {
-    const handle = await open(file, 'r')
+    let handle: FileHandle
+    try {
+      // Non-blocking: a named pipe opens at once and is refused below, where a plain open would wait for a
+      // writer for ever, holding every later reload and the exit. A regular file reads as ever.
+      handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK)
+    } catch (error) {
+      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
+      throw missing && (await lstat(file).catch(() => null))?.isSymbolicLink() === true ? failure('EDANGLING') : error
+    }
     try {
       const stats = await handle.stat()
-      if (stats.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' })
+      if (!stats.isFile()) throw failure(stats.isDirectory() ? 'EISDIR' : stats.isFIFO() ? 'EFIFO' : 'ENOTREG')
       return new FileChunks(handle, stats.size)
     } catch (error) {
       await handle.close().catch(() => {})
@@ -53,4 +65,9 @@ export async function * chunksOf (file: string, chunkBytes: number): AsyncGenera
   } finally {
     await chunks.close()
   }
+}
+
+/** An error of ours with a code as the file system's are: not a regular file, or a link to nothing. */
+function failure (code: 'EISDIR' | 'EFIFO' | 'ENOTREG' | 'EDANGLING'): Error {
+  return Object.assign(new Error(`not a regular file (${code})`), { code })
 }

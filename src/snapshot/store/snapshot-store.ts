@@ -11,7 +11,7 @@ import type { SnapshotModel } from '../model/snapshot-model.js'
 import type { ChangeSet } from '../changes/change-set.js'
 import { readChangeFile } from '../changes/read-change-file.js'
 import { deriveVersion, prepareForChanges } from '../model/derive-version.js'
-import { changeFilesIn, fileDigest, notAChangeFile } from './chain-on-disk.js'
+import { changeFilesIn, fileDigest } from './chain-on-disk.js'
 import { planReload, type ReloadPlan } from './plan-reload.js'
 
 export interface StoreLogger {
@@ -386,10 +386,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     let outcome: ReloadOutcome = 'loaded'
     for (let at = plan.kind === 'extend' ? plan.from : 0; at < chain.changes.length; at++) {
       const file = chain.changes[at] as string
-      const unfit = await notAChangeFile(file)
-      const read = unfit === null
-        ? await this.readOnce(file, this.readChanges)
-        : { error: new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [unfit]) }
+      const read = await this.readOnce(file, this.readChanges)
       if (read === 'changed') {
         this.letGo(state, root)
         return 'superseded'

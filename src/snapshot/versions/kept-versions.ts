@@ -331,6 +331,9 @@ async function placeChecked (
 ): Promise<'linked' | 'copied' | null> {
   const fromKept = kept === null ? null : await placeFile(kept, to, true).catch(() => null)
   if (fromKept !== null) return fromKept
+  // Replaced since: not copied. A named pipe put in its place would hold the copy (and the exit) for ever.
+  const now = await fileStamp(file)
+  if (now === null || now === 'not a regular file' || (stamp != null && now !== stamp)) return null
   const how = await placeFile(file, to, owned)
   if (how === 'linked') return how
   const unchanged = stamp != null ? await fileStamp(file) === stamp : await fileDigest(to) === digest
