@@ -632,7 +632,7 @@ const SPECS: OptionSpec[] = [
     env: 'REQUEST_TIMEOUT_MS',
     default: '10000',
     rule: 'a whole number from 1 to 600000',
-    description: 'Time a client has to send a whole request; idle connections close after 6× this.',
+    description: 'Time a client has to send a whole request; a connection silent mid-request or mid-answer closes after 6× this, one idle between requests after 72 s (Fastify\'s keep-alive, above nginx\'s 60 s).',
     parse: integer(1, 600_000)
   },
   {
