@@ -2,6 +2,7 @@
 // meanwhile makes exactly one more). What is served is a chain: a snapshot, then its change files (ADR 026).
 import { EventEmitter } from 'node:events'
 import { stat } from 'node:fs/promises'
+import { basename } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { SnapshotError, TooBigError, type MemoryShortfall } from '../../errors.js'
 import { SnapshotLoader } from '../load/load-snapshot.js'
@@ -386,7 +387,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     let outcome: ReloadOutcome = 'loaded'
     for (let at = plan.kind === 'extend' ? plan.from : 0; at < chain.changes.length; at++) {
       const file = chain.changes[at] as string
-      const read = await this.readOnce(file, this.readChanges)
+      const read = repeatedId(await this.readOnce(file, this.readChanges), state, file)
       if (read === 'changed') {
         this.letGo(state, root)
         return 'superseded'
@@ -565,6 +566,21 @@ async function asServed (read: ChainFile, file: string): Promise<ChainFile | nul
 function isMissing (error: unknown): boolean {
   return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_UNREADABLE' &&
     error.problems[0] === 'the file does not exist'
+}
+
+type ChangesRead = { model: ChangeSet, stamp: string | null } | { error: unknown } | 'changed'
+
+/**
+ * A change set with the id of one applied before it is a bad file: the id ends the version's name, which pins
+ * and rollbacks go by, so two states of one chain must not share it.
+ */
+function repeatedId (read: ChangesRead, state: SnapshotModel, file: string): ChangesRead {
+  if (read === 'changed' || 'error' in read) return read
+  const { id } = read.model
+  const before = state.info.changes?.find(change => change.id === id)
+  if (before === undefined) return read
+  const problem = `${basename(file)}:1: id: "${id}" is already the id of ${basename(before.source)}, applied before it`
+  return { error: new SnapshotError('SNAPSHOT_ERR_INVALID', file, [`${problem}: each change file needs one of its own`]) }
 }
 
 /** The size a fileStamp names (its third field), or null for one that names none. */

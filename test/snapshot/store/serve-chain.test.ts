@@ -3,7 +3,7 @@
 // too, without loading the same snapshot again; a bad change file changes nothing.
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
-import { copyFile, link, symlink, writeFile } from 'node:fs/promises'
+import { copyFile, link, readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '../../../src/snapshot/changes/merge-snapshot.js'
 import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.js'
@@ -172,6 +172,15 @@ t.test('a change file that is not a regular file (a named pipe, a link to nothin
   await serves(['a'])
   t.equal(await store.serve({ snapshot, changes: [files.a!, files.c!] }), 'loaded', 'gone from the chain: the next file applies')
   await serves(['a', 'c'])
+})
+
+t.test('a change file with the id of one applied before it is refused: two states must not share a version name', async t => {
+  const { store, snapshot, files, serves } = await setup(t)
+  const again = join(snapshot, '..', 'c-again.jsonl')
+  await writeFile(again, (await readFile(files.c!, 'utf8')).replace('"id":"c"', '"id":"a"'))
+  t.equal(await store.serve({ snapshot, changes: [files.a!, again] }), 'failed')
+  t.match(store.recentFailures()[0], { file: again, reason: 'invalid', problems: ['c-again.jsonl:1: id: "a" is already the id of a.jsonl, applied before it: each change file needs one of its own'] })
+  await serves(['a'])
 })
 
 t.test('served change files are known by content, not by path: after a pin or a rollback, a bad file put before one still changes nothing', async t => {
