@@ -11,7 +11,7 @@ import snapshotPlugin from './plugins/snapshot.js'
 import { healthRoutes } from './routes/health-routes.js'
 import { opsActionsRoutes } from './routes/ops-actions-route.js'
 import { statusRoute, troubleStatus } from './routes/status-route.js'
-import { memoryGuard } from './snapshot/memory-budget.js'
+import { memoryGuard, type MemoryGuard } from './snapshot/memory-budget.js'
 import { ServingPool } from './serving/serving-pool.js'
 
 declare module 'fastify' {
@@ -24,9 +24,13 @@ declare module 'fastify' {
 export interface AppOptions {
   /** Serving threads to answer the public port from; 0: this thread answers it (serving-mode.ts). */
   servingThreads?: number
+  /** What every load asks before it reads; by default the budget of MEMORY_LIMIT_MB (tests give their own). */
+  memory?: MemoryGuard
 }
 
-export async function buildApp (config: Config, { servingThreads = 0 }: AppOptions = {}): Promise<FastifyInstance> {
+export async function buildApp (
+  config: Config, { servingThreads = 0, memory = memoryGuard(config) }: AppOptions = {}
+): Promise<FastifyInstance> {
   // The served snapshot, read once per request; none while the first load is under way.
   const app: FastifyInstance = await publicApp(config, () => app.snapshots.current(), async app => {
     const pool = servingThreads > 0
@@ -46,7 +50,7 @@ export async function buildApp (config: Config, { servingThreads = 0 }: AppOptio
     }
     await app.register(snapshotPlugin, {
       snapshotPath: config.snapshotPath,
-      memory: memoryGuard(config),
+      memory,
       changesDir: changesDirOf(config),
       watch: config.watch,
       reloadDebounceMs: config.reloadDebounceMs,

@@ -1,9 +1,10 @@
-import t from 'tap'
-import { execFileSync } from 'node:child_process'
+import t, { type Test } from 'tap'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import type { MemoryGuard } from '../../src/snapshot/memory-budget.js'
 import { buildTestApp, EXPLORE, smallSnapshot, tempDir, toJsonLines } from '../helpers.js'
 
 t.test('healthz: the process answers', async t => {
@@ -32,11 +33,25 @@ t.test('readyz: ready while a snapshot is served, also while newer files fail', 
   t.equal(JSON.parse((await app.inject('/-/status')).body).reloads.staleSince, null)
 })
 
-t.test('while the first snapshot loads: alive, not ready, pages 503, status says so', async t => {
-  // A named pipe: the load waits, with no timer, until the test writes the snapshot into it.
+/**
+ * The app over a good snapshot whose first load waits, with no timer, until `open` is called: the memory guard
+ * every load asks first holds it (a named pipe did this once; pipes are refused now, never opened).
+ */
+async function appWithHeldLoad (t: Test): Promise<{ app: FastifyInstance, file: string, open: () => void }> {
   const file = join(await tempDir(t), 'snapshot.jsonl')
-  execFileSync('mkfifo', [file])
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: false } }))
+  await writeFile(file, toJsonLines(smallSnapshot()))
+  let open = (): void => {}
+  const held = new Promise<void>(resolve => { open = resolve })
+  const memory: MemoryGuard = {
+    budget: { bytes: 2 ** 40, source: 'MEMORY_LIMIT_MB' },
+    admit: async () => { await held; return { check () {} } }
+  }
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: false } }), { memory })
+  return { app, file, open }
+}
+
+t.test('while the first snapshot loads: alive, not ready, pages 503, status says so', async t => {
+  const { app, file, open } = await appWithHeldLoad(t)
   t.teardown(() => app.close())
   const started = app.snapshots.start()
   t.equal((await app.inject('/-/healthz')).statusCode, 200)
@@ -48,22 +63,20 @@ t.test('while the first snapshot loads: alive, not ready, pages 503, status says
   t.same(JSON.parse(page.body), { detail: 'Service temporarily unavailable, try again later.' })
   t.match(JSON.parse((await app.inject('/-/status')).body), { path: file, snapshot: null })
   t.equal((await app.inject('/-/metrics')).statusCode, 200, 'metrics answer with no snapshot')
-  await writeFile(file, toJsonLines(smallSnapshot()))
+  open()
   await started
   t.equal((await app.inject('/-/readyz')).statusCode, 200)
   t.equal((await app.inject(EXPLORE)).statusCode, 200)
 })
 
 t.test('closing during a long first load does not wait for it', async t => {
-  const file = join(await tempDir(t), 'snapshot.jsonl')
-  execFileSync('mkfifo', [file])
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: false } }))
+  const { app, open } = await appWithHeldLoad(t)
   const started = app.snapshots.start()
-  // The pipe has no writer yet: the load waits for one, and close must not.
+  // The load waits to be let go, and close must not.
   await app.close()
   t.equal(app.snapshots.current(), null)
   // Let the load end, so that the test leaves nothing open.
-  await writeFile(file, toJsonLines(smallSnapshot()))
+  open()
   await started
 })
 
