@@ -69,5 +69,5 @@ export async function * chunksOf (file: string, chunkBytes: number): AsyncGenera
 
 /** An error of ours with a code as the file system's are: not a regular file, or a link to nothing. */
 function failure (code: 'EISDIR' | 'EFIFO' | 'ENOTREG' | 'EDANGLING'): Error {
-  return Object.assign(new Error(`not a regular file (${code})`), { code })
+  return Object.assign(new Error(code === 'EDANGLING' ? 'a link to nothing' : 'not a regular file'), { code })
 }
