@@ -1,5 +1,7 @@
 // The memory a model's items are kept in (nearly all its size), and its release once the model is retired.
 // Chunks are SharedArrayBuffers (ADR 011): freed when the GC takes their last view, so a slow answer keeps its own.
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { memoryPolicy } from '../memory-policy.js'
 
 /**
@@ -105,12 +107,16 @@ let lastRelease = -Infinity
 
 /**
  * True while memory let go may still be counted in the process's RSS: a retired model's or an abandoned load's
- * chunks wait for the GC, or went less than `ms` ago. A major GC is asked for: a load about to be refused for
- * memory reads RSS again meanwhile (ADR 024).
+ * chunks wait for the GC, or went less than `ms` ago. Then a full collection runs now: a load about to be
+ * refused for memory reads RSS again after it (ADR 024). A hint alone left RSS over a 200 MB budget for 2.4 s
+ * after a load abandoned at it (CI, 2026-11-27). `gc` from a context made after the flag, as parse-worker.ts.
  */
 export function memoryGoing (ms: number): boolean {
   const going = waiting.size > 0 || Date.now() - lastRelease < ms
-  if (going) collectSoon()
+  if (going) {
+    setFlagsFromString('--expose-gc')
+    ;(runInNewContext('gc') as () => void)()
+  }
   return going
 }
 
