@@ -15,6 +15,7 @@ import { drainOnClose } from './drain-on-close.js'
 import { errorHandler } from './error-handler.js'
 import { ignoreExpectations } from './expectations.js'
 import { FastPath } from './fast-path.js'
+import { logDestination, type LogDestination } from './log-destination.js'
 import { answerWriter } from './troubled-answer.js'
 import { checkRequest } from './request-checks.js'
 import { nextRequestId } from './request-id.js'
@@ -30,6 +31,8 @@ declare module 'fastify' {
     fastPath: FastPath | null
     /** The demo server's simulated trouble (DELAY_MS, FAIL_RATE, FAULT, CHAOS); null when none is asked for. */
     trouble: SimulatedTrouble | null
+    /** Where this thread's log lines go, and how many were dropped; null when pino chose (silent, or pretty). */
+    logDestination: LogDestination | null
     /** Whether a request came in on the operator's listener (OPS_PORT); always false where there is none. */
     carriedByOps: (request: import('node:http').IncomingMessage) => boolean
   }
@@ -60,8 +63,13 @@ export async function publicApp (
   const troubles = troubleWanted(config) ? new SimulatedTrouble({ ...config, ...settings }) : null
   const write = answerWriter(troubles)
   const fastPath = config.fastPath ? new FastPath(snapshot, settings, write) : undefined
-  const app = Fastify(serverOptions(config, fastPath)).withTypeProvider<TypeBoxTypeProvider>()
+  const logTo = logDestination(config.logLevel, config.logPretty)
+  const app = Fastify(serverOptions(config, fastPath, logTo)).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('fastPath', fastPath ?? null)
+  app.decorate('logDestination', logTo)
+  if (logTo !== null) {
+    logTo.onResumed = dropped => { app.log.warn({ dropped }, 'log lines dropped: the log\'s reader did not keep up') }
+  }
   app.decorate('trouble', troubles)
   app.decorate('carriedByOps', () => false)
   if (troubles !== null) {

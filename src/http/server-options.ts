@@ -10,10 +10,14 @@ import { parseRequestQuery } from '../explore/query-string.js'
 import { forSerializer } from '../schemas/serializer-schema.js'
 import { sendError } from './error-handler.js'
 import type { FastPath } from './fast-path.js'
+import type { LogDestination } from './log-destination.js'
 import { OneLineRequestLog } from './request-log.js'
 import { nextRequestId } from './request-id.js'
 
-export function serverOptions (config: Config, fastPath?: FastPath): FastifyHttpOptions<Server> {
+/** @param logTo where log lines go (log-destination.ts); null: pino's own choice (nothing logged, or pino-pretty) */
+export function serverOptions (
+  config: Config, fastPath?: FastPath, logTo: LogDestination | null = null
+): FastifyHttpOptions<Server> {
   return {
     ...(fastPath === undefined ? {} : { serverFactory: fastPath.serverFactory }),
     genReqId: nextRequestId,
@@ -22,7 +26,8 @@ export function serverOptions (config: Config, fastPath?: FastPath): FastifyHttp
       // pino-pretty runs in a worker thread, and only for a person at a terminal.
       ...(config.logPretty
         ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
-        : {})
+        : {}),
+      ...(logTo === null ? {} : { stream: logTo })
     },
     logController: new OneLineRequestLog({ disableRequestLogging: !config.requestLog }),
     trustProxy: config.trustProxy,

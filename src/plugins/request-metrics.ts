@@ -1,5 +1,5 @@
-// Requests, their durations and simulated trouble, counted wherever pages are answered: by the one
-// process, or by each serving thread (the control thread sums them when scraped, serving/serving-pool.ts).
+// Requests, their durations, dropped log lines and simulated trouble, counted wherever pages are answered: by
+// the one process, or by each serving thread (the control thread sums them when scraped, serving/serving-pool.ts).
 import type { FastifyInstance } from 'fastify'
 import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'
@@ -18,6 +18,15 @@ export function countRequests (app: FastifyInstance, registry: Registry, except:
     'explore_http_request_duration_seconds',
     'Time to answer, by route template, method and status.'
   ) as unknown as Metric)
+  const logs = app.logDestination
+  if (logs !== null) {
+    new Counter({ // eslint-disable-line no-new
+      name: 'explore_log_lines_dropped_total',
+      help: 'Log lines dropped because the reader of standard output did not keep up (a full log buffer).',
+      registers: [registry],
+      collect () { this.reset(); this.inc(logs.dropped) }
+    })
+  }
   // Simulated trouble (a demo server): what was injected, read from its plain counts when scraped.
   const trouble = app.trouble
   if (trouble !== null) {
