@@ -12,6 +12,7 @@ import type { SnapshotModel } from '../model/snapshot-model.js'
 import type { ChangeSet } from '../changes/change-set.js'
 import { readChangeFile } from '../changes/read-change-file.js'
 import { deriveVersion, prepareForChanges } from '../model/derive-version.js'
+import { JobQueue } from '../job-queue.js'
 import { changeFilesIn, fileDigest } from './chain-on-disk.js'
 import { planReload, type ReloadPlan } from './plan-reload.js'
 
@@ -114,7 +115,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private readonly settleMs: number
   private readonly firstChain: Chain | null
   /** Runs one after another: each reload, `serve` and reload of another file is a job of this queue. */
-  private queue: Promise<void> = Promise.resolve()
+  private readonly jobs = new JobQueue()
   /** The reload of the store's own file, waiting or running: asking again meanwhile makes one more run of it. */
   private ownRun: Promise<ReloadOutcome> | null = null
   private again = false
@@ -240,7 +241,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   serve (chain: Chain): Promise<ReloadOutcome> {
     // A follower's chains get change files sooner or later: the first should pay only for itself.
     this.changesExpected = true
-    return this.enqueue(async () => await this.runOnce(async started => await this.serveChain(chain, started)))
+    return this.jobs.run(async () => await this.runOnce(async started => await this.serveChain(chain, started)))
   }
 
   /** The last RECENT_FAILURES files a reload refused, newest first. */
@@ -257,14 +258,14 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   reload (file: string = this.file): Promise<ReloadOutcome> {
     if (file !== this.file) {
       const chain = { snapshot: file, changes: [] }
-      return this.enqueue(async () => await this.runOnce(async started =>
+      return this.jobs.run(async () => await this.runOnce(async started =>
         await this.serveChain(chain, started, (this.chain?.changes.length ?? 0) === 0)))
     }
     if (this.ownRun !== null) {
       this.again = true
       return this.ownRun
     }
-    const run = this.enqueue(async () => {
+    const run = this.jobs.run(async () => {
       let outcome: ReloadOutcome
       do {
         this.again = false
@@ -274,13 +275,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     })
     this.ownRun = run
     run.finally(() => { this.ownRun = null }).catch(() => {})
-    return run
-  }
-
-  /** Runs `job` once every job before it has ended. */
-  private enqueue (job: () => Promise<ReloadOutcome>): Promise<ReloadOutcome> {
-    const run = this.queue.then(job)
-    this.queue = run.then(() => {}, () => {})
     return run
   }
 
@@ -317,11 +311,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
 
   /** Resolves when no reload runs or waits (shutdown). Not the first load: a large one would hold a SIGTERM. */
   async idle (): Promise<void> {
-    let queue
-    do {
-      queue = this.queue
-      await queue
-    } while (queue !== this.queue)
+    await this.jobs.idle()
   }
 
   /**

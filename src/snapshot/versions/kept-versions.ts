@@ -6,6 +6,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { KeptRecordSchema, type KeptRecord } from '../../schemas/versions.js'
 import { fileStamp, type Chain, type ChainFile, type StoreLogger } from '../store/snapshot-store.js'
 import { fileDigest } from '../store/chain-on-disk.js'
+import { JobQueue } from '../job-queue.js'
 
 /** What is known of a served version: the record kept beside its files (src/schemas/versions.ts). */
 export type KeptVersion = KeptRecord
@@ -39,7 +40,7 @@ const VERSION_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._+-]*$/
 export class KeptVersions {
   private records: KeptVersion[] = []
   /** One keep at a time: two reports of one version keep it once. */
-  private queue: Promise<unknown> = Promise.resolve()
+  private readonly jobs = new JobQueue()
   private sequence = 0
 
   constructor (private readonly options: KeepOptions) {}
@@ -103,11 +104,7 @@ export class KeptVersions {
 
   /** Resolves once every keep asked for so far has ended. */
   async idle (): Promise<void> {
-    for (;;) {
-      const queue = this.queue
-      await queue
-      if (queue === this.queue) return
-    }
+    await this.jobs.idle()
   }
 
   /**
@@ -116,15 +113,13 @@ export class KeptVersions {
    * Never rejects: a version that cannot be kept is logged.
    */
   keep (served: ServedVersion, { owned }: { owned: boolean }): Promise<KeptVersion | null> {
-    const run = this.queue.then(async () => await this.keepNow(served, owned)).catch((error: unknown) => {
+    return this.jobs.run(async () => await this.keepNow(served, owned)).catch((error: unknown) => {
       this.options.log.error(
         { version: served.version, file: served.file, err: error },
         'the served version could not be kept: a rollback cannot come back to it'
       )
       return null
     })
-    this.queue = run
-    return run
   }
 
   private async keepNow (served: ServedVersion, owned: boolean): Promise<KeptVersion | null> {

@@ -6,6 +6,7 @@ import type { Chain, ChainServer, StoreLogger } from '../store/snapshot-store.js
 import { KeptVersions, type KeptVersion } from './kept-versions.js'
 import { join } from 'node:path'
 import { pinPath, readPin, writePin, type Pin } from './pin-file.js'
+import { JobQueue } from '../job-queue.js'
 
 /** Where a state directory (STATE_DIR) keeps its versions and its pin. */
 export function versionPaths (stateDir: string): { dir: string, pinFile: string } {
@@ -73,7 +74,7 @@ export async function openVersions (
 export class ServedVersions {
   private newest: Newest | null = null
   /** Actions run one at a time, in the order they came. */
-  private acting: Promise<unknown> = Promise.resolve()
+  private readonly actions = new JobQueue()
 
   constructor (
     readonly kept: KeptVersions,
@@ -222,8 +223,6 @@ export class ServedVersions {
   }
 
   private act (action: () => Promise<ActionResult>): Promise<ActionResult> {
-    const run = this.acting.then(action, action)
-    this.acting = run.catch(() => {})
-    return run
+    return this.actions.run(action)
   }
 }
