@@ -1,16 +1,23 @@
-// Every error this service raises, created here and nowhere else. HTTP errors carry the exact body the
-// original Django REST Framework service answers with; snapshot errors carry the editor-facing report.
+// Every error this service raises, created here and nowhere else, each a ServiceError with a code (as Fastify's
+// FST_ERR_*) and its class's name. HTTP errors carry the exact body the original Django REST Framework service
+// answers with; snapshot errors carry the editor-facing report.
 import { STATUS_CODES } from 'node:http'
-import createError from '@fastify/error'
-import { describePosition, type TextPosition } from './snapshot/load/text-position.js'
+import { format } from 'node:util'
+
+/** The one base: a code a caller may test besides the class, and the class's name in logs. */
+export abstract class ServiceError extends Error {
+  abstract readonly code: string
+
+  constructor (message?: string) {
+    super(message)
+    this.name = new.target.name
+  }
+}
 
 /** The JSON body a client sees for an error: DRF's shapes, never a stack trace or a file path. */
 export type ErrorBody = { detail: string } | Record<string, string[]>
 
-export interface HttpError extends Error {
-  code: string
-  statusCode: number
-  body: ErrorBody
+export class HttpError extends ServiceError {
   /** Seconds a client should wait before it asks again: DRF's `exc.wait`, sent as `Retry-After`. */
   wait?: number
   /**
@@ -18,18 +25,17 @@ export interface HttpError extends Error {
    * chose (`application/json; indent=4` indents a 404 too). Unset: compact.
    */
   indent?: number | null
+
+  constructor (readonly code: string, readonly statusCode: number, message: string, readonly body: ErrorBody) {
+    super(message)
+  }
 }
 
-/** `body` defaults to DRF's `{"detail": message}`. */
+/** A maker of one HTTP error: `message` takes its `%s` from the arguments; `body` defaults to `{"detail": message}`. */
 function httpError<Args extends unknown[] = []> (
   code: string, statusCode: number, message: string, body: (...args: Args) => ErrorBody = () => ({ detail: message })
 ) {
-  const Base = createError(code, message, statusCode)
-  return function create (...args: Args): HttpError {
-    const error = new Base(...args) as HttpError
-    error.body = body(...args)
-    return error
-  }
+  return (...args: Args): HttpError => new HttpError(code, statusCode, format(message, ...args), body(...args))
 }
 
 // `companies` is validated like Django's IntegerField, which answers with this exact message.
@@ -137,15 +143,14 @@ export function negotiatedAs<E extends HttpError> (error: E, indent: number | nu
 }
 
 export function isHttpError (error: unknown): error is HttpError {
-  return error instanceof Error && typeof (error as Partial<HttpError>).body === 'object' &&
-    typeof (error as Partial<HttpError>).statusCode === 'number'
+  return error instanceof HttpError
 }
 
 /**
  * A snapshot file that cannot be served: unreadable, invalid with one line per problem, or too big for the
  * memory budget (TooBigError).
  */
-export class SnapshotError extends Error {
+export class SnapshotError extends ServiceError {
   readonly code: 'SNAPSHOT_ERR_UNREADABLE' | 'SNAPSHOT_ERR_INVALID' | 'SNAPSHOT_ERR_TOO_BIG'
   readonly file: string
   readonly problems: readonly string[]
@@ -156,7 +161,6 @@ export class SnapshotError extends Error {
     code: SnapshotError['code'], file: string, problems: readonly string[], kind: SnapshotError['kind'] = 'snapshot'
   ) {
     super(refusalReport(kind, file, code, problems))
-    this.name = 'SnapshotError'
     this.code = code
     this.file = file
     this.problems = problems
@@ -203,33 +207,22 @@ export function errnoText (error: unknown): string {
 }
 
 /** A bad configuration value: the message names the variable or flag and the rule. */
-export class ConfigError extends Error {
+export class ConfigError extends ServiceError {
   readonly code = 'CONFIG_ERR_INVALID'
-  constructor (message: string) {
-    super(message)
-    this.name = 'ConfigError'
-  }
 }
 
 /** A command line used wrongly (an unknown option, a bad value): exit 2, the message, where to read more. */
-export class UsageError extends Error {
-  readonly code = 'CLI_ERR_USAGE'
-  constructor (message: string) {
-    super(message)
-    this.name = 'UsageError'
-  }
+export class UsageError extends ServiceError {
+  readonly code: string = 'CLI_ERR_USAGE'
 }
 
-// Errors of the command-line tools and the loading pipeline, each with a code (as Fastify's FST_ERR_*):
-// what a caller may test besides the class.
-
 /** A file that is not text at all: empty, or not UTF-8. */
-export class NotText extends Error {
+export class NotText extends ServiceError {
   readonly code = 'LOAD_ERR_NOT_TEXT'
 }
 
 /** A line longer than the limit: reading stops there. */
-export class LineTooLong extends Error {
+export class LineTooLong extends ServiceError {
   readonly code = 'LOAD_ERR_LINE_TOO_LONG'
   constructor (readonly number: number, limit: number) {
     super(`line ${number} is longer than ${limit >= 1024 * 1024 ? `${limit / 1024 / 1024} MiB` : `${limit} bytes`}`)
@@ -240,43 +233,47 @@ export class LineTooLong extends Error {
  * The document is not JSON, or not one the streamer follows. The message ends with the line and column;
  * `at` is the same place as a byte offset in what was fed.
  */
-export class NotFollowed extends Error {
-  override readonly name = 'NotFollowed'
+export class NotFollowed extends ServiceError {
   readonly code = 'LOAD_ERR_NOT_FOLLOWED'
   readonly line: number
   readonly column: number
 
-  constructor (readonly reason: string, readonly at: number, position: TextPosition) {
+  constructor (readonly reason: string, readonly at: number, position: Place) {
     super(`${reason} at ${describePosition(position)}`)
     this.line = position.line
     this.column = position.column
   }
 }
 
+/** A place in a file's text, as reports name it: 1-based, columns in characters. */
+interface Place { line: number, column: number }
+
+export function describePosition ({ line, column }: Place): string {
+  return `line ${line}, column ${column}`
+}
+
 /** An item a change file cannot carry: nothing is written. */
-export class ChangeFileError extends Error {
+export class ChangeFileError extends ServiceError {
   readonly code = 'CHANGES_ERR_ITEM'
 }
 
 /** A refusal of `publish`, in words for the publisher: exit 1. */
-export class PublishError extends Error {
+export class PublishError extends ServiceError {
   readonly code = 'CLI_ERR_PUBLISH'
 }
 
 /** A reason for `convert` to write nothing, for the person converting. */
-export class ConvertError extends Error {
+export class ConvertError extends ServiceError {
   readonly code = 'CLI_ERR_CONVERT'
 }
 
 /** A failure to reach or read a snapshot source, in words for the log and status (never a stack trace). */
-export class SourceError extends Error {
-  override readonly name = 'SourceError'
+export class SourceError extends ServiceError {
   readonly code = 'SOURCE_ERR'
 }
 
 /** A manifest that cannot be followed: one line per problem. */
-export class ManifestError extends Error {
-  override readonly name = 'ManifestError'
+export class ManifestError extends ServiceError {
   readonly code = 'SOURCE_ERR_MANIFEST'
   constructor (readonly problems: readonly string[]) {
     super(problems.join('; '))
@@ -284,19 +281,15 @@ export class ManifestError extends Error {
 }
 
 /** A bad option or argument of the capture: the command line's UsageError, printed with a usage hint, exit 2. */
-export class CaptureUsageError extends UsageError {
-  override readonly name = 'CaptureUsageError'
-}
+export class CaptureUsageError extends UsageError {}
 
 /** The capture failed; nothing was written. */
-export class CaptureError extends Error {
-  override readonly name: string = 'CaptureError'
+export class CaptureError extends ServiceError {
   readonly code: string = 'CAPTURE_ERR'
 }
 
 /** The source answered something that is not an explore page: retrying would not help. */
 export class NotExploreError extends CaptureError {
-  override readonly name = 'NotExploreError'
   override readonly code = 'CAPTURE_ERR_NOT_EXPLORE'
   constructor (readonly url: string, what: string) {
     super(`not an explore API: GET ${url}: ${what}`)
@@ -304,8 +297,7 @@ export class NotExploreError extends CaptureError {
 }
 
 /** A signal stopped the capture; `exitCode` is the shell's 128 + signal number. */
-export class CaptureInterrupted extends Error {
-  override readonly name = 'CaptureInterrupted'
+export class CaptureInterrupted extends ServiceError {
   readonly code = 'CAPTURE_ERR_INTERRUPTED'
   readonly exitCode: number
   constructor (readonly signal: 'SIGINT' | 'SIGTERM') {

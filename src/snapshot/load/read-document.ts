@@ -2,11 +2,11 @@
 // chunk boundaries, yielding every few milliseconds. The loader and the converter read with it.
 import { isUtf8 } from 'node:buffer'
 import { DocumentStreamer, type DocumentHandlers } from './stream-document.js'
-import { describePosition, positionAfter } from './text-position.js'
+import { positionAfter } from './text-position.js'
 import { startsWithBom } from './json-text.js'
 import { Pacer } from '../slices.js'
 import { READ_CHUNK, chunksOf } from './read-chunks.js'
-import { NotText } from '../../errors.js'
+import { describePosition, NotText } from '../../errors.js'
 
 /**
  * Reads and follows `file`; rejects with the file system's error, NotText, NotFollowed or a handler's error.

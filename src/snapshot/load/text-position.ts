@@ -11,10 +11,6 @@ export interface TextPosition {
   readonly column: number
 }
 
-export function describePosition (position: TextPosition): string {
-  return `line ${position.line}, column ${position.column}`
-}
-
 /** Characters in bytes[from, to): every byte but the continuation bytes (0b10xxxxxx). */
 export function countCharacters (bytes: Buffer, from: number, to: number): number {
   if (to - from >= 64 && isAscii(bytes.subarray(from, to))) return to - from
