@@ -7,7 +7,7 @@ import type { Config } from '../config.js'
 import { controlUnavailable } from '../errors.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { ForwardedAnswer, ForwardedRequest, PublishedVersion, ThreadStart, ToControl, ToThread } from './messages.js'
-import { describe } from './version-handoff.js'
+import { VersionDescriber } from './version-handoff.js'
 
 const ENTRY = new URL(import.meta.url.endsWith('.ts') ? './serving-thread.ts' : './serving-thread.js', import.meta.url)
 /** A thread that has not said it serves a version by then is logged, and no longer waited for. */
@@ -68,6 +68,7 @@ export class ServingPool {
    */
   private current: PublishedVersion | null = null
   private seq = 0
+  private readonly describer = new VersionDescriber()
   private closing = false
   private readonly waiters = new Set<() => void>()
   private readonly metricsAsked =
@@ -215,7 +216,7 @@ export class ServingPool {
     if (model === this.model) return
     this.model = model
     const seq = ++this.seq
-    this.current = { seq, version: describe(model) }
+    this.current = { seq, version: this.describer.describe(model) }
     const message: ToThread = { type: 'version', ...this.current }
     for (const slot of this.slots) if (slot.following) this.send(slot, message)
     const done = (): boolean => this.slots.every(slot => !slot.following || slot.serving >= seq)

@@ -13,11 +13,13 @@ import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 import { deriveVersion } from '../../src/snapshot/model/derive-version.js'
 import { SHARED_FROM } from '../../src/snapshot/model/shared-arrays.js'
 import type { SnapshotModel } from '../../src/snapshot/model/snapshot-model.js'
-import { describe, VersionAdopter, type ArrayRef, type VersionMessage } from '../../src/serving/version-handoff.js'
+import { VersionAdopter, VersionDescriber, type ArrayRef, type VersionMessage } from '../../src/serving/version-handoff.js'
 import { makeItem } from '../helpers.js'
 import { runs } from '../property-runs.js'
 
 const COMPANIES = [1, 2, 3, 4, 5]
+const describer = new VersionDescriber()
+const describe = (model: SnapshotModel): VersionMessage => describer.describe(model)
 const dir = await mkdtemp(join(tmpdir(), 'explore-handoff-'))
 t.teardown(async () => await rm(dir, { recursive: true, force: true }))
 let files = 0
@@ -89,10 +91,10 @@ t.test('every array of a version that grows with the snapshot is shared, not cop
       else if (value !== null && typeof value === 'object' && !(value instanceof SharedArrayBuffer)) Object.values(value).forEach(visit)
     }
     const message = describe(version)
-    visit(message.listings)
-    visit(message.chunks)
+    visit(message.parts.listings)
+    visit(message.parts.chunks)
     t.ok(copied.every(bytes => bytes < SHARED_FROM), `arrays copied: ${copied.length}, the largest ${Math.max(0, ...copied)} bytes`)
-    t.ok(message.chunks.every((chunk: ArrayRef) => !ArrayBuffer.isView(chunk)), 'every chunk of items is shared')
+    t.ok(message.parts.chunks.every((chunk: ArrayRef) => !ArrayBuffer.isView(chunk)), 'every chunk of items is shared')
   }
   const adopter = new VersionAdopter()
   const first = adopter.adopt(await sent(describe(model)))

@@ -1,0 +1,118 @@
+// A served version as plain parts: every array its pages read, and the few names and numbers beside them. The one
+// description of a version: a serving thread is handed it (serving/version-handoff.ts), and a version made again
+// from parts is the model it was made of.
+import { IdSlots } from './id-slots.js'
+import { ItemMemory } from './item-memory.js'
+import { Overlay } from './overlay.js'
+import {
+  CompanyRanks, ItemColumns, LanguageListing, SnapshotModel, type SnapshotInfo
+} from './snapshot-model.js'
+
+export type View = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array
+
+export interface OverlayParts<A> { base: A | null, baseSize: number, removed: A, added: A, addedAt: A, addedPlace: A }
+
+export interface ListingParts<A> {
+  code: string
+  /** The columns by slot; a derived version's added items after the flat listing's. */
+  chunkOf: A
+  startOf: A
+  lengthOf: A
+  dateOf: A
+  pkOf: A
+  size: number
+  /** The flat listing's company lists (CompanyRanks): its id table, then each slot's stretch of ranks. */
+  companies: { keys: A, slots: A, starts: A, ranks: A }
+  /** A derived version's lists: its whole list and those of the companies its change files concerned. */
+  changes: { all: OverlayParts<A>, companies: Array<[number, OverlayParts<A>]> } | null
+}
+
+/** What a version's pages need of its info: its name and the ETags' base (no change list). */
+export type InfoParts =
+  Pick<SnapshotInfo, 'source' | 'version' | 'generatedAt' | 'loadedAt' | 'snapshotVersion' | 'contentVersion'>
+
+/** A version's parts, each array an `A`: the model's own views, or what stands for them in a message. */
+export interface VersionParts<A = View> {
+  info: InfoParts
+  chunks: A[]
+  listings: Array<ListingParts<A>>
+  garbageBytes: number
+}
+
+export function partsOf (model: SnapshotModel): VersionParts {
+  const overlay = ({ base, baseSize, removed, added, addedAt, addedPlace }: Overlay): OverlayParts<View> =>
+    ({ base, baseSize, removed, added, addedAt, addedPlace })
+  const listings = [...model.listingsByLanguage].map(([code, { columns, changes }]): ListingParts<View> => {
+    const { chunkOf, startOf, lengthOf, dateOf, pkOf, size, byCompany: { slotOf, starts, ranks } } = columns
+    return {
+      code,
+      chunkOf,
+      startOf,
+      lengthOf,
+      dateOf,
+      pkOf,
+      size,
+      companies: { keys: slotOf.keys, slots: slotOf.slots, starts, ranks },
+      changes: changes === null
+        ? null
+        : { all: overlay(changes.all), companies: [...changes.companies].map(([id, list]) => [id, overlay(list)]) }
+    }
+  })
+  const { source, version, generatedAt, loadedAt, snapshotVersion, contentVersion } = model.info
+  return {
+    info: { source, version, generatedAt, loadedAt, snapshotVersion, contentVersion },
+    chunks: [...model.memory.list],
+    listings,
+    garbageBytes: model.garbageBytes
+  }
+}
+
+/**
+ * The model `parts` describe, reading their arrays where they are.
+ * @param holders buffer → how many unreleased versions hold it, shared by the versions of one thread (item-memory.ts)
+ */
+export function modelOf (parts: VersionParts, holders?: Map<ArrayBufferLike, number>): SnapshotModel {
+  const chunks = parts.chunks.map(view => Buffer.from(view.buffer as ArrayBuffer, view.byteOffset, view.length))
+  const memory = new ItemMemory(chunks, undefined, holders)
+  const overlay = (list: OverlayParts<View>): Overlay => new Overlay(
+    list.base as Uint32Array | null, list.baseSize, list.removed as Uint32Array, list.added as Uint32Array,
+    list.addedAt as Uint32Array, list.addedPlace as Uint32Array
+  )
+  const listings = new Map<string, LanguageListing>()
+  for (const listing of parts.listings) {
+    const { keys, slots, starts, ranks } = listing.companies
+    const slotOf = IdSlots.of({ keys: keys as Float64Array, slots: slots as Uint32Array })
+    const byCompany = new CompanyRanks(slotOf, starts as Uint32Array, ranks as Uint32Array)
+    const columns = new ItemColumns(
+      listing.chunkOf as Uint16Array | Uint32Array, listing.startOf as Uint32Array,
+      listing.lengthOf as Uint16Array | Uint32Array, listing.dateOf as Uint32Array, listing.pkOf as Float64Array,
+      listing.size, byCompany
+    )
+    const changes = listing.changes === null
+      ? null
+      : {
+          all: overlay(listing.changes.all),
+          companies: new Map(listing.changes.companies.map(([id, list]) => [id, overlay(list)]))
+        }
+    listings.set(listing.code, new LanguageListing(listing.code, columns, changes, chunks, memory))
+  }
+  return new SnapshotModel({ ...parts.info }, listings, memory, parts.garbageBytes)
+}
+
+/**
+ * `parts` with each array `swap` gives for it, found by `isArray`: the one walk over a version's parts, whatever
+ * stands for its arrays (the model's views, or a message's references to shared buffers).
+ */
+export function swapArrays<A, B> (
+  parts: VersionParts<A>, isArray: (value: unknown) => value is A, swap: (array: A) => B
+): VersionParts<B> {
+  const walk = (value: unknown): unknown => {
+    if (isArray(value)) return swap(value)
+    if (Array.isArray(value)) return value.map(walk)
+    if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+      return Object.fromEntries(Object.entries(value).map(([key, each]) => [key, walk(each)]))
+    }
+    return value // numbers, names, null, the info's Date
+  }
+  return walk(parts) as VersionParts<B>
+}
