@@ -1,27 +1,51 @@
 // What a reload does, decided before anything is read: a pure function of what is served and what is
 // wanted (ADR 030). The store (snapshot-store.ts) finds how much of the wanted chain is served, plans, then
-// carries the plan out.
+// carries the plan out without deciding anything more.
 
-/** How much of a wanted chain is served: the same snapshot, and the first `changes` of its change files. */
+/** What the served state has of a wanted chain whose snapshot it serves (same file or same content). */
 export interface ServedPart {
+  /** The wanted chain's first `changes` change files are the served state's first, in order. */
   changes: number
+  /** Per wanted change file from the `changes`-th on: the served state applied the same bytes (a kept copy). */
+  laterApplied: readonly boolean[]
+  /** Per wanted change file: the served state applied a file at that path (its bytes may have changed since). */
+  pathApplied: readonly boolean[]
 }
 
-export type ReloadPlan =
-  /** Load the snapshot, apply every change file beside the served state, then swap once. */
-  | { kind: 'load' }
-  /** The served snapshot again, its change files another list: apply them all to it, then swap once. */
-  | { kind: 'rebuild' }
-  /** The served chain begins the wanted one: apply its change files from the `from`-th, each swapped alone. */
-  | { kind: 'extend', from: number }
+export interface ReloadPlan {
+  /** What the change files apply to: the snapshot read anew, the served state, or the served chain's root. */
+  base: 'read' | 'served' | 'root'
+  /** The first change file to apply: those before it are the served state's. */
+  from: number
+  /** Each change file's version served as soon as it is made (the served chain extended); else the last, at once. */
+  eachServed: boolean
+  /**
+   * Per change file, when it is refused: true leaves the served state as it is, since serving the chain short of
+   * it would take back a change file served now; false serves what was made before it, and the rest waits.
+   */
+  keepServedIfRefused: readonly boolean[]
+}
 
 /**
- * @param servedChanges change files the served state applied; null when nothing is served yet.
- * @param part how much of the wanted chain is served (null: another snapshot, or none kept to build on).
- * @param reread the snapshot is read again whatever is served (SIGHUP, a download, a snapshot alone).
+ * @param wanted change files in the wanted chain
+ * @param servedChanges change files the served state applied; null when nothing is served yet
+ * @param part what is served of the wanted chain; null: another snapshot, or no root kept to build on
+ * @param readAgain the snapshot may be another (SIGHUP, the watcher, a download): a snapshot alone where one alone
+ *   is served is read again, even unchanged
  */
-export function planReload (servedChanges: number | null, part: ServedPart | null, reread = false): ReloadPlan {
-  if (reread || servedChanges === null || part === null) return { kind: 'load' }
-  if (part.changes === servedChanges) return { kind: 'extend', from: part.changes }
-  return { kind: 'rebuild' }
+export function planReload (
+  wanted: number, servedChanges: number | null, part: ServedPart | null, readAgain = false
+): ReloadPlan {
+  if (servedChanges === null || part === null || (readAgain && wanted === 0 && servedChanges === 0)) {
+    return { base: 'read', from: 0, eachServed: false, keepServedIfRefused: new Array<boolean>(wanted).fill(false) }
+  }
+  const applied = (p: number): boolean => p < part.changes || part.laterApplied[p - part.changes] === true
+  const keepServedIfRefused = Array.from({ length: wanted }, (_, p) => {
+    if (part.pathApplied[p] === true) return true
+    for (let later = p + 1; later < wanted; later++) if (applied(later)) return true
+    return false
+  })
+  return part.changes === servedChanges
+    ? { base: 'served', from: part.changes, eachServed: true, keepServedIfRefused }
+    : { base: 'root', from: 0, eachServed: false, keepServedIfRefused }
 }

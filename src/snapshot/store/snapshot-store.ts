@@ -14,7 +14,7 @@ import { readChangeFile } from '../changes/read-change-file.js'
 import { deriveVersion, prepareForChanges } from '../model/derive-version.js'
 import { JobQueue } from '../job-queue.js'
 import { changeFilesIn, fileDigest } from './chain-on-disk.js'
-import { planReload, type ReloadPlan } from './plan-reload.js'
+import { planReload, type ReloadPlan, type ServedPart } from './plan-reload.js'
 
 export interface StoreLogger {
   info: (fields: object, message: string) => void
@@ -70,6 +70,12 @@ export interface ChainFile {
   readonly file: string
   readonly stamp: string | null
   readonly digest: string
+}
+
+/** What is served of a wanted chain, with the served files of its snapshot and first change files. */
+interface Served extends ServedPart {
+  snapshot: ChainFile
+  files: ChainFile[]
 }
 
 /** Change files applied and refused since start (status, metrics). */
@@ -258,8 +264,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   reload (file: string = this.file): Promise<ReloadOutcome> {
     if (file !== this.file) {
       const chain = { snapshot: file, changes: [] }
-      return this.jobs.run(async () => await this.runOnce(async started =>
-        await this.serveChain(chain, started, (this.chain?.changes.length ?? 0) === 0)))
+      return this.jobs.run(async () => await this.runOnce(async started => await this.serveChain(chain, started, true)))
     }
     if (this.ownRun !== null) {
       this.again = true
@@ -298,9 +303,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const chain = this.changesDir === null
       ? { snapshot: this.file, changes: [] }
       : await this.chainOnDisk(this.changesDir)
-    // No change files kept, or none served or on disk: the file read again, even unchanged (SIGHUP).
-    const reread = this.changesDir === null || (chain.changes.length === 0 && (this.chain?.changes.length ?? 0) === 0)
-    return await this.serveChain(chain, started, reread)
+    return await this.serveChain(chain, started, true)
   }
 
   /** The snapshot file and the change files in `dir`; a directory there means change files are expected. */
@@ -339,29 +342,31 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     return 'changed'
   }
 
-  /** Serves `chain`: plans the run from what is served (plan-reload.ts), then carries the plan out. */
-  private async serveChain (chain: Chain, started: number, reread = false): Promise<ReloadOutcome> {
+  /**
+   * Serves `chain`: plans the run from what is served (plan-reload.ts), then carries the plan out. `readAgain`: its
+   * snapshot may be another file's bytes now (a reload), not only the one served (the first load, a follower).
+   */
+  private async serveChain (chain: Chain, started: number, readAgain = false): Promise<ReloadOutcome> {
     if (chain.changes.length > 0) this.changesExpected = true
-    const served = reread ? null : await this.servedPrefix(chain)
-    const part = served === null ? null : { changes: served.changes.length }
-    const plan = planReload(this.chain?.changes.length ?? null, part, reread)
+    const served = await this.servedPart(chain)
+    const plan = planReload(chain.changes.length, this.chain?.changes.length ?? null, served, readAgain)
     return await this.execute(plan, chain, served, started)
   }
 
   /**
-   * Carries out a plan: `extend` applies the new change files to the served state, each swapped in alone;
-   * `load` and `rebuild` build the whole chain beside it (from a new load, or the kept root) and swap once.
+   * Carries out a plan: the change files from `plan.from` applied to its base, each version served as it is made
+   * (extending the served chain) or only the last, at once (a chain built beside the served state).
    */
   private async execute (
-    plan: ReloadPlan, chain: Chain, served: { snapshot: ChainFile, changes: ChainFile[] } | null, started: number
+    plan: ReloadPlan, chain: Chain, served: Served | null, started: number
   ): Promise<ReloadOutcome> {
     let root = this.root
     // Recorded once served, so copies are compared by stamp from then on; not before, as a failed serve
     // would leave the record naming kept files a prune may remove.
     let snapshot = served?.snapshot
-    const files: ChainFile[] = plan.kind === 'extend' ? [...(served as { changes: ChainFile[] }).changes] : []
+    const files: ChainFile[] = plan.eachServed ? [...(served as Served).files] : []
     let state: SnapshotModel
-    if (plan.kind === 'load') {
+    if (plan.base === 'read') {
       const read = await this.readOnce(chain.snapshot, this.load)
       if (read === 'changed') return 'superseded'
       if ('error' in read) return this.refuse(chain.snapshot, read.error)
@@ -372,10 +377,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       // The same snapshot: what a load made ready in the background serves this chain too.
       if (this.changesExpected && this.rootReady === null) this.setRoot(this.root as SnapshotModel)
       await this.rootReady
-      state = plan.kind === 'extend' ? this.model as SnapshotModel : root as SnapshotModel
+      state = plan.base === 'served' ? this.model as SnapshotModel : root as SnapshotModel
     }
     let outcome: ReloadOutcome = 'loaded'
-    for (let at = plan.kind === 'extend' ? plan.from : 0; at < chain.changes.length; at++) {
+    for (let at = plan.from; at < chain.changes.length; at++) {
       const file = chain.changes[at] as string
       const read = repeatedId(await this.readOnce(file, this.readChanges), state, file)
       if (read === 'changed') {
@@ -385,9 +390,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       if ('error' in read) {
         this.changeCounts.refused++
         outcome = this.refuse(file, read.error, 'change file')
-        // A rebuild of the served snapshot's chain that stops short of a change file served now is not
-        // served: one bad file must not take back later changes. A bad file at the end only waits.
-        if (plan.kind !== 'load' && await this.servesAnyOf(file, chain.changes.slice(at + 1))) {
+        if (plan.keepServedIfRefused[at] === true) {
           this.letGo(state, root)
           return outcome
         }
@@ -397,7 +400,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       this.changeCounts.applied++
       this.appliedLog(next, file, started)
       files.push({ file, stamp: read.stamp, digest: read.model.digest })
-      if (plan.kind === 'extend') {
+      if (plan.eachServed) {
         this.swap(next, this.root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: [...files] })
         this.succeeded()
       } else if (state !== root) {
@@ -405,7 +408,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       }
       state = next
     }
-    if (plan.kind === 'extend') {
+    if (plan.eachServed) {
       // Nothing new: the same state, under `chain`'s names (a bad save put back as it was serves again).
       if (plan.from === chain.changes.length) {
         this.chain = { snapshot: snapshot as ChainFile, changes: files }
@@ -423,7 +426,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       generatedAt: state.info.generatedAt,
       items: state.itemCounts(),
       ms: Date.now() - started
-    }, plan.kind === 'load'
+    }, plan.base === 'read'
       ? 'snapshot reloaded'
       : files.length === 0
         ? 'the snapshot served again from the one loaded'
@@ -432,33 +435,28 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   }
 
   /**
-   * How much of `chain` is served, as `chain`'s files: its snapshot and the change files the served state
-   * applied; null when its snapshot is not the served one. Same file or same content: stamps, then digests.
+   * What the served state has of `chain` (plan-reload.ts), with the served files of its first change files; null
+   * when its snapshot is not the served one. Same file or same content: stamps, then digests.
    */
-  private async servedPrefix (chain: Chain): Promise<{ snapshot: ChainFile, changes: ChainFile[] } | null> {
+  private async servedPart (chain: Chain): Promise<Served | null> {
     const served = this.chain
     const snapshot = served === null || this.root === null ? null : await asServed(served.snapshot, chain.snapshot)
     if (served === null || snapshot === null) return null
-    const changes: ChainFile[] = []
+    const files: ChainFile[] = []
     for (let n = 0; n < served.changes.length && n < chain.changes.length; n++) {
       const same = await asServed(served.changes[n] as ChainFile, chain.changes[n] as string)
       if (same === null) break
-      changes.push(same)
+      files.push(same)
     }
-    return { snapshot, changes }
-  }
-
-  /**
-   * Whether the served state applied `bad` (by path: its content changed) or any of `after` (by content:
-   * after a pin or rollback the served files are a kept version's).
-   */
-  private async servesAnyOf (bad: string, after: readonly string[]): Promise<boolean> {
-    const served = this.chain?.changes ?? []
-    if (served.some(read => read.file === bad)) return true
-    for (const file of after) {
-      for (const read of served) if (await asServed(read, file) !== null) return true
+    // After a pin or rollback the served files are a kept version's: the same change file by its bytes.
+    const laterApplied: boolean[] = []
+    for (const file of chain.changes.slice(files.length)) {
+      let applied = false
+      for (const read of served.changes) if (!applied && await asServed(read, file) !== null) applied = true
+      laterApplied.push(applied)
     }
-    return false
+    const pathApplied = chain.changes.map(file => served.changes.some(read => read.file === file))
+    return { snapshot, files, changes: files.length, laterApplied, pathApplied }
   }
 
   private appliedLog (model: SnapshotModel, file: string, started: number): void {
