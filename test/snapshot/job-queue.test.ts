@@ -25,10 +25,12 @@ t.test('jobs run one after another in the order given; a failed one does not sto
 t.test('idle waits for the jobs queued while it waits', async t => {
   const jobs = new JobQueue()
   const ran: string[] = []
-  void jobs.run(async () => {
+  const queued: Array<Promise<void>> = []
+  queued.push(jobs.run(async () => {
     ran.push('one')
-    void jobs.run(async () => { ran.push('two, queued by one') })
-  })
+    queued.push(jobs.run(async () => { ran.push('two, queued by one') }))
+  }))
   await jobs.idle()
   t.same(ran, ['one', 'two, queued by one'])
+  t.equal(queued.length, 2)
 })
