@@ -1,5 +1,5 @@
 // Requests, their durations, dropped log lines and simulated trouble, counted wherever pages are answered: by
-// the one process, or by each serving thread (the control thread sums them when scraped, serving/serving-pool.ts).
+// the one process, or by each serving thread (the control thread asks them when scraped, serving/thread-metrics.ts).
 import type { FastifyInstance } from 'fastify'
 import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'

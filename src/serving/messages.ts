@@ -28,6 +28,9 @@ export interface ForwardedRequest {
   remoteAddress: string
 }
 
+/** A thread's request counts, as prom-client's JSON: what the control's scrape sums. */
+export type MetricsJson = Array<MetricObjectWithValues<MetricValue<string>>>
+
 export interface ForwardedAnswer {
   statusCode: number
   headers: OutgoingHttpHeaders
@@ -49,5 +52,5 @@ export type ToControl =
   | { type: 'failed', message: string, code: string | null }
   | { type: 'serving', seq: number }
   | { type: 'forward', id: number, request: ForwardedRequest }
-  | { type: 'metrics', id: number, metrics: Array<MetricObjectWithValues<MetricValue<string>>> }
+  | { type: 'metrics', id: number, metrics: MetricsJson }
   | { type: 'closed' }

@@ -5,6 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { ForwardedAnswer, ForwardedRequest, PublishedVersion, ThreadStart, ToControl, ToThread } from './messages.js'
 import { withSharedLabels } from '../plugins/request-metrics.js'
+import { Requests } from './requests-by-id.js'
 import { servingApp } from './serving-app.js'
 import { VersionAdopter } from './version-handoff.js'
 
@@ -17,14 +18,10 @@ const adopter = new VersionAdopter()
 let served: SnapshotModel | null = null
 /** Told to close: a `listen` that comes after (the pool closing while it started) is not carried out. */
 let closing = false
-const waiting = new Map<number, (answer: ForwardedAnswer) => void>()
-let lastId = 0
+/** The operator's pages forwarded to the control (forward-ops.ts), each waiting for its answer. */
+const forwarded = new Requests<ForwardedAnswer>()
 const forward = forwardOps
-  ? async (request: ForwardedRequest) => await new Promise<ForwardedAnswer>(resolve => {
-    const id = ++lastId
-    waiting.set(id, resolve)
-    say({ type: 'forward', id, request })
-  })
+  ? async (request: ForwardedRequest) => await forwarded.ask(id => { say({ type: 'forward', id, request }) })
   : null
 
 const { app, registry } = await servingApp(config, () => served, forward)
@@ -72,8 +69,7 @@ control.on('message', (message: ToThread) => {
       )
       break
     case 'answer':
-      waiting.get(message.id)?.(message.answer)
-      waiting.delete(message.id)
+      forwarded.answer(message.id, message.answer)
       break
     case 'close':
       closing = true
