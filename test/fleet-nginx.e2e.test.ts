@@ -1,6 +1,7 @@
 // The fleet, end to end: a publisher (a real HTTP server with ETags), two replicas (real processes) that
-// follow it, and Debian's nginx in front, configured as docs/guides/deploying.md's example. Skipped, with the reason,
-// where nginx is not installed (.ci/run installs it).
+// follow it, and Debian's nginx in front with bench/nginx-config.ts (deploy/nginx/explore-replica.conf's upstream and
+// proxy directives, plain HTTP: TLS is test/deploy/nginx-tls.e2e.test.ts's). Skipped, with the reason, where nginx is
+// not installed (.ci/run installs it).
 import t, { type Test } from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
@@ -48,7 +49,7 @@ async function replica (t: Test, url: string, port: number) {
 async function startNginx (t: Test, dir: string, port: number, upstreams: number[]): Promise<ChildProcess> {
   await mkdir(join(dir, 'temp'), { recursive: true })
   const conf = join(dir, 'nginx.conf')
-  // docs/guides/deploying.md's configuration, on loopback ports, in the foreground, with every file in `dir`.
+  // The shipped file's upstream and proxy directives, on loopback ports, in the foreground, with every file in `dir`.
   await writeFile(conf, nginxConfig(dir, port, upstreams))
   const nginx = spawn(NGINX as string, ['-p', dir, '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''

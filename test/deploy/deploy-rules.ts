@@ -1,7 +1,7 @@
 // The rules every file in deploy/ is held to, whatever runs it (the image, the Kubernetes manifests, the
 // systemd unit): one image name and tag, settings the service knows, the defaults a client sees kept unless a
 // comment says why, the operator's endpoints off the public address, the same two ports everywhere.
-// dockerfile.e2e.test.ts, kubernetes.e2e.test.ts and systemd-unit.e2e.test.ts call these on what each file sets.
+// dockerfile.test.ts, kubernetes.test.ts and systemd-unit.test.ts call these on what each file sets.
 import type { Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { isDeepStrictEqual } from 'node:util'
@@ -25,6 +25,9 @@ const LOOPBACK = ['127.0.0.1', '::1', 'localhost']
 
 /** Options that make a demo server misbehave on purpose: never in a deployment. */
 const DEMO_OPTIONS = OPTIONS.filter(option => option.description.startsWith('Demo server:')).map(option => option.env)
+
+/** Options whose value is a secret (OPS_TOKEN, SNAPSHOT_HTTP_HEADERS): never written in a deploy file. */
+const SECRET_OPTIONS = OPTIONS.filter(option => option.secret === true).map(option => option.env)
 
 /**
  * Options whose value, away from its default, makes the replica's answers differ from the original API's
@@ -98,6 +101,8 @@ export function checkSettings (t: Test, deployment: Deployment): Config | null {
   t.ok(names.length > 0, `${where}: settings given`)
   for (const name of names) t.ok(CONFIG_NAMES.has(name), `${where}: ${name} is one of the service's settings (docs/reference/configuration.md)`)
   for (const name of names.filter(name => DEMO_OPTIONS.includes(name))) t.fail(`${where}: ${name} is a demo server's trouble, never a deployment's`)
+  // A secret written in a deploy file is in the repository, and readable wherever the file is (a unit, a ConfigMap).
+  for (const name of names.filter(name => SECRET_OPTIONS.includes(name))) t.fail(`${where}: ${name} is a secret: given from a Secret or a root-only file, never written here`)
 
   let config: Config
   try {
@@ -140,4 +145,13 @@ export function checkSettings (t: Test, deployment: Deployment): Config | null {
 /** An image reference is the one image: `explore-replica:<package.json version>`. */
 export function checkImage (t: Test, where: string, image: string | undefined): void {
   t.equal(image, IMAGE, `${where}: image ${IMAGE} (package.json's name and version)`)
+}
+
+/** A guide's section: from its `## heading` line to the next `## ` heading (docs/guides/<file>). */
+export function guideSection (file: string, heading: string): string {
+  const text = readFileSync(join(ROOT, 'docs', 'guides', file), 'utf8')
+  const start = text.indexOf(`\n## ${heading}\n`)
+  if (start < 0) throw new Error(`docs/guides/${file} has no section "## ${heading}"`)
+  const end = text.indexOf('\n## ', start + 1)
+  return text.slice(start, end < 0 ? undefined : end)
 }
