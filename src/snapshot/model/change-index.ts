@@ -1,7 +1,9 @@
-// What change files need of a flat listing and a serving thread does not (ADR 031): pk → rank, and each slot's
-// companies (not in the served bytes). Made in slices where change files are expected: ~45 MB at 1M, theirs alone.
+// What change files need of a flat listing and a serving thread does not (ADR 031): pk → slot, each slot's companies
+// (not in the served bytes), and the slots given out of its columns' room. Made in slices where change files are
+// expected: ~45 MB at 1M, the control thread's alone. The columns stay as built but for their room, written here.
 import { IdSlots } from './id-slots.js'
 import { STEP_MASK } from '../slices.js'
+import type { Overlay } from './overlay.js'
 import type { ItemColumns } from './snapshot-model.js'
 
 /** Entries of 8 bytes in a page of 4 KiB: a write at this stride touches every page once. */
@@ -21,22 +23,42 @@ function * faultedIn<T extends Float64Array | Uint32Array> (array: T): Generator
   return array
 }
 
+/** Each flat listing's index, beside its columns (which it may not change): made once, let go with them. */
+const indexes = new WeakMap<ItemColumns, ChangeIndex>()
+
 export class ChangeIndex {
+  /** Slots given out, by every version derived from the columns (one never served too). */
+  private used: number
+
   private constructor (
-    /** The flat listing's pks → their ranks; the pks changed since are each version's own (ListingChanges.pks). */
-    readonly pks: IdSlots,
+    private readonly columns: ItemColumns,
+    /** pk → its newest slot: its rank in the flat listing, or the last slot any version gave it since. */
+    private readonly pks: IdSlots,
+    /** Per slot of the room (from `columns.size`), its pk's slot before (-1: none): a pk's slots, newest first. */
+    private readonly previous: Int32Array,
     /** Slot s's companies are `companyIds[companyStart[s]..companyStart[s + 1])`, with room after the ranks'. */
     private readonly companyStart: Uint32Array,
     private readonly companyIds: Float64Array
-  ) {}
+  ) {
+    this.used = columns.size
+  }
 
   /**
-   * The index of `columns`, in slices: pks from its keys, each rank's companies from its company lists; room for
-   * `room` more company ids, and at least a sixteenth more (at least 16).
+   * The index of `columns`, made the first time it is asked for, in slices (the store runs one derive at a time):
+   * pks from its keys, each rank's companies from its company lists; room for `room` more company ids, and at least
+   * a sixteenth more (at least 16).
    */
   static * of (columns: ItemColumns, room = 0): Generator<void, ChangeIndex> {
+    let index = indexes.get(columns)
+    if (index === undefined) indexes.set(columns, index = yield * ChangeIndex.made(columns, room))
+    return index
+  }
+
+  private static * made (columns: ItemColumns, room: number): Generator<void, ChangeIndex> {
     const { size, pkOf, byCompany } = columns
-    const pks = IdSlots.sized(size)
+    const capacity = columns.startOf.length
+    // Every slot's pk fits at most two-thirds full; the flat pks alone at most half, as before the room held pks.
+    const pks = IdSlots.sized(Math.max(size, Math.ceil(0.75 * capacity)))
     yield * faultedIn(pks.keys)
     yield * faultedIn(pks.slots)
     for (let rank = 0; rank < size; rank++) {
@@ -44,7 +66,7 @@ export class ChangeIndex {
       if ((rank & STEP_MASK) === STEP_MASK) yield
     }
     // Counted, then filled, as build-model.ts makes the company lists.
-    const companyStart = yield * faultedIn(new Uint32Array(columns.startOf.length + 1))
+    const companyStart = yield * faultedIn(new Uint32Array(capacity + 1))
     let total = 0
     let work = 0
     for (const [, ranks] of byCompany.lists()) {
@@ -79,12 +101,16 @@ export class ChangeIndex {
         yield
       }
     }
-    return new ChangeIndex(pks, companyStart, ids)
+    return new ChangeIndex(columns, pks, new Int32Array(capacity - size), companyStart, ids)
   }
 
-  /** Slot `slot`'s companies. */
-  companiesOf (slot: number): Float64Array {
-    return this.companyIds.subarray(this.companyStart[slot] as number, this.companyStart[slot + 1] as number)
+  /** The slot of `pk` in the version whose whole list is `all` (over these columns), or -1: its newest slot there. */
+  slotOf (pk: number, all: Overlay): number {
+    const { size, before } = this.columns
+    for (let slot = this.pks.get(pk); slot >= 0; slot = slot < size ? -1 : this.previous[slot - size] as number) {
+      if (all.holds(slot, before)) return slot
+    }
+    return -1
   }
 
   /** Calls `use` with each of slot `slot`'s companies. */
@@ -93,16 +119,33 @@ export class ChangeIndex {
     for (let at = this.companyStart[slot] as number; at < to; at++) use(this.companyIds[at] as number)
   }
 
-  /** Whether `count` more company ids fit after slot `slot`'s. */
-  fits (slot: number, count: number): boolean {
-    return (this.companyStart[slot] as number) + count <= this.companyIds.length
+  /** Whether `items` more items, with `companies` company ids in all, fit in the room left. */
+  fits (items: number, companies: number): boolean {
+    return this.used + items <= this.columns.startOf.length &&
+      (this.companyStart[this.used] as number) + companies <= this.companyIds.length
   }
 
-  /** Gives `slot`, the next one given out, its companies (each once; `fits` said they fit). */
-  setCompanies (slot: number, companies: readonly number[]): void {
+  /**
+   * An item given the next free slot, written into the columns' room, with its companies (each once): a slot is
+   * never given out twice, so no version reads it but those derived from here on (`fits` said it fits).
+   */
+  add (chunk: number, start: number, length: number, date: number, pk: number, companies: readonly number[]): number {
+    const { columns } = this
+    const slot = this.used
     const from = this.companyStart[slot] as number
-    if (from + companies.length > this.companyIds.length) throw new Error('no room for more company ids')
+    if (slot >= columns.startOf.length || from + companies.length > this.companyIds.length) {
+      throw new Error('no room for another item: the listing should have been flat')
+    }
+    columns.chunkOf[slot] = chunk
+    columns.startOf[slot] = start
+    columns.lengthOf[slot] = length
+    columns.dateOf[slot] = date
+    columns.pkOf[slot] = pk
     this.companyIds.set(companies, from)
     this.companyStart[slot + 1] = from + companies.length
+    this.previous[slot - columns.size] = this.pks.get(pk)
+    this.pks.set(pk, slot)
+    this.used = slot + 1
+    return slot
   }
 }

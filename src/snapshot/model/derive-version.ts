@@ -6,20 +6,14 @@ import { runInSlices } from '../slices.js'
 import { LanguageListing, SnapshotModel, roomFor, type AppliedChange, type ItemColumns } from './snapshot-model.js'
 import type { ItemMemory } from './item-memory.js'
 import { ChangeIndex } from './change-index.js'
-import { EMPTY, Overlay, firstNotBefore } from './overlay.js'
+import { Overlay, firstNotBefore } from './overlay.js'
 import { companyRanks, writeColumns } from './build-model.js'
 import { STEP_MASK } from '../slices.js'
-
-/** The change index of `columns`, made the first time it is needed, in slices: the store runs one derive at a time. */
-function * indexOf (columns: ItemColumns): Generator<void, ChangeIndex> {
-  if (columns.changeIndex === null) columns.changeIndex = yield * ChangeIndex.of(columns)
-  return columns.changeIndex
-}
 
 /** Makes each language's change index, in slices, so that the first change file pays only for itself. */
 export async function prepareForChanges (model: SnapshotModel, sliceMs?: number): Promise<void> {
   await runInSlices((function * () {
-    for (const listing of model.listingsByLanguage.values()) yield * indexOf(listing.columns)
+    for (const listing of model.listingsByLanguage.values()) yield * ChangeIndex.of(listing.columns)
   })(), sliceMs)
 }
 
@@ -47,11 +41,12 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
     if (op.op === 'upsert') upserts++
     else deletes++
   }
+  const indexes = new Map<string, ChangeIndex>()
   for (const code of effects.keys()) {
     const listing = model.language(code)
-    if (listing !== undefined) yield * indexOf(listing.columns)
+    if (listing !== undefined) indexes.set(code, yield * ChangeIndex.of(listing.columns))
   }
-  const absentDeletes = countAbsentDeletes(changes, model)
+  const absentDeletes = countAbsentDeletes(changes, model, indexes)
 
   const memory = model.memory.derive(changes.chunks)
   const chunks = memory.list
@@ -96,13 +91,10 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
   return new SnapshotModel(info, listings, memory, garbageBytes)
 }
 
-/** The slot of `pk` in `listing`, or -1 (its change index made). */
-function slotOf (listing: LanguageListing, pk: number): number {
-  return listing.changes?.pks?.get(pk) ?? (listing.columns.changeIndex as ChangeIndex).pks.get(pk)
-}
-
 /** Deletes, in file order, of items that were not there when their line came (an upsert before brings one). */
-function countAbsentDeletes (changes: ChangeSet, model: SnapshotModel): number {
+function countAbsentDeletes (
+  changes: ChangeSet, model: SnapshotModel, indexes: ReadonlyMap<string, ChangeIndex>
+): number {
   const present = new Map<string, Map<number, boolean>>()
   let absent = 0
   for (const op of changes.ops) {
@@ -110,7 +102,9 @@ function countAbsentDeletes (changes: ChangeSet, model: SnapshotModel): number {
     if (language === undefined) present.set(op.language, language = new Map())
     if (op.op === 'delete') {
       const listing = model.language(op.language)
-      const there = language.get(op.pk) ?? (listing !== undefined && slotOf(listing, op.pk) >= 0)
+      // Its index made above: the file names its language.
+      const there = language.get(op.pk) ??
+        (listing !== undefined && (indexes.get(op.language) as ChangeIndex).slotOf(op.pk, listing.all) >= 0)
       if (!there) absent++
     }
     language.set(op.pk, op.op === 'upsert')
@@ -148,18 +142,17 @@ function * deriveListing (
     longest = Math.max(longest, op.length)
   }
   let current = listing ?? (yield * flatten(code, null, upserts, companies, longest, chunks, memory))
-  let index = yield * indexOf(current.columns)
-  const { used, startOf, chunkOf, lengthOf } = current.columns
+  let index = yield * ChangeIndex.of(current.columns)
+  const { chunkOf, lengthOf } = current.columns
   // Flat first when the new items have no room, or the columns are too narrow for their numbers (ADR 031).
-  const fits = used + upserts <= startOf.length && index.fits(used, companies) &&
+  const fits = index.fits(upserts, companies) &&
     (chunks.length <= 0x10000 || chunkOf instanceof Uint32Array) &&
     (longest <= 0xffff || lengthOf instanceof Uint32Array)
   if (!fits) {
     current = yield * flatten(code, current, upserts, companies, longest, chunks, memory)
-    index = current.columns.changeIndex as ChangeIndex
+    index = yield * ChangeIndex.of(current.columns)
   }
   const { columns } = current
-  const pks = new Map(current.changes?.pks)
   const all: ListEdit = { removed: [], dropped: new Set(), added: [] }
   const lists = new Map<number, ListEdit>()
   const edit = (company: number): ListEdit => {
@@ -172,7 +165,8 @@ function * deriveListing (
   for (const [pk, op] of changed) {
     // Every 64 items, deletes too: with 512, the derive's first step ran 6.5–7.5 ms under load at 1M (ADR 026).
     if ((++done & 0x3f) === 0) yield
-    const old = pks.get(pk) ?? index.pks.get(pk)
+    // Looked up in the version derived from; each pk comes once, before its new slot is given.
+    const old = index.slotOf(pk, current.all)
     if (old >= 0) {
       garbageBytes += (columns.lengthOf[old] as number) + 1
       const loaded = old < columns.size
@@ -180,15 +174,12 @@ function * deriveListing (
       const lose = (list: ListEdit): void => { if (loaded) list.removed.push(old); else list.dropped.add(old) }
       lose(all)
       index.eachCompany(old, company => lose(edit(company)))
-      pks.set(pk, -1)
     }
     if (op === null) continue
-    const slot = columns.add(chunkBase + op.chunk, op.start, op.length, op.date, pk)
     const unique = [...new Set(op.companies)]
-    index.setCompanies(slot, unique)
+    const slot = index.add(chunkBase + op.chunk, op.start, op.length, op.date, pk, unique)
     for (const company of unique) edit(company).added.push(slot)
     all.added.push(slot)
-    pks.set(pk, slot)
   }
   // A yield after each binary search: one costs up to ~50 µs under load at 1M (cache misses; ADR 026).
   const { before } = columns
@@ -201,15 +192,15 @@ function * deriveListing (
     added.sort((a, b) => before(a, b) ? -1 : 1)
     return list.edit(removed.sort((a, b) => a - b), dropped, added, added.map(slot => at.get(slot) as number), before)
   }
-  const whole = edited(current.changes?.all ?? new Overlay(null, columns.size), all)
+  const whole = edited(current.all, all)
   yield
   const companyLists = new Map(current.changes?.companies)
   for (const [company, change] of lists) {
-    const list = companyLists.get(company) ?? Overlay.over(columns.byCompany.get(company) ?? EMPTY)
+    const list = companyLists.get(company) ?? columns.byCompany.list(company)
     companyLists.set(company, edited(list, change))
     yield
   }
-  const derived = new LanguageListing(code, columns, { all: whole, companies: companyLists, pks }, chunks, memory)
+  const derived = new LanguageListing(code, columns, { all: whole, companies: companyLists }, chunks, memory)
   // Flat again once what changed outgrows the room: every later edit copies the whole list's overlay (ADR 031).
   const flat = whole.added.length + whole.removed.length > roomFor(columns.size)
   return { listing: flat ? yield * flatten(code, derived, 0, 0, 0, chunks, memory) : derived, garbageBytes }
@@ -225,10 +216,10 @@ function * flatten (
 ): Generator<void, LanguageListing> {
   const size = listing?.size ?? 0
   const old = listing?.columns
-  const index = old === undefined ? null : yield * indexOf(old)
+  const index = old === undefined ? null : yield * ChangeIndex.of(old)
   // The old order's slots, a step's worth at a time.
   const slots = new Uint32Array(size)
-  const all = listing?.changes?.all ?? new Overlay(null, size)
+  const all = listing?.all ?? new Overlay(null, size)
   for (let from = 0; from < size; from += STEP_MASK + 1) {
     slots.set(all.slots(from, Math.min(size, from + STEP_MASK + 1)), from)
     yield
@@ -244,6 +235,6 @@ function * flatten (
         from.dateOf[slot] as number, from.pkOf[slot] as number
       )
     }, upserts + roomFor(size + upserts))
-  columns.changeIndex = yield * ChangeIndex.of(columns, companies)
+  yield * ChangeIndex.of(columns, companies)
   return new LanguageListing(code, columns, null, chunks, memory)
 }

@@ -1,5 +1,6 @@
-// A derived version's list, in served order: its flat listing's list less the ranks its changes removed, with the
-// slots they added put in (ADR 031). A change costs what it changes; a page is a few binary searches and a walk.
+// A list in served order: a flat listing's list (every rank, or a company's ranks), less the ranks change files
+// removed, with the slots they added put in (ADR 031). A change costs what it changes; a page of an edited list is a
+// few binary searches and a walk, of an unedited one its base read where it is.
 import { uint32ArrayOf } from './shared-arrays.js'
 
 /** Whether slot `a` comes before slot `b` in served order. */
@@ -38,12 +39,17 @@ export function lowerBound (values: ArrayLike<number>, value: number, from = 0, 
 }
 
 export class Overlay {
+  readonly size: number
+  /** Whether anything was removed or added: if not, a page is `base` read where it is (LanguageListing.page). */
+  readonly edited: boolean
+
   /**
-   * @param base the flat list's ranks, ascending; null: every rank below `baseSize` (a language's whole list)
-   * @param removed positions of `base` no longer served, ascending
+   * @param base the flat list's ranks, ascending, from `baseFrom` on; null: every rank below `baseSize` (a whole list)
+   * @param removed positions of the base no longer served, ascending
    * @param added slots put in, in served order
-   * @param addedAt per added slot, the position of `base` it comes before (`baseSize`: after them all)
+   * @param addedAt per added slot, the position of the base it comes before (`baseSize`: after them all)
    * @param addedPlace per added slot, its place in this list
+   * @param baseFrom where the base starts in `base`: a company's stretch of one array (ADR 015), no view made per page
    */
   constructor (
     readonly base: Uint32Array | null,
@@ -51,26 +57,45 @@ export class Overlay {
     readonly removed: Uint32Array = EMPTY,
     readonly added: Uint32Array = EMPTY,
     readonly addedAt: Uint32Array = EMPTY,
-    readonly addedPlace: Uint32Array = EMPTY
-  ) {}
+    readonly addedPlace: Uint32Array = EMPTY,
+    readonly baseFrom = 0
+  ) {
+    this.size = baseSize - removed.length + added.length
+    this.edited = removed.length > 0 || added.length > 0
+  }
 
   /** A flat list with nothing changed yet. */
   static over (base: Uint32Array): Overlay {
     return new Overlay(base, base.length)
   }
 
-  get size (): number {
-    return this.baseSize - this.removed.length + this.added.length
+  /** `base[from..to)` with nothing changed yet. */
+  static within (base: Uint32Array, from: number, to: number): Overlay {
+    return new Overlay(base, to - from, EMPTY, EMPTY, EMPTY, EMPTY, from)
+  }
+
+  /** The base's ranks, a view (none: a whole list's, which are its positions). */
+  ranks (): Uint32Array {
+    return this.base === null ? EMPTY : this.base.subarray(this.baseFrom, this.baseFrom + this.baseSize)
   }
 
   /** The rank at base position `p`. */
   private rankAt (p: number): number {
-    return this.base === null ? p : this.base[p] as number
+    return this.base === null ? p : this.base[this.baseFrom + p] as number
   }
 
   /** The first base position whose rank is ≥ `rank`. */
   private positionOf (rank: number): number {
-    return this.base === null ? Math.min(rank, this.baseSize) : lowerBound(this.base, rank)
+    const { base, baseFrom, baseSize } = this
+    return base === null ? Math.min(rank, baseSize) : lowerBound(base, rank, baseFrom, baseFrom + baseSize) - baseFrom
+  }
+
+  /** Whether `slot` is in this list: a rank of its base not removed, or an added slot (found by `before`). */
+  holds (slot: number, before: SlotOrder): boolean {
+    const p = this.positionOf(slot)
+    if (p < this.baseSize && this.rankAt(p) === slot) return this.removed[lowerBound(this.removed, p)] !== p
+    const { added } = this
+    return added[firstNotBefore(added.length, a => before(added[a] as number, slot))] === slot
   }
 
   /** The slots at places `from` to `to`, in a small array of their own: two binary searches, then a walk. */
@@ -132,7 +157,7 @@ export class Overlay {
       places[i] = i + (addedAt[i] as number) - r
     }
     return new Overlay(
-      this.base, this.baseSize, removed, arrayOf(added), arrayOf(addedAt), arrayOf(places)
+      this.base, this.baseSize, removed, arrayOf(added), arrayOf(addedAt), arrayOf(places), this.baseFrom
     )
   }
 
@@ -141,7 +166,7 @@ export class Overlay {
    * their added slots sorted by `before`, each placed by a binary search (LanguageListing keeps a union made).
    */
   static union (lists: readonly Overlay[], before: SlotOrder): Overlay {
-    const base = mergeRanks(lists.map(list => list.base ?? EMPTY))
+    const base = mergeRanks(lists.map(list => list.ranks()))
     const removed = mergeRanks(lists.map(list => arrayOf([...list.removed].map(p => list.rankAt(p)))))
     const slots = [...new Set(lists.flatMap(list => [...list.added]))].sort((a, b) => before(a, b) ? -1 : 1)
     const at = slots.map(slot => firstNotBefore(base.length, p => before(base[p] as number, slot)))
@@ -149,6 +174,9 @@ export class Overlay {
     return union.with(arrayOf([...removed].map(rank => lowerBound(base, rank))), slots, at)
   }
 }
+
+/** The one empty list: a company no item names. */
+export const NO_ITEMS = new Overlay(EMPTY, 0)
 
 /** Two lists of added slots in served order, with the base positions they come before, merged, each slot once. */
 function mergeAdded (

@@ -3,8 +3,7 @@
 import type { ItemMemory } from './item-memory.js'
 import { servedBefore } from './item-bytes.js'
 import type { IdSlots } from './id-slots.js'
-import { EMPTY, Overlay, mergeRanks, type SlotOrder } from './overlay.js'
-import type { ChangeIndex } from './change-index.js'
+import { NO_ITEMS, Overlay, mergeRanks, type SlotOrder } from './overlay.js'
 
 /**
  * Where each item's served JSON is, by slot (ItemColumns). Each item is followed by a comma, so a page's items go
@@ -101,6 +100,13 @@ export class CompanyRanks {
     return this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)
   }
 
+  /** A company's list as a page reads it: its stretch of the one array, no view made. */
+  list (company: number): Overlay {
+    const slot = this.slotOf.get(company)
+    if (slot < 0) return NO_ITEMS
+    return Overlay.within(this.ranks, this.starts[slot] as number, this.starts[slot + 1] as number)
+  }
+
   /** Every company's list, in no order (change-index.ts gives each rank its companies from them). */
   * lists (): Generator<[number, Uint32Array]> {
     for (const [company, slot] of this.slotOf.entries()) {
@@ -111,14 +117,10 @@ export class CompanyRanks {
 
 /**
  * A flat listing's columns, by slot (ADR 031): its ranks `0..size`, then room for the items its derived versions
- * add, each a slot of its own never given out twice, so that an older version reads its slots unchanged.
+ * add, each a slot of its own never given out twice, so that an older version reads its slots unchanged. Given
+ * out and written by the control thread's change index (change-index.ts); nothing here changes once built.
  */
 export class ItemColumns {
-  /** Slots given out, by every version derived from these columns (one never served too). */
-  used: number
-  /** The control thread's index for change files, made when they are first expected (change-index.ts). */
-  changeIndex: ChangeIndex | null = null
-
   constructor (
     readonly chunkOf: Uint16Array | Uint32Array,
     readonly startOf: Uint32Array,
@@ -128,27 +130,12 @@ export class ItemColumns {
     readonly pkOf: Float64Array,
     readonly size: number,
     readonly byCompany: CompanyRanks
-  ) {
-    this.used = size
-  }
+  ) {}
 
   /** Slot `a` before slot `b` in served order. */
   readonly before: SlotOrder = (a, b) => {
     const { dateOf, pkOf } = this
     return servedBefore(dateOf[a] as number, pkOf[a] as number, dateOf[b] as number, pkOf[b] as number)
-  }
-
-  /** A slot for an item, the next free one: derive-version.ts made sure there is room and the numbers fit. */
-  add (chunk: number, start: number, length: number, date: number, pk: number): number {
-    const slot = this.used
-    if (slot >= this.startOf.length) throw new Error('no room for another item: the listing should have been flat')
-    this.chunkOf[slot] = chunk
-    this.startOf[slot] = start
-    this.lengthOf[slot] = length
-    this.dateOf[slot] = date
-    this.pkOf[slot] = pk
-    this.used = slot + 1
-    return slot
   }
 }
 
@@ -162,8 +149,6 @@ export interface ListingChanges {
   all: Overlay
   /** The lists of the companies they concerned; the others are the flat listing's. */
   companies: ReadonlyMap<number, Overlay>
-  /** pk → its slot, for every pk they changed (-1: gone): the control thread's alone (change-index.ts). */
-  pks?: ReadonlyMap<number, number>
 }
 
 export interface Page {
@@ -190,32 +175,35 @@ export class LanguageListing {
   ) {
     const { chunkOf, startOf, lengthOf } = columns
     this.store = { chunks, chunkOf, startOf, lengthOf, memory }
-    this.size = changes === null ? columns.size : changes.all.size
+    this.all = changes?.all ?? new Overlay(null, columns.size)
+    this.size = this.all.size
   }
 
-  private readonly unions = new Map<string, Uint32Array | Overlay>()
+  private readonly unions = new Map<string, Overlay>()
+
+  /** Every item, in served order: a flat listing's is every rank, unedited. */
+  readonly all: Overlay
 
   readonly size: number
 
   /** Items linked to a company, or every item when `companies` is null; a union when there are several. */
   page (companies: readonly number[] | null, offset: number, limit: number): Page {
-    const list = companies === null ? this.changes?.all ?? null : this.listFor(companies)
-    if (list instanceof Overlay) {
-      const from = Math.min(offset, list.size)
-      const to = Math.min(list.size, from + limit)
-      return { count: list.size, items: new PageItems(this.store, list.slots(from, to), 0, to - from) }
-    }
-    // A flat listing's whole list is its ranks themselves.
-    const count = list === null ? this.size : list.length
+    const list = companies === null ? this.all : this.listFor(companies)
+    const count = list.size
     const from = Math.min(offset, count)
-    return { count, items: new PageItems(this.store, list, from, Math.min(count, from + limit)) }
+    const to = Math.min(count, from + limit)
+    // An unedited list's slots are its base's, read where they are; an edited one's are walked into a small array.
+    const items = list.edited
+      ? new PageItems(this.store, list.slots(from, to), 0, to - from)
+      : new PageItems(this.store, list.base, list.baseFrom + from, list.baseFrom + to)
+    return { count, items }
   }
 
-  private list (company: number): Uint32Array | Overlay {
-    return this.changes?.companies.get(company) ?? this.columns.byCompany.get(company) ?? EMPTY
+  private list (company: number): Overlay {
+    return this.changes?.companies.get(company) ?? this.columns.byCompany.list(company)
   }
 
-  private listFor (companies: readonly number[]): Uint32Array | Overlay {
+  private listFor (companies: readonly number[]): Overlay {
     if (companies.length === 1) return this.list(companies[0] as number)
     const ids = [...new Set(companies)].sort((a, b) => a - b)
     if (ids.length === 1) return this.list(ids[0] as number)
@@ -228,9 +216,10 @@ export class LanguageListing {
       return cached
     }
     const lists = ids.map(id => this.list(id))
-    const union = lists.some(list => list instanceof Overlay)
-      ? Overlay.union(lists.map(list => list instanceof Overlay ? list : Overlay.over(list)), this.columns.before)
-      : mergeRanks(lists as Uint32Array[])
+    // Flat lists merge as numbers alone (ADR 027).
+    const union = lists.some(list => list.edited)
+      ? Overlay.union(lists, this.columns.before)
+      : Overlay.over(mergeRanks(lists.map(list => list.ranks())))
     if (this.unions.size >= UNION_CACHE_SIZE) this.unions.delete(this.unions.keys().next().value as string)
     this.unions.set(key, union)
     return union

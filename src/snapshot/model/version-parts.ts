@@ -10,7 +10,9 @@ import {
 
 export type View = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array
 
-export interface OverlayParts<A> { base: A | null, baseSize: number, removed: A, added: A, addedAt: A, addedPlace: A }
+export interface OverlayParts<A> {
+  base: A | null, baseSize: number, removed: A, added: A, addedAt: A, addedPlace: A, baseFrom: number
+}
 
 export interface ListingParts<A> {
   code: string
@@ -40,8 +42,8 @@ export interface VersionParts<A = View> {
 }
 
 export function partsOf (model: SnapshotModel): VersionParts {
-  const overlay = ({ base, baseSize, removed, added, addedAt, addedPlace }: Overlay): OverlayParts<View> =>
-    ({ base, baseSize, removed, added, addedAt, addedPlace })
+  const overlay = ({ base, baseSize, removed, added, addedAt, addedPlace, baseFrom }: Overlay): OverlayParts<View> =>
+    ({ base, baseSize, removed, added, addedAt, addedPlace, baseFrom })
   const listings = [...model.listingsByLanguage].map(([code, { columns, changes }]): ListingParts<View> => {
     const { chunkOf, startOf, lengthOf, dateOf, pkOf, size, byCompany: { slotOf, starts, ranks } } = columns
     return {
@@ -76,7 +78,7 @@ export function modelOf (parts: VersionParts, holders?: Map<ArrayBufferLike, num
   const memory = new ItemMemory(chunks, undefined, holders)
   const overlay = (list: OverlayParts<View>): Overlay => new Overlay(
     list.base as Uint32Array | null, list.baseSize, list.removed as Uint32Array, list.added as Uint32Array,
-    list.addedAt as Uint32Array, list.addedPlace as Uint32Array
+    list.addedAt as Uint32Array, list.addedPlace as Uint32Array, list.baseFrom
   )
   const listings = new Map<string, LanguageListing>()
   for (const listing of parts.listings) {
