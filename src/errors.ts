@@ -211,6 +211,11 @@ export class ConfigError extends ServiceError {
   readonly code = 'CONFIG_ERR_INVALID'
 }
 
+/** The service cannot start here (a port in use, a STATE_DIR it cannot use): what is wrong and what to do, exit 1. */
+export class StartError extends ServiceError {
+  readonly code = 'START_ERR'
+}
+
 /** A command line used wrongly (an unknown option, a bad value): exit 2, the message, where to read more. */
 export class UsageError extends ServiceError {
   readonly code: string = 'CLI_ERR_USAGE'

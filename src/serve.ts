@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { helpText, loadConfig } from './config.js'
-import { ConfigError, SnapshotError } from './errors.js'
+import { ConfigError, ServiceError, SnapshotError, StartError } from './errors.js'
 import { servingThreads } from './serving/serving-mode.js'
 import { VERSION } from './version.js'
 
@@ -41,30 +41,57 @@ export async function serve (argv: string[]): Promise<void> {
   // before the publish the signal follows).
   process.on('SIGHUP', () => {
     // A pinned file stays served; a source is still checked (a newer object is noticed, not loaded).
-    if (app.snapshotSource === null && app.snapshotVersions?.holdBack('signal', app.log) === true) return
+    if (app.snapshotSource === null && app.snapshotVersions.holdBack('signal', app.log)) return
     app.log.info('SIGHUP: reloading the snapshot')
     const reloading = app.snapshotSource?.checkAgain() ?? app.snapshots.reload()
     reloading.catch(() => {})
   })
   // Listening before the first load, which takes what a large file takes (/-/readyz says so). A bad file stops the
   // service; a URL's snapshot is waited for, unready: a store outage must not stop a fleet.
+  // Until then, the log says it waits: a start whose first file is refused never said it served.
+  const waiting = (): string => app.snapshots.current() === null ? ', waiting for the first snapshot' : ''
   let where: AddressInfo
   const pool = app.servingPool
   if (pool === null) {
-    await app.listen({ port: config.port, host: config.host })
+    await listening('PORT', config.port, config.host, async () => {
+      await app.listen({ port: config.port, host: config.host, listenTextResolver: at => `Server listening at ${at}${waiting()}` })
+    })
     where = app.server.address() as AddressInfo
   } else {
     await app.ready()
-    const port = await pool.start()
+    const port = await listening('PORT', config.port, config.host, async () => await pool.start())
     where = { address: config.host, port, family: config.host.includes(':') ? 'IPv6' : 'IPv4' }
-    app.log.info({ threads: pool.size, port }, 'serving threads listening')
+    app.log.info({ threads: pool.size, port }, `serving threads listening${waiting()}`)
   }
-  const ops = app.ops === null ? null : await app.ops.listen()
+  const opsListener = app.ops
+  const ops = opsListener === null
+    ? null
+    : await listening('OPS_PORT', config.opsPort ?? 0, config.opsHost, async () => await opsListener.listen())
+  // A file's first snapshot before the console's address: a refused one ends the start here, exit 1.
+  if (app.snapshotSource === null) await app.snapshots.loaded()
   if (config.console) {
     const at = ops ?? where
     app.log.info({ url: `http://${urlHost(at.address)}:${at.port}/-/` }, 'console')
   }
-  if (app.snapshotSource === null) await app.snapshots.loaded()
+}
+
+/** What `listen` resolves with; a port or host it cannot have is a StartError naming `variable` and what to do. */
+async function listening<T> (variable: string, port: number, host: string, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen()
+  } catch (error) {
+    const at = `${host.includes(':') ? `[${host}]` : host}:${port}`
+    switch ((error as NodeJS.ErrnoException).code) {
+      case 'EADDRINUSE':
+        throw new StartError(`${variable}=${port}: ${at} is in use by another process: stop it, or set ${variable} to a free port (0: any)`)
+      case 'EACCES':
+        throw new StartError(`${variable}=${port}: this user may not listen on ${at} (ports below 1024 need privileges): set ${variable} to 1024 or above`)
+      case 'EADDRNOTAVAIL':
+        throw new StartError(`${variable === 'PORT' ? 'HOST' : 'OPS_HOST'}=${host}: no address of this machine: set it to one of its addresses (0.0.0.0: all)`)
+      default:
+        throw error
+    }
+  }
 }
 
 /** An address as a URL's host: IPv6 in brackets, the wildcard addresses as the loopback a browser can open. */
@@ -80,6 +107,10 @@ export function reportStartFailure (error: unknown): void {
     process.stderr.write(`configuration error: ${error.message}\nRun with --help for the options.\n`)
   } else if (error instanceof SnapshotError) {
     process.stderr.write(`${error.message}\n`)
+  } else if (error instanceof StartError) {
+    process.stderr.write(`cannot start: ${error.message}\n`)
+  } else if (error instanceof ServiceError) {
+    process.stderr.write(`failed to start: ${error.message}\n`)
   } else {
     process.stderr.write(`failed to start: ${(error as Error).stack ?? String(error)}\n`)
   }

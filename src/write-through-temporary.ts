@@ -1,10 +1,11 @@
 // Writes a file others read whole (snapshots, change files, the pin, a manifest, a follower's cache) through a
 // temporary file renamed over it once flushed: a reader sees the old file or the new one, never half of either.
 import { createWriteStream } from 'node:fs'
-import { mkdir, realpath, rename, rm, stat } from 'node:fs/promises'
+import { realpath, rename, rm, stat } from 'node:fs/promises'
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
 import { basename, dirname, extname, join, resolve } from 'node:path'
+import { makeDirectory } from './make-directory.js'
 
 export interface WrittenFile {
   /** The file replaced (symbolic links followed). */
@@ -42,7 +43,7 @@ export async function writeThroughTemporary (
     direct = !(await stat(target)).isFile()
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    await mkdir(dirname(target), { recursive: true })
+    await makeDirectory(dirname(target))
   }
   if (direct && check !== undefined) throw new Error(`${path} is not a regular file`)
   const extension = extname(target)

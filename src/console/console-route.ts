@@ -55,7 +55,7 @@ export default async function consolePlugin (app: FastifyInstance): Promise<void
   app.get('/-/', { schema: { hide: true } }, async (request, reply) => {
     let versions = null
     try {
-      versions = app.snapshotVersions?.state() ?? null
+      versions = app.snapshotVersions.state()
     } catch {}
     const page = renderConsolePage(currentStatus(app), {
       versions,

@@ -1,8 +1,8 @@
 // The snapshot as a Fastify service (`app.snapshots`): a file (SNAPSHOT_PATH) loaded and watched, or a published
 // source (SNAPSHOT_URL) followed by `app.snapshotSource`; both feed one store, with the kept versions and the pin.
 import fp from 'fastify-plugin'
+import { errnoText, StartError } from '../errors.js'
 import { SnapshotStore, type StoreLogger } from '../snapshot/store/snapshot-store.js'
-import { KeptVersions } from '../snapshot/versions/kept-versions.js'
 import {
   openVersions, ServedVersions, versionPaths, type OpenedVersions
 } from '../snapshot/versions/served-versions.js'
@@ -20,8 +20,8 @@ declare module 'fastify' {
     snapshotWatcher: SnapshotWatcher | null
     /** The follower of SNAPSHOT_URL, or null when the snapshot is a file. */
     snapshotSource: SourceFollower | null
-    /** The kept versions and the pin; null when STATE_DIR cannot be used. */
-    snapshotVersions: ServedVersions | null
+    /** The kept versions and the pin. */
+    snapshotVersions: ServedVersions
   }
 }
 
@@ -56,26 +56,17 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   const storeLog: StoreLogger = log
   app.decorate('snapshotWatcher', null)
   app.decorate('snapshotSource', null)
-  app.decorate('snapshotVersions', null)
-  // Read before the first load, which serves the pinned version if there is one.
-  let keeping = true
+  // Read before the first load, which serves the pinned version if there is one. A STATE_DIR that cannot be used
+  // stops the start: a replica without it would refuse every operator's action.
   let opened: OpenedVersions
   try {
     opened = await openVersions({
-      ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog, sweep: keeping
+      ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog, sweep: true
     })
   } catch (error) {
-    // Serving comes first: a replica whose state directory is unusable serves, and says what it cannot do.
-    log.error(
-      { stateDir: versionOptions.stateDir, err: error },
-      'STATE_DIR is not usable: no version is kept, and the operator\'s actions are off'
+    throw new StartError(
+      `STATE_DIR=${versionOptions.stateDir}: cannot be used (${errnoText(error)}): set STATE_DIR to a directory this user can create and write`
     )
-    keeping = false
-    opened = {
-      kept: new KeptVersions({ ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog }),
-      pin: null,
-      pinnedChain: null
-    }
   }
   // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
   app.addHook('onClose', async () => { await opened.kept.idle() })
@@ -90,19 +81,17 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     app.addHook('onClose', async () => { await store.idle() })
     let follower: SourceFollower | null = null
     // What is held (the cached copy, or the cached manifest's chain), then any newer object.
-    const versions = keeping
-      ? new ServedVersions(opened.kept, versionPaths(versionOptions.stateDir).pinFile, store, {
-        source: source.shown, owned: true, follow: async () => { await follower?.resume() }
-      }, opened.pin)
-      : null
-    app.snapshotVersions = versions
+    const versions = new ServedVersions(opened.kept, versionPaths(versionOptions.stateDir).pinFile, store, {
+      source: source.shown, owned: true, follow: async () => { await follower?.resume() }
+    }, opened.pin)
+    app.decorate('snapshotVersions', versions)
     follower = followerFor(source, store, {
       cacheDir: remote.cacheDir,
       pollSeconds: remote.pollSeconds,
       maxBytes: remote.maxBytes,
       log: storeLog,
-      held: () => versions?.pinned() === true,
-      onNoticed: validators => { versions?.holdBack({ object: source.shown, etag: validators.etag }, storeLog) },
+      held: () => versions.pinned(),
+      onNoticed: validators => { versions.holdBack({ object: source.shown, etag: validators.etag }, storeLog) },
       // The follower's loads are kept before it renames the download over the cached copy.
       settled: async () => { await opened.kept.idle() }
     })
@@ -117,12 +106,10 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, first: opened.pinnedChain, changesDir, publish
   })
   app.decorate('snapshots', store)
-  const versions = keeping
-    ? new ServedVersions(opened.kept, versionPaths(versionOptions.stateDir).pinFile, store, {
-      source: snapshotPath, owned: false, follow: async () => { await store.reload() }
-    }, opened.pin)
-    : null
-  app.snapshotVersions = versions
+  const versions = new ServedVersions(opened.kept, versionPaths(versionOptions.stateDir).pinFile, store, {
+    source: snapshotPath, owned: false, follow: async () => { await store.reload() }
+  }, opened.pin)
+  app.decorate('snapshotVersions', versions)
   // The one start of the first load, not awaited: a plugin has 10 s to load, a snapshot as long as its
   // size needs. The server answers meanwhile (/-/readyz 503); serve.ts waits for it and exits on a bad file.
   store.start().catch(() => {})
@@ -131,7 +118,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   if (watch) {
     // Watched from the start: a save during the first load is loaded after it (the store runs one at a time).
     watcher = watchSnapshot(snapshotPath, () => {
-      if (versions?.holdBack({ file: snapshotPath }, storeLog) === true) return
+      if (versions.holdBack({ file: snapshotPath }, storeLog)) return
       store.reload().catch(() => {})
     }, {
       debounceMs: reloadDebounceMs,

@@ -17,9 +17,7 @@ function digest (text: string): Buffer {
 }
 
 export async function opsActionsRoutes (app: FastifyInstance, { token }: OpsActionsOptions): Promise<void> {
-  // No version is kept (STATE_DIR unusable): no routes.
   const versions = app.snapshotVersions
-  if (versions === null) return
 
   app.get('/-/versions', {
     schema: { summary: 'The served version, the kept ones and the pin', response: { 200: VersionsSchema } }

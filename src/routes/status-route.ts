@@ -56,7 +56,7 @@ function memoryStatus (app: FastifyInstance): Status['memory'] {
 /** The pin and the newest version it holds back. */
 export function pinStatus (app: FastifyInstance): Pick<Status, 'pin' | 'newest'> {
   const versions = app.snapshotVersions
-  return versions === null ? { pin: null, newest: null } : { pin: versions.currentPin(), newest: versions.noticed() }
+  return { pin: versions.currentPin(), newest: versions.noticed() }
 }
 
 /**

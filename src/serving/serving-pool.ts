@@ -84,7 +84,8 @@ export class ServingPool {
             resolve(message.port)
             break
           case 'failed':
-            reject(new Error(`a serving thread cannot listen on port ${this.port}: ${message.message}`))
+            // Its code (EADDRINUSE…) kept: serve.ts says what to do about it.
+            reject(Object.assign(new Error(`a serving thread cannot listen on port ${this.port}: ${message.message}`), { code: message.code }))
             break
           case 'serving':
             this.versions.serves(slot, message.seq)

@@ -1,7 +1,7 @@
 // Follows a fleet's manifest: polls it like any object (follow-source.ts), downloads only the objects it names
 // that are not held (published objects never change), and hands the chain, snapshot then changes, to the store.
 // The manifest served and its objects stay cached: a replica restarting while the store is down serves them.
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Manifest } from '../schemas/manifest.js'
 import type { Chain, ChainServer } from '../snapshot/store/snapshot-store.js'
@@ -14,6 +14,7 @@ import { parseManifest } from './read-manifest.js'
 import { type RemoteSource, type Validators } from './remote-source.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
 import { ManifestError, SourceError } from '../errors.js'
+import { makeDirectory } from '../make-directory.js'
 
 /** A manifest names a few thousand objects at most: anything larger is not one. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024
@@ -45,7 +46,7 @@ export class ManifestFollower extends SourceFollower {
   /** The cached manifest and its objects, served before the first check; then the checks. */
   protected override async serveCachedCopy (): Promise<void> {
     try {
-      await mkdir(this.objects, { recursive: true })
+      await makeDirectory(this.objects)
       await this.sweepObjectDownloads()
     } catch (error) {
       logCacheUnusable(this.options.log, this.source, error)

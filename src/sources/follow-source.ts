@@ -1,6 +1,6 @@
 // Follows a remote snapshot (remote-source.ts): polls it, downloads a changed object to a temporary file, and renames
 // it over the cached copy only once the store has loaded it: the cached copy is always the last good snapshot.
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import type { ChainServer, ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
@@ -9,6 +9,7 @@ import { type Fetched, type RemoteSource, type Validators } from './remote-sourc
 import { closeBody, downloadObject } from './download-object.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
 import { SourceError } from '../errors.js'
+import { makeDirectory } from '../make-directory.js'
 
 export interface FollowOptions {
   cacheDir: string
@@ -146,7 +147,7 @@ export class SourceFollower {
 
   protected async serveCachedCopy (): Promise<void> {
     try {
-      await mkdir(this.options.cacheDir, { recursive: true })
+      await makeDirectory(this.options.cacheDir)
       await this.sweepDownloads()
     } catch (error) {
       logCacheUnusable(this.options.log, this.source, error)

@@ -82,7 +82,7 @@ t.test('serve is the default: options alone start the server, which stops on SIG
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on('data', chunk => {
       stdout += chunk
-      const match = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout)
+      const match = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)[,"]/.exec(stdout)
       if (match !== null && stdout.includes('"msg":"snapshot loaded"')) resolve(match[1] as string)
     })
     child.once('exit', code => reject(new Error(`exited ${String(code)}: ${stdout}`)))
@@ -107,7 +107,7 @@ t.test('a FILE first is served, as --snapshot-path: relative to the working dire
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on('data', chunk => {
       stdout += chunk
-      const match = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout)
+      const match = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)[,"]/.exec(stdout)
       if (match !== null && stdout.includes('"snapshot":"mine.json"')) resolve(match[1] as string)
     })
     child.once('exit', code => reject(new Error(`exited ${String(code)}: ${stdout}`)))

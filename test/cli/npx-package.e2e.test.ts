@@ -39,7 +39,7 @@ async function start (bin: string, args: string[], cwd: string): Promise<{ child
   const started = await new Promise<{ url: string, snapshot: string }>((resolve, reject) => {
     child.stdout.on('data', chunk => {
       output += chunk
-      const url = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(output)?.[1]
+      const url = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)[,"]/.exec(output)?.[1]
       const snapshot = /"snapshot":"([^"]+)"[^\n]*"msg":"snapshot loaded"/.exec(output)?.[1]
       if (url !== undefined && snapshot !== undefined) resolve({ url, snapshot })
     })

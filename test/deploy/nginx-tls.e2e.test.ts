@@ -48,7 +48,7 @@ async function replica (t: Test, snapshot: string): Promise<number> {
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
   const { logged, text } = watchOutput(child)
   await Promise.all([logged(/"msg":"Server listening at http/), logged(/"msg":"snapshot loaded"/)])
-  return Number((/"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/.exec(text()) as RegExpExecArray)[1])
+  return Number((/"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)[,"]/.exec(text()) as RegExpExecArray)[1])
 }
 
 /** nginx on the file, checked (`nginx -t`: no error, no warning) then started; resolves once its TLS port answers. */

@@ -96,7 +96,7 @@ function start (t: Parameters<typeof tempDir>[0], snapshot: string, env: Record<
   const logged = async (pattern: RegExp): Promise<void> => { await output.logged(pattern) }
   // Listening and the first snapshot loaded, in either order.
   const url = Promise.all([logged(/"msg":"Server listening at http/), logged(/"msg":"snapshot loaded"/)])
-    .then(() => (/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(output.text()) as RegExpExecArray)[1] as string)
+    .then(() => (/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)[,"]/.exec(output.text()) as RegExpExecArray)[1] as string)
   url.catch(() => {})
   const reloadsEnded = async (count: number): Promise<string[]> => {
     // Counted from the call: the caller asks before it renames the file in.

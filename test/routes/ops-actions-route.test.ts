@@ -264,13 +264,16 @@ t.test('while pinned, a file saved over the snapshot is noticed by the watcher a
   t.match(await (await fetch(`${ops}/-/metrics`)).text(), /^explore_snapshot_newer_held_back 1$/m)
 })
 
-t.test('a STATE_DIR that cannot be made: the snapshot is served, nothing is kept, the actions are off', async t => {
+t.test('a STATE_DIR that cannot be made stops the start at once, naming it and what to do', async t => {
   const dir = await tempDir(t)
   await writeFile(join(dir, 'snapshot.json'), JSON.stringify(versioned(1)))
   await writeFile(join(dir, 'not-a-directory'), '')
-  const { app, api, ops } = await replica(t, dir, { stateDir: join(dir, 'not-a-directory', 'state') })
-  t.equal(app.snapshotVersions, null)
-  t.equal((await fetch(`${api}${EXPLORE}`)).status, 200, 'served')
-  t.equal((await fetch(`${ops}/-/versions`)).status, 404)
-  t.equal((await post(`${ops}/-/rollback`)).status, 404)
+  // Under a file; and under /proc, where Node's own recursive mkdir never returns.
+  for (const stateDir of [join(dir, 'not-a-directory', 'state'), '/proc/explore-replica-state']) {
+    const config = loadConfig({ overrides: { logLevel: 'silent', snapshotPath: join(dir, 'snapshot.json'), watch: false, stateDir } })
+    await t.rejects(buildApp(config), {
+      name: 'StartError',
+      message: `STATE_DIR=${stateDir}: cannot be used (${stateDir.startsWith('/proc') ? 'ENOENT' : 'ENOTDIR'}): set STATE_DIR to a directory this user can create and write`
+    })
+  }
 })

@@ -34,7 +34,7 @@ t.test('a user and password in SNAPSHOT_URL are sent as Basic authentication, pe
   const cacheDir = await tempDir(t)
   const server = startServer({ SNAPSHOT_URL: url.replace('//', `//${userinfo}@`), SNAPSHOT_CACHE_DIR: cacheDir, SNAPSHOT_POLL_SECONDS: '3600', LOG_LEVEL: 'trace' })
   await server.output.logged(/"msg":"Server listening at http/)
-  const address = (/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(server.output.text()) as RegExpExecArray)[1] as string
+  const address = (/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)[,"]/.exec(server.output.text()) as RegExpExecArray)[1] as string
   const first = await Promise.race([
     eventually('the snapshot served', async () => (await fetch(`${address}/-/readyz`)).status === 200 ? true : undefined).then(() => 'served'),
     server.output.logged(/snapshot source check failed/).then(() => 'failed', () => 'exited')

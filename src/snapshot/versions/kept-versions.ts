@@ -7,6 +7,7 @@ import { KeptRecordSchema, type KeptRecord } from '../../schemas/versions.js'
 import { fileStamp, type Chain, type ChainFile, type StoreLogger } from '../store/snapshot-store.js'
 import { fileDigest } from '../store/chain-on-disk.js'
 import { JobQueue } from '../job-queue.js'
+import { makeDirectory } from '../../make-directory.js'
 
 /** What is known of a served version: the record kept beside its files (src/schemas/versions.ts). */
 export type KeptVersion = KeptRecord
@@ -47,7 +48,7 @@ export class KeptVersions {
 
   /** Reads what the directory holds (a restart keeps its versions). A record that does not read is skipped. */
   async open ({ sweep }: { sweep: boolean }): Promise<void> {
-    await mkdir(this.options.dir, { recursive: true })
+    await makeDirectory(this.options.dir)
     const records: KeptVersion[] = []
     for (const entry of await readdir(this.options.dir)) {
       // Half-made versions of a process that died while keeping one.
@@ -144,7 +145,7 @@ export class KeptVersions {
       )
       return null
     }
-    await mkdir(this.options.dir, { recursive: true })
+    await makeDirectory(this.options.dir)
     const building = join(this.options.dir, `.keeping-${process.pid}-${++this.sequence}`)
     await mkdir(building)
     try {

@@ -1,0 +1,62 @@
+// Starts that cannot go on, as an operator meets them with the real entry (`node dist/server.js`): one line naming
+// the variable and what to do, exit 1, no stack; and a refused first snapshot never logged as served.
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:net'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { childEnv, freePort, tempDir } from './helpers.js'
+
+const ROOT = join(import.meta.dirname, '..')
+const SERVER = join(ROOT, 'dist', 'server.js')
+const SAMPLE = join(ROOT, 'data', 'snapshot.json')
+
+async function run (t: Test, env: Record<string, string>): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const child = spawn(process.execPath, [SERVER], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: childEnv({ LOG_LEVEL: 'info', LOG_PRETTY: 'false', WATCH: 'false', STATE_DIR: join(await tempDir(t), 'state'), ...env })
+  })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', chunk => { stdout += String(chunk) })
+  child.stderr.on('data', chunk => { stderr += String(chunk) })
+  const [code] = await once(child, 'close') as [number | null]
+  return { code, stdout, stderr }
+}
+
+/** A port this test holds, as another process would. */
+async function taken (t: Test): Promise<number> {
+  const server: Server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => { server.close() })
+  return (server.address() as { port: number }).port
+}
+
+t.test('PORT in use: one line naming PORT and what to do, exit 1', async t => {
+  const port = await taken(t)
+  const { code, stderr } = await run(t, { SNAPSHOT_PATH: SAMPLE, PORT: String(port) })
+  t.equal(code, 1)
+  t.equal(stderr, `cannot start: PORT=${port}: 127.0.0.1:${port} is in use by another process: stop it, or set PORT to a free port (0: any)\n`)
+})
+
+t.test('OPS_PORT in use: the same, naming OPS_PORT', async t => {
+  const port = await taken(t)
+  const { code, stderr } = await run(t, { SNAPSHOT_PATH: SAMPLE, PORT: String(await freePort()), OPS_PORT: String(port) })
+  t.equal(code, 1)
+  t.equal(stderr, `cannot start: OPS_PORT=${port}: 127.0.0.1:${port} is in use by another process: stop it, or set OPS_PORT to a free port (0: any)\n`)
+})
+
+t.test('a first snapshot refused: the log never says it serves, and the console\'s address is not given', async t => {
+  const file = join(await tempDir(t), 'snapshot.json')
+  await writeFile(file, '{"languages": {"en": [')
+  const { code, stdout, stderr } = await run(t, { SNAPSHOT_PATH: file, PORT: String(await freePort()) })
+  t.equal(code, 1)
+  t.match(stdout, /"msg":"Server listening at http:\/\/127\.0\.0\.1:\d+, waiting for the first snapshot"/)
+  t.notMatch(stdout, /"msg":"Server listening at http:\/\/127\.0\.0\.1:\d+"/, 'no line that says it listens and nothing more')
+  t.notMatch(stdout, /"msg":"console"/)
+  t.match(stderr, /^snapshot .*snapshot\.json is invalid/)
+  t.notMatch(stderr, /\n\s+at /, 'no stack')
+})
