@@ -124,9 +124,14 @@ export async function diffCommand (argv: string[]): Promise<number> {
     )
   }
   process.stdout.write(
-    `Wrote ${values.out} (id ${id}): ${written.upserts} upserts (${added} new, ${changed} changed), ${written.deletes} deletes, ${written.bytes} bytes in ${((performance.now() - started) / 1000).toFixed(1)} s\n`
+    `Wrote ${values.out} (id ${id}): ${count(written.upserts, 'upsert')} (${added} new, ${changed} changed), ${count(written.deletes, 'delete')}, ${written.bytes} bytes in ${((performance.now() - started) / 1000).toFixed(1)} s\n`
   )
   return 0
+}
+
+/** `n` of `what`, singular for 1 (as `check` says a change file's counts). */
+function count (n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`
 }
 
 /**

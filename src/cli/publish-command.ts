@@ -35,6 +35,8 @@ export interface ReadManifest {
 /** A fleet's folder: a directory (publish-to-directory.ts) or an S3 prefix (publish-to-s3.ts). */
 export interface PublishTarget {
   readonly shown: string
+  /** What putObject does, as the line that reports it says: 'Copied' to a directory, 'Uploaded' to S3. */
+  readonly putVerb: string
   readManifest: () => Promise<ReadManifest | null>
   /** Uploads `file` as `name` unless it is there: 'present' when it is, with the same bytes. */
   putObject: (name: string, file: string) => Promise<'uploaded' | 'present'>
@@ -144,7 +146,7 @@ async function publishFile (target: PublishTarget, kind: 'snapshot' | 'changes',
   const uploaded = await target.putObject(name, file)
   await target.writeManifest(manifestText(next), found)
   process.stdout.write(
-    `${uploaded === 'uploaded' ? 'Uploaded' : 'Already there, the same bytes:'} ${name}; ${target.shown}${MANIFEST_SUFFIX} now lists ${describe(next)}\n`
+    `${uploaded === 'uploaded' ? target.putVerb : 'Already there, the same bytes:'} ${name}; ${target.shown}${MANIFEST_SUFFIX} now lists ${describe(next)}\n`
   )
   return 0
 }

@@ -10,6 +10,7 @@ import { errnoText, PublishError } from '../errors.js'
 
 export class DirectoryTarget implements PublishTarget {
   readonly shown: string
+  readonly putVerb = 'Copied'
   private readonly manifestFile: string
 
   constructor (private readonly dir: string) {

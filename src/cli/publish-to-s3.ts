@@ -14,6 +14,7 @@ import { PublishError } from '../errors.js'
 
 export class S3Target implements PublishTarget {
   readonly shown: string
+  readonly putVerb = 'Uploaded'
   private readonly bucket: string
   private readonly prefix: string
   private readonly client: S3Client

@@ -67,14 +67,29 @@ t.test('a pause holds every request back; an abort ends that wait too', async t 
 })
 
 t.test('a rate: the starts are spaced', async t => {
-  // 1000 per second: each start waits its millisecond; order is what is checked, not time. Timers fire on
-  // the loop's millisecond clock, so some wake a fraction early: in the order asked all the same.
-  const gate = new RequestGate(4, 1000)
+  // 100 per second: each start at least 10 ms after the one before, in the order asked. Measured on
+  // performance.now(), the clock the gate reads: a start is taken on it no sooner than the rate allows, and
+  // noted here a few microtasks later, so a gap can look short by those microtasks (a pause of the collector
+  // among them at worst), hence 2 ms of slack. Without the rate the 20 starts come within a millisecond in all;
+  // at half the rate they would take 95 ms, not 190.
+  const rate = 100
+  const interval = 1000 / rate
+  const slack = 2
+  const gate = new RequestGate(4, rate)
   const signal = new AbortController().signal
   const asked = Array.from({ length: 20 }, (_, i) => i + 1)
-  const starts: number[] = []
-  await Promise.all(asked.map(async n => { const release = await gate.enter(signal); starts.push(n); release() }))
-  t.same(starts, asked)
+  const starts: Array<{ n: number, at: number }> = []
+  await Promise.all(asked.map(async n => {
+    const release = await gate.enter(signal)
+    starts.push({ n, at: performance.now() })
+    release()
+  }))
+  // Timers fire on the loop's millisecond clock, so some wake a fraction early: in the order asked all the same.
+  t.same(starts.map(start => start.n), asked)
+  const gaps = starts.slice(1).map((start, i) => Math.round((start.at - starts[i]!.at) * 100) / 100)
+  t.same(gaps.filter(gap => gap < interval - slack), [], `no two starts closer than ${interval} ms (gaps: ${gaps.join(', ')})`)
+  const span = starts.at(-1)!.at - starts[0]!.at
+  t.ok(span >= (asked.length - 1) * interval - slack, `${asked.length} starts take at least ${(asked.length - 1) * interval} ms (took ${span.toFixed(1)})`)
 })
 
 t.test('a request aborted while in line for its start leaves at once: the ones behind it still start, in order', async t => {

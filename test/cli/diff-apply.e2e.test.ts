@@ -23,6 +23,11 @@ function run (...args: string[]): Promise<{ code: number, stdout: string, stderr
   })
 }
 
+/** `n` of `what`, singular for 1: as diff says its counts. */
+function count (n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`
+}
+
 /**
  * OLD from the generator, and NEW made of it at random: items deleted, items edited (a title, a date, the
  * companies, an extra field), items added from another generated snapshot under new pks. Returns what it did.
@@ -98,7 +103,7 @@ for (const seed of [1, 2, 3]) {
     const changes = join(dir, 'chg-0001.jsonl')
     const diffed = await run('diff', oldFile, newFile, '--out', changes)
     t.equal(diffed.code, 0, diffed.stderr)
-    t.match(diffed.stdout, `(id chg-0001): ${edited + added} upserts (${added} new, ${edited} changed), ${deleted} deletes`)
+    t.match(diffed.stdout, `(id chg-0001): ${count(edited + added, 'upsert')} (${added} new, ${edited} changed), ${count(deleted, 'delete')}`)
     const lines = (await readFile(changes, 'utf8')).trimEnd().split('\n').map(line => JSON.parse(line))
     t.same(lines[0], { changes: 'explore', version: 1, id: 'chg-0001', generated_at: '2026-11-24T10:00:00Z' })
     t.equal(lines.length, 1 + edited + added + deleted, 'only what changed')
@@ -134,6 +139,17 @@ t.test('diff: the same snapshot in two formats is no change; the id defaults to 
   t.equal(none.code, 0, none.stderr)
   t.match(none.stdout, '(id 2026-11-24.nothing): 0 upserts (0 new, 0 changed), 0 deletes')
   t.same(JSON.parse(await readFile(join(dir, 'none.jsonl'), 'utf8')), { changes: 'explore', version: 1, id: '2026-11-24.nothing', generated_at: doc.generated_at })
+})
+
+t.test('diff: one upsert and one delete are said so, in the singular', async t => {
+  const dir = await tempDir(t)
+  const old = join(dir, 'old.jsonl')
+  await writeFile(old, toJsonLines({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(2, '2024-01-01', [])] } }))
+  const next = join(dir, 'new.jsonl')
+  await writeFile(next, toJsonLines({ languages: { en: [makeItem(2, '2024-01-01', [], { translated_title: 'edited' })] } }))
+  const diffed = await run('diff', old, next, '--out', join(dir, 'chg-one.jsonl'))
+  t.equal(diffed.code, 0, diffed.stderr)
+  t.match(diffed.stdout, '(id chg-one): 1 upsert (0 new, 1 changed), 1 delete, ')
 })
 
 t.test('diff and apply refuse what they cannot do: exit 1 with the reason, nothing written; usage is exit 2', async t => {

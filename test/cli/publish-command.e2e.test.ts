@@ -46,7 +46,7 @@ t.test('to a directory: a snapshot, then changes appended, a step back, and the 
 
   const published = await run(['--to', to, '--snapshot', snapshot])
   t.equal(published.code, 0, published.stderr)
-  t.match(published.stdout, /^Uploaded snap-0001\.jsonl; .*manifest\.json now lists snap-0001\.jsonl and no changes\n$/)
+  t.match(published.stdout, /^Copied snap-0001\.jsonl; .*manifest\.json now lists snap-0001\.jsonl and no changes\n$/, 'a copy to a directory is no upload')
   t.same(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [] })
   t.equal(await readFile(join(to, 'snap-0001.jsonl'), 'utf8'), await readFile(snapshot, 'utf8'))
 
