@@ -64,7 +64,7 @@ export async function buildApp (
             forcePathStyle: config.s3ForcePathStyle,
             headers: config.snapshotHttpHeaders
           },
-      versions: { stateDir: config.stateDir, keep: config.keepVersions },
+      versions: { stateDir: config.stateDir, keep: config.keepVersions, pruneDays: config.statePruneDays },
       // Every version served here is served by every serving thread before it counts as served (10 s at most).
       publish: pool === null ? null : async model => { await pool.publish(model) }
     })

@@ -3,8 +3,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { createHash } from 'node:crypto'
-import { availableParallelism, tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { availableParallelism, homedir } from 'node:os'
+import { isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, FAIL_STATUSES, type FailStatus } from './errors.js'
 
@@ -50,6 +50,7 @@ const ConfigSchema = Type.Object({
   snapshotMaxMb: Type.Integer({ minimum: 1, maximum: 1_048_576 }),
   s3ForcePathStyle: Type.Boolean(),
   stateDir: Type.String({ minLength: 1 }),
+  statePruneDays: Type.Integer({ minimum: 0, maximum: 3650 }),
   keepVersions: Type.Integer({ minimum: 1, maximum: 100 }),
   opsToken: Type.Union([Type.String({ minLength: 16 }), Type.Null()]),
   workers: Type.Integer({ minimum: 1, maximum: 256 }),
@@ -416,9 +417,9 @@ const SPECS: OptionSpec[] = [
   {
     key: 'snapshotCacheDir',
     env: 'SNAPSHOT_CACHE_DIR',
-    default: join(tmpdir(), 'explore-replica'),
+    default: undefined,
     rule: 'a directory path',
-    shown: 'explore-replica in the system\'s temporary directory ($TMPDIR, else /tmp)',
+    shown: 'the user\'s cache: $XDG_CACHE_HOME/explore-replica, else ~/.cache/explore-replica',
     description: 'Where the last good copy of SNAPSHOT_URL is kept: served at the next start if the source is down.',
     parse: nonEmpty
   },
@@ -592,8 +593,16 @@ const SPECS: OptionSpec[] = [
     env: 'STATE_DIR',
     default: undefined,
     rule: 'a directory path',
-    description: 'The replica\'s own directory: the kept versions (KEEP_VERSIONS) and the pin. One per replica. Unset: `state` in SNAPSHOT_CACHE_DIR (writable wherever the cache is, and on its disk: kept downloads are hard links); in the default SNAPSHOT_CACHE_DIR, which every replica on the machine shares, `state-` and a digest of the snapshot\'s path or URL.',
+    description: 'The replica\'s own directory: the kept versions (KEEP_VERSIONS) and the pin. One per replica. Unset: `state` in SNAPSHOT_CACHE_DIR (writable wherever the cache is, and on its disk: kept downloads are hard links); in the default SNAPSHOT_CACHE_DIR, which every replica of the user shares, `state-` and a digest of the snapshot\'s path or URL (those not used for STATE_PRUNE_DAYS are removed at start).',
     parse: nonEmpty
+  },
+  {
+    key: 'statePruneDays',
+    env: 'STATE_PRUNE_DAYS',
+    default: '30',
+    rule: 'a whole number from 0 to 3650',
+    description: 'At start, the states of other snapshots in the default SNAPSHOT_CACHE_DIR (`state-…`) not used for this many days are removed, each said in the log; 0: none. A replica given STATE_DIR or SNAPSHOT_CACHE_DIR prunes nothing.',
+    parse: integer(0, 3650)
   },
   {
     key: 'keepVersions',
@@ -762,6 +771,14 @@ function readFlags (argv: readonly string[]): Map<string, string> {
   return flags
 }
 
+/** Where a user's cache belongs (XDG): $XDG_CACHE_HOME/explore-replica, else ~/.cache/explore-replica. */
+function userCacheDir (env: Readonly<Record<string, string | undefined>>): string {
+  const xdg = env.XDG_CACHE_HOME
+  // The XDG rule: a relative path is ignored.
+  const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(env.HOME ?? homedir(), '.cache')
+  return join(base, 'explore-replica')
+}
+
 /**
  * `state` in SNAPSHOT_CACHE_DIR; in the default one, shared by every replica on the machine, `state-` and a
  * digest of the source, so that a pin or kept versions of one demo never reach another snapshot's.
@@ -832,6 +849,7 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
       )
     }
   }
+  config.snapshotCacheDir ??= userCacheDir(env)
   // In the cache directory: the one deploy/ makes writable, on the disk of the downloads it hard-links (ADR 025).
   config.stateDir ??= defaultStateDir(
     config,

@@ -38,6 +38,7 @@ const BAD: Record<string, string> = {
   OPS_TOKEN: 'short-secret',
   STATE_DIR: ' ',
   KEEP_VERSIONS: '0',
+  STATE_PRUNE_DAYS: '-1',
   REQUEST_LOG: 'always',
   LOG_PRETTY: 'pretty',
   SHUTDOWN_GRACE_MS: '0',

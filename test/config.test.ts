@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { availableParallelism, tmpdir } from 'node:os'
+import { availableParallelism, homedir } from 'node:os'
 import { join } from 'node:path'
 import { BUNDLED_SNAPSHOT, helpText, loadConfig, OPTIONS } from '../src/config.js'
 
@@ -14,10 +14,11 @@ t.test('defaults', async t => {
     snapshotHttpHeaders: null,
     changesDir: null,
     snapshotPollSeconds: 30,
-    snapshotCacheDir: join(tmpdir(), 'explore-replica'),
+    snapshotCacheDir: join(homedir(), '.cache', 'explore-replica'),
     snapshotMaxMb: 16384,
     s3ForcePathStyle: false,
-    stateDir: join(tmpdir(), 'explore-replica', `state-${createHash('sha256').update(BUNDLED_SNAPSHOT).digest('hex').slice(0, 12)}`),
+    stateDir: join(homedir(), '.cache', 'explore-replica', `state-${createHash('sha256').update(BUNDLED_SNAPSHOT).digest('hex').slice(0, 12)}`),
+    statePruneDays: 30,
     keepVersions: 3,
     opsToken: null,
     workers: 1,
@@ -87,6 +88,7 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     SNAPSHOT_MAX_MB: '4096',
     S3_FORCE_PATH_STYLE: 'true',
     KEEP_VERSIONS: '5',
+    STATE_PRUNE_DAYS: '7',
     OPS_TOKEN: 'sixteen-chars-at-least',
     WORKERS: '4',
     MEMORY_LIMIT_MB: '1200',
@@ -114,6 +116,7 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     snapshotMaxMb: 4096,
     s3ForcePathStyle: true,
     stateDir: '/var/cache/explore/state',
+    statePruneDays: 7,
     keepVersions: 5,
     opsToken: 'sixteen-chars-at-least',
     workers: 4,
@@ -302,4 +305,12 @@ t.test('in the shared default cache directory each snapshot keeps its own state;
   t.equal(url, loadConfig({ env: { SNAPSHOT_URL: 'https://exports.example/snapshot.jsonl' } }).stateDir, 'a URL\'s credentials are no part of it')
   t.equal(loadConfig({ env: { SNAPSHOT_CACHE_DIR: '/var/cache/explore-replica' } }).stateDir, '/var/cache/explore-replica/state', 'one replica per given cache directory')
   t.equal(loadConfig({ env: { STATE_DIR: '/var/lib/explore' } }).stateDir, '/var/lib/explore')
+})
+
+t.test('the default cache directory is where a user\'s cache belongs: $XDG_CACHE_HOME, else ~/.cache', async t => {
+  t.equal(loadConfig({ env: { XDG_CACHE_HOME: '/home/ann/.cache-x' } }).snapshotCacheDir, '/home/ann/.cache-x/explore-replica')
+  t.equal(loadConfig({ env: { HOME: '/home/ann' } }).snapshotCacheDir, '/home/ann/.cache/explore-replica')
+  t.equal(loadConfig({ env: { HOME: '/home/ann', XDG_CACHE_HOME: 'relative' } }).snapshotCacheDir,
+    '/home/ann/.cache/explore-replica', 'a relative XDG_CACHE_HOME is ignored, as the XDG rule says')
+  t.match(loadConfig({ env: { HOME: '/home/ann' } }).stateDir, /^\/home\/ann\/\.cache\/explore-replica\/state-[0-9a-f]{12}$/)
 })

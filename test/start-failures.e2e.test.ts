@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
-import { writeFile } from 'node:fs/promises'
+import { readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { childEnv, freePort, tempDir } from './helpers.js'
 
@@ -15,7 +15,9 @@ const SAMPLE = join(ROOT, 'data', 'snapshot.json')
 async function run (t: Test, env: Record<string, string>): Promise<{ code: number | null, stdout: string, stderr: string }> {
   const child = spawn(process.execPath, [SERVER], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: childEnv({ LOG_LEVEL: 'info', LOG_PRETTY: 'false', WATCH: 'false', STATE_DIR: join(await tempDir(t), 'state'), ...env })
+    env: childEnv({
+      LOG_LEVEL: 'info', LOG_PRETTY: 'false', WATCH: 'false', XDG_CACHE_HOME: await tempDir(t), ...env
+    })
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
   let stdout = ''
@@ -59,4 +61,13 @@ t.test('a first snapshot refused: the log never says it serves, and the console\
   t.notMatch(stdout, /"msg":"console"/)
   t.match(stderr, /^snapshot .*snapshot\.json is invalid/)
   t.notMatch(stderr, /\n\s+at /, 'no stack')
+})
+
+t.test('a start that never served leaves no state in the user\'s cache', async t => {
+  const cache = await tempDir(t)
+  const file = join(await tempDir(t), 'snapshot.json')
+  await writeFile(file, '{"languages": {"en": [')
+  const { code } = await run(t, { SNAPSHOT_PATH: file, PORT: String(await freePort()), XDG_CACHE_HOME: cache })
+  t.equal(code, 1)
+  t.same(await readdir(join(cache, 'explore-replica')), [], 'no state-… directory')
 })

@@ -1,11 +1,13 @@
 // The snapshot as a Fastify service (`app.snapshots`): a file (SNAPSHOT_PATH) loaded and watched, or a published
 // source (SNAPSHOT_URL) followed by `app.snapshotSource`; both feed one store, with the kept versions and the pin.
+import { existsSync, rmSync } from 'node:fs'
 import fp from 'fastify-plugin'
 import { errnoText, StartError } from '../errors.js'
 import { SnapshotStore, type StoreLogger } from '../snapshot/store/snapshot-store.js'
 import {
   openVersions, ServedVersions, versionPaths, type OpenedVersions
 } from '../snapshot/versions/served-versions.js'
+import { pruneStates } from '../snapshot/versions/prune-states.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import type { SourceFollower } from '../sources/follow-source.js'
 import { followedFile, followerFor } from '../sources/open-follower.js'
@@ -43,8 +45,8 @@ interface SnapshotPluginOptions {
     /** SNAPSHOT_HTTP_HEADERS (null: none). */
     headers?: Readonly<Record<string, string>> | null
   } | null
-  /** STATE_DIR and KEEP_VERSIONS: where served versions are kept, and the pin. */
-  versions: { stateDir: string, keep: number }
+  /** STATE_DIR, KEEP_VERSIONS and STATE_PRUNE_DAYS: where served versions are kept, and the pin. */
+  versions: { stateDir: string, keep: number, pruneDays: number }
   /** Hands each version served to the serving threads; resolves once they all serve it (null: none). */
   publish?: ((model: SnapshotModel) => Promise<void>) | null
 }
@@ -58,14 +60,15 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   app.decorate('snapshotSource', null)
   // Read before the first load, which serves the pinned version if there is one. A STATE_DIR that cannot be used
   // stops the start: a replica without it would refuse every operator's action.
+  const { stateDir } = versionOptions
+  const fresh = !existsSync(stateDir)
   let opened: OpenedVersions
   try {
-    opened = await openVersions({
-      ...versionPaths(versionOptions.stateDir), keep: versionOptions.keep, log: storeLog, sweep: true
-    })
+    opened = await openVersions({ ...versionPaths(stateDir), keep: versionOptions.keep, log: storeLog, sweep: true })
+    await pruneStates(stateDir, versionOptions.pruneDays, storeLog)
   } catch (error) {
     throw new StartError(
-      `STATE_DIR=${versionOptions.stateDir}: cannot be used (${errnoText(error)}): set STATE_DIR to a directory this user can create and write`
+      `STATE_DIR=${stateDir}: cannot be used (${errnoText(error)}): set STATE_DIR to a directory this user can create and write`
     )
   }
   // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
@@ -112,7 +115,10 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   app.decorate('snapshotVersions', versions)
   // The one start of the first load, not awaited: a plugin has 10 s to load, a snapshot as long as its
   // size needs. The server answers meanwhile (/-/readyz 503); serve.ts waits for it and exits on a bad file.
-  store.start().catch(() => {})
+  store.start().catch(() => {
+    // A start that never served leaves no state behind (synchronously: serve.ts exits on this very refusal).
+    if (fresh) rmSync(stateDir, { recursive: true, force: true })
+  })
 
   let watcher: SnapshotWatcher | null = null
   if (watch) {
