@@ -23,7 +23,13 @@ if (Math.max(...sources.map(newest)) >= newest(built)) {
   process.stderr.write('building (a source is newer than dist/)\n')
   // A group of its own, so that a stop while it builds ends the compiler too (npm's `sh -c` passes no signal on).
   const build = spawn('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit', detached: true })
-  const stop = signal => { process.kill(-build.pid, signal) }
+  const stop = signal => {
+    try {
+      process.kill(-build.pid, signal)
+    } catch {
+      // ESRCH: the build has just ended.
+    }
+  }
   process.once('SIGINT', stop).once('SIGTERM', stop)
   const [code, signal] = await once(build, 'exit')
   process.off('SIGINT', stop).off('SIGTERM', stop)

@@ -601,7 +601,7 @@ const SPECS: OptionSpec[] = [
     env: 'STATE_PRUNE_DAYS',
     default: '30',
     rule: 'a whole number from 0 to 3650',
-    description: 'At start, the states of other snapshots in the default SNAPSHOT_CACHE_DIR (`state-…`) not used for this many days are removed, each said in the log; 0: none. A replica given STATE_DIR or SNAPSHOT_CACHE_DIR prunes nothing.',
+    description: 'At start, the states of other snapshots in the default SNAPSHOT_CACHE_DIR (`state-…`) not used for this many days are removed, each said in the log; 0: none. Only the default layout is pruned (a STATE_DIR given that is not named state-<12 hex digits> prunes nothing), and never a state a live replica uses.',
     parse: integer(0, 3650)
   },
   {

@@ -37,11 +37,13 @@ async function taken (t: Test): Promise<number> {
   return (server.address() as { port: number }).port
 }
 
-t.test('PORT in use: one line naming PORT and what to do, exit 1', async t => {
+t.test('PORT in use: one line naming PORT and what to do, exit 1, and no state left', async t => {
   const port = await taken(t)
-  const { code, stderr } = await run(t, { SNAPSHOT_PATH: SAMPLE, PORT: String(port) })
+  const cache = await tempDir(t)
+  const { code, stderr } = await run(t, { SNAPSHOT_PATH: SAMPLE, PORT: String(port), XDG_CACHE_HOME: cache })
   t.equal(code, 1)
   t.equal(stderr, `cannot start: PORT=${port}: 127.0.0.1:${port} is in use by another process: stop it, or set PORT to a free port (0: any)\n`)
+  t.same(await readdir(join(cache, 'explore-replica')), [], 'no state-… directory')
 })
 
 t.test('OPS_PORT in use: the same, naming OPS_PORT', async t => {

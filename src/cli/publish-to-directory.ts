@@ -1,11 +1,12 @@
 // `publish --to DIR`: a fleet's folder on disk. Objects are written once under their own names; the manifest is
 // replaced in one rename, so a replica polling it reads the old one or the new one, never half of either.
 import { createReadStream } from 'node:fs'
-import { copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { copyFile, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { digestOf, type PublishTarget, type ReadManifest } from './publish-command.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
+import { makeDirectory } from '../make-directory.js'
 import { errnoText, PublishError } from '../errors.js'
 
 export class DirectoryTarget implements PublishTarget {
@@ -38,7 +39,7 @@ export class DirectoryTarget implements PublishTarget {
         `${name} is already published in ${this.shown} with other content: objects are immutable once published, so publish this one under another name`
       )
     }
-    await mkdir(this.dir, { recursive: true })
+    await makeDirectory(this.dir)
     // Whole or not at all under its name: a replica may ask for it as soon as a manifest names it.
     const temporary = join(this.dir, `.${name}.${process.pid}.tmp`)
     try {

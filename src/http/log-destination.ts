@@ -7,6 +7,8 @@ import type { Writable } from 'node:stream'
 /** Lines waiting for the reader, per thread, at the most (counted in characters: JSON lines are mostly ASCII). */
 export const LOG_BUFFER_BYTES = 1024 * 1024
 
+/** What a pipe takes in one piece (PIPE_BUF on Linux): threads writing whole lines in such pieces never tear one. */
+const PIECE = 4096
 const STDOUT = 1
 
 export class LogDestination {
@@ -14,39 +16,43 @@ export class LogDestination {
   dropped = 0
   /** Called once the reader takes lines again after some were dropped, with how many were. */
   onResumed: ((dropped: number) => void) | null = null
-  readonly #sink: Writable
+  readonly #fd: number
+  readonly #sink: Writable | null
   readonly #limit: number
-  /** Lines not yet handed to the sink, joined: the sink holds one write at a time, so the exit can flush the rest. */
+  /** Lines not yet handed to the sink: it holds one piece at a time, so the exit can flush the rest. */
   #pending = ''
+  /** The piece the sink holds: a pipe takes a piece whole or not at all, so all of it is lost if it is let go. */
+  #inFlight = ''
   #scheduled = false
   #droppedUnsaid = 0
   #broken = false
+  readonly #atExit = (): void => { this.close() }
 
   constructor (fd = STDOUT, limit = LOG_BUFFER_BYTES) {
+    this.#fd = fd
     this.#limit = limit
-    const stat = fstatSync(fd)
-    // A pipe or a socket through libuv's stream, which makes the descriptor non-blocking: a full pipe waits in
-    // the event loop, not in a thread-pool write that nothing can interrupt (that write kept a process from
-    // exiting). libuv never closes descriptors 0 to 2, so a serving thread's end leaves stdout open.
-    this.#sink = stat.isFIFO() || stat.isSocket()
-      ? new Socket({ fd, readable: false, writable: true })
-      : createWriteStream('', { fd, autoClose: false })
+    this.#sink = openSink(fd)
+    if (this.#sink === null) {
+      // Nothing to write to (a closed descriptor): every line is dropped, the service goes on.
+      this.#broken = true
+      return
+    }
     // EPIPE (the reader is gone) and any other write error: logging stops, serving goes on.
     this.#sink.on('error', () => { this.#broken = true })
-    process.on('exit', () => { this.#flushAtExit(fd) })
+    process.on('exit', this.#atExit)
   }
 
   /** pino's call, one line at a time. */
   write (line: string): void {
     if (this.#broken) return
-    if (this.#pending.length + this.#sink.writableLength + line.length > this.#limit) {
+    if (this.#pending.length + (this.#sink as Writable).writableLength + line.length > this.#limit) {
       this.dropped++
       this.#droppedUnsaid++
       return
     }
     this.#pending += line
     if (!this.#scheduled) {
-      // Every line of one turn in one write.
+      // The lines of one turn leave together.
       this.#scheduled = true
       setImmediate(() => {
         this.#scheduled = false
@@ -55,31 +61,82 @@ export class LogDestination {
     }
   }
 
-  /** Hands the pending lines to the sink once it has written the last ones; says what was dropped once it has. */
-  #handOver (): void {
-    if (this.#broken || this.#sink.writableLength > 0) return
-    if (this.#pending !== '') {
-      const lines = this.#pending
+  /**
+   * Writes what the sink does not hold yet as far as the reader takes it without waiting, whole lines only, then
+   * lets the descriptor go: a write still waiting would keep a serving thread from ending (process exit, or a
+   * thread's close). The rest is dropped, and counted.
+   */
+  close (): void {
+    process.off('exit', this.#atExit)
+    const sink = this.#sink
+    if (sink === null || this.#broken) return
+    this.#broken = true
+    if (sink.writableLength === 0) {
+      let rest = this.#pending
       this.#pending = ''
-      this.#sink.write(lines, () => { this.#handOver() })
+      try {
+        while (rest !== '') {
+          const piece = wholeLines(rest)
+          // A socket may take part of a piece: what is left of it is not written after it.
+          if (writeSync(this.#fd, piece) < Buffer.byteLength(piece)) break
+          rest = rest.slice(piece.length)
+        }
+      } catch {
+        // EAGAIN: the reader is behind.
+      }
+      this.#pending = rest
     }
-    if (this.#droppedUnsaid > 0 && this.#sink.writableLength === 0) {
+    this.dropped += countLines(this.#pending) + (sink.writableLength > 0 ? countLines(this.#inFlight) : 0)
+    this.#pending = ''
+    sink.destroy()
+  }
+
+  /** Hands the sink the next piece once it has written the last; says what was dropped once it has written all. */
+  #handOver (): void {
+    const sink = this.#sink as Writable
+    if (this.#broken || sink.writableLength > 0) return
+    if (this.#pending !== '') {
+      const piece = wholeLines(this.#pending)
+      this.#pending = this.#pending.slice(piece.length)
+      this.#inFlight = piece
+      sink.write(piece, () => { this.#handOver() })
+    }
+    if (this.#droppedUnsaid > 0 && this.#pending === '' && sink.writableLength === 0) {
       const dropped = this.#droppedUnsaid
       this.#droppedUnsaid = 0
       this.onResumed?.(dropped)
     }
   }
+}
 
-  /** What the sink does not hold yet, written now as far as the reader takes it without waiting; the rest dropped. */
-  #flushAtExit (fd: number): void {
-    if (this.#pending === '' || this.#broken || this.#sink.writableLength > 0) return
-    let rest = Buffer.from(this.#pending)
-    try {
-      while (rest.length > 0) rest = rest.subarray(writeSync(fd, rest))
-    } catch {
-      // EAGAIN: the reader is behind; the rest is dropped rather than waited for.
-    }
+/**
+ * A pipe or a socket through libuv's stream, which makes the descriptor non-blocking: a full pipe waits in the event
+ * loop, not in a thread-pool write that nothing interrupts (that write kept a process from exiting). libuv never
+ * closes descriptors 0 to 2, so destroying it leaves stdout open. Anything else (a file, /dev/null, a terminal)
+ * through a file stream. Null: no descriptor to write to.
+ */
+function openSink (fd: number): Writable | null {
+  try {
+    const stat = fstatSync(fd)
+    return stat.isFIFO() || stat.isSocket()
+      ? new Socket({ fd, readable: false, writable: true })
+      : createWriteStream('', { fd, autoClose: false })
+  } catch {
+    return null
   }
+}
+
+function countLines (text: string): number {
+  let lines = 0
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++
+  return lines
+}
+
+/** The longest run of whole lines from the start of `text` that fits a piece; a longer first line alone. */
+function wholeLines (text: string): string {
+  if (text.length <= PIECE) return text
+  const end = text.lastIndexOf('\n', PIECE - 1)
+  return end >= 0 ? text.slice(0, end + 1) : text.slice(0, text.indexOf('\n') + 1 || text.length)
 }
 
 /** Standard output's destination for this thread's logger, unless nothing is logged or pino-pretty writes. */

@@ -1,13 +1,13 @@
 // The snapshot as a Fastify service (`app.snapshots`): a file (SNAPSHOT_PATH) loaded and watched, or a published
 // source (SNAPSHOT_URL) followed by `app.snapshotSource`; both feed one store, with the kept versions and the pin.
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import fp from 'fastify-plugin'
 import { errnoText, StartError } from '../errors.js'
 import { SnapshotStore, type StoreLogger } from '../snapshot/store/snapshot-store.js'
 import {
   openVersions, ServedVersions, versionPaths, type OpenedVersions
 } from '../snapshot/versions/served-versions.js'
-import { pruneStates } from '../snapshot/versions/prune-states.js'
+import { pruneStates, claimState } from '../snapshot/versions/prune-states.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import type { SourceFollower } from '../sources/follow-source.js'
 import { followedFile, followerFor } from '../sources/open-follower.js'
@@ -61,16 +61,24 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   // Read before the first load, which serves the pinned version if there is one. A STATE_DIR that cannot be used
   // stops the start: a replica without it would refuse every operator's action.
   const { stateDir } = versionOptions
-  const fresh = !existsSync(stateDir)
+  const made = !existsSync(stateDir)
   let opened: OpenedVersions
+  let letGo: () => void
   try {
     opened = await openVersions({ ...versionPaths(stateDir), keep: versionOptions.keep, log: storeLog, sweep: true })
-    await pruneStates(stateDir, versionOptions.pruneDays, storeLog)
+    // A start that never served (a refused first file, a port in use) leaves no state it made: at exit too.
+    letGo = await claimState(stateDir, made, () => (app.snapshots as SnapshotStore | undefined)?.current() != null)
   } catch (error) {
     throw new StartError(
       `STATE_DIR=${stateDir}: cannot be used (${errnoText(error)}): set STATE_DIR to a directory this user can create and write`
     )
   }
+  process.once('exit', letGo)
+  app.addHook('onClose', async () => {
+    process.off('exit', letGo)
+    letGo()
+  })
+  await pruneStates(stateDir, versionOptions.pruneDays, storeLog)
   // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
   app.addHook('onClose', async () => { await opened.kept.idle() })
 
@@ -115,10 +123,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   app.decorate('snapshotVersions', versions)
   // The one start of the first load, not awaited: a plugin has 10 s to load, a snapshot as long as its
   // size needs. The server answers meanwhile (/-/readyz 503); serve.ts waits for it and exits on a bad file.
-  store.start().catch(() => {
-    // A start that never served leaves no state behind (synchronously: serve.ts exits on this very refusal).
-    if (fresh) rmSync(stateDir, { recursive: true, force: true })
-  })
+  store.start().catch(() => {})
 
   let watcher: SnapshotWatcher | null = null
   if (watch) {

@@ -78,6 +78,8 @@ control.on('message', (message: ToThread) => {
         .catch((error: unknown) => { app.log.error({ err: error }, 'closing a serving thread failed') })
         .finally(() => {
           say({ type: 'closed' })
+          // A log write still waiting for a stuck reader would keep the thread alive (ADR 032).
+          app.logDestination?.close()
           control.close()
         })
       break

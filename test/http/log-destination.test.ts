@@ -1,6 +1,8 @@
 // The log's destination over a real named pipe whose reader stops reading: lines are dropped and counted past a
 // fixed buffer, and once the reader reads again the lines kept arrive whole, then one line says what was dropped.
 import t from 'tap'
+import { once } from 'node:events'
+import { Worker } from 'node:worker_threads'
 import { execFileSync } from 'node:child_process'
 import { closeSync, constants, openSync, readSync } from 'node:fs'
 import { join } from 'node:path'
@@ -13,7 +15,11 @@ async function stalledPipe (t: Parameters<typeof tempDir>[0]) {
   execFileSync('mkfifo', [path])
   const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
   const writer = openSync(path, constants.O_WRONLY)
-  t.teardown(() => { closeSync(reader) })
+  t.teardown(() => {
+    closeSync(reader)
+    // A destination closed by the test closed it already (libuv closes what it opened a stream on, but 0 to 2).
+    try { closeSync(writer) } catch {}
+  })
   const chunk = Buffer.alloc(1 << 16)
   const readAll = (): string => {
     let text = ''
@@ -48,7 +54,7 @@ t.test('a reader that stops: lines past the buffer are dropped and counted, neve
 
   // The reader reads again: every line kept arrives whole, in order, then what was dropped is said.
   let text = ''
-  while (said.dropped === null) {
+  for (let turns = 0; said.dropped === null && turns < 100_000; turns++) {
     text += readAll()
     await turn()
   }
@@ -67,4 +73,38 @@ t.test('writes from one turn leave as one write, and a healthy reader loses noth
   await turn()
   t.equal(readAll(), Array.from({ length: 100 }, (_, i) => `line ${i}\n`).join(''))
   t.equal(logs.dropped, 0)
+  logs.close()
+})
+
+t.test('two threads\' loggers on one pipe never tear each other\'s lines', async t => {
+  const { writer, readAll } = await stalledPipe(t)
+  const threads = ['a', 'b'].map(who =>
+    new Worker(new URL('../fixtures/log-writer-thread.ts', import.meta.url), { workerData: { fd: writer, count: 4000, who } }))
+  t.teardown(async () => { await Promise.all(threads.map(async thread => await thread.terminate())) })
+  // The reader reads while both write: the pipe fills and drains under them.
+  let text = ''
+  const reading = setInterval(() => { text += readAll() }, 1)
+  await Promise.all(threads.map(async thread => await once(thread, 'message')))
+  // Each closes: what it kept is written or counted as dropped.
+  const dropped = await Promise.all(threads.map(async thread => {
+    const answer = once(thread, 'message')
+    thread.postMessage('close')
+    return (await answer)[0] as number
+  }))
+  clearInterval(reading)
+  text += readAll()
+  const lines = text.split('\n').filter(Boolean)
+  t.ok(lines.every(line => { try { JSON.parse(line); return true } catch { return false } }), `every one of ${lines.length} lines whole`)
+  t.equal(lines.length + (dropped[0] as number) + (dropped[1] as number), 8000, `every line written or counted as dropped (${lines.length} + ${String(dropped)})`)
+})
+
+t.test('closed: what is pending is written as far as the reader takes it, and nothing after', async t => {
+  const { writer, readAll } = await stalledPipe(t)
+  const logs = new LogDestination(writer)
+  logs.write('before\n')
+  logs.close()
+  logs.write('after\n')
+  await turn()
+  t.equal(readAll(), 'before\n')
+  t.equal(logs.dropped, 0, 'a line after the close is not counted: it had nowhere to go')
 })

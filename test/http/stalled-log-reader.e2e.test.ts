@@ -11,7 +11,9 @@ import { childEnv, eventually, freePort, watchOutput } from '../helpers.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const SERVER = join(ROOT, 'dist', 'server.js')
-const GRACE_MS = 5000
+// Long: a thread kept alive by a stuck log write is ended only near its end, and the test gives up well before.
+const GRACE_MS = 60_000
+const GIVE_UP_MS = 20_000
 
 async function startStalled (t: Test, workers: number) {
   const port = await freePort()
@@ -73,11 +75,11 @@ for (const workers of [1, 2]) {
     await logged(/"msg":"log lines dropped: the log's reader did not keep up"/)
   })
 
-  t.test(`WORKERS=${workers}: SIGTERM ends it within the grace period while the reader still reads nothing`, { skip }, async t => {
+  t.test(`WORKERS=${workers}: SIGTERM ends it at once, not at the grace period's end, while the reader still reads nothing`, { skip }, async t => {
     const server = await startStalled(t, workers)
     await loadUntilDropping(t, server)
     server.child.kill('SIGTERM')
-    const late = setTimeout(() => { server.child.kill('SIGKILL') }, GRACE_MS + 5000)
+    const late = setTimeout(() => { server.child.kill('SIGKILL') }, GIVE_UP_MS)
     const { code, signal } = await server.exited
     clearTimeout(late)
     t.equal(signal, null, 'not killed: it ended on its own')

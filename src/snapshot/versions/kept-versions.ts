@@ -288,7 +288,7 @@ function holdsChanges (record: KeptVersion, digests: readonly string[]): boolean
     : record.changeDigests.join('\n') === digests.join('\n')
 }
 
-function isAlive (pid: number): boolean {
+export function isAlive (pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true
