@@ -171,7 +171,7 @@ badFiles.push(
   [lines, 'not JSON', 'this is not json', /^snapshot\.jsonl:1: not valid JSON: /],
   [lines, 'empty', '', /^the file is empty$/],
   [lines, 'schema-invalid', '{"language": "en", "pk": 1}\n', /^snapshot\.jsonl:1: is_translated: is required$/],
-  [lines, 'an impossible date', toJsonLines({ languages: { en: [makeItem(1, '2024-02-30', [])] } }), /^snapshot\.jsonl:2: backdate: "2024-02-30" is not a calendar date/],
+  [lines, 'an impossible date', toJsonLines({ languages: { en: [makeItem(1, '2024-02-30', [])] } }), /^snapshot\.jsonl:2:111: backdate: "2024-02-30" is not a calendar date/],
   [lines, 'a repeated pk', toJsonLines({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(1, '2024-01-02', [])] } }), /^snapshot\.jsonl:3: pk: 1 repeats line 2$/]
 )
 

@@ -26,7 +26,7 @@ A valid file is one line:
   FILE: valid (en: 25, fr: 3 items; generated_at …)
   FILE: valid (change file ID: 4 upserts, 1 delete; generated_at …)
   FILE: valid (manifest: SNAPSHOT and 2 change files; those files were not fetched or checked)
-An invalid one is every problem, each with its line (and column, for format v1) as the service reports it.
+An invalid one is every problem, each with its line and column (a bad field's value; in JSON Lines a missing field has its line alone) as the service reports it.
 Exit 0 when every file is valid, 1 when one is not, 2 without a file or with an unknown option.
 `
 

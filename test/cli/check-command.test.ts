@@ -46,8 +46,8 @@ t.test('a bad change file: every problem, with the lines the store reports when 
   const { code, stdout } = await check(file)
   t.equal(code, 1)
   t.equal(stdout, `change file ${file} is invalid (2 problems):\n${served!.map(problem => `  ${problem}\n`).join('')}`)
-  t.match(stdout, '  chg-0001.jsonl:4: backdate: ', 'counted from the header\'s line 1, blank lines included')
-  t.match(stdout, '  chg-0001.jsonl:5: op: "remove" is not "upsert" or "delete"\n')
+  t.match(stdout, '  chg-0001.jsonl:4:125: backdate: "soon" ', 'counted from the header\'s line 1, blank lines included; the column where the value starts')
+  t.match(stdout, '  chg-0001.jsonl:5:7: op: "remove" is not "upsert" or "delete"\n')
 
   // A snapshot's header, or none: the change file's own refusals.
   const noHeader = join(changesDir, 'no-header.jsonl')

@@ -128,8 +128,9 @@ export class LineFraming implements Framing, FormatRules {
 
   // The format's rules for the merge (FormatRules); a batch's lines are numbered from 1.
 
-  where ({ at }: { at: number }): string {
-    return `${this.name}:${this.lines + at}: `
+  /** `snapshot.jsonl:12: `, or `snapshot.jsonl:12:40: ` for a problem with a field's own column. */
+  where ({ at, column }: { at: number, column?: number }): string {
+    return column === undefined ? `${this.name}:${this.lines + at}: ` : `${this.name}:${this.lines + at}:${column}: `
   }
 
   /** An item's index is its line number, so a repeat names the line of the first. */

@@ -125,3 +125,108 @@ export function locateSyntaxError (
   const found = findSyntaxError(json) ?? { index: 0, what: syntaxError(error as Error).what }
   return { what: found.what, position: positionAfter(start, Buffer.from(json.slice(0, found.index))) }
 }
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const OPEN_BRACE = 0x7b
+const CLOSE_BRACE = 0x7d
+const OPEN_BRACKET = 0x5b
+const CLOSE_BRACKET = 0x5d
+
+/**
+ * Where the value at `pointer` (`/display_image/width`, as a schema error names it) starts in `bytes`, one
+ * valid JSON value: the byte offset of the deepest value on the pointer's way that is there (a missing
+ * field's object), and how many of its tokens were found (0: the whole value). The error path only: the
+ * bytes of an item with a problem are read again, so no item's places are kept while it parses.
+ */
+export function findValue (bytes: Uint8Array, pointer: string): { offset: number, depth: number } {
+  const tokens = pointer === '' ? [] : pointer.split('/').slice(1).map(t => t.replace(/~1/g, '/').replace(/~0/g, '~'))
+  let at = skipSpace(bytes, 0)
+  let depth = 0
+  for (const token of tokens) {
+    const open = bytes[at]
+    const found = open === OPEN_BRACE
+      ? memberValue(bytes, at, token)
+      : open === OPEN_BRACKET ? elementValue(bytes, at, token) : -1
+    if (found === -1) break
+    at = found
+    depth++
+  }
+  return { offset: at, depth }
+}
+
+/** The start of member `key`'s value in the object at `open`, or -1; of a repeated key, the last (JSON.parse's). */
+function memberValue (bytes: Uint8Array, open: number, key: string): number {
+  let found = -1
+  let i = skipSpace(bytes, open + 1)
+  if (bytes[i] === CLOSE_BRACE) return -1
+  while (i < bytes.length) {
+    const keyEnd = skipString(bytes, i)
+    const name = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + i, keyEnd - i).toString('utf8')) as string
+    // Past the colon.
+    i = skipSpace(bytes, skipSpace(bytes, keyEnd) + 1)
+    if (name === key) found = i
+    i = skipSpace(bytes, skipValue(bytes, i))
+    if (bytes[i] !== COMMA) break
+    i = skipSpace(bytes, i + 1)
+  }
+  return found
+}
+
+/** The start of element `token` (an index) of the array at `open`, or -1. */
+function elementValue (bytes: Uint8Array, open: number, token: string): number {
+  if (!/^(0|[1-9]\d*)$/.test(token)) return -1
+  const index = Number(token)
+  let i = skipSpace(bytes, open + 1)
+  if (bytes[i] === CLOSE_BRACKET) return -1
+  for (let n = 0; i < bytes.length; n++) {
+    if (n === index) return i
+    i = skipSpace(bytes, skipValue(bytes, i))
+    if (bytes[i] !== COMMA) break
+    i = skipSpace(bytes, i + 1)
+  }
+  return -1
+}
+
+function skipSpace (bytes: Uint8Array, from: number): number {
+  let i = from
+  for (let c = bytes[i]; c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = bytes[++i]);
+  return i
+}
+
+/** The index just after the value (valid JSON) that starts at `from`. */
+function skipValue (bytes: Uint8Array, from: number): number {
+  const n = bytes.length
+  const c = bytes[from]
+  if (c === QUOTE) return skipString(bytes, from)
+  if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+    let nesting = 0
+    for (let i = from; i < n;) {
+      const b = bytes[i] as number
+      if (b === QUOTE) {
+        i = skipString(bytes, i)
+        continue
+      }
+      if (b === OPEN_BRACE || b === OPEN_BRACKET) nesting++
+      else if ((b === CLOSE_BRACE || b === CLOSE_BRACKET) && --nesting === 0) return i + 1
+      i++
+    }
+    return n
+  }
+  // A number, true, false or null: up to what follows a value.
+  let i = from
+  for (let b = bytes[i]; b !== undefined && b !== COMMA && b !== CLOSE_BRACE && b !== CLOSE_BRACKET &&
+    b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09; b = bytes[++i]);
+  return i
+}
+
+/** The index just after the string whose opening quote is at `from`. */
+function skipString (bytes: Uint8Array, from: number): number {
+  for (let i = from + 1; i < bytes.length; i++) {
+    const b = bytes[i]
+    if (b === BACKSLASH) i++
+    else if (b === QUOTE) return i + 1
+  }
+  return bytes.length
+}

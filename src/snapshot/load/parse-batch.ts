@@ -6,8 +6,8 @@ import type { ValueError } from '@sinclair/typebox/errors'
 import '../../schemas/formats.js'
 import { JsonLinesItemSchema, SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
 import { ChangeDeleteSchema } from '../../schemas/change-file.js'
-import { describeLineSyntaxError, locateSyntaxError, startsWithBom } from './json-text.js'
-import { NEWLINE, type TextPosition } from './text-position.js'
+import { describeLineSyntaxError, findValue, locateSyntaxError, startsWithBom } from './json-text.js'
+import { NEWLINE, countCharacters, positionAfter, type TextPosition } from './text-position.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
 import { ItemBytes, dateKey } from '../model/item-bytes.js'
 import type { RenderedItems } from '../model/build-model.js'
@@ -24,12 +24,19 @@ export const lineCheck = TypeCompiler.Compile(JsonLinesItemSchema)
 const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
 const deleteCheck = TypeCompiler.Compile(ChangeDeleteSchema)
 
-/** A line's or item's problem: `at` its number in the batch; `position` for a format v1 item's own place. */
+/**
+ * A line's or item's problem: `at` its number in the batch. Its own place, when it has one: `position` in the
+ * file (format v1), or `column` of its line (JSON Lines); else the item's (ADR 021).
+ */
 export interface BatchProblem {
   at: number
   text: string
   position?: TextPosition
+  column?: number
 }
+
+/** Where a problem of an item is, when not where the item is: a BatchProblem's place. */
+type Place = Pick<BatchProblem, 'position' | 'column'>
 
 /** A batch checked, and its items rendered: what a parse thread sends back. */
 export interface ParsedBatch extends RenderedItems {
@@ -113,7 +120,6 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
   const batch = new BatchCollector(task.bytes, scratch)
   for (let i = 0; i < ends.length; i++) {
     const language = task.languages[task.language[i] as number] as string
-    const where = `/languages/${escapePointer(language)}/${task.index[i] as number}`
     let item: unknown
     // The document's UTF-8 was checked as it was read (read-document.ts).
     const json = text.toString('utf8', i === 0 ? 0 : ends[i - 1], ends[i])
@@ -121,16 +127,48 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
       item = JSON.parse(json)
     } catch (error) {
       // Found again where it is, with a message that reads the same on every Node (the error path only).
-      const { what, position } = locateSyntaxError(
-        json, error, { line: task.line[i] as number, column: task.column[i] as number }
-      )
-      batch.problem(i + 1, `${jsonPath(where)}: not valid JSON: ${what}`, position)
+      const { what, position } = locateSyntaxError(json, error, itemStart(task, i))
+      batch.problem(i + 1, `${jsonPath(itemPointer(task, i))}: not valid JSON: ${what}`, { position })
       continue
     }
-    if (itemCheck.Check(item)) batch.item(item, language, i + 1, where)
-    else batch.invalid(i + 1, itemCheck.Errors(item), where)
+    // A problem's place is found again in the item's bytes, for an item with one only (ADR 021).
+    if (!itemCheck.Check(item)) {
+      batch.invalid(i + 1, itemCheck.Errors(item), itemBytes(text, ends, i), itemStart(task, i), itemPointer(task, i))
+      continue
+    }
+    const deep = batch.item(item, language, i + 1)
+    if (deep !== null) {
+      const place = placeOf(itemBytes(text, ends, i), `/${deep}`, itemStart(task, i))
+      batch.problem(i + 1, tooDeep(`${itemPointer(task, i)}/${deep}`), place)
+    }
   }
   return batch.finish(ends.length)
+}
+
+/** Format v1 item `i`'s JSON Pointer in the file (`/languages/en/41`), for its problems. */
+function itemPointer (task: ItemsTask, i: number): string {
+  return `/languages/${escapePointer(task.languages[task.language[i] as number] as string)}/${task.index[i] as number}`
+}
+
+/** Format v1 item `i`'s bytes in the batch's `text`. */
+function itemBytes (text: Buffer, ends: number[], i: number): Buffer {
+  return text.subarray(i === 0 ? 0 : ends[i - 1], ends[i])
+}
+
+/** Where format v1 item `i` of the task starts in the file. */
+function itemStart (task: ItemsTask, i: number): TextPosition {
+  return { line: task.line[i] as number, column: task.column[i] as number }
+}
+
+/**
+ * The place of the value at `pointer` in an item's `bytes` (a missing field's: its object's), read again on
+ * the error path only. Format v1 (`start`: where the item starts): its line and column in the file; JSON
+ * Lines: its column, or none when it is the item itself, which the line names.
+ */
+function placeOf (bytes: Buffer, pointer: string, start: TextPosition | null): Place {
+  const { offset, depth } = findValue(bytes, pointer)
+  if (start !== null) return { position: positionAfter(start, bytes.subarray(0, offset)) }
+  return depth === 0 ? {} : { column: 1 + countCharacters(bytes, 0, offset) }
 }
 
 /** A batch's languages, numbered as they first appear: each item carries a number, the batch the codes once. */
@@ -171,13 +209,10 @@ class BatchCollector {
 
   constructor (private readonly read: Uint8Array, private readonly bytes: ItemBytes) {}
 
-  /** `where`: the item's JSON Pointer in the file (format v1). */
-  item (item: SnapshotItem, language: string, at: number, where = ''): void {
-    const deep = tooDeep(item, where)
-    if (deep !== null) {
-      this.problem(at, deep)
-      return
-    }
+  /** Adds a checked item; or returns the served field nested too deep (not added: the caller says where). */
+  item (item: SnapshotItem, language: string, at: number): string | null {
+    const deep = tooDeepField(item)
+    if (deep !== null) return deep
     this.start.push(this.bytes.write(item))
     this.length.push(this.bytes.lastLength)
     this.date.push(dateKey(item.backdate))
@@ -186,15 +221,23 @@ class BatchCollector {
     this.language.push(this.languages.of(language))
     for (const company of item.companies) this.companies.push(company)
     this.companyEnd.push(this.companies.length)
+    return null
   }
 
-  problem (at: number, text: string, position?: TextPosition): void {
-    this.problems.push(position === undefined ? { at, text } : { at, text, position })
+  problem (at: number, text: string, place: Place = {}): void {
+    this.problems.push({ at, text, ...place })
   }
 
-  /** A failed check's problems, one a path. */
-  invalid (at: number, errors: Iterable<ValueError>, pointer?: string): void {
-    for (const { line, repeat } of schemaProblems(errors, pointer)) if (!repeat) this.problem(at, line)
+  /**
+   * A failed check's problems, one a path, each at its value's place in the item's `bytes` (`start`: where
+   * they start in a format v1 file; null for a JSON Lines line). `pointer`: the item's, in a v1 document.
+   */
+  invalid (
+    at: number, errors: Iterable<ValueError>, bytes: Buffer, start: TextPosition | null, pointer?: string
+  ): void {
+    for (const { line, repeat, within } of schemaProblems(errors, pointer)) {
+      if (!repeat) this.problem(at, line, placeOf(bytes, within, start))
+    }
   }
 
   finish (count: number): ParsedBatch {
@@ -260,7 +303,7 @@ class LineBatch extends BatchCollector {
       return
     }
     if (this.changes) {
-      this.changeLine(value as Record<string, unknown>, at, first)
+      this.changeLine(value as Record<string, unknown>, line, at, first)
       return
     }
     // A header names the snapshot and is no item (an item may carry any extra field, `snapshot` too); a
@@ -269,17 +312,21 @@ class LineBatch extends BatchCollector {
       this.header = { at, value: value as Record<string, unknown> }
       return
     }
-    this.itemLine(value, at)
+    this.itemLine(value, line, at)
   }
 
-  /** A snapshot's item line, or a change file's `upsert` line (the same line, with an `op`). */
-  private itemLine (value: object, at: number): void {
-    if (lineCheck.Check(value)) this.item(value, value.language, at)
-    else this.invalid(at, lineCheck.Errors(value))
+  /** A snapshot's item line, or a change file's `upsert` line (the same line, with an `op`); `line`: its bytes. */
+  private itemLine (value: object, line: Buffer, at: number): void {
+    if (!lineCheck.Check(value)) {
+      this.invalid(at, lineCheck.Errors(value), line, null)
+      return
+    }
+    const deep = this.item(value, value.language, at)
+    if (deep !== null) this.problem(at, tooDeep(`/${deep}`), placeOf(line, `/${deep}`, null))
   }
 
   /** A change file's line: its header (the first value), or an op; every other check is a snapshot line's. */
-  private changeLine (value: Record<string, unknown>, at: number, first: boolean): void {
+  private changeLine (value: Record<string, unknown>, line: Buffer, at: number, first: boolean): void {
     // A header (a snapshot's too: the framing says the file is one), judged by the framing, which knows
     // whether it is the file's first.
     if (first && ('changes' in value || 'snapshot' in value) && !('op' in value)) {
@@ -288,14 +335,14 @@ class LineBatch extends BatchCollector {
     }
     const { op } = value
     if (op === 'upsert') {
-      this.itemLine(value, at)
+      this.itemLine(value, line, at)
     } else if (op === 'delete') {
       if (deleteCheck.Check(value)) this.deletes.push({ at, language: value.language, pk: value.pk })
-      else this.invalid(at, deleteCheck.Errors(value))
+      else this.invalid(at, deleteCheck.Errors(value), line, null)
+    } else if (op === undefined) {
+      this.problem(at, 'op: is required ("upsert" or "delete")')
     } else {
-      this.problem(at, op === undefined
-        ? 'op: is required ("upsert" or "delete")'
-        : `op: ${preview(op)} is not "upsert" or "delete"`)
+      this.problem(at, `op: ${preview(op)} is not "upsert" or "delete"`, placeOf(line, '/op', null))
     }
   }
 }
@@ -307,14 +354,17 @@ function isBlank (line: Buffer): boolean {
   return true
 }
 
-/** A served value of any shape nested deeper than the limit: its problem, else null. */
-function tooDeep (item: SnapshotItem, where: string): string | null {
+/** A served value of any shape nested deeper than the limit: its field, else null. */
+function tooDeepField (item: SnapshotItem): string | null {
   for (const field of ANY_SHAPED) {
-    if (depthOver(item[field], MAX_VALUE_NESTING - 1)) {
-      return `${jsonPath(`${where}/${field}`)}: nested deeper than ${MAX_VALUE_NESTING} levels (the item counted)`
-    }
+    if (depthOver(item[field], MAX_VALUE_NESTING - 1)) return field
   }
   return null
+}
+
+/** The problem of the value at `pointer`, nested too deep. */
+function tooDeep (pointer: string): string {
+  return `${jsonPath(pointer)}: nested deeper than ${MAX_VALUE_NESTING} levels (the item counted)`
 }
 
 /** Whether `value` nests more than `limit` arrays and objects deep; walked without recursion. */

@@ -118,17 +118,18 @@ function * flatten (errors: Iterable<ValueError>): Generator<ValueError> {
 
 /**
  * Schema errors as report lines (`path: what is wrong`), in order, lazily. A path already named comes as a
- * `repeat`: skipped, but counted towards a full report. `pointer`: where the value is (`/languages/en/41`).
+ * `repeat`: skipped, but counted towards a full report. `pointer`: where the value is (`/languages/en/41`);
+ * `within`: the offending value's JSON Pointer inside the value checked (`/backdate`), to find its place.
  */
 export function * schemaProblems (
   errors: Iterable<ValueError>, pointer = ''
-): Generator<{ path: string, line: string, repeat: boolean }> {
+): Generator<{ path: string, line: string, repeat: boolean, within: string }> {
   const seen = new Set<string>()
   for (const error of flatten(errors)) {
     const path = jsonPath(`${pointer}${error.path}`)
     const repeat = seen.has(path)
     seen.add(path)
-    yield { path, line: `${path}: ${describe(error)}`, repeat }
+    yield { path, line: `${path}: ${describe(error)}`, repeat, within: error.path }
   }
 }
 

@@ -80,11 +80,11 @@ for (const [name, loader] of LOADERS) {
     // A truncated last line: the syntax error's wording is the runtime's, as for a snapshot's line.
     t.match(problems.at(-1), /^0001\.jsonl:8: not valid JSON: /)
     t.same(problems.slice(0, -1), [
-      '0001.jsonl:3: backdate: "2023-02-29" is not a calendar date (YYYY-MM-DD)',
-      '0001.jsonl:4: op: "rename" is not "upsert" or "delete"',
+      '0001.jsonl:3:125: backdate: "2023-02-29" is not a calendar date (YYYY-MM-DD)',
+      '0001.jsonl:4:7: op: "rename" is not "upsert" or "delete"',
       '0001.jsonl:5: pk: is required',
       '0001.jsonl:6: op: is required ("upsert" or "delete")',
-      '0001.jsonl:7: language: "EN" does not match ^[a-z]{2}(-[a-z]{2,4})?$'
+      '0001.jsonl:7:27: language: "EN" does not match ^[a-z]{2}(-[a-z]{2,4})?$'
     ])
   })
 }

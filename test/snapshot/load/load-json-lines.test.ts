@@ -10,6 +10,7 @@ import type { BatchTask } from '../../../src/snapshot/load/parse-batch.js'
 import { ParsePool, THREADS_FROM_BYTES } from '../../../src/snapshot/load/parse-pool.js'
 import { READ_CHUNK } from '../../../src/snapshot/load/read-chunks.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import type { SnapshotItem } from '../../../src/schemas/snapshot.js'
 import { buildTestApp, EXPLORE, makeItem, poolForAnySize, smallSnapshot, tempDir, toJsonLines } from '../../helpers.js'
 
 /** How a test asks to load: batches of `batchBytes`, on `threads` pool threads (none: on this thread). */
@@ -130,13 +131,27 @@ t.test('every kind of bad line is reported with its line number', async t => {
   t.match(problems, [
     /^snapshot\.jsonl:3: not valid JSON: .+ at column \d+$|^snapshot\.jsonl:3: not valid JSON: the line ends too early$/,
     'snapshot.jsonl:4: expected a JSON object, got [1,2]',
-    'snapshot.jsonl:5: backdate: "2023-02-29" is not a calendar date (YYYY-MM-DD)',
+    'snapshot.jsonl:5:111: backdate: "2023-02-29" is not a calendar date (YYYY-MM-DD)',
     'snapshot.jsonl:6: is_translated: is required'
   ])
   t.ok(problems.includes('snapshot.jsonl:7: pk: 1 repeats line 2'), problems.join('\n'))
   t.ok(problems.includes('snapshot.jsonl:8: language: "de" is not one of the header\'s languages (en, es)'))
-  t.ok(problems.some(p => p.startsWith('snapshot.jsonl:9: language: "EN" does not match')))
+  t.ok(problems.some(p => p.startsWith('snapshot.jsonl:9:13: language: "EN" does not match')))
   t.notOk(problems.some(p => /:(1|2|10|11): /.test(p)), 'good lines are not reported')
+})
+
+t.test('a bad field is placed at its own column of its line; a missing one names the line', async t => {
+  const line = `  ${JSON.stringify({ language: 'en', ...makeItem(3, '2023-02-29', [7, -1], { translated_title: 'Ünïcödé 😀 日本' }) })}`
+  const missing = { language: 'en', ...makeItem(4, '2024-01-01', []) } as Partial<SnapshotItem>
+  delete missing.stories
+  // Columns count characters (an emoji is one), from 1.
+  const column = (text: string) => [...line.slice(0, line.indexOf(text))].length + 1
+  t.same(await problemsOf(t, `${line}\n${JSON.stringify(missing)}\n`), [
+    `snapshot.jsonl:1:${column('"2023-02-29"')}: backdate: "2023-02-29" is not a calendar date (YYYY-MM-DD)`,
+    `snapshot.jsonl:1:${column('-1]')}: companies[1]: -1 is below 0`,
+    'snapshot.jsonl:2: stories: is required'
+  ])
+  t.equal(column('"2023-02-29"'), 119, 'counted by hand: 2 spaces and 116 characters before the value (the emoji one, not two)')
 })
 
 t.test('a bad header', async t => {
@@ -222,8 +237,8 @@ t.test('a pk past 2^53 is refused without quoting the number JSON.parse rounded 
   const item = JSON.stringify({ language: 'en', ...makeItem(1, '2024-01-01', [7]) })
   const text = `${item.replace('"pk":1', '"pk":9007199254740993')}\n${item.replace('"companies":[7]', '"companies":[-9007199254740993]')}\n`
   t.same(await problemsOf(t, text), [
-    'snapshot.jsonl:1: pk: must be an integer of at most 9007199254740991 (2^53 - 1): JSON numbers past it lose precision',
-    'snapshot.jsonl:2: companies[0]: must be an integer of at least 0'
+    'snapshot.jsonl:1:23: pk: must be an integer of at most 9007199254740991 (2^53 - 1): JSON numbers past it lose precision',
+    'snapshot.jsonl:2:475: companies[0]: must be an integer of at least 0'
   ], 'no 9007199254740992, which the file does not say')
 })
 
@@ -260,7 +275,7 @@ t.test('parse threads report the same problems, in line order, across batches, a
   const problems = async (options: LoadWith) => await loadJsonLinesFile(file, options).then(() => [], (error: SnapshotError) => error.problems)
   const inline = await problems({ threads: 0, problemCap: 1000 })
   t.equal(inline.length, 24)
-  t.match(inline.slice(0, 4), [/^snapshot\.jsonl:8: pk: 4 repeats line 5$/, /:20: language: "es" is not one/, /:32: not valid JSON/, /:44: backdate: /])
+  t.match(inline.slice(0, 4), [/^snapshot\.jsonl:8: pk: 4 repeats line 5$/, /:20: language: "es" is not one/, /:32: not valid JSON/, /:44:\d+: backdate: /])
   const lineOf = (problem: string) => Number(/^snapshot\.jsonl:(\d+):/.exec(problem)?.[1])
   t.same(inline.map(lineOf), [...inline.map(lineOf)].sort((a, b) => a - b), 'in line order')
   t.same(await problems({ threads: 2, batchBytes: 700, problemCap: 1000 }), inline, 'the same report from threads')

@@ -7,7 +7,7 @@ import { SnapshotLoader, loadSnapshotFile } from '../../../src/snapshot/load/loa
 import { ParsePool } from '../../../src/snapshot/load/parse-pool.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import type { SnapshotItem } from '../../../src/schemas/snapshot.js'
-import { makeItem, modelOf, poolForAnySize, problemsOf, smallSnapshot, tempDir, withoutPlace, writeSnapshot } from '../../helpers.js'
+import { makeItem, modelOf, poolForAnySize, positionOf, problemsOf, smallSnapshot, tempDir, withoutPlace, writeSnapshot } from '../../helpers.js'
 
 /** The problems of `doc`, without the `file:line:column: ` before each: the rules, not the places. */
 const rulesBroken = async (doc: unknown, loader?: SnapshotLoader): Promise<string[]> => withoutPlace(await problemsOf(doc, 'test.json', loader))
@@ -101,14 +101,26 @@ t.test('every broken item rule is reported with its place and JSON path', async 
   ])
 })
 
-t.test('an item\'s problems name the line and column where the item starts', async t => {
-  const doc = smallSnapshot()
-  ;(doc.languages.en as Array<Record<string, unknown>>)[2]!.backdate = '2024-02-30'
-  const text = JSON.stringify(doc, null, 2)
-  const start = text.indexOf('{', text.indexOf('"pk"', text.indexOf('"pk"', text.indexOf('"pk"') + 1) + 1) - 20)
-  const line = text.slice(0, start).split('\n').length
-  const column = start - text.lastIndexOf('\n', start - 1)
-  t.same(await problemsOf(text), [`test.json:${line}:${column}: languages.en[2].backdate: "2024-02-30" is not a calendar date (YYYY-MM-DD)`])
+t.test('a bad field is placed at its own value, however many lines its item spans; a missing one where its item starts', async t => {
+  const items = Array.from({ length: 400 }, (_, i) => makeItem(i + 1, '2024-01-01', [7]))
+  Object.assign(items[350]!, { backdate: '2024-02-30', companies: [7, -1], display_image: { url: 'x', width: 1.5, height: 1 } })
+  delete (items[351] as Partial<SnapshotItem>).stories
+  const text = JSON.stringify({ languages: { en: items } }, null, 2)
+  const raw = Buffer.from(text)
+  const at = (offset: number) => { const { line, column } = positionOf(raw, offset); return `test.json:${line}:${column}: ` }
+  const item = text.indexOf('"pk": 351,')
+  const bad = raw.indexOf('"2024-02-30"')
+  t.ok(positionOf(raw, bad).line > 8000, 'deep in a document of one field a line')
+  t.equal(positionOf(raw, bad).column, 21, 'the value\'s column: 8 spaces, then `"backdate": `')
+  t.same(await problemsOf(text), [
+    `${at(bad)}languages.en[350].backdate: "2024-02-30" is not a calendar date (YYYY-MM-DD)`,
+    `${at(raw.indexOf('1.5', item))}languages.en[350].display_image.width: expected an integer, got 1.5`,
+    `${at(raw.indexOf('-1', item))}languages.en[350].companies[1]: -1 is below 0`,
+    `${at(raw.lastIndexOf('{', raw.indexOf('"pk": 352,')))}languages.en[351].stories: is required`
+  ])
+  // On one line, columns count characters, not bytes or UTF-16 units.
+  const one = JSON.stringify({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(2, '2024-13-01', [], { translated_title: 'Ünïcödé 😀' })] } })
+  t.same(await problemsOf(one), [`test.json:1:${[...one.slice(0, one.indexOf('"2024-13-01"'))].length + 1}: languages.en[1].backdate: "2024-13-01" is not a calendar date (YYYY-MM-DD)`])
 })
 
 t.test('a syntax error inside an item is placed where it is, not where the item starts', async t => {
@@ -130,10 +142,12 @@ t.test('an item nested deeper than 64 levels is refused with its place, in eithe
   t.ok(await modelOf(`${JSON.stringify({ language: 'en', ...item(63) })}\n`, 'snapshot.jsonl'), 'in JSON Lines too')
   const text = JSON.stringify({ languages: { en: [item(64)] } })
   t.same(await problemsOf(text), [`test.json:1:${text.indexOf('['.repeat(64)) + 64}: not a snapshot document: a value nested deeper than 64 levels`], 'the bracket one level too deep')
-  t.same(await problemsOf(`${JSON.stringify({ language: 'en', ...item(64) })}\n`, 'test.jsonl'), ['test.jsonl:1: series: nested deeper than 64 levels (the item counted)'])
+  const line = JSON.stringify({ language: 'en', ...item(64) })
+  t.same(await problemsOf(`${line}\n`, 'test.jsonl'), [`test.jsonl:1:${line.indexOf('"series":') + 10}: series: nested deeper than 64 levels (the item counted)`], 'at its value\'s column')
   const huge = JSON.stringify(makeItem(1, '2024-01-01', [])).replace('"series":null', `"series":${'['.repeat(200_000)}${']'.repeat(200_000)}`)
   t.match(await problemsOf(`{"languages": {"en": [${huge}]}}`), [/^test\.json:1:\d+: not a snapshot document: a value nested deeper than 64 levels$/], '200,000 levels: one line')
-  t.same(await problemsOf(`${huge.replace('{', '{"language":"en",')}\n`, 'test.jsonl'), ['test.jsonl:1: series: nested deeper than 64 levels (the item counted)'])
+  const hugeLine = huge.replace('{', '{"language":"en",')
+  t.same(await problemsOf(`${hugeLine}\n`, 'test.jsonl'), [`test.jsonl:1:${hugeLine.indexOf('"series":') + 10}: series: nested deeper than 64 levels (the item counted)`])
 })
 
 t.test('a pk repeated within a language is reported against its first use', async t => {
