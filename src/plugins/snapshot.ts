@@ -64,10 +64,12 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   const made = !existsSync(stateDir)
   let opened: OpenedVersions
   let letGo: () => void
+  /** Whether any version was ever served (the store's first `served`). */
+  let served = false
   try {
     opened = await openVersions({ ...versionPaths(stateDir), keep: versionOptions.keep, log: storeLog, sweep: true })
     // A start that never served (a refused first file, a port in use) leaves no state it made: at exit too.
-    letGo = await claimState(stateDir, made, () => (app.snapshots as SnapshotStore | undefined)?.current() != null)
+    letGo = await claimState(stateDir, made, () => served)
   } catch (error) {
     throw new StartError(
       `STATE_DIR=${stateDir}: cannot be used (${errnoText(error)}): set STATE_DIR to a directory this user can create and write`
@@ -89,6 +91,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
       { log: storeLog, memory, first: opened.pinnedChain, publish }
     )
     app.decorate('snapshots', store)
+    store.once('served', () => { served = true })
     app.addHook('onClose', async () => { await store.idle() })
     let follower: SourceFollower | null = null
     // What is held (the cached copy, or the cached manifest's chain), then any newer object.
@@ -117,6 +120,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, first: opened.pinnedChain, changesDir, publish
   })
   app.decorate('snapshots', store)
+  store.once('served', () => { served = true })
   const versions = new ServedVersions(opened.kept, versionPaths(versionOptions.stateDir).pinFile, store, {
     source: snapshotPath, owned: false, follow: async () => { await store.reload() }
   }, opened.pin)
