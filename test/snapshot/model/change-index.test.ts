@@ -9,11 +9,10 @@ import { join } from 'node:path'
 import type { SnapshotItem } from '../../../src/schemas/snapshot.js'
 import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '../../../src/snapshot/changes/merge-snapshot.js'
 import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.js'
-import { loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
 import { deriveVersion } from '../../../src/snapshot/model/derive-version.js'
 import { Overlay } from '../../../src/snapshot/model/overlay.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
-import { makeItem } from '../../helpers.js'
+import { makeItem, modelOf } from '../../helpers.js'
 import { runs } from '../../property-runs.js'
 
 const item = fc.record({
@@ -32,11 +31,7 @@ const dir = await mkdtemp(join(tmpdir(), 'explore-change-index-'))
 t.teardown(async () => await rm(dir, { recursive: true, force: true }))
 let files = 0
 
-async function load (doc: SnapshotDocument): Promise<SnapshotModel> {
-  const file = join(dir, `snapshot-${files++}.json`)
-  await writeFile(file, JSON.stringify(doc))
-  return await loadSnapshotFile(file)
-}
+const load = async (doc: SnapshotDocument): Promise<SnapshotModel> => await modelOf(doc)
 
 async function derive (model: SnapshotModel, lines: readonly ChangeLine[], id: string): Promise<SnapshotModel> {
   const file = join(dir, `changes-${files++}.jsonl`)
