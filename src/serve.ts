@@ -39,13 +39,7 @@ export async function serve (argv: string[]): Promise<void> {
 
   // SIGHUP reloads, as daemons do, watched or not; from a URL it begins a new check (one under way may have asked
   // before the publish the signal follows).
-  process.on('SIGHUP', () => {
-    // A pinned file stays served; a source is still checked (a newer object is noticed, not loaded).
-    if (app.snapshotSource === null && app.snapshotVersions.holdBack('signal', app.log)) return
-    app.log.info('SIGHUP: reloading the snapshot')
-    const reloading = app.snapshotSource?.checkAgain() ?? app.snapshots.reload()
-    reloading.catch(() => {})
-  })
+  process.on('SIGHUP', () => { app.snapshotSource.reloadAsked().catch(() => {}) })
   // Listening before the first load, which takes what a large file takes (/-/readyz says so). A bad file stops the
   // service; a URL's snapshot is waited for, unready: a store outage must not stop a fleet.
   // Until then, the log says it waits: a start whose first file is refused never said it served.
@@ -68,7 +62,7 @@ export async function serve (argv: string[]): Promise<void> {
     ? null
     : await listening('OPS_PORT', config.opsPort ?? 0, config.opsHost, async () => await opsListener.listen())
   // A file's first snapshot before the console's address: a refused one ends the start here, exit 1.
-  if (app.snapshotSource === null) await app.snapshots.loaded()
+  if (!app.snapshotSource.remote) await app.snapshots.loaded()
   if (config.console) {
     const at = ops ?? where
     app.log.info({ url: `http://${urlHost(at.address)}:${at.port}/-/` }, 'console')

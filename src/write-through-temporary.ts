@@ -93,3 +93,13 @@ export async function writeThroughTemporary (
   }
   return { path: target, bytes }
 }
+
+/** Whether process `pid` still runs: its temporary files (named by pid) are then not a crash's leftovers. */
+export function isAlive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}

@@ -14,6 +14,8 @@ import type { ItemMemory } from '../src/snapshot/model/item-memory.js'
 import type { SnapshotModel } from '../src/snapshot/model/snapshot-model.js'
 import { SnapshotLoader, loadSnapshotFile } from '../src/snapshot/load/load-snapshot.js'
 import { SnapshotError } from '../src/errors.js'
+import { WatchedFile } from '../src/sources/watched-file.js'
+import type { ReloadOutcome, SnapshotStore } from '../src/snapshot/store/snapshot-store.js'
 import type { ParsePool } from '../src/snapshot/load/parse-pool.js'
 
 export function makeItem (pk: number, backdate: string, companies: number[], extra: Partial<SnapshotItem> & Record<string, unknown> = {}): SnapshotItem {
@@ -204,6 +206,17 @@ export async function buildTestApp (t: Test, doc: unknown = smallSnapshot(), ove
   // As server.ts does once it listens: the tests start from a served snapshot.
   await app.snapshots.start()
   return app
+}
+
+/** The app's snapshot file and change files served again, as the watcher and SIGHUP have it served. */
+export async function reloadFile (app: FastifyInstance): Promise<ReloadOutcome> {
+  if (!(app.snapshotSource instanceof WatchedFile)) throw new Error('the app follows a URL, not a file')
+  return await app.snapshotSource.load()
+}
+
+/** The store's own file served again, alone. */
+export async function serveFile (store: SnapshotStore, snapshot = store.file): Promise<ReloadOutcome> {
+  return await store.serve({ snapshot, changes: [] })
 }
 
 export const EXPLORE = '/en/api/internal/explore/'

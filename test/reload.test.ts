@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ReloadOutcome } from '../src/snapshot/store/snapshot-store.js'
-import { collectAndFinalize, makeItem, memoryFreed, OUTPUT_WAIT_MS, tempDir, toJsonLines, versioned, type SnapshotDoc } from './helpers.js'
+import { collectAndFinalize, makeItem, memoryFreed, OUTPUT_WAIT_MS, tempDir, toJsonLines, versioned, type SnapshotDoc, reloadFile } from './helpers.js'
 
 /** A snapshot format: its file name and how a document is written in it. */
 interface Format {
@@ -114,7 +114,7 @@ for (const format of FORMATS) {
     await unlink(file)
     t.same(await unlinked, ['unlink'])
     t.equal(await servedVersion(app), 1, 'still served after the delete is seen')
-    t.equal(await app.snapshots.reload(), 'missing', 'a forced reload finds no file and changes nothing')
+    t.equal(await reloadFile(app), 'missing', 'a forced reload finds no file and changes nothing')
     t.equal(await servedVersion(app), 1)
     t.match(await status(app), { reloads: { succeeded: 0, failed: 0 } })
     const reloaded = nextReload(app)
@@ -231,13 +231,13 @@ t.test('a named pipe, a link to nothing or a loop of links in the file\'s place 
   for (const [name, make, problem] of faults) {
     await rm(file)
     await make()
-    t.equal(await app.snapshots.reload(), 'failed', name)
+    t.equal(await reloadFile(app), 'failed', name)
     t.same((await status(app)).reloads.lastFailure.problems, [problem])
     t.equal(await servedVersion(app), 1, 'the last good snapshot stays')
   }
   await rm(file)
   await writeFile(file, text(versioned(2)))
-  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(await reloadFile(app), 'loaded')
   t.equal(await servedVersion(app), 2)
 })
 
@@ -304,7 +304,7 @@ t.test('once the app is closed, a write to its snapshot file reloads nothing', a
   t.equal(reloads, 0, 'the closed app reloaded nothing')
   t.equal(app.snapshots.current()!.info.generatedAt, '2026-01-01T00:00:01Z', 'and still holds the first snapshot')
   // The store itself still works: a forced reload loads the file.
-  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(await reloadFile(app), 'loaded')
   t.equal(reloads, 1, 'only the forced reload ran')
 })
 
@@ -331,7 +331,7 @@ t.test('answers still on their way when a reload retires their model arrive whol
   old.memory.freed.then(() => { freed = true }, () => {})
 
   await writeFile(file, text(versioned(2)))
-  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(await reloadFile(app), 'loaded')
   await new Promise(resolve => setImmediate(resolve))
   await collectAndFinalize()
   t.equal(old.memory.status, 'released', 'the retired model is no longer read')
@@ -404,7 +404,7 @@ t.test('a client that leaves with answers still queued does not keep the retired
   // Gone with the first answer half sent and the others queued behind it.
   socket.destroy()
   await writeFile(file, text(versioned(2)))
-  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(await reloadFile(app), 'loaded')
   await memoryFreed(old.memory)
   t.pass('the queued answers\' views went with the connection: the memory was collected')
 })

@@ -1,5 +1,6 @@
-// The snapshot as a Fastify service (`app.snapshots`): a file (SNAPSHOT_PATH) loaded and watched, or a published
-// source (SNAPSHOT_URL) followed by `app.snapshotSource`; both feed one store, with the kept versions and the pin.
+// The snapshot as a Fastify service (`app.snapshots`): a file (SNAPSHOT_PATH) watched, or a published source
+// (SNAPSHOT_URL) followed, is `app.snapshotSource`; either hands its chains to the kept versions and the pin, which
+// serve them through the store (chain-source.ts).
 import { existsSync } from 'node:fs'
 import fp from 'fastify-plugin'
 import { errnoText, StartError } from '../errors.js'
@@ -8,8 +9,9 @@ import {
   openVersions, ServedVersions, versionPaths, type OpenedVersions
 } from '../snapshot/versions/served-versions.js'
 import { pruneStates, claimState } from '../snapshot/versions/prune-states.js'
-import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
-import type { SourceFollower } from '../sources/follow-source.js'
+import type { SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
+import type { ChainSource } from '../sources/chain-source.js'
+import { WatchedFile } from '../sources/watched-file.js'
 import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
 import type { MemoryGuard } from '../snapshot/memory-budget.js'
@@ -20,8 +22,8 @@ declare module 'fastify' {
     snapshots: SnapshotStore
     /** The file watcher, or null when watching is off (or the snapshot is followed from a URL). */
     snapshotWatcher: SnapshotWatcher | null
-    /** The follower of SNAPSHOT_URL, or null when the snapshot is a file. */
-    snapshotSource: SourceFollower | null
+    /** Where chains come from: SNAPSHOT_PATH watched, or SNAPSHOT_URL followed. */
+    snapshotSource: ChainSource
     /** The kept versions and the pin. */
     snapshotVersions: ServedVersions
   }
@@ -57,7 +59,6 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   const log = app.log.child({ component: 'snapshot' })
   const storeLog: StoreLogger = log
   app.decorate('snapshotWatcher', null)
-  app.decorate('snapshotSource', null)
   // Read before the first load, which serves the pinned version if there is one. A STATE_DIR that cannot be used
   // stops the start: a replica without it would refuse every operator's action.
   const { stateDir } = versionOptions
@@ -84,67 +85,44 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
   app.addHook('onClose', async () => { await opened.kept.idle() })
 
-  if (remote !== null) {
-    const source = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle, headers: remote.headers })
-    const store = new SnapshotStore(
-      followedFile(source, remote.cacheDir),
-      { log: storeLog, memory, first: opened.pinnedChain, publish }
-    )
-    app.decorate('snapshots', store)
-    store.once('served', () => { served = true })
-    app.addHook('onClose', async () => { await store.idle() })
-    let follower: SourceFollower | null = null
-    // What is held (the cached copy, or the cached manifest's chain), then any newer object.
-    const versions = new ServedVersions(opened.kept, versionPaths(versionOptions.stateDir).pinFile, store, {
-      source: source.shown, owned: true, follow: async () => { await follower?.resume() }
-    }, opened.pin)
-    app.decorate('snapshotVersions', versions)
-    follower = followerFor(source, store, {
-      cacheDir: remote.cacheDir,
-      pollSeconds: remote.pollSeconds,
-      maxBytes: remote.maxBytes,
+  // One source, a file or a URL, hands its chains to the versions (the pin), which serve them through the store.
+  let source: ChainSource
+  let store: SnapshotStore
+  if (remote === null) {
+    const file = new WatchedFile(snapshotPath, { changesDir, watch, debounceMs: reloadDebounceMs, log: storeLog })
+    store = new SnapshotStore(snapshotPath, {
+      settleMs: watch ? reloadDebounceMs : 0,
       log: storeLog,
-      held: () => versions.pinned(),
-      onNoticed: validators => { versions.holdBack({ object: source.shown, etag: validators.etag }, storeLog) },
-      // The follower's loads are kept before it renames the download over the cached copy.
-      settled: async () => { await opened.kept.idle() }
+      memory,
+      first: opened.pinnedChain ?? await file.chain(),
+      publish
     })
-    app.snapshotSource = follower
-    // Never awaited by the app: a replica whose store is down listens, unready, and keeps trying.
-    follower.start().catch((error: unknown) => log.error({ err: error }, 'the snapshot source cannot be followed'))
-    app.addHook('onClose', async () => { await follower.stop() })
-    return
+    source = file
+  } else {
+    const from = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle, headers: remote.headers })
+    const cached = followedFile(from, remote.cacheDir)
+    store = new SnapshotStore(cached, { log: storeLog, memory, first: opened.pinnedChain, publish })
+    source = followerFor(from, store, {
+      cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog
+    })
   }
-
-  const store = new SnapshotStore(snapshotPath, {
-    settleMs: watch ? reloadDebounceMs : 0, log: storeLog, memory, first: opened.pinnedChain, changesDir, publish
-  })
   app.decorate('snapshots', store)
+  app.decorate('snapshotSource', source)
   store.once('served', () => { served = true })
-  const versions = new ServedVersions(opened.kept, versionPaths(versionOptions.stateDir).pinFile, store, {
-    source: snapshotPath, owned: false, follow: async () => { await store.reload() }
-  }, opened.pin)
+  const versions = new ServedVersions(opened.kept, versionPaths(stateDir).pinFile, store, source, opened.pin, storeLog)
   app.decorate('snapshotVersions', versions)
-  // The one start of the first load, not awaited: a plugin has 10 s to load, a snapshot as long as its
-  // size needs. The server answers meanwhile (/-/readyz 503); serve.ts waits for it and exits on a bad file.
-  store.start().catch(() => {})
-
-  let watcher: SnapshotWatcher | null = null
-  if (watch) {
-    // Watched from the start: a save during the first load is loaded after it (the store runs one at a time).
-    watcher = watchSnapshot(snapshotPath, () => {
-      if (versions.holdBack({ file: snapshotPath }, storeLog)) return
-      store.reload().catch(() => {})
-    }, {
-      debounceMs: reloadDebounceMs,
-      changesDir,
-      onError: error => log.error({ err: error }, 'snapshot watcher error')
-    })
-    await watcher.ready
-    app.snapshotWatcher = watcher
-  }
   app.addHook('onClose', async () => {
-    await watcher?.close()
+    await source.stop()
     await store.idle()
   })
+  if (source instanceof WatchedFile) {
+    // The one start of the first load, not awaited: a plugin has 10 s to load, a snapshot as long as its
+    // size needs. The server answers meanwhile (/-/readyz 503); serve.ts waits for it and exits on a bad file.
+    store.start().catch(() => {})
+    await source.start(versions)
+    app.snapshotWatcher = source.watcher
+  } else {
+    // Never awaited by the app: a replica whose store is down listens, unready, and keeps trying.
+    source.start(versions).catch((error: unknown) => log.error({ err: error }, 'the snapshot source cannot be followed'))
+  }
 }, { name: 'snapshot' })

@@ -5,13 +5,11 @@ import type { DelaySpec } from '../config.js'
 import type { SimulatedTrouble } from '../explore/simulated-trouble.js'
 import { StatusSchema, type Status } from '../schemas/operations.js'
 import type { ReloadFailure } from '../snapshot/store/snapshot-store.js'
-import { sourceStatusJson } from '../sources/follow-source.js'
 import { VERSION } from '../version.js'
 
 /** The source followed; null for a file. */
 export function sourceStatus (app: FastifyInstance): Status['source'] {
-  const status = app.snapshotSource?.status()
-  return status === undefined ? null : sourceStatusJson(status)
+  return app.snapshotSource.status()
 }
 
 function failureJson ({ at, problems }: ReloadFailure): { at: string, problems: string[] } {

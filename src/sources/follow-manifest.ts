@@ -7,12 +7,12 @@ import type { Manifest } from '../schemas/manifest.js'
 import type { Chain, ChainServer } from '../snapshot/store/snapshot-store.js'
 import { closeBody, downloadObject } from './download-object.js'
 import {
-  cacheName, firstProblems, isAlive, logCacheUnusable, refuseTooLarge, SourceFollower,
+  cacheName, firstProblems, logCacheUnusable, refuseTooLarge, SourceFollower,
   type CachedCopy, type FollowOptions
 } from './follow-source.js'
 import { parseManifest } from './read-manifest.js'
 import { type RemoteSource, type Validators } from './remote-source.js'
-import { writeThroughTemporary } from '../write-through-temporary.js'
+import { isAlive, writeThroughTemporary } from '../write-through-temporary.js'
 import { ManifestError, SourceError } from '../errors.js'
 import { makeDirectory } from '../make-directory.js'
 
@@ -53,7 +53,7 @@ export class ManifestFollower extends SourceFollower {
     }
     const cached = await this.readCachedManifest()
     // Pinned: the first load serves the pinned version's kept files; the cached manifest is held for unpin.
-    if (this.options.held?.() === true) {
+    if (this.sink.pinned()) {
       if (cached !== null) this.hold(cached.manifest, cached.validators)
       try {
         await this.store.start()
@@ -68,7 +68,7 @@ export class ManifestFollower extends SourceFollower {
     }
     if (cached !== null) {
       try {
-        const outcome = await this.served(this.store.serve(await this.filesOf(cached.manifest, null)))
+        const outcome = await this.sink.serve((await this.filesOf(cached.manifest, null)))
         if (outcome !== 'loaded') throw new Error(this.store.status().lastFailure?.problems.join('; ') ?? outcome)
         this.hold(cached.manifest, cached.validators)
         this.options.log.info({
@@ -105,7 +105,7 @@ export class ManifestFollower extends SourceFollower {
     const changed = this.heldManifest === null || !sameChain(this.heldManifest, manifest) ||
       this.store.current() === null
     if (changed) {
-      const outcome = await this.served(this.store.serve(await this.filesOf(manifest, signal)))
+      const outcome = await this.sink.serve((await this.filesOf(manifest, signal)))
       if (outcome !== 'loaded') {
         // A bad object stays bad (objects never change): the manifest is refused until it changes.
         if (outcome === 'failed') this.refused = fetched.validators
@@ -141,7 +141,7 @@ export class ManifestFollower extends SourceFollower {
     try {
       const outcome = cached === null
         ? 'loaded'
-        : await this.served(this.store.serve(await this.filesOf(cached.manifest, null)))
+        : await this.sink.serve((await this.filesOf(cached.manifest, null)))
       if (outcome !== 'loaded') problem = this.store.status().lastFailure?.problems[0] ?? outcome
     } catch (error) {
       problem = (error as Error).message
@@ -179,7 +179,8 @@ export class ManifestFollower extends SourceFollower {
       }
       files.push(file)
     }
-    return { snapshot: files[0] as string, changes: files.slice(1) }
+    // A manifest's chain gets change files sooner or later: the root is made ready for them.
+    return { snapshot: files[0] as string, changes: files.slice(1), changesMayCome: true }
   }
 
   private async download (name: string, file: string, signal: AbortSignal): Promise<void> {

@@ -3,11 +3,11 @@
 import { readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
-import type { ChainServer, ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
-import type { Status } from '../schemas/operations.js'
+import type { ChainServer, StoreLogger } from '../snapshot/store/snapshot-store.js'
+import type { ChainSink, ChainSource, SourceStatusJson } from './chain-source.js'
 import { type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { closeBody, downloadObject } from './download-object.js'
-import { writeThroughTemporary } from '../write-through-temporary.js'
+import { isAlive, writeThroughTemporary } from '../write-through-temporary.js'
 import { SourceError } from '../errors.js'
 import { makeDirectory } from '../make-directory.js'
 
@@ -21,14 +21,6 @@ export interface FollowOptions {
   maxBackoffSeconds?: number
   /** A check taking longer than this is given up. */
   timeoutSeconds?: number
-  /**
-   * While true (a pinned version), a changed object is noticed and not downloaded: `onNoticed`
-   * is told its validators, and it is asked for with those until it changes again.
-   */
-  held?: () => boolean
-  onNoticed?: (validators: Validators) => void
-  /** Resolves once what the store last served is kept (kept-versions.ts): before a download is renamed. */
-  settled?: () => Promise<void>
 }
 
 interface SourceStatus {
@@ -43,10 +35,7 @@ interface SourceStatus {
   errors: number
 }
 
-/** SourceStatus as JSON, as /-/status shows it. */
-export type SourceStatusJson = NonNullable<Status['source']>
-
-export function sourceStatusJson (status: SourceStatus): SourceStatusJson {
+function sourceStatusJson (status: SourceStatus): SourceStatusJson {
   return {
     ...status,
     lastChecked: status.lastChecked?.toISOString() ?? null,
@@ -94,8 +83,11 @@ export function logCacheUnusable (log: StoreLogger, source: RemoteSource, error:
 }
 
 /** Followed by polling: the manifest follower (follow-manifest.ts) polls alike, and does more per change. */
-export class SourceFollower {
+export class SourceFollower implements ChainSource {
+  readonly remote = true
   protected readonly metaFile: string
+  /** Where chains go (the operator's versions), from `start` on. */
+  private handTo: ChainSink | null = null
 
   /** The cached copy, the store's own file (cachedCopyPath): the last good snapshot from this source. */
   private get file (): string {
@@ -116,7 +108,7 @@ export class SourceFollower {
 
   constructor (
     protected readonly source: RemoteSource,
-    protected readonly store: ChainServer,
+    protected readonly store: Omit<ChainServer, 'serve'>,
     protected readonly options: FollowOptions
   ) {
     this.metaFile = `${store.file}.source.json`
@@ -132,15 +124,25 @@ export class SourceFollower {
     }
   }
 
-  status (): SourceStatus {
-    return { ...this.state, lastError: this.state.lastError === null ? null : { ...this.state.lastError } }
+  get shown (): string {
+    return this.source.shown
+  }
+
+  protected get sink (): ChainSink {
+    if (this.handTo === null) throw new Error('the source is not followed yet (start first)')
+    return this.handTo
+  }
+
+  status (): SourceStatusJson {
+    return sourceStatusJson(this.state)
   }
 
   /**
    * Serves the cached copy if there is one (a replica restarting during a store outage keeps serving),
    * then checks the source at once and every `pollSeconds`. Never rejects: problems are logged and shown.
    */
-  start (): Promise<void> {
+  start (sink: ChainSink): Promise<void> {
+    this.handTo ??= sink
     this.starting ??= this.serveCachedCopy()
     return this.starting
   }
@@ -154,7 +156,7 @@ export class SourceFollower {
     }
     const cached = await this.readCachedCopy()
     // Pinned: the store's first load serves the pinned version's kept files, cached copy or not.
-    const pinned = this.options.held?.() === true
+    const pinned = this.sink.pinned()
     if (cached !== null || pinned) {
       try {
         await this.store.start()
@@ -252,14 +254,13 @@ export class SourceFollower {
       this.abort.signal,
       AbortSignal.timeout((this.options.timeoutSeconds ?? 600) * 1000)
     ])
-    const held = this.options.held?.() === true
-    if (!held) this.noticed = null
-    const fetched = await this.source.fetch((held ? this.noticed : null) ?? this.refused ?? known, signal)
+    const pinned = this.sink.pinned()
+    if (!pinned) this.noticed = null
+    const fetched = await this.source.fetch((pinned ? this.noticed : null) ?? this.refused ?? known, signal)
     if (!fetched.changed) return null
-    if (held) {
+    if (this.sink.holdBack({ object: this.source.shown, etag: fetched.validators.etag })) {
       await closeBody(fetched.body)
       this.noticed = fetched.validators
-      this.options.onNoticed?.(fetched.validators)
       return null
     }
     return { fetched, signal }
@@ -267,7 +268,12 @@ export class SourceFollower {
 
   /** Serves what is held (after a pin: its cached copy), then checks the source for anything newer. */
   async resume (): Promise<void> {
-    await this.served(this.store.reload(this.file))
+    await this.sink.serve({ snapshot: this.file, changes: [] })
+    await this.checkAgain()
+  }
+
+  async reloadAsked (): Promise<void> {
+    this.options.log.info({}, 'SIGHUP: reloading the snapshot')
     await this.checkAgain()
   }
 
@@ -278,13 +284,6 @@ export class SourceFollower {
   async checkAgain (): Promise<void> {
     await this.running?.catch(() => {})
     await this.checkNow()
-  }
-
-  /** The store's outcome, once what it served is kept: a download is renamed only after (FollowOptions.settled). */
-  protected async served (outcome: Promise<ReloadOutcome>): Promise<ReloadOutcome> {
-    const result = await outcome
-    await this.options.settled?.()
-    return result
   }
 
   protected async follow (): Promise<void> {
@@ -301,7 +300,8 @@ export class SourceFollower {
         throw new SourceError('the object changed while it was downloaded: it is downloaded again at the next check')
       }
       // The same loader, the same rules: a bad object leaves the last good snapshot served.
-      const outcome = await this.served(this.store.reload(temporary))
+      // Served, then kept (ChainSink.serve), before the rename.
+      const outcome = await this.sink.serve({ snapshot: temporary, changes: [] })
       if (outcome !== 'loaded') {
         this.refused = fetched.validators
         const problems = this.store.status().lastFailure?.problems ?? []
@@ -340,15 +340,6 @@ export class SourceFollower {
       // A copy without its validators is still a snapshot: it is served, and downloaded again.
       return { url: this.source.shown, etag: null, lastModified: null, downloadedAt: '' }
     }
-  }
-}
-
-export function isAlive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

@@ -6,7 +6,7 @@ import { rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { childEnv, freePort, tempDir, versioned } from '../helpers.js'
+import { childEnv, freePort, tempDir, versioned, reloadFile } from '../helpers.js'
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')
 const TOKEN = 'a-token-for-the-tests-0123456789'
@@ -35,7 +35,7 @@ async function replica (t: Test, overrides: Partial<Config> = {}) {
   await app.snapshotVersions!.kept.idle()
   await writeFile(join(dir, 'next.json'), JSON.stringify(versioned(2)))
   await rename(join(dir, 'next.json'), file)
-  await app.snapshots.reload()
+  await reloadFile(app)
   await app.snapshotVersions!.kept.idle()
   return { app, ops, api }
 }

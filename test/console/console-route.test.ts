@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { CONTENT_SECURITY_POLICY } from '../../src/console/console-route.js'
-import { buildTestApp, EXPLORE, smallSnapshot, writeSnapshot } from '../helpers.js'
+import { buildTestApp, EXPLORE, smallSnapshot, writeSnapshot, reloadFile } from '../helpers.js'
 
 const XSS = '<script>alert(1)</script>'
 
@@ -15,7 +15,7 @@ const XSS = '<script>alert(1)</script>'
 async function refuse (t: Test, app: FastifyInstance, label: string): Promise<void> {
   // A language key must be a path segment (en, pt-br): anything else is refused, and quoted in the problem.
   await writeFile(app.snapshots.file, JSON.stringify({ languages: { [label]: [] } }))
-  t.equal(await app.snapshots.reload(), 'failed', `${label} refused`)
+  t.equal(await reloadFile(app), 'failed', `${label} refused`)
 }
 
 async function page (app: FastifyInstance, url = '/-/'): Promise<string> {
@@ -157,7 +157,7 @@ t.test('a refused file: its problems, escaped, and what the editor should do nex
   t.same(foreignMarkup(body), { foreign: [], scripts: 1 }, 'no element or script beyond the page\'s own')
 
   await writeFile(app.snapshots.file, JSON.stringify(smallSnapshot()))
-  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(await reloadFile(app), 'loaded')
   const fixed = await page(app)
   t.match(fixed, 'role="status">Serving the newest file.')
   t.notMatch(fixed, 'id="next-step"', 'nothing left to do')

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { writeFile } from 'node:fs/promises'
 import { entityTag, notModified } from '../../src/explore/conditional-get.js'
-import { buildTestApp, EXPLORE, smallSnapshot } from '../helpers.js'
+import { buildTestApp, EXPLORE, smallSnapshot, reloadFile } from '../helpers.js'
 
 t.test('entity tags: the snapshot version, then what the answer depends on', async t => {
   const tag = entityTag('v1', 'http://a.test', '/en/api/internal/explore/?companies=7', null)
@@ -53,7 +53,7 @@ t.test('a new snapshot changes the tags', async t => {
   const doc = smallSnapshot()
   doc.generated_at = '2026-12-01T00:00:00Z'
   await writeFile(app.snapshots.file, JSON.stringify(doc))
-  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(await reloadFile(app), 'loaded')
   const after = await app.inject({ url: EXPLORE, headers: { 'if-none-match': String(before) } })
   t.equal(after.statusCode, 200, 'the old tag no longer matches')
   t.not(after.headers.etag, before)

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises'
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { PageCache, type CachedPage } from '../../src/explore/page-cache.js'
-import { buildTestApp, EXPLORE, rawRequest, smallSnapshot } from '../helpers.js'
+import { buildTestApp, EXPLORE, rawRequest, smallSnapshot, reloadFile } from '../helpers.js'
 
 /**
  * The one look inside. Whether an answer came from the page cache cannot be seen over HTTP (that is the
@@ -150,7 +150,7 @@ t.test('a page cached from one snapshot is never served from the next', async t 
   const doc = smallSnapshot()
   doc.languages.en = doc.languages.en!.slice(0, 5)
   await writeFile(app.snapshots.file, JSON.stringify(doc))
-  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(await reloadFile(app), 'loaded')
   const after = await fetchSeen(app, EXPLORE)
   t.equal(after.status, 200)
   t.equal(JSON.parse(after.body).count, 5, 'the new snapshot\'s page, not the cached one')

@@ -5,7 +5,7 @@ import t from 'tap'
 import { SnapshotStore } from '../../src/snapshot/store/snapshot-store.js'
 import { SnapshotModelBuilder } from '../../src/snapshot/model/build-model.js'
 import type { SnapshotModel } from '../../src/snapshot/model/snapshot-model.js'
-import { collectAndFinalize, collectGarbage, memoryFreed, modelOf, smallSnapshot } from '../helpers.js'
+import { collectAndFinalize, collectGarbage, memoryFreed, modelOf, smallSnapshot, serveFile } from '../helpers.js'
 
 const turn = async () => await new Promise(resolve => setImmediate(resolve))
 
@@ -47,7 +47,7 @@ t.test('a replaced first model is left to the collector: the store keeps no refe
   const store = new SnapshotStore('x.json', { load: async () => model(`2026-01-0${++loads}T00:00:00Z`) })
   const firstRef = new WeakRef(await store.start())
   t.equal((await store.start()).info.generatedAt, '2026-01-01T00:00:00Z', 'start() resolves with the model served then')
-  t.equal(await store.reload(), 'loaded')
+  t.equal(await serveFile(store), 'loaded')
   // The old model's memory is freed a turn after the swap; then nothing should hold it.
   await new Promise(resolve => setImmediate(resolve))
   await new Promise(resolve => setImmediate(resolve))

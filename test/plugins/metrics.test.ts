@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { buildTestApp, EXPLORE, smallSnapshot } from '../helpers.js'
+import { buildTestApp, EXPLORE, smallSnapshot, reloadFile } from '../helpers.js'
 
 const metric = (body: string, name: string): string[] => body.split('\n').filter(line => line.startsWith(name))
 
@@ -32,9 +32,9 @@ t.test('explore_build_info: 1, labelled with the package\'s version and Node\'s'
 t.test('snapshot metrics: items, age, reloads', async t => {
   const app = await buildTestApp(t)
   await writeFile(app.snapshots.file, 'not json')
-  await app.snapshots.reload()
+  await reloadFile(app)
   await writeFile(app.snapshots.file, JSON.stringify(smallSnapshot()))
-  await app.snapshots.reload()
+  await reloadFile(app)
   const body = (await app.inject('/-/metrics')).body
   t.same(metric(body, 'explore_snapshot_items{'), ['explore_snapshot_items{language="en"} 25', 'explore_snapshot_items{language="es"} 2', 'explore_snapshot_items{language="fr"} 0'])
   t.same(metric(body, 'explore_snapshot_reloads_total{'), ['explore_snapshot_reloads_total{outcome="success"} 1', 'explore_snapshot_reloads_total{outcome="failure"} 1'])

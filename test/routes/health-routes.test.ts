@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import type { MemoryGuard } from '../../src/snapshot/memory-budget.js'
-import { buildTestApp, EXPLORE, smallSnapshot, tempDir, toJsonLines } from '../helpers.js'
+import { buildTestApp, EXPLORE, smallSnapshot, tempDir, toJsonLines, reloadFile } from '../helpers.js'
 
 t.test('healthz: the process answers', async t => {
   const app = await buildTestApp(t)
@@ -18,17 +18,17 @@ t.test('readyz: ready while a snapshot is served, also while newer files fail', 
   const app = await buildTestApp(t)
   t.same(JSON.parse((await app.inject('/-/readyz')).body), { status: 'ready' })
   await writeFile(app.snapshots.file, '{"languages": {}}')
-  t.equal(await app.snapshots.reload(), 'failed')
+  t.equal(await reloadFile(app), 'failed')
   const stale = await app.inject('/-/readyz')
   t.equal(stale.statusCode, 200, 'a bad file must not take the replica out of its load balancer')
   t.same(JSON.parse(stale.body), { status: 'ready', reason: 'serving the last good snapshot: the last reload failed: snapshot.json: languages: must name at least one language' })
   const status = JSON.parse((await app.inject('/-/status')).body)
   t.match(status.reloads, { failedInARow: 1, staleSince: status.reloads.lastFailure.at })
-  await app.snapshots.reload()
+  await reloadFile(app)
   t.match(JSON.parse((await app.inject('/-/readyz')).body), { status: 'ready', reason: /^serving the last good snapshot: the last 2 reloads failed/ })
   t.equal(JSON.parse((await app.inject('/-/status')).body).reloads.staleSince, status.reloads.staleSince, 'stale since the first failure in the row')
   await writeFile(app.snapshots.file, JSON.stringify(smallSnapshot()))
-  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(await reloadFile(app), 'loaded')
   t.same(JSON.parse((await app.inject('/-/readyz')).body), { status: 'ready' }, 'no reason once a good file is served')
   t.equal(JSON.parse((await app.inject('/-/status')).body).reloads.staleSince, null)
 })

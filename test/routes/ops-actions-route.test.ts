@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { EXPLORE, makeItem, tempDir, versioned } from '../helpers.js'
+import { EXPLORE, makeItem, tempDir, versioned, reloadFile } from '../helpers.js'
 
 const TOKEN = 'a-token-for-the-tests-0123456789'
 
@@ -31,7 +31,7 @@ async function replica (t: Test, dir: string, overrides: Partial<Config> = {}): 
 async function publish (app: FastifyInstance, dir: string, version: number): Promise<void> {
   await writeFile(join(dir, 'next.json'), JSON.stringify(versioned(version)))
   await rename(join(dir, 'next.json'), join(dir, 'snapshot.json'))
-  await app.snapshots.reload()
+  await reloadFile(app)
   await app.snapshotVersions?.kept.idle()
 }
 
@@ -135,7 +135,7 @@ t.test('versions built by change files are kept with their change files: a rollb
   const version = (): string => app.snapshots.current()!.info.version
   const change = async (id: string, lines: object[]): Promise<void> => {
     await writeFile(join(changes, `${id}.jsonl`), [{ changes: 'explore', version: 1, id }, ...lines].map(line => `${JSON.stringify(line)}\n`).join(''))
-    await app.snapshots.reload()
+    await reloadFile(app)
     await app.snapshotVersions?.kept.idle()
   }
   const v0 = version()

@@ -3,7 +3,7 @@ import t from 'tap'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { currentStatus } from '../../src/routes/status-route.js'
-import { buildTestApp, smallSnapshot } from '../helpers.js'
+import { buildTestApp, smallSnapshot, reloadFile } from '../helpers.js'
 
 t.test('/-/status: reloads.recentFailures lists refused files newest first, kept after a success', async t => {
   const app = await buildTestApp(t)
@@ -12,11 +12,11 @@ t.test('/-/status: reloads.recentFailures lists refused files newest first, kept
   t.same(fresh.reloads.recentFailures, [], 'nothing refused yet')
 
   await writeFile(app.snapshots.file, '{"languages": {}}')
-  t.equal(await app.snapshots.reload(), 'failed')
+  t.equal(await reloadFile(app), 'failed')
   await writeFile(app.snapshots.file, '{"languages": {"en": [{"pk": 1}]')
-  t.equal(await app.snapshots.reload(), 'failed')
+  t.equal(await reloadFile(app), 'failed')
   await writeFile(app.snapshots.file, JSON.stringify(smallSnapshot()))
-  t.equal(await app.snapshots.reload(), 'loaded')
+  t.equal(await reloadFile(app), 'loaded')
 
   const { reloads } = JSON.parse((await app.inject('/-/status')).body)
   t.equal(reloads.recentFailures.length, 2)
@@ -43,7 +43,7 @@ t.test('/-/status: the package\'s version and Node\'s, first', async t => {
 t.test('the status object is built once: /-/status answers exactly what currentStatus gives the console', async t => {
   const app = await buildTestApp(t)
   await writeFile(app.snapshots.file, '{"languages": {}}')
-  await app.snapshots.reload()
+  await reloadFile(app)
   t.same(JSON.parse((await app.inject('/-/status')).body), currentStatus(app))
 })
 

@@ -157,7 +157,7 @@ t.test('a restart while the publisher is down serves the cached manifest and its
   await site.close()
 
   const restarted = await follower(t, url, cacheDir)
-  await restarted.snapshotSource!.start()
+  await restarted.snapshotSource.start(restarted.snapshotVersions)
   t.same(await served(restarted), { count: 21, first: 'changed 1' }, 'the cached chain is served before any check')
   await restarted.snapshotSource!.checkNow()
   t.match(await lastError(restarted), /could not be reached/)

@@ -45,7 +45,7 @@ t.test('SIGHUP\'s check (checkAgain) begins after the call: a check under way th
   const unchanged = site.etag()
   site.answer(null)
   site.publish(versioned(2))
-  const again = app.snapshotSource!.checkAgain()
+  const again = app.snapshotSource.reloadAsked()
   held.writeHead(304, { etag: unchanged }).end()
   await underWay
   t.equal(await servedVersion(app), 1, 'the check under way saw no change')

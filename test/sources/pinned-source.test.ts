@@ -81,7 +81,7 @@ async function replica (t: Test, url: string, dir: string): Promise<{ app: Fasti
  * be under way (it asked before the publish and fails; `checkNow` would only join it).
  */
 async function check (app: FastifyInstance): Promise<void> {
-  await app.snapshotSource!.checkAgain()
+  await app.snapshotSource.reloadAsked()
   await app.snapshotVersions!.kept.idle()
 }
 

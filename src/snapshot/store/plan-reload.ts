@@ -30,13 +30,12 @@ export interface ReloadPlan {
  * @param wanted change files in the wanted chain
  * @param servedChanges change files the served state applied; null when nothing is served yet
  * @param part what is served of the wanted chain; null: another snapshot, or no root kept to build on
- * @param readAgain the snapshot may be another (SIGHUP, the watcher, a download): a snapshot alone where one alone
- *   is served is read again, even unchanged
+ *
+ * A snapshot alone where one alone is served is read again, even unchanged: a source hands a chain when its file
+ * may be another (SIGHUP, the watcher, a download, a rollback), and a SIGHUP reloads whatever it finds.
  */
-export function planReload (
-  wanted: number, servedChanges: number | null, part: ServedPart | null, readAgain = false
-): ReloadPlan {
-  if (servedChanges === null || part === null || (readAgain && wanted === 0 && servedChanges === 0)) {
+export function planReload (wanted: number, servedChanges: number | null, part: ServedPart | null): ReloadPlan {
+  if (servedChanges === null || part === null || (wanted === 0 && servedChanges === 0)) {
     return { base: 'read', from: 0, eachServed: false, keepServedIfRefused: new Array<boolean>(wanted).fill(false) }
   }
   const applied = (p: number): boolean => p < part.changes || part.laterApplied[p - part.changes] === true

@@ -13,7 +13,7 @@ import type { ChangeSet } from '../changes/change-set.js'
 import { readChangeFile } from '../changes/read-change-file.js'
 import { deriveVersion, prepareForChanges } from '../model/derive-version.js'
 import { JobQueue } from '../job-queue.js'
-import { changeFilesIn, fileDigest } from './chain-on-disk.js'
+import { fileDigest } from './chain-on-disk.js'
 import { planReload, type ReloadPlan, type ServedPart } from './plan-reload.js'
 
 export interface StoreLogger {
@@ -63,6 +63,8 @@ export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded'
 export interface Chain {
   snapshot: string
   changes: readonly string[]
+  /** Change files may come later (a changes directory, a manifest): the root is then made ready for them. */
+  changesMayCome?: boolean
 }
 
 /** A file of the served chain: where, its stamp when read, and its content's digest. */
@@ -92,10 +94,8 @@ export interface StoreOptions {
   memory?: MemoryGuard
   /** How long a failed load waits before checking the file was still being written (the watcher's quiet time). */
   settleMs?: number
-  /** What the first load serves instead of `file` (and its change files): a pinned version's kept files. */
+  /** What the first load serves: a pinned version's kept files, or the source's chain; null: `file` alone. */
   first?: Chain | null
-  /** The change files' directory (`*.jsonl`, name order); null: the snapshot alone (a follower calls `serve`). */
-  changesDir?: string | null
   /** Reads a change file; the real reader unless a test replaces it. */
   readChanges?: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
   /** Hands each run's last model to the serving threads; a run resolves once they serve it (ADR 029). */
@@ -104,9 +104,9 @@ export interface StoreOptions {
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
 
-/** The store as the followers and the operator's versions drive it: one way to serve a file or a chain. */
+/** The store as the sources and the operator's versions see it: its one door (`serve`) and its state. */
 export type ChainServer =
-  Pick<SnapshotStore, 'file' | 'start' | 'current' | 'reload' | 'serve' | 'status' | 'idle' | 'servedFiles' | 'on'>
+  Pick<SnapshotStore, 'file' | 'start' | 'current' | 'serve' | 'status' | 'idle' | 'servedFiles' | 'on'>
 
 /**
  * Emits `served` (the model) whenever a load or reload has served a new state, the first load's included,
@@ -119,12 +119,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private readonly load: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
   private readonly log: StoreLogger
   private readonly settleMs: number
-  private readonly firstChain: Chain | null
-  /** Runs one after another: each reload, `serve` and reload of another file is a job of this queue. */
+  private readonly firstChain: Chain
+  /** Runs one after another: each `serve` is a job of this queue. */
   private readonly jobs = new JobQueue()
-  /** The reload of the store's own file, waiting or running: asking again meanwhile makes one more run of it. */
-  private ownRun: Promise<ReloadOutcome> | null = null
-  private again = false
   private readonly counters: Omit<ReloadStatus, 'lastFailure'> =
     { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
 
@@ -135,7 +132,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   readonly budget: MemoryBudget | null
   /** Newest first, at most RECENT_FAILURES; the first is the last failure. */
   private refused: RefusedFile[] = []
-  readonly changesDir: string | null
   private readonly readChanges: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
   private readonly publish: ((model: SnapshotModel) => Promise<void>) | null
   /** The served chain's snapshot as loaded, kept while versions derived from it are served; and its files. */
@@ -143,7 +139,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private chain: { snapshot: ChainFile, changes: ChainFile[] } | null = null
   private rootReady: Promise<void> | null = null
   private readonly changeCounts: ChangeFileCounts = { applied: 0, refused: 0 }
-  /** Change files have come, or may (a follower): the root is then made ready for them. */
+  /** Change files have come, or may (Chain.changesMayCome): the root is then made ready for them. */
   private changesExpected = false
 
   constructor (readonly file: string, options: StoreOptions = {}) {
@@ -153,8 +149,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.budget = options.memory?.budget ?? null
     this.load = options.load ?? (async (file, loadOptions) => await loader.load(file, loadOptions))
     this.settleMs = options.settleMs ?? 0
-    this.firstChain = options.first ?? null
-    this.changesDir = options.changesDir ?? null
+    this.firstChain = options.first ?? { snapshot: file, changes: [] }
     // Change files through the same loader, so the memory budget holds for them too.
     this.readChanges = options.readChanges ??
       (async (file, readOptions) => await readChangeFile(file, { ...readOptions, loader }))
@@ -166,7 +161,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     return this.model
   }
 
-  /** Loads the file the first time, once however often called. Rejects on a bad file: a service must not start. */
+  /** Serves the first chain, once however often called. Rejects on a bad snapshot: a service must not start. */
   async start (): Promise<SnapshotModel> {
     this.first ??= this.loadFirst()
     await this.first
@@ -182,23 +177,18 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   /** As a reload: a file written while read is read again; a bad change file is refused, not fatal. */
   private async loadFirst (): Promise<void> {
     const started = Date.now()
-    const first = this.firstChain?.snapshot ?? this.file
+    const first = this.firstChain
+    if (first.changesMayCome === true) this.changesExpected = true
     for (;;) {
-      const read = await this.readOnce(first, this.load)
+      const read = await this.readOnce(first.snapshot, this.load)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
-      const snapshot = { file: first, stamp: read.stamp, digest: read.model.info.version }
+      const snapshot = { file: first.snapshot, stamp: read.stamp, digest: read.model.info.version }
       this.swap(read.model, read.model, { snapshot, changes: [] })
       break
     }
-    // A pinned version is served with its own change files, never those on disk.
-    const { firstChain, changesDir } = this
-    if (firstChain !== null ? firstChain.changes.length > 0 : changesDir !== null) {
-      for (;;) {
-        const outcome = await this.serveChain(firstChain ?? await this.chainOnDisk(changesDir as string), Date.now())
-        if (outcome !== 'superseded') break
-      }
-    }
+    // The snapshot is served first; a bad change file is then refused, not fatal.
+    while (first.changes.length > 0 && await this.serveChain(first, Date.now()) === 'superseded');
     await this.published()
     const model = this.model as SnapshotModel
     this.log.info({
@@ -245,42 +235,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
    * change file served now (execute). Runs alone, after any other reload.
    */
   serve (chain: Chain): Promise<ReloadOutcome> {
-    // A follower's chains get change files sooner or later: the first should pay only for itself.
-    this.changesExpected = true
     return this.jobs.run(async () => await this.runOnce(async started => await this.serveChain(chain, started)))
   }
 
   /** The last RECENT_FAILURES files a reload refused, newest first. */
   recentFailures (): readonly RefusedFile[] {
     return this.refused.map(refusal => ({ ...refusal }))
-  }
-
-  /**
-   * Loads the file again and serves it if valid; resolves once the newest request for it has been carried
-   * out, with the last run's outcome (asked again meanwhile: one more run). `file`: another file (a
-   * download, a kept version), loaded alone after any other run, never merged; with change files served,
-   * a chain of it alone (the kept root when it has the root's content).
-   */
-  reload (file: string = this.file): Promise<ReloadOutcome> {
-    if (file !== this.file) {
-      const chain = { snapshot: file, changes: [] }
-      return this.jobs.run(async () => await this.runOnce(async started => await this.serveChain(chain, started, true)))
-    }
-    if (this.ownRun !== null) {
-      this.again = true
-      return this.ownRun
-    }
-    const run = this.jobs.run(async () => {
-      let outcome: ReloadOutcome
-      do {
-        this.again = false
-        outcome = await this.runOnce(async started => await this.ownChain(started))
-      } while (this.again)
-      return outcome
-    })
-    this.ownRun = run
-    run.finally(() => { this.ownRun = null }).catch(() => {})
-    return run
   }
 
   /**
@@ -296,20 +256,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       this.emit('reloaded', outcome)
       if (outcome !== 'superseded') return outcome
     }
-  }
-
-  /** The store's own file: the snapshot alone, or with its change files on disk. */
-  private async ownChain (started: number): Promise<ReloadOutcome> {
-    const chain = this.changesDir === null
-      ? { snapshot: this.file, changes: [] }
-      : await this.chainOnDisk(this.changesDir)
-    return await this.serveChain(chain, started, true)
-  }
-
-  /** The snapshot file and the change files in `dir`; a directory there means change files are expected. */
-  private async chainOnDisk (dir: string): Promise<Chain> {
-    if (!this.changesExpected && await fileStamp(dir) === 'not a regular file') this.changesExpected = true
-    return { snapshot: this.file, changes: await changeFilesIn(dir) }
   }
 
   /** Resolves when no reload runs or waits (shutdown). Not the first load: a large one would hold a SIGTERM. */
@@ -342,18 +288,15 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     return 'changed'
   }
 
-  /**
-   * Serves `chain`: plans the run from what is served (plan-reload.ts), then carries the plan out. `readAgain`: its
-   * snapshot may be another file's bytes now (a reload), not only the one served (the first load, a follower).
-   */
-  private async serveChain (chain: Chain, started: number, readAgain = false): Promise<ReloadOutcome> {
-    if (chain.changes.length > 0) this.changesExpected = true
+  /** Serves `chain`: plans the run from what is served (plan-reload.ts), then carries the plan out. */
+  private async serveChain (chain: Chain, started: number): Promise<ReloadOutcome> {
+    if (chain.changes.length > 0 || chain.changesMayCome === true) this.changesExpected = true
     const servedChanges = this.chain?.changes.length ?? null
-    // A snapshot alone read again, where one alone is served: the plan reads it whatever is served, so its bytes
-    // are not compared first (a digest of a whole snapshot the load reads again anyway).
-    const alone = readAgain && chain.changes.length === 0 && servedChanges === 0
+    // A snapshot alone where one alone is served is read (the plan's rule): its bytes are not compared first
+    // (a digest of a whole snapshot the load reads again anyway).
+    const alone = chain.changes.length === 0 && servedChanges === 0
     const served = alone ? null : await this.servedPart(chain)
-    const plan = planReload(chain.changes.length, servedChanges, served, readAgain)
+    const plan = planReload(chain.changes.length, servedChanges, served)
     return await this.execute(plan, chain, served, started)
   }
 

@@ -8,6 +8,7 @@ import { fileStamp, type Chain, type ChainFile, type StoreLogger } from '../stor
 import { fileDigest } from '../store/chain-on-disk.js'
 import { JobQueue } from '../job-queue.js'
 import { makeDirectory } from '../../make-directory.js'
+import { isAlive } from '../../write-through-temporary.js'
 
 /** What is known of a served version: the record kept beside its files (src/schemas/versions.ts). */
 export type KeptVersion = KeptRecord
@@ -286,15 +287,6 @@ function holdsChanges (record: KeptVersion, digests: readonly string[]): boolean
   return record.changeDigests === undefined
     ? record.chain.changes.length === digests.length
     : record.changeDigests.join('\n') === digests.join('\n')
-}
-
-export function isAlive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 /** By code unit, not `localeCompare`: its first call loads ~2.1 MB of ICU data for good (ADR 026). */

@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs'
 import { readdir, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { StoreLogger } from '../store/snapshot-store.js'
-import { isAlive } from './kept-versions.js'
+import { isAlive } from '../../write-through-temporary.js'
 
 /** A state of the default layout (config.ts, defaultStateDir). */
 const DEFAULT_STATE = /^state-[0-9a-f]{12}$/

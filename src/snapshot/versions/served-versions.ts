@@ -1,8 +1,10 @@
 // The operator's versions: the served one, the kept ones, and the pin (ADR 025). A rollback or pin serves
-// a kept version's files and holds it: newer files and objects are then noticed, not loaded.
+// a kept version's files and holds it: newer files and objects are then noticed, not loaded. Every source hands
+// its chains here (chain-source.ts): the pin is checked in one place.
 import { noOlderVersion, versionNotKept, versionNotLoaded } from '../../errors.js'
 import type { Newest, Versions } from '../../schemas/versions.js'
-import type { Chain, ChainServer, StoreLogger } from '../store/snapshot-store.js'
+import type { Chain, ChainServer, ReloadOutcome, StoreLogger } from '../store/snapshot-store.js'
+import type { ChainSink, ChainSource, FollowCause } from '../../sources/chain-source.js'
 import { KeptVersions, type KeptVersion } from './kept-versions.js'
 import { join } from 'node:path'
 import { pinPath, readPin, writePin, type Pin } from './pin-file.js'
@@ -18,16 +20,6 @@ export interface ServedNow {
   version: string
   generatedAt: string | null
   items: Record<string, number>
-}
-
-/** Where the versions come from. */
-export interface VersionSource {
-  /** As the versions page shows it: the snapshot's path, or SNAPSHOT_URL. */
-  source: string
-  /** A download, never written again: a hard link will do (ADR 025). */
-  owned: boolean
-  /** Follows the source again: loads its newest file or object at once, and resolves once it is served. */
-  follow: () => Promise<void>
 }
 
 export type OperatorAction = 'rollback' | 'pin' | 'unpin'
@@ -71,7 +63,7 @@ export async function openVersions (
   return { kept, pin, pinnedChain: kept.chainOf(record) }
 }
 
-export class ServedVersions {
+export class ServedVersions implements ChainSink {
   private newest: Newest | null = null
   /** Actions run one at a time, in the order they came. */
   private readonly actions = new JobQueue()
@@ -80,8 +72,9 @@ export class ServedVersions {
     readonly kept: KeptVersions,
     private readonly pinFile: string,
     private readonly store: ChainServer,
-    private readonly from: VersionSource,
-    private pin: Pin | null
+    private readonly source: Pick<ChainSource, 'shown' | 'remote' | 'resume'>,
+    private pin: Pin | null,
+    private readonly log: StoreLogger
   ) {
     // Told in the same turn as the swap: a download is kept before its temporary name goes.
     store.on('served', () => { this.keep() })
@@ -100,8 +93,8 @@ export class ServedVersions {
       version: served.version,
       generatedAt: served.generatedAt,
       items: served.items,
-      source: this.from.source
-    }, { owned: this.from.owned }).catch(() => {})
+      source: this.source.shown
+    }, { owned: this.source.remote }).catch(() => {})
   }
 
   /** What is served now; null before the first load. */
@@ -123,8 +116,9 @@ export class ServedVersions {
   }
 
   /** Whether the pin holds back what would load now; if so, a newer file or object is noticed, a SIGHUP logged. */
-  holdBack (cause: { file: string } | { object: string, etag: string | null } | 'signal', log: StoreLogger): boolean {
+  holdBack (cause: FollowCause): boolean {
     if (this.pin === null) return false
+    const { log } = this
     const pin = this.pin.version
     if (cause === 'signal') {
       log.info({ pin }, 'SIGHUP: pinned, so the snapshot is not reloaded (POST /-/unpin follows it again)')
@@ -137,6 +131,13 @@ export class ServedVersions {
         'a newer object is published; pinned, so it is not loaded')
     }
     return true
+  }
+
+  /** A source's chain, served; resolves once it is kept (a download is renamed only after). */
+  async serve (chain: Chain): Promise<ReloadOutcome> {
+    const outcome = await this.store.serve(chain)
+    await this.kept.idle()
+    return outcome
   }
 
   currentPin (): Pin | null {
@@ -196,7 +197,7 @@ export class ServedVersions {
       this.pin = null
       this.newest = null
       await writePin(this.pinFile, null)
-      await this.from.follow()
+      await this.source.resume()
       // What it loaded is listed among the kept versions in the answer.
       await this.kept.idle()
       return { state: this.state(), from, to: this.served()?.version ?? null }
@@ -209,11 +210,8 @@ export class ServedVersions {
     // Pinned first: a file saved or an object published from now on is noticed, not loaded over it.
     this.pin = { version: record.version, pinnedAt: new Date().toISOString(), from }
     await this.store.idle()
-    // A snapshot alone is a reload; a chain is served as a follower's is, from the served root if it is the same.
-    const chain = this.kept.chainOf(record)
-    const outcome = from === record.version
-      ? 'loaded'
-      : chain.changes.length === 0 ? await this.store.reload(chain.snapshot) : await this.store.serve(chain)
+    // Served as a source's chain is, from the served root if it is the same.
+    const outcome = from === record.version ? 'loaded' : await this.store.serve(this.kept.chainOf(record))
     if (outcome !== 'loaded' || this.served()?.version !== record.version) {
       this.pin = before
       throw versionNotLoaded(record.version)

@@ -8,7 +8,7 @@ import { ProcessMemoryGuard } from '../../../src/snapshot/memory-budget.js'
 import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
-import { makeItem, smallSnapshot, tempDir } from '../../helpers.js'
+import { makeItem, smallSnapshot, tempDir, serveFile } from '../../helpers.js'
 
 const MiB = 1024 * 1024
 const model = (label: string): SnapshotModel => new SnapshotModelBuilder().build({ source: 'x.json', version: label, generatedAt: label, loadedAt: new Date() })
@@ -29,15 +29,15 @@ t.test('refusals are counted by reason; the last one for memory keeps its number
   t.equal(store.lastTooBig(), null)
   t.equal(store.budget, null, 'no budget without a guard')
 
-  t.equal(await store.reload(), 'failed')
-  t.equal(await store.reload(), 'failed')
+  t.equal(await serveFile(store), 'failed')
+  t.equal(await serveFile(store), 'failed')
   t.same(store.refusals(), { invalid: 1, too_big: 1 })
   t.same(store.recentFailures().map(refusal => refusal.reason), ['invalid', 'too_big'], 'newest first')
   t.match(store.lastTooBig(), { file, ...shortfall })
   t.equal(store.status().failed, 2, 'both are failed reloads')
   t.equal(store.current()?.info.version, 'first', 'the served model stays')
 
-  t.equal(await store.reload(), 'loaded')
+  t.equal(await serveFile(store), 'loaded')
   t.match(store.lastTooBig(), shortfall, 'kept after a success, as the refusals are')
 })
 
@@ -58,7 +58,7 @@ t.test('a change file is held to the store\'s budget too: one that would not fit
   await writeFile(file, JSON.stringify(smallSnapshot()))
   let rss = 10 * MiB
   const budget = { bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' as const }
-  const store = new SnapshotStore(file, { memory: new ProcessMemoryGuard(budget, { rss: () => rss }), changesDir: join(dir, 'changes') })
+  const store = new SnapshotStore(file, { memory: new ProcessMemoryGuard(budget, { rss: () => rss }) })
   t.teardown(() => store.current()?.memory.retire())
   await store.start()
   const served = store.current()
@@ -66,12 +66,13 @@ t.test('a change file is held to the store\'s budget too: one that would not fit
   const upsert = { op: 'upsert', language: 'en', ...makeItem(900, '2024-01-02', [1]) }
   await writeFile(join(dir, 'changes', '0001.jsonl'), `${JSON.stringify({ changes: 'explore', version: 1, id: 'c1' })}\n${JSON.stringify(upsert)}\n`)
   rss = 199.9 * MiB
-  t.equal(await store.reload(), 'failed')
+  const chain = { snapshot: file, changes: [join(dir, 'changes', '0001.jsonl')] }
+  t.equal(await store.serve(chain), 'failed')
   t.same(store.refusals(), { invalid: 0, too_big: 1 })
   t.match(store.recentFailures()[0], { file: join(dir, 'changes', '0001.jsonl'), reason: 'too_big' })
   t.equal(store.current(), served, 'the served state stays')
   t.same(store.changeFiles(), { applied: 0, refused: 1 })
   rss = 10 * MiB
-  t.equal(await store.reload(), 'loaded', 'with room again, the same file is applied')
+  t.equal(await store.serve(chain), 'loaded', 'with room again, the same file is applied')
   t.same(store.changeFiles(), { applied: 1, refused: 1 })
 })

@@ -6,7 +6,7 @@ import { SnapshotError } from '../../../src/errors.js'
 import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { SnapshotStore, type StoreOptions } from '../../../src/snapshot/store/snapshot-store.js'
-import { memoryFreed, tempDir } from '../../helpers.js'
+import { memoryFreed, tempDir, serveFile } from '../../helpers.js'
 
 /** A model with nothing in it but its label: what the store swaps, not what it serves. */
 const model = (label: string): SnapshotModel => new SnapshotModelBuilder().build({ source: 'x.json', version: label, generatedAt: label, loadedAt: new Date() })
@@ -43,7 +43,7 @@ function controlledLoader () {
 
 t.test('a reload swaps the model and counts the success', async t => {
   const store = await startedStore('x.json', model('2026-01-01T00:00:00Z'), { load: async () => model('2026-01-02T00:00:00Z') })
-  t.equal(await store.reload(), 'loaded')
+  t.equal(await serveFile(store), 'loaded')
   t.equal(store.current()!.info.generatedAt, '2026-01-02T00:00:00Z')
   t.same(store.status(), { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null })
 })
@@ -57,7 +57,7 @@ t.test('only a load beside a served model is told it is serving (a reload leaves
     }
   })
   await store.start()
-  t.equal(await store.reload(), 'loaded')
+  t.equal(await serveFile(store), 'loaded')
   t.same(serving, [false, true])
 })
 
@@ -68,8 +68,8 @@ t.test('a failed reload keeps the model and records the report', async t => {
     load: async () => { throw new SnapshotError('SNAPSHOT_ERR_INVALID', 'x.json', ['languages: is required']) },
     log: { info () {}, warn () {}, error: (_fields, message) => { errors.push(message) } }
   })
-  t.equal(await store.reload(), 'failed')
-  t.equal(await store.reload(), 'failed')
+  t.equal(await serveFile(store), 'failed')
+  t.equal(await serveFile(store), 'failed')
   t.equal(store.current(), first)
   const status = store.status()
   t.same([status.succeeded, status.failed, status.failedInARow], [0, 2, 2])
@@ -82,9 +82,9 @@ t.test('a success resets the failures in a row but not the totals', async t => {
   const store = await startedStore('x.json', model('2026-01-01T00:00:00Z'), {
     load: async () => { if (fail) throw new Error('disk on fire'); return model('2026-01-02T00:00:00Z') }
   })
-  await store.reload()
+  await serveFile(store)
   fail = false
-  await store.reload()
+  await serveFile(store)
   t.match(store.status(), { succeeded: 1, failed: 1, failedInARow: 0, lastFailure: { problems: ['unexpected error while loading the snapshot (see the service\'s log)'] } }, 'an unexpected error\'s own message is for the log, not for /-/status')
 })
 
@@ -93,41 +93,27 @@ t.test('a missing file is not a failure: editors delete before they recreate', a
   const store = await startedStore('x.json', first, {
     load: async () => { throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', 'x.json', ['the file does not exist']) }
   })
-  t.equal(await store.reload(), 'missing')
+  t.equal(await serveFile(store), 'missing')
   t.equal(store.current(), first)
   t.same(store.status(), { succeeded: 0, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null })
 })
 
-t.test('reloads never overlap; requests during a load make exactly one more', async t => {
+t.test('serves never overlap: one asked for during a load runs after it', async t => {
   const loader = controlledLoader()
   const store = await startedStore('x.json', model('2026-01-01T00:00:00Z'), { load: loader.load })
-  const outcomes: string[] = []
-  store.on('reloaded', outcome => outcomes.push(outcome))
   const firstLoad = loader.nextLoad()
-  const first = store.reload()
+  const first = serveFile(store)
   await firstLoad
-  const second = store.reload()
-  const third = store.reload()
-  t.equal(second, first, 'one promise for the whole run')
-  t.equal(third, first)
+  const second = serveFile(store)
   t.equal(loader.calls(), 1, 'no second load while the first runs')
   const secondLoad = loader.nextLoad()
   loader.pending.shift()!.resolve(model('2026-01-02T00:00:00Z'))
-  await secondLoad
-  t.same(outcomes, ['loaded'])
-  t.equal(loader.calls(), 2, 'exactly one more load for the two requests that came during the first')
-  loader.pending.shift()!.resolve(model('2026-01-03T00:00:00Z'))
   t.equal(await first, 'loaded')
+  await secondLoad
   t.equal(loader.calls(), 2)
-  t.same(outcomes, ['loaded', 'loaded'])
+  loader.pending.shift()!.resolve(model('2026-01-03T00:00:00Z'))
+  t.equal(await second, 'loaded')
   t.equal(store.current()!.info.generatedAt, '2026-01-03T00:00:00Z')
-  await store.idle()
-  const laterLoad = loader.nextLoad()
-  const later = store.reload()
-  t.not(later, first, 'a request after the run starts a new one')
-  await laterLoad
-  loader.pending.shift()!.resolve(model('2026-01-04T00:00:00Z'))
-  await later
 })
 
 t.test('a file changed while it was read is loaded again, not counted as a failure', async t => {
@@ -150,7 +136,7 @@ t.test('a file changed while it was read is loaded again, not counted as a failu
   })
   const outcomes: string[] = []
   store.on('reloaded', outcome => outcomes.push(outcome))
-  t.equal(await store.reload(), 'loaded')
+  t.equal(await serveFile(store), 'loaded')
   t.same(outcomes, ['superseded', 'loaded'])
   t.same(store.status(), { succeeded: 1, failed: 0, failedInARow: 0, lastFailure: null, staleSince: null })
   t.match(warnings, ['snapshot file changed while it was read; loading it again'])
@@ -173,7 +159,7 @@ t.test('a file changed while a load read it is not swapped in, even when what wa
   })
   const swapped: Array<string | null> = []
   store.on('reloaded', () => swapped.push(store.current()!.info.generatedAt))
-  t.equal(await store.reload(), 'loaded')
+  t.equal(await serveFile(store), 'loaded')
   t.same(swapped, ['2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z'], 'the half-read file was never served')
   t.equal(calls, 2)
 })
@@ -207,6 +193,6 @@ t.test('a file that stays bad after the settle time is a failure', async t => {
     settleMs: 1,
     load: async path => { throw new SnapshotError('SNAPSHOT_ERR_INVALID', path, ['1:2: unexpected end of the file']) }
   })
-  t.equal(await store.reload(), 'failed')
+  t.equal(await serveFile(store), 'failed')
   t.equal(store.status().failed, 1)
 })

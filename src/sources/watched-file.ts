@@ -1,0 +1,97 @@
+// SNAPSHOT_PATH as a source: the file and the change files in its changes directory are the chain, asked for
+// again when the watcher hears a write (watch-snapshot.ts), on SIGHUP, and after an unpin.
+import { stat } from 'node:fs/promises'
+import { changeFilesIn } from '../snapshot/store/chain-on-disk.js'
+import type { Chain, ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
+import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
+import type { ChainSink, ChainSource } from './chain-source.js'
+
+export interface WatchedFileOptions {
+  /** The change files' directory; null: the snapshot alone. */
+  changesDir: string | null
+  /** Whether writes are watched (SIGHUP reloads either way). */
+  watch: boolean
+  debounceMs: number
+  log: StoreLogger
+}
+
+export class WatchedFile implements ChainSource {
+  readonly remote = false
+  /** Null when watching is off. */
+  watcher: SnapshotWatcher | null = null
+  private sink: ChainSink | null = null
+  /** The serve of the chain on disk, waiting or running: asking again meanwhile makes one more run of it. */
+  private running: Promise<ReloadOutcome> | null = null
+  private again = false
+
+  constructor (readonly shown: string, private readonly options: WatchedFileOptions) {}
+
+  /** The snapshot and the change files on disk; change files may come while a changes directory exists. */
+  async chain (): Promise<Chain> {
+    const { changesDir } = this.options
+    if (changesDir === null) return { snapshot: this.shown, changes: [] }
+    const changesMayCome = (await stat(changesDir).catch(() => null))?.isDirectory() === true
+    return { snapshot: this.shown, changes: await changeFilesIn(changesDir), changesMayCome }
+  }
+
+  /** Watched from the start: a save during the first load is served after it (the store runs one at a time). */
+  async start (sink: ChainSink): Promise<void> {
+    this.sink = sink
+    if (!this.options.watch) return
+    const { log } = this.options
+    this.watcher = watchSnapshot(this.shown, () => {
+      if (!sink.holdBack({ file: this.shown })) this.load().catch(() => {})
+    }, {
+      debounceMs: this.options.debounceMs,
+      changesDir: this.options.changesDir,
+      onError: error => log.error({ err: error }, 'snapshot watcher error')
+    })
+    await this.watcher.ready
+  }
+
+  async reloadAsked (): Promise<void> {
+    if (this.sink?.holdBack('signal') === true) return
+    this.options.log.info({}, 'SIGHUP: reloading the snapshot')
+    await this.load()
+  }
+
+  async checkNow (): Promise<void> {
+    await this.load()
+  }
+
+  async resume (): Promise<void> {
+    await this.load()
+  }
+
+  /**
+   * Serves the chain on disk; resolves once the newest ask has been carried out, with the last run's outcome
+   * (asked again meanwhile: one more run, which reads the directory again).
+   */
+  load (): Promise<ReloadOutcome> {
+    const sink = this.sink
+    if (sink === null) throw new Error('the file is not followed yet (start first)')
+    if (this.running !== null) {
+      this.again = true
+      return this.running
+    }
+    const run = (async () => {
+      let outcome: ReloadOutcome
+      do {
+        this.again = false
+        outcome = await sink.serve(await this.chain())
+      } while (this.again)
+      return outcome
+    })()
+    this.running = run
+    run.finally(() => { this.running = null }).catch(() => {})
+    return run
+  }
+
+  async stop (): Promise<void> {
+    await this.watcher?.close()
+  }
+
+  status (): null {
+    return null
+  }
+}

@@ -1,0 +1,80 @@
+import t from 'tap'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { ChainSink, FollowCause } from '../../src/sources/chain-source.js'
+import type { Chain, ReloadOutcome } from '../../src/snapshot/store/snapshot-store.js'
+import { WatchedFile } from '../../src/sources/watched-file.js'
+import { tempDir } from '../helpers.js'
+
+const SILENT = { info () {}, warn () {}, error () {} }
+
+/** A sink whose serves end when the test says so, and a pin the test sets. */
+function controlledSink () {
+  const served: Chain[] = []
+  const pending: Array<(outcome: ReloadOutcome) => void> = []
+  const held: FollowCause[] = []
+  let pinned = false
+  let started: () => void = () => {}
+  const sink: ChainSink = {
+    pinned: () => pinned,
+    holdBack: cause => {
+      if (pinned) held.push(cause)
+      return pinned
+    },
+    serve: async chain => {
+      served.push(chain)
+      started()
+      return await new Promise(resolve => pending.push(resolve))
+    }
+  }
+  const nextServe = () => new Promise<void>(resolve => { started = resolve })
+  return { sink, served, pending, held, nextServe, pin: (on: boolean) => { pinned = on } }
+}
+
+t.test('asks during a serve make exactly one more, which reads the directory again', async t => {
+  const dir = await tempDir(t)
+  const file = new WatchedFile(join(dir, 'snapshot.json'), { changesDir: join(dir, 'changes'), watch: false, debounceMs: 0, log: SILENT })
+  const control = controlledSink()
+  await file.start(control.sink)
+  let next = control.nextServe()
+  const first = file.load()
+  await next
+  t.same(control.served, [{ snapshot: join(dir, 'snapshot.json'), changes: [], changesMayCome: false }])
+  await mkdir(join(dir, 'changes'))
+  await writeFile(join(dir, 'changes', '0001.jsonl'), '')
+  const second = file.load()
+  const third = file.load()
+  t.equal(second, first, 'one promise for the whole run')
+  t.equal(third, first)
+  next = control.nextServe()
+  control.pending.shift()!('failed')
+  await next
+  t.equal(control.served.length, 2, 'exactly one more serve for the two asks during the first')
+  t.same(control.served[1], { snapshot: join(dir, 'snapshot.json'), changes: [join(dir, 'changes', '0001.jsonl')], changesMayCome: true })
+  control.pending.shift()!('loaded')
+  t.equal(await first, 'loaded', 'the last run\'s outcome')
+  next = control.nextServe()
+  const later = file.load()
+  t.not(later, first, 'an ask after the run starts a new one')
+  await next
+  control.pending.shift()!('loaded')
+  await later
+})
+
+t.test('SIGHUP while pinned serves nothing: the pin is asked, once', async t => {
+  const dir = await tempDir(t)
+  const file = new WatchedFile(join(dir, 'snapshot.json'), { changesDir: null, watch: false, debounceMs: 0, log: SILENT })
+  const control = controlledSink()
+  await file.start(control.sink)
+  control.pin(true)
+  await file.reloadAsked()
+  t.same(control.held, ['signal'])
+  t.same(control.served, [])
+  control.pin(false)
+  const next = control.nextServe()
+  const asked = file.reloadAsked()
+  await next
+  t.same(control.served, [{ snapshot: join(dir, 'snapshot.json'), changes: [] }])
+  control.pending.shift()!('loaded')
+  await asked
+})
