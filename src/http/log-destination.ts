@@ -19,8 +19,13 @@ export class LogDestination {
   readonly #fd: number
   readonly #sink: Writable | null
   readonly #limit: number
-  /** Lines not yet handed to the sink: it holds one piece at a time, so the exit can flush the rest. */
-  #pending = ''
+  /**
+   * Lines not yet handed to the sink, from `#head` on: it holds one piece at a time, so the exit can flush the rest.
+   * A list, not one string: a piece taken off a long string flattens all of it, every piece (ADR 032).
+   */
+  #lines: string[] = []
+  #head = 0
+  #pendingChars = 0
   /** The piece the sink holds: a pipe takes a piece whole or not at all, so all of it is lost if it is let go. */
   #inFlight = ''
   #scheduled = false
@@ -45,12 +50,13 @@ export class LogDestination {
   /** pino's call, one line at a time. */
   write (line: string): void {
     if (this.#broken) return
-    if (this.#pending.length + (this.#sink as Writable).writableLength + line.length > this.#limit) {
+    if (this.#pendingChars + (this.#sink as Writable).writableLength + line.length > this.#limit) {
       this.dropped++
       this.#droppedUnsaid++
       return
     }
-    this.#pending += line
+    this.#lines.push(line)
+    this.#pendingChars += line.length
     if (!this.#scheduled) {
       // The lines of one turn leave together.
       this.#scheduled = true
@@ -72,22 +78,19 @@ export class LogDestination {
     if (sink === null || this.#broken) return
     this.#broken = true
     if (sink.writableLength === 0) {
-      let rest = this.#pending
-      this.#pending = ''
       try {
-        while (rest !== '') {
-          const piece = wholeLines(rest)
+        while (this.#head < this.#lines.length) {
+          const piece = this.#nextPiece()
           // A socket may take part of a piece: what is left of it is not written after it.
           if (writeSync(this.#fd, piece) < Buffer.byteLength(piece)) break
-          rest = rest.slice(piece.length)
         }
       } catch {
         // EAGAIN: the reader is behind.
       }
-      this.#pending = rest
     }
-    this.dropped += countLines(this.#pending) + (sink.writableLength > 0 ? countLines(this.#inFlight) : 0)
-    this.#pending = ''
+    this.dropped += this.#lines.length - this.#head + (sink.writableLength > 0 ? countLines(this.#inFlight) : 0)
+    this.#lines = []
+    this.#head = 0
     sink.destroy()
   }
 
@@ -95,17 +98,38 @@ export class LogDestination {
   #handOver (): void {
     const sink = this.#sink as Writable
     if (this.#broken || sink.writableLength > 0) return
-    if (this.#pending !== '') {
-      const piece = wholeLines(this.#pending)
-      this.#pending = this.#pending.slice(piece.length)
+    if (this.#head < this.#lines.length) {
+      const piece = this.#nextPiece()
       this.#inFlight = piece
       sink.write(piece, () => { this.#handOver() })
     }
-    if (this.#droppedUnsaid > 0 && this.#pending === '' && sink.writableLength === 0) {
+    if (this.#droppedUnsaid > 0 && this.#head === this.#lines.length && sink.writableLength === 0) {
       const dropped = this.#droppedUnsaid
       this.#droppedUnsaid = 0
       this.onResumed?.(dropped)
     }
+  }
+
+  /** The waiting lines that fit a piece, taken off the list; a longer first line alone. */
+  #nextPiece (): string {
+    const lines = this.#lines
+    let end = this.#head + 1
+    let chars = (lines[this.#head] as string).length
+    for (let next = lines[end]; next !== undefined && chars + next.length <= PIECE; next = lines[++end]) {
+      chars += next.length
+    }
+    const piece = end === this.#head + 1 ? lines[this.#head] as string : lines.slice(this.#head, end).join('')
+    this.#head = end
+    this.#pendingChars -= chars
+    // The lines taken are let go: all at once when none wait, else once they are most of the list.
+    if (end === lines.length) {
+      this.#lines = []
+      this.#head = 0
+    } else if (end > 4096 && end * 2 > lines.length) {
+      this.#lines = lines.slice(end)
+      this.#head = 0
+    }
+    return piece
   }
 }
 
@@ -130,13 +154,6 @@ function countLines (text: string): number {
   let lines = 0
   for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++
   return lines
-}
-
-/** The longest run of whole lines from the start of `text` that fits a piece; a longer first line alone. */
-function wholeLines (text: string): string {
-  if (text.length <= PIECE) return text
-  const end = text.lastIndexOf('\n', PIECE - 1)
-  return end >= 0 ? text.slice(0, end + 1) : text.slice(0, text.indexOf('\n') + 1 || text.length)
 }
 
 /** Standard output's destination for this thread's logger, unless nothing is logged or pino-pretty writes. */
