@@ -19,11 +19,14 @@ AWS_ENDPOINT_URL_S3, profiles, roles) or a directory (served by an HTTP server t
                         changes: replicas download and apply it alone
   --step-back N         rewrite the manifest without its last N changes: replicas step back to what they
                         hold, with no download (publish the change again to go forward)
+  --max-change PERCENT  with --snapshot: refuse a snapshot whose items in a language differ from the snapshot
+                        published now by more than PERCENT (default 10), or that empties a language
+  --force               with --snapshot: publish even so (a language's count changed on purpose)
   --s3-force-path-style path-style S3 addressing (MinIO, moto, some Ceph)
 A name already published with other bytes is refused (objects are immutable); the same bytes again are no
 error. Objects go first, the manifest last, and the manifest is replaced only if no one replaced it meanwhile.
-Exit 0 published; 1 refused (an invalid file, a name reused, a manifest missing or changed meanwhile, a store
-that refuses or cannot be reached); 2 bad usage.
+Exit 0 published; 1 refused (an invalid file, a count that changed too much, a name reused, a manifest missing
+or changed meanwhile, a store that refuses or cannot be reached); 2 bad usage.
 `
 
 /** The manifest as found at the destination: its text, and what tells it from a later one (ETag, or the text). */
@@ -61,6 +64,8 @@ export async function publishCommand (argv: string[]): Promise<number> {
       snapshot: { type: 'string' },
       changes: { type: 'string' },
       'step-back': { type: 'string' },
+      'max-change': { type: 'string' },
+      force: { type: 'boolean' },
       's3-force-path-style': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' }
     }
@@ -84,9 +89,17 @@ export async function publishCommand (argv: string[]): Promise<number> {
       `--step-back must be a whole number of changes, 1 or more; got ${JSON.stringify(values['step-back'])}`
     )
   }
+  const maxChange = values['max-change'] === undefined ? DEFAULT_MAX_CHANGE : Number(values['max-change'])
+  if (!/^\d+(\.\d+)?$/.test(values['max-change'] ?? '0') || !(maxChange >= 0)) {
+    throw new UsageError(`--max-change must be a percentage, 0 or more; got ${JSON.stringify(values['max-change'])}`)
+  }
+  if (values.snapshot === undefined && (values['max-change'] !== undefined || values.force === true)) {
+    throw new UsageError('--max-change and --force go with --snapshot FILE')
+  }
+  const limit = values.force === true ? null : maxChange
   const target = await openTarget(values.to, values['s3-force-path-style'] === true)
   try {
-    if (values.snapshot !== undefined) return await publishFile(target, 'snapshot', values.snapshot)
+    if (values.snapshot !== undefined) return await publishFile(target, 'snapshot', values.snapshot, limit)
     if (values.changes !== undefined) return await publishFile(target, 'changes', values.changes)
     return await stepBackBy(target, stepBack as number)
   } catch (error) {
@@ -112,7 +125,32 @@ async function openTarget (to: string, forcePathStyle: boolean): Promise<Publish
   return new DirectoryTarget(to)
 }
 
-async function publishFile (target: PublishTarget, kind: 'snapshot' | 'changes', file: string): Promise<number> {
+/** How far a language's item count may move from the published one's, in percent, unless --force. */
+export const DEFAULT_MAX_CHANGE = 10
+
+/**
+ * Why a snapshot of `after` items per language may be a broken export, against the `before` published (Hollow's
+ * record-count variance): a language emptied, or moved by more than `maxChange` percent. None: publish it.
+ */
+export function countProblems (
+  before: Readonly<Record<string, number>>, after: Readonly<Record<string, number>>, maxChange: number
+): string[] {
+  const problems: string[] = []
+  for (const [language, was] of Object.entries(before)) {
+    const now = after[language] ?? 0
+    if (was === 0 || now === was) continue
+    const percent = Math.abs(now - was) / was * 100
+    if (now === 0) problems.push(`${language} has no items, where ${was.toLocaleString('en-US')} are published`)
+    else if (percent > maxChange) {
+      problems.push(`${language} has ${now.toLocaleString('en-US')} items, ${Math.round(percent)}% ${now < was ? 'fewer' : 'more'} than the ${was.toLocaleString('en-US')} published (--max-change ${maxChange}%)`)
+    }
+  }
+  return problems
+}
+
+async function publishFile (
+  target: PublishTarget, kind: 'snapshot' | 'changes', file: string, maxChange: number | null = null
+): Promise<number> {
   const name = basename(file)
   // The name is checked by the manifest's own rules before anything is read or sent.
   const found = await target.readManifest()
@@ -137,11 +175,17 @@ async function publishFile (target: PublishTarget, kind: 'snapshot' | 'changes',
   }
   try {
     // Checked as a replica checks it: a fleet never downloads what it would refuse.
-    if (kind === 'snapshot') await checkSnapshotFile(file)
+    if (kind === 'snapshot') next.items = (await checkSnapshotFile(file)).itemCounts
     else await readChangeFile(file)
   } catch (error) {
     if (!(error instanceof SnapshotError)) throw error
     throw new PublishError(`${error.message}\nnothing published`)
+  }
+  const problems = maxChange === null || current?.items === undefined || next.items === undefined
+    ? []
+    : countProblems(current.items, next.items, maxChange)
+  if (problems.length > 0) {
+    throw new PublishError(`${file} may be a broken export: ${problems.join('; ')}\nnothing published (--force publishes it anyway)`)
   }
   const uploaded = await target.putObject(name, file)
   await target.writeManifest(manifestText(next), found)

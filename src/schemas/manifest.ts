@@ -33,7 +33,11 @@ export const ManifestSchema = Type.Object({
   changes: Type.Array(ObjectName('A change file, by its name beside the manifest (.jsonl).', 'jsonl'), {
     uniqueItems: true,
     description: 'The change files applied to the snapshot, in this order; empty for the snapshot alone.'
-  })
+  }),
+  items: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+    description: 'Items per language in the snapshot, as `publish` counted them: the next snapshot published is ' +
+      'compared with them (--max-change). Replicas do not read it.'
+  }))
 }, {
   $id: 'https://explore-replica.dev/schemas/manifest.schema.json',
   title: 'Explore fleet manifest',

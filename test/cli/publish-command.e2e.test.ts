@@ -47,7 +47,7 @@ t.test('to a directory: a snapshot, then changes appended, a step back, and the 
   const published = await run(['--to', to, '--snapshot', snapshot])
   t.equal(published.code, 0, published.stderr)
   t.match(published.stdout, /^Copied snap-0001\.jsonl; .*manifest\.json now lists snap-0001\.jsonl and no changes\n$/, 'a copy to a directory is no upload')
-  t.same(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [] })
+  t.same(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [], items: { en: 21 } })
   t.equal(await readFile(join(to, 'snap-0001.jsonl'), 'utf8'), await readFile(snapshot, 'utf8'))
 
   t.equal((await run(['--to', to, '--changes', first])).code, 0)
@@ -74,9 +74,35 @@ t.test('to a directory: a snapshot, then changes appended, a step back, and the 
 
   const rollback = await run(['--to', to, '--snapshot', snapshot])
   t.equal(rollback.code, 0)
-  t.same(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [] }, 'a snapshot published again: the manifest lists it alone')
+  t.same(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [], items: { en: 21 } }, 'a snapshot published again: the manifest lists it alone')
   t.same((await readdir(to)).sort(), ['chg-0001.jsonl', 'chg-0002.jsonl', 'manifest.json', 'snap-0001.jsonl'], 'no temporary file left')
   t.ok(dir)
+})
+
+t.test('a snapshot whose counts moved too far is refused before anything is sent; --force publishes it', async t => {
+  const dir = await tempDir(t)
+  const to = join(await tempDir(t), 'fleet')
+  const write = async (name: string, count: number) => {
+    const file = join(dir, name)
+    await writeFile(file, toJsonLines({ ...versioned(1, { count }), languages: { ...versioned(1, { count }).languages, es: [makeItem(500, '2024-02-01', [1])] } }))
+    return file
+  }
+  t.equal((await run(['--to', to, '--snapshot', await write('snap-a.jsonl', 100)])).code, 0)
+  const fewer = await run(['--to', to, '--snapshot', await write('snap-b.jsonl', 70)])
+  t.equal(fewer.code, 1)
+  t.equal(fewer.stderr, `${join(dir, 'snap-b.jsonl')} may be a broken export: en has 70 items, 30% fewer than the 100 published (--max-change 10%)\nnothing published (--force publishes it anyway)\n`)
+  t.notOk((await readdir(to)).includes('snap-b.jsonl'), 'nothing sent')
+  t.equal((await run(['--to', to, '--snapshot', join(dir, 'snap-b.jsonl'), '--max-change', '35'])).code, 0, 'within a wider limit')
+  const emptied = join(dir, 'snap-c.jsonl')
+  await writeFile(emptied, toJsonLines({ ...versioned(1, { count: 70 }), languages: { ...versioned(1, { count: 70 }).languages, es: [] } }))
+  const none = await run(['--to', to, '--snapshot', emptied])
+  t.match(none.stderr, 'es has no items, where 1 are published')
+  const forced = await run(['--to', to, '--snapshot', emptied, '--force'])
+  t.equal(forced.code, 0, forced.stderr)
+  t.same(JSON.parse(await readFile(join(to, 'manifest.json'), 'utf8')).items, { en: 70, es: 0 })
+  const misused = await run(['--to', to, '--changes', emptied, '--force'])
+  t.equal(misused.code, 2)
+  t.match(misused.stderr, '--max-change and --force go with --snapshot FILE')
 })
 
 t.test('refusals: a bad file, a name reused with other bytes, a name the manifest cannot hold, no manifest there; exit 1 and nothing written', async t => {
@@ -181,7 +207,7 @@ if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {
     t.equal(published.code, 0, published.stderr)
     t.match(published.stdout, 'Uploaded snap-0001.jsonl; s3://fleet/explore/manifest.json now lists snap-0001.jsonl and no changes')
     t.equal((await s3run(['--to', 's3://fleet/explore', '--changes', first])).code, 0, 'the prefix with or without its slash')
-    t.same(JSON.parse(await get('explore/manifest.json') ?? ''), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: ['chg-0001.jsonl'] })
+    t.same(JSON.parse(await get('explore/manifest.json') ?? ''), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: ['chg-0001.jsonl'], items: { en: 21 } })
     t.equal(await get('explore/chg-0001.jsonl'), await readFile(first, 'utf8'))
 
     t.equal((await s3run(['--to', 's3://fleet/explore/', '--step-back', '1'])).code, 0)
