@@ -33,14 +33,23 @@ export interface LoadMeasure {
   gcRssBytes: number | null
 }
 
+/** A start after a start, with its STATE_DIR: from the version image the first wrote, where there is one. */
+export interface RestartMeasure {
+  load: LoadMeasure
+  /** The image's size, and the time to read its bytes alone into one buffer; null: no image was written. */
+  imageBytes: number | null
+  imageReadMs: number | null
+}
+
 export interface LoadFigures {
   service: LoadMeasure
+  serviceRestart?: RestartMeasure | undefined
   bare: LoadMeasure
   /** The traffic process 5 s after both workloads. */
   exploreAfterTrafficRssBytes: number
   exploreAfterTrafficPeakRssBytes: number
   /** With a baseline: its load, measured as the service's, and its traffic process after both workloads. */
-  baseline?: { load: LoadMeasure, afterTrafficRssBytes: number, afterTrafficPeakRssBytes: number }
+  baseline?: { load: LoadMeasure, restart?: RestartMeasure | undefined, afterTrafficRssBytes: number, afterTrafficPeakRssBytes: number }
 }
 
 /** RSS after the forced GC, or after idling when no GC could be forced. */
@@ -451,6 +460,30 @@ export function markdown (result: BenchResult): string {
     [withBaseline ? 'RSS after traffic (service / baseline)' : 'RSS after traffic', '--:',
       size => [size.load.exploreAfterTrafficRssBytes, size.load.baseline?.afterTrafficRssBytes].flatMap(x => x === undefined ? [] : [mb(x)]).join(' / ')]
   ], result.sizes))
+  const restarted = result.sizes.filter(size => size.load.serviceRestart !== undefined)
+  if (restarted.length > 0) {
+    lines.push('')
+    lines.push('### A restart: from the version image the first start wrote')
+    lines.push('')
+    const restartOf = (size: SizeResult): RestartMeasure => size.load.serviceRestart as RestartMeasure
+    lines.push(...table<SizeResult>([
+      ['Snapshot', '---', size => size.label],
+      ['First answer (restart / first start)', '--:', size => `${seconds(restartOf(size).load.readyMs)} / ${seconds(size.load.service.readyMs)}`],
+      ['Restart ÷ first start', '--:', size => `**${ratio(restartOf(size).load.readyMs / size.load.service.readyMs)}**`],
+      ['Image read alone', '--:', size => restartOf(size).imageReadMs === null ? 'no image' : `${int(restartOf(size).imageReadMs as number)} ms`],
+      ['Restart ÷ read alone', '--:', size => restartOf(size).imageReadMs === null ? 'n/a' : `**${ratio(restartOf(size).load.readyMs / (restartOf(size).imageReadMs as number))}**`],
+      ['Image ÷ file', '--:', size => restartOf(size).imageBytes === null ? 'n/a' : `**${ratio((restartOf(size).imageBytes as number) / size.fileBytes)}**`],
+      ['Peak / settled RSS (restart)', '--:', size => `${mb(restartOf(size).load.peakRssBytes)} / ${mb(settledRss(restartOf(size).load))}`],
+      ['Settled ÷ first start\'s', '--:', size => `**${ratio(settledRss(restartOf(size).load) / settledRss(size.load.service))}**`],
+      ['Peak ÷ its settled', '--:', size => `**${ratio(restartOf(size).load.peakRssBytes / settledRss(restartOf(size).load))}**`],
+      ...(withBaseline
+        ? [['Baseline restart', '--:', size => size.load.baseline?.restart === undefined ? 'n/a' : seconds(size.load.baseline.restart.load.readyMs)] satisfies Column<SizeResult>]
+        : [])
+    ], restarted))
+    lines.push('')
+    lines.push('The service stopped after its first start (SIGTERM, once its image is written) and started again with the same ' +
+      '`STATE_DIR`. Image read alone: its bytes read into one buffer by the bench, page cache warm (the floor of this design, ADR 033).')
+  }
   lines.push('')
   lines.push('Each figure from a process of its own, started alone on a quiet machine. First answer: from the spawn to the first 200 of ' +
     `\`GET /-/readyz\` (${loaded.replace(' / ', ', ')}) or to "parsed" (bare: \`readFile\` + \`JSON.parse\` for JSON, \`bench/bare-parse.ts\`; ` +

@@ -3,7 +3,7 @@
 // and writes bench/results/.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
-import { appendFile, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { appendFile, copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { availableParallelism, release, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -17,7 +17,7 @@ import {
   childEnv, freePort, get, killAllNow, logEntries, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
 } from './processes.js'
 import {
-  checkTargets, markdown, NOISY_CORES, outlastedWindow, RESULTS_VERSION, sizeFigures, type BenchResult, type Build, type ChangesResult, type LoadMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult,
+  checkTargets, markdown, NOISY_CORES, outlastedWindow, RESULTS_VERSION, sizeFigures, type BenchResult, type Build, type ChangesResult, type LoadMeasure, type RestartMeasure, type Machine, type ReloadResult, type SizeResult, type WorkloadResult,
   settledRises
 } from './report.js'
 import { plainScript } from './plain-script.js'
@@ -179,7 +179,7 @@ interface Contender {
  * `file` serves another path than the cached snapshot; `last` flags go after the contender's own, for a
  * workload that depends on them (the reload workload's `--watch true`); `workload` names its profile.
  */
-async function startExplore (contender: Contender, info: SnapshotInfo, port: number, options: BenchOptions, { file = info.file, last = [] as string[], workload = '' } = {}): Promise<Child> {
+async function startExplore (contender: Contender, info: SnapshotInfo, port: number, options: BenchOptions, { file = info.file, last = [] as string[], workload = '', keepState = false } = {}): Promise<Child> {
   // The service's profiles keep the name they had before there was a baseline.
   const tag = contender.name === 'service' ? 'explore' : contender.name
   const name = `${tag}-${info.label}${workload === '' ? '' : `-${workload}`}`
@@ -192,9 +192,10 @@ async function startExplore (contender: Contender, info: SnapshotInfo, port: num
   }
   // Each start keeps its versions in a STATE_DIR of its own, empty: a first load costs what it costs a new
   // replica (an editor's file is copied there), and the default directory, which `npm start` uses, is left
-  // alone. Set as a variable, which builds from before STATE_DIR existed ignore.
-  const stateDir = join(DATA_DIR, 'state', contender.name)
-  await rm(stateDir, { recursive: true, force: true })
+  // alone. Set as a variable, which builds from before STATE_DIR existed ignore. `keepState`: a restart, which
+  // finds what the start before it kept (its version image).
+  const stateDir = stateDirOf(contender)
+  if (!keepState) await rm(stateDir, { recursive: true, force: true })
   const child = startChild(contender.name, [
     ...(options.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : []), ...options.nodeArgs, join(contender.root, 'dist', 'server.js'),
     '--snapshot-path', file, '--port', String(port), '--log-level', 'warn', '--watch', 'false', ...contender.args, ...last
@@ -204,6 +205,35 @@ async function startExplore (contender: Contender, info: SnapshotInfo, port: num
 }
 
 const profiles = new WeakMap<Child, { dir: string, name: string }>()
+
+function stateDirOf (contender: Contender): string {
+  return join(DATA_DIR, 'state', contender.name)
+}
+
+/**
+ * The start after a start: the same STATE_DIR, so the service reads the version image the first start wrote (a
+ * build without images parses again); with the image's size and the time to read its bytes alone into one
+ * buffer, page cache warm (the design's floor, ADR 033). Null image figures: no image was written.
+ */
+async function measureRestart (contender: Contender, info: SnapshotInfo, options: BenchOptions): Promise<RestartMeasure> {
+  await waitForQuiet(options)
+  const port = await freePort()
+  const child = await startExplore(contender, info, port, { ...options, profile: false }, { keepState: true })
+  const load = await measureLoad(child, waitUntilAnswering(child, `http://127.0.0.1:${port}/-/readyz`, STARTUP_TIMEOUT_MS), options)
+  const dir = join(stateDirOf(contender), 'images')
+  const image = (await readdir(dir).catch(() => [])).find(name => name.endsWith('.image'))
+  if (image === undefined) return { load, imageBytes: null, imageReadMs: null }
+  const path = join(dir, image)
+  await warmPageCache(path)
+  const bytes = (await stat(path)).size
+  const handle = await open(path, 'r')
+  const started = performance.now()
+  const buffer = Buffer.allocUnsafe(bytes)
+  for (let done = 0; done < bytes;) done += (await handle.read(buffer, done, Math.min(bytes - done, 64 << 20), done)).bytesRead
+  const imageReadMs = performance.now() - started
+  await handle.close()
+  return { load, imageBytes: bytes, imageReadMs }
+}
 
 /**
  * Stops a service gracefully (SIGTERM), which lets --cpu-prof write its profiles; the main thread's
@@ -404,6 +434,7 @@ async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, 
   log(`${label}: bare ${bareName} ${(bare.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(bare.peakRssBytes)}, ` +
     `idle ${mbText(bare.idleRssBytes)}, after GC ${mbText(bare.gcRssBytes)}`)
   const loads: LoadMeasure[] = []
+  const restarts: RestartMeasure[] = []
   for (const contender of contenders) {
     await waitForQuiet(options)
     const loadPort = await freePort()
@@ -412,6 +443,11 @@ async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, 
     log(`${label}: ${contender.name} first answer ${(load.readyMs / 1000).toFixed(2)} s; RSS peak ${mbText(load.peakRssBytes)}, ` +
       `idle ${mbText(load.idleRssBytes)}, after GC ${mbText(load.gcRssBytes)}`)
     loads.push(load)
+    const restart = await measureRestart(contender, info, options)
+    log(`${label}: ${contender.name} restarted, first answer ${(restart.load.readyMs / 1000).toFixed(2)} s; RSS peak ` +
+      `${mbText(restart.load.peakRssBytes)}, after GC ${mbText(restart.load.gcRssBytes)}` +
+      (restart.imageBytes === null ? ' (no image)' : `; its image ${mbText(restart.imageBytes)}, read alone in ${(restart.imageReadMs ?? 0).toFixed(0)} ms`))
+    restarts.push(restart)
   }
 
   // Traffic, on fresh processes: the loads above have been measured, and their inspectors are open.
@@ -484,12 +520,13 @@ async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, 
       fileBytes: info.bytes,
       load: {
         service: serviceLoad,
+        serviceRestart: restarts[0],
         bare,
         exploreAfterTrafficRssBytes: serviceAfter.rssBytes,
         exploreAfterTrafficPeakRssBytes: serviceAfter.peakRssBytes,
         ...(baselineLoad === undefined || baselineAfter === undefined
           ? {}
-          : { baseline: { load: baselineLoad, afterTrafficRssBytes: baselineAfter.rssBytes, afterTrafficPeakRssBytes: baselineAfter.peakRssBytes } })
+          : { baseline: { load: baselineLoad, restart: restarts[1], afterTrafficRssBytes: baselineAfter.rssBytes, afterTrafficPeakRssBytes: baselineAfter.peakRssBytes } })
       },
       hot: results.hot,
       cold: results.cold

@@ -272,6 +272,11 @@ export class ConvertError extends ServiceError {
   readonly code = 'CLI_ERR_CONVERT'
 }
 
+/** A version image that cannot be used, and why: logged, and the snapshot is parsed instead (ADR 033). */
+export class ImageError extends ServiceError {
+  readonly code = 'SNAPSHOT_ERR_IMAGE'
+}
+
 /** A failure to reach or read a snapshot source, in words for the log and status (never a stack trace). */
 export class SourceError extends ServiceError {
   readonly code = 'SOURCE_ERR'

@@ -1,8 +1,9 @@
 // `explore-replica check FILE…`: checks snapshots, change files and fleet manifests with the reader the service
 // uses for each kind, so a file is known good before it is dropped or published.
-import { readFile, stat } from 'node:fs/promises'
+import { open, readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { refusalReport, SnapshotError, ManifestError } from '../errors.js'
+import { ImageError, refusalReport, SnapshotError, ManifestError } from '../errors.js'
+import { readImage, readImageHeader } from '../snapshot/images/version-image.js'
 import { isManifestName, MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { readChangeFile } from '../snapshot/changes/read-change-file.js'
 import { startsWithBom } from '../snapshot/load/json-text.js'
@@ -21,11 +22,14 @@ check tells by the file's name and first line:
                      as a replica reads CHANGES_DIR's files and a manifest's changes; else a JSON Lines
                      snapshot
   *.json             a format v1 snapshot
+  *.image            a version image a replica wrote in STATE_DIR/images, read and checked whole as a replica
+                     reads one (its magic, format, checksums, and every offset and length)
 A file named otherwise is "not a snapshot, change file or manifest", and fails the check.
 A valid file is one line:
   FILE: valid (en: 25, fr: 3 items; generated_at …)
   FILE: valid (change file ID: 4 upserts, 1 delete; generated_at …)
   FILE: valid (manifest: SNAPSHOT and 2 change files; those files were not fetched or checked)
+  FILE: valid (version image of VERSION: en: 25, fr: 3 items)
 An invalid one is every problem, each with its line and column (a bad field's value; in JSON Lines a missing field has its line alone) as the service reports it.
 Exit 0 when every file is valid, 1 when one is not, 2 without a file or with an unknown option.
 `
@@ -41,7 +45,7 @@ const PROCESS_OUTPUT: CheckOutput = {
   err: text => { process.stderr.write(text) }
 }
 
-type Kind = 'snapshot' | 'changes' | 'manifest'
+type Kind = 'snapshot' | 'changes' | 'manifest' | 'image'
 
 export async function checkCommand (argv: string[], output: CheckOutput = PROCESS_OUTPUT): Promise<number> {
   const { values, positionals: files } = parseArgs({
@@ -107,6 +111,29 @@ const CHECKS: Record<Kind, (file: string) => Promise<Report>> = {
     }
   },
 
+  async image (file) {
+    let handle
+    try {
+      handle = await open(file, 'r')
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (typeof code !== 'string') throw error
+      return { valid: false, text: refusalReport('version image', file, 'SNAPSHOT_ERR_UNREADABLE', [describeReadError(code)]) }
+    }
+    try {
+      const header = await readImageHeader(handle)
+      const model = await readImage(handle, header, file)
+      const counts = Object.entries(model.itemCounts()).map(([lang, n]) => `${lang}: ${n}`).join(', ')
+      model.memory.retire()
+      return { valid: true, text: `${file}: valid (version image of ${header.made.version}: ${counts} items)` }
+    } catch (error) {
+      if (!(error instanceof ImageError)) throw error
+      return { valid: false, text: refusalReport('version image', file, 'SNAPSHOT_ERR_INVALID', [error.message]) }
+    } finally {
+      await handle.close()
+    }
+  },
+
   async manifest (file) {
     let text: string
     try {
@@ -137,6 +164,7 @@ const CHECKS: Record<Kind, (file: string) => Promise<Report>> = {
 /** A file's kind as a replica tells it: by name, and for JSON Lines by the first line; null for no known name. */
 async function kindOf (file: string): Promise<Kind | null> {
   if (isManifestName(file)) return 'manifest'
+  if (/\.image$/.test(file)) return 'image'
   if (isJsonLinesPath(file)) return isChangeHeader(await firstValue(file)) ? 'changes' : 'snapshot'
   return /\.json$/i.test(file) ? 'snapshot' : null
 }

@@ -69,6 +69,14 @@ export default fp(async function metricsPlugin (app) {
       return (Date.now() - (info.generatedAt === null ? info.loadedAt.getTime() : Date.parse(info.generatedAt))) / 1000
     }
   )
+  gauge(
+    'explore_snapshot_image_read_seconds',
+    'Seconds the served snapshot took to read from its version image; absent when it was parsed.',
+    () => {
+      const ms = app.snapshots.current()?.info.fromImage?.ms
+      return ms === undefined ? null : ms / 1000
+    }
+  )
   gauge('explore_snapshot_loaded_timestamp_seconds', 'When the served snapshot was loaded (Unix time).', () => {
     const model = app.snapshots.current()
     return model === null ? null : model.info.loadedAt.getTime() / 1000
@@ -95,6 +103,12 @@ export default fp(async function metricsPlugin (app) {
     'Change files since start, by outcome: applied, or refused with a report.',
     'outcome',
     () => ({ ...app.snapshots.changeFiles() })
+  )
+  countsBy(
+    'explore_snapshot_images_total',
+    'Version images since start, by outcome: read instead of a parse, written after one, or refused (and parsed).',
+    'outcome',
+    () => ({ ...(app.snapshots.images?.status() ?? { read: 0, written: 0, refused: 0 }) })
   )
   gauge(
     'explore_snapshot_reload_failures_in_a_row',

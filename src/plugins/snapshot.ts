@@ -12,6 +12,7 @@ import { pruneStates, claimState } from '../snapshot/versions/prune-states.js'
 import type { SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import type { ChainSource } from '../sources/chain-source.js'
 import { WatchedFile } from '../sources/watched-file.js'
+import { ImageShelf } from '../snapshot/images/image-shelf.js'
 import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
 import type { MemoryGuard } from '../snapshot/memory-budget.js'
@@ -63,12 +64,14 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   // stops the start: a replica without it would refuse every operator's action.
   const { stateDir } = versionOptions
   const made = !existsSync(stateDir)
+  const paths = versionPaths(stateDir)
+  const images = new ImageShelf(paths.images, storeLog, memory)
   let opened: OpenedVersions
   let letGo: () => void
   /** Whether any version was ever served (the store's first `served`). */
   let served = false
   try {
-    opened = await openVersions({ ...versionPaths(stateDir), keep: versionOptions.keep, log: storeLog, sweep: true })
+    opened = await openVersions({ ...paths, keep: versionOptions.keep, log: storeLog, sweep: true, images })
     // A start that never served (a refused first file, a port in use) leaves no state it made: at exit too.
     letGo = await claimState(stateDir, made, () => served)
   } catch (error) {
@@ -83,7 +86,10 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   })
   await pruneStates(stateDir, versionOptions.pruneDays, storeLog)
   // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
-  app.addHook('onClose', async () => { await opened.kept.idle() })
+  app.addHook('onClose', async () => {
+    await opened.kept.idle()
+    await images.idle()
+  })
 
   // One source, a file or a URL, hands its chains to the versions (the pin), which serve them through the store.
   let source: ChainSource
@@ -95,13 +101,14 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
       log: storeLog,
       memory,
       first: opened.pinnedChain ?? await file.chain(),
-      publish
+      publish,
+      images
     })
     source = file
   } else {
     const from = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle, headers: remote.headers })
     const cached = followedFile(from, remote.cacheDir)
-    store = new SnapshotStore(cached, { log: storeLog, memory, first: opened.pinnedChain, publish })
+    store = new SnapshotStore(cached, { log: storeLog, memory, first: opened.pinnedChain, publish, images })
     source = followerFor(from, store, {
       cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog
     })
@@ -109,7 +116,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   app.decorate('snapshots', store)
   app.decorate('snapshotSource', source)
   store.once('served', () => { served = true })
-  const versions = new ServedVersions(opened.kept, versionPaths(stateDir).pinFile, store, source, opened.pin, storeLog)
+  const versions = new ServedVersions(opened.kept, paths.pinFile, store, source, opened.pin, storeLog)
   app.decorate('snapshotVersions', versions)
   app.addHook('onClose', async () => {
     await source.stop()

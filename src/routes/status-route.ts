@@ -79,7 +79,8 @@ export function currentStatus (app: FastifyInstance): Status {
           changes: (model.info.changes ?? []).map(({ id, source, generatedAt, upserts, deletes, absentDeletes }) => ({
             id, file: source, generatedAt, upserts, deletes, absentDeletes
           })),
-          garbageBytes: model.garbageBytes
+          garbageBytes: model.garbageBytes,
+          imageMs: model.info.fromImage?.ms ?? null
         },
     reloads: {
       ...reloads,
@@ -88,7 +89,8 @@ export function currentStatus (app: FastifyInstance): Status {
       refusals: store.refusals(),
       recentFailures: store.recentFailures()
         .map(refused => ({ ...failureJson(refused), file: refused.file, reason: refused.reason })),
-      changeFiles: store.changeFiles()
+      changeFiles: store.changeFiles(),
+      ...(store.images === null ? {} : { images: store.images.status() })
     },
     memory: memoryStatus(app),
     source: sourceStatus(app),

@@ -28,6 +28,9 @@ export const StatusSchema = Type.Object({
     })),
     garbageBytes: Type.Optional(Type.Integer({
       description: 'Bytes of items replaced or deleted by change files, held until the next full load.'
+    })),
+    imageMs: Type.Optional(Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Milliseconds the snapshot took to read from its version image in STATE_DIR; null: it was parsed.'
     }))
   }), Type.Null()], { description: 'The snapshot served; null while the first one is loading.' }),
   reloads: Type.Object({
@@ -57,7 +60,12 @@ export const StatusSchema = Type.Object({
     changeFiles: Type.Optional(Type.Object({
       applied: Type.Integer(),
       refused: Type.Integer()
-    }, { description: 'Change files applied and refused since start.' }))
+    }, { description: 'Change files applied and refused since start.' })),
+    images: Type.Optional(Type.Object({
+      read: Type.Integer(),
+      written: Type.Integer(),
+      refused: Type.Integer({ description: 'Images that failed a check: each was removed and its snapshot parsed.' })
+    }, { description: 'Version images read instead of a parse, written after one, and refused, since start.' }))
   }),
   memory: Type.Union([Type.Object({
     budget: Type.Integer({

@@ -104,9 +104,14 @@ export const PEAK_ESTIMATE: Record<
   }
 }
 
+/** A version image's read: its sections' bytes, read into place, and little beside them (ADR 033). */
+const IMAGE_PEAK = { fixedBytes: 16e6, perFileByte: 1.02 }
+
 /** The estimated peak of loading a file of `bytes`; `scale` is MEMORY_ESTIMATE_SCALE (1 but in tests). */
-export function estimatePeak (bytes: number, format: ParsedFormat, scale = 1): number {
-  const { fixedBytes, perFileByte } = PEAK_ESTIMATE[bytes < THREADS_FROM_BYTES ? 'inline' : 'pool'][format]
+export function estimatePeak (bytes: number, format: ParsedFormat | 'image', scale = 1): number {
+  const { fixedBytes, perFileByte } = format === 'image'
+    ? IMAGE_PEAK
+    : PEAK_ESTIMATE[bytes < THREADS_FROM_BYTES ? 'inline' : 'pool'][format]
   return Math.ceil((fixedBytes + bytes * perFileByte) * scale)
 }
 
@@ -128,7 +133,7 @@ export interface LoadWatch {
 /** What a load asks before it starts: its watch, or a TooBigError when the file cannot fit. */
 export interface MemoryGuard {
   readonly budget: MemoryBudget
-  admit: (file: string, bytes: number, format: ParsedFormat) => Promise<LoadWatch>
+  admit: (file: string, bytes: number, format: ParsedFormat | 'image') => Promise<LoadWatch>
 }
 
 export interface ProcessGuardOptions {
@@ -167,7 +172,7 @@ export class ProcessMemoryGuard implements MemoryGuard {
     this.waitMs = options.waitMs ?? RELEASE_WAIT_MS
   }
 
-  async admit (file: string, bytes: number, format: ParsedFormat): Promise<LoadWatch> {
+  async admit (file: string, bytes: number, format: ParsedFormat | 'image'): Promise<LoadWatch> {
     const neededBytes = estimatePeak(bytes, format, this.scale)
     let freeBytes = this.budget.bytes - this.rss()
     // A replaced model's or an abandoned load's memory may still be on its way out (RSS stayed over a 200 MB

@@ -2,10 +2,11 @@
 // line and read by the service's own reader for it (a change file's problems are the store's, line for
 // line), one line per valid file, every problem of an invalid one, and the exit codes.
 import t from 'tap'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { checkCommand, CHECK_USAGE } from '../../src/cli/check-command.js'
-import { buildTestApp, makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
+import { writeImage } from '../../src/snapshot/images/version-image.js'
+import { buildTestApp, makeItem, modelOf, tempDir, toJsonLines, versioned } from '../helpers.js'
 
 async function check (...argv: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
   let stdout = ''
@@ -114,4 +115,17 @@ t.test('usage: --help, no file, an unknown option', async t => {
   t.same(await check(), { code: 2, stdout: '', stderr: CHECK_USAGE })
   // Thrown for main.ts, which prints it and exits 2 (main.e2e.test.ts).
   await t.rejects(check('--colour', 'x.jsonl'), { code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' })
+})
+
+t.test('a version image: read and checked whole as a replica reads it; a damaged one with its reason', async t => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.image')
+  const model = await modelOf(versioned(1))
+  await writeImage(file, model, null)
+  t.same(await check(file), { code: 0, stdout: `${file}: valid (version image of ${model.info.version}: en: 21 items)\n`, stderr: '' })
+  const bytes = await readFile(file)
+  bytes.writeUInt32LE(7, 8)
+  await writeFile(file, bytes)
+  t.same(await check(file), { code: 1, stdout: `version image ${file} is invalid (1 problem):\n  image format 7; this replica reads format 1\n`, stderr: '' })
+  t.match((await check(join(dir, 'none.image'))).stdout, /^version image .*none\.image cannot be read/)
 })

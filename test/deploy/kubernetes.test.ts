@@ -73,10 +73,11 @@ function checkDisk (t: Test, objects: KubeObject[], pod: PodSpec, container: Con
     t.fail(`SNAPSHOT_CACHE_DIR ${config.snapshotCacheDir} and STATE_DIR ${config.stateDir} are on volumes`)
     return
   }
-  // One volume: the kept versions and what is on its way in. Two: STATE_DIR copies across them.
+  // One volume: the kept versions, each snapshot with its version image (about its size), and what is on its way
+  // in. Two: STATE_DIR copies across them.
   const needs: Array<[Volume, number, string]> = state === cache
-    ? [[state, config.keepVersions * file + inFlight, `KEEP_VERSIONS ${config.keepVersions} × ${mib(file)} + ${mib(inFlight)} ${config.snapshotUrl === null ? 'being kept' : 'being downloaded'}`]]
-    : [[state, (config.keepVersions + 1) * file, `(KEEP_VERSIONS ${config.keepVersions} + 1) × ${mib(file)}`],
+    ? [[state, config.keepVersions * 2 * file + inFlight, `KEEP_VERSIONS ${config.keepVersions} × 2 × ${mib(file)} (file and image) + ${mib(inFlight)} ${config.snapshotUrl === null ? 'being kept' : 'being downloaded'}`]]
+    : [[state, (config.keepVersions * 2 + 1) * file, `(KEEP_VERSIONS ${config.keepVersions} × 2 + 1) × ${mib(file)}`],
         ...(config.snapshotUrl === null ? [] : [[cache, file + inFlight, `the cached copy ${mib(file)} + a download ${mib(inFlight)}`] as [Volume, number, string]])]
   for (const [volume, need, rule] of needs) {
     const size = sizeOf(volume)

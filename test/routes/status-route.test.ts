@@ -8,7 +8,7 @@ import { buildTestApp, smallSnapshot, reloadFile } from '../helpers.js'
 t.test('/-/status: reloads.recentFailures lists refused files newest first, kept after a success', async t => {
   const app = await buildTestApp(t)
   const fresh = JSON.parse((await app.inject('/-/status')).body)
-  t.same(Object.keys(fresh.reloads), ['succeeded', 'failed', 'failedInARow', 'lastFailure', 'staleSince', 'refusals', 'recentFailures', 'changeFiles'])
+  t.same(Object.keys(fresh.reloads), ['succeeded', 'failed', 'failedInARow', 'lastFailure', 'staleSince', 'refusals', 'recentFailures', 'changeFiles', 'images'])
   t.same(fresh.reloads.recentFailures, [], 'nothing refused yet')
 
   await writeFile(app.snapshots.file, '{"languages": {}}')

@@ -15,6 +15,7 @@ import { deriveVersion, prepareForChanges } from '../model/derive-version.js'
 import { JobQueue } from '../job-queue.js'
 import { fileDigest } from './chain-on-disk.js'
 import { planReload, type ReloadPlan, type ServedPart } from './plan-reload.js'
+import type { ImageShelf, ImageWanted } from '../images/image-shelf.js'
 
 export interface StoreLogger {
   info: (fields: object, message: string) => void
@@ -65,6 +66,8 @@ export interface Chain {
   changes: readonly string[]
   /** Change files may come later (a changes directory, a manifest): the root is then made ready for them. */
   changesMayCome?: boolean
+  /** The snapshot's digest when known (a kept copy, checked when kept): its version image is found by it. */
+  snapshotDigest?: string
 }
 
 /** A file of the served chain: where, its stamp when read, and its content's digest. */
@@ -86,9 +89,14 @@ export interface ChangeFileCounts {
   refused: number
 }
 
+/** How a snapshot is read: `serving`, leave a core to requests (ADR 008); `stamp` and `digest` find its image. */
+export interface ReadOptions extends ImageWanted {
+  serving: boolean
+}
+
 export interface StoreOptions {
-  /** Loads a snapshot file (tests replace it); `serving`: leave a core to requests (ADR 008). */
-  load?: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
+  /** Loads a snapshot file (tests replace it; no image is then read or written). */
+  load?: (file: string, options: ReadOptions) => Promise<SnapshotModel>
   log?: StoreLogger
   /** The memory budget's guard, given to the store's loader (not used when `load` is given). */
   memory?: MemoryGuard
@@ -100,6 +108,8 @@ export interface StoreOptions {
   readChanges?: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
   /** Hands each run's last model to the serving threads; a run resolves once they serve it (ADR 029). */
   publish?: ((model: SnapshotModel) => Promise<void>) | null
+  /** STATE_DIR's version images: read instead of a parse where the content is the same, written after one. */
+  images?: ImageShelf | null
 }
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
@@ -116,7 +126,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private model: SnapshotModel | null = null
   /** The first load. Holds no model: a promise resolved with one kept it alive for the process's life. */
   private first: Promise<void> | null = null
-  private readonly load: (file: string, options: { serving: boolean }) => Promise<SnapshotModel>
+  private readonly load: (file: string, options: ReadOptions) => Promise<SnapshotModel>
+  /** STATE_DIR's version images; null without (tests, or `load` given). */
+  readonly images: ImageShelf | null
   private readonly log: StoreLogger
   private readonly settleMs: number
   private readonly firstChain: Chain
@@ -147,7 +159,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.log = options.log ?? SILENT
     const loader = new SnapshotLoader({ log: this.log, memory: options.memory ?? null })
     this.budget = options.memory?.budget ?? null
-    this.load = options.load ?? (async (file, loadOptions) => await loader.load(file, loadOptions))
+    this.images = options.load === undefined ? options.images ?? null : null
+    const { images } = this
+    this.load = options.load ??
+      (async (file, read) => await images?.read(file, read) ?? await loader.load(file, read))
     this.settleMs = options.settleMs ?? 0
     this.firstChain = options.first ?? { snapshot: file, changes: [] }
     // Change files through the same loader, so the memory budget holds for them too.
@@ -180,7 +195,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const first = this.firstChain
     if (first.changesMayCome === true) this.changesExpected = true
     for (;;) {
-      const read = await this.readOnce(first.snapshot, this.load)
+      const read = await this.readOnce(first.snapshot, this.load, first.snapshotDigest)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       const snapshot = { file: first.snapshot, stamp: read.stamp, digest: read.model.info.version }
@@ -268,12 +283,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
    * beginning (JSON Lines cut at a line's end) or a truncated save in place.
    */
   private async readOnce<T extends SnapshotModel | ChangeSet> (
-    file: string, reader: (file: string, options: { serving: boolean }) => Promise<T>
+    file: string, reader: (file: string, options: ReadOptions) => Promise<T>, digest?: string
   ): Promise<{ model: T, stamp: string | null } | { error: unknown } | 'changed'> {
     const before = await fileStamp(file)
     let read: { model: T, stamp: string | null } | { error: unknown }
     try {
-      read = { model: await reader(file, { serving: this.model !== null }), stamp: before }
+      read = { model: await reader(file, { serving: this.model !== null, stamp: before, digest }), stamp: before }
     } catch (error) {
       // A failed load's shared memory is garbage V8 does not count: collected now (ADR 012).
       collectSoon()
@@ -314,7 +329,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const files: ChainFile[] = plan.eachServed ? [...(served as Served).files] : []
     let state: SnapshotModel
     if (plan.base === 'read') {
-      const read = await this.readOnce(chain.snapshot, this.load)
+      const read = await this.readOnce(chain.snapshot, this.load, chain.snapshotDigest)
       if (read === 'changed') return 'superseded'
       if ('error' in read) return this.refuse(chain.snapshot, read.error)
       root = read.model
@@ -435,7 +450,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const oldRoot = this.root
     this.model = model
     this.chain = files
-    if (root !== oldRoot) this.setRoot(root)
+    if (root !== oldRoot) {
+      this.setRoot(root)
+      // A snapshot parsed: its image, so that the next start, rollback or pin of it reads instead.
+      this.images?.write(root, files.snapshot.stamp)
+    }
     this.letGo(old, oldRoot)
   }
 

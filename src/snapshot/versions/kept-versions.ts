@@ -9,6 +9,7 @@ import { fileDigest } from '../store/chain-on-disk.js'
 import { JobQueue } from '../job-queue.js'
 import { makeDirectory } from '../../make-directory.js'
 import { isAlive } from '../../write-through-temporary.js'
+import type { ImageShelf } from '../images/image-shelf.js'
 
 /** What is known of a served version: the record kept beside its files (src/schemas/versions.ts). */
 export type KeptVersion = KeptRecord
@@ -33,6 +34,8 @@ export interface KeepOptions {
   /** How many versions are kept (KEEP_VERSIONS); the served one is never removed. */
   keep: number
   log: StoreLogger
+  /** The version images (STATE_DIR/images): those of snapshots no kept version holds go with them. */
+  images?: ImageShelf | null
 }
 
 const RECORD = 'version.json'
@@ -71,6 +74,8 @@ export class KeptVersions {
       }
     }
     this.records = sortNewestFirst(records)
+    // Images of snapshots no version holds any more, and a dead process's half-written ones.
+    if (sweep) await this.options.images?.keepOnly(new Set(this.records.map(record => snapshotOf(record.version))))
   }
 
   /** A dead process's half-made version: put in place if whole (record written last) and its name free; else gone. */
@@ -101,7 +106,12 @@ export class KeptVersions {
   /** The files to serve `version` again: its snapshot, then its change files in order (paths). */
   chainOf (record: KeptVersion): Chain {
     const dir = join(this.options.dir, record.version)
-    return { snapshot: join(dir, record.chain.snapshot), changes: record.chain.changes.map(name => join(dir, name)) }
+    return {
+      snapshot: join(dir, record.chain.snapshot),
+      changes: record.chain.changes.map(name => join(dir, name)),
+      // Checked when kept: the kept snapshot's bytes are the version's.
+      snapshotDigest: snapshotOf(record.version)
+    }
   }
 
   /** Resolves once every keep asked for so far has ended. */
@@ -133,7 +143,7 @@ export class KeptVersions {
     const known = this.records.find(record => record.version === served.version)
     if (known !== undefined && holdsChanges(known, digests)) return known
     // A change-built version without its change files would roll back to other content.
-    const snapshotVersion = served.version.split('+')[0] as string
+    const snapshotVersion = snapshotOf(served.version)
     if (snapshotVersion !== served.version && changes.length === 0) {
       this.options.log.warn({ version: served.version }, 'a version built by change files came without them: not kept')
       return null
@@ -255,10 +265,16 @@ export class KeptVersions {
         'kept version removed (KEEP_VERSIONS)')
     }
     this.records = this.records.filter(record => stay.has(record.version))
+    await this.options.images?.keepOnly(new Set([...stay].map(snapshotOf)))
   }
 }
 
 const recordCheck = TypeCompiler.Compile(KeptRecordSchema)
+
+/** A version's snapshot: its name's digest, before the change id a derived version adds. */
+function snapshotOf (version: string): string {
+  return version.split('+')[0] as string
+}
 
 /** A record as it reads, or null when it does not read as one (no file, not JSON, not a record's fields). */
 async function readRecord (file: string): Promise<KeptVersion | null> {

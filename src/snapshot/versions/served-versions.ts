@@ -9,10 +9,11 @@ import { KeptVersions, type KeptVersion } from './kept-versions.js'
 import { join } from 'node:path'
 import { pinPath, readPin, writePin, type Pin } from './pin-file.js'
 import { JobQueue } from '../job-queue.js'
+import type { ImageShelf } from '../images/image-shelf.js'
 
-/** Where a state directory (STATE_DIR) keeps its versions and its pin. */
-export function versionPaths (stateDir: string): { dir: string, pinFile: string } {
-  return { dir: join(stateDir, 'versions'), pinFile: pinPath(stateDir) }
+/** Where a state directory (STATE_DIR) keeps its versions, their images and its pin. */
+export function versionPaths (stateDir: string): { dir: string, images: string, pinFile: string } {
+  return { dir: join(stateDir, 'versions'), images: join(stateDir, 'images'), pinFile: pinPath(stateDir) }
 }
 
 /** What is served, as the versions page shows it. */
@@ -39,10 +40,10 @@ export interface OpenedVersions {
 }
 
 /** Reads STATE_DIR before the first load, which serves a pinned version; a pin no longer kept is dropped, loudly. */
-export async function openVersions (
-  { dir, keep, pinFile, log, sweep }: { dir: string, keep: number, pinFile: string, log: StoreLogger, sweep: boolean }
-): Promise<OpenedVersions> {
-  const kept = new KeptVersions({ dir, keep, log })
+export async function openVersions ({ dir, keep, pinFile, log, sweep, images = null }: {
+  dir: string, keep: number, pinFile: string, log: StoreLogger, sweep: boolean, images?: ImageShelf | null
+}): Promise<OpenedVersions> {
+  const kept = new KeptVersions({ dir, keep, log, images })
   await kept.open({ sweep })
   let pin: Pin | null = null
   try {

@@ -18,13 +18,13 @@ function manyItems (): string {
 }
 
 /** A guard whose process "uses" more memory at each check: the budget is reached at check `at`. */
-function risingGuard (at: number): MemoryGuard & { checks: number, admitted: Array<{ bytes: number, format: ParsedFormat }> } {
+function risingGuard (at: number): MemoryGuard & { checks: number, admitted: Array<{ bytes: number, format: ParsedFormat | 'image' }> } {
   const budget = { bytes: 1000 * MiB, source: 'MEMORY_LIMIT_MB' as const }
   const guard = {
     budget,
     checks: 0,
-    admitted: [] as Array<{ bytes: number, format: ParsedFormat }>,
-    async admit (file: string, bytes: number, format: ParsedFormat) {
+    admitted: [] as Array<{ bytes: number, format: ParsedFormat | 'image' }>,
+    async admit (file: string, bytes: number, format: ParsedFormat | 'image') {
       guard.admitted.push({ bytes, format })
       return watchLoad(file, 10 * MiB, budget.bytes, () => (++guard.checks >= at ? 1000 : 500) * MiB)
     }

@@ -1,0 +1,254 @@
+// A loaded version as a file read back without a parse (ADR 033): a fixed prefix, a JSON header that is the
+// version's parts (version-parts.ts) with each array replaced by `{ section: n }`, then the sections, each an
+// array's bytes, 8-aligned. Nothing read back is trusted: every check below runs before a page is served from it.
+import { open, type FileHandle } from 'node:fs/promises'
+import { crc32 } from 'node:zlib'
+import { setImmediate as turn } from 'node:timers/promises'
+import { ImageError } from '../../errors.js'
+import { modelOf, partsOf, swapArrays, type VersionParts, type View } from '../model/version-parts.js'
+import { roomFor, type SnapshotModel } from '../model/snapshot-model.js'
+
+/** The one format version this code writes and reads; another is refused (and the snapshot parsed). */
+export const IMAGE_FORMAT = 1
+const MAGIC = Buffer.from('XRIMAGE\n', 'latin1')
+/** Magic, format, header length, header crc32, reserved: five fields after the magic's eight bytes. */
+const PREFIX_BYTES = 24
+const LARGEST_HEADER = 64 * 1024 * 1024
+/** Reads and checksums go in pieces this large, a turn of the event loop between them: requests go on. */
+const PIECE_BYTES = 8 * 1024 * 1024
+
+const KINDS = {
+  u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f64: Float64Array
+} as const
+type Kind = keyof typeof KINDS
+
+/** An array: `length` elements in the file, in an array of `room` (a listing's columns have room for change files). */
+interface Section { kind: Kind, offset: number, length: number, room: number, crc: number }
+
+/** A listing's columns: their room after its items is written by change files (ADR 031), so it is not kept. */
+const COLUMNS = ['chunkOf', 'startOf', 'lengthOf', 'dateOf', 'pkOf'] as const
+
+/** What stands for an array in the header. */
+interface SectionRef { section: number }
+/** What an image says of itself: the snapshot it was made from, the version's parts, and where each array is. */
+export interface ImageHeader {
+  /** The snapshot's digest (its version) and its file's stamp when the image was made. */
+  made: { version: string, stamp: string | null }
+  parts: VersionParts<SectionRef>
+  sections: Section[]
+  /** Bytes of every section's array, room included: what reading the image holds in memory. */
+  bytes: number
+}
+
+function kindOf (view: View): Kind {
+  for (const [kind, Kind] of Object.entries(KINDS)) if (view instanceof Kind) return kind as Kind
+  throw new Error('not an array a version holds')
+}
+
+const isView = (value: unknown): value is View => ArrayBuffer.isView(value) && !(value instanceof DataView)
+const align = (n: number): number => Math.ceil(n / 8) * 8
+
+/** CRC-32 of `view`'s bytes, in pieces with turns between them. */
+async function checksum (view: View): Promise<number> {
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength)
+  let crc = 0
+  for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
+    crc = crc32(bytes.subarray(at, at + PIECE_BYTES), crc)
+    if (at + PIECE_BYTES < bytes.length) await turn()
+  }
+  return crc
+}
+
+/**
+ * Writes `model` (a loaded version: no change files) to `file`, which the caller names temporary and renames.
+ * Its arrays are checksummed first, in pieces, since the header that precedes them holds the checksums.
+ */
+export async function writeImage (file: string, model: SnapshotModel, stamp: string | null): Promise<number> {
+  if (model.info.changes !== undefined) throw new Error('an image holds a loaded version, not a derived one')
+  const whole = partsOf(model)
+  const rooms = new Map<View, number>()
+  for (const listing of whole.listings) {
+    for (const name of COLUMNS) {
+      const used = listing[name].subarray(0, listing.size)
+      rooms.set(used, listing[name].length)
+      listing[name] = used
+    }
+  }
+  const views: View[] = []
+  const parts = swapArrays(whole, isView, (view): SectionRef => ({ section: views.push(view) - 1 }))
+  const sections: Section[] = []
+  for (const view of views) {
+    const room = rooms.get(view) ?? view.length
+    sections.push({ kind: kindOf(view), offset: 0, length: view.length, room, crc: await checksum(view) })
+  }
+  const header = (): Buffer => Buffer.from(JSON.stringify({
+    made: { version: model.info.version, stamp },
+    parts,
+    sections,
+    bytes: sections.reduce((sum, { kind, room }) => sum + room * KINDS[kind].BYTES_PER_ELEMENT, 0)
+  } satisfies ImageHeader))
+  // The offsets are in the header: laid out after a header with 16-digit offsets, padding what is shorter.
+  let at = align(PREFIX_BYTES + header().length + sections.length * 16)
+  for (const [n, section] of sections.entries()) {
+    section.offset = at
+    at = align(at + (views[n] as View).byteLength)
+  }
+  const text = header()
+  const prefix = Buffer.alloc(PREFIX_BYTES)
+  MAGIC.copy(prefix)
+  prefix.writeUInt32LE(IMAGE_FORMAT, 8)
+  prefix.writeUInt32LE(text.length, 12)
+  prefix.writeUInt32LE(crc32(text), 16)
+  const handle = await open(file, 'wx')
+  try {
+    await handle.write(prefix, 0, PREFIX_BYTES, 0)
+    await handle.write(text, 0, text.length, PREFIX_BYTES)
+    for (const [n, view] of views.entries()) {
+      const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength)
+      for (let done = 0; done < bytes.length; done += PIECE_BYTES) {
+        const piece = bytes.subarray(done, done + PIECE_BYTES)
+        await handle.write(piece, 0, piece.length, (sections[n] as Section).offset + done)
+      }
+    }
+    await handle.truncate(at)
+    // On the disk before the caller's rename: after a power cut the image is whole or absent.
+    await handle.datasync()
+  } finally {
+    await handle.close()
+  }
+  return at
+}
+
+async function readExactly (handle: FileHandle, into: Uint8Array, position: number): Promise<void> {
+  for (let done = 0; done < into.length;) {
+    const { bytesRead } = await handle.read(into, done, Math.min(PIECE_BYTES, into.length - done), position + done)
+    if (bytesRead === 0) throw new ImageError('the file ends inside a section')
+    done += bytesRead
+  }
+}
+
+/** Reads and checks an image's prefix and header: what it was made from, and how much memory it needs. */
+export async function readImageHeader (handle: FileHandle): Promise<ImageHeader> {
+  const { size } = await handle.stat()
+  const prefix = Buffer.alloc(PREFIX_BYTES)
+  if (size < PREFIX_BYTES) throw new ImageError('the file is shorter than an image\'s prefix')
+  await readExactly(handle, prefix, 0)
+  if (!prefix.subarray(0, 8).equals(MAGIC)) throw new ImageError('not a version image (its magic is wrong)')
+  const format = prefix.readUInt32LE(8)
+  if (format !== IMAGE_FORMAT) throw new ImageError(`image format ${format}; this replica reads format ${IMAGE_FORMAT}`)
+  const length = prefix.readUInt32LE(12)
+  if (length > LARGEST_HEADER || PREFIX_BYTES + length > size) throw new ImageError('its header runs past the file')
+  const text = Buffer.alloc(length)
+  await readExactly(handle, text, PREFIX_BYTES)
+  if (crc32(text) !== prefix.readUInt32LE(16)) throw new ImageError('its header\'s checksum does not match')
+  let header: ImageHeader
+  try {
+    header = JSON.parse(text.toString('utf8')) as ImageHeader
+  } catch {
+    throw new ImageError('its header is not JSON')
+  }
+  checkLayout(header, PREFIX_BYTES + length, size)
+  return header
+}
+
+/** Every section inside the file, after the header, in order, not overlapping, of a known kind. */
+function checkLayout (header: ImageHeader, headerEnd: number, size: number): void {
+  const { sections, made, parts } = header
+  if (typeof made?.version !== 'string' || !Array.isArray(sections) || typeof parts !== 'object' || parts === null) {
+    throw new ImageError('its header lacks what an image holds')
+  }
+  let end = headerEnd
+  let bytes = 0
+  for (const [n, section] of sections.entries()) {
+    const Kind = KINDS[section.kind]
+    if (Kind === undefined || !Number.isSafeInteger(section.offset) || !Number.isSafeInteger(section.length) ||
+      section.length < 0 || !Number.isSafeInteger(section.room) || section.room < section.length ||
+      section.room > roomFor(section.length) + section.length || section.offset % 8 !== 0 || section.offset < end) {
+      throw new ImageError(`section ${n} is not where an image puts one`)
+    }
+    end = section.offset + section.length * Kind.BYTES_PER_ELEMENT
+    if (end > size) throw new ImageError(`section ${n} runs past the end of the file`)
+    bytes += section.room * Kind.BYTES_PER_ELEMENT
+  }
+  if (bytes !== header.bytes) throw new ImageError('its header\'s size is not its sections\' sum')
+}
+
+/**
+ * The model an image holds, each section read into shared memory in pieces and checked against its checksum,
+ * then every array checked against the others (checkParts): nothing of it is served before all of it is read.
+ */
+export async function readImage (handle: FileHandle, header: ImageHeader, source: string): Promise<SnapshotModel> {
+  const views: View[] = []
+  for (const [n, { kind, offset, length, room, crc }] of header.sections.entries()) {
+    const Kind = KINDS[kind]
+    // Shared, as a load's arrays are: a serving thread is handed them, not a copy (ADR 029).
+    const Shared = Kind as new (buffer: ArrayBufferLike, offset: number, length: number) => View
+    const view = new Shared(new SharedArrayBuffer(room * Kind.BYTES_PER_ELEMENT), 0, room)
+    const bytes = new Uint8Array(view.buffer, 0, length * Kind.BYTES_PER_ELEMENT)
+    let sum = 0
+    for (let done = 0; done < bytes.length; done += PIECE_BYTES) {
+      const piece = bytes.subarray(done, done + PIECE_BYTES)
+      await readExactly(handle, piece, offset + done)
+      sum = crc32(piece, sum)
+      await turn()
+    }
+    if (sum !== crc) throw new ImageError(`section ${n}'s checksum does not match`)
+    views.push(view)
+  }
+  const isSection = (value: unknown): value is SectionRef =>
+    typeof value === 'object' && value !== null && Object.keys(value).length === 1 && 'section' in value
+  let parts: VersionParts
+  try {
+    parts = swapArrays(header.parts, isSection, ({ section: n }) => {
+      const view = Number.isInteger(n) ? views[n] : undefined
+      if (view === undefined) throw new ImageError(`it names section ${String(n)}, which it lacks`)
+      return view
+    })
+  } catch (error) {
+    if (error instanceof ImageError) throw error
+    throw new ImageError('its parts do not describe a version')
+  }
+  checkParts(parts)
+  return modelOf({ ...parts, info: { ...parts.info, source, loadedAt: new Date() } })
+}
+
+/** Each array of the kind its part needs, long enough, and every index it holds within what it indexes. */
+export function checkParts (parts: VersionParts): void {
+  const fail = (what: string): never => { throw new ImageError(`its parts do not describe a version: ${what}`) }
+  const { info, chunks, listings } = parts
+  if (typeof info?.version !== 'string' || !Array.isArray(chunks) || !Array.isArray(listings)) fail('no info')
+  if (!chunks.every(chunk => chunk instanceof Uint8Array)) fail('a chunk is not bytes')
+  for (const listing of listings) {
+    const { chunkOf, startOf, lengthOf, dateOf, pkOf, size, companies, changes } = listing
+    if (changes !== null) fail(`${listing.code}: change files' lists in an image of a loaded version`)
+    if (!(chunkOf instanceof Uint16Array || chunkOf instanceof Uint32Array) || !(startOf instanceof Uint32Array) ||
+      !(lengthOf instanceof Uint16Array || lengthOf instanceof Uint32Array) || !(dateOf instanceof Uint32Array) ||
+      !(pkOf instanceof Float64Array)) fail(`${listing.code}: a column of the wrong kind`)
+    const columns = [chunkOf, startOf, lengthOf, dateOf, pkOf]
+    if (!Number.isSafeInteger(size) || size < 0 || columns.some(column => column.length < size)) {
+      fail(`${listing.code}: columns shorter than its ${size} items`)
+    }
+    for (let slot = 0; slot < size; slot++) {
+      const chunk = chunks[chunkOf[slot] as number]
+      const length = lengthOf[slot] as number
+      if (chunk === undefined || (startOf[slot] as number) + length > chunk.length) {
+        fail(`${listing.code}: item ${slot} lies outside its chunk`)
+      }
+      // An item is at least `{}` and its comma.
+      if (length < 3) fail(`${listing.code}: item ${slot} is empty`)
+    }
+    const { keys, slots, starts, ranks } = companies
+    if (!(keys instanceof Float64Array) || !(slots instanceof Uint32Array) || !(starts instanceof Uint32Array) ||
+      !(ranks instanceof Uint32Array)) fail(`${listing.code}: a company table of the wrong kind`)
+    // A hash table's size is a power of two with a free place: else a lookup of an absent id never ends.
+    if (keys.length !== slots.length || keys.length === 0 || (keys.length & (keys.length - 1)) !== 0 ||
+      !slots.includes(0)) fail(`${listing.code}: a company table of the wrong shape`)
+    const companyCount = starts.length - 1
+    for (const slot of slots) if (slot > companyCount) fail(`${listing.code}: a company with no list`)
+    for (let n = 0; n < companyCount; n++) {
+      if ((starts[n] as number) > (starts[n + 1] as number)) fail(`${listing.code}: company lists out of order`)
+    }
+    if (companyCount >= 0 && (starts[companyCount] as number) > ranks.length) fail(`${listing.code}: company lists past their ranks`)
+    for (const rank of ranks) if (rank >= size) fail(`${listing.code}: a company lists an item it lacks`)
+  }
+}

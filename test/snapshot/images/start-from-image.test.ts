@@ -1,0 +1,147 @@
+import t, { type Test } from 'tap'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../../src/app.js'
+import { loadConfig, type Config } from '../../../src/config.js'
+import { EXPLORE, makeItem, reloadFile, smallSnapshot, tempDir, versioned } from '../../helpers.js'
+
+const PATHS = [
+  EXPLORE,
+  `${EXPLORE}?companies=7&limit=3&offset=2`,
+  `${EXPLORE}?companies=8,9&limit=4`,
+  `${EXPLORE}?limit=2&offset=20`,
+  '/es/api/internal/explore/?limit=1'
+]
+
+interface Setup {
+  start: (overrides?: Partial<Config>) => Promise<FastifyInstance>
+  snapshotPath: string
+  changesDir: string
+  imagesDir: string
+}
+
+async function setup (t: Test): Promise<Setup> {
+  const dir = await tempDir(t)
+  const snapshotPath = join(dir, 'snapshot.json')
+  await writeFile(snapshotPath, JSON.stringify(smallSnapshot()))
+  const changesDir = join(dir, 'changes')
+  const start = async (overrides: Partial<Config> = {}): Promise<FastifyInstance> => {
+    const app = await buildApp(loadConfig({
+      overrides: { logLevel: 'silent', snapshotPath, changesDir, watch: false, stateDir: join(dir, 'state'), ...overrides }
+    }))
+    t.teardown(() => app.close())
+    await app.snapshots.start()
+    // The image is written in the background once the snapshot is served.
+    await app.snapshots.images!.idle()
+    return app
+  }
+  return { start, snapshotPath, changesDir, imagesDir: join(dir, 'state', 'images') }
+}
+
+/** Each path's status, ETag and body: what a client could tell two versions apart by. */
+async function answers (app: FastifyInstance): Promise<Array<{ status: number, etag: unknown, body: string }>> {
+  const all = []
+  for (const url of PATHS) {
+    const res = await app.inject(url)
+    all.push({ status: res.statusCode, etag: res.headers.etag, body: res.body })
+  }
+  return all
+}
+
+async function status (app: FastifyInstance): Promise<any> {
+  return (await app.inject('/-/status')).json()
+}
+
+t.test('a restart reads the version image a parse wrote, and serves the same bytes', async t => {
+  const { start, snapshotPath, imagesDir } = await setup(t)
+  const first = await start()
+  const parsed = await answers(first)
+  t.equal((await status(first)).snapshot.imageMs, null, 'the first start parses')
+  t.match((await status(first)).reloads.images, { read: 0, written: 1, refused: 0 })
+  await first.close()
+  t.equal((await readdir(imagesDir)).filter(name => name.endsWith('.image')).length, 1)
+
+  const second = await start()
+  t.same(await answers(second), parsed, 'byte for byte, ETags included')
+  const now = await status(second)
+  t.type(now.snapshot.imageMs, 'number', 'read from the image')
+  t.match(now.reloads.images, { read: 1, written: 0, refused: 0 })
+  t.match((await second.inject('/-/metrics')).body, /explore_snapshot_images_total\{outcome="read"\} 1/)
+  await second.close()
+
+  // Other content under the same name: its image is not the file's, so the file is parsed.
+  await writeFile(snapshotPath, JSON.stringify(versioned(2)))
+  const third = await start()
+  t.equal((await status(third)).snapshot.imageMs, null)
+  t.equal((await status(third)).snapshot.items.en, 22)
+})
+
+t.test('a version derived by change files from an image serves what one from a parse serves', async t => {
+  const { start, changesDir } = await setup(t)
+  await mkdir(changesDir)
+  const header = JSON.stringify({ changes: 'explore', version: 1, id: 'c1' })
+  const upsert = JSON.stringify({ op: 'upsert', language: 'en', ...makeItem(900, '2024-01-09', [7, 9]) })
+  const remove = JSON.stringify({ op: 'delete', language: 'en', pk: 3 })
+  await writeFile(join(changesDir, '0001.jsonl'), `${header}\n${upsert}\n${remove}\n`)
+  const first = await start()
+  const parsed = await answers(first)
+  t.match((await status(first)).snapshot, { imageMs: null, changes: [{ id: 'c1' }] })
+  await first.close()
+  const second = await start()
+  t.same(await answers(second), parsed)
+  t.match((await status(second)).snapshot, { imageMs: Number, changes: [{ id: 'c1' }] })
+})
+
+t.test('a damaged image is refused with its reason, removed, and the snapshot parsed', async t => {
+  const { start, imagesDir } = await setup(t)
+  const first = await start()
+  const parsed = await answers(first)
+  await first.close()
+  const [name] = await readdir(imagesDir)
+  const image = join(imagesDir, name as string)
+  const bytes = await readFile(image)
+  // A bit of the first section, the items' bytes: past the prefix, the header says where it is.
+  const header = JSON.parse(bytes.subarray(24, 24 + bytes.readUInt32LE(12)).toString()) as { sections: Array<{ offset: number }> }
+  const at = header.sections[0]!.offset + 10
+  bytes.writeUInt8(bytes.readUInt8(at) ^ 0x40, at)
+  await writeFile(image, bytes)
+  const second = await start()
+  t.same(await answers(second), parsed)
+  const now = await status(second)
+  t.equal(now.snapshot.imageMs, null, 'parsed')
+  t.match(now.reloads.images, { read: 0, refused: 1, written: 1 }, 'refused, then written again from the parse')
+})
+
+t.test('a rollback to a version not in memory reads its image', async t => {
+  const { start, snapshotPath } = await setup(t)
+  const app = await start()
+  const before = await answers(app)
+  await writeFile(snapshotPath, JSON.stringify(versioned(2)))
+  t.equal(await reloadFile(app), 'loaded')
+  await app.snapshots.images!.idle()
+  t.equal((await status(app)).snapshot.items.en, 22)
+  await app.snapshotVersions.rollback()
+  t.same(await answers(app), before, 'the version before, byte for byte')
+  t.type((await status(app)).snapshot.imageMs, 'number', 'from its image, not its kept file parsed')
+  await app.close()
+  // A pinned replica restarted serves the pinned version's kept files: from their image too.
+  const restarted = await start()
+  t.match(await status(restarted), { pin: { version: String }, snapshot: { imageMs: Number } })
+  t.same(await answers(restarted), before)
+})
+
+t.test('a write that never reached its rename leaves nothing that is read, and is cleared once its process is gone', async t => {
+  const { start, imagesDir } = await setup(t)
+  const first = await start()
+  await first.close()
+  const [name] = await readdir(imagesDir)
+  // A crash between the write and the rename: the whole image under its temporary name, and no image.
+  const version = (name as string).slice(0, -'.image'.length)
+  const leftover = join(imagesDir, `.${version}.999999999.tmp`)
+  await writeFile(leftover, await readFile(join(imagesDir, name as string)))
+  await rm(join(imagesDir, name as string))
+  const second = await start()
+  t.equal((await status(second)).snapshot.imageMs, null, 'parsed')
+  t.same((await readdir(imagesDir)).sort(), [name], 'written again; the dead process\'s temporary file removed at the start')
+})

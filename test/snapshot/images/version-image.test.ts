@@ -1,0 +1,179 @@
+import t, { type Test } from 'tap'
+import fc from 'fast-check'
+import { open, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { crc32 } from 'node:zlib'
+import { ImageError } from '../../../src/errors.js'
+import { readImage, readImageHeader, writeImage, type ImageHeader } from '../../../src/snapshot/images/version-image.js'
+import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { partsOf } from '../../../src/snapshot/model/version-parts.js'
+import { makeItem, modelOf, tempDir } from '../../helpers.js'
+import { runs } from '../../property-runs.js'
+
+/** A snapshot of two languages, many companies, items of every size: every kind of array an image holds. */
+function snapshot (): unknown {
+  const items = (language: string, count: number) => Array.from({ length: count }, (_, n) =>
+    makeItem(n + 1, `2024-01-${String(1 + (n % 28)).padStart(2, '0')}`, [n % 7, 100 + (n % 3)],
+      { translated_title: `${language} item ${n} ${'x'.repeat(n * 13 % 300)}` }))
+  return { generated_at: '2024-02-01T00:00:00Z', languages: { en: items('en', 120), de: items('de', 40) } }
+}
+
+/** Every array of a version, as bytes, and its names and numbers: what two equal versions share. */
+function contentOf (model: SnapshotModel): string {
+  return JSON.stringify(partsOf(model), (key, value: unknown) => {
+    if (key === 'loadedAt' || key === 'source') return undefined
+    return ArrayBuffer.isView(value) ? `${value.constructor.name}:${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')}` : value
+  })
+}
+
+async function imageOf (t: Test, model: SnapshotModel): Promise<{ file: string, bytes: Buffer }> {
+  const file = join(await tempDir(t), 'snapshot.image')
+  await writeImage(file, model, '1:2:3:4')
+  return { file, bytes: await readFile(file) }
+}
+
+/** The image at `file` read back: its model, or the ImageError that refused it. */
+async function readBack (file: string): Promise<SnapshotModel | ImageError> {
+  const handle = await open(file, 'r')
+  try {
+    return await readImage(handle, await readImageHeader(handle), file)
+  } catch (error) {
+    if (error instanceof ImageError) return error
+    throw error
+  } finally {
+    await handle.close()
+  }
+}
+
+/** An image of snapshot(), and what reading it says once its bytes are `changed`: the refusal, or 'read'. */
+async function refusals (t: Test): Promise<{ bytes: Buffer, refusal: (changed: Buffer) => Promise<string> }> {
+  const { file, bytes } = await imageOf(t, await modelOf(snapshot()))
+  const refusal = async (changed: Buffer): Promise<string> => {
+    await writeFile(file, changed)
+    const read = await readBack(file)
+    return read instanceof ImageError ? read.message : 'read'
+  }
+  return { bytes, refusal }
+}
+
+const HEADER_AT = 24
+
+function flip (bytes: Buffer, at: number, mask: number): void {
+  bytes.writeUInt8(bytes.readUInt8(at) ^ mask, at)
+}
+
+function headerOf (bytes: Buffer): ImageHeader {
+  return JSON.parse(bytes.subarray(HEADER_AT, HEADER_AT + bytes.readUInt32LE(12)).toString('utf8')) as ImageHeader
+}
+
+/** `bytes` with its header changed by `change`, its checksum made right again: only the layout's checks catch it. */
+function withHeader (bytes: Buffer, change: (header: ImageHeader) => void): Buffer {
+  const header = headerOf(bytes)
+  change(header)
+  const text = Buffer.from(JSON.stringify(header))
+  const out = Buffer.from(bytes)
+  out.fill(0, HEADER_AT, header.sections[0]?.offset ?? out.length)
+  text.copy(out, HEADER_AT)
+  out.writeUInt32LE(text.length, 12)
+  out.writeUInt32LE(crc32(text), 16)
+  return out
+}
+
+/** `bytes` with section `n`'s contents changed by `change` and its checksum made right again. */
+function withSection (bytes: Buffer, n: number, change: (section: Buffer) => void): Buffer {
+  const out = Buffer.from(bytes)
+  const section = headerOf(out).sections[n] as ImageHeader['sections'][number]
+  const size = { u8: 1, u16: 2, u32: 4, i32: 4, f64: 8 }[section.kind]
+  change(out.subarray(section.offset, section.offset + section.length * size))
+  return withHeader(out, header => {
+    const changed = header.sections[n] as ImageHeader['sections'][number]
+    changed.crc = crc32(out.subarray(section.offset, section.offset + section.length * size))
+  })
+}
+
+/** The first section of a part: a listing's column by its name, or its company table's. */
+function sectionOf (bytes: Buffer, part: string): number {
+  type Refs = Record<string, { section: number }>
+  const listing = headerOf(bytes).parts.listings[0] as unknown as Refs & { companies: Refs }
+  return (listing[part] ?? listing.companies[part] as { section: number }).section
+}
+
+t.test('a version read back from its image is the version written, array for array', async t => {
+  const model = await modelOf(snapshot())
+  const { file } = await imageOf(t, model)
+  const read = await readBack(file)
+  t.notOk(read instanceof ImageError, 'read')
+  t.equal(contentOf(read as SnapshotModel), contentOf(model))
+  const page = (version: SnapshotModel) => Buffer.concat([...(version.language('en')!.page([3], 5, 20).items.views())]).toString()
+  t.equal(page(read as SnapshotModel), page(model), 'a page is the same bytes')
+  t.equal((read as SnapshotModel).info.source, file, 'named for the file it was read for')
+})
+
+t.test('an image is refused with its reason: magic, format, header, truncation, a flipped bit', async t => {
+  const { bytes, refusal } = await refusals(t)
+  const otherMagic = Buffer.from(bytes)
+  otherMagic.write('NOTANIMG', 0, 'latin1')
+  t.equal(await refusal(otherMagic), 'not a version image (its magic is wrong)')
+  const otherFormat = Buffer.from(bytes)
+  otherFormat.writeUInt32LE(2, 8)
+  t.equal(await refusal(otherFormat), 'image format 2; this replica reads format 1')
+  const flippedHeader = Buffer.from(bytes)
+  flip(flippedHeader, HEADER_AT + 3, 1)
+  t.equal(await refusal(flippedHeader), 'its header\'s checksum does not match')
+  t.equal(await refusal(bytes.subarray(0, 10)), 'the file is shorter than an image\'s prefix')
+  const sections = headerOf(bytes).sections
+  for (const [n, section] of sections.entries()) {
+    if (section.length === 0) continue
+    t.match(await refusal(bytes.subarray(0, section.offset)), /runs past the end of the file|its header runs past/, `cut at section ${n}`)
+  }
+  const last = sections.at(-1)!
+  const flipped = Buffer.from(bytes)
+  flip(flipped, last.offset, 0x10)
+  t.equal(await refusal(flipped), `section ${sections.length - 1}'s checksum does not match`)
+})
+
+t.test('a bit flipped anywhere: refused, or (in padding no section holds) the same version', async t => {
+  const model = await modelOf(snapshot())
+  const { file, bytes } = await imageOf(t, model)
+  const expected = contentOf(model)
+  await fc.assert(fc.asyncProperty(fc.nat({ max: bytes.length * 8 - 1 }), async bit => {
+    const changed = Buffer.from(bytes)
+    flip(changed, bit >>> 3, 1 << (bit & 7))
+    await writeFile(file, changed)
+    const read = await readBack(file)
+    return read instanceof ImageError || contentOf(read) === expected
+  }), { numRuns: runs(300) })
+})
+
+t.test('a header that checks out but lies: offsets and lengths past the file, sections it lacks', async t => {
+  const { bytes, refusal } = await refusals(t)
+  const n = sectionOf(bytes, 'startOf')
+  t.equal(await refusal(withHeader(bytes, header => { header.sections[n]!.room = 1e12 })),
+    `section ${n} is not where an image puts one`, 'room no column has')
+  t.equal(await refusal(withHeader(bytes, header => {
+    const last = header.sections.at(-1)!
+    last.length += 1000
+    last.room = last.length
+  })),
+    `section ${headerOf(bytes).sections.length - 1} runs past the end of the file`)
+  t.equal(await refusal(withHeader(bytes, header => { header.sections[n]!.offset += 4 })), `section ${n} is not where an image puts one`)
+  t.equal(await refusal(withHeader(bytes, header => { (header.sections[n] as { kind: string }).kind = 'u64' })),
+    `section ${n} is not where an image puts one`)
+  t.equal(await refusal(withHeader(bytes, header => { header.bytes += 8 })), 'its header\'s size is not its sections\' sum')
+  t.equal(await refusal(withHeader(bytes, header => { header.parts.listings[0]!.startOf = { section: 9999 } })),
+    'it names section 9999, which it lacks')
+  t.equal(await refusal(withHeader(bytes, header => { header.parts.listings[0]!.size += 1 })),
+    'its parts do not describe a version: en: item 120 is empty', 'an item the columns have room for, but none')
+  t.equal(await refusal(withHeader(bytes, header => { header.parts.listings[0]!.size += 1000 })),
+    'its parts do not describe a version: en: columns shorter than its 1120 items')
+  t.equal(await refusal(withHeader(bytes, header => {
+    const listing = header.parts.listings[0]!
+    listing.startOf = listing.pkOf
+  })), 'its parts do not describe a version: en: a column of the wrong kind')
+  t.equal(await refusal(withSection(bytes, n, section => { section.writeUInt32LE(0xffffff00, 0) })),
+    'its parts do not describe a version: en: item 0 lies outside its chunk')
+  t.equal(await refusal(withSection(bytes, sectionOf(bytes, 'slots'), section => { section.fill(1) })),
+    'its parts do not describe a version: en: a company table of the wrong shape')
+  t.equal(await refusal(withSection(bytes, sectionOf(bytes, 'ranks'), section => { section.writeUInt32LE(5000, 0) })),
+    'its parts do not describe a version: en: a company lists an item it lacks')
+})
