@@ -16,6 +16,8 @@ const PREFIX_BYTES = 24
 const LARGEST_HEADER = 64 * 1024 * 1024
 /** Reads and checksums go in pieces this large, a turn of the event loop between them: requests go on. */
 const PIECE_BYTES = 8 * 1024 * 1024
+/** Reads in flight while an image is read: two keep the pool's copying going while this thread checksums. */
+const READS_AHEAD = 2
 
 const KINDS = {
   u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f64: Float64Array
@@ -179,21 +181,32 @@ function checkLayout (header: ImageHeader, headerEnd: number, size: number): voi
  */
 export async function readImage (handle: FileHandle, header: ImageHeader, source: string): Promise<SnapshotModel> {
   const views: View[] = []
-  for (const [n, { kind, offset, length, room, crc }] of header.sections.entries()) {
+  const pieces: Array<{ bytes: Uint8Array, at: number, section: number }> = []
+  for (const [n, { kind, offset, length, room }] of header.sections.entries()) {
     const Kind = KINDS[kind]
     // Shared, as a load's arrays are: a serving thread is handed them, not a copy (ADR 029).
     const Shared = Kind as new (buffer: ArrayBufferLike, offset: number, length: number) => View
     const view = new Shared(new SharedArrayBuffer(room * Kind.BYTES_PER_ELEMENT), 0, room)
-    const bytes = new Uint8Array(view.buffer, 0, length * Kind.BYTES_PER_ELEMENT)
-    let sum = 0
-    for (let done = 0; done < bytes.length; done += PIECE_BYTES) {
-      const piece = bytes.subarray(done, done + PIECE_BYTES)
-      await readExactly(handle, piece, offset + done)
-      sum = crc32(piece, sum)
-      await turn()
-    }
-    if (sum !== crc) throw new ImageError(`section ${n}'s checksum does not match`)
     views.push(view)
+    const bytes = new Uint8Array(view.buffer, 0, length * Kind.BYTES_PER_ELEMENT)
+    for (let done = 0; done < bytes.length; done += PIECE_BYTES) {
+      pieces.push({ bytes: bytes.subarray(done, done + PIECE_BYTES), at: offset + done, section: n })
+    }
+  }
+  // Pieces read ahead (on libuv's pool) while this thread checksums those read: the read is the floor.
+  const sums = header.sections.map(() => 0)
+  const reads = pieces.slice(0, READS_AHEAD).map(({ bytes, at }) => readExactly(handle, bytes, at))
+  for (const [p, { bytes, section }] of pieces.entries()) {
+    await reads[p]
+    const next = pieces[p + READS_AHEAD]
+    if (next !== undefined) {
+      reads[p + READS_AHEAD] = readExactly(handle, next.bytes, next.at)
+      reads[p + READS_AHEAD]?.catch(() => {})
+    }
+    sums[section] = crc32(bytes, sums[section] as number)
+  }
+  for (const [n, { crc }] of header.sections.entries()) {
+    if (sums[n] !== crc) throw new ImageError(`section ${n}'s checksum does not match`)
   }
   const isSection = (value: unknown): value is SectionRef =>
     typeof value === 'object' && value !== null && Object.keys(value).length === 1 && 'section' in value
