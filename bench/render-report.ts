@@ -70,6 +70,31 @@ const ms = (x: number): string => `${x >= 100 ? x.toFixed(0) : x.toFixed(x >= 10
 const seconds = (milliseconds: number): string => `${(milliseconds / 1000).toFixed(2)} s`
 const maybe = (x: number | null, text: (x: number) => string): string => x === null ? 'n/a' : text(x)
 
+/** The start after the first, with its STATE_DIR: from the version image the first wrote (ADR 033). */
+function restartRows (): Array<[string, (size: Field) => string]> {
+  const restart = (size: Field): Field | null => size.at('load').has('serviceRestart') ? size.at('load').at('serviceRestart') : null
+  return [
+    ['Restart from its version image: first answer (÷ first start)', size => {
+      const again = restart(size)
+      const first = size.at('load').at('service').at('readyMs').number()
+      return again === null ? 'not run' : `${seconds(again.at('load').at('readyMs').number())} (**${ratio(again.at('load').at('readyMs').number() / first)}**)`
+    }],
+    ['Restart: image ÷ file; its bytes read alone', size => {
+      const again = restart(size)
+      const bytes = again?.at('imageBytes').numberOrNull() ?? null
+      return again === null || bytes === null
+        ? 'no image'
+        : `**${ratio(bytes / size.at('fileBytes').number())}**; ${maybe(again.at('imageReadMs').numberOrNull(), ms)}`
+    }],
+    ['Restart: peak / settled RSS', size => {
+      const again = restart(size)
+      if (again === null) return 'not run'
+      const load = again.at('load')
+      return `${mb(load.at('peakRssBytes').number())} / ${mb(load.at('gcRssBytes').numberOrNull() ?? load.at('idleRssBytes').number())}`
+    }]
+  ]
+}
+
 /** One row of the table: its label, and its cell for one size. */
 type Row = [string, (size: Field) => string]
 
@@ -219,6 +244,7 @@ export function renderTable (results: unknown): string {
       const forced = size.at('load').at('service').at('gcRssBytes').numberOrNull() !== null
       return `${mb(figures.at('settledRssBytes').number())}${forced ? '' : '†'} (**${ratio(figures.at('settledRssVsFile').number())}**)`
     }],
+    ...(sizes.some(size => size.at('load').has('serviceRestart')) ? restartRows() : []),
     ...reloadRows(),
     ...(sizes.some(size => reloadsOf(size, 'baseline').length > 0) ? baselineReloadRows() : []),
     ...(sizes.some(size => size.has('changes')) ? changeRows() : []),
