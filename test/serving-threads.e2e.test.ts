@@ -13,14 +13,17 @@ const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
 const HOOKS = join(import.meta.dirname, 'fixtures', 'serving-test-hooks.ts')
 const skip = hasReusePort() ? false : `serving threads need Node 22.12 or later (reusePort); this is Node ${process.versions.node}`
 
-/** `meanwhile` runs once the process is spawned, before its start's last line is waited for. */
+/**
+ * `meanwhile` runs once the process is spawned, before its start's last line is waited for. `again`: the file of
+ * an earlier start, served as it is (its STATE_DIR, by the file's path, is that start's).
+ */
 async function startThreads (
   t: Test, doc: SnapshotDoc, extra: string[] = [], env: Record<string, string> = {},
-  meanwhile: (logged: (pattern: RegExp) => Promise<unknown>) => Promise<void> = async () => {}
+  meanwhile: (logged: (pattern: RegExp) => Promise<unknown>) => Promise<void> = async () => {}, again: string | null = null
 ) {
-  const dir = await tempDir(t)
+  const dir = again === null ? await tempDir(t) : join(again, '..')
   const file = join(dir, 'snapshot.json')
-  await writeFile(file, JSON.stringify(doc))
+  if (again === null) await writeFile(file, JSON.stringify(doc))
   const port = await freePort()
   const child = spawn(process.execPath, ['--import', 'tsx', '--import', HOOKS, SERVER, '--snapshot-path', file, '--port', String(port), '--workers', '2', '--reload-debounce-ms', '50', ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info', ...env }) })
@@ -95,6 +98,31 @@ t.test('one process, two serving threads on one port, one load; one scrape count
   t.match((await get(service.port, '/-/metrics')).body, /^explore_snapshot_reloads_total\{outcome="success"\} 1$/m, 'one reload counts once')
   service.child.kill('SIGTERM')
   t.equal(await service.exited, 0)
+})
+
+t.test('a restart reads the version image the first start wrote, and every thread serves it', { skip }, async t => {
+  const first = await startThreads(t, versioned(1))
+  await statusWhen(first.port, s => allServe()(s))
+  // The same page but for the port its links name.
+  const page = async (port: number) => {
+    const { status, body } = await get(port, '/en/api/internal/explore/?companies=1&limit=3')
+    return { status, body: body.replaceAll(`127.0.0.1:${port}`, 'the host') }
+  }
+  const parsed = await page(first.port)
+  await eventually('the image written', async () => {
+    const status = JSON.parse((await get(first.port, '/-/status')).body) as { reloads: { images?: { written: number } } }
+    return (status.reloads.images?.written ?? 0) > 0 ? true : undefined
+  })
+  first.child.kill('SIGTERM')
+  t.equal(await first.exited, 0)
+  const again = await startThreads(t, versioned(1), [], {}, async () => {}, first.file)
+  const status = await statusWhen(again.port, allServe()) as ThreadsStatus & { snapshot: { imageMs: number | null } }
+  t.type(status.snapshot.imageMs, 'number', 'read from the image')
+  t.match(again.log(), /"msg":"snapshot read from its version image"/)
+  // A connection each: both threads answer, each from the version read back.
+  for (let i = 0; i < 10; i++) t.same(await page(again.port), parsed)
+  again.child.kill('SIGTERM')
+  t.equal(await again.exited, 0)
 })
 
 t.test('ready only once every serving thread serves the first version', { skip }, async t => {
