@@ -62,7 +62,7 @@ export async function serve (argv: string[]): Promise<void> {
     ? null
     : await listening('OPS_PORT', config.opsPort ?? 0, config.opsHost, async () => await opsListener.listen())
   // A file's first snapshot before the console's address: a refused one ends the start here, exit 1.
-  if (!app.snapshotSource.remote) await app.snapshots.loaded()
+  if (!app.snapshotSource.remote) await app.snapshots.start()
   if (config.console) {
     const at = ops ?? where
     app.log.info({ url: `http://${urlHost(at.address)}:${at.port}/-/` }, 'console')

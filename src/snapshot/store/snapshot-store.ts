@@ -183,12 +183,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     return this.model as SnapshotModel
   }
 
-  /** Waits for the first load `start()` began (serve.ts waits; the snapshot plugin or a follower starts it). */
-  async loaded (): Promise<SnapshotModel> {
-    if (this.first === null) throw new Error('the first load was never started')
-    return await this.start()
-  }
-
   /** As a reload: a file written while read is read again; a bad change file is refused, not fatal. */
   private async loadFirst (): Promise<void> {
     const started = Date.now()
