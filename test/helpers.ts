@@ -209,7 +209,7 @@ export async function buildTestApp (t: Test, doc: unknown = smallSnapshot(), ove
 }
 
 /** The app's snapshot file and change files served again, as the watcher and SIGHUP have it served. */
-export async function reloadFile (app: FastifyInstance): Promise<ReloadOutcome> {
+export async function reloadFile (app: FastifyInstance): Promise<ReloadOutcome | 'held'> {
   if (!(app.snapshotSource instanceof WatchedFile)) throw new Error('the app follows a URL, not a file')
   return await app.snapshotSource.load()
 }

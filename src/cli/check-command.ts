@@ -127,8 +127,9 @@ const CHECKS: Record<Kind, (file: string) => Promise<Report>> = {
       model.memory.retire()
       return { valid: true, text: `${file}: valid (version image of ${header.made.version}: ${counts} items)` }
     } catch (error) {
-      if (!(error instanceof ImageError)) throw error
-      return { valid: false, text: refusalReport('version image', file, 'SNAPSHOT_ERR_INVALID', [error.message]) }
+      // Whatever stops the read (a header of the wrong shape too) is a reason the image is refused.
+      const problem = error instanceof ImageError ? error.message : `it does not read (${(error as Error).message})`
+      return { valid: false, text: refusalReport('version image', file, 'SNAPSHOT_ERR_INVALID', [problem]) }
     } finally {
       await handle.close()
     }

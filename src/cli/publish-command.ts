@@ -142,7 +142,7 @@ export function countProblems (
     const percent = Math.abs(now - was) / was * 100
     if (now === 0) problems.push(`${language} has no items, where ${was.toLocaleString('en-US')} are published`)
     else if (percent > maxChange) {
-      problems.push(`${language} has ${now.toLocaleString('en-US')} items, ${Math.round(percent)}% ${now < was ? 'fewer' : 'more'} than the ${was.toLocaleString('en-US')} published (--max-change ${maxChange}%)`)
+      problems.push(`${language} has ${now.toLocaleString('en-US')} items, ${Number(percent.toFixed(1))}% ${now < was ? 'fewer' : 'more'} than the ${was.toLocaleString('en-US')} published (--max-change ${maxChange}%)`)
     }
   }
   return problems

@@ -105,7 +105,13 @@ export class ManifestFollower extends SourceFollower {
     const changed = this.heldManifest === null || !sameChain(this.heldManifest, manifest) ||
       this.store.current() === null
     if (changed) {
-      const outcome = await this.sink.serve((await this.filesOf(manifest, signal)))
+      const chain = await this.filesOf(manifest, signal)
+      // A pin set while the objects downloaded holds the manifest back: noticed, asked for again at unpin.
+      if (this.sink.holdBack({ object: this.source.shown, etag: fetched.validators.etag })) {
+        this.noticed = fetched.validators
+        return
+      }
+      const outcome = await this.sink.serve(chain)
       if (outcome !== 'loaded') {
         // A bad object stays bad (objects never change): the manifest is refused until it changes.
         if (outcome === 'failed') this.refused = fetched.validators

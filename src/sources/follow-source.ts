@@ -98,7 +98,7 @@ export class SourceFollower implements ChainSource {
   /** The validators of the last object refused by the loader: not downloaded again until it changes. */
   protected refused: Validators | null = null
   /** The validators of the last object noticed while held: not noticed again until it changes. */
-  private noticed: Validators | null = null
+  protected noticed: Validators | null = null
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
   private stopped = false
@@ -300,6 +300,11 @@ export class SourceFollower implements ChainSource {
         throw new SourceError('the object changed while it was downloaded: it is downloaded again at the next check')
       }
       // The same loader, the same rules: a bad object leaves the last good snapshot served.
+      // A pin set during the download holds it back: noticed, not served over the pinned version.
+      if (this.sink.holdBack({ object: this.source.shown, etag: fetched.validators.etag })) {
+        this.noticed = fetched.validators
+        return
+      }
       // Served, then kept (ChainSink.serve), before the rename.
       const outcome = await this.sink.serve({ snapshot: temporary, changes: [] })
       if (outcome !== 'loaded') {

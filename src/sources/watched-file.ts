@@ -21,7 +21,7 @@ export class WatchedFile implements ChainSource {
   watcher: SnapshotWatcher | null = null
   private sink: ChainSink | null = null
   /** The serve of the chain on disk, waiting or running: asking again meanwhile makes one more run of it. */
-  private running: Promise<ReloadOutcome> | null = null
+  private running: Promise<ReloadOutcome | 'held'> | null = null
   private again = false
 
   constructor (readonly shown: string, private readonly options: WatchedFileOptions) {}
@@ -40,7 +40,7 @@ export class WatchedFile implements ChainSource {
     if (!this.options.watch) return
     const { log } = this.options
     this.watcher = watchSnapshot(this.shown, () => {
-      if (!sink.holdBack({ file: this.shown })) this.load().catch(() => {})
+      this.load().catch(() => {})
     }, {
       debounceMs: this.options.debounceMs,
       changesDir: this.options.changesDir,
@@ -65,9 +65,10 @@ export class WatchedFile implements ChainSource {
 
   /**
    * Serves the chain on disk; resolves once the newest ask has been carried out, with the last run's outcome
-   * (asked again meanwhile: one more run, which reads the directory again).
+   * (asked again meanwhile: one more run, which reads the directory again), or 'held' when a pin set meanwhile
+   * holds it back: checked just before each serve, so a pin's own serve, queued after, is never overtaken.
    */
-  load (): Promise<ReloadOutcome> {
+  load (): Promise<ReloadOutcome | 'held'> {
     const sink = this.sink
     if (sink === null) throw new Error('the file is not followed yet (start first)')
     if (this.running !== null) {
@@ -75,10 +76,12 @@ export class WatchedFile implements ChainSource {
       return this.running
     }
     const run = (async () => {
-      let outcome: ReloadOutcome
+      let outcome: ReloadOutcome | 'held'
       do {
         this.again = false
-        outcome = await sink.serve(await this.chain())
+        const chain = await this.chain()
+        if (sink.holdBack({ file: this.shown })) return 'held'
+        outcome = await sink.serve(chain)
       } while (this.again)
       return outcome
     })()

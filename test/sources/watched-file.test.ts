@@ -78,3 +78,19 @@ t.test('SIGHUP while pinned serves nothing: the pin is asked, once', async t => 
   control.pending.shift()!('loaded')
   await asked
 })
+
+t.test('a pin set while a serve runs holds back the one more asked for meanwhile: a pin is never overtaken', async t => {
+  const dir = await tempDir(t)
+  const file = new WatchedFile(join(dir, 'snapshot.json'), { changesDir: null, watch: false, debounceMs: 0, log: SILENT })
+  const control = controlledSink()
+  await file.start(control.sink)
+  const next = control.nextServe()
+  const first = file.load()
+  await next
+  t.equal(file.load(), first, 'asked again during the serve')
+  control.pin(true)
+  control.pending.shift()!('loaded')
+  t.equal(await first, 'held')
+  t.equal(control.served.length, 1, 'nothing served after the pin')
+  t.same(control.held, [{ file: join(dir, 'snapshot.json') }], 'the newer file noticed')
+})

@@ -100,6 +100,12 @@ export class ImageShelf {
     const { version } = model.info
     this.jobs.run(async () => {
       const path = this.pathOf(version)
+      // Let go while it waited (a newer version served): its chunks may be gone, and it is no longer wanted.
+      try {
+        model.memory.check()
+      } catch {
+        return
+      }
       if (await this.madeFrom(path) === stamp) return
       await makeDirectory(this.dir)
       const temporary = join(this.dir, `.${version}.${process.pid}.tmp`)
@@ -134,8 +140,10 @@ export class ImageShelf {
     return this.jobs.run(async () => {
       for (const name of await readdir(this.dir).catch(() => [])) {
         const pid = /^\..*\.(\d+)\.tmp$/.exec(name)?.[1]
+        // This process's own are left from a process before it under the same pid (a container's 1): no write runs
+        // beside this job.
         const gone = pid !== undefined
-          ? !isAlive(Number(pid))
+          ? Number(pid) === process.pid || !isAlive(Number(pid))
           : name.endsWith(SUFFIX) && !versions.has(name.slice(0, -SUFFIX.length))
         if (gone) await rm(join(this.dir, name), { force: true })
       }

@@ -5,6 +5,7 @@ import { open, type FileHandle } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
 import { setImmediate as turn } from 'node:timers/promises'
 import { ImageError } from '../../errors.js'
+import { VERSION } from '../../version.js'
 import { modelOf, partsOf, swapArrays, type VersionParts, type View } from '../model/version-parts.js'
 import { roomFor, type SnapshotModel } from '../model/snapshot-model.js'
 
@@ -34,8 +35,11 @@ const COLUMNS = ['chunkOf', 'startOf', 'lengthOf', 'dateOf', 'pkOf'] as const
 interface SectionRef { section: number }
 /** What an image says of itself: the snapshot it was made from, the version's parts, and where each array is. */
 export interface ImageHeader {
-  /** The snapshot's digest (its version) and its file's stamp when the image was made. */
-  made: { version: string, stamp: string | null }
+  /**
+   * The snapshot's digest (its version), its file's stamp when the image was made, and the release that made it:
+   * another release may render items otherwise, so its images are parsed again rather than served.
+   */
+  made: { version: string, stamp: string | null, by: string }
   parts: VersionParts<SectionRef>
   sections: Section[]
   /** Bytes of every section's array, room included: what reading the image holds in memory. */
@@ -84,7 +88,7 @@ export async function writeImage (file: string, model: SnapshotModel, stamp: str
     sections.push({ kind: kindOf(view), offset: 0, length: view.length, room, crc: await checksum(view) })
   }
   const header = (): Buffer => Buffer.from(JSON.stringify({
-    made: { version: model.info.version, stamp },
+    made: { version: model.info.version, stamp, by: VERSION },
     parts,
     sections,
     bytes: sections.reduce((sum, { kind, room }) => sum + room * KINDS[kind].BYTES_PER_ELEMENT, 0)
@@ -150,6 +154,9 @@ export async function readImageHeader (handle: FileHandle): Promise<ImageHeader>
     throw new ImageError('its header is not JSON')
   }
   checkLayout(header, PREFIX_BYTES + length, size)
+  if (header.made.by !== VERSION) {
+    throw new ImageError(`made by explore-replica ${String(header.made.by)}; this is ${VERSION}`)
+  }
   return header
 }
 
@@ -196,6 +203,7 @@ export async function readImage (handle: FileHandle, header: ImageHeader, source
   // Pieces read ahead (on libuv's pool) while this thread checksums those read: the read is the floor.
   const sums = header.sections.map(() => 0)
   const reads = pieces.slice(0, READS_AHEAD).map(({ bytes, at }) => readExactly(handle, bytes, at))
+  for (const read of reads) read.catch(() => {})
   for (const [p, { bytes, section }] of pieces.entries()) {
     await reads[p]
     const next = pieces[p + READS_AHEAD]

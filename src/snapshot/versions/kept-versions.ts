@@ -265,7 +265,8 @@ export class KeptVersions {
         'kept version removed (KEEP_VERSIONS)')
     }
     this.records = this.records.filter(record => stay.has(record.version))
-    await this.options.images?.keepOnly(new Set([...stay].map(snapshotOf)))
+    // Not awaited: it waits behind an image being written, which keeping must not (a download's rename waits for it).
+    this.options.images?.keepOnly(new Set([...stay].map(snapshotOf))).catch(() => {})
   }
 }
 

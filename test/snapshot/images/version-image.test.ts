@@ -160,6 +160,8 @@ t.test('a header that checks out but lies: offsets and lengths past the file, se
   t.equal(await refusal(withHeader(bytes, header => { (header.sections[n] as { kind: string }).kind = 'u64' })),
     `section ${n} is not where an image puts one`)
   t.equal(await refusal(withHeader(bytes, header => { header.bytes += 8 })), 'its header\'s size is not its sections\' sum')
+  t.match(await refusal(withHeader(bytes, header => { header.made.by = '0.0.1' })), /^made by explore-replica 0\.0\.1; this is /,
+    'another release\'s image is parsed again')
   t.equal(await refusal(withHeader(bytes, header => { header.parts.listings[0]!.startOf = { section: 9999 } })),
     'it names section 9999, which it lacks')
   t.equal(await refusal(withHeader(bytes, header => { header.parts.listings[0]!.size += 1 })),
