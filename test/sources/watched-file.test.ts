@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ChainSink, FollowCause } from '../../src/sources/chain-source.js'
@@ -31,11 +31,19 @@ function controlledSink () {
   return { sink, served, pending, held, nextServe, pin: (on: boolean) => { pinned = on } }
 }
 
-t.test('asks during a serve make exactly one more, which reads the directory again', async t => {
+/** A snapshot file, not watched (the test asks), started on a controlled sink. */
+async function unwatched (t: Test, changes = false) {
   const dir = await tempDir(t)
-  const file = new WatchedFile(join(dir, 'snapshot.json'), { changesDir: join(dir, 'changes'), watch: false, debounceMs: 0, log: SILENT })
+  const file = new WatchedFile(join(dir, 'snapshot.json'), {
+    changesDir: changes ? join(dir, 'changes') : null, watch: false, debounceMs: 0, log: SILENT
+  })
   const control = controlledSink()
   await file.start(control.sink)
+  return { dir, file, control }
+}
+
+t.test('asks during a serve make exactly one more, which reads the directory again', async t => {
+  const { dir, file, control } = await unwatched(t, true)
   let next = control.nextServe()
   const first = file.load()
   await next
@@ -62,10 +70,7 @@ t.test('asks during a serve make exactly one more, which reads the directory aga
 })
 
 t.test('SIGHUP while pinned serves nothing: the pin is asked, once', async t => {
-  const dir = await tempDir(t)
-  const file = new WatchedFile(join(dir, 'snapshot.json'), { changesDir: null, watch: false, debounceMs: 0, log: SILENT })
-  const control = controlledSink()
-  await file.start(control.sink)
+  const { dir, file, control } = await unwatched(t)
   control.pin(true)
   await file.reloadAsked()
   t.same(control.held, ['signal'])
@@ -80,10 +85,7 @@ t.test('SIGHUP while pinned serves nothing: the pin is asked, once', async t => 
 })
 
 t.test('a pin set while a serve runs holds back the one more asked for meanwhile: a pin is never overtaken', async t => {
-  const dir = await tempDir(t)
-  const file = new WatchedFile(join(dir, 'snapshot.json'), { changesDir: null, watch: false, debounceMs: 0, log: SILENT })
-  const control = controlledSink()
-  await file.start(control.sink)
+  const { dir, file, control } = await unwatched(t)
   const next = control.nextServe()
   const first = file.load()
   await next
