@@ -144,6 +144,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   readonly budget: MemoryBudget | null
   /** Newest first, at most RECENT_FAILURES; the first is the last failure. */
   private refused: RefusedFile[] = []
+  /** The last file refused for its contents, as it was then: unchanged, it is not read or reported again. */
+  private refusedAsIs: { file: string, stamp: string, error: SnapshotError, reported: boolean } | null = null
   private readonly readChanges: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
   private readonly publish: ((model: SnapshotModel) => Promise<void>) | null
   /** The served chain's snapshot as loaded, kept while versions derived from it are served; and its files. */
@@ -280,6 +282,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     file: string, reader: (file: string, options: ReadOptions) => Promise<T>, digest?: string
   ): Promise<{ model: T, stamp: string | null } | { error: unknown } | 'changed'> {
     const before = await fileStamp(file)
+    // A watcher may hear one save twice: the same bytes would be one refusal listed twice.
+    const refused = this.refusedAsIs
+    if (refused !== null && refused.file === file && refused.stamp === before) return { error: refused.error }
     let read: { model: T, stamp: string | null } | { error: unknown }
     try {
       read = { model: await reader(file, { serving: this.model !== null, stamp: before, digest }), stamp: before }
@@ -291,7 +296,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       if (this.settleMs > 0) await delay(this.settleMs)
       read = { error }
     }
-    if (before === await fileStamp(file)) return read
+    if (before === await fileStamp(file)) {
+      if (before !== null && 'error' in read && isRefusedAsIs(read.error)) {
+        this.refusedAsIs = { file, stamp: before, error: read.error, reported: false }
+      }
+      return read
+    }
     this.log.warn({ snapshot: file }, 'snapshot file changed while it was read; loading it again')
     if ('model' in read && 'memory' in read.model) this.letGo(read.model)
     return 'changed'
@@ -344,7 +354,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
         return 'superseded'
       }
       if ('error' in read) {
-        this.changeCounts.refused++
         outcome = this.refuse(file, read.error, 'change file')
         if (plan.keepServedIfRefused[at] === true) {
           this.letGo(state, root)
@@ -478,10 +487,19 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       )
       return 'missing'
     }
+    const asIs = this.refusedAsIs
+    if (asIs !== null && error === asIs.error) {
+      if (asIs.reported) {
+        this.log.info({ [what === 'snapshot' ? 'snapshot' : 'changes']: file }, `${what} unchanged since it was refused`)
+        return 'failed'
+      }
+      asIs.reported = true
+    }
     // The report goes to /-/status and /-/readyz: an unexpected error's own message stays in the log.
     const problems = error instanceof SnapshotError
       ? error.problems
       : [`unexpected error while loading the ${what} (see the service's log)`]
+    if (what === 'change file') this.changeCounts.refused++
     const at = new Date()
     const reason: RefusalReason = error instanceof TooBigError ? 'too_big' : 'invalid'
     if (error instanceof TooBigError) this.tooBig = { at, file, ...error.shortfall }
@@ -509,6 +527,11 @@ async function asServed (read: ChainFile, file: string): Promise<ChainFile | nul
   if (read.stamp !== null && sizeOf(stamp) !== sizeOf(read.stamp)) return null
   const same = await fileDigest(file).then((digest: string) => digest === read.digest, () => false)
   return same ? { file, stamp, digest: read.digest } : null
+}
+
+/** Refused for what the file holds, so the same bytes would be refused again (memory may be freed meanwhile). */
+function isRefusedAsIs (error: unknown): error is SnapshotError {
+  return error instanceof SnapshotError && !(error instanceof TooBigError) && !isMissing(error)
 }
 
 function isMissing (error: unknown): boolean {

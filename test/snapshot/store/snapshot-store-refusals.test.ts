@@ -7,6 +7,7 @@ import { SnapshotError, TooBigError } from '../../../src/errors.js'
 import { ProcessMemoryGuard } from '../../../src/snapshot/memory-budget.js'
 import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { SnapshotLoader } from '../../../src/snapshot/load/load-snapshot.js'
 import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
 import { makeItem, smallSnapshot, tempDir, serveFile } from '../../helpers.js'
 
@@ -37,7 +38,8 @@ t.test('refusals are counted by reason; the last one for memory keeps its number
   t.equal(store.status().failed, 2, 'both are failed reloads')
   t.equal(store.current()?.info.version, 'first', 'the served model stays')
 
-  t.equal(await serveFile(store), 'loaded')
+  await writeFile(file, '{ }')
+  t.equal(await serveFile(store), 'loaded', 'the file fixed')
   t.match(store.lastTooBig(), shortfall, 'kept after a success, as the refusals are')
 })
 
@@ -75,4 +77,29 @@ t.test('a change file is held to the store\'s budget too: one that would not fit
   rss = 10 * MiB
   t.equal(await store.serve(chain), 'loaded', 'with room again, the same file is applied')
   t.same(store.changeFiles(), { applied: 1, refused: 1 })
+})
+
+t.test('a file refused for its contents and not written since is refused without another read or entry', async t => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.json')
+  await writeFile(file, JSON.stringify(smallSnapshot()))
+  const loader = new SnapshotLoader({ log: { warn () {} }, memory: null })
+  const read: string[] = []
+  const store = new SnapshotStore(file, { load: async (path, options) => { read.push(path); return await loader.load(path, options) } })
+  t.teardown(() => store.current()?.memory.retire())
+  await store.start()
+  const bad = join(dir, 'bad.json')
+  const text = JSON.stringify({ generated_at: '2026-11-21T08:00:00Z', languages: { EN: [] } })
+  await writeFile(bad, text)
+  t.equal(await store.serve({ snapshot: bad, changes: [] }), 'failed')
+  t.equal(await store.serve({ snapshot: bad, changes: [] }), 'failed', 'heard again, unchanged: still refused')
+  t.same(read, [file, bad], 'not read again')
+  t.equal(store.recentFailures().length, 1, 'one refusal listed')
+  t.equal(store.status().failedInARow, 1)
+
+  await writeFile(bad, `${text}\n`)
+  t.equal(await store.serve({ snapshot: bad, changes: [] }), 'failed')
+  t.same(read, [file, bad, bad], 'written again: read again')
+  t.equal(store.recentFailures().length, 2, 'and refused again')
+  t.equal(store.status().failedInARow, 2)
 })
