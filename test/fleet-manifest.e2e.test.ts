@@ -106,6 +106,7 @@ if (stale) {
     await Promise.all(replicas.map(r => r.logged(SERVING)))
     for (const r of replicas) t.same(await r.served(), { count: 21, first: 'v1 item 1' })
     for (const proxy of proxies) t.equal(proxy.sent('/snap-1.jsonl'), files.snapshotBytes, 'each replica downloaded the snapshot once')
+    for (const r of replicas) t.match((await r.status()).reloads.images, { read: 1 }, 'and read the image publish made of it, not a parse')
 
     t.equal((await publish('--changes', files.change)).code, 0, 'the change is published')
     for (const r of replicas) r.child.kill('SIGHUP')

@@ -1,12 +1,18 @@
 // `explore-replica publish`: checks a file as a replica would, uploads it under its own name, then replaces the
 // fleet's manifest if unchanged since read, so replicas never see a manifest naming an object not yet there.
 import { createHash } from 'node:crypto'
-import { basename } from 'node:path'
+import { createReadStream } from 'node:fs'
+import { mkdtemp, rename, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SnapshotError, UsageError, ManifestError, PublishError } from '../errors.js'
 import { MANIFEST_SUFFIX, type Manifest } from '../schemas/manifest.js'
 import { readChangeFile } from '../snapshot/changes/read-change-file.js'
-import { checkSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import { IMAGE_FORMAT, writeImage } from '../snapshot/images/version-image.js'
+import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
+import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
+import { VERSION } from '../version.js'
 import { manifestText, parseManifest } from '../sources/read-manifest.js'
 
 export const PUBLISH_USAGE = `Usage: explore-replica publish --to DEST (--snapshot FILE | --changes FILE | --step-back N)
@@ -22,6 +28,8 @@ AWS_ENDPOINT_URL_S3, profiles, roles) or a directory (served by an HTTP server t
   --max-change PERCENT  with --snapshot: refuse a snapshot whose items in a language differ from the snapshot
                         published now by more than PERCENT (default 10), or that empties a language
   --force               with --snapshot: publish even so (a language's count changed on purpose)
+  --no-image            with --snapshot: publish no version image beside it (replicas of this release read
+                        the image instead of parsing the snapshot; it is about the snapshot's size)
   --s3-force-path-style path-style S3 addressing (MinIO, moto, some Ceph)
 A name already published with other bytes is refused (objects are immutable); the same bytes again are no
 error. Objects go first, the manifest last, and the manifest is replaced only if no one replaced it meanwhile.
@@ -66,6 +74,7 @@ export async function publishCommand (argv: string[]): Promise<number> {
       'step-back': { type: 'string' },
       'max-change': { type: 'string' },
       force: { type: 'boolean' },
+      'no-image': { type: 'boolean' },
       's3-force-path-style': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' }
     }
@@ -93,13 +102,16 @@ export async function publishCommand (argv: string[]): Promise<number> {
   if (!/^\d+(\.\d+)?$/.test(values['max-change'] ?? '0') || !(maxChange >= 0)) {
     throw new UsageError(`--max-change must be a percentage, 0 or more; got ${JSON.stringify(values['max-change'])}`)
   }
-  if (values.snapshot === undefined && (values['max-change'] !== undefined || values.force === true)) {
-    throw new UsageError('--max-change and --force go with --snapshot FILE')
+  if (values.snapshot === undefined &&
+    (values['max-change'] !== undefined || values.force === true || values['no-image'] === true)) {
+    throw new UsageError('--max-change, --force and --no-image go with --snapshot FILE')
   }
   const limit = values.force === true ? null : maxChange
   const target = await openTarget(values.to, values['s3-force-path-style'] === true)
   try {
-    if (values.snapshot !== undefined) return await publishFile(target, 'snapshot', values.snapshot, limit)
+    if (values.snapshot !== undefined) {
+      return await publishFile(target, 'snapshot', values.snapshot, limit, values['no-image'] !== true)
+    }
     if (values.changes !== undefined) return await publishFile(target, 'changes', values.changes)
     return await stepBackBy(target, stepBack as number)
   } catch (error) {
@@ -149,7 +161,7 @@ export function countProblems (
 }
 
 async function publishFile (
-  target: PublishTarget, kind: 'snapshot' | 'changes', file: string, maxChange: number | null = null
+  target: PublishTarget, kind: 'snapshot' | 'changes', file: string, maxChange: number | null = null, withImage = false
 ): Promise<number> {
   const name = basename(file)
   // The name is checked by the manifest's own rules before anything is read or sent.
@@ -157,7 +169,9 @@ async function publishFile (
   const current = found === null ? null : manifestOf(target, found)
   let next: Manifest
   if (kind === 'snapshot') {
-    next = { ...(current ?? {}), manifest: 'explore', version: 1, snapshot: name, changes: [] }
+    // Another snapshot's image goes with it.
+    const { image: _image, ...kept } = current ?? {}
+    next = { ...kept, manifest: 'explore', version: 1, snapshot: name, changes: [] }
   } else {
     if (current === null) {
       throw new PublishError(`${target.shown} has no ${MANIFEST_SUFFIX}: publish a snapshot first (--snapshot FILE)`)
@@ -173,26 +187,57 @@ async function publishFile (
     if (!(error instanceof ManifestError)) throw error
     throw new PublishError(`${file} cannot be published under its name: ${error.problems.join('; ')}`)
   }
+  const scratch = kind === 'snapshot' && withImage ? await mkdtemp(join(tmpdir(), 'explore-publish-')) : null
   try {
-    // Checked as a replica checks it: a fleet never downloads what it would refuse.
-    if (kind === 'snapshot') next.items = (await checkSnapshotFile(file)).itemCounts
-    else await readChangeFile(file)
-  } catch (error) {
-    if (!(error instanceof SnapshotError)) throw error
-    throw new PublishError(`${error.message}\nnothing published`)
+    let image: string | null = null
+    try {
+      // Checked as a replica checks it: a fleet never downloads what it would refuse.
+      if (kind === 'snapshot') {
+        const model = await loadSnapshotFile(file)
+        try {
+          next.items = model.itemCounts()
+          if (scratch !== null) image = await writeImageFile(model, scratch)
+        } finally {
+          model.memory.retire()
+        }
+      } else {
+        await readChangeFile(file)
+      }
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error
+      throw new PublishError(`${error.message}\nnothing published`)
+    }
+    const problems = maxChange === null || current?.items === undefined || next.items === undefined
+      ? []
+      : countProblems(current.items, next.items, maxChange)
+    if (problems.length > 0) {
+      throw new PublishError(`${file} may be a broken export: ${problems.join('; ')}\nnothing published (--force publishes it anyway)`)
+    }
+    const uploaded = await target.putObject(name, file)
+    if (image !== null) {
+      next.image = { name: basename(image), format: IMAGE_FORMAT, by: VERSION }
+      await target.putObject(next.image.name, image)
+    }
+    await target.writeManifest(manifestText(next), found)
+    process.stdout.write(
+      `${uploaded === 'uploaded' ? target.putVerb : 'Already there, the same bytes:'} ${name}; ${target.shown}${MANIFEST_SUFFIX} now lists ${describe(next)}\n`
+    )
+    return 0
+  } finally {
+    if (scratch !== null) await rm(scratch, { recursive: true, force: true })
   }
-  const problems = maxChange === null || current?.items === undefined || next.items === undefined
-    ? []
-    : countProblems(current.items, next.items, maxChange)
-  if (problems.length > 0) {
-    throw new PublishError(`${file} may be a broken export: ${problems.join('; ')}\nnothing published (--force publishes it anyway)`)
-  }
-  const uploaded = await target.putObject(name, file)
-  await target.writeManifest(manifestText(next), found)
-  process.stdout.write(
-    `${uploaded === 'uploaded' ? target.putVerb : 'Already there, the same bytes:'} ${name}; ${target.shown}${MANIFEST_SUFFIX} now lists ${describe(next)}\n`
-  )
-  return 0
+}
+
+/**
+ * Writes the image of `model` into `dir`, named by a digest of its bytes: objects are never replaced, and an image
+ * of the same snapshot made by another release is other bytes.
+ */
+export async function writeImageFile (model: SnapshotModel, dir: string): Promise<string> {
+  const made = join(dir, 'made.image')
+  await writeImage(made, model, null)
+  const named = join(dir, `${(await digestOf(createReadStream(made), 'sha256')).slice(0, 32)}.image`)
+  await rename(made, named)
+  return named
 }
 
 async function stepBackBy (target: PublishTarget, count: number): Promise<number> {
@@ -225,5 +270,5 @@ function manifestOf (target: PublishTarget, found: ReadManifest): Manifest {
 
 function describe (manifest: Manifest): string {
   const changes = manifest.changes.length
-  return `${manifest.snapshot} and ${changes === 0 ? 'no changes' : `${changes} change${changes === 1 ? '' : 's'} (the last ${manifest.changes.at(-1) ?? ''})`}`
+  return `${manifest.snapshot}${manifest.image === undefined ? '' : ` (its image ${manifest.image.name})`} and ${changes === 0 ? 'no changes' : `${changes} change${changes === 1 ? '' : 's'} (the last ${manifest.changes.at(-1) ?? ''})`}`
 }

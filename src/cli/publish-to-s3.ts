@@ -61,7 +61,7 @@ export class S3Target implements PublishTarget {
             Key: key,
             Body: createReadStream(file),
             ContentLength: size,
-            ContentType: name.endsWith('.json') ? 'application/json' : 'application/x-ndjson',
+            ContentType: contentTypeOf(name),
             IfNoneMatch: '*'
           }
         }).done()
@@ -147,4 +147,9 @@ export async function multipartEtagOf (file: string, partSize: number): Promise<
     digests.push(Buffer.from(await digestOf(part, 'md5'), 'hex'))
   }
   return `${createHash('md5').update(Buffer.concat(digests)).digest('hex')}-${digests.length}`
+}
+
+function contentTypeOf (name: string): string {
+  if (name.endsWith('.json')) return 'application/json'
+  return name.endsWith('.image') ? 'application/octet-stream' : 'application/x-ndjson'
 }

@@ -110,7 +110,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     const cached = followedFile(from, remote.cacheDir)
     store = new SnapshotStore(cached, { log: storeLog, memory, first: opened.pinnedChain, publish, images })
     source = followerFor(from, store, {
-      cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog
+      cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog, images
     })
   }
   app.decorate('snapshots', store)

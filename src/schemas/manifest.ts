@@ -34,6 +34,15 @@ export const ManifestSchema = Type.Object({
     uniqueItems: true,
     description: 'The change files applied to the snapshot, in this order; empty for the snapshot alone.'
   }),
+  image: Type.Optional(Type.Object({
+    name: ObjectName('The snapshot\'s version image, by its name beside the manifest.', 'image'),
+    format: Type.Integer({ minimum: 1, description: 'The image format: a replica reads only its own.' }),
+    by: Type.String({ maxLength: 100, description: 'The explore-replica release that made it: a replica reads only its own.' })
+  }, {
+    additionalProperties: true,
+    description: 'The snapshot as a version image, made by `publish`: a replica of the same release reads it ' +
+      'instead of parsing the snapshot. Older replicas do not read it.'
+  })),
   items: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
     description: 'Items per language in the snapshot, as `publish` counted them: the next snapshot published is ' +
       'compared with them (--max-change). Replicas do not read it.'

@@ -15,6 +15,9 @@ import { type RemoteSource, type Validators } from './remote-source.js'
 import { isAlive, writeThroughTemporary } from '../write-through-temporary.js'
 import { ManifestError, SourceError } from '../errors.js'
 import { makeDirectory } from '../make-directory.js'
+import { IMAGE_FORMAT } from '../snapshot/images/version-image.js'
+import { fileDigest } from '../snapshot/store/chain-on-disk.js'
+import { VERSION } from '../version.js'
 
 /** A manifest names a few thousand objects at most: anything larger is not one. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024
@@ -32,11 +35,18 @@ export function cachedManifestPath (source: RemoteSource, cacheDir: string): str
   return join(manifestCacheDir(source, cacheDir), 'manifest.json')
 }
 
+/** The cached manifest's record: with the digest of its snapshot, as downloaded (an image is found by it). */
+interface CachedManifest extends CachedCopy {
+  digests?: Record<string, string>
+}
+
 export class ManifestFollower extends SourceFollower {
   private readonly objects: string
   /** The manifest served, and the one served before it: their objects are kept, everything else goes. */
   private heldManifest: Manifest | null = null
   private before: Manifest | null = null
+  /** Snapshot objects' digests, taken as they were downloaded (or recorded in the cache). */
+  private readonly digests = new Map<string, string>()
 
   constructor (source: RemoteSource, store: ChainServer, options: FollowOptions) {
     super(source, store, options)
@@ -122,7 +132,7 @@ export class ManifestFollower extends SourceFollower {
       }
     }
     this.refused = null
-    await this.keep(text, fetched.validators)
+    await this.keep(manifest, text, fetched.validators)
     if (this.heldManifest !== null && !sameChain(this.heldManifest, manifest)) this.before = this.heldManifest
     this.heldManifest = manifest
     Object.assign(
@@ -177,19 +187,67 @@ export class ManifestFollower extends SourceFollower {
    */
   private async filesOf (manifest: Manifest, signal: AbortSignal | null): Promise<Chain> {
     const files: string[] = []
+    const digested = manifest.image !== undefined && this.options.images != null
     for (const name of [manifest.snapshot, ...manifest.changes]) {
       const file = join(this.objects, name)
       if ((await stat(file).catch(() => null))?.isFile() !== true) {
         if (signal === null) throw new Error(`${name} is not in the cache`)
-        await this.download(name, file, signal)
+        await this.download(name, file, signal, digested && name === manifest.snapshot)
       }
       files.push(file)
     }
+    const snapshot = files[0] as string
+    const snapshotDigest = await this.imageOf(manifest, snapshot, signal)
     // A manifest's chain gets change files sooner or later: the root is made ready for them.
-    return { snapshot: files[0] as string, changes: files.slice(1), changesMayCome: true }
+    const chain: Chain = { snapshot, changes: files.slice(1), changesMayCome: true }
+    if (snapshotDigest !== undefined) chain.snapshotDigest = snapshotDigest
+    return chain
   }
 
-  private async download (name: string, file: string, signal: AbortSignal): Promise<void> {
+  /**
+   * The snapshot's digest when the manifest names an image this replica reads (its format and release): the image
+   * is downloaded into STATE_DIR's shelf unless there, and the store finds it by the digest. An image that does not
+   * download or is of another snapshot is logged, and the snapshot parsed (`signal` null: the shelf only).
+   */
+  private async imageOf (
+    manifest: Manifest, snapshot: string, signal: AbortSignal | null
+  ): Promise<string | undefined> {
+    const { image } = manifest
+    const shelf = this.options.images ?? null
+    if (image === undefined || shelf === null || image.format !== IMAGE_FORMAT || image.by !== VERSION) return undefined
+    let digest = this.digests.get(manifest.snapshot)
+    if (digest === undefined) {
+      digest = await fileDigest(snapshot)
+      this.digests.set(manifest.snapshot, digest)
+    }
+    if (signal === null || await shelf.has(digest)) return digest
+    try {
+      await shelf.receive(digest, async file => { await this.downloadTo(image.name, file, signal) })
+    } catch (error) {
+      if (signal.aborted) throw error
+      this.options.log.warn(
+        { source: this.source.shown, image: image.name, problem: (error as Error).message },
+        'the manifest\'s version image is not used: the snapshot is parsed'
+      )
+    }
+    return digest
+  }
+
+  /** Downloads `name` into the objects under its own name; a snapshot's digest is taken on the way. */
+  private async download (name: string, file: string, signal: AbortSignal, digest: boolean): Promise<void> {
+    // Hidden, and this process's own: never an object's name, and replicas may share the directory.
+    const temporary = join(this.objects, `.${name}.download-${process.pid}`)
+    try {
+      const hash = await this.downloadTo(name, temporary, signal, digest)
+      await rename(temporary, file)
+      if (hash !== null) this.digests.set(name, hash)
+    } finally {
+      await rm(temporary, { force: true })
+    }
+  }
+
+  /** Streams the object `name` into `file`: its digest when asked for, else null. */
+  private async downloadTo (name: string, file: string, signal: AbortSignal, digest = false): Promise<string | null> {
     const object = this.source.sibling(name)
     let fetched
     try {
@@ -200,25 +258,21 @@ export class ManifestFollower extends SourceFollower {
     }
     if (!fetched.changed) throw new SourceError(`${object.shown} answered 304 to a request without validators`)
     await refuseTooLarge(fetched, this.options.maxBytes, name)
-    // Hidden, and this process's own: never an object's name, and replicas may share the directory.
-    const temporary = join(this.objects, `.${name}.download-${process.pid}`)
-    try {
-      const bytes = await downloadObject(
-        fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal }
-      )
-      await rename(temporary, file)
-      this.options.log.info(
-        { source: this.source.shown, object: object.shown, bytes },
-        'downloaded an object the manifest names'
-      )
-    } finally {
-      await rm(temporary, { force: true })
-    }
+    const downloaded = await downloadObject(
+      fetched.body, file, { maxBytes: this.options.maxBytes, length: fetched.length, signal, digest }
+    )
+    this.options.log.info(
+      { source: this.source.shown, object: object.shown, bytes: downloaded.bytes },
+      'downloaded an object the manifest names'
+    )
+    return downloaded.digest
   }
 
   /** The manifest just served, as downloaded, and its validators: what the next start serves first. */
-  private async keep (text: string, validators: Validators): Promise<void> {
-    const copy: CachedCopy = { ...validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
+  private async keep (manifest: Manifest, text: string, validators: Validators): Promise<void> {
+    const copy: CachedManifest = { ...validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
+    const digest = this.digests.get(manifest.snapshot)
+    if (digest !== undefined) copy.digests = { [manifest.snapshot]: digest }
     // Names of this process's own: replicas may share the directory.
     await writeThroughTemporary(this.store.file, async emit => { await emit(text) })
     await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) })
@@ -242,7 +296,10 @@ export class ManifestFollower extends SourceFollower {
       return null
     }
     try {
-      const meta = JSON.parse(await readFile(this.metaFile, 'utf8')) as CachedCopy
+      const meta = JSON.parse(await readFile(this.metaFile, 'utf8')) as CachedManifest
+      for (const [name, digest] of Object.entries(meta.digests ?? {})) {
+        if (typeof digest === 'string') this.digests.set(name, digest)
+      }
       return { manifest, validators: { etag: meta.etag, lastModified: meta.lastModified } }
     } catch {
       // Without its validators it is still served, and asked for whole at the first check.

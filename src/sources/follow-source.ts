@@ -3,6 +3,7 @@
 import { readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
+import type { ImageShelf } from '../snapshot/images/image-shelf.js'
 import type { ChainServer, StoreLogger } from '../snapshot/store/snapshot-store.js'
 import type { ChainSink, ChainSource, SourceStatusJson } from './chain-source.js'
 import { type Fetched, type RemoteSource, type Validators } from './remote-source.js'
@@ -21,6 +22,8 @@ export interface FollowOptions {
   maxBackoffSeconds?: number
   /** A check taking longer than this is given up. */
   timeoutSeconds?: number
+  /** STATE_DIR's version images: a manifest's image is downloaded there. */
+  images?: ImageShelf | null
 }
 
 interface SourceStatus {
@@ -59,7 +62,12 @@ export function cacheName (prefix: string, source: RemoteSource): string {
 
 /** Where a source's last good snapshot is kept. */
 export function cachedCopyPath (source: RemoteSource, cacheDir: string): string {
-  return join(cacheDir, cacheName('snapshot', source) + source.extension)
+  return join(cacheDir, cacheName('snapshot', source) + extensionOf(source))
+}
+
+/** A followed snapshot's extension: openSource refuses a SNAPSHOT_URL without one. */
+function extensionOf (source: RemoteSource): string {
+  return source.extension ?? ''
 }
 
 /** The first problems of a report, for a one-line message. */
@@ -293,7 +301,7 @@ export class SourceFollower implements ChainSource {
     await refuseTooLarge(fetched, this.options.maxBytes, 'the object')
     // The loader reads the format from the name: the temporary file keeps the extension.
     const temporary =
-      `${this.file.slice(0, -this.source.extension.length)}.download-${process.pid}${this.source.extension}`
+      `${this.file.slice(0, -extensionOf(this.source).length)}.download-${process.pid}${extensionOf(this.source)}`
     try {
       await downloadObject(fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal })
       if (!await this.source.unchangedSince(fetched.validators, signal)) {
@@ -329,9 +337,9 @@ export class SourceFollower implements ChainSource {
 
   /** Downloads a killed process left behind (each up to SNAPSHOT_MAX_MB): this source's, in this directory. */
   private async sweepDownloads (): Promise<void> {
-    const name = basename(this.file, this.source.extension)
+    const name = basename(this.file, extensionOf(this.source))
     for (const entry of await readdir(this.options.cacheDir)) {
-      const pid = new RegExp(`^${name}\\.download-(\\d+)\\${this.source.extension}$`).exec(entry)?.[1]
+      const pid = new RegExp(`^${name}\\.download-(\\d+)\\${extensionOf(this.source)}$`).exec(entry)?.[1]
       // Another live replica sharing the directory may be downloading into its own.
       if (pid !== undefined && !isAlive(Number(pid))) await rm(join(this.options.cacheDir, entry), { force: true })
     }

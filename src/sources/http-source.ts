@@ -27,11 +27,7 @@ export class HttpSource implements RemoteSource {
   readonly #credentials: ReadonlyArray<[string, string]>
 
   constructor (url: URL, options: HttpSourceOptions = {}) {
-    const extension = formatExtension(url.pathname)
-    if (extension === null) {
-      throw new SourceError('the URL\'s path must end in .json, .jsonl or .ndjson (the format follows it)')
-    }
-    this.extension = extension
+    this.extension = formatExtension(url.pathname)
     this.#given = new URL(url)
     this.#url = new URL(url)
     this.#url.username = ''

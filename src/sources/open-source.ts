@@ -2,6 +2,7 @@
 // replica that reads files or HTTP never needs it.
 import { HttpSource } from './http-source.js'
 import type { RemoteSource } from './remote-source.js'
+import { SourceError } from '../errors.js'
 
 interface SourceOptions {
   forcePathStyle: boolean
@@ -14,9 +15,15 @@ export async function openSource (
   { forcePathStyle, headers = null }: SourceOptions
 ): Promise<RemoteSource> {
   const url = new URL(text)
+  let source: RemoteSource
   if (url.protocol === 's3:') {
     const { S3Source } = await import('./s3-source.js')
-    return new S3Source(url, { forcePathStyle })
+    source = new S3Source(url, { forcePathStyle })
+  } else {
+    source = new HttpSource(url, { headers })
   }
-  return new HttpSource(url, { headers })
+  if (source.extension === null) {
+    throw new SourceError(`the ${url.protocol === 's3:' ? 'S3 key' : 'URL\'s path'} must end in .json, .jsonl or .ndjson (the format follows it)`)
+  }
+  return source
 }

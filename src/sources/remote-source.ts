@@ -20,8 +20,8 @@ export type Fetched =
 export interface RemoteSource {
   /** The source as shown in logs and status: never with credentials. */
   readonly shown: string
-  /** The object's format, by its name's extension. */
-  readonly extension: '.json' | '.jsonl' | '.ndjson'
+  /** The object's format, by its name's extension; null for a name of none (a manifest's image). */
+  readonly extension: '.json' | '.jsonl' | '.ndjson' | null
   /** The object if it changed since `known` (all of it when `known` is null). */
   fetch: (known: Validators | null, signal: AbortSignal) => Promise<Fetched>
   /** Whether the object is still the version `validators` names (after a download: did it change during it?). */
@@ -31,7 +31,7 @@ export interface RemoteSource {
 }
 
 /** The extension that selects the format, from the last segment of a URL's path or an S3 key. */
-export function formatExtension (path: string): RemoteSource['extension'] | null {
+export function formatExtension (path: string): RemoteSource['extension'] {
   const match = /\.(json|jsonl|ndjson)$/i.exec(path)
   return match === null ? null : `.${(match[1] as string).toLowerCase()}` as RemoteSource['extension']
 }

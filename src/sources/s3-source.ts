@@ -16,11 +16,7 @@ export class S3Source implements RemoteSource {
     this.bucket = url.hostname
     this.key = decodeURIComponent(url.pathname.slice(1))
     if (this.bucket === '' || this.key === '') throw new SourceError('an S3 source is s3://bucket/key')
-    const extension = formatExtension(this.key)
-    if (extension === null) {
-      throw new SourceError('the S3 key must end in .json, .jsonl or .ndjson (the format follows it)')
-    }
-    this.extension = extension
+    this.extension = formatExtension(this.key)
     this.shown = `s3://${this.bucket}/${this.key}`
     // The SDK retries throttling and 5xx itself (3 attempts); the follower's own poll does the rest.
     this.client = client ?? new S3Client({ forcePathStyle })

@@ -3,11 +3,14 @@
 import t, { type Test } from 'tap'
 import { execFile, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { open, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { DirectoryTarget } from '../../src/cli/publish-to-directory.js'
 import { multipartEtagOf, S3Target } from '../../src/cli/publish-to-s3.js'
+import { IMAGE_FORMAT, readImageHeader } from '../../src/snapshot/images/version-image.js'
+import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
+import { VERSION } from '../../src/version.js'
 import { childEnv, freePort, makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
 import { PublishError } from '../../src/errors.js'
 
@@ -46,13 +49,18 @@ t.test('to a directory: a snapshot, then changes appended, a step back, and the 
 
   const published = await run(['--to', to, '--snapshot', snapshot])
   t.equal(published.code, 0, published.stderr)
-  t.match(published.stdout, /^Copied snap-0001\.jsonl; .*manifest\.json now lists snap-0001\.jsonl and no changes\n$/, 'a copy to a directory is no upload')
-  t.same(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [], items: { en: 21 } })
+  t.match(published.stdout, /^Copied snap-0001\.jsonl; .*manifest\.json now lists snap-0001\.jsonl \(its image [0-9a-f]{32}\.image\) and no changes\n$/, 'a copy to a directory is no upload')
+  const image = { name: /^[0-9a-f]{32}\.image$/, format: IMAGE_FORMAT, by: VERSION }
+  t.match(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [], image, items: { en: 21 } })
   t.equal(await readFile(join(to, 'snap-0001.jsonl'), 'utf8'), await readFile(snapshot, 'utf8'))
+  const imageName = (await manifest()).image.name as string
+  const handle = await open(join(to, imageName), 'r')
+  t.equal((await readImageHeader(handle).finally(() => handle.close())).made.version, (await loadSnapshotFile(snapshot)).info.version, 'the image is the snapshot\'s, made by the code a replica reads it with')
+  t.equal((await run(['--to', to, '--snapshot', snapshot])).code, 0, 'published again: the same image, already there')
 
   t.equal((await run(['--to', to, '--changes', first])).code, 0)
   const appended = await run(['--to', to, '--changes', second])
-  t.match(appended.stdout, 'now lists snap-0001.jsonl and 2 changes (the last chg-0002.jsonl)')
+  t.match(appended.stdout, `now lists snap-0001.jsonl (its image ${(await manifest()).image.name as string}) and 2 changes (the last chg-0002.jsonl)`)
   t.same((await manifest()).changes, ['chg-0001.jsonl', 'chg-0002.jsonl'])
 
   const again = await run(['--to', to, '--changes', second])
@@ -61,7 +69,7 @@ t.test('to a directory: a snapshot, then changes appended, a step back, and the 
 
   const back = await run(['--to', to, '--step-back', '1'])
   t.equal(back.code, 0, back.stderr)
-  t.match(back.stdout, 'now lists snap-0001.jsonl and 1 change (the last chg-0001.jsonl) (stepped back from chg-0002.jsonl)')
+  t.match(back.stdout, 'and 1 change (the last chg-0001.jsonl) (stepped back from chg-0002.jsonl)')
   t.same((await manifest()).changes, ['chg-0001.jsonl'])
   const tooFar = await run(['--to', to, '--step-back', '2'])
   t.equal(tooFar.code, 1)
@@ -74,8 +82,14 @@ t.test('to a directory: a snapshot, then changes appended, a step back, and the 
 
   const rollback = await run(['--to', to, '--snapshot', snapshot])
   t.equal(rollback.code, 0)
-  t.same(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [], items: { en: 21 } }, 'a snapshot published again: the manifest lists it alone')
-  t.same((await readdir(to)).sort(), ['chg-0001.jsonl', 'chg-0002.jsonl', 'manifest.json', 'snap-0001.jsonl'], 'no temporary file left')
+  t.same(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [], image: { name: imageName, format: IMAGE_FORMAT, by: VERSION }, items: { en: 21 } }, 'a snapshot published again: the manifest lists it alone')
+  t.same((await readdir(to)).sort(), [imageName, 'chg-0001.jsonl', 'chg-0002.jsonl', 'manifest.json', 'snap-0001.jsonl'].sort(), 'no temporary file left')
+
+  t.match((await manifest()).image, image, 'changes keep the snapshot\'s image')
+  const plain = await run(['--to', to, '--snapshot', snapshot, '--no-image'])
+  t.equal(plain.code, 0, plain.stderr)
+  t.match(plain.stdout, 'now lists snap-0001.jsonl and no changes')
+  t.notOk('image' in await manifest(), '--no-image: the manifest names none')
   t.ok(dir)
 })
 
@@ -102,7 +116,7 @@ t.test('a snapshot whose counts moved too far is refused before anything is sent
   t.same(JSON.parse(await readFile(join(to, 'manifest.json'), 'utf8')).items, { en: 70, es: 0 })
   const misused = await run(['--to', to, '--changes', emptied, '--force'])
   t.equal(misused.code, 2)
-  t.match(misused.stderr, '--max-change and --force go with --snapshot FILE')
+  t.match(misused.stderr, '--max-change, --force and --no-image go with --snapshot FILE')
 })
 
 t.test('refusals: a bad file, a name reused with other bytes, a name the manifest cannot hold, no manifest there; exit 1 and nothing written', async t => {
@@ -140,7 +154,8 @@ t.test('refusals: a bad file, a name reused with other bytes, a name the manifes
   t.match(unnamed.stderr, 'chg 3.jsonl cannot be published under its name: changes[0]: "chg 3.jsonl" is not a change file\'s name')
 
   t.equal(await readFile(join(to, 'manifest.json'), 'utf8'), before, 'the manifest is as it was')
-  t.same((await readdir(to)).sort(), ['chg-0001.jsonl', 'manifest.json', 'snap-0001.jsonl'], 'no refused object uploaded')
+  t.same((await readdir(to)).filter(name => !name.endsWith('.image')).sort(), ['chg-0001.jsonl', 'manifest.json', 'snap-0001.jsonl'], 'no refused object uploaded')
+  t.equal((await readdir(to)).filter(name => name.endsWith('.image')).length, 1, 'nor a refused snapshot\'s image')
 
   const broken = await tempDir(t)
   await writeFile(join(broken, 'manifest.json'), '{"manifest": "explore"}')
@@ -205,9 +220,12 @@ if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {
     const s3run = (args: string[]) => run([...args, '--s3-force-path-style'], aws)
     const published = await s3run(['--to', 's3://fleet/explore/', '--snapshot', snapshot])
     t.equal(published.code, 0, published.stderr)
-    t.match(published.stdout, 'Uploaded snap-0001.jsonl; s3://fleet/explore/manifest.json now lists snap-0001.jsonl and no changes')
+    t.match(published.stdout, /^Uploaded snap-0001\.jsonl; s3:\/\/fleet\/explore\/manifest\.json now lists snap-0001\.jsonl \(its image [0-9a-f]{32}\.image\) and no changes/)
     t.equal((await s3run(['--to', 's3://fleet/explore', '--changes', first])).code, 0, 'the prefix with or without its slash')
-    t.same(JSON.parse(await get('explore/manifest.json') ?? ''), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: ['chg-0001.jsonl'], items: { en: 21 } })
+    const image = JSON.parse(await get('explore/manifest.json') ?? '').image
+    t.same(JSON.parse(await get('explore/manifest.json') ?? ''), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: ['chg-0001.jsonl'], image, items: { en: 21 } })
+    const imageHead = await s3.send(new HeadObjectCommand({ Bucket: 'fleet', Key: `explore/${image.name as string}` }))
+    t.equal(imageHead.ContentType, 'application/octet-stream', 'the image uploaded beside the snapshot')
     t.equal(await get('explore/chg-0001.jsonl'), await readFile(first, 'utf8'))
 
     t.equal((await s3run(['--to', 's3://fleet/explore/', '--step-back', '1'])).code, 0)

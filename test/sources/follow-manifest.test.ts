@@ -3,11 +3,15 @@
 // served, and a restart during an outage served from the cache. The publisher's folder is served by a
 // small HTTP server that counts the bytes it sends.
 import t, { type Test } from 'tap'
-import { readdir, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { copyFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { basename, join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
+import { writeImageFile } from '../../src/cli/publish-command.js'
 import { loadConfig } from '../../src/config.js'
+import { IMAGE_FORMAT } from '../../src/snapshot/images/version-image.js'
+import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
+import { VERSION } from '../../src/version.js'
 import { makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
 import { serveDirectory } from './counting-servers.js'
 
@@ -204,4 +208,92 @@ t.test('unpinned, a cached object that does not load is not served as if nothing
   await restarted.snapshotVersions!.unpin()
   t.match(await lastError(restarted), /do not load/, 'the failure is reported, not hidden behind a 304')
   t.same(await served(restarted), { count: 21, first: 'v1 item 1' }, 'the last good state stays served')
+})
+
+/** A fleet whose manifest names snap-1.jsonl and the image `publish` makes of it (`image` changed as given). */
+async function fleetWithImage (t: Test, image: (made: ManifestImage) => ManifestImage = made => made, from = versioned(1)) {
+  const fleetOf = await fleet(t)
+  await fleetOf.put('snap-1.jsonl', toJsonLines(versioned(1)))
+  const scratch = await tempDir(t)
+  await writeFile(join(scratch, 'made.jsonl'), toJsonLines(from))
+  const model = await loadSnapshotFile(join(scratch, 'made.jsonl'))
+  const file = await writeImageFile(model, scratch)
+  model.memory.retire()
+  await copyFile(file, join(fleetOf.dir, basename(file)))
+  const named = image({ name: basename(file), format: IMAGE_FORMAT, by: VERSION })
+  await fleetOf.put('manifest.json', JSON.stringify({ manifest: 'explore', version: 1, snapshot: 'snap-1.jsonl', changes: [], image: named }))
+  return { ...fleetOf, image: named, imageBytes: (await stat(file)).size }
+}
+
+type ManifestImage = { name: string, format: number, by: string }
+
+const images = async (app: FastifyInstance): Promise<{ imageMs: number | null, read: number }> => {
+  const status = (await app.inject('/-/status')).json()
+  return { imageMs: status.snapshot.imageMs, read: status.reloads.images.read }
+}
+
+t.test('a manifest naming an image of this release: a replica that joins reads it instead of a parse, and serves the same bytes; a restart too', async t => {
+  const { site, url, image, imageBytes, put, manifest, change } = await fleetWithImage(t)
+  const cacheDir = await tempDir(t)
+  const app = await follower(t, url, cacheDir)
+  await app.snapshotSource!.checkNow()
+  t.match(await images(app), { imageMs: Number, read: 1 }, 'read from the image')
+  t.equal(site.sent(image.name), imageBytes, 'downloaded once, whole')
+
+  // The same fleet without the image: a replica that parses.
+  const plain = await fleet(t)
+  await plain.put('snap-1.jsonl', toJsonLines(versioned(1)))
+  await plain.manifest('snap-1.jsonl')
+  const parsed = await follower(t, plain.url, await tempDir(t))
+  await parsed.snapshotSource!.checkNow()
+  t.match(await images(parsed), { imageMs: null, read: 0 })
+  const pages = ['/en/api/internal/explore/?limit=5', '/en/api/internal/explore/?companies=1&limit=3&offset=2', '/en/api/internal/explore/?companies=0,2&offset=19', '/fr/api/internal/explore/']
+  const same = async (what: string): Promise<void> => {
+    for (const page of pages) {
+      const [a, b] = await Promise.all([app.inject(page), parsed.inject(page)])
+      t.same([a.statusCode, a.headers.etag, a.body], [b.statusCode, b.headers.etag, b.body], `${what}: ${page}`)
+    }
+  }
+  await same('loaded')
+  const text = change('chg-0001', [{ op: 'upsert', language: 'en', ...makeItem(1, '2024-01-01', [2], { translated_title: 'changed 1' }) }, { op: 'delete', language: 'en', pk: 3 }])
+  for (const fleetOf of [{ put, manifest }, plain]) {
+    await fleetOf.put('chg-0001.jsonl', text)
+    await fleetOf.manifest('snap-1.jsonl', ['chg-0001.jsonl'], fleetOf === plain ? undefined : JSON.stringify({ manifest: 'explore', version: 1, snapshot: 'snap-1.jsonl', changes: ['chg-0001.jsonl'], image }))
+  }
+  await app.snapshotSource!.checkNow()
+  await parsed.snapshotSource!.checkNow()
+  await same('derived by a change file')
+  const record = JSON.parse(await readFile(`${app.snapshots.file}.source.json`, 'utf8'))
+  t.same(record.digests, { 'snap-1.jsonl': (await app.inject('/-/status')).json().snapshot.version.split('+')[0] }, 'the cache records the snapshot\'s digest, taken as it downloaded')
+  await app.close()
+
+  site.reset()
+  const restarted = await follower(t, url, cacheDir)
+  await restarted.snapshotSource.start(restarted.snapshotVersions)
+  t.match(await images(restarted), { imageMs: Number, read: 1 }, 'a restart reads the image kept in STATE_DIR')
+  await restarted.snapshotSource!.checkNow()
+  t.equal(site.sent(image.name), 0, 'with nothing downloaded')
+  t.same(await served(restarted), { count: 20, first: 'changed 1' })
+})
+
+t.test('an image a replica cannot use is not used, and the snapshot is parsed: another release\'s, another format, another snapshot\'s, one that does not download', async t => {
+  const cases: Array<[string, (made: ManifestImage) => ManifestImage, boolean, ReturnType<typeof versioned>?]> = [
+    ['another release\'s', made => ({ ...made, by: '0.0.1' }), false],
+    ['another format', made => ({ ...made, format: IMAGE_FORMAT + 1 }), false],
+    ['another snapshot\'s', made => made, true, versioned(2)],
+    ['one that is not there', made => ({ ...made, name: 'gone.image' }), false]
+  ]
+  for (const [what, image, downloaded, from] of cases) {
+    const { site, url, image: named, imageBytes } = await fleetWithImage(t, image, from)
+    const cacheDir = await tempDir(t)
+    const app = await follower(t, url, cacheDir)
+    await app.snapshotSource!.checkNow()
+    t.same(await served(app), { count: 21, first: 'v1 item 1' }, `${what}: the snapshot served`)
+    t.match(await images(app), { imageMs: null, read: 0 }, `${what}: parsed`)
+    t.equal((await app.inject('/-/status')).json().source.lastError, null, `${what}: no error: the image is a shortcut`)
+    t.equal(site.sent(named.name), downloaded ? imageBytes : 0, `${what}: ${downloaded ? 'downloaded' : 'not downloaded'}`)
+    const own = `${(await app.inject('/-/status')).json().snapshot.version as string}.image`
+    await app.close()
+    t.same((await readdir(join(cacheDir, 'state', 'images'))).filter(name => name !== own), [], `${what}: nothing kept but the image this replica made of its parse`)
+  }
 })

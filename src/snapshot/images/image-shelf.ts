@@ -1,7 +1,7 @@
 // STATE_DIR/images: one version image per loaded snapshot kept, named by its digest (ADR 033). Written in the
 // background once a parsed snapshot is served; read instead of a parse when a snapshot's content is an image's:
 // the same file unchanged (its stamp), or a kept copy whose digest the kept version knows.
-import { open, readdir, rename, rm } from 'node:fs/promises'
+import { open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ImageError, TooBigError } from '../../errors.js'
 import { makeDirectory } from '../../make-directory.js'
@@ -83,6 +83,37 @@ export class ImageShelf {
     const problem = error instanceof ImageError ? error.message : `it does not read (${(error as Error).message})`
     this.log.warn({ image: path, problem }, 'a version image was refused and removed: the snapshot is parsed instead')
     rm(path, { force: true }).catch(() => {})
+  }
+
+  /** Whether the image of the snapshot whose digest is `digest` is here (it is checked when read). */
+  async has (digest: string): Promise<boolean> {
+    return (await stat(this.pathOf(digest)).catch(() => null))?.isFile() === true
+  }
+
+  /**
+   * Takes in an image made elsewhere (a fleet's publisher) as the one of the snapshot whose digest is `digest`:
+   * `fetch` writes it to a temporary file, kept only when its header reads and names that snapshot. Rejects with
+   * an ImageError (or `fetch`'s error), leaving nothing behind.
+   */
+  receive (digest: string, fetch: (file: string) => Promise<void>): Promise<void> {
+    // A job, as a write is: a sweep of this process's temporary files never runs beside it.
+    return this.jobs.run(async () => {
+      await makeDirectory(this.dir)
+      const temporary = join(this.dir, `.${digest}.${process.pid}.tmp`)
+      try {
+        await fetch(temporary)
+        const handle = await open(temporary, 'r')
+        try {
+          const { made } = await readImageHeader(handle)
+          if (made.version !== digest) throw new ImageError(`it is the image of another snapshot (${made.version})`)
+        } finally {
+          await handle.close()
+        }
+        await rename(temporary, this.pathOf(digest))
+      } finally {
+        await rm(temporary, { force: true })
+      }
+    })
   }
 
   /** The images here, in no order: few are kept (KEEP_VERSIONS). */

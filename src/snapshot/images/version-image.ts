@@ -72,6 +72,8 @@ async function checksum (view: View): Promise<number> {
 export async function writeImage (file: string, model: SnapshotModel, stamp: string | null): Promise<number> {
   if (model.info.changes !== undefined) throw new Error('an image holds a loaded version, not a derived one')
   const whole = partsOf(model)
+  // Read back with the reader's own (readImage): the same snapshot's image is the same bytes (published once).
+  whole.info = { ...whole.info, source: '', loadedAt: new Date(0) }
   const rooms = new Map<View, number>()
   for (const listing of whole.listings) {
     for (const name of COLUMNS) {

@@ -6,8 +6,11 @@ import { lstat, open, type FileHandle } from 'node:fs/promises'
 /** Bytes read at a time where the reader chooses: a few thousand items. */
 export const READ_CHUNK = 1024 * 1024
 
+/** The hash of a snapshot's bytes that is its version (in base64url): here, and where a download digests them. */
+export const VERSION_DIGEST = 'sha1'
+
 export class FileChunks {
-  private readonly hash: Hash = createHash('sha1')
+  private readonly hash: Hash = createHash(VERSION_DIGEST)
 
   private constructor (private readonly handle: FileHandle, readonly size: number) {}
 
