@@ -48,7 +48,7 @@ async function replica (t: Test, url: string, env: Record<string, string> = {}) 
     return { count: body.count, first: body.results.find(item => item.pk === 1)?.translated_title ?? '(gone)' }
   }
   const ready = async () => (await fetch(`http://127.0.0.1:${port}/-/readyz`)).status
-  const status = async () => await (await fetch(`http://127.0.0.1:${port}/-/status`)).json() as { source: { lastError: { message: string } | null } }
+  const status = async () => await (await fetch(`http://127.0.0.1:${port}/-/status`)).json() as { source: { lastError: { message: string } | null }, reloads: { images: { read: number } } }
   return { child, logged, served, ready, status, url: `http://127.0.0.1:${port}`, log: text }
 }
 

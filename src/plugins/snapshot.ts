@@ -88,7 +88,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
   app.addHook('onClose', async () => {
     await opened.kept.idle()
-    await images.idle()
+    await images.close()
   })
 
   // One source, a file or a URL, hands its chains to the versions (the pin), which serve them through the store.

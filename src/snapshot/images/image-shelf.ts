@@ -29,6 +29,8 @@ export interface ImageWanted {
 
 export class ImageShelf {
   private readonly jobs = new JobQueue()
+  /** Aborted at shutdown: a write under way stops between two pieces, rather than hold the exit for gigabytes. */
+  private readonly stopping = new AbortController()
   private readonly counts: ImageCounts = { read: 0, written: 0, refused: 0 }
 
   constructor (
@@ -142,7 +144,7 @@ export class ImageShelf {
       const temporary = join(this.dir, `.${version}.${process.pid}.tmp`)
       const started = Date.now()
       try {
-        const bytes = await writeImage(temporary, model, stamp)
+        const bytes = await writeImage(temporary, model, stamp, this.stopping.signal)
         await rename(temporary, path)
         this.counts.written++
         this.log.info({ version, bytes, ms: Date.now() - started }, 'version image written')
@@ -150,7 +152,10 @@ export class ImageShelf {
         await rm(temporary, { force: true })
         throw error
       }
-    }).catch((error: unknown) => this.log.warn({ version, err: error }, 'the version image could not be written'))
+    }).catch((error: unknown) => {
+      if (this.stopping.signal.aborted) this.log.info({ version }, 'the version image is not written: the service stops')
+      else this.log.warn({ version, err: error }, 'the version image could not be written')
+    })
   }
 
   /** The stamp an image was made from; undefined when there is none that reads. */
@@ -181,8 +186,14 @@ export class ImageShelf {
     })
   }
 
-  /** Resolves once every write asked for so far has ended (shutdown, tests). */
+  /** Resolves once every write asked for so far has ended (tests). */
   async idle (): Promise<void> {
+    await this.jobs.idle()
+  }
+
+  /** Shutdown: a write under way stops (its temporary file removed), those waiting do not start. */
+  async close (): Promise<void> {
+    this.stopping.abort()
     await this.jobs.idle()
   }
 }

@@ -69,7 +69,9 @@ async function checksum (view: View): Promise<number> {
  * Writes `model` (a loaded version: no change files) to `file`, which the caller names temporary and renames.
  * Its arrays are checksummed first, in pieces, since the header that precedes them holds the checksums.
  */
-export async function writeImage (file: string, model: SnapshotModel, stamp: string | null): Promise<number> {
+export async function writeImage (
+  file: string, model: SnapshotModel, stamp: string | null, signal?: AbortSignal
+): Promise<number> {
   if (model.info.changes !== undefined) throw new Error('an image holds a loaded version, not a derived one')
   const whole = partsOf(model)
   // Read back with the reader's own (readImage): the same snapshot's image is the same bytes (published once).
@@ -87,6 +89,7 @@ export async function writeImage (file: string, model: SnapshotModel, stamp: str
   const sections: Section[] = []
   for (const view of views) {
     const room = rooms.get(view) ?? view.length
+    signal?.throwIfAborted()
     sections.push({ kind: kindOf(view), offset: 0, length: view.length, room, crc: await checksum(view) })
   }
   const header = (): Buffer => Buffer.from(JSON.stringify({
@@ -114,6 +117,7 @@ export async function writeImage (file: string, model: SnapshotModel, stamp: str
     for (const [n, view] of views.entries()) {
       const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength)
       for (let done = 0; done < bytes.length; done += PIECE_BYTES) {
+        signal?.throwIfAborted()
         const piece = bytes.subarray(done, done + PIECE_BYTES)
         await handle.write(piece, 0, piece.length, (sections[n] as Section).offset + done)
       }

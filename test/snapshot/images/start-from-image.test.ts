@@ -145,3 +145,14 @@ t.test('a write that never reached its rename leaves nothing that is read, and i
   t.equal((await status(second)).snapshot.imageMs, null, 'parsed')
   t.same((await readdir(imagesDir)).sort(), [name], 'written again; the dead process\'s temporary file removed at the start')
 })
+
+t.test('a shutdown does not wait for an image being written: the write stops and leaves no file', async t => {
+  const { snapshotPath, changesDir, imagesDir } = await setup(t)
+  const app = await buildApp(loadConfig({
+    overrides: { logLevel: 'silent', snapshotPath, changesDir, watch: false, stateDir: join(imagesDir, '..') }
+  }))
+  await app.snapshots.start()
+  // The image's write was asked for as the snapshot was served, and has not ended: the close stops it.
+  await app.close()
+  t.same(await readdir(imagesDir).catch(() => []), [], 'no image, no temporary file')
+})
