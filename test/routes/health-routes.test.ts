@@ -24,6 +24,8 @@ t.test('readyz: ready while a snapshot is served, also while newer files fail', 
   t.same(JSON.parse(stale.body), { status: 'ready', reason: 'serving the last good snapshot: the last reload failed: snapshot.json: languages: must name at least one language' })
   const status = JSON.parse((await app.inject('/-/status')).body)
   t.match(status.reloads, { failedInARow: 1, staleSince: status.reloads.lastFailure.at })
+  // Saved again (the same bad bytes): another failure. Unwritten, the file would not be read again.
+  await writeFile(app.snapshots.file, '{"languages": {}}')
   await reloadFile(app)
   t.match(JSON.parse((await app.inject('/-/readyz')).body), { status: 'ready', reason: /^serving the last good snapshot: the last 2 reloads failed/ })
   t.equal(JSON.parse((await app.inject('/-/status')).body).reloads.staleSince, status.reloads.staleSince, 'stale since the first failure in the row')
