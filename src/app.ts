@@ -29,18 +29,21 @@ export interface AppOptions {
 }
 
 export async function buildApp (
-  config: Config, { servingThreads = 0, memory = memoryGuard(config) }: AppOptions = {}
+  config: Config, { servingThreads = 0, memory }: AppOptions = {}
 ): Promise<FastifyInstance> {
+  let pool: ServingPool | null = null
+  const guard = memory ?? memoryGuard(config, () => pool?.lettingGo() === true)
   // The served snapshot, read once per request; none while the first load is under way.
   const app: FastifyInstance = await publicApp(config, () => app.snapshots.current(), async app => {
-    const pool = servingThreads > 0
+    const threads = servingThreads > 0
       ? new ServingPool(config, servingThreads, {
         log: app.log.child({ component: 'serving' }),
         forward: async request => await app.inject(request),
         chaosSeed: app.trouble?.seed ?? null
       })
       : null
-    app.decorate('servingPool', pool)
+    pool = threads
+    app.decorate('servingPool', threads)
     if (app.trouble !== null) {
       // Said once at the start, seed included: CHAOS_SEED=<seed> replays this run's sequence.
       app.log.warn(
@@ -50,7 +53,7 @@ export async function buildApp (
     }
     await app.register(snapshotPlugin, {
       snapshotPath: config.snapshotPath,
-      memory,
+      memory: guard,
       changesDir: changesDirOf(config),
       watch: config.watch,
       reloadDebounceMs: config.reloadDebounceMs,
@@ -66,11 +69,11 @@ export async function buildApp (
           },
       versions: { stateDir: config.stateDir, keep: config.keepVersions, pruneDays: config.statePruneDays },
       // Every version served here is served by every serving thread before it counts as served (10 s at most).
-      publish: pool === null ? null : async model => { await pool.publish(model) }
+      publish: threads === null ? null : async model => { await threads.publish(model) }
     })
-    if (pool !== null) {
+    if (threads !== null) {
       // The serving threads hold the public connections: they are drained before anything else closes.
-      app.addHook('preClose', async () => { await pool.close() })
+      app.addHook('preClose', async () => { await threads.close() })
     }
     if (config.opsPort === null) {
       app.decorate('ops', null)

@@ -108,7 +108,10 @@ export const StatusSchema = Type.Object({
       description: 'The version it serves; null while it has not yet served the current one.'
     }),
     since: Type.String({ description: 'When it was started (ISO-8601).' }),
-    restarts: Type.Integer({ description: 'How often it was started again after it stopped.' })
+    restarts: Type.Integer({ description: 'How often it was started again after it stopped.' }),
+    lettingGo: Type.Array(Type.String(), {
+      description: 'Versions it no longer serves whose memory the collector has not yet taken (an answer still sending from one holds it); the memory budget waits for them.'
+    })
   })), Type.Null()], {
     description: 'The serving threads (WORKERS > 1), each serving the one shared copy of the snapshot; null when one thread does everything.'
   }),

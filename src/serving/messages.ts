@@ -50,7 +50,10 @@ export type ToControl =
   | { type: 'ready' }
   | { type: 'listening', port: number, address: string }
   | { type: 'failed', message: string, code: string | null }
-  | { type: 'serving', seq: number }
+  /** Serves version `seq` now; `letGo`: the version it served before, let go (null: none, or the same). */
+  | { type: 'serving', seq: number, letGo: string | null }
+  /** A version it let go has left its memory: the collector took its last view. */
+  | { type: 'released', version: string }
   | { type: 'forward', id: number, request: ForwardedRequest }
   | { type: 'metrics', id: number, metrics: MetricsJson }
   | { type: 'closed' }

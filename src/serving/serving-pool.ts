@@ -17,6 +17,11 @@ const FIRST_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 30_000
 /** A thread that lived this long is stable: the next death restarts it after the first pause again. */
 const STABLE_MS = 60_000
+/**
+ * Each serving thread's young generation: 16 MiB semi-spaces, Node 20's default. Node 24 sizes them by the
+ * machine's memory (64 MiB here): each thread then held ~130 MB of new space under load (ADR 034).
+ */
+const YOUNG_GENERATION_MB = 48
 
 export interface ServingPoolOptions {
   log: FastifyBaseLogger
@@ -33,6 +38,7 @@ export interface ServingThreadRow {
   version: string | null
   since: string
   restarts: number
+  lettingGo: string[]
 }
 
 export class ServingPool {
@@ -65,13 +71,15 @@ export class ServingPool {
   private async run (slot: Slot): Promise<number> {
     const forwardOps = this.config.opsPort === null
     const start: ThreadStart = { config: this.threadConfig(), port: this.port, forwardOps }
-    const worker = new Worker(ENTRY, { workerData: start })
+    const resourceLimits = { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB }
+    const worker = new Worker(ENTRY, { workerData: start, resourceLimits })
     slot.worker = worker
     slot.threadId = worker.threadId
     slot.since = new Date()
     slot.serving = 0
     slot.following = false
     slot.listening = false
+    slot.lettingGo = []
     return await new Promise<number>((resolve, reject) => {
       worker.on('message', (message: ToControl) => {
         switch (message.type) {
@@ -88,7 +96,11 @@ export class ServingPool {
             reject(Object.assign(new Error(`a serving thread cannot listen on port ${this.port}: ${message.message}`), { code: message.code }))
             break
           case 'serving':
+            if (message.letGo !== null) slot.lettingGo.push(message.letGo)
             this.versions.serves(slot, message.seq)
+            break
+          case 'released':
+            slot.lettingGo = slot.lettingGo.filter(version => version !== message.version)
             break
           case 'forward':
             answerForwarded(worker, message.id, message.request, this.options.forward)
@@ -105,6 +117,8 @@ export class ServingPool {
       })
       worker.on('exit', code => {
         slot.worker = null
+        // An isolate that ended holds nothing.
+        slot.lettingGo = []
         slot.following = false
         slot.listening = false
         this.counts.keep(slot)
@@ -160,8 +174,14 @@ export class ServingPool {
       threadId: slot.threadId,
       version: this.versions.versionOf(slot),
       since: slot.since.toISOString(),
-      restarts: slot.restarts
+      restarts: slot.restarts,
+      lettingGo: [...slot.lettingGo]
     }))
+  }
+
+  /** Whether a thread still holds a version it let go: memory on its way out, as the memory budget waits for. */
+  lettingGo (): boolean {
+    return this.slots.some(slot => slot.lettingGo.length > 0)
   }
 
   /**

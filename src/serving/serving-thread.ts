@@ -30,9 +30,14 @@ const { app, registry } = await servingApp(config, () => served, forward)
 function serve ({ seq, version }: PublishedVersion): void {
   const old = served
   served = adopter.adopt(version)
-  say({ type: 'serving', seq })
-  // Let go a turn later (ADR 012): nothing still in this turn reads the old version's pages.
-  if (old !== served) old?.memory.retire()
+  const letGo = old === null || old === served ? null : old
+  say({ type: 'serving', seq, letGo: letGo?.info.version ?? null })
+  if (letGo === null) return
+  // Let go a turn later (ADR 012): nothing still in this turn reads the old version's pages. The control counts
+  // it as held until it is gone (ADR 034).
+  letGo.memory.retire()
+  const { version: name } = letGo.info
+  letGo.memory.freed.then(() => { say({ type: 'released', version: name }) }, () => {})
 }
 
 /** Listens once it serves what the control serves now: no connection finds it without that version. */

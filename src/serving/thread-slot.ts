@@ -16,6 +16,8 @@ export interface Slot {
   /** Handed every version: from its `ready`, so that it never listens without the one served then. */
   following: boolean
   listening: boolean
+  /** Versions it let go whose memory it has not yet seen collected (ADR 034). */
+  lettingGo: string[]
 }
 
 /** A place with no thread started in it yet. */
@@ -29,7 +31,8 @@ export function emptySlot (id: number, backoffMs: number): Slot {
     backoffMs,
     serving: 0,
     following: false,
-    listening: false
+    listening: false,
+    lettingGo: []
   }
 }
 

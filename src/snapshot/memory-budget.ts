@@ -147,9 +147,18 @@ export interface ProcessGuardOptions {
   waitMs?: number
 }
 
-/** The guard of every load of the service: the budget is the whole process's, serving threads included. */
-export function memoryGuard (config: { memoryLimitMb: number | null, memoryEstimateScale: number }): MemoryGuard {
-  return new ProcessMemoryGuard(resolveBudget(config.memoryLimitMb), { scale: config.memoryEstimateScale })
+/**
+ * The guard of every load of the service: the budget is the whole process's, serving threads included, and so
+ * is memory on its way out (`elsewhere`: a serving thread still holds a version it let go, ADR 034).
+ */
+export function memoryGuard (
+  config: { memoryLimitMb: number | null, memoryEstimateScale: number }, elsewhere: () => boolean = () => false
+): MemoryGuard {
+  return new ProcessMemoryGuard(resolveBudget(config.memoryLimitMb), {
+    scale: config.memoryEstimateScale,
+    // Both asked: memoryGoing also runs the collection that lets this thread's share go.
+    going: ms => [memoryGoing(ms), elsewhere()].includes(true)
+  })
 }
 
 /** How long a load that does not fit waits for memory already let go to leave RSS before it is refused. */

@@ -63,7 +63,7 @@ t.test('a file refused for memory: the budget, the numbers, and advice about mem
 })
 
 t.test('serving threads: a table of them, one that does not serve this version yet marked', async t => {
-  const thread = (id: number, version: string | null) => ({ id, threadId: 10 + id, version, since: '2026-11-22T11:00:00.000Z', restarts: id === 2 ? 1 : 0 })
+  const thread = (id: number, version: string | null) => ({ id, threadId: 10 + id, version, since: '2026-11-22T11:00:00.000Z', restarts: id === 2 ? 1 : 0, lettingGo: [] })
   const body = renderConsolePage(status({ servingThreads: [thread(0, 'v-served'), thread(1, 'v-served'), thread(2, null)] }), OPTIONS)
   t.match(body, '3 threads answer the public port, all from one copy of the snapshot')
   t.match(body, '<tr><th scope="row">0</th>', 'thread 0 serves this version')

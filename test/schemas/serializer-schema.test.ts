@@ -50,7 +50,7 @@ t.test('the serializer\'s form writes the same bytes as the schema as written', 
       reloads: { succeeded: 1, failed: 2, failedInARow: 1, lastFailure: { at: 'a', problems: ['x'] }, staleSince: 's', refusals: { invalid: 1, too_big: 1 }, recentFailures: [{ at: 'a', file: 'f', reason: 'too_big', problems: ['x'] }, { at: 'a', file: 'f', reason: 'invalid', problems: ['y'] }] },
       memory: { budget: 1024, budgetSource: 'cgroup v1', lastTooBig: { at: 'a', file: 'f', neededBytes: 2048, freeBytes: -5, budgetBytes: 1024 } },
       source: { url: 'u', etag: null, lastModified: 'm', lastChecked: null, lastChanged: 'c', lastError: { at: 'a', message: 'm' }, checks: 2, errors: 1 },
-      servingThreads: [{ id: 0, threadId: 2, version: null, since: 'g', restarts: 0 }],
+      servingThreads: [{ id: 0, threadId: 2, version: null, since: 'g', restarts: 0, lettingGo: ['v0'] }],
       pin: { version: 'v', pinnedAt: 'p', from: 'w' },
       newest: { noticedAt: 'n', source: 's', etag: null },
       trouble: { delay: '100-400', failRate: 0.2, failStatus: 503, fault: 'dribble', faultRate: 1, chaos: true, seed: 7 }

@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm'
 import { TooBigError } from '../../src/errors.js'
 import { THREADS_FROM_BYTES } from '../../src/snapshot/load/parse-pool.js'
 import {
-  cgroupLimit, estimatePeak, PEAK_ESTIMATE, ProcessMemoryGuard, resolveBudget, shortfallText, watchLoad
+  cgroupLimit, estimatePeak, memoryGuard, PEAK_ESTIMATE, ProcessMemoryGuard, resolveBudget, shortfallText, watchLoad
 } from '../../src/snapshot/memory-budget.js'
 import { ItemMemory, memoryGoing } from '../../src/snapshot/model/item-memory.js'
 import { tempDir } from '../helpers.js'
@@ -159,6 +159,18 @@ t.test('with memory on its way out, RSS is read again until the load fits, or re
   t.doesNotThrow(() => watch.check(), 'admitted once RSS fell')
   const stuck = new ProcessMemoryGuard({ bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' }, { rss: () => 199 * MiB, going: () => true, waitMs: 200 })
   await t.rejects(stuck.admit('next.json', 10 * MiB, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' }, 'refused when RSS never falls')
+})
+
+t.test('the service\'s guard asks the serving threads too: a version one still holds is memory on its way out', async t => {
+  let asked = 0
+  const config = { memoryLimitMb: 64, memoryEstimateScale: 1 }
+  const started = Date.now()
+  await t.rejects(memoryGuard(config, () => { asked++; return true }).admit('big.json', 1e9, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' })
+  t.equal(asked, 1, 'asked once, before the refusal')
+  t.ok(Date.now() - started >= 2000, 'and the refusal waited for it, as for the control\'s own')
+  asked = 0
+  await t.rejects(memoryGuard(config, () => { asked++; return false }).admit('big.json', 1e9, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' })
+  t.equal(asked, 1)
 })
 
 t.test('memory is going while retired chunks wait for the GC, and for the given time after they went', async t => {
