@@ -196,6 +196,13 @@ async function publishFile (
         const model = await loadSnapshotFile(file)
         try {
           next.items = model.itemCounts()
+          // Before the image is written (seconds at 1M): a broken export is told at once.
+          const problems = maxChange === null || current?.items === undefined
+            ? []
+            : countProblems(current.items, next.items, maxChange)
+          if (problems.length > 0) {
+            throw new PublishError(`${file} may be a broken export: ${problems.join('; ')}\nnothing published (--force publishes it anyway)`)
+          }
           if (scratch !== null) image = await writeImageFile(model, scratch)
         } finally {
           model.memory.retire()
@@ -206,12 +213,6 @@ async function publishFile (
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
       throw new PublishError(`${error.message}\nnothing published`)
-    }
-    const problems = maxChange === null || current?.items === undefined || next.items === undefined
-      ? []
-      : countProblems(current.items, next.items, maxChange)
-    if (problems.length > 0) {
-      throw new PublishError(`${file} may be a broken export: ${problems.join('; ')}\nnothing published (--force publishes it anyway)`)
     }
     const uploaded = await target.putObject(name, file)
     if (image !== null) {

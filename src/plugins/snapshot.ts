@@ -88,7 +88,6 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
   app.addHook('onClose', async () => {
     await opened.kept.idle()
-    await images.close()
   })
 
   // One source, a file or a URL, hands its chains to the versions (the pin), which serve them through the store.
@@ -119,8 +118,11 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   const versions = new ServedVersions(opened.kept, paths.pinFile, store, source, opened.pin, storeLog)
   app.decorate('snapshotVersions', versions)
   app.addHook('onClose', async () => {
+    // First: a download queued behind an image write would hold the source's stop for the whole write.
+    const imagesClosed = images.close()
     await source.stop()
     await store.idle()
+    await imagesClosed
   })
   if (source instanceof WatchedFile) {
     // The one start of the first load, not awaited: a plugin has 10 s to load, a snapshot as long as its

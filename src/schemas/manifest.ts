@@ -23,6 +23,17 @@ const ObjectName = (description: string, extension: string) => Type.String({
   description
 })
 
+/** An image described otherwise (another release's) is left out by the reader, never a refusal (ADR 033). */
+export const ManifestImageSchema = Type.Object({
+  name: ObjectName('The snapshot\'s version image, by its name beside the manifest.', 'image'),
+  format: Type.Integer({ minimum: 1, description: 'The image format: a replica reads only its own.' }),
+  by: Type.String({ maxLength: 100, description: 'The explore-replica release that made it: a replica reads only its own.' })
+}, {
+  additionalProperties: true,
+  description: 'The snapshot as a version image, made by `publish`: a replica of the same release reads it ' +
+    'instead of parsing the snapshot. Older replicas do not read it.'
+})
+
 export const ManifestSchema = Type.Object({
   manifest: Type.Literal('explore'),
   version: Type.Literal(1),
@@ -34,15 +45,7 @@ export const ManifestSchema = Type.Object({
     uniqueItems: true,
     description: 'The change files applied to the snapshot, in this order; empty for the snapshot alone.'
   }),
-  image: Type.Optional(Type.Object({
-    name: ObjectName('The snapshot\'s version image, by its name beside the manifest.', 'image'),
-    format: Type.Integer({ minimum: 1, description: 'The image format: a replica reads only its own.' }),
-    by: Type.String({ maxLength: 100, description: 'The explore-replica release that made it: a replica reads only its own.' })
-  }, {
-    additionalProperties: true,
-    description: 'The snapshot as a version image, made by `publish`: a replica of the same release reads it ' +
-      'instead of parsing the snapshot. Older replicas do not read it.'
-  })),
+  image: Type.Optional(ManifestImageSchema),
   items: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
     description: 'Items per language in the snapshot, as `publish` counted them: the next snapshot published is ' +
       'compared with them (--max-change). Replicas do not read it.'

@@ -220,11 +220,14 @@ export class ManifestFollower extends SourceFollower {
       digest = await fileDigest(snapshot)
       this.digests.set(manifest.snapshot, digest)
     }
-    if (signal === null || await shelf.has(digest)) return digest
+    // The snapshot served already (a manifest that adds a change file): its image would not be read.
+    const served = this.store.servedFiles()?.snapshot.digest === digest
+    if (signal === null || served || await shelf.has(digest)) return digest
     try {
       await shelf.receive(digest, async file => { await this.downloadTo(image.name, file, signal) })
     } catch (error) {
-      if (signal.aborted) throw error
+      // Only a stop ends the check; a check's time running out leaves the snapshot to parse.
+      if (this.abort.signal.aborted) throw error
       this.options.log.warn(
         { source: this.source.shown, image: image.name, problem: (error as Error).message },
         'the manifest\'s version image is not used: the snapshot is parsed'

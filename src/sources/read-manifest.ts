@@ -2,11 +2,12 @@
 // follower (what it downloads) and the publisher (what it finds before rewriting it).
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
-import { ManifestSchema, type Manifest } from '../schemas/manifest.js'
+import { ManifestImageSchema, ManifestSchema, type Manifest } from '../schemas/manifest.js'
 import { schemaProblems } from '../snapshot/load/validation-report.js'
 import { ManifestError } from '../errors.js'
 
 const manifestCheck = TypeCompiler.Compile(ManifestSchema)
+const imageCheck = TypeCompiler.Compile(ManifestImageSchema)
 
 export function parseManifest (text: string): Manifest {
   let value: unknown
@@ -17,6 +18,11 @@ export function parseManifest (text: string): Manifest {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ManifestError(['not a manifest: expected a JSON object'])
+  }
+  if ('image' in value && !imageCheck.Check(value.image)) {
+    // Described otherwise (another release's): the snapshot is parsed, as for an image of another format.
+    const { image: _unread, ...rest } = value
+    value = rest
   }
   if (manifestCheck.Check(value)) return value
   const problems: string[] = []

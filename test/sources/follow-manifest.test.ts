@@ -3,7 +3,7 @@
 // served, and a restart during an outage served from the cache. The publisher's folder is served by a
 // small HTTP server that counts the bytes it sends.
 import t, { type Test } from 'tap'
-import { copyFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { copyFile, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
@@ -256,6 +256,9 @@ t.test('a manifest naming an image of this release: a replica that joins reads i
   }
   await same('loaded')
   const text = change('chg-0001', [{ op: 'upsert', language: 'en', ...makeItem(1, '2024-01-01', [2], { translated_title: 'changed 1' }) }, { op: 'delete', language: 'en', pk: 3 }])
+  // The image gone from the shelf (a disk mended): a change to the snapshot served does not download it again.
+  const shelved = join(cacheDir, 'state', 'images', `${(await app.inject('/-/status')).json().snapshot.version as string}.image`)
+  await rename(shelved, `${shelved}.aside`)
   for (const fleetOf of [{ put, manifest }, plain]) {
     await fleetOf.put('chg-0001.jsonl', text)
     await fleetOf.manifest('snap-1.jsonl', ['chg-0001.jsonl'], fleetOf === plain ? undefined : JSON.stringify({ manifest: 'explore', version: 1, snapshot: 'snap-1.jsonl', changes: ['chg-0001.jsonl'], image }))
@@ -263,6 +266,8 @@ t.test('a manifest naming an image of this release: a replica that joins reads i
   await app.snapshotSource!.checkNow()
   await parsed.snapshotSource!.checkNow()
   await same('derived by a change file')
+  t.equal(site.sent(image.name), imageBytes, 'the image not downloaded again for a change file')
+  await rename(`${shelved}.aside`, shelved)
   const record = JSON.parse(await readFile(`${app.snapshots.file}.source.json`, 'utf8'))
   t.same(record.digests, { 'snap-1.jsonl': (await app.inject('/-/status')).json().snapshot.version.split('+')[0] }, 'the cache records the snapshot\'s digest, taken as it downloaded')
   await app.close()
@@ -281,7 +286,8 @@ t.test('an image a replica cannot use is not used, and the snapshot is parsed: a
     ['another release\'s', made => ({ ...made, by: '0.0.1' }), false],
     ['another format', made => ({ ...made, format: IMAGE_FORMAT + 1 }), false],
     ['another snapshot\'s', made => made, true, versioned(2)],
-    ['one that is not there', made => ({ ...made, name: 'gone.image' }), false]
+    ['one that is not there', made => ({ ...made, name: 'gone.image' }), false],
+    ['one described otherwise', made => ({ url: made.name, format: made.format, by: made.by }) as unknown as ManifestImage, false]
   ]
   for (const [what, image, downloaded, from] of cases) {
     const { site, url, image: named, imageBytes } = await fleetWithImage(t, image, from)

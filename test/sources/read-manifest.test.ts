@@ -19,6 +19,15 @@ t.test('a manifest names a snapshot and its changes beside it; extra fields are 
   t.match(manifestText({ manifest: 'explore', version: 1, snapshot: 's.json', changes: [] }), /^\{\n {2}"manifest": "explore",\n/)
 })
 
+t.test('an image described otherwise (another release\'s) is left out, never a refusal of the manifest', async t => {
+  const base = { manifest: 'explore', version: 1, snapshot: 's.jsonl', changes: [] }
+  const image = { name: 'a1b2.image', format: 1, by: '0.1.0' }
+  t.same(parseManifest(JSON.stringify({ ...base, image })), { ...base, image }, 'one this release reads is kept')
+  for (const other of [{ url: 'https://x.example/a.image', format: 1, by: '0.1.0' }, { ...image, by: 'x'.repeat(101) }, { ...image, name: 'a1b2.bin' }, 'a1b2.image']) {
+    t.same(parseManifest(JSON.stringify({ ...base, image: other })), base, JSON.stringify(other).slice(0, 60))
+  }
+})
+
 t.test('a bad manifest is refused with every reason', async t => {
   t.match(problemsOf('{"manifest": "explore", '), [/^not JSON/])
   t.same(problemsOf('["snap.jsonl"]'), ['not a manifest: expected a JSON object'])

@@ -100,6 +100,9 @@ export class ImageShelf {
   receive (digest: string, fetch: (file: string) => Promise<void>): Promise<void> {
     // A job, as a write is: a sweep of this process's temporary files never runs beside it.
     return this.jobs.run(async () => {
+      // Written here meanwhile (the parse of the same snapshot), or a stop asked for while it waited.
+      if (await this.has(digest)) return
+      this.stopping.signal.throwIfAborted()
       await makeDirectory(this.dir)
       const temporary = join(this.dir, `.${digest}.${process.pid}.tmp`)
       try {

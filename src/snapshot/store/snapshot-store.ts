@@ -475,6 +475,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.counters.succeeded++
     this.counters.failedInARow = 0
     this.counters.staleSince = null
+    // After a success the same bad file heard again is a new failure, counted and listed (the status says stale).
+    this.refusedAsIs = null
   }
 
   /** A file that cannot be served: reported, and the served state stays. */
@@ -529,9 +531,12 @@ async function asServed (read: ChainFile, file: string): Promise<ChainFile | nul
   return same ? { file, stamp, digest: read.digest } : null
 }
 
-/** Refused for what the file holds, so the same bytes would be refused again (memory may be freed meanwhile). */
+/**
+ * Refused for what the file holds, so the same bytes would be refused again. Not one that could not be read
+ * (permissions, too many open files: mended without a new stamp) nor one too big (memory may be freed).
+ */
 function isRefusedAsIs (error: unknown): error is SnapshotError {
-  return error instanceof SnapshotError && !(error instanceof TooBigError) && !isMissing(error)
+  return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_INVALID'
 }
 
 function isMissing (error: unknown): boolean {

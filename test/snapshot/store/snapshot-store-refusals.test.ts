@@ -102,4 +102,28 @@ t.test('a file refused for its contents and not written since is refused without
   t.same(read, [file, bad, bad], 'written again: read again')
   t.equal(store.recentFailures().length, 2, 'and refused again')
   t.equal(store.status().failedInARow, 2)
+
+  // A success between: the same bad file heard again is a new failure, and the status says stale again.
+  t.equal(await store.serve({ snapshot: file, changes: [] }), 'loaded')
+  t.equal(await store.serve({ snapshot: bad, changes: [] }), 'failed')
+  t.same(read, [file, bad, bad, file, bad], 'read again after a success')
+  t.equal(store.status().failedInARow, 1)
+  t.not(store.status().staleSince, null)
+})
+
+t.test('a file that could not be read is read again when heard of again, unchanged (a permission mended)', async t => {
+  const file = join(await tempDir(t), 'snapshot.json')
+  await writeFile(file, JSON.stringify(smallSnapshot()))
+  let reads = 0
+  const store = new SnapshotStore(file, {
+    load: async () => {
+      if (++reads === 2) throw new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, ['EMFILE: too many open files'])
+      return model(`2026-01-0${reads}T00:00:00Z`)
+    }
+  })
+  t.teardown(() => store.current()?.memory.retire())
+  await store.start()
+  t.equal(await serveFile(store), 'failed')
+  t.equal(await serveFile(store), 'loaded', 'read again, and served')
+  t.equal(reads, 3)
 })
