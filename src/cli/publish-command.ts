@@ -138,13 +138,13 @@ async function openTarget (to: string, forcePathStyle: boolean): Promise<Publish
 }
 
 /** How far a language's item count may move from the published one's, in percent, unless --force. */
-export const DEFAULT_MAX_CHANGE = 10
+const DEFAULT_MAX_CHANGE = 10
 
 /**
  * Why a snapshot of `after` items per language may be a broken export, against the `before` published (Hollow's
  * record-count variance): a language emptied, or moved by more than `maxChange` percent. None: publish it.
  */
-export function countProblems (
+function countProblems (
   before: Readonly<Record<string, number>>, after: Readonly<Record<string, number>>, maxChange: number
 ): string[] {
   const problems: string[] = []

@@ -4,7 +4,7 @@ import { companiesNotInteger } from '../errors.js'
 import { pythonInt } from './python-int.js'
 import type { QueryDict } from './query-string.js'
 
-export const DEFAULT_LIMIT = 10
+const DEFAULT_LIMIT = 10
 
 const DIGITS = /^[0-9]+$/
 

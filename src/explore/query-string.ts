@@ -2,7 +2,7 @@
 // Django and DRF do: clients would see any difference in links, in which parameter wins, in `+` and `%`.
 
 /** Django refuses more fields than this (settings.DATA_UPLOAD_MAX_NUMBER_FIELDS). */
-export const MAX_FIELDS = 1000
+const MAX_FIELDS = 1000
 
 /** A parsed query: key → values in request order (Django's QueryDict), no prototype. */
 export type QueryDict = Record<string, string[]>

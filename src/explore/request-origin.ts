@@ -5,7 +5,7 @@
  * Django's `validate_host`: `*` allows any host; `.example.com` allows example.com and its subdomains;
  * anything else must equal the host's domain (port and a trailing dot ignored, case-insensitive).
  */
-export function hostAllowed (host: string, allowed: readonly string[] | null): boolean {
+function hostAllowed (host: string, allowed: readonly string[] | null): boolean {
   if (allowed === null) return true
   const lower = host.toLowerCase()
   const domain = lower.endsWith(']') ? lower : lower.replace(/:[0-9]+$/, '').replace(/\.$/, '')

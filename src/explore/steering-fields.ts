@@ -2,7 +2,7 @@
 // of the page, so `?companies=7&__delay=500` has the bytes and cache key of `?companies=7`.
 import { parseRequestQuery, TOO_MANY_FIELDS, unquotePlus } from './query-string.js'
 
-export const STEERING_FIELDS: ReadonlySet<string> = new Set(['__delay', '__status', '__code'])
+const STEERING_FIELDS: ReadonlySet<string> = new Set(['__delay', '__status', '__code'])
 
 /** A request target without the query fields whose key (decoded as Django decodes it) is a steering field. */
 export function withoutSteering (target: string): string {

@@ -5,7 +5,7 @@ import { Socket } from 'node:net'
 import type { Writable } from 'node:stream'
 
 /** Lines waiting for the reader, per thread, at the most (counted in characters: JSON lines are mostly ASCII). */
-export const LOG_BUFFER_BYTES = 1024 * 1024
+const LOG_BUFFER_BYTES = 1024 * 1024
 
 /** What a pipe takes in one piece (PIPE_BUF on Linux): threads writing whole lines in such pieces never tear one. */
 const PIECE = 4096

@@ -7,8 +7,8 @@ import type { SimulatedTrouble, Trouble } from '../explore/simulated-trouble.js'
 import { writeAnswer } from './write-answer.js'
 
 /** A dribbled body goes out in pieces this large, this far apart: about 10 KB/s, a slow mobile link. */
-export const DRIBBLE_PIECE_BYTES = 512
-export const DRIBBLE_GAP_MS = 50
+const DRIBBLE_PIECE_BYTES = 512
+const DRIBBLE_GAP_MS = 50
 
 /** Writes a page request's answer: the one writer, or trouble around it. Chosen once, at startup. */
 export type AnswerWriter = (

@@ -23,7 +23,7 @@ interface OpsListenerOptions {
   requestTimeoutMs: number
 }
 
-export class OpsListener {
+class OpsListener {
   readonly server: Server
   private readonly requests = new WeakSet<IncomingMessage>()
 

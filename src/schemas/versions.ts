@@ -41,7 +41,7 @@ export const KeptRecordSchema = Type.Object({
 
 export type KeptRecord = Static<typeof KeptRecordSchema>
 
-export const KeptVersionSchema = Type.Object({
+const KeptVersionSchema = Type.Object({
   ...keptFields,
   served: Type.Boolean({ description: 'Whether it is the version served now.' })
 })

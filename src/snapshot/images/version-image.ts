@@ -240,7 +240,7 @@ export async function readImage (handle: FileHandle, header: ImageHeader, source
 }
 
 /** Each array of the kind its part needs, long enough, and every index it holds within what it indexes. */
-export function checkParts (parts: VersionParts): void {
+function checkParts (parts: VersionParts): void {
   const fail = (what: string): never => { throw new ImageError(`its parts do not describe a version: ${what}`) }
   const { info, chunks, listings } = parts
   if (typeof info?.version !== 'string' || !Array.isArray(chunks) || !Array.isArray(listings)) fail('no info')

@@ -7,7 +7,7 @@ import { uint32ArrayOf } from './shared-arrays.js'
 export type SlotOrder = (a: number, b: number) => boolean
 
 /** The one empty list: most lists a change concerns lose or gain on one side only. */
-export const EMPTY = new Uint32Array(0)
+const EMPTY = new Uint32Array(0)
 
 /** `values` as an array a serving thread can share; the one empty array when there are none (most lists). */
 function arrayOf (values: readonly number[]): Uint32Array {
@@ -27,7 +27,7 @@ export function firstNotBefore (count: number, isBefore: (place: number) => bool
 }
 
 /** The first index of ascending `values` whose value is ≥ `value`: numbers inline, on the page path (ADR 027). */
-export function lowerBound (values: ArrayLike<number>, value: number, from = 0, to = values.length): number {
+function lowerBound (values: ArrayLike<number>, value: number, from = 0, to = values.length): number {
   let lo = from
   let hi = to
   while (lo < hi) {

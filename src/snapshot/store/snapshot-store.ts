@@ -45,7 +45,7 @@ export interface TooBigRefusal extends MemoryShortfall {
 }
 
 /** How many refused files the store remembers, for the console and /-/status (newest first). */
-export const RECENT_FAILURES = 10
+const RECENT_FAILURES = 10
 
 export interface ReloadStatus {
   succeeded: number
