@@ -1,7 +1,7 @@
 // The command line's subcommands, each loaded only when asked for (`check` does not load Fastify, `serve`
 // does not load the capture client), and the usage that lists them. src/cli/main.ts runs them.
 
-export interface Command {
+interface Command {
   summary: string
   run: (argv: string[]) => Promise<number>
 }

@@ -45,7 +45,7 @@ function parseMediaType (text: string): MediaType {
   return { text, main, sub, params, precedence }
 }
 
-export interface Negotiation {
+interface Negotiation {
   /** Spaces of indentation the client asked for (1–8), or null for DRF's compact output. */
   indent: number | null
 }

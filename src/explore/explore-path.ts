@@ -5,7 +5,7 @@ import { LANGUAGE } from '../schemas/snapshot.js'
 /** The route Fastify dispatches on; the handler still asks `matchExplorePath`, which has the last word. */
 export const EXPLORE_ROUTE = '/:lang/api/internal/explore/'
 
-export interface ExploreTarget {
+interface ExploreTarget {
   /** The language segment (`en`, `pt-br`). */
   lang: string
   /** False for `/{lang}/api/internal/explore` (no slash): APPEND_SLASH redirects it. */

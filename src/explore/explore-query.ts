@@ -61,7 +61,7 @@ export function readOffset (query: QueryDict): { offset: number, digits: string 
 }
 
 /** What a page is made of, read by the rules above; throws the DRF 400 for a bad `companies`. */
-export interface PageParams {
+interface PageParams {
   companies: number[] | null
   limit: number
   offset: number

@@ -27,7 +27,7 @@ export interface ViewAnswer {
 }
 
 /** A page answer: a 200 (its items as views of the model: ADR 004) or a 304 (no body). */
-export interface PageAnswer extends ViewAnswer {
+interface PageAnswer extends ViewAnswer {
   status: 200 | 304
 }
 

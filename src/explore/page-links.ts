@@ -2,7 +2,7 @@
 // replaced (or `offset` removed), the rest re-encoded and sorted, once a page for both links.
 import { compareCodePoints, quotePlus, type QueryDict } from './query-string.js'
 
-export interface PagePosition {
+interface PagePosition {
   count: number
   limit: number
   offset: number
@@ -10,7 +10,7 @@ export interface PagePosition {
   offsetDigits: string
 }
 
-export interface PageLinks {
+interface PageLinks {
   next: string | null
   previous: string | null
 }

@@ -1,7 +1,7 @@
 // Python's `int(text)` in base 10, as DRF reads `limit`, `offset` and `indent` (LimitOffsetPagination, JSONRenderer).
 
 /** An integer read as Python would: exact as `digits`, and as a number where one is exact. */
-export interface PythonInt {
+interface PythonInt {
   /** The value; -Infinity or Infinity past 2^53, where no number is exact. */
   value: number
   /** Python's `str()` of the value: no leading zeros, `-` when negative, exact however large. */

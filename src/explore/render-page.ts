@@ -3,7 +3,7 @@
 
 import type { PageItems } from '../snapshot/model/snapshot-model.js'
 
-export interface PageEnvelope {
+interface PageEnvelope {
   count: number
   next: string | null
   previous: string | null

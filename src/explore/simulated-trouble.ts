@@ -19,7 +19,7 @@ export interface Trouble {
   fault: FaultKind | null
 }
 
-export type TroubleSettings =
+type TroubleSettings =
   Pick<Config, 'delayMs' | 'failRate' | 'failStatus' | 'fault' | 'faultRate' | 'chaosSeed' | 'chaos'>
 
 /** Whether any trouble is asked for: with none, the service is the replica it always was, byte for byte. */
@@ -50,7 +50,7 @@ export class DelaySampler {
 }
 
 /** What was injected since start, read by the metrics when scraped. */
-export interface TroubleCounts {
+interface TroubleCounts {
   delays: number
   /** Milliseconds of those delays, summed (whole numbers: no drift in a long sum). */
   delayMs: number

@@ -18,7 +18,7 @@ export interface RequestSeries {
 }
 
 /** One sample as prom-client's registry writes it (what a metric's `get()` returns in `values`). */
-export interface Sample {
+interface Sample {
   metricName?: string
   labels: Record<string, string | number>
   /** Labels written after `labels`, as prom-client's own histogram does with its series' labels. */

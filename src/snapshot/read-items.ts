@@ -9,7 +9,7 @@ import { readDocument } from './load/read-document.js'
  * One item as the file has it (JSON Lines: without `language`) and its place (line, or index in its
  * language). Awaited: a writer's backpressure holds the reading.
  */
-export type EachItem = (language: string, item: Record<string, unknown>, place: number) => void | Promise<void>
+type EachItem = (language: string, item: Record<string, unknown>, place: number) => void | Promise<void>
 
 export async function readItems (file: string, each: EachItem): Promise<void> {
   if (isJsonLinesPath(file)) await readLineItems(file, each)

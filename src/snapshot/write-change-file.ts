@@ -3,17 +3,17 @@
 import { writeThroughTemporary } from '../write-through-temporary.js'
 import { ChangeFileError } from '../errors.js'
 
-export interface ChangeFileHeader {
+interface ChangeFileHeader {
   id: string
   generatedAt: string | null
 }
 
 /** What a change file says of one item: every field of its new version, or that it goes. */
-export type ChangeLine =
+type ChangeLine =
   | { op: 'upsert', language: string, item: Record<string, unknown> }
   | { op: 'delete', language: string, pk: number }
 
-export interface WrittenChanges {
+interface WrittenChanges {
   path: string
   bytes: number
   upserts: number

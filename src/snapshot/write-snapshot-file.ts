@@ -3,8 +3,6 @@
 import { isJsonLinesPath } from './load/load-snapshot.js'
 import { writeThroughTemporary, type TemporaryFileOptions, type WrittenFile } from '../write-through-temporary.js'
 
-export type { WrittenFile }
-
 /** 'pretty': JSON.stringify(snapshot, null, 2); 'compact': the same document, an item a line; 'jsonl': JSON Lines. */
 export type SnapshotFormat = 'pretty' | 'compact' | 'jsonl'
 
@@ -26,7 +24,7 @@ export function formatFor (path: string, items: number): SnapshotFormat {
   return isJsonLinesPath(path) ? 'jsonl' : documentFormat(items)
 }
 
-export interface SnapshotContent {
+interface SnapshotContent {
   /** Written when not null (the JSON Lines header's and the document's `generated_at`). */
   generatedAt: string | null
   /** Every language served, those without items included, in the order written. */
@@ -38,7 +36,7 @@ export interface SnapshotContent {
   items: (language: string, each: (item: object) => Promise<void>) => Promise<void>
 }
 
-export interface WriteFileOptions extends TemporaryFileOptions {
+interface WriteFileOptions extends TemporaryFileOptions {
   /** 'jsonl' for JSON Lines; 'pretty' and 'compact' are format v1 (see SnapshotFormat). */
   format: SnapshotFormat
 }

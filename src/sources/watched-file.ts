@@ -6,7 +6,7 @@ import type { Chain, ReloadOutcome, StoreLogger } from '../snapshot/store/snapsh
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import type { ChainSink, ChainSource } from './chain-source.js'
 
-export interface WatchedFileOptions {
+interface WatchedFileOptions {
   /** The change files' directory; null: the snapshot alone. */
   changesDir: string | null
   /** Whether writes are watched (SIGHUP reloads either way). */

@@ -20,7 +20,7 @@ export interface UpsertOp {
 }
 
 /** An item to remove; one that is not there is no error (counted when applied). */
-export interface DeleteOp {
+interface DeleteOp {
   op: 'delete'
   language: string
   pk: number

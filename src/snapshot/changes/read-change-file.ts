@@ -5,7 +5,7 @@ import { processLoader, type SnapshotLoader } from '../load/load-snapshot.js'
 import { ChangeSetBuilder, type ChangeSet } from './change-set.js'
 import { ChangeFraming } from './frame-changes.js'
 
-export interface ReadChangesOptions {
+interface ReadChangesOptions {
   /** A snapshot is served meanwhile (a large change file leaves a core to the requests). */
   serving?: boolean
   /** The pipeline's parts (tests: a small batch, a report cap); the process's own by default. */

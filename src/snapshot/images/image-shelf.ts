@@ -15,7 +15,7 @@ import { readImage, readImageHeader, writeImage } from './version-image.js'
 const SUFFIX = '.image'
 
 /** Images read, written and refused since start (/-/status, metrics). */
-export interface ImageCounts {
+interface ImageCounts {
   read: number
   written: number
   refused: number

@@ -15,18 +15,18 @@ import { FileChunks } from './read-chunks.js'
 import { DEFAULT_PROBLEM_CAP, ValidationReport } from './validation-report.js'
 
 /** What a load is told by its caller. */
-export interface LoadOptions {
+interface LoadOptions {
   /** A snapshot is served while this one loads (a reload): the load leaves a core to the requests. */
   serving?: boolean
 }
 
 /** Where a load reports what it cannot do (the store's log). */
-export interface LoadLog {
+interface LoadLog {
   warn: (fields: object, message: string) => void
 }
 
 /** The pipeline's parts; tests give their own pool (threads that fail), a small batch, a clock. */
-export interface LoaderParts {
+interface LoaderParts {
   pool: ParsePool
   /** Bytes of a batch; by default a pool thread's, or the loading thread's for a small file. */
   batchBytes?: number
@@ -150,7 +150,7 @@ export async function loadSnapshotFile (file: string, options: LoadOptions = {})
 }
 
 /** What a command-line tool reports of a snapshot file. */
-export interface SnapshotFacts {
+interface SnapshotFacts {
   languages: string[]
   itemCounts: Record<string, number>
   generatedAt: string | null

@@ -36,7 +36,7 @@ export interface ParseWorkerData {
 }
 
 /** How the pool stands, for the metrics and the log. */
-export interface PoolStatus {
+interface PoolStatus {
   /** Threads running now (0 before the first large load, when idle ones have exited, or after a fallback). */
   threads: number
   /** Loads that fell back to the loading thread because the threads could not start. */
@@ -71,7 +71,7 @@ class InlineParser implements BatchParser {
   done (): void {}
 }
 
-export interface ParsePoolOptions {
+interface ParsePoolOptions {
   /** Threads to run; by default one per core, up to MAX_THREADS. */
   threads?: number
   /** The threads' code (tests give one that fails). */

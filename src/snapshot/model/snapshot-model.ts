@@ -9,7 +9,7 @@ import { NO_ITEMS, Overlay, mergeRanks, type SlotOrder } from './overlay.js'
  * Where each item's served JSON is, by slot (ItemColumns). Each item is followed by a comma, so a page's items go
  * out comma included.
  */
-export interface ItemStore {
+interface ItemStore {
   chunks: readonly Buffer[]
   /** Each as narrow as its numbers allow (build-model.ts). */
   chunkOf: Uint16Array | Uint32Array
@@ -145,13 +145,13 @@ export function roomFor (size: number): number {
 }
 
 /** What the change files since a flat listing made of it: its lists, less what they removed, with what they added. */
-export interface ListingChanges {
+interface ListingChanges {
   all: Overlay
   /** The lists of the companies they concerned; the others are the flat listing's. */
   companies: ReadonlyMap<number, Overlay>
 }
 
-export interface Page {
+interface Page {
   count: number
   items: PageItems
 }

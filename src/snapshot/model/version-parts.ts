@@ -10,7 +10,7 @@ import {
 
 export type View = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array
 
-export interface OverlayParts<A> {
+interface OverlayParts<A> {
   base: A | null, baseSize: number, removed: A, added: A, addedAt: A, addedPlace: A, baseFrom: number
 }
 

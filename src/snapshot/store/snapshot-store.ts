@@ -30,16 +30,16 @@ export interface ReloadFailure {
 }
 
 /** Why a file was refused: its contents (or it could not be read), or the memory budget. */
-export type RefusalReason = 'invalid' | 'too_big'
+type RefusalReason = 'invalid' | 'too_big'
 
 /** A file a reload refused: which one, when, why, and the validator's report. */
-export interface RefusedFile extends ReloadFailure {
+interface RefusedFile extends ReloadFailure {
   file: string
   reason: RefusalReason
 }
 
 /** The last file refused for memory: its estimated peak, and what the budget had free. */
-export interface TooBigRefusal extends MemoryShortfall {
+interface TooBigRefusal extends MemoryShortfall {
   at: Date
   file: string
 }
@@ -47,7 +47,7 @@ export interface TooBigRefusal extends MemoryShortfall {
 /** How many refused files the store remembers, for the console and /-/status (newest first). */
 const RECENT_FAILURES = 10
 
-export interface ReloadStatus {
+interface ReloadStatus {
   succeeded: number
   failed: number
   /** Failures since the last success; Hollow's "refreshes failed in a row". */
@@ -84,7 +84,7 @@ interface Served extends ServedPart {
 }
 
 /** Change files applied and refused since start (status, metrics). */
-export interface ChangeFileCounts {
+interface ChangeFileCounts {
   applied: number
   refused: number
 }

@@ -11,7 +11,7 @@ export interface SnapshotWatcher extends EventEmitter<{ file: ['add' | 'change' 
   close: () => Promise<void>
 }
 
-export interface WatchOptions {
+interface WatchOptions {
   /** Quiet time after the last event before `onChange` runs: a burst of saves costs one load. */
   debounceMs: number
   onError?: (error: Error) => void

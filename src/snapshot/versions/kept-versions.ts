@@ -28,7 +28,7 @@ export interface ServedVersion {
   changes?: readonly ChainFile[]
 }
 
-export interface KeepOptions {
+interface KeepOptions {
   /** Where the versions' directories are (STATE_DIR/versions). */
   dir: string
   /** How many versions are kept (KEEP_VERSIONS); the served one is never removed. */

@@ -17,7 +17,7 @@ export function versionPaths (stateDir: string): { dir: string, images: string, 
 }
 
 /** What is served, as the versions page shows it. */
-export interface ServedNow {
+interface ServedNow {
   version: string
   generatedAt: string | null
   items: Record<string, number>
@@ -26,7 +26,7 @@ export interface ServedNow {
 export type OperatorAction = 'rollback' | 'pin' | 'unpin'
 
 /** An action's result: the new state, and the versions served before and after it (for the log). */
-export interface ActionResult {
+interface ActionResult {
   state: Versions
   from: string | null
   to: string | null
