@@ -11,9 +11,6 @@ import { makeDirectory } from '../../make-directory.js'
 import { isAlive } from '../../write-through-temporary.js'
 import type { ImageShelf } from '../images/image-shelf.js'
 
-/** What is known of a served version: the record kept beside its files (src/schemas/versions.ts). */
-export type KeptVersion = KeptRecord
-
 /** What has just been served, to be kept: `file` is the file it was loaded from. */
 export interface ServedVersion {
   file: string
@@ -43,7 +40,7 @@ const RECORD = 'version.json'
 const VERSION_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._+-]*$/
 
 export class KeptVersions {
-  private records: KeptVersion[] = []
+  private records: KeptRecord[] = []
   /** One keep at a time: two reports of one version keep it once. */
   private readonly jobs = new JobQueue()
   private sequence = 0
@@ -53,7 +50,7 @@ export class KeptVersions {
   /** Reads what the directory holds (a restart keeps its versions). A record that does not read is skipped. */
   async open ({ sweep }: { sweep: boolean }): Promise<void> {
     await makeDirectory(this.options.dir)
-    const records: KeptVersion[] = []
+    const records: KeptRecord[] = []
     for (const entry of await readdir(this.options.dir)) {
       // Half-made versions of a process that died while keeping one.
       if (entry.startsWith('.')) {
@@ -79,7 +76,7 @@ export class KeptVersions {
   }
 
   /** A dead process's half-made version: put in place if whole (record written last) and its name free; else gone. */
-  private async recover (entry: string): Promise<KeptVersion | null> {
+  private async recover (entry: string): Promise<KeptRecord | null> {
     const dir = join(this.options.dir, entry)
     const record = await readRecord(join(dir, RECORD))
     if (record !== null && isRecordOf(record.version, record)) {
@@ -95,16 +92,16 @@ export class KeptVersions {
   }
 
   /** Copies, newest first (by when each was first served). */
-  list (): KeptVersion[] {
+  list (): KeptRecord[] {
     return structuredClone(this.records)
   }
 
-  get (version: string): KeptVersion | null {
+  get (version: string): KeptRecord | null {
     return this.list().find(record => record.version === version) ?? null
   }
 
   /** The files to serve `version` again: its snapshot, then its change files in order (paths). */
-  chainOf (record: KeptVersion): Chain {
+  chainOf (record: KeptRecord): Chain {
     const dir = join(this.options.dir, record.version)
     return {
       snapshot: join(dir, record.chain.snapshot),
@@ -124,7 +121,7 @@ export class KeptVersions {
    * (a download, never written again), else a copy, since a save in place writes through hard links (ADR 025).
    * Never rejects: a version that cannot be kept is logged.
    */
-  keep (served: ServedVersion, { owned }: { owned: boolean }): Promise<KeptVersion | null> {
+  keep (served: ServedVersion, { owned }: { owned: boolean }): Promise<KeptRecord | null> {
     return this.jobs.run(async () => await this.keepNow(served, owned)).catch((error: unknown) => {
       this.options.log.error(
         { version: served.version, file: served.file, err: error },
@@ -134,7 +131,7 @@ export class KeptVersions {
     })
   }
 
-  private async keepNow (served: ServedVersion, owned: boolean): Promise<KeptVersion | null> {
+  private async keepNow (served: ServedVersion, owned: boolean): Promise<KeptRecord | null> {
     if (!VERSION_NAME.test(served.version)) throw new Error(`"${served.version}" cannot name a directory`)
     // The name says the snapshot and the last change id only: other change files under it are other content,
     // which replaces what is kept, so going back to the name serves what was last served under it.
@@ -188,7 +185,7 @@ export class KeptVersions {
         }
         changeNames.push(name)
       }
-      const record: KeptVersion = {
+      const record: KeptRecord = {
         version: served.version,
         generatedAt: served.generatedAt,
         items: { ...served.items },
@@ -217,7 +214,7 @@ export class KeptVersions {
    * meanwhile by another process. Other content under the name is moved aside (a hidden name `open` sweeps),
    * replaced, and removed once the new one is in place.
    */
-  private async place (building: string, version: string, record: KeptVersion): Promise<KeptVersion> {
+  private async place (building: string, version: string, record: KeptRecord): Promise<KeptRecord> {
     const place = join(this.options.dir, version)
     try {
       await rename(building, place)
@@ -278,7 +275,7 @@ function snapshotOf (version: string): string {
 }
 
 /** A record as it reads, or null when it does not read as one (no file, not JSON, not a record's fields). */
-async function readRecord (file: string): Promise<KeptVersion | null> {
+async function readRecord (file: string): Promise<KeptRecord | null> {
   try {
     const record: unknown = JSON.parse(await readFile(file, 'utf8'))
     return recordCheck.Check(record) ? record : null
@@ -291,7 +288,7 @@ async function readRecord (file: string): Promise<KeptVersion | null> {
  * Whether `record` is directory `entry`'s: names that directory, and its files are names in it. A record copied
  * or edited by hand must never make a rollback read, or a prune remove, anything outside it.
  */
-function isRecordOf (entry: string, record: KeptVersion): boolean {
+function isRecordOf (entry: string, record: KeptRecord): boolean {
   const inside = (name: string): boolean =>
     name !== '' && name !== '.' && name !== '..' && basename(name) === name && !name.includes('\\')
   return record.version === entry && VERSION_NAME.test(entry) &&
@@ -300,14 +297,14 @@ function isRecordOf (entry: string, record: KeptVersion): boolean {
 }
 
 /** Whether `record` holds these change files; an older build's record has none listed: their count is compared. */
-function holdsChanges (record: KeptVersion, digests: readonly string[]): boolean {
+function holdsChanges (record: KeptRecord, digests: readonly string[]): boolean {
   return record.changeDigests === undefined
     ? record.chain.changes.length === digests.length
     : record.changeDigests.join('\n') === digests.join('\n')
 }
 
 /** By code unit, not `localeCompare`: its first call loads ~2.1 MB of ICU data for good (ADR 026). */
-function sortNewestFirst (records: KeptVersion[]): KeptVersion[] {
+function sortNewestFirst (records: KeptRecord[]): KeptRecord[] {
   return records.sort((a, b) => a.servedAt < b.servedAt ? 1 : a.servedAt > b.servedAt ? -1 : 0)
 }
 

@@ -2,10 +2,10 @@
 // a kept version's files and holds it: newer files and objects are then noticed, not loaded. Every source hands
 // its chains here (chain-source.ts): the pin is checked in one place.
 import { noOlderVersion, versionNotKept, versionNotLoaded } from '../../errors.js'
-import type { Newest, Versions } from '../../schemas/versions.js'
+import type { KeptRecord, Newest, Versions } from '../../schemas/versions.js'
 import type { Chain, ChainServer, ReloadOutcome, StoreLogger } from '../store/snapshot-store.js'
 import type { ChainSink, ChainSource, FollowCause } from '../../sources/chain-source.js'
-import { KeptVersions, type KeptVersion } from './kept-versions.js'
+import { KeptVersions } from './kept-versions.js'
 import { join } from 'node:path'
 import { pinPath, readPin, writePin, type Pin } from './pin-file.js'
 import { JobQueue } from '../job-queue.js'
@@ -205,7 +205,7 @@ export class ServedVersions implements ChainSink {
     })
   }
 
-  private async serveAndPin (record: KeptVersion): Promise<ActionResult> {
+  private async serveAndPin (record: KeptRecord): Promise<ActionResult> {
     const from = this.served()?.version ?? null
     const before = this.pin
     // Pinned first: a file saved or an object published from now on is noticed, not loaded over it.
