@@ -2,19 +2,18 @@
 // company lists it touches get new lists over their flat listing's; everything else is shared.
 import { createHash } from 'node:crypto'
 import type { ChangeSet, UpsertOp } from '../changes/change-set.js'
-import { runInSlices } from '../slices.js'
+import { STEP_MASK, runInSlices } from '../slices.js'
 import { LanguageListing, SnapshotModel, roomFor, type AppliedChange, type ItemColumns } from './snapshot-model.js'
 import type { ItemMemory } from './item-memory.js'
 import { ChangeIndex } from './change-index.js'
 import { Overlay, firstNotBefore } from './overlay.js'
 import { companyRanks, writeColumns } from './build-model.js'
-import { STEP_MASK } from '../slices.js'
 
 /** Makes each language's change index, in slices, so that the first change file pays only for itself. */
-export async function prepareForChanges (model: SnapshotModel, sliceMs?: number): Promise<void> {
+export async function prepareForChanges (model: SnapshotModel): Promise<void> {
   await runInSlices((function * () {
     for (const listing of model.listingsByLanguage.values()) yield * ChangeIndex.of(listing.columns)
-  })(), sliceMs)
+  })())
 }
 
 /** The version `changes` makes of `model`, in slices; `model` is unchanged (and may go on being served). */
