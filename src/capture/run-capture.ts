@@ -24,7 +24,6 @@ export interface CaptureReport {
   path: string
   bytes: number
   format: SnapshotFormat
-  generatedAt: string
   stats: ClientStats
   elapsedMs: number
 }
@@ -40,7 +39,6 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
     retries: options.retries,
     retryDelayMs: options.retryDelayMs,
     timeoutMs: options.timeoutMs,
-    userAgent: 'explore-replica capture',
     ...(hooks.onRetry === undefined ? {} : { onRetry: hooks.onRetry })
   })
   const walk = await walkSource({
@@ -97,7 +95,6 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
     path: written.path,
     bytes: written.bytes,
     format,
-    generatedAt,
     stats: client.stats,
     elapsedMs: performance.now() - started
   }

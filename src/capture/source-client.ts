@@ -15,11 +15,8 @@ export interface SourceClientOptions {
   retryDelayMs: number
   /** One try, from sending to the last byte of the body. */
   timeoutMs: number
-  userAgent?: string
   /** Told of every retry, before its wait. */
   onRetry?: (retry: RetryNotice) => void
-  /** Replaces Math.random in the backoff (tests). */
-  random?: () => number
 }
 
 export interface RetryNotice {
@@ -81,7 +78,7 @@ export class SourceClient {
         this.gate.pause(Math.min(outcome.retryAfterMs, RETRY_AFTER_CAP_MS))
       }
       this.options.onRetry?.(notice)
-      await pauseFor(backoffDelay(retry + 1, retryDelayMs, this.options.random), signal)
+      await pauseFor(backoffDelay(retry + 1, retryDelayMs), signal)
     }
   }
 
@@ -95,7 +92,7 @@ export class SourceClient {
     try {
       response = await fetch(url, {
         signal: AbortSignal.any([signal, timeout]),
-        headers: { accept: 'application/json', 'user-agent': this.options.userAgent ?? 'explore-replica-capture' }
+        headers: { accept: 'application/json', 'user-agent': 'explore-replica capture' }
       })
       status = response.status
       // Read whatever the status: the connection goes back to the pool only once its body is consumed.
