@@ -19,13 +19,11 @@ failed); 2 bad usage; 3 not allowed (no or wrong token, or actions off on the re
 reached (connection refused, no answer, not an operator's listener).
 `
 
-const EXIT = { done: 0, refused: 1, usage: 2, notAllowed: 3, unreachable: 4 } as const
+const EXIT = { done: 0, refused: 1, notAllowed: 3, unreachable: 4 } as const
 
 type Action = 'versions' | 'rollback' | 'pin' | 'unpin'
 
-export async function versionsCommand (
-  action: Action, argv: string[], env: NodeJS.ProcessEnv = process.env
-): Promise<number> {
+export async function versionsCommand (action: Action, argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
@@ -39,7 +37,7 @@ export async function versionsCommand (
     process.stdout.write(VERSIONS_USAGE)
     return EXIT.done
   }
-  const base = values['ops-url'] ?? env.OPS_URL
+  const base = values['ops-url'] ?? process.env.OPS_URL
   if (base === undefined || base.trim() === '') {
     throw new UsageError(
       '--ops-url URL is needed: the replica\'s operator listener (OPS_PORT), e.g. http://127.0.0.1:9100'
@@ -58,7 +56,7 @@ export async function versionsCommand (
     throw new UsageError(`${action} takes no argument, got ${JSON.stringify(positionals[0])}`)
   }
 
-  const token = env.OPS_TOKEN?.trim() ?? ''
+  const token = process.env.OPS_TOKEN?.trim() ?? ''
   const headers: Record<string, string> = { accept: 'application/json' }
   if (action !== 'versions' && token !== '') headers.authorization = `Bearer ${token}`
   if (action === 'pin') headers['content-type'] = 'application/json'
