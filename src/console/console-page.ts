@@ -57,8 +57,8 @@ function when (iso: string, now: Date): Html {
   return html`${time(iso)} <span class="ago">(${ago(iso, now)})</span>`
 }
 
-function plural (count: number, one: string, many = `${one}s`): string {
-  return `${count} ${count === 1 ? one : many}`
+function plural (count: number, one: string): string {
+  return `${count} ${one}${count === 1 ? '' : 's'}`
 }
 
 /** The banner at the top: fine, stale, or not serving yet. */

@@ -4,7 +4,6 @@ import { notAcceptable, notFound } from '../errors.js'
 import { pythonInt } from './python-int.js'
 
 interface MediaType {
-  text: string
   main: string
   sub: string
   params: Map<string, string>
@@ -42,7 +41,7 @@ function parseMediaType (text: string): MediaType {
   const sub = slash < 0 ? '' : full.slice(slash + 1)
   const onlyQ = params.size === 0 || (params.size === 1 && params.has('q'))
   const precedence = main === '*' ? 0 : sub === '*' ? 1 : onlyQ ? 2 : 3
-  return { text, main, sub, params, precedence }
+  return { main, sub, params, precedence }
 }
 
 interface Negotiation {
