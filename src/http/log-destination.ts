@@ -155,8 +155,3 @@ function countLines (text: string): number {
   for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++
   return lines
 }
-
-/** Standard output's destination for this thread's logger, unless nothing is logged or pino-pretty writes. */
-export function logDestination (level: string, pretty: boolean): LogDestination | null {
-  return level === 'silent' || pretty ? null : new LogDestination()
-}

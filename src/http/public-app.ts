@@ -15,7 +15,7 @@ import { drainOnClose } from './drain-on-close.js'
 import { errorHandler } from './error-handler.js'
 import { ignoreExpectations } from './expectations.js'
 import { FastPath } from './fast-path.js'
-import { logDestination, type LogDestination } from './log-destination.js'
+import { LogDestination } from './log-destination.js'
 import { answerWriter } from './troubled-answer.js'
 import { checkRequest } from './request-checks.js'
 import { nextRequestId } from './request-id.js'
@@ -63,7 +63,8 @@ export async function publicApp (
   const troubles = troubleWanted(config) ? new SimulatedTrouble({ ...config, ...settings }) : null
   const write = answerWriter(troubles)
   const fastPath = config.fastPath ? new FastPath(snapshot, settings, write) : undefined
-  const logTo = logDestination(config.logLevel, config.logPretty)
+  // Standard output, unless nothing is logged or pino-pretty writes.
+  const logTo = config.logLevel === 'silent' || config.logPretty ? null : new LogDestination()
   const app = Fastify(serverOptions(config, fastPath, logTo)).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('fastPath', fastPath ?? null)
   app.decorate('logDestination', logTo)

@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin'
 import { parsePool } from '../snapshot/load/parse-pool.js'
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
-import { pinStatus, sourceStatus } from '../routes/status-route.js'
+import { pinStatus } from '../routes/status-route.js'
 import { countRequests, withSharedLabels } from './request-metrics.js'
 import { VERSION } from '../version.js'
 
@@ -87,7 +87,7 @@ export default fp(async function metricsPlugin (app) {
     labelNames: ['outcome'] as const,
     registers: [registry],
     collect () {
-      const status = sourceStatus(app)
+      const status = app.snapshotSource.status()
       this.reset()
       if (status === null) return
       this.inc({ outcome: 'ok' }, status.checks - status.errors)

@@ -7,11 +7,6 @@ import { StatusSchema, type Status } from '../schemas/operations.js'
 import type { ReloadFailure } from '../snapshot/store/snapshot-store.js'
 import { VERSION } from '../version.js'
 
-/** The source followed; null for a file. */
-export function sourceStatus (app: FastifyInstance): Status['source'] {
-  return app.snapshotSource.status()
-}
-
 function failureJson ({ at, problems }: ReloadFailure): { at: string, problems: string[] } {
   return { at: at.toISOString(), problems: [...problems] }
 }
@@ -93,7 +88,7 @@ export function currentStatus (app: FastifyInstance): Status {
       ...(store.images === null ? {} : { images: store.images.status() })
     },
     memory: memoryStatus(app),
-    source: sourceStatus(app),
+    source: app.snapshotSource.status(),
     servingThreads: app.servingPool?.rows() ?? null,
     ...pinStatus(app),
     trouble: app.trouble === null ? null : troubleStatus(app.trouble)
