@@ -1,5 +1,5 @@
 // Plans a snapshot from its options: the companies, and per language the company links, burst days and pks.
-import { LANGUAGE_PATTERN } from '../schemas/snapshot.js'
+import { LANGUAGE, LANGUAGE_PATTERN } from '../schemas/snapshot.js'
 import { Rng, at, cumulativeOf } from './random-source.js'
 import { NAME_FORMS, NAME_STEMS, NAME_TRADES, REAL_COMPANIES } from './text-banks.js'
 
@@ -231,9 +231,8 @@ export function planSnapshot (options: GenerateOptions): Context {
   if (options.languages !== undefined) {
     counts = Object.entries(options.languages)
     if (counts.length === 0) throw new TypeError('languages must name at least one language')
-    const pattern = new RegExp(LANGUAGE_PATTERN)
     for (const [code, n] of counts) {
-      if (!pattern.test(code)) {
+      if (!LANGUAGE.test(code)) {
         throw new TypeError(`language segment ${JSON.stringify(code)} does not match ${LANGUAGE_PATTERN}`)
       }
       if (!isNonNegativeInteger(n)) {
