@@ -18,10 +18,6 @@ export interface FollowOptions {
   /** A download larger than this is refused (and not kept). */
   maxBytes: number
   log: StoreLogger
-  /** Longest wait between tries while there is no snapshot at all (the backoff doubles up to it). */
-  maxBackoffSeconds?: number
-  /** A check taking longer than this is given up. */
-  timeoutSeconds?: number
   /** STATE_DIR's version images: a manifest's image is downloaded there. */
   images?: ImageShelf | null
 }
@@ -221,12 +217,9 @@ export class SourceFollower implements ChainSource {
 
   /** Every poll when there is a snapshot; with none yet, a doubling backoff from 1 s up to the poll time. */
   private nextWait (): number {
-    if (this.store.current() !== null || this.failuresInARow === 0) return this.options.pollSeconds
-    const backoff = Math.min(
-      2 ** (this.failuresInARow - 1),
-      this.options.maxBackoffSeconds ?? this.options.pollSeconds
-    )
-    return Math.min(backoff, this.options.pollSeconds)
+    const { pollSeconds } = this.options
+    if (this.store.current() !== null || this.failuresInARow === 0) return pollSeconds
+    return Math.min(2 ** (this.failuresInARow - 1), pollSeconds)
   }
 
   private async check (): Promise<void> {
@@ -258,10 +251,8 @@ export class SourceFollower implements ChainSource {
     const known = this.store.current() === null
       ? null
       : { etag: this.state.etag, lastModified: this.state.lastModified }
-    const signal = AbortSignal.any([
-      this.abort.signal,
-      AbortSignal.timeout((this.options.timeoutSeconds ?? 600) * 1000)
-    ])
+    // A check taking longer than 10 minutes is given up.
+    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(600_000)])
     const pinned = this.sink.pinned()
     if (!pinned) this.noticed = null
     const fetched = await this.source.fetch((pinned ? this.noticed : null) ?? this.refused ?? known, signal)

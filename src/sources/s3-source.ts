@@ -69,7 +69,7 @@ export function describeS3Error (shown: string, error: unknown): SourceError {
   const status = statusOf(error)
   const name = (error as Error).name
   if (name === 'NoSuchBucket') return new SourceError(`${shown}: the bucket does not exist`)
-  if (name === 'NoSuchKey' || (status === 404 && name !== 'NoSuchBucket')) {
+  if (name === 'NoSuchKey' || status === 404) {
     return new SourceError(`${shown}: no such object`)
   }
   if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'ExpiredToken', 'InvalidToken'].includes(name) ||
