@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs'
 import fp from 'fastify-plugin'
 import { errnoText, StartError } from '../errors.js'
-import { SnapshotStore, type StoreLogger } from '../snapshot/store/snapshot-store.js'
+import { SnapshotStore } from '../snapshot/store/snapshot-store.js'
 import {
   openVersions, ServedVersions, versionPaths, type OpenedVersions
 } from '../snapshot/versions/served-versions.js'
@@ -33,7 +33,7 @@ declare module 'fastify' {
 interface SnapshotPluginOptions {
   snapshotPath: string
   /** The change files' directory, for SNAPSHOT_PATH. */
-  changesDir?: string | null
+  changesDir: string
   watch: boolean
   reloadDebounceMs: number
   /** The memory budget every load is held to. */
@@ -51,27 +51,26 @@ interface SnapshotPluginOptions {
   /** STATE_DIR, KEEP_VERSIONS and STATE_PRUNE_DAYS: where served versions are kept, and the pin. */
   versions: { stateDir: string, keep: number, pruneDays: number }
   /** Hands each version served to the serving threads; resolves once they all serve it (null: none). */
-  publish?: ((model: SnapshotModel) => Promise<void>) | null
+  publish: ((model: SnapshotModel) => Promise<void>) | null
 }
 
 export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
-  snapshotPath, changesDir = null, watch, reloadDebounceMs, memory, remote, versions: versionOptions, publish = null
+  snapshotPath, changesDir, watch, reloadDebounceMs, memory, remote, versions: versionOptions, publish
 }) {
   const log = app.log.child({ component: 'snapshot' })
-  const storeLog: StoreLogger = log
   app.decorate('snapshotWatcher', null)
   // Read before the first load, which serves the pinned version if there is one. A STATE_DIR that cannot be used
   // stops the start: a replica without it would refuse every operator's action.
   const { stateDir } = versionOptions
   const made = !existsSync(stateDir)
   const paths = versionPaths(stateDir)
-  const images = new ImageShelf(paths.images, storeLog, memory)
+  const images = new ImageShelf(paths.images, log, memory)
   let opened: OpenedVersions
   let letGo: () => void
   /** Whether any version was ever served (the store's first `served`). */
   let served = false
   try {
-    opened = await openVersions({ ...paths, keep: versionOptions.keep, log: storeLog, sweep: true, images })
+    opened = await openVersions({ ...paths, keep: versionOptions.keep, log, sweep: true, images })
     // A start that never served (a refused first file, a port in use) leaves no state it made: at exit too.
     letGo = await claimState(stateDir, made, () => served)
   } catch (error) {
@@ -84,7 +83,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     process.off('exit', letGo)
     letGo()
   })
-  await pruneStates(stateDir, versionOptions.pruneDays, storeLog)
+  await pruneStates(stateDir, versionOptions.pruneDays, log)
   // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
   app.addHook('onClose', async () => {
     await opened.kept.idle()
@@ -94,10 +93,10 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   let source: ChainSource
   let store: SnapshotStore
   if (remote === null) {
-    const file = new WatchedFile(snapshotPath, { changesDir, watch, debounceMs: reloadDebounceMs, log: storeLog })
+    const file = new WatchedFile(snapshotPath, { changesDir, watch, debounceMs: reloadDebounceMs, log })
     store = new SnapshotStore(snapshotPath, {
       settleMs: watch ? reloadDebounceMs : 0,
-      log: storeLog,
+      log,
       memory,
       first: opened.pinnedChain ?? await file.chain(),
       publish,
@@ -107,15 +106,15 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   } else {
     const from = await openSource(remote.url, { forcePathStyle: remote.forcePathStyle, headers: remote.headers })
     const cached = followedFile(from, remote.cacheDir)
-    store = new SnapshotStore(cached, { log: storeLog, memory, first: opened.pinnedChain, publish, images })
+    store = new SnapshotStore(cached, { log, memory, first: opened.pinnedChain, publish, images })
     source = followerFor(from, store, {
-      cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log: storeLog, images
+      cacheDir: remote.cacheDir, pollSeconds: remote.pollSeconds, maxBytes: remote.maxBytes, log, images
     })
   }
   app.decorate('snapshots', store)
   app.decorate('snapshotSource', source)
   store.once('served', () => { served = true })
-  const versions = new ServedVersions(opened.kept, paths.pinFile, store, source, opened.pin, storeLog)
+  const versions = new ServedVersions(opened.kept, paths.pinFile, store, source, opened.pin, log)
   app.decorate('snapshotVersions', versions)
   app.addHook('onClose', async () => {
     // First: a download queued behind an image write would hold the source's stop for the whole write.
