@@ -481,18 +481,18 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
 
   /** A file that cannot be served: reported, and the served state stays. */
   private refuse (file: string, error: unknown, what = 'snapshot'): ReloadOutcome {
+    const key = what === 'snapshot' ? 'snapshot' : 'changes'
     if (isMissing(error)) {
       // The new file's own event brings the next load.
       this.log.warn(
-        { [what === 'snapshot' ? 'snapshot' : 'changes']: file },
-        `${what === 'snapshot' ? 'snapshot file' : what} is missing; still serving the last good state`
+        { [key]: file }, `${what === 'snapshot' ? 'snapshot file' : what} is missing; still serving the last good state`
       )
       return 'missing'
     }
     const asIs = this.refusedAsIs
     if (asIs !== null && error === asIs.error) {
       if (asIs.reported) {
-        this.log.info({ [what === 'snapshot' ? 'snapshot' : 'changes']: file }, `${what} unchanged since it was refused`)
+        this.log.info({ [key]: file }, `${what} unchanged since it was refused`)
         return 'failed'
       }
       asIs.reported = true
@@ -511,7 +511,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.refused = [{ at, file, reason, problems }, ...this.refused].slice(0, RECENT_FAILURES)
     this.counters.staleSince ??= at
     this.log.error({
-      [what === 'snapshot' ? 'snapshot' : 'changes']: file,
+      [key]: file,
       reason,
       problems,
       ...(error instanceof SnapshotError ? {} : { err: error })
