@@ -145,8 +145,8 @@ export class SnapshotLoader {
 export const processLoader = new SnapshotLoader()
 
 /** Loads `file` with processLoader. */
-export async function loadSnapshotFile (file: string, options: LoadOptions = {}): Promise<SnapshotModel> {
-  return await processLoader.load(file, options)
+export async function loadSnapshotFile (file: string): Promise<SnapshotModel> {
+  return await processLoader.load(file)
 }
 
 /** What a command-line tool reports of a snapshot file. */
