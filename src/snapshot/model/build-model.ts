@@ -91,8 +91,6 @@ class LanguageBuilder {
   /** The longest item placed: how wide the served lengths must be. */
   private longest = 0
 
-  constructor (readonly language: string) {}
-
   get size (): number {
     return this.pks.length
   }
@@ -131,7 +129,7 @@ class LanguageBuilder {
       const i = order.get(rank)
       write(this.chunkOf.get(i), this.offsetOf.get(i), this.lengthOf.get(i), dates.get(i), pks.get(i))
     })
-    return new LanguageListing(this.language, columns, null, chunks, memory)
+    return new LanguageListing(columns, null, chunks, memory)
   }
 
   /** Calls `use` with each company item `i` lists, repeats included. */
@@ -335,7 +333,7 @@ export class SnapshotModelBuilder {
   private languageBuilder (code: string): LanguageBuilder {
     let builder = this.languages.get(code)
     if (builder === undefined) {
-      builder = new LanguageBuilder(code)
+      builder = new LanguageBuilder()
       this.languages.set(code, builder)
     }
     return builder

@@ -55,17 +55,17 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
   for (const [code, listing] of model.listingsByLanguage) {
     const changed = effects.get(code)
     if (changed === undefined) {
-      listings.set(code, new LanguageListing(code, listing.columns, listing.changes, chunks, memory))
+      listings.set(code, new LanguageListing(listing.columns, listing.changes, chunks, memory))
       continue
     }
-    const derived = yield * deriveListing(code, listing, changed, chunkBase, chunks, memory)
+    const derived = yield * deriveListing(listing, changed, chunkBase, chunks, memory)
     listings.set(code, derived.listing)
     garbageBytes += derived.garbageBytes
   }
   // A language named first by this change file is created after the others (docs/reference/file-formats.md).
   for (const [code, changed] of effects) {
     if (listings.has(code)) continue
-    const { listing: derived } = yield * deriveListing(code, null, changed, chunkBase, chunks, memory)
+    const { listing: derived } = yield * deriveListing(null, changed, chunkBase, chunks, memory)
     listings.set(code, derived)
   }
   const snapshotVersion = model.info.snapshotVersion ?? model.info.version
@@ -124,7 +124,6 @@ interface ListEdit { removed: number[], dropped: Set<number>, added: number[] }
  * put in, each list concerned edited, the others shared. `listing` null: a language the change creates.
  */
 function * deriveListing (
-  code: string,
   listing: LanguageListing | null,
   changed: ReadonlyMap<number, UpsertOp | null>,
   chunkBase: number,
@@ -140,7 +139,7 @@ function * deriveListing (
     companies += op.companies.length
     longest = Math.max(longest, op.length)
   }
-  let current = listing ?? (yield * flatten(code, null, upserts, companies, longest, chunks, memory))
+  let current = listing ?? (yield * flatten(null, upserts, companies, longest, chunks, memory))
   let index = yield * ChangeIndex.of(current.columns)
   const { chunkOf, lengthOf } = current.columns
   // Flat first when the new items have no room, or the columns are too narrow for their numbers (ADR 031).
@@ -148,7 +147,7 @@ function * deriveListing (
     (chunks.length <= 0x10000 || chunkOf instanceof Uint32Array) &&
     (longest <= 0xffff || lengthOf instanceof Uint32Array)
   if (!fits) {
-    current = yield * flatten(code, current, upserts, companies, longest, chunks, memory)
+    current = yield * flatten(current, upserts, companies, longest, chunks, memory)
     index = yield * ChangeIndex.of(current.columns)
   }
   const { columns } = current
@@ -199,10 +198,10 @@ function * deriveListing (
     companyLists.set(company, edited(list, change))
     yield
   }
-  const derived = new LanguageListing(code, columns, { all: whole, companies: companyLists }, chunks, memory)
+  const derived = new LanguageListing(columns, { all: whole, companies: companyLists }, chunks, memory)
   // Flat again once what changed outgrows the room: every later edit copies the whole list's overlay (ADR 031).
   const flat = whole.added.length + whole.removed.length > roomFor(columns.size)
-  return { listing: flat ? yield * flatten(code, derived, 0, 0, 0, chunks, memory) : derived, garbageBytes }
+  return { listing: flat ? yield * flatten(derived, 0, 0, 0, chunks, memory) : derived, garbageBytes }
 }
 
 /**
@@ -210,7 +209,7 @@ function * deriveListing (
  * and `companies` more company ids, and columns wide enough for `longest` and `chunks`: when its room is spent.
  */
 function * flatten (
-  code: string, listing: LanguageListing | null, upserts: number, companies: number, longest: number,
+  listing: LanguageListing | null, upserts: number, companies: number, longest: number,
   chunks: readonly Buffer[], memory: ItemMemory
 ): Generator<void, LanguageListing> {
   const size = listing?.size ?? 0
@@ -235,5 +234,5 @@ function * flatten (
       )
     }, upserts + roomFor(size + upserts))
   yield * ChangeIndex.of(columns, companies)
-  return new LanguageListing(code, columns, null, chunks, memory)
+  return new LanguageListing(columns, null, chunks, memory)
 }

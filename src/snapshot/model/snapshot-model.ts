@@ -167,7 +167,6 @@ export class LanguageListing {
    * @param changes null: the flat listing as it is (a load's); otherwise what change files made of it
    */
   constructor (
-    readonly language: string,
     readonly columns: ItemColumns,
     readonly changes: ListingChanges | null,
     chunks: readonly Buffer[],

@@ -96,7 +96,7 @@ export function modelOf (parts: VersionParts, holders?: Map<ArrayBufferLike, num
           all: overlay(listing.changes.all),
           companies: new Map(listing.changes.companies.map(([id, list]) => [id, overlay(list)]))
         }
-    listings.set(listing.code, new LanguageListing(listing.code, columns, changes, chunks, memory))
+    listings.set(listing.code, new LanguageListing(columns, changes, chunks, memory))
   }
   return new SnapshotModel({ ...parts.info }, listings, memory, parts.garbageBytes)
 }
