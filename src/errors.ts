@@ -234,16 +234,13 @@ export class LineTooLong extends ServiceError {
   }
 }
 
-/**
- * The document is not JSON, or not one the streamer follows. The message ends with the line and column;
- * `at` is the same place as a byte offset in what was fed.
- */
+/** The document is not JSON, or not one the streamer follows. The message ends with the line and column. */
 export class NotFollowed extends ServiceError {
   readonly code = 'LOAD_ERR_NOT_FOLLOWED'
   readonly line: number
   readonly column: number
 
-  constructor (readonly reason: string, readonly at: number, position: Place) {
+  constructor (readonly reason: string, position: Place) {
     super(`${reason} at ${describePosition(position)}`)
     this.line = position.line
     this.column = position.column

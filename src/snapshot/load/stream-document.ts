@@ -80,8 +80,6 @@ function isSpace (c: number): boolean {
  */
 export class DocumentStreamer {
   private readonly positions = new PositionCounter()
-  /** Bytes fed before the current chunk: file offsets of what comes next. */
-  private base = 0
   private state = BEFORE
   private mode = STRUCTURE
   /** A string goes on in the next chunk, and the chunk ended on a backslash that escapes its first byte. */
@@ -94,7 +92,6 @@ export class DocumentStreamer {
   private pieces: Buffer[] = []
   private from = 0
   /** Where the current key or captured value starts. */
-  private startAt = 0
   private start: TextPosition = { line: 1, column: 1 }
   private topKey = ''
   private readonly topKeys = new Set<string>()
@@ -125,7 +122,6 @@ export class DocumentStreamer {
     }
     if (this.mode !== STRUCTURE && this.from < n) this.pieces.push(Buffer.from(chunk.subarray(this.from)))
     this.positions.end()
-    this.base += n
   }
 
   /** Checks what came is one whole document; throws NotFollowed. */
@@ -140,9 +136,7 @@ export class DocumentStreamer {
     }
     if (this.mode === SCALAR || this.state !== AFTER) {
       throw new NotFollowed(
-        this.state === BEFORE ? 'the document is empty' : 'the document ends too early',
-        this.base,
-        this.positions.current
+        this.state === BEFORE ? 'the document is empty' : 'the document ends too early', this.positions.current
       )
     }
   }
@@ -236,7 +230,6 @@ export class DocumentStreamer {
 
   private beginKey (at: number): number {
     this.mode = KEY
-    this.startAt = this.base + at
     this.start = this.positions.at(at)
     this.from = at
     return at + 1
@@ -247,7 +240,6 @@ export class DocumentStreamer {
     const c = chunk[at] as number
     if (STARTS_VALUE[c] === 0) this.fail(missing, at)
     this.state = next
-    this.startAt = this.base + at
     this.start = this.positions.at(at)
     this.from = at
     if (c === QUOTE) this.mode = STRING
@@ -378,11 +370,11 @@ export class DocumentStreamer {
 
   /** At chunk[at]. */
   private fail (reason: string, at: number): never {
-    throw new NotFollowed(reason, this.base + at, this.positions.at(at))
+    throw new NotFollowed(reason, this.positions.at(at))
   }
 
   /** At the start of the current key or captured value. */
   private failAtStart (reason: string): never {
-    throw new NotFollowed(reason, this.startAt, this.start)
+    throw new NotFollowed(reason, this.start)
   }
 }
