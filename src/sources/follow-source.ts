@@ -34,17 +34,6 @@ interface SourceStatus {
   errors: number
 }
 
-function sourceStatusJson (status: SourceStatus): SourceStatusJson {
-  return {
-    ...status,
-    lastChecked: status.lastChecked?.toISOString() ?? null,
-    lastChanged: status.lastChanged?.toISOString() ?? null,
-    lastError: status.lastError === null
-      ? null
-      : { at: status.lastError.at.toISOString(), message: status.lastError.message }
-  }
-}
-
 /** What is known of a cached copy or manifest, kept beside it. */
 export interface CachedCopy extends Validators {
   url: string
@@ -138,7 +127,15 @@ export class SourceFollower implements ChainSource {
   }
 
   status (): SourceStatusJson {
-    return sourceStatusJson(this.state)
+    const { state } = this
+    return {
+      ...state,
+      lastChecked: state.lastChecked?.toISOString() ?? null,
+      lastChanged: state.lastChanged?.toISOString() ?? null,
+      lastError: state.lastError === null
+        ? null
+        : { at: state.lastError.at.toISOString(), message: state.lastError.message }
+    }
   }
 
   /**

@@ -172,7 +172,7 @@ export class ServedVersions implements ChainSink {
 
   /** Serves the kept version served before the one served now, and pins it. */
   rollback (): Promise<ActionResult> {
-    return this.act(async () => {
+    return this.actions.run(async () => {
       const now = this.served()?.version ?? null
       const kept = this.kept.list()
       const at = kept.findIndex(record => record.version === now)
@@ -184,7 +184,7 @@ export class ServedVersions implements ChainSink {
 
   /** Serves a kept version and pins it. */
   pinVersion (version: string): Promise<ActionResult> {
-    return this.act(async () => {
+    return this.actions.run(async () => {
       const record = this.kept.get(version)
       if (record === null) throw versionNotKept(version)
       return await this.serveAndPin(record)
@@ -193,7 +193,7 @@ export class ServedVersions implements ChainSink {
 
   /** Follows the source again: its newest file or object is loaded at once. */
   unpin (): Promise<ActionResult> {
-    return this.act(async () => {
+    return this.actions.run(async () => {
       const from = this.served()?.version ?? null
       this.pin = null
       this.newest = null
@@ -219,9 +219,5 @@ export class ServedVersions implements ChainSink {
     }
     await writePin(this.pinFile, this.pin)
     return { state: this.state(), from, to: record.version }
-  }
-
-  private act (action: () => Promise<ActionResult>): Promise<ActionResult> {
-    return this.actions.run(action)
   }
 }
