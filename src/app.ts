@@ -31,19 +31,16 @@ export interface AppOptions {
 export async function buildApp (
   config: Config, { servingThreads = 0, memory }: AppOptions = {}
 ): Promise<FastifyInstance> {
-  let pool: ServingPool | null = null
-  const guard = memory ?? memoryGuard(config, () => pool?.lettingGo() === true)
   // The served snapshot, read once per request; none while the first load is under way.
   const app: FastifyInstance = await publicApp(config, () => app.snapshots.current(), async app => {
-    const threads = servingThreads > 0
+    const pool = servingThreads > 0
       ? new ServingPool(config, servingThreads, {
         log: app.log.child({ component: 'serving' }),
         forward: async request => await app.inject(request),
         chaosSeed: app.trouble?.seed ?? null
       })
       : null
-    pool = threads
-    app.decorate('servingPool', threads)
+    app.decorate('servingPool', pool)
     if (app.trouble !== null) {
       // Said once at the start, seed included: CHAOS_SEED=<seed> replays this run's sequence.
       app.log.warn(
@@ -53,7 +50,8 @@ export async function buildApp (
     }
     await app.register(snapshotPlugin, {
       snapshotPath: config.snapshotPath,
-      memory: guard,
+      // A version a serving thread still holds is memory on its way out, as the control's own are (ADR 034).
+      memory: memory ?? memoryGuard(config, () => pool?.lettingGo() === true),
       changesDir: changesDirOf(config),
       watch: config.watch,
       reloadDebounceMs: config.reloadDebounceMs,
@@ -69,11 +67,11 @@ export async function buildApp (
           },
       versions: { stateDir: config.stateDir, keep: config.keepVersions, pruneDays: config.statePruneDays },
       // Every version served here is served by every serving thread before it counts as served (10 s at most).
-      publish: threads === null ? null : async model => { await threads.publish(model) }
+      publish: pool === null ? null : async model => { await pool.publish(model) }
     })
-    if (threads !== null) {
+    if (pool !== null) {
       // The serving threads hold the public connections: they are drained before anything else closes.
-      app.addHook('preClose', async () => { await threads.close() })
+      app.addHook('preClose', async () => { await pool.close() })
     }
     if (config.opsPort === null) {
       app.decorate('ops', null)

@@ -79,7 +79,6 @@ export class ServingPool {
     slot.serving = 0
     slot.following = false
     slot.listening = false
-    slot.lettingGo = []
     return await new Promise<number>((resolve, reject) => {
       worker.on('message', (message: ToControl) => {
         switch (message.type) {

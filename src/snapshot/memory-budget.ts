@@ -156,8 +156,12 @@ export function memoryGuard (
 ): MemoryGuard {
   return new ProcessMemoryGuard(resolveBudget(config.memoryLimitMb), {
     scale: config.memoryEstimateScale,
-    // Both asked: memoryGoing also runs the collection that lets this thread's share go.
-    going: ms => [memoryGoing(ms), elsewhere()].includes(true)
+    going: ms => {
+      // Both asked, always: memoryGoing also runs the collection that lets this thread's share go.
+      const here = memoryGoing(ms)
+      const there = elsewhere()
+      return here || there
+    }
   })
 }
 
