@@ -25,6 +25,8 @@ export interface BenchOptions {
   /** Measured runs per server and workload, alternating service, baseline (if any) and ceiling, pooled. */
   rounds: number
   connections: number
+  /** The load client: wrk where it is installed (auto), or the one named. */
+  client: 'auto' | 'wrk' | 'autocannon'
   /** Idle time after a load before the idle RSS is read and a full GC forced. */
   settleSeconds: number
   hotPaths: number
@@ -79,6 +81,9 @@ export const USAGE = `Usage: npm run bench -- [options]   (or: npx tsx bench/run
   --duration S         measured seconds per run (default 10)                                (BENCH_DURATION)
   --rounds N           measured runs per server and workload, service, baseline and ceiling alternating (default 2)  (BENCH_ROUNDS)
   --connections N      concurrent connections (default 32)                                  (BENCH_CONNECTIONS)
+  --client NAME        the load client: wrk (one thread, its own process; Debian's \`wrk\`) or autocannon
+                       (in the bench's process); default auto: wrk where installed. A --load-rate is
+                       autocannon's whatever this says (wrk has no fixed rate)              (BENCH_CLIENT)
   --settle S           idle seconds after load before the idle RSS is read (default 5; the settled
                        figure comes from a forced GC after that)                            (BENCH_SETTLE)
   --hot-paths N        hot requests cycled through (default 2000, drawn with repeats)       (BENCH_HOT_PATHS)
@@ -165,6 +170,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
       duration: { type: 'string' },
       rounds: { type: 'string' },
       connections: { type: 'string' },
+      client: { type: 'string' },
       settle: { type: 'string' },
       'hot-paths': { type: 'string' },
       'cold-paths': { type: 'string' },
@@ -205,6 +211,8 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
   if (reloadWindowSeconds > 0 && reloadAtSeconds >= reloadWindowSeconds) {
     throw new TypeError(`--reload-at (${reloadAtSeconds} s) must fall inside --reload-window (${reloadWindowSeconds} s)`)
   }
+  const client = pick(values.client, 'BENCH_CLIENT') ?? 'auto'
+  if (client !== 'auto' && client !== 'wrk' && client !== 'autocannon') throw new TypeError(`--client must be auto, wrk or autocannon, got ${JSON.stringify(client)}`)
   const coldPaths = number(values['cold-paths'], 'BENCH_COLD_PATHS', 100_000)
   const loadRateText = pick(values['load-rate'], 'BENCH_LOAD_RATE')
   const baselineDir = pick(values.baseline, 'BENCH_BASELINE')
@@ -225,6 +233,7 @@ export function readOptions (argv: string[], env: Record<string, string | undefi
     durationSeconds: number(values.duration, 'BENCH_DURATION', quick ? 3 : 10, true),
     rounds: number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 2),
     connections: number(values.connections, 'BENCH_CONNECTIONS', 32),
+    client,
     settleSeconds: number(values.settle, 'BENCH_SETTLE', quick ? 2 : 5, true),
     hotPaths: number(values['hot-paths'], 'BENCH_HOT_PATHS', 2000),
     coldPaths,

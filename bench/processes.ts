@@ -156,6 +156,13 @@ export async function cpuSecondsOf (pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
 }
 
+/** CPU seconds of this process's children that have ended and been waited for (a wrk run's, once it exits). */
+export async function childrenCpuSeconds (): Promise<number> {
+  const stat = await readFile('/proc/self/stat', 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS
+}
+
 /** Busy and total CPU seconds of the whole machine so far (every core), from /proc/stat. */
 export async function machineCpuSeconds (): Promise<{ busy: number, total: number }> {
   const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0] ?? ''

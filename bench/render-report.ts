@@ -262,7 +262,7 @@ export function renderTable (results: unknown): string {
     `Run \`${root.at('command').string()}\`, ${started.slice(0, 10)} ${started.slice(11, 16)} UTC, at commit ` +
       `${service.at('commit').string()}${dirty > 0 ? ` + ${dirty} uncommitted files` : ''}` +
       `${service.at('args').items().length > 0 ? ` with \`${service.at('args').items().map(a => a.string()).join(' ')}\`` : ''}; ` +
-      `WORKERS=${service.at('workers').string()}.`,
+      `WORKERS=${service.at('workers').string()}; load client ${root.has('client') ? root.at('client').string() : 'autocannon'}.`,
     `Machine: ${machine.at('nproc').number()} cores (${machine.at('cpu').string()}), ${mb(machine.at('memoryBytes').number())} RAM, ` +
       `Linux ${machine.at('kernel').string()}, Node ${machine.at('node').string()}.`,
     ...(baseline === undefined

@@ -290,6 +290,8 @@ export interface BenchResult {
   baseline?: Build
   /** Busy cores of the machine over a few seconds before the run: should be about 0. */
   busyCoresBefore: number
+  /** The load client and its version ('wrk 4.1.0'); results written before it was recorded: autocannon. */
+  client?: string
   command: string
   options: BenchOptions
   sizes: SizeResult[]
@@ -395,7 +397,8 @@ export function markdown (result: BenchResult): string {
   lines.push(`Machine: ${m.nproc} cores (${m.cpu}), ${mb(m.memoryBytes)} RAM, Linux ${m.kernel}, Node ${m.node}.`)
   lines.push(describeBuild('Service', result.service))
   if (result.baseline !== undefined) lines.push(describeBuild('Baseline', result.baseline))
-  lines.push(`Load: autocannon, ${o.connections} connections; per workload a ${o.warmupSeconds} s warm-up of each server, then ${o.rounds} round(s) of ` +
+  const client = result.client ?? 'autocannon'
+  lines.push(`Load: ${client}${client.startsWith('wrk') ? ' (one thread, its own process)' : ' (in the bench\'s process)'}, ${o.connections} connections; per workload a ${o.warmupSeconds} s warm-up of each server, then ${o.rounds} round(s) of ` +
     `${inTurn(servers.map(name => `${o.durationSeconds} s on the ${name}`))} (never ${withBaseline ? 'two' : 'both'} at once), pooled. ` +
     `Service${withBaseline ? ' and baseline' : ''}: \`node ${o.nodeArgs.map(arg => `${arg} `).join('')}dist/server.js --log-level warn --watch false\`${withBaseline || result.service.args.length > 0 ? ' + the flags above' : ''}.`)
   lines.push('')
@@ -422,8 +425,8 @@ export function markdown (result: BenchResult): string {
   ], rows))
   lines.push('')
   lines.push(`${withBaseline ? 'Ratios' : 'Ratio'}: pooled, with the range over rounds in brackets. ` +
-    'CPU is in cores during the measured runs (1.00 = one core all the time); the client is the benchmark ' +
-    `process running autocannon (${servers.map(name => `${name} run`).join('–')}); other load is every other process on the machine ` +
+    'CPU is in cores during the measured runs (1.00 = one core all the time); the client is ' +
+    `${client.startsWith('wrk') ? 'wrk\'s process' : 'the benchmark process running autocannon'} (${servers.map(name => `${name} run`).join('–')}); other load is every other process on the machine ` +
     `(the ${withBaseline ? 'largest of the three' : 'larger of the two'} runs).`)
   const noisy = rows.some(r => r.runs.some(x => x.otherCores > NOISY_CORES))
   if (noisy || result.busyCoresBefore > NOISY_CORES) {

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { CeilingJob, CeilingMessage } from './ceiling-server.js'
 import { forceGc } from './force-gc.js'
 import { REQUEST_HEADERS, replayedHeaders } from './http-headers.js'
-import { sample, summarize, warmUp, type LoadSettings, type Sample } from './load-test.js'
+import { sample, summarize, warmUp, wrkVersion, type ClientName, type LoadSettings, type Sample } from './load-test.js'
 import { readOptions, USAGE, type BenchOptions } from './options.js'
 import {
   childEnv, freePort, get, killAllNow, logEntries, machineCpuSeconds, memoryOf, startChild, stopAll, stopChild, waitForOutput, waitUntilAnswering, type Child, type Memory
@@ -32,6 +32,7 @@ const MEMORY_POLICY_FROM_ITEMS = 1_000_000
 import { coldWorkload, hotWorkload, type Workload } from './workloads.js'
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
+const AUTOCANNON_VERSION = (JSON.parse(readFileSync(join(ROOT, 'node_modules', 'autocannon', 'package.json'), 'utf8')) as { version: string }).version
 const DATA_DIR = join(ROOT, 'bench', '.data')
 const RESULTS_DIR = join(ROOT, 'bench', 'results')
 const LOCK_FILE = join(DATA_DIR, 'run.lock')
@@ -337,6 +338,9 @@ async function sampleCold (base: string, workload: Workload, info: SnapshotInfo)
   return { meanBodyBytes: mean, page, headers: replayedHeaders(below.headers) }
 }
 
+/** The client main() chose (options.client is 'auto' only before that). */
+const clientOf = (options: BenchOptions): ClientName => options.client === 'wrk' ? 'wrk' : 'autocannon'
+
 function describe (name: string, s: Sample): string {
   const r = summarize([s])
   return `  ${name.padEnd(8)} ${Math.round(r.requestsPerSecond).toString().padStart(6)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  ` +
@@ -352,7 +356,7 @@ interface UnderLoad { name: string, port: number, pid: number }
  * to --attempts). Returns each target's samples, in the order given.
  */
 async function runWorkload (workload: Workload, targets: readonly UnderLoad[], ceiling: Ceiling, options: BenchOptions): Promise<{ samples: Sample[][], pairsRun: number }> {
-  const settings: LoadSettings = { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds }
+  const settings: LoadSettings = { client: clientOf(options), connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds }
   await ceiling.setMode(workload.name)
   await waitForQuiet(options)
   for (const target of targets) await warmUp(target.port, workload.warmup, settings)
@@ -610,7 +614,7 @@ async function underLoad (contender: Contender, info: SnapshotInfo, options: Ben
     try {
       await waitUntilAnswering(child, `${base}/-/readyz`, STARTUP_TIMEOUT_MS)
       const hot = hotWorkload(info.items, info.companies, options.hotPaths, options.seed)
-      const settings: LoadSettings = { connections: workload.connections ?? options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.reloadWindowSeconds, ...(options.loadRate === undefined ? {} : { rate: options.loadRate }) }
+      const settings: LoadSettings = { client: clientOf(options), connections: workload.connections ?? options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.reloadWindowSeconds, ...(options.loadRate === undefined ? {} : { rate: options.loadRate }) }
       await waitForQuiet(options)
       log(`${label}: ${options.warmupSeconds} s warm-up, then ${options.reloadWindowSeconds} s of hot load (${settings.connections} connections${options.loadRate === undefined ? '' : `, ${options.loadRate} req/s`}), the change at ${options.reloadAtSeconds} s`)
       await warmUp(port, hot.warmup, settings)
@@ -787,6 +791,15 @@ async function main (): Promise<void> {
     console.log(USAGE)
     return
   }
+  const wrk = wrkVersion()
+  if (options.client === 'wrk' && wrk === null) {
+    console.error('bench: --client wrk, and wrk is not on PATH (Debian: apt-get install wrk)')
+    process.exitCode = 2
+    return
+  }
+  options = { ...options, client: options.client === 'autocannon' || wrk === null ? 'autocannon' : 'wrk' }
+  const client = options.client === 'wrk' ? wrk ?? 'wrk' : `autocannon ${AUTOCANNON_VERSION}`
+  log(`load client: ${client}${options.loadRate === undefined ? '' : ` (autocannon for the ${options.loadRate} req/s of the reload and change-file workloads)`}`)
   const startedAt = new Date().toISOString()
   await mkdir(DATA_DIR, { recursive: true })
   await mkdir(RESULTS_DIR, { recursive: true })
@@ -842,6 +855,7 @@ async function main (): Promise<void> {
     service: buildOf(service),
     ...(contenders[1] === undefined ? {} : { baseline: buildOf(contenders[1]) }),
     busyCoresBefore,
+    client,
     command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv.map(shellQuoted)] : [])].join(' '),
     options,
     sizes,
