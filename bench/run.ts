@@ -862,9 +862,11 @@ async function main (): Promise<void> {
     targets: checkTargets(sizes)
   }
   const text = markdown(result)
-  await writeFile(join(RESULTS_DIR, 'latest.md'), text)
-  await writeFile(join(RESULTS_DIR, 'latest.json'), JSON.stringify(result, null, 2) + '\n')
-  process.stdout.write(`\n${text}\nWritten to bench/results/latest.md and latest.json\n`)
+  // A --quick run is a smoke run or a quick A/B: it never replaces the results BENCHMARKS.md's table is made from.
+  const name = options.quick ? 'quick' : 'latest'
+  await writeFile(join(RESULTS_DIR, `${name}.md`), text)
+  await writeFile(join(RESULTS_DIR, `${name}.json`), JSON.stringify(result, null, 2) + '\n')
+  process.stdout.write(`\n${text}\nWritten to bench/results/${name}.md and ${name}.json\n`)
 }
 
 // Whatever happens, no server is left behind.
