@@ -1,5 +1,4 @@
-// buildApp(config): wires the public app (http/public-app.ts), the snapshot, the operator's pages and listener, and
-// the serving threads when WORKERS asks for them (ADR 029). serve.ts listens; tests call this directly.
+// buildApp(config): wires the public app, the snapshot, the operator's pages and the serving threads (ADR 029).
 import type { FastifyInstance } from 'fastify'
 import { changesDirOf, type Config } from './config.js'
 import consolePlugin from './console/console-route.js'
@@ -16,22 +15,21 @@ import { ServingPool } from './serving/serving-pool.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The serving threads (WORKERS > 1); null when this thread answers the public port itself. */
+    /** Null when this thread answers the public port itself. */
     servingPool: ServingPool | null
   }
 }
 
 export interface AppOptions {
-  /** Serving threads to answer the public port from; 0: this thread answers it (serving-mode.ts). */
+  /** 0: this thread answers the public port (serving-mode.ts). */
   servingThreads?: number
-  /** What every load asks before it reads; by default the budget of MEMORY_LIMIT_MB (tests give their own). */
   memory?: MemoryGuard
 }
 
 export async function buildApp (
   config: Config, { servingThreads = 0, memory }: AppOptions = {}
 ): Promise<FastifyInstance> {
-  // The served snapshot, read once per request; none while the first load is under way.
+  // Read once per request.
   const app: FastifyInstance = await publicApp(config, () => app.snapshots.current(), async app => {
     const pool = servingThreads > 0
       ? new ServingPool(config, servingThreads, {
@@ -42,7 +40,7 @@ export async function buildApp (
       : null
     app.decorate('servingPool', pool)
     if (app.trouble !== null) {
-      // Said once at the start, seed included: CHAOS_SEED=<seed> replays this run's sequence.
+      // CHAOS_SEED=<seed> replays this run's sequence.
       app.log.warn(
         { trouble: troubleStatus(app.trouble) },
         'simulated trouble is on: this is a demo server, not a replica'
@@ -50,7 +48,7 @@ export async function buildApp (
     }
     await app.register(snapshotPlugin, {
       snapshotPath: config.snapshotPath,
-      // A version a serving thread still holds is memory on its way out, as the control's own are (ADR 034).
+      // A version a serving thread still holds is memory on its way out (ADR 034).
       memory: memory ?? memoryGuard(config, () => pool?.lettingGo() === true),
       changesDir: changesDirOf(config),
       watch: config.watch,
@@ -66,11 +64,11 @@ export async function buildApp (
             headers: config.snapshotHttpHeaders
           },
       versions: { stateDir: config.stateDir, keep: config.keepVersions, pruneDays: config.statePruneDays },
-      // Every version served here is served by every serving thread before it counts as served (10 s at most).
+      // Counts as served once every serving thread serves it (10 s at most).
       publish: pool === null ? null : async model => { await pool.publish(model) }
     })
     if (pool !== null) {
-      // The serving threads hold the public connections: they are drained before anything else closes.
+      // They hold the public connections: drained before anything else closes.
       app.addHook('preClose', async () => { await pool.close() })
     }
     if (config.opsPort === null) {

@@ -1,5 +1,4 @@
-// The service's configuration: one TypeBox schema, read from explicit overrides, then CLI flags, then
-// the environment, then defaults; validated once, frozen. Nothing else reads process.env.
+// The configuration: overrides, then flags, then environment, then defaults; validated once. Nothing else reads env.
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { createHash } from 'node:crypto'
@@ -8,16 +7,15 @@ import { isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, FAIL_STATUSES, type FailStatus } from './errors.js'
 
-/** The sample snapshot shipped in data/ (beside src/ and dist/): served when no snapshot is named. */
+/** data/ is beside src/ and dist/. */
 export const BUNDLED_SNAPSHOT = fileURLToPath(new URL('../data/snapshot.json', import.meta.url))
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
-/** The longest simulated delay (DELAY_MS, and `delay=` under CHAOS): a lognormal's tail is cut there too. */
+/** A lognormal's tail is cut there too. */
 export const MAX_DELAY_MS = 600_000
 const DelayMs = Type.Integer({ minimum: 0, maximum: MAX_DELAY_MS })
 
-/** DELAY_MS: `200`, `100-400` or `~150`. */
 const DelaySchema = Type.Union([
   Type.Object({ kind: Type.Literal('fixed'), ms: DelayMs }),
   Type.Object({ kind: Type.Literal('uniform'), min: DelayMs, max: DelayMs }),
@@ -29,10 +27,7 @@ const FAULTS = ['reset', 'truncate', 'dribble'] as const
 export type FaultKind = typeof FAULTS[number]
 const Rate = Type.Number({ minimum: 0, maximum: 1 })
 
-/**
- * The AWS SDK's settings an s3:// SNAPSHOT_URL uses: read by the SDK, not loadConfig; named for --help and for
- * deploy/'s tests (a name there must be one of these or an option's).
- */
+/** Read by the AWS SDK, not loadConfig; named for --help and deploy/'s tests. */
 export const S3_ENVIRONMENT = [
   'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_ENDPOINT_URL_S3',
   'AWS_ENDPOINT_URL'
@@ -95,16 +90,16 @@ interface Option<K extends keyof Config> {
   env: string
   /** `--` and `env` in kebab case. */
   flag: string
-  /** The text parsed when the option is not given; undefined: the option is unset (null). */
+  /** undefined: unset (null). */
   default: string | undefined
-  /** The default as --help and the reference show it, where the real one depends on the machine. */
+  /** Where the real default depends on the machine. */
   shown?: string
   description: string
-  /** What the option accepts, in words: --help, the reference and every error about it say it. */
+  /** Said by --help, the reference and every error about the option. */
   rule: string
-  /** A value never repeated in a message (a token, a header). */
+  /** Never repeated in a message. */
   secret?: boolean
-  /** Raw text → value; throws a message without the option name (added by the caller). */
+  /** Throws a message without the option name (added by the caller). */
   parse: (text: string) => Config[K]
 }
 
@@ -129,7 +124,6 @@ function integer (min: number, max: number) {
   }
 }
 
-/** `http://`, `https://` or `s3://`, with a name that says the format. */
 function snapshotUrl (text: string): string {
   let url: URL
   try {
@@ -149,18 +143,15 @@ function snapshotUrl (text: string): string {
   return url.href
 }
 
-/** RFC 9110's token: what a header's name is made of. */
+/** RFC 9110's token. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-/** Set by the replica itself (its conditional, whole-object requests) or by HTTP's framing: not the user's. */
+/** Set by the replica's own requests or by HTTP's framing. */
 const RESERVED_HEADERS = new Set([
   'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect',
   'accept-encoding', 'range', 'if-none-match', 'if-modified-since'
 ])
 
-/**
- * SNAPSHOT_HTTP_HEADERS: `Name: value` a line, or a JSON object of names to values. The values are secrets:
- * no message here repeats one, nor a name that is not one (it may be a value missing its colon).
- */
+/** No message repeats a value, nor a name that is not one (it may be a value missing its colon): secrets. */
 function httpHeaders (text: string): Record<string, string> | null {
   const value = text.trim()
   if (value === '') return null
@@ -206,7 +197,6 @@ function httpHeaders (text: string): Record<string, string> | null {
   return headers
 }
 
-/** A number of workers, or `auto`: one per core the process may use. */
 function workers (text: string): number {
   if (text.trim().toLowerCase() === 'auto') return Math.min(availableParallelism(), 256)
   if (!/^[0-9]+$/.test(text.trim()) || Number(text) < 1 || Number(text) > 256) {
@@ -222,7 +212,7 @@ function boolean (text: string): boolean {
   throw new Error(`must be ${BOOLEAN_RULE}`)
 }
 
-/** LOG_PRETTY: `auto` is decided in loadConfig, which knows whether the log goes to a terminal. */
+/** `auto` is decided in loadConfig, which knows whether the log goes to a terminal. */
 function logPretty (text: string): boolean {
   try {
     return boolean(text)
@@ -272,7 +262,6 @@ function allowedHosts (text: string): string[] | null {
   return hosts
 }
 
-/** `200` (fixed), `100-400` (uniform), `~150` (lognormal with that median); empty or 0 for none. */
 function delay (text: string): DelaySpec | null {
   const value = text.trim()
   const rule = `must be milliseconds (200), a range (100-400) or a median (~150), from 0 to ${MAX_DELAY_MS}`
@@ -305,7 +294,6 @@ function delay (text: string): DelaySpec | null {
   throw new Error(rule)
 }
 
-/** MEMORY_ESTIMATE_SCALE: a positive factor, `0.01` to `100`. */
 function scale (text: string): number {
   const value = text.trim()
   const rule = 'must be a number from 0.01 to 100 (1: the measured estimate; below 1 only to test the watch)'
@@ -315,7 +303,6 @@ function scale (text: string): number {
   return number
 }
 
-/** A probability: `0`, `0.2`, `1`. */
 function rate (text: string): number {
   const value = text.trim()
   if (!/^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/.test(value) || Number(value) > 1) {
@@ -347,7 +334,6 @@ function logLevel (text: string): Config['logLevel'] {
   return value as Config['logLevel']
 }
 
-/** The change files' directory: CHANGES_DIR, or the snapshot's path with `.changes` appended. */
 export function changesDirOf (config: Pick<Config, 'changesDir' | 'snapshotPath'>): string {
   return config.changesDir ?? `${config.snapshotPath}.changes`
 }
@@ -668,7 +654,7 @@ const SPECS: OptionSpec[] = [
     description: 'Answer GET and HEAD of pages before Fastify routes them (same answers, 12–28% more of them per second: docs/decisions/002).',
     parse: boolean
   },
-  // Simulated trouble, for a demo server (docs/guides/demo-server.md#trouble-on-purpose). All off by default.
+  // docs/guides/demo-server.md#trouble-on-purpose
   {
     key: 'delayMs',
     env: 'DELAY_MS',
@@ -732,16 +718,12 @@ export const OPTIONS = SPECS.map(o => ({ ...o, flag: `--${o.env.toLowerCase().re
 interface ConfigSources {
   env?: Record<string, string | undefined>
   argv?: readonly string[]
-  /** Whether the log goes to a terminal: decides LOG_PRETTY=auto. */
+  /** Decides LOG_PRETTY=auto. */
   tty?: boolean
-  /** Already-typed values that win over everything (tests use these). */
+  /** For tests: win over everything. */
   overrides?: Partial<Config>
 }
 
-/**
- * Parses `--name value` and `--name=value`, after an optional FILE (the snapshot, as --snapshot-path).
- * Throws ConfigError on an unknown flag, a missing value, or a snapshot named twice.
- */
 function readFlags (argv: readonly string[]): Map<string, string> {
   const flags = new Map<string, string>()
   const file = argv[0] !== undefined && !argv[0].startsWith('-') ? argv[0] : undefined
@@ -771,18 +753,15 @@ function readFlags (argv: readonly string[]): Map<string, string> {
   return flags
 }
 
-/** Where a user's cache belongs (XDG): $XDG_CACHE_HOME/explore-replica, else ~/.cache/explore-replica. */
+/** XDG. */
 function userCacheDir (env: Readonly<Record<string, string | undefined>>): string {
   const xdg = env.XDG_CACHE_HOME
-  // The XDG rule: a relative path is ignored.
+  // XDG ignores a relative path.
   const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(env.HOME ?? homedir(), '.cache')
   return join(base, 'explore-replica')
 }
 
-/**
- * `state` in SNAPSHOT_CACHE_DIR; in the default one, shared by every replica on the machine, `state-` and a
- * digest of the source, so that a pin or kept versions of one demo never reach another snapshot's.
- */
+/** In the shared default cache, one per source: one demo's pin never reaches another snapshot. */
 function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolean): string {
   const cacheDir = String(config.snapshotCacheDir)
   if (cacheDirGiven) return join(cacheDir, 'state')
@@ -792,10 +771,7 @@ function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolea
   return join(cacheDir, `state-${createHash('sha256').update(source).digest('hex').slice(0, 12)}`)
 }
 
-/**
- * Throws a ConfigError when SNAPSHOT_URL and SNAPSHOT_HTTP_HEADERS cannot go together: credentials that would
- * be dropped without a word, or two of them for one Authorization header. Never repeats a secret.
- */
+/** Credentials that would be dropped without a word, or two for one Authorization header. */
 function checkSourceOptions (text: string, headers: Readonly<Record<string, string>> | null): void {
   const url = new URL(text)
   const names = Object.keys(headers ?? {}).map(name => name.toLowerCase())
@@ -819,7 +795,7 @@ function checkSourceOptions (text: string, headers: Readonly<Record<string, stri
   }
 }
 
-/** A URL's text without its user:password, whether or not it parses as a URL. */
+/** Whether or not it parses as a URL. */
 function withoutUserinfo (text: string): string {
   return text.includes('//') ? text.replace(/\/\/[^/?#]*@/, '//') : text.replace(/^[^/?#]*@/, '')
 }
@@ -850,13 +826,13 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
     }
   }
   config.snapshotCacheDir ??= userCacheDir(env)
-  // In the cache directory: the one deploy/ makes writable, on the disk of the downloads it hard-links (ADR 025).
+  // deploy/ makes it writable, on the disk of the downloads it hard-links (ADR 025).
   config.stateDir ??= defaultStateDir(
     config,
     flags.has('--snapshot-cache-dir') || env.SNAPSHOT_CACHE_DIR !== undefined || 'snapshotCacheDir' in overrides
   )
   if (!Value.Check(ConfigSchema, config)) {
-    // Only an override a test passes gets here: text is parsed to the schema's rules above.
+    // Only a test's override gets here.
     const first = Value.Errors(ConfigSchema, config).First()
     const option = OPTIONS.find(o => `/${o.key}` === first?.path)
     throw new ConfigError(option === undefined
@@ -870,7 +846,6 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
     )
   }
   if (checked.snapshotUrl !== null) checkSourceOptions(checked.snapshotUrl, checked.snapshotHttpHeaders)
-  // A rate of faults with no fault to make is a mistake worth naming: nothing would happen.
   const faultRate = flags.get('--fault-rate') ?? env.FAULT_RATE
   if (checked.fault === null && faultRate !== undefined && !('faultRate' in overrides)) {
     throw new ConfigError(
@@ -880,7 +855,6 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
   return Object.freeze(checked)
 }
 
-/** `NAME="value": what is wrong`, and the option's rule when the message does not already say it. */
 function optionError (option: OPTIONS_ENTRY, name: string, text: string, problem: string): string {
   const shown = option.secret === true
     ? '(hidden)'

@@ -1,10 +1,7 @@
-// Every error this service raises, created here and nowhere else, each a ServiceError with a code (as Fastify's
-// FST_ERR_*) and its class's name. HTTP errors carry the exact body the original Django REST Framework service
-// answers with; snapshot errors carry the editor-facing report.
+// Every error the service raises, each with a code; HTTP errors carry the exact body DRF answers with.
 import { STATUS_CODES } from 'node:http'
 import { format } from 'node:util'
 
-/** The one base: a code a caller may test besides the class, and the class's name in logs. */
 export abstract class ServiceError extends Error {
   abstract readonly code: string
 
@@ -14,16 +11,13 @@ export abstract class ServiceError extends Error {
   }
 }
 
-/** The JSON body a client sees for an error: DRF's shapes, never a stack trace or a file path. */
+/** Never a stack trace or a file path. */
 export type ErrorBody = { detail: string } | Record<string, string[]>
 
 export class HttpError extends ServiceError {
-  /** Seconds a client should wait before it asks again: DRF's `exc.wait`, sent as `Retry-After`. */
+  /** Seconds: DRF's `exc.wait`, sent as `Retry-After`. */
   wait?: number
-  /**
-   * The indentation the view negotiated before it failed: DRF renders a view's errors with the renderer it
-   * chose (`application/json; indent=4` indents a 404 too). Unset: compact.
-   */
+  /** DRF renders a view's errors with the renderer it negotiated (`indent=4` indents a 404 too). */
   indent?: number | null
 
   constructor (readonly code: string, readonly statusCode: number, message: string, readonly body: ErrorBody) {
@@ -31,14 +25,13 @@ export class HttpError extends ServiceError {
   }
 }
 
-/** A maker of one HTTP error: `message` takes its `%s` from the arguments; `body` defaults to `{"detail": message}`. */
 function httpError<Args extends unknown[] = []> (
   code: string, statusCode: number, message: string, body: (...args: Args) => ErrorBody = () => ({ detail: message })
 ) {
   return (...args: Args): HttpError => new HttpError(code, statusCode, format(message, ...args), body(...args))
 }
 
-// `companies` is validated like Django's IntegerField, which answers with this exact message.
+// Django's IntegerField's exact message.
 export const companiesNotInteger = httpError('EXPLORE_ERR_COMPANIES', 400, 'companies must be whole numbers',
   () => ({ companies: ['Enter a whole number.'] }))
 
@@ -50,36 +43,33 @@ export const methodNotAllowed = httpError('EXPLORE_ERR_METHOD_NOT_ALLOWED', 405,
 export const notAcceptable = httpError('EXPLORE_ERR_NOT_ACCEPTABLE', 406,
   'Could not satisfy the request Accept header.')
 
-// Django refuses a query string of more than DATA_UPLOAD_MAX_NUMBER_FIELDS (1000) fields.
+// Django's DATA_UPLOAD_MAX_NUMBER_FIELDS.
 export const TOO_MANY_FIELDS_CODE = 'EXPLORE_ERR_TOO_MANY_FIELDS'
 export const tooManyFields = httpError(TOO_MANY_FIELDS_CODE, 400, 'The number of GET/POST parameters exceeded 1000.')
 
-// Django's host check (ALLOWED_HOSTS and the host syntax) answers 400 before anything else runs.
+// Django's host check answers before anything else runs.
 export const invalidHost = httpError('EXPLORE_ERR_INVALID_HOST', 400, 'Invalid Host header.')
 
 export const uriTooLong = httpError('EXPLORE_ERR_URI_TOO_LONG', 414, 'URI Too Long.')
 
-// The ServiceUnavailable of DRF's documentation (its "Custom exceptions" example; DRF ships no 503 of its own).
+// From DRF's "Custom exceptions" example: DRF ships no 503 of its own.
 const SERVICE_UNAVAILABLE = 'Service temporarily unavailable, try again later.'
 
-// No snapshot is served yet (the first load is under way): the ServiceUnavailable above, with its default detail.
 export const snapshotLoading = httpError('EXPLORE_ERR_SNAPSHOT_LOADING', 503, SERVICE_UNAVAILABLE)
 
-// Refusals that come before any view: a path the router cannot decode, a request Fastify refuses, and
-// the ones Node's HTTP parser raises before Fastify sees a request (written on the raw socket).
+// Refusals before any view, some written on the raw socket by Node's HTTP parser.
 export const badRequest = httpError('EXPLORE_ERR_BAD_REQUEST', 400, 'Bad Request.')
 
 export const requestTimeout = httpError('EXPLORE_ERR_REQUEST_TIMEOUT', 408, 'Request Timeout.')
 
 export const headersTooLarge = httpError('EXPLORE_ERR_HEADERS_TOO_LARGE', 431, 'Request Header Fields Too Large.')
 
-/** The body of any other 4xx Fastify raises: its status text, never Fastify's message (it may echo internals). */
+/** Never Fastify's message: it may echo internals. */
 export function refusalBody (statusCode: number): ErrorBody {
   return { detail: `${STATUS_CODES[statusCode] ?? 'Bad Request'}.` }
 }
 
-// Operator actions: the operator's listener only, with OPS_TOKEN. The 401s are DRF's
-// NotAuthenticated and AuthenticationFailed, with the `WWW-Authenticate: Bearer` the route adds.
+// The 401s are DRF's NotAuthenticated and AuthenticationFailed.
 export const opsActionsOff = httpError('EXPLORE_ERR_OPS_ACTIONS_OFF', 403, 'Operator actions are off: set OPS_TOKEN.')
 
 export const opsNotAuthenticated = httpError('EXPLORE_ERR_OPS_NOT_AUTHENTICATED', 401,
@@ -101,22 +91,20 @@ export const versionNotLoaded = httpError('EXPLORE_ERR_VERSION_NOT_LOADED', 500,
     detail: `Version "${version}" did not load; the served version is unchanged (the service's log says why).`
   }))
 
-// A serving thread forwards the operator's pages to the control thread (ADR 029); one that does not answer.
+// The control thread did not answer a serving thread's forward (ADR 029).
 export const controlUnavailable = httpError('EXPLORE_ERR_CONTROL_UNAVAILABLE', 503,
   'The service is busy or closing; try again.')
 
 export const serverError = httpError('EXPLORE_ERR_SERVER', 500, 'A server error occurred.')
 
-// Failures simulated on purpose (FAIL_RATE, FAIL_STATUS, and `status=` under CHAOS): each status answered with
-// the body of the DRF exception that has it, default detail and all (rest_framework/exceptions.py).
+// Simulated failures: each the DRF exception with that status (rest_framework/exceptions.py).
 const SIMULATED_WAIT_SECONDS = 1
 
 const simulatedFailures = {
   400: httpError('EXPLORE_ERR_SIMULATED_400', 400, 'Malformed request.'),
   403: httpError('EXPLORE_ERR_SIMULATED_403', 403, 'You do not have permission to perform this action.'),
   404: httpError('EXPLORE_ERR_SIMULATED_404', 404, 'Not found.'),
-  // DRF's Throttled with a wait: the detail names it (singular or plural, as its ngettext does) and its
-  // exception handler sends it as Retry-After.
+  // DRF's Throttled with a wait, pluralized as its ngettext does.
   429: httpError('EXPLORE_ERR_SIMULATED_429', 429, 'Request was throttled.',
     (wait: number) => ({
       detail: `Request was throttled. Expected available in ${wait} ${wait === 1 ? 'second' : 'seconds'}.`
@@ -125,18 +113,16 @@ const simulatedFailures = {
   503: httpError('EXPLORE_ERR_SIMULATED_503', 503, SERVICE_UNAVAILABLE)
 }
 
-/** The statuses a simulated failure can have: those a DRF exception answers with. */
 export type FailStatus = keyof typeof simulatedFailures
 export const FAIL_STATUSES = Object.keys(simulatedFailures).map(Number) as FailStatus[]
 
-/** A failure simulated on purpose; 429 and 503 carry a wait (Retry-After): DRF's for 429, a proxy's habit for 503. */
+/** A Retry-After on 429 (DRF's) and 503 (a proxy's habit). */
 export function simulatedFailure (status: FailStatus): HttpError {
   const error = status === 429 ? simulatedFailures[429](SIMULATED_WAIT_SECONDS) : simulatedFailures[status]()
   if (status === 429 || status === 503) error.wait = SIMULATED_WAIT_SECONDS
   return error
 }
 
-/** The error, to be rendered with the indentation the view negotiated before it failed. */
 export function negotiatedAs<E extends HttpError> (error: E, indent: number | null): E {
   error.indent = indent
   return error
@@ -146,15 +132,10 @@ export function isHttpError (error: unknown): error is HttpError {
   return error instanceof HttpError
 }
 
-/**
- * A snapshot file that cannot be served: unreadable, invalid with one line per problem, or too big for the
- * memory budget (TooBigError).
- */
 export class SnapshotError extends ServiceError {
   readonly code: 'SNAPSHOT_ERR_UNREADABLE' | 'SNAPSHOT_ERR_INVALID' | 'SNAPSHOT_ERR_TOO_BIG'
   readonly file: string
   readonly problems: readonly string[]
-  /** What the file was read as: the report's first word. */
   readonly kind: 'snapshot' | 'change file'
 
   constructor (
@@ -168,10 +149,6 @@ export class SnapshotError extends ServiceError {
   }
 }
 
-/**
- * The report on a file refused, headed by its kind (`snapshot`, `change file`, `manifest`): why, then each
- * problem on a line of its own.
- */
 export function refusalReport (
   kind: string, file: string, code: SnapshotError['code'], problems: readonly string[]
 ): string {
@@ -185,14 +162,12 @@ export function refusalReport (
     : `${kind} ${file} ${what} (${count}):\n${problems.map(p => `  ${p}`).join('\n')}`
 }
 
-/** What a file refused for memory needs at its peak, and what the budget had free (snapshot/memory-budget.ts). */
 export interface MemoryShortfall {
   neededBytes: number
   freeBytes: number
   budgetBytes: number
 }
 
-/** A snapshot refused because loading it would pass the memory budget: refused like a bad file. */
 export class TooBigError extends SnapshotError {
   constructor (
     file: string, problem: string, readonly shortfall: MemoryShortfall, kind: SnapshotError['kind'] = 'snapshot'
@@ -201,32 +176,27 @@ export class TooBigError extends SnapshotError {
   }
 }
 
-/** A file system failure in a word: its code (ENOENT), else its message. */
 export function errnoText (error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? (error as Error).message
 }
 
-/** A bad configuration value: the message names the variable or flag and the rule. */
 export class ConfigError extends ServiceError {
   readonly code = 'CONFIG_ERR_INVALID'
 }
 
-/** The service cannot start here (a port in use, a STATE_DIR it cannot use): what is wrong and what to do, exit 1. */
 export class StartError extends ServiceError {
   readonly code = 'START_ERR'
 }
 
-/** A command line used wrongly (an unknown option, a bad value): exit 2, the message, where to read more. */
+/** Exit 2. */
 export class UsageError extends ServiceError {
   readonly code: string = 'CLI_ERR_USAGE'
 }
 
-/** A file that is not text at all: empty, or not UTF-8. */
 export class NotText extends ServiceError {
   readonly code = 'LOAD_ERR_NOT_TEXT'
 }
 
-/** A line longer than the limit: reading stops there. */
 export class LineTooLong extends ServiceError {
   readonly code = 'LOAD_ERR_LINE_TOO_LONG'
   constructor (readonly number: number, limit: number) {
@@ -234,7 +204,6 @@ export class LineTooLong extends ServiceError {
   }
 }
 
-/** The document is not JSON, or not one the streamer follows. The message ends with the line and column. */
 export class NotFollowed extends ServiceError {
   readonly code = 'LOAD_ERR_NOT_FOLLOWED'
   readonly line: number
@@ -247,39 +216,34 @@ export class NotFollowed extends ServiceError {
   }
 }
 
-/** A place in a file's text, as reports name it: 1-based, columns in characters. */
+/** 1-based, columns in characters. */
 interface Place { line: number, column: number }
 
 export function describePosition ({ line, column }: Place): string {
   return `line ${line}, column ${column}`
 }
 
-/** An item a change file cannot carry: nothing is written. */
 export class ChangeFileError extends ServiceError {
   readonly code = 'CHANGES_ERR_ITEM'
 }
 
-/** A refusal of `publish`, in words for the publisher: exit 1. */
 export class PublishError extends ServiceError {
   readonly code = 'CLI_ERR_PUBLISH'
 }
 
-/** A reason for `convert` to write nothing, for the person converting. */
 export class ConvertError extends ServiceError {
   readonly code = 'CLI_ERR_CONVERT'
 }
 
-/** A version image that cannot be used, and why: logged, and the snapshot is parsed instead (ADR 033). */
+/** Logged, and the snapshot is parsed instead (ADR 033). */
 export class ImageError extends ServiceError {
   readonly code = 'SNAPSHOT_ERR_IMAGE'
 }
 
-/** A failure to reach or read a snapshot source, in words for the log and status (never a stack trace). */
 export class SourceError extends ServiceError {
   readonly code = 'SOURCE_ERR'
 }
 
-/** A manifest that cannot be followed: one line per problem. */
 export class ManifestError extends ServiceError {
   readonly code = 'SOURCE_ERR_MANIFEST'
   constructor (readonly problems: readonly string[]) {
@@ -287,15 +251,13 @@ export class ManifestError extends ServiceError {
   }
 }
 
-/** A bad option or argument of the capture: the command line's UsageError, printed with a usage hint, exit 2. */
 export class CaptureUsageError extends UsageError {}
 
-/** The capture failed; nothing was written. */
 export class CaptureError extends ServiceError {
   readonly code: string = 'CAPTURE_ERR'
 }
 
-/** The source answered something that is not an explore page: retrying would not help. */
+/** Retrying would not help. */
 export class NotExploreError extends CaptureError {
   override readonly code = 'CAPTURE_ERR_NOT_EXPLORE'
   constructor (readonly url: string, what: string) {
@@ -303,7 +265,7 @@ export class NotExploreError extends CaptureError {
   }
 }
 
-/** A signal stopped the capture; `exitCode` is the shell's 128 + signal number. */
+/** `exitCode`: the shell's 128 + signal number. */
 export class CaptureInterrupted extends ServiceError {
   readonly code = 'CAPTURE_ERR_INTERRUPTED'
   readonly exitCode: number

@@ -1,5 +1,4 @@
-// `mkdir -p`, one level at a time. Node's recursive mkdir never returns for a path it cannot make under /proc
-// (seen on Node 20 and 24: it retries ENOENT for ever, holding a thread of libuv's pool that exit then waits for).
+// `mkdir -p` a level at a time: Node 20/24's recursive mkdir retries ENOENT under /proc for ever, and exit waits.
 import { mkdir, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 

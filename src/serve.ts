@@ -1,5 +1,4 @@
-// Serving: config → buildApp → listen (this thread or the serving threads, ADR 029) → the first snapshot;
-// graceful shutdown on SIGTERM/SIGINT, SIGHUP reloads. Run by server.ts and `explore-replica serve` (src/cli).
+// Serving: config → buildApp → listen (ADR 029) → the first snapshot; SIGTERM/SIGINT close, SIGHUP reloads.
 import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
@@ -21,11 +20,10 @@ export async function serve (argv: string[]): Promise<void> {
   const config = loadConfig({ env: process.env, argv, tty: process.stdout.isTTY === true })
   const app = await buildApp(config, { servingThreads: servingThreads(config.workers) })
 
-  // SIGTERM/SIGINT: finish in-flight requests (the serving threads' first), then exit 0; a second signal or the
-  // grace period running out exits 1 at once.
+  // A second signal or the grace period running out exits 1 at once.
   closeWithGrace({
     delay: config.shutdownGraceMs,
-    // SIGHUP means "reload" to this service (below), not "stop".
+    // SIGHUP means "reload" here, not "stop".
     skip: ['SIGHUP'],
     logger: { error: (message: string) => app.log.error(message) },
     onSecondSignal: signal => app.log.error({ signal }, 'second signal: exiting now'),
@@ -37,12 +35,10 @@ export async function serve (argv: string[]): Promise<void> {
     app.log.info('closed')
   })
 
-  // SIGHUP reloads, as daemons do, watched or not; from a URL it begins a new check (one under way may have asked
-  // before the publish the signal follows).
+  // From a URL, a new check: one under way may have asked before the publish the signal follows.
   process.on('SIGHUP', () => { app.snapshotSource.reloadAsked().catch(() => {}) })
-  // Listening before the first load, which takes what a large file takes (/-/readyz says so). A bad file stops the
-  // service; a URL's snapshot is waited for, unready: a store outage must not stop a fleet.
-  // Until then, the log says it waits: a start whose first file is refused never said it served.
+  // Listening before the first load; a URL's is waited for, unready: a store outage must not stop a fleet.
+  // The log says it waits: a start whose first file is refused never said it served.
   const waiting = (): string => app.snapshots.current() === null ? ', waiting for the first snapshot' : ''
   let where: AddressInfo
   const pool = app.servingPool
@@ -69,7 +65,7 @@ export async function serve (argv: string[]): Promise<void> {
   }
 }
 
-/** What `listen` resolves with; a port or host it cannot have is a StartError naming `variable` and what to do. */
+/** A port or host it cannot have is a StartError naming `variable` and what to do. */
 async function listening<T> (variable: string, port: number, host: string, listen: () => Promise<T>): Promise<T> {
   try {
     return await listen()
@@ -88,14 +84,14 @@ async function listening<T> (variable: string, port: number, host: string, liste
   }
 }
 
-/** An address as a URL's host: IPv6 in brackets, the wildcard addresses as the loopback a browser can open. */
+/** Wildcard addresses as the loopback a browser can open. */
 function urlHost (address: string): string {
   if (address === '0.0.0.0') return '127.0.0.1'
   if (address === '::') return '[::1]'
   return address.includes(':') ? `[${address}]` : address
 }
 
-/** Configuration and snapshot errors are the operator's to fix: what is wrong, no stack trace. */
+/** The operator's to fix: what is wrong, no stack trace. */
 export function reportStartFailure (error: unknown): void {
   if (error instanceof ConfigError) {
     process.stderr.write(`configuration error: ${error.message}\nRun with --help for the options.\n`)

@@ -1,5 +1,4 @@
-// Entry point: `node dist/server.js [options]` serves (src/serve.ts), as `explore-replica serve` does. Run
-// it directly in production: npm may not forward signals.
+// Entry point: `node dist/server.js [options]`; run it directly in production: npm may not forward signals.
 import { reportStartFailure, serve } from './serve.js'
 
 serve(process.argv.slice(2)).catch(reportStartFailure)

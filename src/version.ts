@@ -1,5 +1,4 @@
-// The package's version, read once from its package.json: one directory up from src/ (tsx) and from dist/
-// alike, and npm packs package.json whatever `files` says.
+// The package's version: package.json is one directory up from src/ and dist/, and always packed.
 import { readFileSync } from 'node:fs'
 
 export const VERSION: string = (

@@ -1,5 +1,4 @@
-// Writes a file others read whole (snapshots, change files, the pin, a manifest, a follower's cache) through a
-// temporary file renamed over it once flushed: a reader sees the old file or the new one, never half of either.
+// Writes through a temporary file renamed once flushed: a reader sees the old file or the new one, never half.
 import { createWriteStream } from 'node:fs'
 import { realpath, rename, rm, stat } from 'node:fs/promises'
 import { once } from 'node:events'
@@ -8,29 +7,21 @@ import { basename, dirname, extname, join, resolve } from 'node:path'
 import { makeDirectory } from './make-directory.js'
 
 export interface WrittenFile {
-  /** The file replaced (symbolic links followed). */
+  /** Symbolic links followed. */
   path: string
   bytes: number
 }
 
 export interface TemporaryFileOptions {
-  /**
-   * Runs on the complete temporary file before the rename; throwing leaves the target untouched. Without
-   * one, a target that is a device or a pipe (/dev/stdout) is written directly.
-   */
+  /** Throwing leaves the target untouched; without one, a device or pipe (/dev/stdout) is written directly. */
   check?: (temporary: string) => Promise<void>
-  /** Aborting stops the writing; the temporary file is removed and the target left as it was. */
   signal?: AbortSignal
 }
 
 // Batching small pieces into ~256 KB writes keeps the per-write overhead negligible.
 const BATCH_CHARS = 1 << 18
 
-/**
- * Writes what `produce` emits to `path` through a temporary file beside it, with the target's extension so it loads
- * as the target will; `check` runs on it whole before the rename. On failure it is removed, the error rethrown.
- * A symbolic link is followed (the link stays); a target that is not a regular file is written directly.
- */
+/** The temporary file has the target's extension, so it loads as the target will. */
 export async function writeThroughTemporary (
   path: string,
   produce: (emit: (piece: string) => Promise<void>) => Promise<void>,
@@ -51,8 +42,7 @@ export async function writeThroughTemporary (
     ? target
     : join(dirname(target), `.${basename(target, extension)}.${process.pid}.tmp${extension}`)
 
-  // Flushed to the disk before it closes, so before the rename: after a power cut the target is the old
-  // file or the whole new one, never a renamed but empty file.
+  // Flushed before the rename: after a power cut, never a renamed but empty file.
   const out = createWriteStream(temporary, { encoding: 'utf8', flush: !direct })
   const failed = new Promise<never>((_resolve, reject) => { out.once('error', reject) })
   failed.catch(() => {})
@@ -83,8 +73,7 @@ export async function writeThroughTemporary (
     signal?.throwIfAborted()
     if (!direct) await rename(temporary, target)
   } catch (error) {
-    // A stream destroyed before its file is open still creates the file once the open completes: wait
-    // for it to close before removing the file, or the removal comes first and the file stays.
+    // One destroyed before its file is open still creates it: waited for, or the removal comes first.
     out.destroy()
     if (!out.closed) await once(out, 'close').catch(() => {})
     // Cleanup must not mask the error that matters.
@@ -94,7 +83,7 @@ export async function writeThroughTemporary (
   return { path: target, bytes }
 }
 
-/** Whether process `pid` still runs: its temporary files (named by pid) are then not a crash's leftovers. */
+/** Its temporary files (named by pid) are then not a crash's leftovers. */
 export function isAlive (pid: number): boolean {
   try {
     process.kill(pid, 0)

@@ -1,5 +1,4 @@
-// The memory budget: how much the replica may use, a load's estimated peak, and the watch that abandons a load
-// at the budget. A file that cannot fit is refused like a bad one, never a kill by the kernel (ADR 024).
+// The memory budget: a file that cannot fit is refused like a bad one, never killed by the kernel (ADR 024).
 import { readFileSync } from 'node:fs'
 import { totalmem } from 'node:os'
 import { dirname, join, relative } from 'node:path'
@@ -10,7 +9,6 @@ import { memoryGoing } from './model/item-memory.js'
 
 const MiB = 1024 * 1024
 
-/** Where the budget comes from, as status and the log name it. */
 export type BudgetSource = 'MEMORY_LIMIT_MB' | 'cgroup v2' | 'cgroup v1' | 'machine'
 
 export interface MemoryBudget {
@@ -18,10 +16,7 @@ export interface MemoryBudget {
   source: BudgetSource
 }
 
-/**
- * MEMORY_LIMIT_MB; else the cgroup's limit, the lowest up to the root (a parent's binds too); else the
- * machine's memory. `root` is where /proc and /sys are (tests give their own).
- */
+/** `root`: where /proc and /sys are (tests give their own). */
 export function resolveBudget (
   limitMb: number | null, { root = '/', machineBytes = totalmem() }: { root?: string, machineBytes?: number } = {}
 ): MemoryBudget {
@@ -32,7 +27,6 @@ export function resolveBudget (
   return { bytes: machineBytes, source: 'machine' }
 }
 
-/** The memory limit of this process's cgroup, v2 first; null when there is none, or no cgroup file system. */
 export function cgroupLimit (root: string): MemoryBudget | null {
   const memberships = readText(join(root, 'proc/self/cgroup'))
   const mounts = readText(join(root, 'proc/self/mountinfo'))
@@ -43,10 +37,7 @@ export function cgroupLimit (root: string): MemoryBudget | null {
   return v1 === null ? null : { bytes: v1, source: 'cgroup v1' }
 }
 
-/**
- * The lowest limit in `file` from the process's cgroup up to its hierarchy's mount: `controller` '' is v2's
- * one hierarchy (`0::/path`), 'memory' v1's memory hierarchy (`4:memory:/path`).
- */
+/** The lowest up to the mount: a parent's limit binds too. `controller` '' is v2 (`0::/path`). */
 function limitOf (
   root: string, memberships: string, mounts: string, fsType: string, controller: string, file: string
 ): number | null {
@@ -61,7 +52,7 @@ function limitOf (
   })
   if (mount === undefined) return null
   const [, mountRoot, mountPoint] = (mount[0] as string).split(' ').slice(2)
-  // Inside a cgroup namespace the path is already relative to the mount; outside, the mount's root starts it.
+  // Inside a cgroup namespace the path is already relative to the mount.
   const inside = mountRoot !== undefined && mountRoot !== '/' && path.startsWith(mountRoot)
     ? path.slice(mountRoot.length)
     : path
@@ -84,13 +75,10 @@ function readText (file: string): string | null {
   }
 }
 
-/** The two formats a load parses, by the file's name (isJsonLinesPath); not write-snapshot-file.ts's layouts. */
+/** Not write-snapshot-file.ts's layouts. */
 export type ParsedFormat = 'json' | 'jsonl'
 
-/**
- * A load's peak above what the process held: a fixed part plus a part per file byte, inline and on the pool.
- * Fitted to first loads' VmHWM, rounded up; a reload measured less (ADR 024, docs/guides/capacity.md).
- */
+/** Fitted to first loads' VmHWM, rounded up; a reload measured less (ADR 024, docs/guides/capacity.md). */
 export const PEAK_ESTIMATE: Record<
   'inline' | 'pool', Record<ParsedFormat, { fixedBytes: number, perFileByte: number }>
 > = {
@@ -104,10 +92,10 @@ export const PEAK_ESTIMATE: Record<
   }
 }
 
-/** A version image's read: its sections' bytes, read into place, and little beside them (ADR 033). */
+/** Sections read into place, little beside them (ADR 033). */
 const IMAGE_PEAK = { fixedBytes: 16e6, perFileByte: 1.02 }
 
-/** The estimated peak of loading a file of `bytes`; `scale` is MEMORY_ESTIMATE_SCALE (1 but in tests). */
+/** `scale`: MEMORY_ESTIMATE_SCALE (1 but in tests). */
 export function estimatePeak (bytes: number, format: ParsedFormat | 'image', scale = 1): number {
   const { fixedBytes, perFileByte } = format === 'image'
     ? IMAGE_PEAK
@@ -115,49 +103,40 @@ export function estimatePeak (bytes: number, format: ParsedFormat | 'image', sca
   return Math.ceil((fixedBytes + bytes * perFileByte) * scale)
 }
 
-/** Bytes as the refusals say them: whole MB (MiB, as MEMORY_LIMIT_MB counts them), with thousands separated. */
+/** MiB, as MEMORY_LIMIT_MB counts them. */
 export function megabytes (bytes: number): string {
   return `${Math.round(bytes / MiB).toLocaleString('en-US')} MB`
 }
 
-/** The refusal of a file that would not fit: `needs ~1,480 MB at its peak; 610 MB of the 1,200 MB budget are free`. */
 export function shortfallText ({ neededBytes, freeBytes, budgetBytes }: MemoryShortfall): string {
   return `needs ~${megabytes(neededBytes)} at its peak; ${megabytes(Math.max(0, freeBytes))} of the ${megabytes(budgetBytes)} budget are free`
 }
 
-/** One load's watch on memory: `check` throws a TooBigError once the process uses its budget. */
 export interface LoadWatch {
   check: () => void
 }
 
-/** What a load asks before it starts: its watch, or a TooBigError when the file cannot fit. */
 export interface MemoryGuard {
   readonly budget: MemoryBudget
   admit: (file: string, bytes: number, format: ParsedFormat | 'image') => Promise<LoadWatch>
 }
 
 export interface ProcessGuardOptions {
-  /** MEMORY_ESTIMATE_SCALE: a diagnostic that lowers (or raises) every estimate. */
   scale?: number
-  /** The memory in use now (tests give their own). */
   rss?: () => number
-  /** Whether memory let go may still be counted in `rss` (tests give their own). */
+  /** Whether memory let go may still be counted in `rss`. */
   going?: (ms: number) => boolean
-  /** How long a load that does not fit reads RSS again, then (tests give a shorter one). */
   waitMs?: number
 }
 
-/**
- * The guard of every load of the service: the budget is the whole process's, serving threads included, and so
- * is memory on its way out (`elsewhere`: a serving thread still holds a version it let go, ADR 034).
- */
+/** The budget is the whole process's, serving threads included (`elsewhere`: ADR 034). */
 export function memoryGuard (
   config: { memoryLimitMb: number | null, memoryEstimateScale: number }, elsewhere: () => boolean = () => false
 ): MemoryGuard {
   return new ProcessMemoryGuard(resolveBudget(config.memoryLimitMb), {
     scale: config.memoryEstimateScale,
     going: ms => {
-      // Both asked, always: memoryGoing also runs the collection that lets this thread's share go.
+      // Both asked: memoryGoing also runs the collection that lets this thread's share go.
       const here = memoryGoing(ms)
       const there = elsewhere()
       return here || there
@@ -165,12 +144,10 @@ export function memoryGuard (
   })
 }
 
-/** How long a load that does not fit waits for memory already let go to leave RSS before it is refused. */
 const RELEASE_WAIT_MS = 2000
 /** RSS has no event for falling: read again this often meanwhile. */
 const RELEASE_POLL_MS = 50
 
-/** A file fits when the process's RSS now plus its estimated peak is within the budget; the load stops at it. */
 export class ProcessMemoryGuard implements MemoryGuard {
   private readonly scale: number
   private readonly rss: () => number
@@ -179,7 +156,7 @@ export class ProcessMemoryGuard implements MemoryGuard {
 
   constructor (readonly budget: MemoryBudget, options: ProcessGuardOptions = {}) {
     this.scale = options.scale ?? 1
-    // One read of /proc on Linux: cheap, so a load can ask often.
+    // One read of /proc on Linux: a load can ask often.
     this.rss = options.rss ?? (() => process.memoryUsage.rss())
     this.going = options.going ?? memoryGoing
     this.waitMs = options.waitMs ?? RELEASE_WAIT_MS
@@ -188,8 +165,7 @@ export class ProcessMemoryGuard implements MemoryGuard {
   async admit (file: string, bytes: number, format: ParsedFormat | 'image'): Promise<LoadWatch> {
     const neededBytes = estimatePeak(bytes, format, this.scale)
     let freeBytes = this.budget.bytes - this.rss()
-    // A replaced model's or an abandoned load's memory may still be on its way out (RSS stayed over a 200 MB
-    // budget ~0.9 s after a load was abandoned at it): waited for, briefly. With none going, refused at once.
+    // Memory let go may still be in RSS (over a 200 MB budget ~0.9 s after an abandoned load): waited for.
     if (neededBytes > freeBytes && this.going(this.waitMs)) {
       for (const until = Date.now() + this.waitMs; neededBytes > freeBytes && Date.now() < until;) {
         await delay(RELEASE_POLL_MS)
@@ -202,7 +178,6 @@ export class ProcessMemoryGuard implements MemoryGuard {
   }
 }
 
-/** A load's watch: past the budget the load is abandoned, with numbers that say the estimate was too low. */
 export function watchLoad (file: string, neededBytes: number, budgetBytes: number, rss: () => number): LoadWatch {
   return {
     check () {

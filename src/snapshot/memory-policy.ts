@@ -1,5 +1,4 @@
-// Every trick played on V8, glibc or Linux to keep a large load's memory and stalls down, each with its record
-// and a switch, so the bench can show whether it still pays (ADR 023). Only the bench's probe changes it.
+// Every trick played on V8, glibc or Linux for a large load, each with a switch so the bench shows it pays (ADR 023).
 
 export interface MemoryPolicy {
   /** Items in SharedArrayBuffers, which V8 does not count: a 1M reload ran 22–26 major GCs, now 1–2 (ADR 011). */
@@ -26,12 +25,11 @@ const policy: MemoryPolicy = {
   restingParseThreads: true
 }
 
-/** The policy in force (every trick on, unless the bench's probe turned one off). */
 export function memoryPolicy (): Readonly<MemoryPolicy> {
   return policy
 }
 
-/** For the bench's probe (and a parse thread, which gets its pool's policy): before anything loads. */
+/** Before anything loads: the bench's probe, and a parse thread taking its pool's policy. */
 export function setMemoryPolicy (changes: Partial<MemoryPolicy>): void {
   Object.assign(policy, changes)
 }

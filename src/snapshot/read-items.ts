@@ -1,14 +1,10 @@
-// A valid snapshot's items, either format, streamed one at a time with their language: for the tools that
-// walk a file the loader accepted (convert, diff).
+// A valid snapshot's items, either format, streamed with their language for convert and diff.
 import { isJsonLinesPath } from './load/load-snapshot.js'
 import { startsWithBom } from './load/json-text.js'
 import { readLines } from './load/read-lines.js'
 import { readDocument } from './load/read-document.js'
 
-/**
- * One item as the file has it (JSON Lines: without `language`) and its place (line, or index in its
- * language). Awaited: a writer's backpressure holds the reading.
- */
+/** `place`: line, or index in its language. Awaited: a writer's backpressure holds the reading. */
 type EachItem = (language: string, item: Record<string, unknown>, place: number) => void | Promise<void>
 
 export async function readItems (file: string, each: EachItem): Promise<void> {
@@ -37,7 +33,7 @@ async function readLineItems (file: string, each: EachItem): Promise<void> {
   let first = true
   await readLines(file, {
     line: async (bytes, number) => {
-      // The loader accepted the file: only blank lines, a byte order mark and the header to skip.
+      // The loader accepted the file: only blank lines, a BOM and the header to skip.
       const text = bytes.toString('utf8', startsWithBom(bytes) ? 3 : 0).trim()
       if (text === '') return true
       const value = JSON.parse(text) as Record<string, unknown>

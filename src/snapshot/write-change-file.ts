@@ -1,5 +1,4 @@
-// The one writer of change files (`explore-replica diff`): the header, then op lines, through a temporary
-// file renamed into place once whole, so a watched changes directory never holds half a file.
+// The one writer of change files: renamed into place once whole, so a watched directory never holds half of one.
 import { writeThroughTemporary } from '../write-through-temporary.js'
 import { ChangeFileError } from '../errors.js'
 
@@ -8,7 +7,6 @@ interface ChangeFileHeader {
   generatedAt: string | null
 }
 
-/** What a change file says of one item: every field of its new version, or that it goes. */
 type ChangeLine =
   | { op: 'upsert', language: string, item: Record<string, unknown> }
   | { op: 'delete', language: string, pk: number }
@@ -20,7 +18,7 @@ interface WrittenChanges {
   deletes: number
 }
 
-/** Writes the header, then every line `lines` emits (awaited: backpressure); on failure `path` is left as it was. */
+/** On failure `path` is left as it was. */
 export async function writeChangeFile (
   path: string,
   header: ChangeFileHeader,
@@ -54,7 +52,7 @@ export async function writeChangeFile (
         )
       }
       upserts++
-      // `op` and `language` first, so a person reading the file sees what each line does.
+      // First, so a person reading the file sees what each line does.
       await put({ op: 'upsert', language: line.language, ...line.item })
     })
   })

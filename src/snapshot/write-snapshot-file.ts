@@ -1,5 +1,4 @@
-// The one writer of snapshot files, item by item in either format, through a temporary file checked and then
-// renamed into place: the generator, converter and capture write the same bytes for the same items.
+// The one writer of snapshot files: the generator, converter and capture write the same bytes for the same items.
 import { isJsonLinesPath } from './load/load-snapshot.js'
 import { writeThroughTemporary, type TemporaryFileOptions, type WrittenFile } from '../write-through-temporary.js'
 
@@ -9,39 +8,31 @@ export type SnapshotFormat = 'pretty' | 'compact' | 'jsonl'
 // Pretty-printing triples the whitespace; past this many items a human no longer reads the file anyway.
 export const PRETTY_MAX_ITEMS = 5000
 
-/** A written file's size for a person: the generator's and the capture's summaries. */
 export function formatBytes (bytes: number): string {
   return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} KB`
 }
 
-/** A format v1 document is pretty-printed while a person may still read it, one item a line past that. */
 export function documentFormat (items: number): 'pretty' | 'compact' {
   return items <= PRETTY_MAX_ITEMS ? 'pretty' : 'compact'
 }
 
-/** The format a path and an item count call for, unless one is asked for. */
 export function formatFor (path: string, items: number): SnapshotFormat {
   return isJsonLinesPath(path) ? 'jsonl' : documentFormat(items)
 }
 
 interface SnapshotContent {
-  /** Written when not null (the JSON Lines header's and the document's `generated_at`). */
   generatedAt: string | null
-  /** Every language served, those without items included, in the order written. */
+  /** Those without items included. */
   languages: readonly string[]
-  /**
-   * Hands one language's items to `each` in order, awaiting each (backpressure); written as JSON.stringify
-   * gives them. Push, not pull: the converter's readers call back as they find items.
-   */
+  /** Push, not pull: the converter's readers call back as they find items. */
   items: (language: string, each: (item: object) => Promise<void>) => Promise<void>
 }
 
 interface WriteFileOptions extends TemporaryFileOptions {
-  /** 'jsonl' for JSON Lines; 'pretty' and 'compact' are format v1 (see SnapshotFormat). */
   format: SnapshotFormat
 }
 
-/** Streams `content` to `path` through a temporary file: a watching service never sees half a snapshot. */
+/** A watching service never sees half a snapshot. */
 export async function writeSnapshotFile (
   path: string, content: SnapshotContent, options: WriteFileOptions
 ): Promise<WrittenFile> {
@@ -52,7 +43,6 @@ export async function writeSnapshotFile (
   }, { check, signal })
 }
 
-/** A JSON Lines snapshot: the header, then one item per line with its `language` first. */
 async function writeLines (content: SnapshotContent, emit: (piece: string) => Promise<void>): Promise<void> {
   const { generatedAt, languages } = content
   await emit(
@@ -72,7 +62,6 @@ async function writeLines (content: SnapshotContent, emit: (piece: string) => Pr
   }
 }
 
-/** A format v1 document; 'pretty' matches JSON.stringify(snapshot, null, 2), 'compact' puts an item per line. */
 async function writeDocument (
   content: SnapshotContent, format: 'pretty' | 'compact', emit: (piece: string) => Promise<void>
 ): Promise<void> {

@@ -1,5 +1,4 @@
-// Streams a published object's body into a local file, capped and flushed before anyone loads it: the one way
-// both followers (snapshot and manifest) download.
+// How both followers download: capped, and flushed before anyone loads it.
 import { createHash } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
 import { once } from 'node:events'
@@ -8,12 +7,7 @@ import { Transform } from 'node:stream'
 import { SourceError } from '../errors.js'
 import { VERSION_DIGEST } from '../snapshot/load/read-chunks.js'
 
-/**
- * Streams `body` into `file` and resolves with its bytes and, asked for, their digest as a snapshot's version is
- * one (read-chunks.ts): a manifest's snapshot is matched with its version image by it. Rejects with a SourceError
- * when the body passes `maxBytes`, fails midway or is shorter than `length` (when the source said it); a local
- * failure (the cache disk) is rethrown as it is, for the caller to put in words.
- */
+/** The digest is a snapshot's version (a manifest's image is found by it); a local failure is rethrown as is. */
 export async function downloadObject (
   body: AsyncIterable<Uint8Array>,
   file: string,
@@ -49,7 +43,7 @@ export async function downloadObject (
   return { bytes, digest: hash === null ? null : hash.digest('base64url') }
 }
 
-/** Ends a body that will not be read (a refused object): its connection goes back to the pool or closes. */
+/** Its connection goes back to the pool or closes. */
 export async function closeBody (body: AsyncIterable<Uint8Array>): Promise<void> {
   const destroy = (body as { destroy?: () => void }).destroy
   if (typeof destroy === 'function') destroy.call(body)

@@ -1,6 +1,4 @@
-// Follows a fleet's manifest: polls it like any object (follow-source.ts), downloads only the objects it names
-// that are not held (published objects never change), and hands the chain, snapshot then changes, to the store.
-// The manifest served and its objects stay cached: a replica restarting while the store is down serves them.
+// Follows a fleet's manifest, downloading only objects not held: published objects never change.
 import { readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Manifest } from '../schemas/manifest.js'
@@ -19,33 +17,29 @@ import { IMAGE_FORMAT } from '../snapshot/images/version-image.js'
 import { fileDigest } from '../snapshot/store/chain-on-disk.js'
 import { VERSION } from '../version.js'
 
-/** A manifest names a few thousand objects at most: anything larger is not one. */
+/** A manifest names a few thousand objects at most. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024
 
-/**
- * The folder a manifest's cache lives in, one per manifest URL (replicas may share SNAPSHOT_CACHE_DIR):
- * `manifest.json` (the last one served), its validators beside it, and `objects/` (the files it names).
- */
+/** One per manifest URL: replicas may share SNAPSHOT_CACHE_DIR. */
 function manifestCacheDir (source: RemoteSource, cacheDir: string): string {
   return join(cacheDir, cacheName('manifest', source))
 }
 
-/** The cached manifest's path: the store's `file`, shown in /-/status as what is served. */
+/** The store's `file`, shown in /-/status as what is served. */
 export function cachedManifestPath (source: RemoteSource, cacheDir: string): string {
   return join(manifestCacheDir(source, cacheDir), 'manifest.json')
 }
 
-/** The cached manifest's record: with the digest of its snapshot, as downloaded (an image is found by it). */
+/** The snapshot's digest as downloaded finds its image. */
 interface CachedManifest extends CachedCopy {
   digests?: Record<string, string>
 }
 
 export class ManifestFollower extends SourceFollower {
   private readonly objects: string
-  /** The manifest served, and the one served before it: their objects are kept, everything else goes. */
+  /** Their objects are kept, everything else goes. */
   private heldManifest: Manifest | null = null
   private before: Manifest | null = null
-  /** Snapshot objects' digests, taken as they were downloaded (or recorded in the cache). */
   private readonly digests = new Map<string, string>()
 
   constructor (source: RemoteSource, store: ChainServer, options: FollowOptions) {
@@ -53,7 +47,6 @@ export class ManifestFollower extends SourceFollower {
     this.objects = join(manifestCacheDir(source, options.cacheDir), 'objects')
   }
 
-  /** The cached manifest and its objects, served before the first check; then the checks. */
   protected override async serveCachedCopy (): Promise<void> {
     try {
       await makeDirectory(this.objects)
@@ -62,7 +55,7 @@ export class ManifestFollower extends SourceFollower {
       logCacheUnusable(this.options.log, this.source, error)
     }
     const cached = await this.readCachedManifest()
-    // Pinned: the first load serves the pinned version's kept files; the cached manifest is held for unpin.
+    // The first load serves the pinned version; the cached manifest is held for unpin.
     if (this.sink.pinned()) {
       if (cached !== null) this.hold(cached.manifest, cached.validators)
       try {
@@ -107,23 +100,22 @@ export class ManifestFollower extends SourceFollower {
       manifest = parseManifest(text)
     } catch (error) {
       if (!(error instanceof ManifestError)) throw error
-      // Not asked for again until it changes, as a bad snapshot object is not.
       this.refused = fetched.validators
       throw new SourceError(`the manifest is refused: ${firstProblems(error.problems)}`)
     }
-    // Published again as it was (a new ETag, the same names): nothing to load.
+    // A new ETag, the same names: nothing to load.
     const changed = this.heldManifest === null || !sameChain(this.heldManifest, manifest) ||
       this.store.current() === null
     if (changed) {
       const chain = await this.filesOf(manifest, signal)
-      // A pin set while the objects downloaded holds the manifest back: noticed, asked for again at unpin.
+      // A pin set while the objects downloaded: asked for again at unpin.
       if (this.sink.holdBack({ object: this.source.shown, etag: fetched.validators.etag })) {
         this.noticed = fetched.validators
         return
       }
       const outcome = await this.sink.serve(chain)
       if (outcome !== 'loaded') {
-        // A bad object stays bad (objects never change): the manifest is refused until it changes.
+        // Objects never change: refused until the manifest does.
         if (outcome === 'failed') this.refused = fetched.validators
         const problems = this.store.status().lastFailure?.problems ?? [outcome]
         throw new SourceError(
@@ -141,7 +133,6 @@ export class ManifestFollower extends SourceFollower {
       changed ? { lastChanged: new Date() } : {}
     )
     await this.prune()
-    // Last: once said, the state is served and kept, and the cache is tidy.
     if (changed) {
       this.options.log.info(
         { source: this.source.shown, snapshot: manifest.snapshot, changes: manifest.changes.length },
@@ -150,7 +141,6 @@ export class ManifestFollower extends SourceFollower {
     }
   }
 
-  /** Serves the cached manifest's chain again (after a pin), then checks the source for anything newer. */
   override async resume (): Promise<void> {
     const cached = await this.readCachedManifest()
     let problem: string | null = null
@@ -163,8 +153,7 @@ export class ManifestFollower extends SourceFollower {
       problem = (error as Error).message
     }
     if (problem !== null) {
-      // An object gone from the cache, or refused: nothing is held, so the check asks for the manifest whole
-      // (a 304 would leave the pinned state served) and downloads what is missing.
+      // Nothing held: asked for whole, as a 304 would leave the pinned state served.
       this.options.log.error(
         { source: this.source.shown, problem },
         'the cached manifest cannot be served again; checking the source'
@@ -175,16 +164,12 @@ export class ManifestFollower extends SourceFollower {
     await this.checkAgain()
   }
 
-  /** The manifest held (served, or what unpin serves) and its validators, which the polls ask with. */
   private hold (manifest: Manifest, validators: Validators): void {
     this.heldManifest = manifest
     Object.assign(this.state, { etag: validators.etag, lastModified: validators.lastModified })
   }
 
-  /**
-   * The local files of the manifest's objects, downloading those not held (`signal` null: the cache only,
-   * as at startup). An object the store lacks is a failed check, retried at the next poll.
-   */
+  /** `signal` null: the cache only, as at startup. */
   private async filesOf (manifest: Manifest, signal: AbortSignal | null): Promise<Chain> {
     const files: string[] = []
     const digested = manifest.image !== undefined && this.options.images != null
@@ -198,17 +183,12 @@ export class ManifestFollower extends SourceFollower {
     }
     const snapshot = files[0] as string
     const snapshotDigest = await this.imageOf(manifest, snapshot, signal)
-    // A manifest's chain gets change files sooner or later: the root is made ready for them.
     const chain: Chain = { snapshot, changes: files.slice(1), changesMayCome: true }
     if (snapshotDigest !== undefined) chain.snapshotDigest = snapshotDigest
     return chain
   }
 
-  /**
-   * The snapshot's digest when the manifest names an image this replica reads (its format and release): the image
-   * is downloaded into STATE_DIR's shelf unless there, and the store finds it by the digest. An image that does not
-   * download or is of another snapshot is logged, and the snapshot parsed (`signal` null: the shelf only).
-   */
+  /** Undefined unless the image is this release's format; one that does not download leaves a parse (ADR 033). */
   private async imageOf (
     manifest: Manifest, snapshot: string, signal: AbortSignal | null
   ): Promise<string | undefined> {
@@ -220,13 +200,13 @@ export class ManifestFollower extends SourceFollower {
       digest = await fileDigest(snapshot)
       this.digests.set(manifest.snapshot, digest)
     }
-    // The snapshot served already (a manifest that adds a change file): its image would not be read.
+    // Served already (a manifest that adds a change file): its image would not be read.
     const served = this.store.servedFiles()?.snapshot.digest === digest
     if (signal === null || served || await shelf.has(digest)) return digest
     try {
       await shelf.receive(digest, async file => { await this.downloadTo(image.name, file, signal) })
     } catch (error) {
-      // Only a stop ends the check; a check's time running out leaves the snapshot to parse.
+      // Only a stop ends the check; a timeout leaves the snapshot to parse.
       if (this.abort.signal.aborted) throw error
       this.options.log.warn(
         { source: this.source.shown, image: image.name, problem: (error as Error).message },
@@ -236,9 +216,8 @@ export class ManifestFollower extends SourceFollower {
     return digest
   }
 
-  /** Downloads `name` into the objects under its own name; a snapshot's digest is taken on the way. */
   private async download (name: string, file: string, signal: AbortSignal, digest: boolean): Promise<void> {
-    // Hidden, and this process's own: never an object's name, and replicas may share the directory.
+    // Hidden and per process: never an object's name, and replicas may share the directory.
     const temporary = join(this.objects, `.${name}.download-${process.pid}`)
     try {
       const hash = await this.downloadTo(name, temporary, signal, digest)
@@ -249,7 +228,6 @@ export class ManifestFollower extends SourceFollower {
     }
   }
 
-  /** Streams the object `name` into `file`: its digest when asked for, else null. */
   private async downloadTo (name: string, file: string, signal: AbortSignal, digest = false): Promise<string | null> {
     const object = this.source.sibling(name)
     let fetched
@@ -271,7 +249,7 @@ export class ManifestFollower extends SourceFollower {
     return downloaded.digest
   }
 
-  /** The manifest just served, as downloaded, and its validators: what the next start serves first. */
+  /** What the next start serves first. */
   private async keep (manifest: Manifest, text: string, validators: Validators): Promise<void> {
     const copy: CachedManifest = { ...validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
     const digest = this.digests.get(manifest.snapshot)
@@ -305,12 +283,11 @@ export class ManifestFollower extends SourceFollower {
       }
       return { manifest, validators: { etag: meta.etag, lastModified: meta.lastModified } }
     } catch {
-      // Without its validators it is still served, and asked for whole at the first check.
       return { manifest, validators: { etag: null, lastModified: null } }
     }
   }
 
-  /** Objects neither the manifest served nor the one before it names: a step back to it costs no download. */
+  /** Keeps the previous manifest's objects: a step back costs no download. */
   private async prune (): Promise<void> {
     const kept = new Set([this.heldManifest, this.before]
       .flatMap(manifest => manifest === null ? [] : [manifest.snapshot, ...manifest.changes]))
@@ -319,7 +296,6 @@ export class ManifestFollower extends SourceFollower {
     }
   }
 
-  /** Downloads a killed process left behind. */
   private async sweepObjectDownloads (): Promise<void> {
     for (const entry of await readdir(this.objects)) {
       const pid = /^\..+\.download-(\d+)$/.exec(entry)?.[1]
@@ -333,7 +309,6 @@ function sameChain (a: Manifest, b: Manifest): boolean {
     a.changes.every((name, i) => name === b.changes[i])
 }
 
-/** The manifest's body as text, refused past MANIFEST_MAX_BYTES. */
 async function readSmall (body: AsyncIterable<Uint8Array>, length: number | null): Promise<string> {
   if (length !== null && length > MANIFEST_MAX_BYTES) {
     await closeBody(body)

@@ -1,5 +1,4 @@
-// Follows a remote snapshot (remote-source.ts): polls it, downloads a changed object to a temporary file, and renames
-// it over the cached copy only once the store has loaded it: the cached copy is always the last good snapshot.
+// Follows a remote snapshot; a download replaces the cached copy only once loaded: it is always the last good one.
 import { readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
@@ -15,16 +14,13 @@ import { makeDirectory } from '../make-directory.js'
 export interface FollowOptions {
   cacheDir: string
   pollSeconds: number
-  /** A download larger than this is refused (and not kept). */
   maxBytes: number
   log: StoreLogger
-  /** STATE_DIR's version images: a manifest's image is downloaded there. */
   images?: ImageShelf | null
 }
 
 interface SourceStatus {
   url: string
-  /** The version served, as the source names it (its ETag). */
   etag: string | null
   lastModified: string | null
   lastChecked: Date | null
@@ -34,33 +30,29 @@ interface SourceStatus {
   errors: number
 }
 
-/** What is known of a cached copy or manifest, kept beside it. */
 export interface CachedCopy extends Validators {
   url: string
   downloadedAt: string
 }
 
-/** `prefix-<digest of the source>`: one name per source, so replicas may share a directory. */
+/** One name per source, so replicas may share a directory. */
 export function cacheName (prefix: string, source: RemoteSource): string {
   return `${prefix}-${createHash('sha256').update(source.shown).digest('hex').slice(0, 12)}`
 }
 
-/** Where a source's last good snapshot is kept. */
 export function cachedCopyPath (source: RemoteSource, cacheDir: string): string {
   return join(cacheDir, cacheName('snapshot', source) + extensionOf(source))
 }
 
-/** A followed snapshot's extension: openSource refuses a SNAPSHOT_URL without one. */
+/** openSource refuses a SNAPSHOT_URL without one. */
 function extensionOf (source: RemoteSource): string {
   return source.extension ?? ''
 }
 
-/** The first problems of a report, for a one-line message. */
 export function firstProblems (problems: readonly string[]): string {
   return `${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''}`
 }
 
-/** Refuses (and closes) a body the source says is larger than SNAPSHOT_MAX_MB. */
 export async function refuseTooLarge (fetched: { length: number | null, body: AsyncIterable<Uint8Array> },
   maxBytes: number, what: string): Promise<void> {
   if (fetched.length === null || fetched.length <= maxBytes) return
@@ -70,27 +62,24 @@ export async function refuseTooLarge (fetched: { length: number | null, body: As
   )
 }
 
-/** Logs that SNAPSHOT_CACHE_DIR is not usable: the first check reports it too, and every one after. */
+/** The first check reports it too, and every one after. */
 export function logCacheUnusable (log: StoreLogger, source: RemoteSource, error: unknown): void {
   log.error({ source: source.shown, problem: describeLocalError(error) }, 'the snapshot cache directory is not usable')
 }
 
-/** Followed by polling: the manifest follower (follow-manifest.ts) polls alike, and does more per change. */
 export class SourceFollower implements ChainSource {
   readonly remote = true
   protected readonly metaFile: string
-  /** Where chains go (the operator's versions), from `start` on. */
   private handTo: ChainSink | null = null
 
-  /** The cached copy, the store's own file (cachedCopyPath): the last good snapshot from this source. */
   private get file (): string {
     return this.store.file
   }
 
   protected readonly state: SourceStatus
-  /** The validators of the last object refused by the loader: not downloaded again until it changes. */
+  /** Not downloaded again until it changes. */
   protected refused: Validators | null = null
-  /** The validators of the last object noticed while held: not noticed again until it changes. */
+  /** Not noticed again until it changes. */
   protected noticed: Validators | null = null
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
@@ -138,10 +127,7 @@ export class SourceFollower implements ChainSource {
     }
   }
 
-  /**
-   * Serves the cached copy if there is one (a replica restarting during a store outage keeps serving),
-   * then checks the source at once and every `pollSeconds`. Never rejects: problems are logged and shown.
-   */
+  /** The cached copy first: a replica restarting during a store outage keeps serving. Never rejects. */
   start (sink: ChainSink): Promise<void> {
     this.handTo ??= sink
     this.starting ??= this.serveCachedCopy()
@@ -156,12 +142,11 @@ export class SourceFollower implements ChainSource {
       logCacheUnusable(this.options.log, this.source, error)
     }
     const cached = await this.readCachedCopy()
-    // Pinned: the store's first load serves the pinned version's kept files, cached copy or not.
+    // Pinned: the first load serves the pinned version's kept files, cached copy or not.
     const pinned = this.sink.pinned()
     if (cached !== null || pinned) {
       try {
         await this.store.start()
-        // What is held: a newer object is noticed against it while pinned, and loaded by unpin.
         if (cached !== null) Object.assign(this.state, { etag: cached.etag, lastModified: cached.lastModified })
         this.options.log.info(
           { source: this.source.shown, ...(pinned ? {} : { cached: this.file }) },
@@ -181,12 +166,9 @@ export class SourceFollower implements ChainSource {
     this.schedule(0)
   }
 
-  /**
-   * Checks now, or joins the check under way; resolves when that check has ended. A check under way may have
-   * asked the source before what prompted the call: `checkAgain` for one begun after it.
-   */
+  /** Joins a check under way, which may have asked before what prompted the call: else `checkAgain`. */
   async checkNow (): Promise<void> {
-    // After the cached copy is served (or found wanting), never beside that first load.
+    // Never beside the first load.
     await this.starting?.catch(() => {})
     if (this.running !== null) return await this.running
     if (this.timer !== null) clearTimeout(this.timer)
@@ -212,7 +194,7 @@ export class SourceFollower implements ChainSource {
     this.schedule(this.nextWait())
   }
 
-  /** Every poll when there is a snapshot; with none yet, a doubling backoff from 1 s up to the poll time. */
+  /** With no snapshot yet, a doubling backoff from 1 s up to the poll time. */
   private nextWait (): number {
     const { pollSeconds } = this.options
     if (this.store.current() !== null || this.failuresInARow === 0) return pollSeconds
@@ -240,15 +222,11 @@ export class SourceFollower implements ChainSource {
     }
   }
 
-  /**
-   * Asks the source for an object newer than the one served: null when there is none, or while pinned, when the
-   * newer one is only noticed (its body dropped, not asked for again until it changes). Every check starts here.
-   */
+  /** Null when nothing is newer, or while pinned (the newer one is only noticed). */
   protected async poll (): Promise<{ fetched: Extract<Fetched, { changed: true }>, signal: AbortSignal } | null> {
     const known = this.store.current() === null
       ? null
       : { etag: this.state.etag, lastModified: this.state.lastModified }
-    // A check taking longer than 10 minutes is given up.
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(600_000)])
     const pinned = this.sink.pinned()
     if (!pinned) this.noticed = null
@@ -262,7 +240,6 @@ export class SourceFollower implements ChainSource {
     return { fetched, signal }
   }
 
-  /** Serves what is held (after a pin: its cached copy), then checks the source for anything newer. */
   async resume (): Promise<void> {
     await this.sink.serve({ snapshot: this.file, changes: [] })
     await this.checkAgain()
@@ -273,10 +250,7 @@ export class SourceFollower implements ChainSource {
     await this.checkAgain()
   }
 
-  /**
-   * A check begun after this call (SIGHUP, an unpin): one under way may have asked the source before an
-   * object was published, or begun while pinned and noticed what it did not load; it ends first.
-   */
+  /** One under way may have asked before an object was published, or noticed while pinned: it ends first. */
   async checkAgain (): Promise<void> {
     await this.running?.catch(() => {})
     await this.checkNow()
@@ -295,13 +269,12 @@ export class SourceFollower implements ChainSource {
       if (!await this.source.unchangedSince(fetched.validators, signal)) {
         throw new SourceError('the object changed while it was downloaded: it is downloaded again at the next check')
       }
-      // The same loader, the same rules: a bad object leaves the last good snapshot served.
-      // A pin set during the download holds it back: noticed, not served over the pinned version.
+      // A pin set during the download holds it back.
       if (this.sink.holdBack({ object: this.source.shown, etag: fetched.validators.etag })) {
         this.noticed = fetched.validators
         return
       }
-      // Served, then kept (ChainSink.serve), before the rename.
+      // Kept before the rename (ChainSink.serve).
       const outcome = await this.sink.serve({ snapshot: temporary, changes: [] })
       if (outcome !== 'loaded') {
         this.refused = fetched.validators
@@ -311,7 +284,6 @@ export class SourceFollower implements ChainSource {
       await rename(temporary, this.file)
       this.refused = null
       const copy: CachedCopy = { ...fetched.validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
-      // A name of this process's own: replicas may share the directory.
       await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) })
       Object.assign(this.state, {
         etag: fetched.validators.etag,
@@ -323,7 +295,7 @@ export class SourceFollower implements ChainSource {
     }
   }
 
-  /** Downloads a killed process left behind (each up to SNAPSHOT_MAX_MB): this source's, in this directory. */
+  /** A killed process's downloads, each up to SNAPSHOT_MAX_MB. */
   private async sweepDownloads (): Promise<void> {
     const name = basename(this.file, extensionOf(this.source))
     for (const entry of await readdir(this.options.cacheDir)) {
@@ -338,13 +310,12 @@ export class SourceFollower implements ChainSource {
     try {
       return JSON.parse(await readFile(this.metaFile, 'utf8')) as CachedCopy
     } catch {
-      // A copy without its validators is still a snapshot: it is served, and downloaded again.
       return { url: this.source.shown, etag: null, lastModified: null, downloadedAt: '' }
     }
   }
 }
 
-/** A local failure (the cache disk) in words: the operator's to fix. */
+/** The operator's to fix. */
 function describeLocalError (error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code
   if (code === 'ENOSPC') return 'the cache disk is full (SNAPSHOT_CACHE_DIR): the download was dropped'

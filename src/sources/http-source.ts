@@ -1,6 +1,5 @@
-// A snapshot behind an HTTP(S) URL, asked for conditionally so an unchanged one costs a 304. Redirects are followed
-// here, not by fetch: undici drops Authorization on a cross-origin redirect but passes any other header on, and the
-// credentials (the URL's user:password, SNAPSHOT_HTTP_HEADERS) must reach the URL's own origin only.
+// A snapshot behind an HTTP(S) URL, asked for conditionally (an unchanged one costs a 304).
+// Redirects followed here, not by undici: it passes headers other than Authorization to another origin.
 import { Readable } from 'node:stream'
 import { formatExtension, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { SourceError } from '../errors.js'
@@ -10,20 +9,20 @@ const MAX_REDIRECTS = 20
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
 interface HttpSourceOptions {
-  /** SNAPSHOT_HTTP_HEADERS: sent, as the URL's user:password is, to the URL's origin and nowhere else. */
+  /** Sent to the URL's origin and nowhere else. */
   headers?: Readonly<Record<string, string>> | null
 }
 
 export class HttpSource implements RemoteSource {
   readonly shown: string
   readonly extension: RemoteSource['extension']
-  // Private fields (#): never in what a logger or JSON.stringify prints of the source.
-  /** The URL as given, with its user:password: what a manifest's objects are resolved against. */
+  // #: never in what a logger or JSON.stringify prints.
+  /** With its user:password: a manifest's objects are resolved against it. */
   readonly #given: URL
-  /** The URL fetched: never with credentials (fetch refuses them). */
+  /** Without credentials: fetch refuses them. */
   readonly #url: URL
   readonly #options: HttpSourceOptions
-  /** Basic authentication and SNAPSHOT_HTTP_HEADERS: for requests to #url's origin only. */
+  /** For #url's origin only. */
   readonly #credentials: ReadonlyArray<[string, string]>
 
   constructor (url: URL, options: HttpSourceOptions = {}) {
@@ -42,8 +41,7 @@ export class HttpSource implements RemoteSource {
   }
 
   sibling (name: string): HttpSource {
-    // Resolved as a link on the manifest's page would be: same origin and folder, same credentials. A query
-    // (a signed URL's) signs one object only, so it is not carried over.
+    // A signed URL's query signs one object only: not carried over.
     return new HttpSource(new URL(name, this.#given), this.#options)
   }
 
@@ -70,18 +68,17 @@ export class HttpSource implements RemoteSource {
   }
 
   async unchangedSince (validators: Validators, signal: AbortSignal): Promise<boolean> {
-    // Without validators nothing can tell: the download is taken as it is.
     if (validators.etag === null && validators.lastModified === null) return true
     const { response } = await this.request('HEAD', validators, signal)
     await response.body?.cancel()
     if (response.status === 304) return true
-    // A URL signed for GET alone (S3, GCS) refuses HEAD: nothing to tell, so the download stands.
+    // A URL signed for GET alone (S3, GCS) refuses HEAD.
     if (response.status !== 200) return true
     const now = validatorsOf(response.headers)
     return now.etag === validators.etag && now.lastModified === validators.lastModified
   }
 
-  /** A 401 or 403 in words: the credentials refused, none given, or not sent (a redirect to another origin). */
+  /** Credentials refused, none given, or not sent (a redirect to another origin). */
   private refusal (status: string, at: URL): string {
     if (at.origin !== this.#url.origin) {
       const why = this.#credentials.length > 0 ? `: the credentials are sent to ${this.#url.origin} only` : ''
@@ -93,7 +90,6 @@ export class HttpSource implements RemoteSource {
     return `${this.shown} refused the request, which had no credentials (${status}): give a user and password in SNAPSHOT_URL or a header in SNAPSHOT_HTTP_HEADERS`
   }
 
-  /** The answer, redirects followed, and the URL that gave it. */
   private async request (
     method: 'GET' | 'HEAD',
     known: Validators | null,
@@ -122,7 +118,7 @@ export class HttpSource implements RemoteSource {
   }
 }
 
-/** Where a redirect leads: an http(s) URL, without any user:password it names (fetch refuses them). */
+/** Without any user:password: fetch refuses them. */
 function redirectTarget (location: string, from: URL, shown: string): URL {
   let target: URL
   try {
@@ -138,7 +134,7 @@ function redirectTarget (location: string, from: URL, shown: string): URL {
   return target
 }
 
-/** A URL's user:password as Basic authentication sends it: percent-escapes decoded to bytes, as browsers do. */
+/** Percent-escapes decoded to bytes, as browsers do. */
 function basicCredentials (url: URL): string {
   return Buffer.concat([percentDecoded(url.username), Buffer.from(':'), percentDecoded(url.password)])
     .toString('base64')
@@ -155,7 +151,7 @@ function validatorsOf (headers: Headers): Validators {
   return { etag: headers.get('etag'), lastModified: headers.get('last-modified') }
 }
 
-/** undici's "fetch failed" carries its reason in `cause`: a refused connection, a redirect loop, a timeout. */
+/** undici's "fetch failed" carries its reason in `cause`. */
 export function describeFetchError (error: unknown): string {
   if ((error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError') return 'timed out'
   const own = (error as { code?: unknown }).code

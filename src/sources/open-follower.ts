@@ -1,5 +1,4 @@
-// SNAPSHOT_URL's follower and its store's file: a name ending in manifest.json is a fleet's manifest
-// (follow-manifest.ts), any other object a snapshot (follow-source.ts).
+// SNAPSHOT_URL's follower: a name ending in manifest.json is a fleet's manifest, any other a snapshot.
 import { isManifestName } from '../schemas/manifest.js'
 import type { ChainServer } from '../snapshot/store/snapshot-store.js'
 import { cachedManifestPath, ManifestFollower } from './follow-manifest.js'
@@ -10,7 +9,6 @@ function followsManifest (source: RemoteSource): boolean {
   return isManifestName(new URL(source.shown).pathname)
 }
 
-/** The store's own file: the cached copy of a snapshot, or the cached manifest. */
 export function followedFile (source: RemoteSource, cacheDir: string): string {
   return followsManifest(source) ? cachedManifestPath(source, cacheDir) : cachedCopyPath(source, cacheDir)
 }

@@ -1,12 +1,11 @@
-// SNAPSHOT_URL → the source that reads it. The S3 SDK is loaded only for an s3:// URL: it is large, and a
-// replica that reads files or HTTP never needs it.
+// SNAPSHOT_URL → its source; the large S3 SDK is loaded only for an s3:// URL.
 import { HttpSource } from './http-source.js'
 import type { RemoteSource } from './remote-source.js'
 import { SourceError } from '../errors.js'
 
 interface SourceOptions {
   forcePathStyle: boolean
-  /** SNAPSHOT_HTTP_HEADERS (null: none). */
+  /** SNAPSHOT_HTTP_HEADERS. */
   headers?: Readonly<Record<string, string>> | null
 }
 

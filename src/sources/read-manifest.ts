@@ -1,5 +1,4 @@
-// A manifest's text → the manifest, or every reason it is refused; and the manifest → its text. Shared by the
-// follower (what it downloads) and the publisher (what it finds before rewriting it).
+// A manifest's text → the manifest, or every reason it is refused; and back. Shared by follower and publisher.
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { ManifestImageSchema, ManifestSchema, type Manifest } from '../schemas/manifest.js'
@@ -20,14 +19,13 @@ export function parseManifest (text: string): Manifest {
     throw new ManifestError(['not a manifest: expected a JSON object'])
   }
   if ('image' in value && !imageCheck.Check(value.image)) {
-    // Described otherwise (another release's): the snapshot is parsed, as for an image of another format.
+    // Another release's image: the snapshot is parsed.
     const { image: _unread, ...rest } = value
     value = rest
   }
   if (manifestCheck.Check(value)) return value
   const problems: string[] = []
   for (const error of manifestCheck.Errors(value)) {
-    // A name that fails the pattern is the one that matters most to say plainly.
     if (error.type === ValueErrorType.StringPattern) {
       problems.push(`${pathOf(error.path)}: ${nameProblem(String(error.value), error.path === '/snapshot')}`)
     } else if (error.type === ValueErrorType.ArrayUniqueItems) {
@@ -42,7 +40,7 @@ export function parseManifest (text: string): Manifest {
   throw new ManifestError(problems)
 }
 
-/** The text a publisher writes: one field a line, a change a line, so a person reads it at a glance. */
+/** Read by people: the manifest's own fields first. */
 export function manifestText (manifest: Manifest): string {
   const { manifest: kind, version, snapshot, changes, ...rest } = manifest
   return `${JSON.stringify({ manifest: kind, version, snapshot, changes, ...rest }, null, 2)}\n`

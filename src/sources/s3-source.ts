@@ -1,5 +1,4 @@
-// A snapshot in an S3-compatible store through AWS's SDK, configured as any AWS tool is (config.ts's S3_ENVIRONMENT,
-// profiles, instance roles). Polled by ETag: an unchanged object costs a 304, which the SDK throws as an error.
+// A snapshot in an S3-compatible store, polled by ETag; the SDK throws an unchanged object's 304 as an error.
 import { GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
 import { describeFetchError } from './http-source.js'
 import { formatExtension, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
@@ -22,7 +21,7 @@ export class S3Source implements RemoteSource {
     this.client = client ?? new S3Client({ forcePathStyle })
   }
 
-  /** The key `name` in this key's folder, through the same client (its connections, its credentials). */
+  /** Through the same client: its connections and credentials. */
   sibling (name: string): S3Source {
     const url = new URL(`s3://${this.bucket}/`)
     url.pathname = `/${this.key.slice(0, this.key.lastIndexOf('/') + 1)}${name}`
@@ -50,7 +49,6 @@ export class S3Source implements RemoteSource {
   }
 
   async unchangedSince (validators: Validators, signal: AbortSignal): Promise<boolean> {
-    // One GET serves one version whole; this only tells whether a newer one came meanwhile.
     try {
       const head = await this.client.send(
         new HeadObjectCommand({ Bucket: this.bucket, Key: this.key }),
@@ -63,7 +61,6 @@ export class S3Source implements RemoteSource {
   }
 }
 
-/** The SDK's errors, in words for whoever reads the log, the status or a publisher's terminal. */
 export function describeS3Error (shown: string, error: unknown): SourceError {
   if (error instanceof SourceError) return error
   const status = statusOf(error)

@@ -1,5 +1,4 @@
-// SNAPSHOT_PATH as a source: the file and the change files in its changes directory are the chain, asked for
-// again when the watcher hears a write (watch-snapshot.ts), on SIGHUP, and after an unpin.
+// SNAPSHOT_PATH and its changes directory as a source: served again on a write, SIGHUP and unpin.
 import { stat } from 'node:fs/promises'
 import { changeFilesIn } from '../snapshot/store/chain-on-disk.js'
 import type { Chain, ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
@@ -7,9 +6,8 @@ import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-sna
 import type { ChainSink, ChainSource } from './chain-source.js'
 
 interface WatchedFileOptions {
-  /** The change files' directory; null: the snapshot alone. */
   changesDir: string | null
-  /** Whether writes are watched (SIGHUP reloads either way). */
+  /** SIGHUP reloads either way. */
   watch: boolean
   debounceMs: number
   log: StoreLogger
@@ -17,16 +15,14 @@ interface WatchedFileOptions {
 
 export class WatchedFile implements ChainSource {
   readonly remote = false
-  /** Null when watching is off. */
   watcher: SnapshotWatcher | null = null
   private sink: ChainSink | null = null
-  /** The serve of the chain on disk, waiting or running: asking again meanwhile makes one more run of it. */
+  /** Asking again meanwhile makes one more run. */
   private running: Promise<ReloadOutcome | 'held'> | null = null
   private again = false
 
   constructor (readonly shown: string, private readonly options: WatchedFileOptions) {}
 
-  /** The snapshot and the change files on disk; change files may come while a changes directory exists. */
   async chain (): Promise<Chain> {
     const { changesDir } = this.options
     if (changesDir === null) return { snapshot: this.shown, changes: [] }
@@ -34,7 +30,7 @@ export class WatchedFile implements ChainSource {
     return { snapshot: this.shown, changes: await changeFilesIn(changesDir), changesMayCome }
   }
 
-  /** Watched from the start: a save during the first load is served after it (the store runs one at a time). */
+  /** Watched from the start: a save during the first load is served after it. */
   async start (sink: ChainSink): Promise<void> {
     this.sink = sink
     if (!this.options.watch) return
@@ -63,11 +59,7 @@ export class WatchedFile implements ChainSource {
     await this.load()
   }
 
-  /**
-   * Serves the chain on disk; resolves once the newest ask has been carried out, with the last run's outcome
-   * (asked again meanwhile: one more run, which reads the directory again), or 'held' when a pin set meanwhile
-   * holds it back: checked just before each serve, so a pin's own serve, queued after, is never overtaken.
-   */
+  /** The pin is checked just before each serve, so a pin's own serve, queued after, is never overtaken. */
   load (): Promise<ReloadOutcome | 'held'> {
     const sink = this.sink
     if (sink === null) throw new Error('the file is not followed yet (start first)')

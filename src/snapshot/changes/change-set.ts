@@ -1,9 +1,7 @@
-// A change file read and checked: its header and its ops in file order, each upsert's item rendered into
-// shared chunks the next version reads in place.
+// A change file read and checked, each upsert's item rendered into shared chunks the next version reads in place.
 import type { RenderedItems } from '../model/build-model.js'
 import type { MergeTarget } from '../load/merge-batches.js'
 
-/** An item to add, or to put in place of the one with its pk in its language. */
 export interface UpsertOp {
   op: 'upsert'
   language: string
@@ -11,15 +9,14 @@ export interface UpsertOp {
   /** dateKey of its backdate (item-bytes.ts). */
   date: number
   companies: readonly number[]
-  /** Where its served JSON is: `chunks[chunk]` from `start`, `length` bytes, followed by a comma. */
+  /** `chunks[chunk]` from `start`, `length` bytes, followed by a comma. */
   chunk: number
   start: number
   length: number
-  /** Its line in the file. */
   line: number
 }
 
-/** An item to remove; one that is not there is no error (counted when applied). */
+/** One not there is no error (counted when applied). */
 interface DeleteOp {
   op: 'delete'
   language: string
@@ -30,20 +27,18 @@ interface DeleteOp {
 export type ChangeOp = UpsertOp | DeleteOp
 
 export interface ChangeSet {
-  /** Where it was read from. */
   source: string
-  /** The header's `id`: the served version is named after the last change applied. */
+  /** The served version is named after the last change applied. */
   id: string
   generatedAt: string | null
-  /** A digest of the file's bytes: the same file, the same change (a manifest follower compares them). */
+  /** Of the file's bytes: the same file, the same change. */
   digest: string
-  /** The upserts' rendered items, each a buffer of its own (shared memory). */
+  /** Shared memory. */
   chunks: readonly Buffer[]
-  /** In file order: the last op for an item wins. */
+  /** The last op for an item wins. */
   ops: readonly ChangeOp[]
 }
 
-/** What the merge fills while a change file is read: its items and deletes in order, repeats allowed. */
 export class ChangeSetBuilder implements MergeTarget {
   readonly chunks: Buffer[] = []
   readonly ops: ChangeOp[] = []
@@ -75,7 +70,7 @@ export class ChangeSetBuilder implements MergeTarget {
       length: items.length[i] as number,
       line: index
     })
-    // The last line for an item wins: a repeat is no problem here.
+    // A repeat is no problem: the last line wins.
     return -1
   }
 

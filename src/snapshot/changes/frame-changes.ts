@@ -1,5 +1,4 @@
-// A change file's framing: a snapshot's JSON Lines framing and batch checks, with its own header rules
-// (required, first line, `changes`, `version` and `id`).
+// A change file's framing: a snapshot's JSON Lines framing, with its own header rules.
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
 import { ChangesHeaderSchema } from '../../schemas/change-file.js'
@@ -8,12 +7,11 @@ import type { ParsedBatch } from '../load/parse-batch.js'
 
 const headerCheck = TypeCompiler.Compile(ChangesHeaderSchema)
 
-/** What a change file's first line must look like, for the report. */
 const HEADER_EXAMPLE = '{"changes": "explore", "version": 1, "id": "…"}'
 
 export class ChangeFraming extends LineFraming {
   protected override readonly changes = true
-  /** The header's id, once merged; null until then, or when missing or bad (the file is refused). */
+  /** Null until merged, or when missing or bad (the file is refused). */
   id: string | null = null
 
   override header ({ header, firstValueAt }: ParsedBatch, problemsBefore: (at: number) => void): void {
@@ -31,7 +29,7 @@ export class ChangeFraming extends LineFraming {
     const where = this.where(header)
     const { value } = header
     if (this.content) {
-      // Only a batch's first value is taken for a header: this is a later file's header (files joined).
+      // A later file's header (files joined): only a batch's first value is taken for one.
       report.add(`${where}op: is required ("upsert" or "delete"); a header belongs on the first line only`)
     } else if (!headerCheck.Check(value)) {
       report.addSchemaErrors(headerCheck.Errors(value), where)

@@ -1,23 +1,17 @@
-// The reference merge (`explore-replica apply`): a snapshot and its change files as one document, what a
-// replica applying them must serve byte for byte. Items as given, every field kept, for a full load.
+// The reference merge (`explore-replica apply`): what a replica applying change files must serve byte for byte.
 import type { SnapshotItem } from '../../schemas/snapshot.js'
 
-/** A snapshot in format v1, in memory. */
 export interface SnapshotDocument {
   generated_at?: string
   languages: Record<string, SnapshotItem[]>
   [member: string]: unknown
 }
 
-/** A change file's op line as given (the header apart): an upsert's item fields, or a delete's pk. */
 export type ChangeLine =
   | ({ op: 'upsert', language: string } & SnapshotItem)
   | { op: 'delete', language: string, pk: number }
 
-/**
- * What `changes` (op lines per file, in order) make of `snapshot`, left as it is: an upsert replaces the item
- * in place or adds it (a new language last); a delete removes it; an emptied language stays.
- */
+/** `snapshot` is left as it is; a new language goes last, an emptied one stays. */
 export function applyChangesToSnapshot (
   snapshot: SnapshotDocument, changes: Iterable<readonly ChangeLine[]>
 ): SnapshotDocument {

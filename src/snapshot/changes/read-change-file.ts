@@ -1,18 +1,16 @@
-// file → ChangeSet by the snapshot's own pipeline, with a change set as its last step. A bad file throws
-// a snapshot's SnapshotError headed `change file`; nothing of it can be applied.
+// file → ChangeSet by the snapshot's own pipeline; nothing of a bad file is applied.
 import { SnapshotError, TooBigError } from '../../errors.js'
 import { processLoader, type SnapshotLoader } from '../load/load-snapshot.js'
 import { ChangeSetBuilder, type ChangeSet } from './change-set.js'
 import { ChangeFraming } from './frame-changes.js'
 
 interface ReadChangesOptions {
-  /** A snapshot is served meanwhile (a large change file leaves a core to the requests). */
+  /** A large change file then leaves a core to the requests. */
   serving?: boolean
-  /** The pipeline's parts (tests: a small batch, a report cap); the process's own by default. */
+  /** Tests: a small batch, a report cap. */
   loader?: SnapshotLoader
 }
 
-/** Reads and checks a change file; throws SnapshotError (the file's problems, or why it cannot be read). */
 export async function readChangeFile (
   file: string, { serving = false, loader = processLoader }: ReadChangesOptions = {}
 ): Promise<ChangeSet> {
@@ -32,7 +30,7 @@ export async function readChangeFile (
         }
       })
   } catch (error) {
-    // The snapshot's pipeline reports it: said as what it was read as.
+    // Said as what it was read as.
     if (error instanceof TooBigError && error.kind === 'snapshot') {
       throw new TooBigError(error.file, error.problems[0] as string, error.shortfall, 'change file')
     }

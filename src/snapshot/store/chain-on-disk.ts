@@ -3,12 +3,12 @@ import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { FileChunks } from '../load/read-chunks.js'
 
-/** A change file's name: `*.jsonl`, not hidden (editors' swap and lock files start with a dot). */
+/** Not hidden: editors' swap and lock files start with a dot. */
 export function isChangeFileName (name: string): boolean {
   return name.endsWith('.jsonl') && !name.startsWith('.')
 }
 
-/** The `*.jsonl` files of `dir` in code unit order (the same on every machine); none when it is missing. */
+/** In code unit order (the same on every machine); none when `dir` is missing. */
 export async function changeFilesIn (dir: string): Promise<string[]> {
   let entries
   try {
@@ -25,7 +25,7 @@ export async function changeFilesIn (dir: string): Promise<string[]> {
     .map(name => join(dir, name))
 }
 
-/** The digest of `file`'s bytes, as a load computes it (a snapshot's version; a change set's digest). */
+/** As a load computes it (a snapshot's version; a change set's digest). */
 export async function fileDigest (file: string): Promise<string> {
   const chunks = await FileChunks.open(file)
   try {

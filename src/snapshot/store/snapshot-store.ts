@@ -1,5 +1,4 @@
-// Holds the served model and swaps in a new one in one assignment; reloads never overlap (one asked for
-// meanwhile makes exactly one more). What is served is a chain: a snapshot, then its change files (ADR 026).
+// Holds the served model (a snapshot and its change files, ADR 026), swapped in one assignment; reloads never overlap.
 import { EventEmitter } from 'node:events'
 import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
@@ -25,135 +24,116 @@ export interface StoreLogger {
 
 export interface ReloadFailure {
   at: Date
-  /** One line per problem, as the validator reported them. */
   problems: readonly string[]
 }
 
-/** Why a file was refused: its contents (or it could not be read), or the memory budget. */
 type RefusalReason = 'invalid' | 'too_big'
 
-/** A file a reload refused: which one, when, why, and the validator's report. */
 interface RefusedFile extends ReloadFailure {
   file: string
   reason: RefusalReason
 }
 
-/** The last file refused for memory: its estimated peak, and what the budget had free. */
 interface TooBigRefusal extends MemoryShortfall {
   at: Date
   file: string
 }
 
-/** How many refused files the store remembers, for the console and /-/status (newest first). */
 const RECENT_FAILURES = 10
 
 interface ReloadStatus {
   succeeded: number
   failed: number
-  /** Failures since the last success; Hollow's "refreshes failed in a row". */
+  /** Hollow's "refreshes failed in a row". */
   failedInARow: number
   lastFailure: ReloadFailure | null
-  /** When the first of the failures in a row happened: since then the file is not the one served. */
   staleSince: Date | null
 }
 
-/** `superseded`: the file changed while it was read (a save in place); not a failure, it is read again. */
+/** `superseded`: the file changed while read; not a failure, it is read again. */
 export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded'
 
-/** A snapshot and its change files, paths in apply order. */
+/** A snapshot and its change files in apply order. */
 export interface Chain {
   snapshot: string
   changes: readonly string[]
-  /** Change files may come later (a changes directory, a manifest): the root is then made ready for them. */
+  /** The root is then made ready for change files (a changes directory, a manifest). */
   changesMayCome?: boolean
-  /** The snapshot's digest when known (a kept copy, checked when kept): its version image is found by it. */
+  /** Known for a kept copy: finds its version image. */
   snapshotDigest?: string
 }
 
-/** A file of the served chain: where, its stamp when read, and its content's digest. */
 export interface ChainFile {
   readonly file: string
   readonly stamp: string | null
   readonly digest: string
 }
 
-/** What is served of a wanted chain, with the served files of its snapshot and first change files. */
 interface Served extends ServedPart {
   snapshot: ChainFile
   files: ChainFile[]
 }
 
-/** Change files applied and refused since start (status, metrics). */
 interface ChangeFileCounts {
   applied: number
   refused: number
 }
 
-/** How a snapshot is read: `serving`, leave a core to requests (ADR 008); `stamp` and `digest` find its image. */
+/** `serving`: leave a core to requests (ADR 008). */
 export interface ReadOptions extends ImageWanted {
   serving: boolean
 }
 
 export interface StoreOptions {
-  /** Loads a snapshot file (tests replace it; no image is then read or written). */
+  /** For tests; no image is then read or written. */
   load?: (file: string, options: ReadOptions) => Promise<SnapshotModel>
   log?: StoreLogger
-  /** The memory budget's guard, given to the store's loader (not used when `load` is given). */
   memory?: MemoryGuard
-  /** How long a failed load waits before checking the file was still being written (the watcher's quiet time). */
+  /** A failed load waits this long before checking whether the file was still being written. */
   settleMs?: number
-  /** What the first load serves: a pinned version's kept files, or the source's chain; null: `file` alone. */
+  /** A pinned version's kept files, or the source's chain; null: `file` alone. */
   first?: Chain | null
-  /** Reads a change file; the real reader unless a test replaces it. */
   readChanges?: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
-  /** Hands each run's last model to the serving threads; a run resolves once they serve it (ADR 029). */
+  /** A run resolves once the serving threads serve its last model (ADR 029). */
   publish?: ((model: SnapshotModel) => Promise<void>) | null
-  /** STATE_DIR's version images: read instead of a parse where the content is the same, written after one. */
   images?: ImageShelf | null
 }
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
 
-/** The store as the sources and the operator's versions see it: its one door (`serve`) and its state. */
+/** The store as sources and versions see it: one door (`serve`) and its state. */
 export type ChainServer =
   Pick<SnapshotStore, 'file' | 'start' | 'current' | 'serve' | 'status' | 'idle' | 'servedFiles' | 'on'>
 
-/**
- * Emits `served` (the model) whenever a load or reload has served a new state, the first load's included,
- * and `reloaded` (outcome) after every reload it attempts, not the first load.
- */
+/** `served`: any new state, the first load's included; `reloaded`: every reload after the first load. */
 export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], served: [SnapshotModel] }> {
   private model: SnapshotModel | null = null
-  /** The first load. Holds no model: a promise resolved with one kept it alive for the process's life. */
+  /** Holds no model: a promise resolved with one kept it alive for the process's life. */
   private first: Promise<void> | null = null
   private readonly load: (file: string, options: ReadOptions) => Promise<SnapshotModel>
-  /** STATE_DIR's version images; null without (tests, or `load` given). */
   readonly images: ImageShelf | null
   private readonly log: StoreLogger
   private readonly settleMs: number
   private readonly firstChain: Chain
-  /** Runs one after another: each `serve` is a job of this queue. */
   private readonly jobs = new JobQueue()
   private readonly counters: Omit<ReloadStatus, 'lastFailure'> =
     { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
 
-  /** Failed reloads by reason (their sum is `failed`). */
+  /** Sums to `failed`. */
   private readonly byReason: Record<RefusalReason, number> = { invalid: 0, too_big: 0 }
   private tooBig: TooBigRefusal | null = null
-  /** The budget loads are held to; null without a guard. */
   readonly budget: MemoryBudget | null
-  /** Newest first, at most RECENT_FAILURES; the first is the last failure. */
+  /** Newest first. */
   private refused: RefusedFile[] = []
-  /** The last file refused for its contents, as it was then: unchanged, it is not read or reported again. */
+  /** Unchanged, it is not read or reported again. */
   private refusedAsIs: { file: string, stamp: string, error: SnapshotError, reported: boolean } | null = null
   private readonly readChanges: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
   private readonly publish: ((model: SnapshotModel) => Promise<void>) | null
-  /** The served chain's snapshot as loaded, kept while versions derived from it are served; and its files. */
+  /** Kept while versions derived from it are served. */
   private root: SnapshotModel | null = null
   private chain: { snapshot: ChainFile, changes: ChainFile[] } | null = null
   private rootReady: Promise<void> | null = null
   private readonly changeCounts: ChangeFileCounts = { applied: 0, refused: 0 }
-  /** Change files have come, or may (Chain.changesMayCome): the root is then made ready for them. */
   private changesExpected = false
 
   constructor (readonly file: string, options: StoreOptions = {}) {
@@ -167,25 +147,23 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       (async (file, read) => await images?.read(file, read) ?? await loader.load(file, read))
     this.settleMs = options.settleMs ?? 0
     this.firstChain = options.first ?? { snapshot: file, changes: [] }
-    // Change files through the same loader, so the memory budget holds for them too.
+    // The same loader, so the memory budget holds for change files too.
     this.readChanges = options.readChanges ??
       (async (file, readOptions) => await readChangeFile(file, { ...readOptions, loader }))
     this.publish = options.publish ?? null
   }
 
-  /** The served model; null until the first load has ended. */
   current (): SnapshotModel | null {
     return this.model
   }
 
-  /** Serves the first chain, once however often called. Rejects on a bad snapshot: a service must not start. */
+  /** Once however often called; rejects on a bad snapshot: a service must not start. */
   async start (): Promise<SnapshotModel> {
     this.first ??= this.loadFirst()
     await this.first
     return this.model as SnapshotModel
   }
 
-  /** As a reload: a file written while read is read again; a bad change file is refused, not fatal. */
   private async loadFirst (): Promise<void> {
     const started = Date.now()
     const first = this.firstChain
@@ -208,7 +186,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.emit('served', model)
   }
 
-  /** Hands the served model to the serving threads, if any: only a run's last state (ADR 029). */
+  /** Only a run's last state (ADR 029). */
   private async published (): Promise<void> {
     if (this.publish !== null && this.model !== null) await this.publish(this.model)
   }
@@ -218,46 +196,35 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     return { ...this.counters, lastFailure: newest === undefined ? null : { at: newest.at, problems: newest.problems } }
   }
 
-  /** Failed reloads by reason: a file's contents (or it could not be read), or the memory budget. */
   refusals (): Record<RefusalReason, number> {
     return { ...this.byReason }
   }
 
-  /** The last file refused because it would not fit in the memory budget, or null. */
   lastTooBig (): TooBigRefusal | null {
     return this.tooBig === null ? null : { ...this.tooBig }
   }
 
-  /** The served chain's files as read (paths, stamps or null, digests): what a kept copy is checked against. */
+  /** What a kept copy is checked against. */
   servedFiles (): { snapshot: Readonly<ChainFile>, changes: Array<Readonly<ChainFile>> } | null {
     return this.chain === null
       ? null
       : { snapshot: { ...this.chain.snapshot }, changes: this.chain.changes.map(file => ({ ...file })) }
   }
 
-  /** Change files applied and refused since start. */
   changeFiles (): ChangeFileCounts {
     return { ...this.changeCounts }
   }
 
-  /**
-   * Serves `chain`: only its new change files when the served chain begins it (by content), else built again
-   * from its snapshot. A bad change file is refused and those after it wait, unless that would take back a
-   * change file served now (execute). Runs alone, after any other reload.
-   */
+  /** Runs alone, after any other reload; planned then executed (ADR 030). */
   serve (chain: Chain): Promise<ReloadOutcome> {
     return this.jobs.run(async () => await this.runOnce(async started => await this.serveChain(chain, started)))
   }
 
-  /** The last RECENT_FAILURES files a reload refused, newest first. */
   recentFailures (): readonly RefusedFile[] {
     return this.refused.map(refusal => ({ ...refusal }))
   }
 
-  /**
-   * One job's runs, each told to listeners, until one is not superseded (a file written while it was read
-   * is read again). One asked for during the first load runs after it.
-   */
+  /** Runs until one is not superseded; one asked for during the first load runs after it. */
   private async runOnce (step: (started: number) => Promise<ReloadOutcome>): Promise<ReloadOutcome> {
     await this.first?.catch(() => {})
     for (;;) {
@@ -274,10 +241,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     await this.jobs.idle()
   }
 
-  /**
-   * One read of the file, or 'changed' when it was written meanwhile: what was read may be a valid
-   * beginning (JSON Lines cut at a line's end) or a truncated save in place.
-   */
+  /** 'changed' when written meanwhile: what was read may be a valid beginning of a truncated save. */
   private async readOnce<T extends SnapshotModel | ChangeSet> (
     file: string, reader: (file: string, options: ReadOptions) => Promise<T>, digest?: string
   ): Promise<{ model: T, stamp: string | null } | { error: unknown } | 'changed'> {
@@ -289,7 +253,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     try {
       read = { model: await reader(file, { serving: this.model !== null, stamp: before, digest }), stamp: before }
     } catch (error) {
-      // A failed load's shared memory is garbage V8 does not count: collected now (ADR 012).
+      // Shared memory V8 does not count (ADR 012).
       collectSoon()
       // Editors delete before they recreate: nothing to wait for.
       if (isMissing(error)) return { error }
@@ -307,28 +271,21 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     return 'changed'
   }
 
-  /** Serves `chain`: plans the run from what is served (plan-reload.ts), then carries the plan out. */
   private async serveChain (chain: Chain, started: number): Promise<ReloadOutcome> {
     if (chain.changes.length > 0 || chain.changesMayCome === true) this.changesExpected = true
     const servedChanges = this.chain?.changes.length ?? null
-    // A snapshot alone where one alone is served is read (the plan's rule): its bytes are not compared first
-    // (a digest of a whole snapshot the load reads again anyway).
+    // Not compared first: a digest of a whole snapshot the load reads again anyway.
     const alone = chain.changes.length === 0 && servedChanges === 0
     const served = alone ? null : await this.servedPart(chain)
     const plan = planReload(chain.changes.length, servedChanges, served)
     return await this.execute(plan, chain, served, started)
   }
 
-  /**
-   * Carries out a plan: the change files from `plan.from` applied to its base, each version served as it is made
-   * (extending the served chain) or only the last, at once (a chain built beside the served state).
-   */
   private async execute (
     plan: ReloadPlan, chain: Chain, served: Served | null, started: number
   ): Promise<ReloadOutcome> {
     let root = this.root
-    // Recorded once served, so copies are compared by stamp from then on; not before, as a failed serve
-    // would leave the record naming kept files a prune may remove.
+    // Recorded only once served: a failed serve would leave it naming kept files a prune may remove.
     let snapshot = served?.snapshot
     const files: ChainFile[] = plan.eachServed ? [...(served as Served).files] : []
     let state: SnapshotModel
@@ -340,7 +297,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       snapshot = { file: chain.snapshot, stamp: read.stamp, digest: root.info.version }
       state = root
     } else {
-      // The same snapshot: what a load made ready in the background serves this chain too.
       if (this.changesExpected && this.rootReady === null) this.setRoot(this.root as SnapshotModel)
       await this.rootReady
       state = plan.base === 'served' ? this.model as SnapshotModel : root as SnapshotModel
@@ -374,14 +330,13 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       state = next
     }
     if (plan.eachServed) {
-      // Nothing new: the same state, under `chain`'s names (a bad save put back as it was serves again).
+      // Nothing new: the same state under `chain`'s names (a bad save put back serves again).
       if (plan.from === chain.changes.length) {
         this.chain = { snapshot: snapshot as ChainFile, changes: files }
         if (outcome === 'loaded' && this.counters.failedInARow > 0) this.succeeded()
       }
       return outcome
     }
-    // The chain built again: swapped in at once, with the root it was built from.
     this.swap(state, root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: files })
     if (outcome === 'loaded') this.succeeded()
     this.log.info({
@@ -399,10 +354,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     return outcome
   }
 
-  /**
-   * What the served state has of `chain` (plan-reload.ts), with the served files of its first change files; null
-   * when its snapshot is not the served one. Same file or same content: stamps, then digests.
-   */
+  /** Null when its snapshot is not the served one (by stamp, then digest). */
   private async servedPart (chain: Chain): Promise<Served | null> {
     const served = this.chain
     const snapshot = served === null || this.root === null ? null : await asServed(served.snapshot, chain.snapshot)
@@ -413,7 +365,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       if (same === null) break
       files.push(same)
     }
-    // After a pin or rollback the served files are a kept version's: the same change file by its bytes.
+    // After a pin or rollback the served files are kept copies: compared by bytes.
     const laterApplied: boolean[] = []
     for (const file of chain.changes.slice(files.length)) {
       let applied = false
@@ -437,17 +389,15 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     }, 'change file applied')
   }
 
-  /** The snapshot of a chain, served as its root: kept while versions derived from it are served. */
   private setRoot (model: SnapshotModel): void {
     this.root = model
     this.rootReady = null
-    // Only where change files come: indexes of pks and companies no other replica needs.
+    // Indexes no replica without change files needs.
     if (!this.changesExpected) return
     this.rootReady = prepareForChanges(model).catch((error: unknown) =>
       this.log.error({ err: error }, 'preparing the snapshot for change files failed'))
   }
 
-  /** `model` served in one assignment, as the chain `files` names from `root`; what it replaces let go. */
   private swap (model: SnapshotModel, root: SnapshotModel, files: { snapshot: ChainFile, changes: ChainFile[] }): void {
     const old = this.model
     const oldRoot = this.root
@@ -455,16 +405,13 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.chain = files
     if (root !== oldRoot) {
       this.setRoot(root)
-      // A snapshot parsed: its image, so that the next start, rollback or pin of it reads instead.
+      // So the next start, rollback or pin of it reads instead of parsing.
       this.images?.write(root, files.snapshot.stamp)
     }
     this.letGo(old, oldRoot)
   }
 
-  /**
-   * The one place a version is let go: each of `models` that is neither served nor the served chain's root.
-   * Its memory goes once no answer still sends from it (ADR 011); letting go twice is harmless.
-   */
+  /** The one place a version is let go (ADR 011); twice is harmless. */
   private letGo (...models: Array<SnapshotModel | null>): void {
     for (const model of models) {
       if (model !== null && model !== this.model && model !== this.root) model.memory.retire()
@@ -475,11 +422,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.counters.succeeded++
     this.counters.failedInARow = 0
     this.counters.staleSince = null
-    // After a success the same bad file heard again is a new failure, counted and listed (the status says stale).
+    // After a success the same bad file is a new failure again.
     this.refusedAsIs = null
   }
 
-  /** A file that cannot be served: reported, and the served state stays. */
   private refuse (file: string, error: unknown, what = 'snapshot'): ReloadOutcome {
     const key = what === 'snapshot' ? 'snapshot' : 'changes'
     if (isMissing(error)) {
@@ -497,7 +443,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       }
       asIs.reported = true
     }
-    // The report goes to /-/status and /-/readyz: an unexpected error's own message stays in the log.
+    // Public via /-/status: an unexpected error's own message stays in the log.
     const problems = error instanceof SnapshotError
       ? error.problems
       : [`unexpected error while loading the ${what} (see the service's log)`]
@@ -520,21 +466,18 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   }
 }
 
-/** `file` as the chain file `read` when unchanged or the same bytes (a copy, a save of the same): else null. */
+/** `read` (or a copy with `file`'s stamp) when unchanged or the same bytes, else null. */
 async function asServed (read: ChainFile, file: string): Promise<ChainFile | null> {
   const stamp = await fileStamp(file)
   if (stamp === null) return null
   if (file === read.file && stamp === read.stamp) return read
-  // Another size is other bytes: no digest read just before the load reads it whole anyway.
+  // Another size: no digest of a file the load reads whole anyway.
   if (read.stamp !== null && sizeOf(stamp) !== sizeOf(read.stamp)) return null
   const same = await fileDigest(file).then((digest: string) => digest === read.digest, () => false)
   return same ? { file, stamp, digest: read.digest } : null
 }
 
-/**
- * Refused for what the file holds, so the same bytes would be refused again. Not one that could not be read
- * (permissions, too many open files: mended without a new stamp) nor one too big (memory may be freed).
- */
+/** Not unreadable (mended without a new stamp) nor too big (memory may be freed): the same bytes fail again. */
 function isRefusedAsIs (error: unknown): error is SnapshotError {
   return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_INVALID'
 }
@@ -546,10 +489,7 @@ function isMissing (error: unknown): boolean {
 
 type ChangesRead = { model: ChangeSet, stamp: string | null } | { error: unknown } | 'changed'
 
-/**
- * A change set with the id of one applied before it is a bad file: the id ends the version's name, which pins
- * and rollbacks go by, so two states of one chain must not share it.
- */
+/** A repeated id is a bad file: it ends the version's name, which pins and rollbacks go by. */
 function repeatedId (read: ChangesRead, state: SnapshotModel, file: string): ChangesRead {
   if (read === 'changed' || 'error' in read) return read
   const { id } = read.model
@@ -559,12 +499,12 @@ function repeatedId (read: ChangesRead, state: SnapshotModel, file: string): Cha
   return { error: new SnapshotError('SNAPSHOT_ERR_INVALID', file, [`${problem}: each change file needs one of its own`]) }
 }
 
-/** The size a fileStamp names (its third field), or null for one that names none. */
+/** A fileStamp's third field. */
 function sizeOf (stamp: string): string | null {
   return stamp.split(':')[2] ?? null
 }
 
-/** Identifies one version of a file on disk; null when it cannot be read. */
+/** Null when it cannot be read. */
 export async function fileStamp (file: string): Promise<string | null> {
   try {
     const s = await stat(file, { bigint: true })

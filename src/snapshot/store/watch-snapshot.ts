@@ -1,28 +1,23 @@
-// Watches the snapshot's directory (a watch on the file goes silent once it is recreated) and the changes
-// directory, and calls back once a burst of writes has gone quiet.
+// Watches the snapshot's directory (a watch on the file goes silent once it is recreated) and the changes one.
 import { EventEmitter } from 'node:events'
 import { dirname, resolve } from 'node:path'
 import { watch } from 'chokidar'
 import { isChangeFileName } from './chain-on-disk.js'
 
 export interface SnapshotWatcher extends EventEmitter<{ file: ['add' | 'change' | 'unlink'] }> {
-  /** Resolves once the watch is in place: writes from then on are seen. */
   ready: Promise<void>
   close: () => Promise<void>
 }
 
 interface WatchOptions {
-  /** Quiet time after the last event before `onChange` runs: a burst of saves costs one load. */
+  /** A burst of saves costs one load. */
   debounceMs: number
   onError?: (error: Error) => void
-  /** The change files' directory, watched from its parent: it may not exist yet. */
+  /** Watched from its parent: it may not exist yet. */
   changesDir?: string | null
 }
 
-/**
- * chokidar 5 passes on at most one `change` of a path per 50 ms, with no trailing event: a shorter quiet time
- * could read the file before its last write and never hear of it.
- */
+/** chokidar 5 passes on one `change` per path per 50 ms, with no trailing event: shorter could miss a last write. */
 export const SHORTEST_QUIET_MS = 50
 
 export function watchSnapshot (
@@ -33,14 +28,12 @@ export function watchSnapshot (
   const dir = dirname(target)
   const changes = changesDir === null ? null : resolve(changesDir)
   const roots = changes === null ? [dir] : [...new Set([dir, dirname(changes)])]
-  /** A change file: `*.jsonl` right in the changes directory, not an editor's hidden temp or swap file. */
   const isChangeFile = (path: string): boolean =>
     changes !== null && dirname(path) === changes && isChangeFileName(path.slice(changes.length + 1))
   const watcher = watch(roots, {
     // One level down: a watch on a directory that does not exist yet sees nothing (chokidar 5).
     depth: changes === null ? 0 : 1,
     ignoreInitial: true,
-    // Everything but the snapshot, the changes directory and its change files is noise.
     ignored: (path: string) => {
       const at = resolve(path)
       return !roots.includes(at) && at !== target && at !== changes && !isChangeFile(at)
@@ -55,8 +48,7 @@ export function watchSnapshot (
       onChange()
     }, quietMs)
   }
-  // A rename over the file arrives as `add` (or `change`). `unlink` of the snapshot alone changes nothing:
-  // the last good one stays until a new file appears; a change file removed is a change.
+  // `unlink` of the snapshot changes nothing (the last good one stays); of a change file, it is a change.
   const isSnapshot = (path: string): boolean => resolve(path) === target
   watcher.on('add', path => { schedule(); if (isSnapshot(path)) events.emit('file', 'add') })
   watcher.on('change', path => { schedule(); if (isSnapshot(path)) events.emit('file', 'change') })

@@ -1,5 +1,4 @@
-// The files of the last KEEP_VERSIONS versions served, in STATE_DIR/versions, so that going back costs no
-// download (ADR 025): one directory per version, its chain's files and its record (version.json).
+// The last KEEP_VERSIONS versions' files in STATE_DIR/versions: going back costs no download (ADR 025).
 import { constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
@@ -11,48 +10,44 @@ import { makeDirectory } from '../../make-directory.js'
 import { isAlive } from '../../write-through-temporary.js'
 import type { ImageShelf } from '../images/image-shelf.js'
 
-/** What has just been served, to be kept: `file` is the file it was loaded from. */
 export interface ServedVersion {
   file: string
   version: string
   generatedAt: string | null
   items: Record<string, number>
-  /** Shown in the record: the path or URL (a download's temporary name says nothing). */
+  /** The path or URL: a download's temporary name says nothing. */
   source: string
-  /** The file's stamp when the load read it, to check a copy by a stat; absent: the copy's digest is checked. */
+  /** Checks a copy by a stat; absent: by the copy's digest. */
   stamp?: string | null
-  /** The change files applied after `file`, in order, as the store read them; checked as the snapshot is. */
   changes?: readonly ChainFile[]
 }
 
 interface KeepOptions {
-  /** Where the versions' directories are (STATE_DIR/versions). */
   dir: string
-  /** How many versions are kept (KEEP_VERSIONS); the served one is never removed. */
+  /** KEEP_VERSIONS; the served one is never removed. */
   keep: number
   log: StoreLogger
-  /** The version images (STATE_DIR/images): those of snapshots no kept version holds go with them. */
+  /** Images of snapshots no kept version holds go with them. */
   images?: ImageShelf | null
 }
 
 const RECORD = 'version.json'
-/** A version's name is a directory's: a digest (base64url) and change ids (letters, digits, `.`, `_`, `-`). */
+/** A digest (base64url) and change ids: a directory's name. */
 const VERSION_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._+-]*$/
 
 export class KeptVersions {
   private records: KeptRecord[] = []
-  /** One keep at a time: two reports of one version keep it once. */
+  /** Two reports of one version keep it once. */
   private readonly jobs = new JobQueue()
   private sequence = 0
 
   constructor (private readonly options: KeepOptions) {}
 
-  /** Reads what the directory holds (a restart keeps its versions). A record that does not read is skipped. */
+  /** A record that does not read is skipped. */
   async open ({ sweep }: { sweep: boolean }): Promise<void> {
     await makeDirectory(this.options.dir)
     const records: KeptRecord[] = []
     for (const entry of await readdir(this.options.dir)) {
-      // Half-made versions of a process that died while keeping one.
       if (entry.startsWith('.')) {
         const pid = /^\.keeping-(\d+)-/.exec(entry)?.[1]
         // A live process sharing the directory may be keeping one right now.
@@ -71,11 +66,10 @@ export class KeptVersions {
       }
     }
     this.records = sortNewestFirst(records)
-    // Images of snapshots no version holds any more, and a dead process's half-written ones.
     if (sweep) await this.options.images?.keepOnly(new Set(this.records.map(record => snapshotOf(record.version))))
   }
 
-  /** A dead process's half-made version: put in place if whole (record written last) and its name free; else gone. */
+  /** Put in place if whole (the record is written last) and its name free; else removed. */
   private async recover (entry: string): Promise<KeptRecord | null> {
     const dir = join(this.options.dir, entry)
     const record = await readRecord(join(dir, RECORD))
@@ -91,7 +85,7 @@ export class KeptVersions {
     return null
   }
 
-  /** Copies, newest first (by when each was first served). */
+  /** Copies, newest first served first. */
   list (): KeptRecord[] {
     return structuredClone(this.records)
   }
@@ -100,7 +94,6 @@ export class KeptVersions {
     return this.list().find(record => record.version === version) ?? null
   }
 
-  /** The files to serve `version` again: its snapshot, then its change files in order (paths). */
   chainOf (record: KeptRecord): Chain {
     const dir = join(this.options.dir, record.version)
     return {
@@ -111,16 +104,11 @@ export class KeptVersions {
     }
   }
 
-  /** Resolves once every keep asked for so far has ended. */
   async idle (): Promise<void> {
     await this.jobs.idle()
   }
 
-  /**
-   * Keeps a served version's files, then prunes beyond KEEP_VERSIONS (never `served`): a hard link when `owned`
-   * (a download, never written again), else a copy, since a save in place writes through hard links (ADR 025).
-   * Never rejects: a version that cannot be kept is logged.
-   */
+  /** Links only when `owned`: a save in place writes through hard links (ADR 025). Never rejects. */
   keep (served: ServedVersion, { owned }: { owned: boolean }): Promise<KeptRecord | null> {
     return this.jobs.run(async () => await this.keepNow(served, owned)).catch((error: unknown) => {
       this.options.log.error(
@@ -133,8 +121,7 @@ export class KeptVersions {
 
   private async keepNow (served: ServedVersion, owned: boolean): Promise<KeptRecord | null> {
     if (!VERSION_NAME.test(served.version)) throw new Error(`"${served.version}" cannot name a directory`)
-    // The name says the snapshot and the last change id only: other change files under it are other content,
-    // which replaces what is kept, so going back to the name serves what was last served under it.
+    // The name says the snapshot and last change id only: other content under it replaces what is kept.
     const changes = served.changes ?? []
     const digests = changes.map(change => change.digest)
     const known = this.records.find(record => record.version === served.version)
@@ -145,7 +132,7 @@ export class KeptVersions {
       this.options.log.warn({ version: served.version }, 'a version built by change files came without them: not kept')
       return null
     }
-    // A pipe or a device has no bytes to keep: copying one would wait for a writer for ever.
+    // Copying a pipe would wait for a writer for ever.
     if (!(await stat(served.file)).isFile()) {
       this.options.log.warn(
         { version: served.version, file: served.file },
@@ -158,7 +145,6 @@ export class KeptVersions {
     await mkdir(building)
     try {
       const snapshot = `snapshot${extname(served.file).toLowerCase()}`
-      // A snapshot kept already (the version before the change files) is linked.
       const keptSnapshot = this.records.find(record =>
         record.version === snapshotVersion && record.chain.changes.length === 0)
       const how = await placeChecked(keptSnapshot === undefined ? null : this.chainOf(keptSnapshot).snapshot,
@@ -170,7 +156,7 @@ export class KeptVersions {
         )
         return null
       }
-      // Change files kept already are linked too, else a day of them is copied again for every version.
+      // Linked when kept already, else a day of change files is copied again for every version.
       const changeNames: string[] = []
       for (const [i, change] of changes.entries()) {
         const name = `change-${String(i + 1).padStart(4, '0')}.jsonl`
@@ -189,7 +175,7 @@ export class KeptVersions {
         version: served.version,
         generatedAt: served.generatedAt,
         items: { ...served.items },
-        // Later than every kept one, even within one millisecond: the order is the order served.
+        // Later than every kept one, even within one millisecond.
         servedAt: new Date(Math.max(Date.now(), Date.parse(this.records[0]?.servedAt ?? '') + 1 || 0)).toISOString(),
         source: served.source,
         chain: { snapshot, changes: changeNames },
@@ -209,11 +195,7 @@ export class KeptVersions {
     }
   }
 
-  /**
-   * Puts the version built in `building` under its name in one rename. Taken instead: the same content kept
-   * meanwhile by another process. Other content under the name is moved aside (a hidden name `open` sweeps),
-   * replaced, and removed once the new one is in place.
-   */
+  /** In one rename; other content under the name is moved aside to a hidden name `open` sweeps. */
   private async place (building: string, version: string, record: KeptRecord): Promise<KeptRecord> {
     const place = join(this.options.dir, version)
     try {
@@ -228,7 +210,6 @@ export class KeptVersions {
     try {
       await rename(place, aside)
     } catch (error) {
-      // Removed meanwhile: nothing to move.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
     }
     try {
@@ -241,7 +222,6 @@ export class KeptVersions {
     return record
   }
 
-  /** A kept change file with this digest (its path), or null. */
   private keptChangeFile (digest: string): string | null {
     for (const record of this.records) {
       // A record of an older build has no list.
@@ -252,7 +232,6 @@ export class KeptVersions {
     return null
   }
 
-  /** Removes the versions beyond the newest KEEP_VERSIONS, never `served`. */
   async prune (served: string): Promise<void> {
     const stay = new Set(this.records.slice(0, this.options.keep).map(record => record.version))
     stay.add(served)
@@ -262,19 +241,17 @@ export class KeptVersions {
         'kept version removed (KEEP_VERSIONS)')
     }
     this.records = this.records.filter(record => stay.has(record.version))
-    // Not awaited: it waits behind an image being written, which keeping must not (a download's rename waits for it).
+    // Not awaited: it waits behind an image being written, and a download's rename waits for keeping.
     this.options.images?.keepOnly(new Set([...stay].map(snapshotOf))).catch(() => {})
   }
 }
 
 const recordCheck = TypeCompiler.Compile(KeptRecordSchema)
 
-/** A version's snapshot: its name's digest, before the change id a derived version adds. */
 function snapshotOf (version: string): string {
   return version.split('+')[0] as string
 }
 
-/** A record as it reads, or null when it does not read as one (no file, not JSON, not a record's fields). */
 async function readRecord (file: string): Promise<KeptRecord | null> {
   try {
     const record: unknown = JSON.parse(await readFile(file, 'utf8'))
@@ -284,10 +261,7 @@ async function readRecord (file: string): Promise<KeptRecord | null> {
   }
 }
 
-/**
- * Whether `record` is directory `entry`'s: names that directory, and its files are names in it. A record copied
- * or edited by hand must never make a rollback read, or a prune remove, anything outside it.
- */
+/** A record edited by hand must never make a rollback read, or a prune remove, anything outside its directory. */
 function isRecordOf (entry: string, record: KeptRecord): boolean {
   const inside = (name: string): boolean =>
     name !== '' && name !== '.' && name !== '..' && basename(name) === name && !name.includes('\\')
@@ -296,7 +270,7 @@ function isRecordOf (entry: string, record: KeptRecord): boolean {
     (record.changeDigests === undefined || record.changeDigests.length === record.chain.changes.length)
 }
 
-/** Whether `record` holds these change files; an older build's record has none listed: their count is compared. */
+/** An older build's record lists no digests: their count is compared. */
 function holdsChanges (record: KeptRecord, digests: readonly string[]): boolean {
   return record.changeDigests === undefined
     ? record.chain.changes.length === digests.length
@@ -308,7 +282,7 @@ function sortNewestFirst (records: KeptRecord[]): KeptRecord[] {
   return records.sort((a, b) => a.servedAt < b.servedAt ? 1 : a.servedAt > b.servedAt ? -1 : 0)
 }
 
-/** A hard link when allowed; else (EXDEV, links refused) a copy, a reflink where the file system has them. */
+/** A copy (a reflink where possible) when links are refused. */
 async function placeFile (from: string, to: string, owned: boolean): Promise<'linked' | 'copied'> {
   if (owned) {
     try {
@@ -323,17 +297,13 @@ async function placeFile (from: string, to: string, owned: boolean): Promise<'li
   return 'copied'
 }
 
-/**
- * Places `file` at `to`, from `kept` (a kept copy, never written) where it can. Null when a copy no longer holds
- * the bytes read: by the file's stamp, not reading 1.4 GB again (ADR 025), else by the copy's `digest`. The stamp
- * has no ctime: a writer putting the old mtime back on a same-size file goes unseen.
- */
+/** Null when the copy is not the bytes read: checked by stamp, not reading 1.4 GB again (ADR 025). */
 async function placeChecked (
   kept: string | null, file: string, to: string, owned: boolean, stamp: string | null | undefined, digest: string
 ): Promise<'linked' | 'copied' | null> {
   const fromKept = kept === null ? null : await placeFile(kept, to, true).catch(() => null)
   if (fromKept !== null) return fromKept
-  // Replaced since: not copied. A named pipe put in its place would hold the copy (and the exit) for ever.
+  // A named pipe put in its place would hold the copy (and the exit) for ever.
   const now = await fileStamp(file)
   if (now === null || now === 'not a regular file' || (stamp != null && now !== stamp)) return null
   const how = await placeFile(file, to, owned)

@@ -5,9 +5,8 @@ import { writeThroughTemporary } from '../../write-through-temporary.js'
 
 export interface Pin {
   version: string
-  /** When it was pinned (ISO-8601). */
+  /** ISO-8601. */
   pinnedAt: string
-  /** The version served before it, if any. */
   from: string | null
 }
 
@@ -15,7 +14,7 @@ export function pinPath (stateDir: string): string {
   return join(stateDir, 'pin.json')
 }
 
-/** The pin, or null when there is none (or its file does not read: the replica then follows its source). */
+/** Null when there is none. */
 export async function readPin (file: string): Promise<Pin | null> {
   let text: string
   try {

@@ -1,6 +1,4 @@
-// The operator's versions: the served one, the kept ones, and the pin (ADR 025). A rollback or pin serves
-// a kept version's files and holds it: newer files and objects are then noticed, not loaded. Every source hands
-// its chains here (chain-source.ts): the pin is checked in one place.
+// The operator's versions: served, kept, pinned (ADR 025); every source's chains pass here, so the pin is checked once.
 import { noOlderVersion, versionNotKept, versionNotLoaded } from '../../errors.js'
 import type { KeptRecord, Newest, Versions } from '../../schemas/versions.js'
 import type { Chain, ChainServer, ReloadOutcome, StoreLogger } from '../store/snapshot-store.js'
@@ -11,12 +9,10 @@ import { pinPath, readPin, writePin, type Pin } from './pin-file.js'
 import { JobQueue } from '../job-queue.js'
 import type { ImageShelf } from '../images/image-shelf.js'
 
-/** Where a state directory (STATE_DIR) keeps its versions, their images and its pin. */
 export function versionPaths (stateDir: string): { dir: string, images: string, pinFile: string } {
   return { dir: join(stateDir, 'versions'), images: join(stateDir, 'images'), pinFile: pinPath(stateDir) }
 }
 
-/** What is served, as the versions page shows it. */
 interface ServedNow {
   version: string
   generatedAt: string | null
@@ -25,7 +21,7 @@ interface ServedNow {
 
 export type OperatorAction = 'rollback' | 'pin' | 'unpin'
 
-/** An action's result: the new state, and the versions served before and after it (for the log). */
+/** `from` and `to` are for the log. */
 interface ActionResult {
   state: Versions
   from: string | null
@@ -35,11 +31,10 @@ interface ActionResult {
 export interface OpenedVersions {
   kept: KeptVersions
   pin: Pin | null
-  /** The kept files to serve first: the pinned version's; null when nothing is pinned (or it is not kept). */
   pinnedChain: Chain | null
 }
 
-/** Reads STATE_DIR before the first load, which serves a pinned version; a pin no longer kept is dropped, loudly. */
+/** Before the first load, which serves a pinned version; a pin no longer kept is dropped, loudly. */
 export async function openVersions ({ dir, keep, pinFile, log, sweep, images = null }: {
   dir: string, keep: number, pinFile: string, log: StoreLogger, sweep: boolean, images?: ImageShelf | null
 }): Promise<OpenedVersions> {
@@ -66,7 +61,6 @@ export async function openVersions ({ dir, keep, pinFile, log, sweep, images = n
 
 export class ServedVersions implements ChainSink {
   private newest: Newest | null = null
-  /** Actions run one at a time, in the order they came. */
   private readonly actions = new JobQueue()
 
   constructor (
@@ -81,7 +75,6 @@ export class ServedVersions implements ChainSink {
     store.on('served', () => { this.keep() })
   }
 
-  /** Keeps the version just served, with its files; never rejects (a version that cannot be kept is logged). */
   private keep (): void {
     const served = this.served()
     const files = this.store.servedFiles()
@@ -98,7 +91,6 @@ export class ServedVersions implements ChainSink {
     }, { owned: this.source.remote }).catch(() => {})
   }
 
-  /** What is served now; null before the first load. */
   private served (): ServedNow | null {
     const model = this.store.current()
     return model === null
@@ -106,17 +98,14 @@ export class ServedVersions implements ChainSink {
       : { version: model.info.version, generatedAt: model.info.generatedAt, items: model.itemCounts() }
   }
 
-  /** Whether a version is pinned: the source's newer files and objects are then noticed, not loaded. */
   pinned (): boolean {
     return this.pin !== null
   }
 
-  /** A newer file or object seen while pinned: shown as `newest`, loaded by unpin. */
   private notice (newest: { source: string, etag: string | null }): void {
     this.newest = { noticedAt: new Date().toISOString(), ...newest }
   }
 
-  /** Whether the pin holds back what would load now; if so, a newer file or object is noticed, a SIGHUP logged. */
   holdBack (cause: FollowCause): boolean {
     if (this.pin === null) return false
     const { log } = this
@@ -134,7 +123,7 @@ export class ServedVersions implements ChainSink {
     return true
   }
 
-  /** A source's chain, served; resolves once it is kept (a download is renamed only after). */
+  /** Resolves once kept: a download is renamed only after. */
   async serve (chain: Chain): Promise<ReloadOutcome> {
     const outcome = await this.store.serve(chain)
     await this.kept.idle()
@@ -163,14 +152,12 @@ export class ServedVersions implements ChainSink {
     }
   }
 
-  /** An operator's action by its name, as the routes receive it. */
   async carryOut (action: OperatorAction, version?: string): Promise<ActionResult> {
     if (action === 'rollback') return await this.rollback()
     if (action === 'unpin') return await this.unpin()
     return await this.pinVersion(version ?? '')
   }
 
-  /** Serves the kept version served before the one served now, and pins it. */
   rollback (): Promise<ActionResult> {
     return this.actions.run(async () => {
       const now = this.served()?.version ?? null
@@ -182,7 +169,6 @@ export class ServedVersions implements ChainSink {
     })
   }
 
-  /** Serves a kept version and pins it. */
   pinVersion (version: string): Promise<ActionResult> {
     return this.actions.run(async () => {
       const record = this.kept.get(version)
@@ -191,7 +177,6 @@ export class ServedVersions implements ChainSink {
     })
   }
 
-  /** Follows the source again: its newest file or object is loaded at once. */
   unpin (): Promise<ActionResult> {
     return this.actions.run(async () => {
       const from = this.served()?.version ?? null
@@ -199,7 +184,7 @@ export class ServedVersions implements ChainSink {
       this.newest = null
       await writePin(this.pinFile, null)
       await this.source.resume()
-      // What it loaded is listed among the kept versions in the answer.
+      // So the answer lists what it loaded.
       await this.kept.idle()
       return { state: this.state(), from, to: this.served()?.version ?? null }
     })
@@ -211,7 +196,6 @@ export class ServedVersions implements ChainSink {
     // Pinned first: a file saved or an object published from now on is noticed, not loaded over it.
     this.pin = { version: record.version, pinnedAt: new Date().toISOString(), from }
     await this.store.idle()
-    // Served as a source's chain is, from the served root if it is the same.
     const outcome = from === record.version ? 'loaded' : await this.store.serve(this.kept.chainOf(record))
     if (outcome !== 'loaded' || this.served()?.version !== record.version) {
       this.pin = before
