@@ -1,6 +1,4 @@
-// STATE_DIR/images: one version image per loaded snapshot kept, named by its digest (ADR 033). Written in the
-// background once a parsed snapshot is served; read instead of a parse when a snapshot's content is an image's:
-// the same file unchanged (its stamp), or a kept copy whose digest the kept version knows.
+// STATE_DIR/images: one version image per kept loaded snapshot, named by its digest (ADR 033).
 import { open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ImageError, TooBigError } from '../../errors.js'
@@ -14,14 +12,14 @@ import { readImage, readImageHeader, writeImage } from './version-image.js'
 
 const SUFFIX = '.image'
 
-/** Images read, written and refused since start (/-/status, metrics). */
+/** Since start (/-/status, metrics). */
 interface ImageCounts {
   read: number
   written: number
   refused: number
 }
 
-/** Which snapshot to find an image of: its file's stamp now, and its digest when known (a kept copy). */
+/** `digest`: when known (a kept copy). */
 export interface ImageWanted {
   stamp: string | null
   digest?: string | undefined
@@ -29,7 +27,7 @@ export interface ImageWanted {
 
 export class ImageShelf {
   private readonly jobs = new JobQueue()
-  /** Aborted at shutdown: a write under way stops between two pieces, rather than hold the exit for gigabytes. */
+  /** A write under way stops between two pieces rather than hold the exit for gigabytes. */
   private readonly stopping = new AbortController()
   private readonly counts: ImageCounts = { read: 0, written: 0, refused: 0 }
 
@@ -47,10 +45,7 @@ export class ImageShelf {
     return join(this.dir, `${version}${SUFFIX}`)
   }
 
-  /**
-   * The model of `file` read from an image of the same content, or null: none here, or one refused (logged,
-   * counted, removed), so the file is parsed. A TooBigError is the memory budget's: the file would not fit either.
-   */
+  /** Null: none, or one refused (and removed). A TooBigError stands: the file would not fit either. */
   async read (file: string, wanted: ImageWanted): Promise<SnapshotModel | null> {
     const candidates = wanted.digest !== undefined ? [this.pathOf(wanted.digest)] : await this.images()
     for (const path of candidates) {
@@ -87,20 +82,16 @@ export class ImageShelf {
     rm(path, { force: true }).catch(() => {})
   }
 
-  /** Whether the image of the snapshot whose digest is `digest` is here (it is checked when read). */
+  /** Checked only when read. */
   async has (digest: string): Promise<boolean> {
     return (await stat(this.pathOf(digest)).catch(() => null))?.isFile() === true
   }
 
-  /**
-   * Takes in an image made elsewhere (a fleet's publisher) as the one of the snapshot whose digest is `digest`:
-   * `fetch` writes it to a temporary file, kept only when its header reads and names that snapshot. Rejects with
-   * an ImageError (or `fetch`'s error), leaving nothing behind.
-   */
+  /** An image made elsewhere (a fleet's publisher), kept only when its header names `digest`; leaves nothing behind. */
   receive (digest: string, fetch: (file: string) => Promise<void>): Promise<void> {
-    // A job, as a write is: a sweep of this process's temporary files never runs beside it.
+    // A job: a sweep of this process's temporary files never runs beside it.
     return this.jobs.run(async () => {
-      // Written here meanwhile (the parse of the same snapshot), or a stop asked for while it waited.
+      // Written here meanwhile (the same snapshot parsed), or a stop asked for while it waited.
       if (await this.has(digest)) return
       this.stopping.signal.throwIfAborted()
       await makeDirectory(this.dir)
@@ -121,22 +112,19 @@ export class ImageShelf {
     })
   }
 
-  /** The images here, in no order: few are kept (KEEP_VERSIONS). */
+  /** Few are kept (KEEP_VERSIONS). */
   private async images (): Promise<string[]> {
     const entries = await readdir(this.dir).catch(() => [])
     return entries.filter(name => name.endsWith(SUFFIX) && !name.startsWith('.')).map(name => join(this.dir, name))
   }
 
-  /**
-   * Writes `model`'s image in the background, after any other, through a hidden temporary name renamed once it is
-   * on the disk: a crash mid-write leaves no image that is read. Never rejects (a failed write is logged).
-   */
+  /** In the background, through a temporary name: a crash mid-write leaves no image that is read. Never rejects. */
   write (model: SnapshotModel, stamp: string | null): void {
     if (model.info.changes !== undefined || model.info.fromImage !== undefined) return
     const { version } = model.info
     this.jobs.run(async () => {
       const path = this.pathOf(version)
-      // Let go while it waited (a newer version served): its chunks may be gone, and it is no longer wanted.
+      // Let go while it waited: its chunks may be gone, and it is no longer wanted.
       try {
         model.memory.check()
       } catch {
@@ -161,7 +149,7 @@ export class ImageShelf {
     })
   }
 
-  /** The stamp an image was made from; undefined when there is none that reads. */
+  /** Undefined: no image that reads. */
   private async madeFrom (path: string): Promise<string | null | undefined> {
     const handle = await open(path, 'r').catch(() => null)
     if (handle === null) return undefined
@@ -174,13 +162,11 @@ export class ImageShelf {
     }
   }
 
-  /** Removes the images of snapshots no kept version holds, and temporary files of processes gone. */
   keepOnly (versions: ReadonlySet<string>): Promise<void> {
     return this.jobs.run(async () => {
       for (const name of await readdir(this.dir).catch(() => [])) {
         const pid = /^\..*\.(\d+)\.tmp$/.exec(name)?.[1]
-        // This process's own are left from a process before it under the same pid (a container's 1): no write runs
-        // beside this job.
+        // Our own pid's are left from a process before (a container's 1): no write runs beside this job.
         const gone = pid !== undefined
           ? Number(pid) === process.pid || !isAlive(Number(pid))
           : name.endsWith(SUFFIX) && !versions.has(name.slice(0, -SUFFIX.length))
@@ -189,12 +175,12 @@ export class ImageShelf {
     })
   }
 
-  /** Resolves once every write asked for so far has ended (tests). */
+  /** Tests. */
   async idle (): Promise<void> {
     await this.jobs.idle()
   }
 
-  /** Shutdown: a write under way stops (its temporary file removed), those waiting do not start. */
+  /** A write under way stops; those waiting do not start. */
   async close (): Promise<void> {
     this.stopping.abort()
     await this.jobs.idle()

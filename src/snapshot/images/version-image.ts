@@ -1,6 +1,4 @@
-// A loaded version as a file read back without a parse (ADR 033): a fixed prefix, a JSON header that is the
-// version's parts (version-parts.ts) with each array replaced by `{ section: n }`, then the sections, each an
-// array's bytes, 8-aligned. Nothing read back is trusted: every check below runs before a page is served from it.
+// A loaded version as a file read back without a parse (ADR 033); nothing read back is trusted before a page.
 import { open, type FileHandle } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
 import { setImmediate as turn } from 'node:timers/promises'
@@ -9,15 +7,15 @@ import { VERSION } from '../../version.js'
 import { modelOf, partsOf, swapArrays, type VersionParts, type View } from '../model/version-parts.js'
 import { roomFor, type SnapshotModel } from '../model/snapshot-model.js'
 
-/** The one format version this code writes and reads; another is refused (and the snapshot parsed). */
+/** Another is refused (and the snapshot parsed). */
 export const IMAGE_FORMAT = 1
 const MAGIC = Buffer.from('XRIMAGE\n', 'latin1')
-/** Magic, format, header length, header crc32, reserved: five fields after the magic's eight bytes. */
+/** Magic (8), format, header length, header crc32, reserved. */
 const PREFIX_BYTES = 24
 const LARGEST_HEADER = 64 * 1024 * 1024
-/** Reads and checksums go in pieces this large, a turn of the event loop between them: requests go on. */
+/** A turn of the event loop between pieces: requests go on. */
 const PIECE_BYTES = 8 * 1024 * 1024
-/** Reads in flight while an image is read: two keep the pool's copying going while this thread checksums. */
+/** Two keep the pool's copying going while this thread checksums. */
 const READS_AHEAD = 2
 
 const KINDS = {
@@ -25,24 +23,19 @@ const KINDS = {
 } as const
 type Kind = keyof typeof KINDS
 
-/** An array: `length` elements in the file, in an array of `room` (a listing's columns have room for change files). */
+/** `room`: a listing's columns have room for change files. */
 interface Section { kind: Kind, offset: number, length: number, room: number, crc: number }
 
-/** A listing's columns: their room after its items is written by change files (ADR 031), so it is not kept. */
+/** Their room is written by change files (ADR 031), so it is not kept. */
 const COLUMNS = ['chunkOf', 'startOf', 'lengthOf', 'dateOf', 'pkOf'] as const
 
-/** What stands for an array in the header. */
 interface SectionRef { section: number }
-/** What an image says of itself: the snapshot it was made from, the version's parts, and where each array is. */
 export interface ImageHeader {
-  /**
-   * The snapshot's digest (its version), its file's stamp when the image was made, and the release that made it:
-   * another release may render items otherwise, so its images are parsed again rather than served.
-   */
+  /** `by`: another release may render items otherwise, so its images are parsed again, not served. */
   made: { version: string, stamp: string | null, by: string }
   parts: VersionParts<SectionRef>
   sections: Section[]
-  /** Bytes of every section's array, room included: what reading the image holds in memory. */
+  /** Room included: what reading the image holds in memory. */
   bytes: number
 }
 
@@ -54,7 +47,6 @@ function kindOf (view: View): Kind {
 const isView = (value: unknown): value is View => ArrayBuffer.isView(value) && !(value instanceof DataView)
 const align = (n: number): number => Math.ceil(n / 8) * 8
 
-/** CRC-32 of `view`'s bytes, in pieces with turns between them. */
 async function checksum (view: View): Promise<number> {
   const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength)
   let crc = 0
@@ -65,16 +57,13 @@ async function checksum (view: View): Promise<number> {
   return crc
 }
 
-/**
- * Writes `model` (a loaded version: no change files) to `file`, which the caller names temporary and renames.
- * Its arrays are checksummed first, in pieces, since the header that precedes them holds the checksums.
- */
+/** The caller names `file` temporary and renames it. Checksums first: the header precedes the arrays. */
 export async function writeImage (
   file: string, model: SnapshotModel, stamp: string | null, signal?: AbortSignal
 ): Promise<number> {
   if (model.info.changes !== undefined) throw new Error('an image holds a loaded version, not a derived one')
   const whole = partsOf(model)
-  // Read back with the reader's own (readImage): the same snapshot's image is the same bytes (published once).
+  // The reader sets its own: the same snapshot's image is the same bytes.
   whole.info = { ...whole.info, source: '', loadedAt: new Date(0) }
   const rooms = new Map<View, number>()
   for (const listing of whole.listings) {
@@ -98,7 +87,7 @@ export async function writeImage (
     sections,
     bytes: sections.reduce((sum, { kind, room }) => sum + room * KINDS[kind].BYTES_PER_ELEMENT, 0)
   } satisfies ImageHeader))
-  // The offsets are in the header: laid out after a header with 16-digit offsets, padding what is shorter.
+  // The header holds the offsets: laid out for 16-digit ones, padding what is shorter.
   let at = align(PREFIX_BYTES + header().length + sections.length * 16)
   for (const [n, section] of sections.entries()) {
     section.offset = at
@@ -123,7 +112,7 @@ export async function writeImage (
       }
     }
     await handle.truncate(at)
-    // On the disk before the caller's rename: after a power cut the image is whole or absent.
+    // Before the caller's rename: after a power cut the image is whole or absent.
     await handle.datasync()
   } finally {
     await handle.close()
@@ -139,7 +128,6 @@ async function readExactly (handle: FileHandle, into: Uint8Array, position: numb
   }
 }
 
-/** Reads and checks an image's prefix and header: what it was made from, and how much memory it needs. */
 export async function readImageHeader (handle: FileHandle): Promise<ImageHeader> {
   const { size } = await handle.stat()
   const prefix = Buffer.alloc(PREFIX_BYTES)
@@ -166,7 +154,6 @@ export async function readImageHeader (handle: FileHandle): Promise<ImageHeader>
   return header
 }
 
-/** Every section inside the file, after the header, in order, not overlapping, of a known kind. */
 function checkLayout (header: ImageHeader, headerEnd: number, size: number): void {
   const { sections, made, parts } = header
   if (typeof made?.version !== 'string' || !Array.isArray(sections) || typeof parts !== 'object' || parts === null) {
@@ -188,16 +175,13 @@ function checkLayout (header: ImageHeader, headerEnd: number, size: number): voi
   if (bytes !== header.bytes) throw new ImageError('its header\'s size is not its sections\' sum')
 }
 
-/**
- * The model an image holds, each section read into shared memory in pieces and checked against its checksum,
- * then every array checked against the others (checkParts): nothing of it is served before all of it is read.
- */
+/** Nothing of it is served before all of it is read and checked. */
 export async function readImage (handle: FileHandle, header: ImageHeader, source: string): Promise<SnapshotModel> {
   const views: View[] = []
   const pieces: Array<{ bytes: Uint8Array, at: number, section: number }> = []
   for (const [n, { kind, offset, length, room }] of header.sections.entries()) {
     const Kind = KINDS[kind]
-    // Shared, as a load's arrays are: a serving thread is handed them, not a copy (ADR 029).
+    // A serving thread is handed them, not a copy (ADR 029).
     const Shared = Kind as new (buffer: ArrayBufferLike, offset: number, length: number) => View
     const view = new Shared(new SharedArrayBuffer(room * Kind.BYTES_PER_ELEMENT), 0, room)
     views.push(view)
@@ -206,7 +190,7 @@ export async function readImage (handle: FileHandle, header: ImageHeader, source
       pieces.push({ bytes: bytes.subarray(done, done + PIECE_BYTES), at: offset + done, section: n })
     }
   }
-  // Pieces read ahead (on libuv's pool) while this thread checksums those read: the read is the floor.
+  // Read ahead on libuv's pool while this thread checksums: the read is the floor.
   const sums = header.sections.map(() => 0)
   const reads = pieces.slice(0, READS_AHEAD).map(({ bytes, at }) => readExactly(handle, bytes, at))
   for (const read of reads) read.catch(() => {})
@@ -239,7 +223,7 @@ export async function readImage (handle: FileHandle, header: ImageHeader, source
   return modelOf({ ...parts, info: { ...parts.info, source, loadedAt: new Date() } })
 }
 
-/** Each array of the kind its part needs, long enough, and every index it holds within what it indexes. */
+/** Every index within what it indexes. */
 function checkParts (parts: VersionParts): void {
   const fail = (what: string): never => { throw new ImageError(`its parts do not describe a version: ${what}`) }
   const { info, chunks, listings } = parts
@@ -267,7 +251,7 @@ function checkParts (parts: VersionParts): void {
     const { keys, slots, starts, ranks } = companies
     if (!(keys instanceof Float64Array) || !(slots instanceof Uint32Array) || !(starts instanceof Uint32Array) ||
       !(ranks instanceof Uint32Array)) fail(`${listing.code}: a company table of the wrong kind`)
-    // A hash table's size is a power of two with a free place: else a lookup of an absent id never ends.
+    // Else a lookup of an absent id never ends.
     if (keys.length !== slots.length || keys.length === 0 || (keys.length & (keys.length - 1)) !== 0 ||
       !slots.includes(0)) fail(`${listing.code}: a company table of the wrong shape`)
     const companyCount = starts.length - 1

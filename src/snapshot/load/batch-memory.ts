@@ -10,14 +10,14 @@ export class BatchMemory {
     this.size = batchBytes + 64 * 1024
   }
 
-  /** `bytes` of memory of its own: it moves to the thread that parses it. */
+  /** Memory of its own: it moves to the thread that parses it. */
   take (bytes: number): Buffer {
     const at = this.spare.findIndex(buffer => buffer.byteLength >= bytes)
     if (at === -1) return Buffer.allocUnsafeSlow(Math.max(bytes, this.size)).subarray(0, bytes)
     return Buffer.from(this.spare.splice(at, 1)[0] as ArrayBuffer, 0, bytes)
   }
 
-  /** Memory taken here, to take again: a parsed batch's `read`, or a buffer not sent. */
+  /** A parsed batch's `read`, or a buffer not sent. */
   give (bytes: Uint8Array): void {
     if (memoryPolicy().reusedBatchMemory) this.spare.push(bytes.buffer as ArrayBuffer)
   }

@@ -1,5 +1,4 @@
-// The framing of a format v1 snapshot (ADR 007): items' bytes found by the streamer, gathered into batches,
-// the top-level members judged here in their place; every problem named by line, column and JSON path.
+// A format v1 file's framing (ADR 007): streamed items batched, members judged in their place, problems located.
 import { basename } from 'node:path'
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
@@ -26,7 +25,7 @@ export class DocumentFraming implements Framing {
   private readonly batcher: ItemBatcher
   private readonly readBuffer = Buffer.allocUnsafe(READ_CHUNK)
   private readonly pacer = new Pacer()
-  /** A problem stopped the streamer: reading ends, and the report says so after the items before it. */
+  /** The report says so after the items before it. */
   private stopped = false
   generatedAt: string | null = null
 
@@ -60,7 +59,6 @@ export class DocumentFraming implements Framing {
     }
   }
 
-  /** Runs a step of the streamer; a document it cannot follow stops the reading, its problem in its place. */
   private follow (step: () => void): boolean {
     try {
       step()
@@ -76,13 +74,13 @@ export class DocumentFraming implements Framing {
     }
   }
 
-  /** How a problem at `position` starts in the report: `snapshot.json:12:7: `. */
+  /** `snapshot.json:12:7: `. */
   private where (position: TextPosition): string {
     return `${this.name}:${position.line}:${position.column}: `
   }
 
   private member (key: string, value: Buffer, position: TextPosition): void {
-    // Parsed now (the bytes are the streamer's until this returns); judged in its place among the items.
+    // Parsed now: the bytes are the streamer's until this returns.
     const where = this.where(position)
     const path = jsonPath(`/${escapePointer(key)}`)
     const json = value.toString('utf8')
@@ -91,7 +89,7 @@ export class DocumentFraming implements Framing {
     try {
       parsed = JSON.parse(json)
     } catch (error) {
-      // Any other member is allowed, but must be JSON: told where it stops, as an item's error is.
+      // Any other member is allowed, but must be JSON.
       const { what, position: at } = locateSyntaxError(json, error, position)
       problem = `${this.where(at)}${path}: not valid JSON: ${what}`
     }
@@ -109,7 +107,7 @@ export class DocumentFraming implements Framing {
   }
 
   private language (code: string, position: TextPosition): void {
-    // In its place too: the items before a bad language code are indexed (and their repeats found) first.
+    // In its place: the items before a bad language code have their repeats found first.
     const { merge, builder } = this.parts
     this.inOrder(() => {
       if (!LANGUAGE.test(code)) {
@@ -128,13 +126,11 @@ export class DocumentFraming implements Framing {
     this.batcher.add(language, index, bytes, position)
   }
 
-  /** Runs `step` after the items gathered before it are merged. */
   private inOrder (step: () => boolean): void {
     this.send()
     this.parts.queue.step(step)
   }
 
-  /** Sends the items gathered so far to be parsed. */
   private send (): void {
     if (this.batcher.size === 0) return
     const task = this.batcher.take()
@@ -143,7 +139,7 @@ export class DocumentFraming implements Framing {
   }
 }
 
-/** A file that is not text: `the file is not valid UTF-8 text at line 3, column 9` as `name:3:9: …`. */
+/** `… at line 3, column 9` as `name:3:9: …`. */
 function notText (name: string, message: string): string {
   const at = / at line (\d+), column (\d+)$/.exec(message)
   return at === null
@@ -151,7 +147,6 @@ function notText (name: string, message: string): string {
     : `${name}:${at[1] as string}:${at[2] as string}: ${message.slice(0, at.index)}`
 }
 
-/** How a format v1 batch's problems and items are named: by line and column, and JSON path. */
 class DocumentRules implements FormatRules {
   constructor (private readonly name: string, private readonly task: ItemsTask) {}
 
@@ -174,7 +169,6 @@ class DocumentRules implements FormatRules {
   }
 }
 
-/** Items' bytes gathered back to back for the next batch, each with its language, index and place in the file. */
 class ItemBatcher {
   private buffer: Buffer = Buffer.alloc(0)
   private used = 0
@@ -191,7 +185,7 @@ class ItemBatcher {
     return this.ends.length
   }
 
-  /** False when the item does not fit: the batch is to be sent, and the item added to the next. */
+  /** False: send the batch, and add the item to the next. */
   add (language: string, index: number, bytes: Buffer, position: TextPosition): boolean {
     if (this.used + bytes.length > this.buffer.length) {
       if (this.ends.length > 0) return false

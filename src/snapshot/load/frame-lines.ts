@@ -1,5 +1,4 @@
-// The framing of a JSON Lines snapshot: batches of whole lines (a cut line is carried into the next), and the
-// format's merge rules: problems by line, an optional header and the languages it lists.
+// A JSON Lines file's framing: batches of whole lines, and the format's merge rules (problems by line, a header).
 import { basename } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../../schemas/formats.js'
@@ -12,27 +11,26 @@ import { NEWLINE } from './text-position.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
 
-/** What a file of the other kind is told, by the key its header has. */
 const OTHER_KIND = {
   changes: 'this is a change file (its header says "changes"), not a snapshot: give it as a change file, after the snapshot it changes',
   snapshot: 'this is a snapshot (its header says "snapshot"), not a change file: give it as the snapshot, before its change files'
 }
 
-/** Longest line: an item is a few KB; a longer line is a JSON document named as JSON Lines, or worse. */
+/** An item is a few KB; a longer line is a JSON document named as JSON Lines, or worse. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024
 
 export class LineFraming implements Framing, FormatRules {
   protected readonly name: string
-  /** A change file's lines: parse-batch.ts checks its ops, frame-changes.ts its header. */
+  /** parse-batch.ts checks the ops, frame-changes.ts the header. */
   protected readonly changes: boolean = false
-  /** Lines merged so far: the batch being merged starts after this line. */
+  /** The batch being merged starts after this line. */
   protected lines = 0
-  /** Whether a line merged so far held a JSON value (no header may come after one). */
+  /** No header may come after a value. */
   protected content = false
   generatedAt: string | null = null
-  /** The header's languages; null without a header or a list: any language then. */
+  /** Null: any language. */
   private listed: Set<string> | null = null
-  /** The start of a line the reads so far have not ended: in a buffer of its own, or in the last read's. */
+  /** A line not yet ended: in a buffer of its own, or in the last read's. */
   private carry: Buffer | null = null
   private carryInRead = false
   private first = true
@@ -45,10 +43,9 @@ export class LineFraming implements Framing, FormatRules {
     const { memory, chunks, batchBytes } = this.parts
     const { carry } = this
     const carried = carry?.length ?? 0
-    // A long line doubles the read rather than being copied at every read; one past the limit is caught
-    // within a batch of it.
+    // A long line doubles the read rather than being copied at every read.
     const want = Math.max(batchBytes, Math.min(carried, this.maxLineBytes + 1 - carried))
-    // Memory of its own for every batch in flight: it moves to the thread that parses it.
+    // Memory of its own: it moves to the thread that parses it.
     const buffer = memory.take(carried + want)
     if (carry !== null) {
       carry.copy(buffer)
@@ -61,7 +58,7 @@ export class LineFraming implements Framing, FormatRules {
     }
     const filled = carried + read
     const cut = buffer.lastIndexOf(NEWLINE, filled - 1)
-    // A carried line may end in this read past the limit: a read is a whole batch however long the carry.
+    // A read is a whole batch however long the carry, so a carried line may end past the limit.
     if (carried > 0 && cut !== -1 && buffer.indexOf(NEWLINE, carried) > this.maxLineBytes) {
       memory.give(buffer)
       return this.tooLong()
@@ -76,9 +73,9 @@ export class LineFraming implements Framing, FormatRules {
     return true
   }
 
-  /** Reading stops at a line longer than allowed; its number is known once every line before it is merged. */
+  /** Its line number is known once every line before it is merged. */
   private tooLong (): false {
-    // Given back already, or to be: nothing may send it after the stop.
+    // Nothing may send it after the stop.
     this.carry = null
     const limit = this.maxLineBytes >= 1024 * 1024
       ? `${this.maxLineBytes / 1024 / 1024} MiB`
@@ -90,7 +87,7 @@ export class LineFraming implements Framing, FormatRules {
     return false
   }
 
-  /** The last line, without its `\n`. */
+  /** The last line may have no `\n`. */
   end (): void {
     if (this.carry !== null) this.send(this.carry)
     this.carry = null
@@ -114,7 +111,7 @@ export class LineFraming implements Framing, FormatRules {
     this.first = false
   }
 
-  /** Whether the header is the other kind's (a change file as a snapshot, or back): one problem, and reading stops. */
+  /** A change file as a snapshot, or back: one problem, and reading stops. */
   private otherKind (batch: ParsedBatch): boolean {
     const { header } = batch
     if (header === null || this.content) return false
@@ -126,14 +123,14 @@ export class LineFraming implements Framing, FormatRules {
     return true
   }
 
-  // The format's rules for the merge (FormatRules); a batch's lines are numbered from 1.
+  // FormatRules; a batch's lines are numbered from 1.
 
-  /** `snapshot.jsonl:12: `, or `snapshot.jsonl:12:40: ` for a problem with a field's own column. */
+  /** `snapshot.jsonl:12: `, or `snapshot.jsonl:12:40: ` with a field's own column. */
   where ({ at, column }: { at: number, column?: number }): string {
     return column === undefined ? `${this.name}:${this.lines + at}: ` : `${this.name}:${this.lines + at}:${column}: `
   }
 
-  /** An item's index is its line number, so a repeat names the line of the first. */
+  /** Its line, so a repeat names the line of the first. */
   indexOf (at: number): number {
     return this.lines + at
   }
@@ -153,7 +150,7 @@ export class LineFraming implements Framing, FormatRules {
     const where = this.where(header)
     const { value } = header
     const { merge: { report }, builder } = this.parts
-    // A header only as the file's first JSON value; later, it is an item without a pk.
+    // Only as the file's first JSON value; later, it is an item without a pk.
     if (this.content) {
       report.addSchemaErrors(lineCheck.Errors(value), where)
     } else if ('language' in value) {
@@ -164,7 +161,7 @@ export class LineFraming implements Framing, FormatRules {
       this.generatedAt = value.generated_at ?? null
       if (value.languages !== undefined) {
         this.listed = new Set(value.languages)
-        // Languages the header lists are served, those without items too (count 0).
+        // Served even without items (count 0).
         for (const code of value.languages) builder.language(code)
       }
     }
@@ -176,7 +173,7 @@ export class LineFraming implements Framing, FormatRules {
   }
 }
 
-/** Bytes copied into an ArrayBuffer of their own (Buffer.from may copy a few bytes into Node's shared pool). */
+/** Buffer.from may copy a few bytes into Node's shared pool. */
 function ownCopy (bytes: Buffer): Buffer {
   const copy = Buffer.allocUnsafeSlow(bytes.length)
   bytes.copy(copy)

@@ -1,12 +1,12 @@
-// What the loader says about JSON text: a byte order mark, and JSON.parse's errors as places an editor can jump to.
+// JSON text for the loader: a byte order mark, and JSON.parse's errors as places an editor can jump to.
 import { positionAfter, type TextPosition } from './text-position.js'
 
-/** Some editors (Notepad among them) start UTF-8 files with a byte order mark; JSON.parse rejects it. */
+/** Notepad among others writes one; JSON.parse rejects it. */
 export function startsWithBom (bytes: Uint8Array): boolean {
   return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
 }
 
-/** V8's JSON.parse error as what is wrong, and where in the parsed string (a UTF-16 index), if it says. */
+/** `index`: UTF-16, if V8 says. */
 function syntaxError (error: Error): { what: string, index: number | null } {
   const message = error.message.replace(/^JSON\.parse: /, '')
   const position = /at position (\d+)/.exec(message)
@@ -17,17 +17,13 @@ function syntaxError (error: Error): { what: string, index: number | null } {
   return { what, index: Number(position[1]) }
 }
 
-/** A JSON Lines line's syntax error: V8's message, its position as a column of the line. */
 export function describeLineSyntaxError (error: Error): string {
   const { what, index } = syntaxError(error)
   if (index === null) return what === 'the text ends too early' ? 'the line ends too early' : what
   return `${what} at column ${index + 1}`
 }
 
-/**
- * Where JSON.parse would stop in `text`, and why, the same on every Node (Node 20's "Unexpected token" names
- * no position): found here, on the error path only (ADR 021). Null when `text` is valid JSON.
- */
+/** The same on every Node (Node 20's "Unexpected token" names no position); error path only (ADR 021). */
 export function findSyntaxError (text: string): { index: number, what: string } | null {
   let i = 0
   const n = text.length
@@ -35,7 +31,6 @@ export function findSyntaxError (text: string): { index: number, what: string } 
     while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++
   }
   const fail = (what: string) => ({ index: i, what })
-  // What is open: '{' or '[' per level; a value is expected when `value` is true.
   const open: string[] = []
   let value = true
   let key = false
@@ -97,7 +92,7 @@ export function findSyntaxError (text: string): { index: number, what: string } 
   }
 }
 
-/** The index after the string starting at `from` (a quote), or -1 if it is not a valid JSON string. */
+/** -1: not a valid JSON string. */
 function stringEnd (text: string, from: number): number {
   for (let i = from + 1; i < text.length; i++) {
     const c = text.charCodeAt(i)
@@ -118,7 +113,6 @@ function stringEnd (text: string, from: number): number {
   return -1
 }
 
-/** Why JSON.parse refused `json`, a value at `start` in the file, and where in the file: the one way it is told. */
 export function locateSyntaxError (
   json: string, error: unknown, start: TextPosition
 ): { what: string, position: TextPosition } {
@@ -135,10 +129,8 @@ const OPEN_BRACKET = 0x5b
 const CLOSE_BRACKET = 0x5d
 
 /**
- * Where the value at `pointer` (`/display_image/width`, as a schema error names it) starts in `bytes`, one
- * valid JSON value: the byte offset of the deepest value on the pointer's way that is there (a missing
- * field's object), and how many of its tokens were found (0: the whole value). The error path only: the
- * bytes of an item with a problem are read again, so no item's places are kept while it parses.
+ * The deepest value on the pointer's way that is there (a missing field's object); `depth` 0: the whole value.
+ * Error path only, so no item's places are kept while it parses.
  */
 export function findValue (bytes: Uint8Array, pointer: string): { offset: number, depth: number } {
   const tokens = pointer === '' ? [] : pointer.split('/').slice(1).map(t => t.replace(/~1/g, '/').replace(/~0/g, '~'))
@@ -156,7 +148,7 @@ export function findValue (bytes: Uint8Array, pointer: string): { offset: number
   return { offset: at, depth }
 }
 
-/** The start of member `key`'s value in the object at `open`, or -1; of a repeated key, the last (JSON.parse's). */
+/** Of a repeated key, the last (as JSON.parse). */
 function memberValue (bytes: Uint8Array, open: number, key: string): number {
   let found = -1
   let i = skipSpace(bytes, open + 1)
@@ -164,7 +156,6 @@ function memberValue (bytes: Uint8Array, open: number, key: string): number {
   while (i < bytes.length) {
     const keyEnd = skipString(bytes, i)
     const name = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + i, keyEnd - i).toString('utf8')) as string
-    // Past the colon.
     i = skipSpace(bytes, skipSpace(bytes, keyEnd) + 1)
     if (name === key) found = i
     i = skipSpace(bytes, skipValue(bytes, i))
@@ -174,7 +165,6 @@ function memberValue (bytes: Uint8Array, open: number, key: string): number {
   return found
 }
 
-/** The start of element `token` (an index) of the array at `open`, or -1. */
 function elementValue (bytes: Uint8Array, open: number, token: string): number {
   if (!/^(0|[1-9]\d*)$/.test(token)) return -1
   const index = Number(token)
@@ -195,7 +185,6 @@ function skipSpace (bytes: Uint8Array, from: number): number {
   return i
 }
 
-/** The index just after the value (valid JSON) that starts at `from`. */
 function skipValue (bytes: Uint8Array, from: number): number {
   const n = bytes.length
   const c = bytes[from]
@@ -214,14 +203,12 @@ function skipValue (bytes: Uint8Array, from: number): number {
     }
     return n
   }
-  // A number, true, false or null: up to what follows a value.
   let i = from
   for (let b = bytes[i]; b !== undefined && b !== COMMA && b !== CLOSE_BRACE && b !== CLOSE_BRACKET &&
     b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09; b = bytes[++i]);
   return i
 }
 
-/** The index just after the string whose opening quote is at `from`. */
 function skipString (bytes: Uint8Array, from: number): number {
   for (let i = from + 1; i < bytes.length; i++) {
     const b = bytes[i]

@@ -1,6 +1,4 @@
-// file → served model: the one load pipeline for both formats (ADR 021), a file served or refused whole:
-//   read-chunks.ts → frame-lines.ts or frame-document.ts (batches; the format's merge rules) →
-//   parse-pool.ts (check, render) → merge-batches.ts (file order) → ../model/build-model.ts (in slices)
+// The one load pipeline (ADR 021): read-chunks → frame-lines|frame-document → parse-pool → merge-batches → build-model
 import { SnapshotError } from '../../errors.js'
 import { SnapshotModelBuilder } from '../model/build-model.js'
 import type { SnapshotInfo, SnapshotModel } from '../model/snapshot-model.js'
@@ -14,27 +12,24 @@ import { INLINE_BATCH_BYTES, THREAD_BATCH_BYTES, parsePool, type BatchParser, ty
 import { FileChunks } from './read-chunks.js'
 import { DEFAULT_PROBLEM_CAP, ValidationReport } from './validation-report.js'
 
-/** What a load is told by its caller. */
 interface LoadOptions {
-  /** A snapshot is served while this one loads (a reload): the load leaves a core to the requests. */
+  /** A reload: the load leaves a core to the requests. */
   serving?: boolean
 }
 
-/** Where a load reports what it cannot do (the store's log). */
 interface LoadLog {
   warn: (fields: object, message: string) => void
 }
 
-/** The pipeline's parts; tests give their own pool (threads that fail), a small batch, a clock. */
+/** Tests give their own. */
 interface LoaderParts {
   pool: ParsePool
-  /** Bytes of a batch; by default a pool thread's, or the loading thread's for a small file. */
   batchBytes?: number
   maxLineBytes: number
   problemCap: number
   clock: () => Date
   log: LoadLog | null
-  /** The memory budget's guard; null: no budget (the CLI's checks, most tests). */
+  /** Null: no budget (the CLI's checks, most tests). */
   memory: MemoryGuard | null
 }
 
@@ -53,12 +48,11 @@ export class SnapshotLoader {
     }
   }
 
-  /** The longest line a JSON Lines file (a snapshot's, a change file's) may have. */
   get maxLineBytes (): number {
     return this.parts.maxLineBytes
   }
 
-  /** Reads and checks `file`, and builds its model; throws SnapshotError, never anything else, for a bad file. */
+  /** Throws SnapshotError, never anything else, for a bad file. */
   async load (file: string, { serving = false }: LoadOptions = {}): Promise<SnapshotModel> {
     const builder = new SnapshotModelBuilder()
     const frame = (parts: FramingParts): Framing => isJsonLinesPath(file)
@@ -72,16 +66,13 @@ export class SnapshotLoader {
         return await builder.buildInSlices(info)
       })
     } catch (error) {
-      // What a failed load rendered is let go now, not whenever the builder is collected (ADR 012).
+      // Now, not whenever the builder is collected (ADR 012).
       builder.discard()
       throw error
     }
   }
 
-  /**
-   * Runs the pipeline over `file` into `target` (a model builder, or a change set), held to the memory budget
-   * (ADR 024); `finish` makes the result from the framing and the digest. Throws SnapshotError for a bad file.
-   */
+  /** `target`: a model builder or a change set; held to the memory budget (ADR 024). */
   async read<T, F extends Framing> (
     file: string, target: MergeTarget, frame: (parts: FramingParts) => F, serving: boolean,
     finish: (framing: F, digest: string) => Promise<T>
@@ -90,7 +81,7 @@ export class SnapshotLoader {
     let chunks: FileChunks | null = null
     try {
       chunks = await FileChunks.open(file)
-      // Before anything is read: a file that cannot fit is refused with its numbers (TooBigError).
+      // Before anything is read: a file that cannot fit is refused with its numbers.
       const watch = await memory?.admit(file, chunks.size, isJsonLinesPath(file) ? 'jsonl' : 'json') ?? null
       const parser = await pool.parserFor(chunks.size, serving, reason => {
         log?.warn({ reason }, 'the parse threads could not start: snapshots are parsed on the main thread')
@@ -110,7 +101,6 @@ export class SnapshotLoader {
     }
   }
 
-  /** Runs the pipeline through the merge: what is left is the build, or the report. */
   private async run<F extends Framing> (
     file: string, chunks: FileChunks, parser: BatchParser, builder: MergeTarget, report: ValidationReport,
     frame: (parts: FramingParts) => F, watch: LoadWatch | null
@@ -125,41 +115,34 @@ export class SnapshotLoader {
     try {
       for (let more = true; more;) {
         more = await framing.read()
-        // As many batches in flight as the parser wants; a full report stops the reading.
         if (!await queue.mergeUntil(more ? parser.depth - 1 : 0)) return framing
-        // After each batch read and merged: a load that reaches the memory budget stops here.
         watch?.check()
       }
       framing.end()
       if (await queue.mergeUntil(0)) framing.finish()
       return framing
     } catch (error) {
-      // No thread is left parsing for a load that is over: it ends once its batches in flight have.
+      // No thread is left parsing for a load that is over.
       await queue.settle()
       throw error
     }
   }
 }
 
-/** The process's own pipeline (the parse pool, the default limits): snapshots and change files alike. */
+/** Snapshots and change files alike. */
 export const processLoader = new SnapshotLoader()
 
-/** Loads `file` with processLoader. */
 export async function loadSnapshotFile (file: string): Promise<SnapshotModel> {
   return await processLoader.load(file)
 }
 
-/** What a command-line tool reports of a snapshot file. */
 interface SnapshotFacts {
   languages: string[]
   itemCounts: Record<string, number>
   generatedAt: string | null
 }
 
-/**
- * Checks `file` as a replica loads it (throwing its SnapshotError) and lets the model go at once: a
- * command-line tool holds one model at a time and never manages a model's memory.
- */
+/** Lets the model go at once: a command-line tool never manages a model's memory. */
 export async function checkSnapshotFile (file: string): Promise<SnapshotFacts> {
   const model = await loadSnapshotFile(file)
   const facts = { languages: model.languages, itemCounts: model.itemCounts(), generatedAt: model.info.generatedAt }
@@ -167,12 +150,11 @@ export async function checkSnapshotFile (file: string): Promise<SnapshotFacts> {
   return facts
 }
 
-/** True when the file name says JSON Lines. */
 export function isJsonLinesPath (file: string): boolean {
   return /\.(jsonl|ndjson)$/i.test(file)
 }
 
-/** The one classification of what stops a load: the file's (bad, or unreadable), or the service's own. */
+/** The file's fault (bad, or unreadable), or the service's own. */
 function classify (error: unknown, file: string): unknown {
   if (error instanceof SnapshotError) return error
   const code = (error as NodeJS.ErrnoException | null)?.code
@@ -180,7 +162,7 @@ function classify (error: unknown, file: string): unknown {
   return new SnapshotError('SNAPSHOT_ERR_UNREADABLE', file, [describeReadError(code)])
 }
 
-/** An editor-facing reason a file could not be read. */
+/** Editor-facing. */
 export function describeReadError (code: string): string {
   switch (code) {
     case 'ENOENT': return 'the file does not exist'

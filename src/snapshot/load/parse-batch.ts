@@ -1,5 +1,4 @@
-// One batch of items checked and rendered (JSON.parse, the item schema, serializing): on a pool thread for a
-// large file, else on the loading thread. Items are numbered within the batch; the merge places them (ADR 021).
+// One batch of items parsed, checked and rendered, on a pool thread or the loading thread (ADR 021).
 import { isUtf8 } from 'node:buffer'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { ValueError } from '@sinclair/typebox/errors'
@@ -13,21 +12,15 @@ import { ItemBytes, dateKey } from '../model/item-bytes.js'
 import type { RenderedItems } from '../model/build-model.js'
 import { MAX_VALUE_NESTING } from './stream-document.js'
 
-/**
- * Values served as given, of any shape: JSON.parse reads 200,000 levels, but serializing overflows the stack.
- * An item may nest MAX_VALUE_NESTING levels; format v1's streamer refuses more as it reads, JSON Lines here.
- */
+// Served as given: JSON.parse reads 200,000 levels but serializing overflows the stack, so depth is capped.
 const ANY_SHAPED = ['series', 'company_response_responded', 'responded_to_article'] as const
 
-/** A JSON Lines item line's check (the loader asks it too, of a header that came too late). */
+/** The loader asks it too, of a header that came too late. */
 export const lineCheck = TypeCompiler.Compile(JsonLinesItemSchema)
 const itemCheck = TypeCompiler.Compile(SnapshotItemSchema)
 const deleteCheck = TypeCompiler.Compile(ChangeDeleteSchema)
 
-/**
- * A line's or item's problem: `at` its number in the batch. Its own place, when it has one: `position` in the
- * file (format v1), or `column` of its line (JSON Lines); else the item's (ADR 021).
- */
+/** `at`: number in the batch; a place (v1 `position`, JSON Lines `column`) only when not the item's (ADR 021). */
 export interface BatchProblem {
   at: number
   text: string
@@ -35,45 +28,37 @@ export interface BatchProblem {
   column?: number
 }
 
-/** Where a problem of an item is, when not where the item is: a BatchProblem's place. */
 type Place = Pick<BatchProblem, 'position' | 'column'>
 
-/** A batch checked, and its items rendered: what a parse thread sends back. */
 export interface ParsedBatch extends RenderedItems {
-  /** Lines (JSON Lines) or items (format v1) in the batch. */
+  /** Lines (JSON Lines) or items (format v1). */
   count: number
-  /** The items' JSON, each followed by a comma, in a SharedArrayBuffer of its own: one of the model's chunks. */
+  /** Each item's JSON and a comma, in a SharedArrayBuffer of its own: one of the model's chunks. */
   bytes: Uint8Array
-  /** Each item's number in the batch (its line, for JSON Lines), from 1. */
+  /** From 1 (the line, for JSON Lines). */
   at: number[]
-  /** Each item's language, as its place in `languages`. */
   language: number[]
   languages: string[]
-  /** The batch's problems, in order: a line's follow the loader's `file:line: `; an item's start with its path. */
+  /** A line's follow the loader's `file:line: `; an item's start with its path. */
   problems: BatchProblem[]
-  /**
-   * JSON Lines: the first JSON value, when it looks like a header (`snapshot` or `changes`, no `pk`, or for a
-   * change file no `op`); not checked as an item. The file's header only if no earlier batch held a value.
-   */
+  /** JSON Lines: a first value that looks like a header; the file's only if no earlier batch held a value. */
   header: { at: number, value: Record<string, unknown> } | null
-  /** Whether a line of the batch held a JSON value (no header may come after one). */
+  /** No header may come after a value. */
   content: boolean
-  /** The line of the batch's first JSON value (0: none): a change file's must be its header. */
+  /** 0: none. A change file's must be its header. */
   firstValueAt: number
-  /** A change file's `delete` lines, checked, in order (empty for a snapshot). */
   deletes: ChangeDelete[]
-  /** The batch's bytes as sent, handed back: the loader reads a later batch into their memory (ADR 010). */
+  /** The bytes sent, handed back for a later batch to reuse (ADR 010). */
   read: Uint8Array
 }
 
-/** A change file's `delete` line: `at` its number in the batch. */
 export interface ChangeDelete {
   at: number
   language: string
   pk: number
 }
 
-/** A JSON Lines batch of whole lines; `first`: it starts the file (a byte order mark allowed); `changes`: ops. */
+/** Whole lines; `first`: starts the file (a byte order mark allowed); `changes`: a change file's. */
 export interface LinesTask {
   kind: 'lines'
   bytes: Uint8Array
@@ -81,7 +66,7 @@ export interface LinesTask {
   changes?: boolean
 }
 
-/** A format v1 batch: items' bytes back to back, item i ending at `ends[i]`, with its index and place in the file. */
+/** Format v1: items back to back, item i ending at `ends[i]`. */
 export interface ItemsTask {
   kind: 'items'
   bytes: Uint8Array
@@ -95,7 +80,7 @@ export interface ItemsTask {
 
 export type BatchTask = LinesTask | ItemsTask
 
-/** Checks and renders a batch into `scratch`, one for all of a thread's batches, copied out at the end of each. */
+/** `scratch`: one per thread, copied out after each batch. */
 export function parseBatch (task: BatchTask, scratch: ItemBytes): ParsedBatch {
   return task.kind === 'lines' ? parseLines(task, scratch) : parseItems(task, scratch)
 }
@@ -121,17 +106,17 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
   for (let i = 0; i < ends.length; i++) {
     const language = task.languages[task.language[i] as number] as string
     let item: unknown
-    // The document's UTF-8 was checked as it was read (read-document.ts).
+    // UTF-8 was checked as the document was read (read-document.ts).
     const json = text.toString('utf8', i === 0 ? 0 : ends[i - 1], ends[i])
     try {
       item = JSON.parse(json)
     } catch (error) {
-      // Found again where it is, with a message that reads the same on every Node (the error path only).
+      // Located again (error path only) for a message the same on every Node.
       const { what, position } = locateSyntaxError(json, error, itemStart(task, i))
       batch.problem(i + 1, `${jsonPath(itemPointer(task, i))}: not valid JSON: ${what}`, { position })
       continue
     }
-    // A problem's place is found again in the item's bytes, for an item with one only (ADR 021).
+    // Places are looked for only in failing items (ADR 021).
     if (!itemCheck.Check(item)) {
       batch.invalid(i + 1, itemCheck.Errors(item), itemBytes(text, ends, i), itemStart(task, i), itemPointer(task, i))
       continue
@@ -145,33 +130,27 @@ function parseItems (task: ItemsTask, scratch: ItemBytes): ParsedBatch {
   return batch.finish(ends.length)
 }
 
-/** Format v1 item `i`'s JSON Pointer in the file (`/languages/en/41`), for its problems. */
+/** E.g. `/languages/en/41`. */
 function itemPointer (task: ItemsTask, i: number): string {
   return `/languages/${escapePointer(task.languages[task.language[i] as number] as string)}/${task.index[i] as number}`
 }
 
-/** Format v1 item `i`'s bytes in the batch's `text`. */
 function itemBytes (text: Buffer, ends: number[], i: number): Buffer {
   return text.subarray(i === 0 ? 0 : ends[i - 1], ends[i])
 }
 
-/** Where format v1 item `i` of the task starts in the file. */
 function itemStart (task: ItemsTask, i: number): TextPosition {
   return { line: task.line[i] as number, column: task.column[i] as number }
 }
 
-/**
- * The place of the value at `pointer` in an item's `bytes` (a missing field's: its object's), read again on
- * the error path only. Format v1 (`start`: where the item starts): its line and column in the file; JSON
- * Lines: its column, or none when it is the item itself, which the line names.
- */
+/** Error path only. A missing field's is its object's; JSON Lines has none for the item itself (the line names it). */
 function placeOf (bytes: Buffer, pointer: string, start: TextPosition | null): Place {
   const { offset, depth } = findValue(bytes, pointer)
   if (start !== null) return { position: positionAfter(start, bytes.subarray(0, offset)) }
   return depth === 0 ? {} : { column: 1 + countCharacters(bytes, 0, offset) }
 }
 
-/** A batch's languages, numbered as they first appear: each item carries a number, the batch the codes once. */
+/** Items carry a number, the batch each code once. */
 export class LanguageNumbers {
   private readonly numbers = new Map<string, number>()
 
@@ -184,13 +163,11 @@ export class LanguageNumbers {
     return number
   }
 
-  /** The codes, by number. */
   get codes (): string[] {
     return [...this.numbers.keys()]
   }
 }
 
-/** A batch's results as they are found: its items' bytes and columns, and its problems. */
 class BatchCollector {
   private readonly start: number[] = []
   private readonly length: number[] = []
@@ -209,7 +186,7 @@ class BatchCollector {
 
   constructor (private readonly read: Uint8Array, private readonly bytes: ItemBytes) {}
 
-  /** Adds a checked item; or returns the served field nested too deep (not added: the caller says where). */
+  /** Returns the field nested too deep, if any, without adding the item: the caller says where. */
   item (item: SnapshotItem, language: string, at: number): string | null {
     const deep = tooDeepField(item)
     if (deep !== null) return deep
@@ -228,10 +205,7 @@ class BatchCollector {
     this.problems.push({ at, text, ...place })
   }
 
-  /**
-   * A failed check's problems, one a path, each at its value's place in the item's `bytes` (`start`: where
-   * they start in a format v1 file; null for a JSON Lines line). `pointer`: the item's, in a v1 document.
-   */
+  /** One problem a path. `start`: the v1 item's place in the file, null for a JSON Lines line. */
   invalid (
     at: number, errors: Iterable<ValueError>, bytes: Buffer, start: TextPosition | null, pointer?: string
   ): void {
@@ -306,8 +280,7 @@ class LineBatch extends BatchCollector {
       this.changeLine(value as Record<string, unknown>, line, at, first)
       return
     }
-    // A header names the snapshot and is no item (an item may carry any extra field, `snapshot` too); a
-    // change file's header makes the framing say the file is one.
+    // An item may carry `snapshot` too, hence `pk`; a `changes` header lets the framing name a change file.
     if (first && ('snapshot' in value || 'changes' in value) && !('pk' in value)) {
       this.header = { at, value: value as Record<string, unknown> }
       return
@@ -315,7 +288,7 @@ class LineBatch extends BatchCollector {
     this.itemLine(value, line, at)
   }
 
-  /** A snapshot's item line, or a change file's `upsert` line (the same line, with an `op`); `line`: its bytes. */
+  /** A change file's `upsert` line too. */
   private itemLine (value: object, line: Buffer, at: number): void {
     if (!lineCheck.Check(value)) {
       this.invalid(at, lineCheck.Errors(value), line, null)
@@ -325,10 +298,8 @@ class LineBatch extends BatchCollector {
     if (deep !== null) this.problem(at, tooDeep(`/${deep}`), placeOf(line, `/${deep}`, null))
   }
 
-  /** A change file's line: its header (the first value), or an op; every other check is a snapshot line's. */
   private changeLine (value: Record<string, unknown>, line: Buffer, at: number, first: boolean): void {
-    // A header (a snapshot's too: the framing says the file is one), judged by the framing, which knows
-    // whether it is the file's first.
+    // A snapshot's header too: the framing, which knows whether it is the file's first, judges it.
     if (first && ('changes' in value || 'snapshot' in value) && !('op' in value)) {
       this.header = { at, value }
       return
@@ -354,7 +325,6 @@ function isBlank (line: Buffer): boolean {
   return true
 }
 
-/** A served value of any shape nested deeper than the limit: its field, else null. */
 function tooDeepField (item: SnapshotItem): string | null {
   for (const field of ANY_SHAPED) {
     if (depthOver(item[field], MAX_VALUE_NESTING - 1)) return field
@@ -362,12 +332,11 @@ function tooDeepField (item: SnapshotItem): string | null {
   return null
 }
 
-/** The problem of the value at `pointer`, nested too deep. */
 function tooDeep (pointer: string): string {
   return `${jsonPath(pointer)}: nested deeper than ${MAX_VALUE_NESTING} levels (the item counted)`
 }
 
-/** Whether `value` nests more than `limit` arrays and objects deep; walked without recursion. */
+// Without recursion: the value may be deeper than the stack.
 function depthOver (value: unknown, limit: number): boolean {
   if (value === null || typeof value !== 'object') return false
   const stack: Array<[unknown, number]> = [[value, 1]]
@@ -381,7 +350,7 @@ function depthOver (value: unknown, limit: number): boolean {
   return false
 }
 
-/** Bytes that crossed a thread (a plain Uint8Array there) seen as a Buffer again, nothing copied. */
+/** Bytes that crossed a thread seen as a Buffer again, not copied. */
 export function asBuffer (bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }

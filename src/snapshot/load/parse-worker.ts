@@ -1,5 +1,4 @@
-// A parse thread of the pool: checks and renders the batches it is given and moves each back with its bytes
-// for reuse. It lives as long as the pool, so its checks and serializer compile once (ADR 022).
+// A parse thread of the pool, living as long as it so its checks and serializer compile once (ADR 022).
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { setFlagsFromString } from 'node:v8'
@@ -14,7 +13,7 @@ import { SCRATCH_BYTES, type ParseWorkerData } from './parse-pool.js'
 const { policy } = workerData as ParseWorkerData
 setMemoryPolicy(policy)
 
-// Below the loading thread, which answers requests during a reload; Linux sets it per thread id. Best effort (ADR 009).
+// Below the loading thread, which answers requests; Linux sets it per thread id. Best effort (ADR 009).
 if (policy.lowPriorityParseThreads) {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
@@ -25,28 +24,23 @@ if (policy.lowPriorityParseThreads) {
 // One for every batch, unless the policy says otherwise (ADR 010).
 const scratch = new ItemBytes(SCRATCH_BYTES)
 
-/** Checks and renders one batch; its input bytes go back moved, its rendered bytes are shared memory. */
 export default function parse (task: BatchTask): unknown {
   const batch = parseBatch(task, policy.reusedBatchMemory ? scratch : new ItemBytes(SCRATCH_BYTES))
   return move(movable(batch))
 }
 
-/**
- * After a load: a full collection, else the thread's heap keeps what the load left while it idles (ADR 022).
- * `gc` from a context made after the flag: the process is not started with --expose-gc.
- */
+/** Else the heap keeps what the load left while idle (ADR 022); `gc` from a context made after the flag. */
 export function rest (): void {
   if (!policy.restingParseThreads) return
   setFlagsFromString('--expose-gc')
   ;(runInNewContext('gc') as () => void)()
 }
 
-/** The pool's first task for each thread: its code loaded, nothing else. */
 export function ready (): boolean {
   return true
 }
 
-/** A result piscina moves: the batch, with the buffer it was read into transferred rather than copied. */
+/** The input buffer transferred back rather than copied. */
 function movable (batch: ParsedBatch): Parameters<typeof move>[0] {
   return {
     [transferableSymbol]: [batch.read.buffer],

@@ -3,10 +3,10 @@ import { createHash, type Hash } from 'node:crypto'
 import { constants } from 'node:fs'
 import { lstat, open, type FileHandle } from 'node:fs/promises'
 
-/** Bytes read at a time where the reader chooses: a few thousand items. */
+/** A few thousand items. */
 export const READ_CHUNK = 1024 * 1024
 
-/** The hash of a snapshot's bytes that is its version (in base64url): here, and where a download digests them. */
+/** Also where a download digests them. */
 export const VERSION_DIGEST = 'sha1'
 
 export class FileChunks {
@@ -14,15 +14,11 @@ export class FileChunks {
 
   private constructor (private readonly handle: FileHandle, readonly size: number) {}
 
-  /**
-   * Opens `file`, a regular file; rejects with the file system's error (ENOENT, EACCES, ELOOP…), or EISDIR,
-   * EFIFO, ENOTREG or EDANGLING (a link to nothing): describeReadError says each to an editor.
-   */
+  /** Rejects with the file system's error or one of `failure`'s; describeReadError says each to an editor. */
   static async open (file: string): Promise<FileChunks> {
     let handle: FileHandle
     try {
-      // Non-blocking: a named pipe opens at once and is refused below, where a plain open would wait for a
-      // writer for ever, holding every later reload and the exit. A regular file reads as ever.
+      // Else a named pipe waits for a writer for ever, holding every later reload and the exit.
       handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK)
     } catch (error) {
       const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
@@ -38,14 +34,14 @@ export class FileChunks {
     }
   }
 
-  /** Reads the next bytes into `buffer` from `at`, at most `length`; 0 at the end of the file. */
+  /** 0 at the end of the file. */
   async readInto (buffer: Buffer, at: number, length: number): Promise<number> {
     const { bytesRead } = await this.handle.read(buffer, at, length, null)
     if (bytesRead > 0) this.hash.update(buffer.subarray(at, at + bytesRead))
     return bytesRead
   }
 
-  /** The digest of every byte read: the snapshot's version. */
+  /** The snapshot's version. */
   digest (): string {
     return this.hash.digest('base64url')
   }
@@ -55,7 +51,7 @@ export class FileChunks {
   }
 }
 
-/** Every chunk of `file` in order, each valid until the next is asked for (one buffer, reused). */
+/** Each chunk valid until the next is asked for. */
 export async function * chunksOf (file: string, chunkBytes: number): AsyncGenerator<Buffer> {
   const chunks = await FileChunks.open(file)
   const buffer = Buffer.allocUnsafe(chunkBytes)
@@ -70,7 +66,7 @@ export async function * chunksOf (file: string, chunkBytes: number): AsyncGenera
   }
 }
 
-/** An error of ours with a code as the file system's are: not a regular file, or a link to nothing. */
+/** Coded as the file system's errors are. */
 function failure (code: 'EISDIR' | 'EFIFO' | 'ENOTREG' | 'EDANGLING'): Error {
   return Object.assign(new Error(code === 'EDANGLING' ? 'a link to nothing' : 'not a regular file'), { code })
 }

@@ -1,5 +1,4 @@
-// A format v1 document read in chunks and followed by stream-document.ts (ADR 007), its UTF-8 checked across
-// chunk boundaries, yielding every few milliseconds. The loader and the converter read with it.
+// A format v1 document read in chunks, its UTF-8 checked across them, and streamed (ADR 007).
 import { isUtf8 } from 'node:buffer'
 import { DocumentStreamer, type DocumentHandlers } from './stream-document.js'
 import { positionAfter } from './text-position.js'
@@ -8,16 +7,13 @@ import { Pacer } from '../slices.js'
 import { READ_CHUNK, chunksOf } from './read-chunks.js'
 import { describePosition, NotText } from '../../errors.js'
 
-/**
- * Reads and follows `file`; rejects with the file system's error, NotText, NotFollowed or a handler's error.
- * `drain`, after each chunk's items: a promise holds the reading until it settles (a writer's backpressure).
- */
+/** `drain`: a writer's backpressure, asked after each chunk's items. */
 export async function readDocument (
   file: string, handlers: DocumentHandlers & { drain?: () => Promise<void> | undefined }, chunkBytes = READ_CHUNK
 ): Promise<void> {
   const follower = new DocumentFollower(handlers)
   const pacer = new Pacer()
-  // At least a byte order mark's worth: the first chunk tells whether there is one.
+  // The first chunk tells whether there is a byte order mark.
   for await (const chunk of chunksOf(file, Math.max(chunkBytes, 4))) {
     follower.feed(chunk)
     const draining = handlers.drain?.()
@@ -27,7 +23,6 @@ export async function readDocument (
   follower.end()
 }
 
-/** The byte order mark and the UTF-8 check around the streamer. */
 export class DocumentFollower {
   private readonly streamer: DocumentStreamer
   private readonly utf8 = new Utf8Check()
@@ -55,11 +50,11 @@ export class DocumentFollower {
     this.streamer.end()
   }
 
-  /** The check failed on `chunk`, which the streamer has not seen: where its first bad byte is. */
+  /** `chunk`: not yet seen by the streamer. */
   private notUtf8 (chunk: Buffer): NotText {
     const at = this.utf8.problem
     const after = this.streamer.position
-    // Before the chunk: the start of a character the previous chunk ended in, its last character.
+    // In the previous chunk: its last character.
     const position = at < 0
       ? { line: after.line, column: after.column - 1 }
       : positionAfter(after, chunk.subarray(0, at))
@@ -67,23 +62,18 @@ export class DocumentFollower {
   }
 }
 
-/** UTF-8 checked chunk by chunk: a character cut by a chunk boundary is checked once it is whole. */
+/** A character cut by a chunk boundary is checked once it is whole. */
 export class Utf8Check {
-  /** The start of a character the last chunk ended in. */
   private carry: Buffer = Buffer.alloc(0)
-  /**
-   * After a failed check or end: where the first bad sequence starts in the last chunk, or below 0 when in the
-   * chunk before (found only then: a valid file pays nothing).
-   */
+  /** After a failure: in the last chunk, or below 0 in the one before (found only then: a valid file pays nothing). */
   problem = 0
 
   check (chunk: Buffer): boolean {
     let from = 0
     if (this.carry.length > 0) {
-      // The rest of the cut character: the continuation bytes this chunk starts with (at most 3).
       while (from < 3 && from < chunk.length && ((chunk[from] as number) & 0xc0) === 0x80) from++
       const joined = Buffer.concat([this.carry, chunk.subarray(0, from)])
-      // Still cut (a chunk of one or two bytes): wait for more.
+      // A chunk of one or two bytes.
       if (from === chunk.length && joined.length < sequenceLength(joined[0] as number)) {
         this.carry = joined
         return true
@@ -100,7 +90,6 @@ export class Utf8Check {
     return false
   }
 
-  /** False when the file ended inside a character. */
   end (): boolean {
     if (this.carry.length === 0) return true
     this.problem = -1
@@ -108,7 +97,6 @@ export class Utf8Check {
   }
 }
 
-/** Where the first sequence in bytes[from, to) that is not a UTF-8 character starts; -1 if none. */
 function firstInvalidUtf8 (bytes: Buffer, from: number, to: number): number {
   let i = from
   while (i < to) {
@@ -117,8 +105,7 @@ function firstInvalidUtf8 (bytes: Buffer, from: number, to: number): number {
       i++
       continue
     }
-    // The second byte's range narrows for leads that could start an overlong form, a surrogate or a code
-    // point past U+10FFFF.
+    // Narrowed for leads of an overlong form, a surrogate or a code point past U+10FFFF.
     let length = 0
     let low = 0x80
     let high = 0xbf
@@ -145,7 +132,6 @@ function sequenceLength (lead: number): number {
   return lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
 }
 
-/** Where the character the chunk ends in starts, if the chunk cuts it; the chunk's length if not. */
 function cutAt (chunk: Buffer, from: number): number {
   for (let at = chunk.length - 1; at >= Math.max(from, chunk.length - 3); at--) {
     const byte = chunk[at] as number

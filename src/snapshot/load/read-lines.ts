@@ -1,22 +1,18 @@
-// A file's lines, read in chunks and handed over one at a time, yielding every few milliseconds: for the
-// converter (the loader frames lines in batches instead: frame-lines.ts).
+// A file's lines one at a time, for the converter (the loader batches them: frame-lines.ts).
 import { Pacer } from '../slices.js'
 import { READ_CHUNK, chunksOf } from './read-chunks.js'
 import { MAX_LINE_BYTES } from './frame-lines.js'
 import { LineTooLong } from '../../errors.js'
 import { NEWLINE } from './text-position.js'
 
-/**
- * Reads `file` line by line; rejects with the file system's error, LineTooLong, or a handler's. `line` gets one
- * line without its `\n`, numbered from 1, valid until it returns; false stops, a promise holds the read.
- */
+/** `line`'s bytes are valid until it returns; false stops. */
 export async function readLines (
   file: string, handlers: { line: (bytes: Buffer, number: number) => boolean | Promise<boolean> },
   chunkBytes = READ_CHUNK, maxLineBytes = MAX_LINE_BYTES
 ): Promise<void> {
   let number = 0
   const pacer = new Pacer()
-  // A line cut by chunks is joined once whole: joining at every chunk would copy a long line again and again.
+  // Joined once whole: joining at every chunk would copy a long line again and again.
   let pieces: Buffer[] = []
   let pending = 0
   for await (const chunk of chunksOf(file, chunkBytes)) {
@@ -31,11 +27,11 @@ export async function readLines (
       if (typeof go !== 'boolean') go = await go
       if (!go) return
       start = end + 1
-      // The clock costs more than a line: read every 64 lines.
+      // The clock costs more than a line.
       if ((number & 63) === 0 && pacer.due) await pacer.pause()
     }
     if (start < chunk.length) {
-      // Copied, so the chunk is not kept for one line's sake.
+      // Copied: chunksOf reuses its buffer.
       pieces.push(Buffer.from(chunk.subarray(start)))
       pending += chunk.length - start
       if (pending > maxLineBytes) throw new LineTooLong(number + 1, maxLineBytes)

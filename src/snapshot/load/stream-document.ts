@@ -1,9 +1,8 @@
-// Follows a format v1 document as its bytes arrive and hands over each item and top-level member's value once
-// whole, with its line and column, so no file becomes one Buffer, string or object graph (ADRs 007, 021).
+// Follows a format v1 document as it arrives, handing over each item and member whole (ADRs 007, 021).
 import { PositionCounter, type TextPosition } from './text-position.js'
 import { NotFollowed } from '../../errors.js'
 
-/** The deepest a captured value's objects and arrays may nest, the value itself counting as one. */
+/** The value itself counting as one. */
 export const MAX_VALUE_NESTING = 64
 
 const QUOTE = 0x22
@@ -15,7 +14,7 @@ const CLOSE_BRACKET = 0x5d
 const COMMA = 0x2c
 const COLON = 0x3a
 
-/** What a byte is inside a captured container: plain, a string's quote, an opening or a closing bracket. */
+/** What a byte is inside a captured container. */
 const PLAIN = 0
 const STRING_QUOTE = 1
 const OPENS = 2
@@ -27,10 +26,9 @@ KIND[OPEN_BRACKET] = OPENS
 KIND[CLOSE_BRACE] = CLOSES
 KIND[CLOSE_BRACKET] = CLOSES
 
-/** Bytes that end a number, true, false or null: whitespace and what may follow a value or is never in one. */
+/** What may follow a value or is never in one. */
 const ENDS_SCALAR = new Uint8Array(256)
 for (const c of ' \t\r\n,:{}[]"') ENDS_SCALAR[c.charCodeAt(0)] = 1
-/** Bytes a value may start with. */
 const STARTS_VALUE = new Uint8Array(256)
 for (const c of '"{[-0123456789tfn') STARTS_VALUE[c.charCodeAt(0)] = 1
 
@@ -51,7 +49,6 @@ const ITEM = 12 // an item, after a comma
 const ITEM_NEXT = 13 // `,` or `]`
 const AFTER = 14 // whitespace only
 
-/** What the bytes are being read as. */
 const STRUCTURE = 0
 const KEY = 1
 const CONTAINER = 2 // a captured object or array
@@ -61,11 +58,11 @@ const SCALAR = 4 // a captured number, true, false or null
 const NOT_OBJECT_OF_ARRAYS = '`languages` is not an object of arrays'
 
 export interface DocumentHandlers {
-  /** A top-level member other than `languages`: its value's bytes (valid during the call) and where they start. */
+  /** Not `languages`. The bytes are valid during the call only. */
   member: (key: string, value: Buffer, position: TextPosition) => void
-  /** A key of `languages`, before its items, and where the key starts. */
+  /** Before its items. */
   language: (code: string, position: TextPosition) => void
-  /** An element of a language's array: its bytes (valid only during the call) and where they start. */
+  /** The bytes are valid during the call only. */
   item: (language: string, index: number, bytes: Buffer, position: TextPosition) => void
 }
 
@@ -73,25 +70,18 @@ function isSpace (c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 }
 
-/**
- * Checks the grammar between values and throws NotFollowed at the first bad byte; also refuses what JSON
- * accepts but is ambiguous here (a key or language given twice) or not a snapshot's shape. A captured value
- * is only followed to its end (JSON.parse checks it later), at most MAX_VALUE_NESTING deep.
- */
+/** Also refuses a key or language given twice; a captured value is only followed to its end (JSON.parse checks it). */
 export class DocumentStreamer {
   private readonly positions = new PositionCounter()
   private state = BEFORE
   private mode = STRUCTURE
-  /** A string goes on in the next chunk, and the chunk ended on a backslash that escapes its first byte. */
+  /** The chunk ended on a backslash that escapes the next one's first byte. */
   private escaped = false
-  /** In a captured container: a string goes on in the next chunk. */
   private inString = false
-  /** In a captured container: how many of its brackets are open. */
   private nesting = 0
-  /** The current key's or captured value's bytes from earlier chunks, copied; where it starts in this chunk. */
+  /** The current key's or value's bytes from earlier chunks, copied. */
   private pieces: Buffer[] = []
   private from = 0
-  /** Where the current key or captured value starts. */
   private start: TextPosition = { line: 1, column: 1 }
   private topKey = ''
   private readonly topKeys = new Set<string>()
@@ -101,12 +91,10 @@ export class DocumentStreamer {
 
   constructor (private readonly handlers: DocumentHandlers) {}
 
-  /** The position just after the bytes fed so far. */
   get position (): TextPosition {
     return this.positions.current
   }
 
-  /** Follows `chunk`; throws NotFollowed, or what a handler throws. */
   feed (chunk: Buffer): void {
     this.positions.begin(chunk)
     this.from = 0
@@ -124,7 +112,6 @@ export class DocumentStreamer {
     this.positions.end()
   }
 
-  /** Checks what came is one whole document; throws NotFollowed. */
   end (): void {
     if (this.mode === KEY) {
       this.failAtStart(
@@ -141,7 +128,6 @@ export class DocumentStreamer {
     }
   }
 
-  /** The structure between the values: whitespace and punctuation up to the next key or value. */
   private followStructure (chunk: Buffer, from: number): number {
     const n = chunk.length
     for (let i = from; i < n; i++) {
@@ -235,7 +221,7 @@ export class DocumentStreamer {
     return at + 1
   }
 
-  /** A value starts at `at`: captured up to its end, then `next` is what may follow it. */
+  /** `next`: what may follow it. */
   private beginValue (chunk: Buffer, at: number, next: number, missing: string): number {
     const c = chunk[at] as number
     if (STARTS_VALUE[c] === 0) this.fail(missing, at)
@@ -250,7 +236,6 @@ export class DocumentStreamer {
     return at + 1
   }
 
-  /** The captured value ends just before `end`: hands it over. */
   private endValue (chunk: Buffer, end: number): void {
     const last = chunk.subarray(this.from, end)
     const bytes = this.pieces.length === 0 ? last : Buffer.concat([...this.pieces, last])
@@ -260,7 +245,7 @@ export class DocumentStreamer {
     else this.handlers.member(this.topKey, bytes, this.start)
   }
 
-  /** Inside a captured object or array: only its brackets and strings matter. The hot loop. */
+  /** The hot loop: only brackets and strings matter. */
   private followContainer (chunk: Buffer, from: number): number {
     const n = chunk.length
     let i = from
@@ -298,7 +283,7 @@ export class DocumentStreamer {
     return n
   }
 
-  /** A captured number, true, false or null: up to a byte that cannot be in one (JSON.parse checks the rest). */
+  /** JSON.parse checks it later. */
   private followScalar (chunk: Buffer, from: number): number {
     const n = chunk.length
     for (let i = from; i < n; i++) {
@@ -310,7 +295,6 @@ export class DocumentStreamer {
     return n
   }
 
-  /** A key, or a captured string: up to its closing quote. */
   private followString (chunk: Buffer, from: number): number {
     const end = this.stringEnd(chunk, from)
     if (end === -1) return chunk.length
@@ -319,11 +303,10 @@ export class DocumentStreamer {
     return end
   }
 
-  /** Inside a string: where it ends (after its quote), or -1 if it goes on; an odd run of `\` escapes a quote. */
+  /** After its quote, or -1; an odd run of `\` escapes a quote. */
   private stringEnd (chunk: Buffer, from: number): number {
     let i = from
     if (this.escaped) {
-      // The previous chunk ended on a backslash: this chunk's first byte is the escaped one.
       this.escaped = false
       i++
     }
@@ -342,7 +325,6 @@ export class DocumentStreamer {
     }
   }
 
-  /** A key's closing quote ends just before `end`. */
   private endKey (chunk: Buffer, end: number): void {
     const last = chunk.subarray(this.from, end)
     const bytes = this.pieces.length === 0 ? last : Buffer.concat([...this.pieces, last])
@@ -368,12 +350,10 @@ export class DocumentStreamer {
     }
   }
 
-  /** At chunk[at]. */
   private fail (reason: string, at: number): never {
     throw new NotFollowed(reason, this.positions.at(at))
   }
 
-  /** At the start of the current key or captured value. */
   private failAtStart (reason: string): never {
     throw new NotFollowed(reason, this.start)
   }

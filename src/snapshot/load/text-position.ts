@@ -1,8 +1,6 @@
-// Line and column of a byte in UTF-8 text read chunk by chunk, as an editor shows them: 1-based, lines end at
-// 0x0a, columns count characters (UTF-8 lead bytes).
+// Line and column of a byte in UTF-8 text read in chunks, as an editor shows them: 1-based, columns in characters.
 import { isAscii } from 'node:buffer'
 
-/** Where a line ends, in every file read: JSON Lines, and the lines a position counts. */
 export const NEWLINE = 0x0a
 const EMPTY = Buffer.alloc(0)
 
@@ -11,16 +9,12 @@ export interface TextPosition {
   readonly column: number
 }
 
-/** Characters in bytes[from, to): every byte but the continuation bytes (0b10xxxxxx). */
 export function countCharacters (bytes: Buffer, from: number, to: number): number {
   if (to - from >= 64 && isAscii(bytes.subarray(from, to))) return to - from
   return to - from - continuationBytes(bytes, from, to)
 }
 
-/**
- * Continuation bytes (10xxxxxx) in bytes[from, to), four words at a time: 4× a byte loop (24 ms for 110 MB),
- * what a file on one long line costs, since each column counts from the file's start.
- */
+/** Four words at a time: 4× a byte loop (24 ms for 110 MB), what a file on one long line costs. */
 function continuationBytes (bytes: Buffer, from: number, to: number): number {
   let count = 0
   let i = from
@@ -34,7 +28,7 @@ function continuationBytes (bytes: Buffer, from: number, to: number): number {
     const blocks = words & ~3
     let k = 0
     while (k < blocks) {
-      // Each byte lane of the sum gains at most 4 a round: 63 rounds fit in it.
+      // A byte lane gains at most 4 a round: 63 rounds fit.
       const stop = Math.min(blocks, k + 252)
       let lanes = 0
       for (; k < stop; k += 4) {
@@ -53,7 +47,7 @@ function continuationBytes (bytes: Buffer, from: number, to: number): number {
   return count
 }
 
-/** The position just after `bytes`, which start at `start`: for a failure path, not a hot one. */
+/** For a failure path, not a hot one. */
 export function positionAfter (start: TextPosition, bytes: Buffer): TextPosition {
   let line = start.line
   let lineStart = -1
@@ -65,17 +59,13 @@ export function positionAfter (start: TextPosition, bytes: Buffer): TextPosition
   return { line, column: column + countCharacters(bytes, lineStart + 1, bytes.length) }
 }
 
-/**
- * The position of bytes in file order: `begin(chunk)`, `at(index)` for increasing indexes, `end()`. Newlines
- * found by indexOf one ahead and characters counted since the last one: no byte is looked at twice.
- */
+/** `at(index)` for increasing indexes: no byte is looked at twice. */
 export class PositionCounter {
   private line = 1
-  /** The column of the byte at `cursor`. */
   private column = 1
   private chunk: Buffer = EMPTY
   private cursor = 0
-  /** The first newline at or after `cursor` in the chunk; -1 when there is none. */
+  /** At or after `cursor`; -1: none. */
   private newline = -1
 
   begin (chunk: Buffer): void {
@@ -84,18 +74,15 @@ export class PositionCounter {
     this.newline = chunk.indexOf(NEWLINE)
   }
 
-  /** The position of chunk[index]; `index` is at least the last one asked for. */
   at (index: number): TextPosition {
     this.advance(index)
     return { line: this.line, column: this.column }
   }
 
-  /** The position just after the last chunk. */
   get current (): TextPosition {
     return { line: this.line, column: this.column }
   }
 
-  /** Past the rest of the chunk. */
   end (): void {
     this.advance(this.chunk.length)
     this.chunk = EMPTY

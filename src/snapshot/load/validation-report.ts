@@ -1,14 +1,12 @@
-// Turns schema errors into the lines an editor reads (`languages.en[41].backdate: "2024-02-30" is not a
-// calendar date`): one line per broken rule, capped so a wholly wrong file does not flood the log.
+// Schema errors as lines an editor reads, one per broken rule, capped so a wholly wrong file does not flood the log.
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { LANGUAGE_PATTERN } from '../../schemas/snapshot.js'
 
 export const DEFAULT_PROBLEM_CAP = 50
 
-/** What is wrong with a key of `languages` that is no language segment. */
 export const NOT_A_LANGUAGE = `is not a language segment (expected ${LANGUAGE_PATTERN}, e.g. en or pt-br)`
 
-/** `/languages/en/41/backdate` → `languages.en[41].backdate` (JSON Pointer escapes undone). */
+/** `/languages/en/41/backdate` → `languages.en[41].backdate`. */
 export function jsonPath (pointer: string): string {
   let out = ''
   for (const raw of pointer.split('/').slice(1)) {
@@ -20,19 +18,17 @@ export function jsonPath (pointer: string): string {
   return out === '' ? '(top level)' : out
 }
 
-/** A JSON Pointer token: `~` and `/` escaped. */
 export function escapePointer (token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1')
 }
 
-/** A short, safe rendering of an offending value. */
 export function preview (value: unknown): string {
   if (value === undefined) return 'nothing'
   let text: string
   try {
     text = JSON.stringify(value) ?? String(value)
   } catch {
-    // Nested deeper than the stack allows (JSON.parse reads what JSON.stringify cannot write back).
+    // JSON.parse reads deeper than JSON.stringify can write back.
     return Array.isArray(value) ? '[…]' : '{…}'
   }
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
@@ -46,12 +42,11 @@ function kindOf (schema: Record<string, unknown>): string {
   return 'a value'
 }
 
-/** Whether a number is the file's own: JSON.parse rounds integers past 2^53, so quoting one would misquote. */
+/** JSON.parse rounds integers past 2^53, so quoting one would misquote the file. */
 function exact (value: unknown): boolean {
   return typeof value !== 'number' || Math.abs(value) <= Number.MAX_SAFE_INTEGER
 }
 
-/** A limit as a report names it: the safe integers' own with why a number past it is refused. */
 function bound (limit: unknown): string {
   if (limit === Number.MAX_SAFE_INTEGER) return `${limit} (2^53 - 1): JSON numbers past it lose precision`
   if (limit === -Number.MAX_SAFE_INTEGER) return `${limit} (-(2^53 - 1)): JSON numbers past it lose precision`
@@ -87,7 +82,7 @@ function describe (error: ValueError): string {
     case ValueErrorType.ObjectMinProperties:
       return 'must name at least one language'
     case ValueErrorType.ObjectAdditionalProperties:
-      // Only `languages` forbids extra keys: one that fails the language-segment pattern.
+      // Only `languages` forbids extra keys.
       return NOT_A_LANGUAGE
     default:
       return `expected ${kindOf(schema)}, got ${got}`
@@ -100,7 +95,7 @@ function jsonType (value: unknown): string {
   return typeof value
 }
 
-/** The deepest useful errors: a value of exactly one union branch's type is told why that branch failed. */
+/** A value of exactly one union branch's type is told why that branch failed. */
 function * flatten (errors: Iterable<ValueError>): Generator<ValueError> {
   for (const error of errors) {
     if (error.type === ValueErrorType.Union) {
@@ -116,11 +111,7 @@ function * flatten (errors: Iterable<ValueError>): Generator<ValueError> {
   }
 }
 
-/**
- * Schema errors as report lines (`path: what is wrong`), in order, lazily. A path already named comes as a
- * `repeat`: skipped, but counted towards a full report. `pointer`: where the value is (`/languages/en/41`);
- * `within`: the offending value's JSON Pointer inside the value checked (`/backdate`), to find its place.
- */
+/** A `repeat` path is skipped but counted towards a full report; `within`: the pointer inside the value checked. */
 export function * schemaProblems (
   errors: Iterable<ValueError>, pointer = ''
 ): Generator<{ path: string, line: string, repeat: boolean, within: string }> {
@@ -152,7 +143,7 @@ export class ValidationReport {
     this.problems.push(line)
   }
 
-  /** Adds schema errors, one line a path; `where` starts each line (`name:line: `). */
+  /** `where`: e.g. `name:line: `. */
   addSchemaErrors (errors: Iterable<ValueError>, where: string): void {
     for (const { path, line, repeat } of schemaProblems(errors)) {
       if (this.full) {

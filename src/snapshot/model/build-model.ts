@@ -1,5 +1,4 @@
-// Builds a SnapshotModel from validated items, one at a time, for both formats' loaders. Each item is
-// rendered once (here or on a parse thread); only its bytes and its sort and filter keys are kept.
+// Builds a SnapshotModel from validated items; only each item's bytes and sort and filter keys are kept.
 import { IdSlots } from './id-slots.js'
 import { float64Array, uint16Array, uint32Array } from './shared-arrays.js'
 import type { SnapshotItem } from '../../schemas/snapshot.js'
@@ -13,7 +12,7 @@ import { ItemBytes, dateKey, servedBefore } from './item-bytes.js'
 // 4 MiB, not 32: a language's last chunk is copied whole when sealed (ADR 017).
 const CHUNK_SIZE = 4 * 1024 * 1024
 
-/** pk → a number, in 256 small Maps: one Map of a million entries rehashes in one 36 ms step (ADR 013). */
+/** 256 small Maps: one of a million entries rehashes in one 36 ms step (ADR 013). */
 class PkIndex {
   private readonly shards = Array.from({ length: 256 }, () => new Map<number, number>())
 
@@ -34,10 +33,7 @@ const BLOCK_SHIFT = 16
 const BLOCK = 1 << BLOCK_SHIFT
 const BLOCK_MASK = BLOCK - 1
 
-/**
- * An append-only column of numbers in blocks of 65,536 that never move: the builder's arrays growing by copy
- * stalled a reload. JS arrays, not typed arrays: V8 gives its pages back, malloc kept them (ADR 014).
- */
+/** Blocks that never move, as JS arrays: growing by copy stalled a reload; malloc kept pages (ADR 014). */
 class Column {
   private readonly blocks: number[][] = []
   private last: number[] = []
@@ -56,46 +52,44 @@ class Column {
     return (this.blocks[index >>> BLOCK_SHIFT] as number[])[index & BLOCK_MASK] as number
   }
 
-  /** Writes at `index`: one already pushed, or the next one (a push). */
+  /** `index`: one already pushed, or the next. */
   put (index: number, value: number): void {
     if (index === this.length) this.push(value)
     else (this.blocks[index >>> BLOCK_SHIFT] as number[])[index & BLOCK_MASK] = value
   }
 }
 
-/** Where a batch's items are: columns of a parse thread's batch (parse-batch.ts), item i at index i. */
+/** A parse thread's batch's columns (parse-batch.ts), item i at index i. */
 export interface RenderedItems {
-  /** Where each item's JSON starts in the batch's bytes, and its length (without the comma after it). */
+  /** Lengths without the comma after. */
   start: number[]
   length: number[]
-  /** dateKey of its backdate. */
+  /** dateKey of the backdate. */
   date: number[]
   pk: number[]
-  /** Every item's company ids in one column: item i's end at `companyEnd[i]`, its start at the end before. */
+  /** Item i's companies end at `companyEnd[i]`. */
   companyEnd: number[]
   companies: number[]
 }
 
-/** One language's items as they arrive: where each one's bytes are, and its keys; nothing copied. */
 class LanguageBuilder {
   private readonly chunkOf = new Column()
   private readonly offsetOf = new Column()
   private readonly lengthOf = new Column()
   private readonly dates = new Column()
   private readonly pks = new Column()
-  /** Every item's company ids in one column (no small array per item): item i's end at `companyEnd[i]`. */
+  /** One column, no small array per item. */
   private readonly companyIds = new Column()
   private readonly companyEnd = new Column()
-  /** pk → source index of the first item that had it, to report repeats. */
+  /** pk → source index of its first item, to report repeats. */
   readonly firstIndexOfPk = new PkIndex()
-  /** The longest item placed: how wide the served lengths must be. */
+  /** How wide the served lengths must be. */
   private longest = 0
 
   get size (): number {
     return this.pks.length
   }
 
-  /** An item whose JSON is in chunk `chunk` at `start`, `length` bytes; its companies `companies[from..to)`. */
   place (
     chunk: number, start: number, length: number, date: number, pk: number,
     companies: ArrayLike<number>, from: number, to: number
@@ -110,11 +104,10 @@ class LanguageBuilder {
     this.companyEnd.push(this.companyIds.length)
   }
 
-  /** The served listing's build, yielding every few thousand items (buildInSlices): ~1 s at 1M. */
+  /** ~1 s at 1M, hence the yields. */
   * steps (chunks: readonly Buffer[], memory: ItemMemory): Generator<void, LanguageListing> {
     const n = this.size
-    // The sort's orders are Columns and its keys are read in place: arrays of a language's length faulted in
-    // 45 ms at 1M in one step, and as typed arrays left holes under the model in malloc (ADRs 010, 014).
+    // Columns, keys read in place: a language-long array faulted in 45 ms at 1M in one step (ADRs 010, 014).
     const unsorted = new Column()
     for (let i = 0; i < n; i++) {
       unsorted.push(i)
@@ -132,7 +125,7 @@ class LanguageBuilder {
     return new LanguageListing(columns, null, chunks, memory)
   }
 
-  /** Calls `use` with each company item `i` lists, repeats included. */
+  /** Repeats included. */
   private eachCompany (i: number, use: (company: number) => void): void {
     const { companyIds, companyEnd } = this
     const to = companyEnd.get(i)
@@ -140,13 +133,9 @@ class LanguageBuilder {
   }
 }
 
-/** An item's place and keys, written to the columns at one rank. */
 type WriteItem = (chunk: number, start: number, length: number, date: number, pk: number) => void
 
-/**
- * A flat listing's columns, written rank by rank from `itemAt`, with room for change files after them
- * (ADR 031); two bytes an entry where the numbers fit (ADR 016).
- */
+/** With room for change files (ADR 031); two bytes an entry where the numbers fit (ADR 016). */
 export function * writeColumns (
   size: number, chunkCount: number, longest: number, byCompany: CompanyRanks,
   itemAt: (rank: number, write: WriteItem) => void, room = roomFor(size)
@@ -172,10 +161,7 @@ export function * writeColumns (
   return new ItemColumns(chunkOf, startOf, lengthOf, dateOf, pkOf, size, byCompany)
 }
 
-/**
- * Every company's ranks in one array (ADR 015): one pass counts, the next fills in rank order, so each list
- * comes out ascending. `last` makes a company listed twice on one item count once.
- */
+/** ADR 015. Filled in rank order, so each list is ascending; `last` counts a company twice on an item once. */
 export function * companyRanks (
   size: number, eachCompany: (rank: number, use: (company: number) => void) => void
 ): Generator<void, CompanyRanks> {
@@ -222,11 +208,11 @@ export function * companyRanks (
   return new CompanyRanks(table, starts, ranks)
 }
 
-/** A bottom-up merge sort that can pause, unlike TypedArray#sort: yields every STEP_MASK + 1 comparisons. */
+/** Bottom-up, so it can pause, unlike TypedArray#sort. */
 function * mergeSort (order: Column, before: (a: number, b: number) => boolean): Generator<void, Column> {
   const n = order.length
   let from = order
-  // Written in order, from 0 up, in every pass: the first pass pushes, the others overwrite.
+  // The first pass pushes, the others overwrite.
   let to = new Column()
   let merged = 0
   for (let width = 1; width < n; width *= 2) {
@@ -240,7 +226,7 @@ function * mergeSort (order: Column, before: (a: number, b: number) => boolean):
         const a = from.get(i)
         const b = from.get(j)
         if (before(b, a)) { to.put(k++, b); j++ } else { to.put(k++, a); i++ }
-        // Inside the merge, not between merges: the last passes merge runs of half a language each.
+        // Inside the merge: the last passes merge runs of half a language each.
         if (++merged > STEP_MASK) {
           merged = 0
           yield
@@ -258,26 +244,23 @@ function * mergeSort (order: Column, before: (a: number, b: number) => boolean):
 
 export class SnapshotModelBuilder {
   private readonly languages = new Map<string, LanguageBuilder>()
-  /** Every language's items' bytes: the chunks rendered here, and parse threads' batches, numbered in order. */
+  /** Chunks rendered here and parse threads' batches, numbered in order. */
   private readonly chunks: Buffer[] = []
   private readonly bytes = new ItemBytes(CHUNK_SIZE, full => this.chunks.push(full))
 
-  /** Declares a language, so one listed with no items still answers (with count 0). */
+  /** So a language with no items still answers (count 0). */
   language (code: string): void {
     this.languageBuilder(code)
   }
 
-  /**
-   * Adds a schema-valid item found at `index` of its language in the source. When an earlier item of the
-   * language has the same pk, the item is not added and that item's index is returned; otherwise -1.
-   */
+  /** A repeated pk is not added: returns the first's index, else -1. */
   add (language: string, index: number, item: SnapshotItem): number {
     const builder = this.languageBuilder(language)
     const first = builder.firstIndexOfPk.get(item.pk)
     if (first !== undefined) return first
     builder.firstIndexOfPk.set(item.pk, index)
     const start = this.bytes.write(item)
-    // After the write, which may have started a chunk: the item is in the one being written.
+    // After the write, which may have started a chunk.
     builder.place(
       this.chunks.length, start, this.bytes.lastLength, dateKey(item.backdate), item.pk,
       item.companies, 0, item.companies.length
@@ -285,16 +268,13 @@ export class SnapshotModelBuilder {
     return -1
   }
 
-  /** Takes a batch's rendered bytes (kept as they are, one chunk); returns their number for `addRendered`. */
+  /** Returns the chunk's number for `addRendered`. */
   chunk (bytes: Buffer): number {
     this.seal()
     return this.chunks.push(bytes) - 1
   }
 
-  /**
-   * Adds item `i` of a batch rendered into chunk `chunk`, found at `index` of its language in the source:
-   * `add`, for an item checked and rendered on a parse thread. The same return.
-   */
+  /** `add` for an item rendered on a parse thread. */
   addRendered (language: string, index: number, items: RenderedItems, i: number, chunk: number): number {
     const builder = this.languageBuilder(language)
     const pk = items.pk[i] as number
@@ -308,22 +288,20 @@ export class SnapshotModelBuilder {
     return -1
   }
 
-  /** Languages declared or named by an item so far. */
   get languageCount (): number {
     return this.languages.size
   }
 
-  /** The model, in one go (a small file, or tests). */
   build (info: SnapshotInfo): SnapshotModel {
     return runToEnd(this.steps(info))
   }
 
-  /** The model, with a turn of the event loop after every `sliceMs` of work (ADR 006). */
+  /** ADR 006. */
   async buildInSlices (info: SnapshotInfo, sliceMs?: number): Promise<SnapshotModel> {
     return await runInSlices(this.steps(info), sliceMs)
   }
 
-  /** A failed load's rendered chunks, retired as a replaced model's are, so the budget is given back now. */
+  /** A failed load's chunks retired now, so the budget is given back. */
   discard (): void {
     this.seal()
     this.languages.clear()
@@ -339,7 +317,6 @@ export class SnapshotModelBuilder {
     return builder
   }
 
-  /** Closes the chunk being written here, if any: the next item starts a new one. */
   private seal (): void {
     if (this.bytes.length > 0) this.chunks.push(this.bytes.take())
   }

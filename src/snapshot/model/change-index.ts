@@ -1,18 +1,13 @@
-// What change files need of a flat listing and a serving thread does not (ADR 031): pk → slot, each slot's companies
-// (not in the served bytes), and the slots given out of its columns' room. Made in slices where change files are
-// expected: ~45 MB at 1M, the control thread's alone. The columns stay as built but for their room, written here.
+// What change files need of a flat listing and serving threads do not (ADR 031): ~45 MB at 1M, the control thread's.
 import { IdSlots } from './id-slots.js'
 import { STEP_MASK } from '../slices.js'
 import type { Overlay } from './overlay.js'
 import type { ItemColumns } from './snapshot-model.js'
 
-/** Entries of 8 bytes in a page of 4 KiB: a write at this stride touches every page once. */
+/** 8-byte entries in a 4 KiB page. */
 const PAGE_STRIDE = 512
 
-/**
- * `array` with every page written once, a megabyte or so a step: fresh pages are mapped at their first write,
- * and random writes would fault them all in at once (16 MB: 72 ms in one step at 1M; ADR 026).
- */
+/** Fresh pages map at first write: random writes faulted 16 MB in 72 ms in one step at 1M (ADR 026). */
 function * faultedIn<T extends Float64Array | Uint32Array> (array: T): Generator<void, T> {
   const stride = PAGE_STRIDE * (8 / array.BYTES_PER_ELEMENT)
   for (let at = 0; at < array.length; at += 128 * 1024) {
@@ -23,31 +18,27 @@ function * faultedIn<T extends Float64Array | Uint32Array> (array: T): Generator
   return array
 }
 
-/** Each flat listing's index, beside its columns (which it may not change): made once, let go with them. */
+/** Let go with the columns. */
 const indexes = new WeakMap<ItemColumns, ChangeIndex>()
 
 export class ChangeIndex {
-  /** Slots given out, by every version derived from the columns (one never served too). */
+  /** By every version derived from the columns, one never served too. */
   private used: number
 
   private constructor (
     private readonly columns: ItemColumns,
-    /** pk → its newest slot: its rank in the flat listing, or the last slot any version gave it since. */
+    /** pk → its newest slot. */
     private readonly pks: IdSlots,
-    /** Per slot of the room (from `columns.size`), its pk's slot before (-1: none): a pk's slots, newest first. */
+    /** Per slot of the room, its pk's slot before (-1: none). */
     private readonly previous: Int32Array,
-    /** Slot s's companies are `companyIds[companyStart[s]..companyStart[s + 1])`, with room after the ranks'. */
+    /** Slot s's are `companyIds[companyStart[s]..companyStart[s + 1])`. */
     private readonly companyStart: Uint32Array,
     private readonly companyIds: Float64Array
   ) {
     this.used = columns.size
   }
 
-  /**
-   * The index of `columns`, made the first time it is asked for, in slices (the store runs one derive at a time):
-   * pks from its keys, each rank's companies from its company lists; room for `room` more company ids, and at least
-   * a sixteenth more (at least 16).
-   */
+  /** Made at the first ask; the store runs one derive at a time. */
   static * of (columns: ItemColumns, room = 0): Generator<void, ChangeIndex> {
     let index = indexes.get(columns)
     if (index === undefined) indexes.set(columns, index = yield * ChangeIndex.made(columns, room))
@@ -57,7 +48,7 @@ export class ChangeIndex {
   private static * made (columns: ItemColumns, room: number): Generator<void, ChangeIndex> {
     const { size, pkOf, byCompany } = columns
     const capacity = columns.startOf.length
-    // Every slot's pk fits at most two-thirds full; the flat pks alone at most half, as before the room held pks.
+    // Every slot's pk fits at most two-thirds full; the flat pks alone at most half.
     const pks = IdSlots.sized(Math.max(size, Math.ceil(0.75 * capacity)))
     yield * faultedIn(pks.keys)
     yield * faultedIn(pks.slots)
@@ -65,7 +56,6 @@ export class ChangeIndex {
       pks.set(pkOf[rank] as number, rank)
       if ((rank & STEP_MASK) === STEP_MASK) yield
     }
-    // Counted, then filled, as build-model.ts makes the company lists.
     const companyStart = yield * faultedIn(new Uint32Array(capacity + 1))
     let total = 0
     let work = 0
@@ -104,7 +94,7 @@ export class ChangeIndex {
     return new ChangeIndex(columns, pks, new Int32Array(capacity - size), companyStart, ids)
   }
 
-  /** The slot of `pk` in the version whose whole list is `all` (over these columns), or -1: its newest slot there. */
+  /** The newest slot of `pk` in the version whose whole list is `all`, or -1. */
   slotOf (pk: number, all: Overlay): number {
     const { size, before } = this.columns
     for (let slot = this.pks.get(pk); slot >= 0; slot = slot < size ? -1 : this.previous[slot - size] as number) {
@@ -113,22 +103,17 @@ export class ChangeIndex {
     return -1
   }
 
-  /** Calls `use` with each of slot `slot`'s companies. */
   eachCompany (slot: number, use: (company: number) => void): void {
     const to = this.companyStart[slot + 1] as number
     for (let at = this.companyStart[slot] as number; at < to; at++) use(this.companyIds[at] as number)
   }
 
-  /** Whether `items` more items, with `companies` company ids in all, fit in the room left. */
   fits (items: number, companies: number): boolean {
     return this.used + items <= this.columns.startOf.length &&
       (this.companyStart[this.used] as number) + companies <= this.companyIds.length
   }
 
-  /**
-   * An item given the next free slot, written into the columns' room, with its companies (each once): a slot is
-   * never given out twice, so no version reads it but those derived from here on (`fits` said it fits).
-   */
+  /** A slot is never given out twice, so only versions derived from here on read it. */
   add (chunk: number, start: number, length: number, date: number, pk: number, companies: readonly number[]): number {
     const { columns } = this
     const slot = this.used

@@ -1,5 +1,4 @@
-// The next version of a model from a change file, at the cost of what it changes (ADR 031): the languages and
-// company lists it touches get new lists over their flat listing's; everything else is shared.
+// The next version of a model from a change file, at the cost of what it changes; the rest shared (ADR 031).
 import { createHash } from 'node:crypto'
 import type { ChangeSet, UpsertOp } from '../changes/change-set.js'
 import { STEP_MASK, runInSlices } from '../slices.js'
@@ -9,14 +8,14 @@ import { ChangeIndex } from './change-index.js'
 import { Overlay, firstNotBefore } from './overlay.js'
 import { companyRanks, writeColumns } from './build-model.js'
 
-/** Makes each language's change index, in slices, so that the first change file pays only for itself. */
+/** So that the first change file pays only for itself. */
 export async function prepareForChanges (model: SnapshotModel): Promise<void> {
   await runInSlices((function * () {
     for (const listing of model.listingsByLanguage.values()) yield * ChangeIndex.of(listing.columns)
   })())
 }
 
-/** The version `changes` makes of `model`, in slices; `model` is unchanged (and may go on being served). */
+/** `model` is unchanged and may go on being served. */
 export async function deriveVersion (
   model: SnapshotModel, changes: ChangeSet, now = new Date(), sliceMs?: number
 ): Promise<SnapshotModel> {
@@ -29,7 +28,7 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
   let upserts = 0
   let deletes = 0
   for (const op of changes.ops) {
-    // A delete names no new language: only an upsert creates one (an item deleted after it leaves it empty).
+    // Only an upsert creates a language (an item deleted after it leaves it empty).
     if (op.op === 'delete' && !effects.has(op.language) && model.language(op.language) === undefined) {
       deletes++
       continue
@@ -62,7 +61,7 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
     listings.set(code, derived.listing)
     garbageBytes += derived.garbageBytes
   }
-  // A language named first by this change file is created after the others (docs/reference/file-formats.md).
+  // New languages after the others (docs/reference/file-formats.md).
   for (const [code, changed] of effects) {
     if (listings.has(code)) continue
     const { listing: derived } = yield * deriveListing(null, changed, chunkBase, chunks, memory)
@@ -90,7 +89,7 @@ function * derive (model: SnapshotModel, changes: ChangeSet, now: Date): Generat
   return new SnapshotModel(info, listings, memory, garbageBytes)
 }
 
-/** Deletes, in file order, of items that were not there when their line came (an upsert before brings one). */
+/** In file order: an upsert before a delete brings the item. */
 function countAbsentDeletes (
   changes: ChangeSet, model: SnapshotModel, indexes: ReadonlyMap<string, ChangeIndex>
 ): number {
@@ -101,7 +100,6 @@ function countAbsentDeletes (
     if (language === undefined) present.set(op.language, language = new Map())
     if (op.op === 'delete') {
       const listing = model.language(op.language)
-      // Its index made above: the file names its language.
       const there = language.get(op.pk) ??
         (listing !== undefined && (indexes.get(op.language) as ChangeIndex).slotOf(op.pk, listing.all) >= 0)
       if (!there) absent++
@@ -111,18 +109,15 @@ function countAbsentDeletes (
   return absent
 }
 
-/** The first rank of `columns` that slot `slot` comes before (its size if none): where it goes in every list. */
+/** Where the slot goes in every list. */
 function rankBefore (columns: ItemColumns, slot: number): number {
   return firstNotBefore(columns.size, rank => columns.before(rank, slot))
 }
 
-/** What one list loses and gains: ranks of its flat listing, added slots dropped again, slots added. */
+/** `removed`: ranks of the flat listing; `dropped`: added slots dropped again. */
 interface ListEdit { removed: number[], dropped: Set<number>, added: number[] }
 
-/**
- * A language's next version: the items it replaces or deletes removed from its lists, the new ones given slots and
- * put in, each list concerned edited, the others shared. `listing` null: a language the change creates.
- */
+/** `listing` null: a language the change creates. */
 function * deriveListing (
   listing: LanguageListing | null,
   changed: ReadonlyMap<number, UpsertOp | null>,
@@ -163,12 +158,11 @@ function * deriveListing (
   for (const [pk, op] of changed) {
     // Every 64 items, deletes too: with 512, the derive's first step ran 6.5–7.5 ms under load at 1M (ADR 026).
     if ((++done & 0x3f) === 0) yield
-    // Looked up in the version derived from; each pk comes once, before its new slot is given.
+    // Each pk comes once, before its new slot is given.
     const old = index.slotOf(pk, current.all)
     if (old >= 0) {
       garbageBytes += (columns.lengthOf[old] as number) + 1
       const loaded = old < columns.size
-      // A flat listing's rank is removed from its lists; an added slot is dropped from them.
       const lose = (list: ListEdit): void => { if (loaded) list.removed.push(old); else list.dropped.add(old) }
       lose(all)
       index.eachCompany(old, company => lose(edit(company)))
@@ -204,10 +198,7 @@ function * deriveListing (
   return { listing: flat ? yield * flatten(derived, 0, 0, 0, chunks, memory) : derived, garbageBytes }
 }
 
-/**
- * `listing` (null: no items) written out flat, in slices, in its served order, with room for `upserts` more items
- * and `companies` more company ids, and columns wide enough for `longest` and `chunks`: when its room is spent.
- */
+/** When the room is spent; `listing` null: no items. */
 function * flatten (
   listing: LanguageListing | null, upserts: number, companies: number, longest: number,
   chunks: readonly Buffer[], memory: ItemMemory
@@ -215,7 +206,6 @@ function * flatten (
   const size = listing?.size ?? 0
   const old = listing?.columns
   const index = old === undefined ? null : yield * ChangeIndex.of(old)
-  // The old order's slots, a step's worth at a time.
   const slots = new Uint32Array(size)
   const all = listing?.all ?? new Overlay(null, size)
   for (let from = 0; from < size; from += STEP_MASK + 1) {

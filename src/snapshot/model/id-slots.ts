@@ -1,33 +1,28 @@
 // id → slot by open addressing in typed arrays, which serving threads share, unlike a Map (ADRs 026, 029).
-// Company ids → their list; pks → their slot.
 import { float64Array, uint32Array } from './shared-arrays.js'
 
 export class IdSlots {
   private readonly mask: number
   private readonly shift: number
 
-  /**
-   * @param keys the ids, by place
-   * @param slots slot + 1 by place; 0: empty (a fresh array is zeroed)
-   */
+  /** `slots`: slot + 1, so a fresh (zeroed) array is empty. */
   private constructor (readonly keys: Float64Array, readonly slots: Uint32Array) {
     this.mask = keys.length - 1
     this.shift = 32 - Math.log2(keys.length)
   }
 
-  /** An empty table with room for `count` ids. */
   static sized (count: number): IdSlots {
     let bits = 4
     while (2 ** bits < 2 * count) bits++
     return new IdSlots(float64Array(2 ** bits), uint32Array(2 ** bits))
   }
 
-  /** A table from the arrays of another (a thread's copy of the control's). */
+  /** A thread's copy of the control's. */
   static of ({ keys, slots }: { keys: Float64Array, slots: Uint32Array }): IdSlots {
     return new IdSlots(keys, slots)
   }
 
-  /** The words of a safe integer mixed, then Fibonacci hashing's high bits: its low bits keep runs of ids (ADR 026). */
+  /** Fibonacci hashing's high bits: the low bits keep runs of ids (ADR 026). */
   private start (id: number): number {
     return Math.imul((id | 0) ^ ((id / 4294967296) | 0), 0x9e3779b1) >>> this.shift
   }
@@ -39,7 +34,6 @@ export class IdSlots {
     this.slots[at] = slot + 1
   }
 
-  /** The slot, or -1. */
   get (id: number): number {
     for (let at = this.start(id); ; at = (at + 1) & this.mask) {
       const slot = this.slots[at] as number
@@ -48,7 +42,7 @@ export class IdSlots {
     }
   }
 
-  /** Every [id, slot], in no order. */
+  /** In no order. */
   * entries (): Generator<[number, number]> {
     for (let at = 0; at < this.slots.length; at++) {
       const slot = this.slots[at] as number

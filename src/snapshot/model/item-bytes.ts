@@ -1,5 +1,4 @@
-// An item's served bytes: rendered once at load through the compiled ContentItem schema (ADR 019), back to
-// back in buffers the served model reads in place.
+// Items' served bytes, rendered once at load (ADR 019), back to back in buffers the model reads in place.
 import fastJson from 'fast-json-stringify'
 import { ContentItemSchema } from '../../schemas/content-item.js'
 import { forSerializer } from '../../schemas/serializer-schema.js'
@@ -15,46 +14,38 @@ function escapeSeparator (c: string): string {
   return c === '\u2028' ? '\\u2028' : '\\u2029'
 }
 
-/** What DRF's JSONRenderer would write for one item. */
 export function renderItem (item: SnapshotItem): string {
   const json = serializeItem(item)
   return LINE_SEPARATORS.test(json) ? json.replace(LINE_SEPARATORS, escapeSeparator) : json
 }
 
-/** The served order, the original's `-backdate, -pk`, on dateKey dates: one comparison for every caller (ADR 027). */
+/** The original's `-backdate, -pk`: one comparison for every caller (ADR 027). */
 export function servedBefore (dateA: number, pkA: number, dateB: number, pkB: number): boolean {
   return dateA > dateB || (dateA === dateB && pkA > pkB)
 }
 
-/** `YYYY-MM-DD` → YYYYMMDD, which sorts like the date. The item was validated as a calendar date. */
+/** `YYYY-MM-DD` → YYYYMMDD, which sorts like the date. */
 export function dateKey (backdate: string): number {
   return Number(backdate.slice(0, 4)) * 10000 + Number(backdate.slice(5, 7)) * 100 + Number(backdate.slice(8, 10))
 }
 
 const EMPTY = Buffer.alloc(0)
 
-/** Below this many unused bytes a model's chunk is kept as it is: the rest is not worth a copy. */
+/** Unused bytes in a chunk not worth a copy. */
 const SLACK = 64 * 1024
 
-/**
- * Rendered items back to back, each followed by its comma, so a page is sent as views of this memory (ADR 004).
- * Every buffer handed over is shared memory of its own, never a slice of Node's pool (ADR 011).
- */
+/** Each item followed by its comma, so a page is views of this memory (ADR 004); never Node's pool (ADR 011). */
 export class ItemBytes {
   private buffer: Buffer<ArrayBufferLike> = EMPTY
   private used = 0
 
-  /**
-   * @param size bytes of a buffer
-   * @param full given, a full buffer is handed to it and a new one started (a model's chunks);
-   *   not given, the buffer grows until taken (a parse thread's batch)
-   */
+  /** `full`: a model's chunks are handed to it; without, the buffer grows until taken (a parse thread's). */
   constructor (private readonly size: number, private readonly full?: (bytes: Buffer) => void) {}
 
-  /** Writes the item; returns where its JSON starts (its length is `lastLength`). */
+  /** Returns where its JSON starts; its length is `lastLength`. */
   write (item: SnapshotItem): number {
     const json = renderItem(item)
-    // A UTF-16 code unit is at most 3 UTF-8 bytes: check the cheap bound before measuring exactly.
+    // A UTF-16 code unit is at most 3 UTF-8 bytes: the cheap bound first.
     if (this.used + json.length * 3 + 1 > this.buffer.length) this.room(Buffer.byteLength(json) + 1)
     const start = this.used
     const written = this.buffer.write(json, start)
@@ -64,27 +55,25 @@ export class ItemBytes {
     return start
   }
 
-  /** The length of the JSON last written, without its comma. */
+  /** Without its comma. */
   lastLength = 0
 
-  /** Bytes written to the current buffer. */
   get length (): number {
     return this.used
   }
 
-  /** The bytes written so far, in a buffer of their own; the next item starts a new buffer. */
   take (): Buffer {
     const used = this.used
     this.used = 0
     if (used === 0) return itemMemory(0)
-    // A model's full chunk (shared already) is kept as it is; the next item makes the next.
+    // A model's full chunk is shared already.
     if (this.full !== undefined && this.buffer.length - used <= SLACK) {
       const taken = this.buffer.subarray(0, used)
       this.buffer = EMPTY
       return taken
     }
-    // Copied, so a parse thread reuses its buffer (ADR 010); a chunk with room to spare is copied to its size.
-    // Into shared memory: counted by V8, a large reload's items set off a major GC every 64 MB (ADR 011).
+    // Copied so a parse thread reuses its buffer (ADR 010). Shared: counted by V8, a large reload's items set off
+    // a major GC every 64 MB (ADR 011).
     const taken = itemMemory(used)
     this.buffer.copy(taken, 0, 0, used)
     return taken
@@ -94,7 +83,6 @@ export class ItemBytes {
     if (this.used + bytes <= this.buffer.length) return
     if (this.full !== undefined) {
       if (this.used > 0) this.full(this.take())
-      // A model's chunk, written in place: shared memory from the start.
       this.buffer = itemMemory(Math.max(this.size, bytes))
       return
     }
@@ -108,7 +96,7 @@ export class ItemBytes {
   }
 }
 
-/** Memory of its own for a model's items: shared, unless the memory policy says otherwise (memory-policy.ts). */
+/** Shared unless the memory policy says otherwise. */
 function itemMemory (bytes: number): Buffer {
   return memoryPolicy().sharedItemMemory ? Buffer.from(new SharedArrayBuffer(bytes)) : Buffer.allocUnsafeSlow(bytes)
 }

@@ -1,20 +1,16 @@
-// A list in served order: a flat listing's list (every rank, or a company's ranks), less the ranks change files
-// removed, with the slots they added put in (ADR 031). A change costs what it changes; a page of an edited list is a
-// few binary searches and a walk, of an unedited one its base read where it is.
+// A flat listing's list less what change files removed, with what they added: a change costs what it changes (ADR 031).
 import { uint32ArrayOf } from './shared-arrays.js'
 
-/** Whether slot `a` comes before slot `b` in served order. */
 export type SlotOrder = (a: number, b: number) => boolean
 
-/** The one empty list: most lists a change concerns lose or gain on one side only. */
+/** Shared: most lists a change concerns lose or gain on one side only. */
 const EMPTY = new Uint32Array(0)
 
-/** `values` as an array a serving thread can share; the one empty array when there are none (most lists). */
+/** Shareable with serving threads. */
 function arrayOf (values: readonly number[]): Uint32Array {
   return values.length === 0 ? EMPTY : uint32ArrayOf(values)
 }
 
-/** The first of `count` places in served order whose entry `isBefore` does not hold for (`count` if none). */
 export function firstNotBefore (count: number, isBefore: (place: number) => boolean): number {
   let lo = 0
   let hi = count
@@ -26,7 +22,7 @@ export function firstNotBefore (count: number, isBefore: (place: number) => bool
   return lo
 }
 
-/** The first index of ascending `values` whose value is ≥ `value`: numbers inline, on the page path (ADR 027). */
+/** Numbers inline, on the page path (ADR 027). */
 function lowerBound (values: ArrayLike<number>, value: number, from = 0, to = values.length): number {
   let lo = from
   let hi = to
@@ -40,16 +36,14 @@ function lowerBound (values: ArrayLike<number>, value: number, from = 0, to = va
 
 export class Overlay {
   readonly size: number
-  /** Whether anything was removed or added: if not, a page is `base` read where it is (LanguageListing.page). */
+  /** If not, a page is `base` read where it is. */
   readonly edited: boolean
 
   /**
-   * @param base the flat list's ranks, ascending, from `baseFrom` on; null: every rank below `baseSize` (a whole list)
-   * @param removed positions of the base no longer served, ascending
-   * @param added slots put in, in served order
-   * @param addedAt per added slot, the position of the base it comes before (`baseSize`: after them all)
-   * @param addedPlace per added slot, its place in this list
-   * @param baseFrom where the base starts in `base`: a company's stretch of one array (ADR 015), no view made per page
+   * @param base null: every rank below `baseSize`
+   * @param removed base positions, ascending
+   * @param addedAt per added slot, the base position it comes before (`baseSize`: after them all)
+   * @param baseFrom a company's stretch of one array (ADR 015), no view made per page
    */
   constructor (
     readonly base: Uint32Array | null,
@@ -64,33 +58,28 @@ export class Overlay {
     this.edited = removed.length > 0 || added.length > 0
   }
 
-  /** A flat list with nothing changed yet. */
   static over (base: Uint32Array): Overlay {
     return new Overlay(base, base.length)
   }
 
-  /** `base[from..to)` with nothing changed yet. */
   static within (base: Uint32Array, from: number, to: number): Overlay {
     return new Overlay(base, to - from, EMPTY, EMPTY, EMPTY, EMPTY, from)
   }
 
-  /** The base's ranks, a view (none: a whole list's, which are its positions). */
+  /** A view; none for a whole list, whose ranks are its positions. */
   ranks (): Uint32Array {
     return this.base === null ? EMPTY : this.base.subarray(this.baseFrom, this.baseFrom + this.baseSize)
   }
 
-  /** The rank at base position `p`. */
   private rankAt (p: number): number {
     return this.base === null ? p : this.base[this.baseFrom + p] as number
   }
 
-  /** The first base position whose rank is ≥ `rank`. */
   private positionOf (rank: number): number {
     const { base, baseFrom, baseSize } = this
     return base === null ? Math.min(rank, baseSize) : lowerBound(base, rank, baseFrom, baseFrom + baseSize) - baseFrom
   }
 
-  /** Whether `slot` is in this list: a rank of its base not removed, or an added slot (found by `before`). */
   holds (slot: number, before: SlotOrder): boolean {
     const p = this.positionOf(slot)
     if (p < this.baseSize && this.rankAt(p) === slot) return this.removed[lowerBound(this.removed, p)] !== p
@@ -98,13 +87,13 @@ export class Overlay {
     return added[firstNotBefore(added.length, a => before(added[a] as number, slot))] === slot
   }
 
-  /** The slots at places `from` to `to`, in a small array of their own: two binary searches, then a walk. */
+  /** Two binary searches, then a walk. */
   slots (from: number, to: number): Uint32Array {
     const out = new Uint32Array(Math.max(0, Math.min(to, this.size) - from))
     if (out.length === 0) return out
     const { added, addedAt, removed } = this
     let a = lowerBound(this.addedPlace, from)
-    // The base entries kept before `from`; removed[i] - i entries are kept before removed[i]: skip those ≤ kept.
+    // removed[i] - i base entries are kept before removed[i]: skip those ≤ kept.
     const kept = from - a
     let lo = 0
     let hi = removed.length
@@ -128,10 +117,7 @@ export class Overlay {
     return out
   }
 
-  /**
-   * This list less the flat listing's ranks `removedRanks` (ascending, of its base) and the added slots `dropped`,
-   * with `added` (served order, each before the rank in `beforeRanks`) put in: arrays as long as the changes.
-   */
+  /** Arrays as long as the changes; `added` in served order, each before its rank in `beforeRanks`. */
   edit (
     removedRanks: readonly number[], dropped: ReadonlySet<number>, added: readonly number[],
     beforeRanks: readonly number[], before: SlotOrder
@@ -149,7 +135,6 @@ export class Overlay {
     return this.with(gone, slots, at)
   }
 
-  /** This base with `removed`, and `added` before the positions `addedAt`: each added slot's place counted. */
   private with (removed: Uint32Array, added: readonly number[], addedAt: readonly number[]): Overlay {
     const places = new Array<number>(added.length)
     for (let i = 0, r = 0; i < added.length; i++) {
@@ -161,10 +146,7 @@ export class Overlay {
     )
   }
 
-  /**
-   * The union of company lists of one flat listing, each slot once: their bases and removed merged as numbers,
-   * their added slots sorted by `before`, each placed by a binary search (LanguageListing keeps a union made).
-   */
+  /** Bases and removed merged as numbers (ADR 027); added slots sorted by `before`. */
   static union (lists: readonly Overlay[], before: SlotOrder): Overlay {
     const base = mergeRanks(lists.map(list => list.ranks()))
     const removed = mergeRanks(lists.map(list => arrayOf([...list.removed].map(p => list.rankAt(p)))))
@@ -175,10 +157,10 @@ export class Overlay {
   }
 }
 
-/** The one empty list: a company no item names. */
+/** A company no item names. */
 export const NO_ITEMS = new Overlay(EMPTY, 0)
 
-/** Two lists of added slots in served order, with the base positions they come before, merged, each slot once. */
+/** Each slot once. */
 function mergeAdded (
   a: readonly number[], aAt: readonly number[], b: readonly number[], bAt: readonly number[], before: SlotOrder
 ): [number[], number[]] {
@@ -199,7 +181,7 @@ function mergeAdded (
   return [slots, at]
 }
 
-/** Union of ascending rank lists, each rank once: pairwise, smallest first, each rank copied O(log k) times. */
+/** Pairwise, smallest first: each rank copied O(log k) times. */
 export function mergeRanks (lists: readonly Uint32Array[]): Uint32Array {
   if (lists.length === 0) return EMPTY
   const queue = [...lists].sort((a, b) => a.length - b.length)
@@ -212,7 +194,7 @@ export function mergeRanks (lists: readonly Uint32Array[]): Uint32Array {
   return queue[0] as Uint32Array
 }
 
-/** Two ascending lists merged, each rank once; numbers compared inline, which V8 keeps fast (ADR 027). */
+/** Numbers compared inline, which V8 keeps fast (ADR 027). */
 function mergeTwo (a: Uint32Array, b: Uint32Array): Uint32Array {
   if (a.length === 0) return b
   if (b.length === 0) return a

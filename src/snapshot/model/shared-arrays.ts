@@ -1,7 +1,6 @@
-// The served model's arrays, read by every serving thread (ADR 029): from SHARED_FROM bytes over a
-// SharedArrayBuffer, shared by a message rather than copied; smaller ones are cheaper copied.
+// The served model's arrays, read by every serving thread (ADR 029): shared from SHARED_FROM bytes.
 
-/** Arrays from this size (bytes) are shared; smaller ones are copied to each thread. */
+/** Bytes; smaller arrays are cheaper copied to each thread. */
 export const SHARED_FROM = 4096
 
 type Kind<T> = new (buffer: ArrayBufferLike, offset?: number, length?: number) => T
@@ -15,7 +14,6 @@ export function uint16Array (length: number): Uint16Array { return make(Uint16Ar
 export function uint32Array (length: number): Uint32Array { return make(Uint32Array, length) }
 export function float64Array (length: number): Float64Array { return make(Float64Array, length) }
 
-/** `values` in a Uint32Array made as above. */
 export function uint32ArrayOf (values: ArrayLike<number>): Uint32Array {
   const array = uint32Array(values.length)
   array.set(values)

@@ -1,29 +1,25 @@
-// The served state: immutable, per language, items already rendered in served order; a route asks a
-// LanguageListing for a count and a page and gets bytes back.
+// The served state: immutable, per language, items already rendered and in served order.
 import type { ItemMemory } from './item-memory.js'
 import { servedBefore } from './item-bytes.js'
 import type { IdSlots } from './id-slots.js'
 import { NO_ITEMS, Overlay, mergeRanks, type SlotOrder } from './overlay.js'
 
-/**
- * Where each item's served JSON is, by slot (ItemColumns). Each item is followed by a comma, so a page's items go
- * out comma included.
- */
+/** By slot. Each item is followed by a comma, so a page's items go out comma included. */
 interface ItemStore {
   chunks: readonly Buffer[]
   /** Each as narrow as its numbers allow (build-model.ts). */
   chunkOf: Uint16Array | Uint32Array
   startOf: Uint32Array
   lengthOf: Uint16Array | Uint32Array
-  /** What the chunks are: shared memory, let go once the model is retired (item-memory.ts). */
+  /** Let go once the model is retired. */
   memory: ItemMemory
 }
 
-/** A page's items as JSON array contents (`{…},{…}`), not yet copied: written into one answer, or sent as views. */
+/** JSON array contents (`{…},{…}`), not yet copied: written into one answer, or sent as views (ADR 004). */
 export class PageItems {
   constructor (
     private readonly store: ItemStore,
-    /** Slots to take from, or null for consecutive slots `from`..`to` (a flat listing's ranks). */
+    /** Null: slots `from`..`to` (a flat listing's ranks). */
     private readonly slots: Uint32Array | null,
     private readonly from: number,
     private readonly to: number
@@ -41,14 +37,13 @@ export class PageItems {
     return length
   }
 
-  /** Writes the items into `target` at `at`; returns the number of bytes written. */
   copyTo (target: Buffer, at: number): number {
     let end = at
     for (const view of this.views()) end += view.copy(target, end)
     return end - at
   }
 
-  /** The items as views of their chunks, nothing copied, neighbours in one view: the bytes `copyTo` writes. */
+  /** Neighbours in one view. */
   views (): Buffer[] {
     const { chunks, chunkOf, startOf, lengthOf, memory } = this.store
     memory.check()
@@ -81,13 +76,9 @@ export class PageItems {
   }
 }
 
-/** Company id → the ranks of its items, ascending, every company's a stretch of one array (ADR 015). */
+/** Every company's ascending ranks a stretch of one array (ADR 015). */
 export class CompanyRanks {
-  /**
-   * @param slotOf company id → its slot
-   * @param starts slot s's ranks are `ranks[starts[s]..starts[s + 1])`
-   * @param ranks every slot's ranks, slot after slot
-   */
+  /** Slot s's ranks are `ranks[starts[s]..starts[s + 1])`. */
   constructor (
     readonly slotOf: IdSlots,
     readonly starts: Uint32Array,
@@ -100,14 +91,14 @@ export class CompanyRanks {
     return this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)
   }
 
-  /** A company's list as a page reads it: its stretch of the one array, no view made. */
+  /** No view made. */
   list (company: number): Overlay {
     const slot = this.slotOf.get(company)
     if (slot < 0) return NO_ITEMS
     return Overlay.within(this.ranks, this.starts[slot] as number, this.starts[slot + 1] as number)
   }
 
-  /** Every company's list, in no order (change-index.ts gives each rank its companies from them). */
+  /** In no order. */
   * lists (): Generator<[number, Uint32Array]> {
     for (const [company, slot] of this.slotOf.entries()) {
       yield [company, this.ranks.subarray(this.starts[slot] as number, this.starts[slot + 1] as number)]
@@ -115,39 +106,33 @@ export class CompanyRanks {
   }
 }
 
-/**
- * A flat listing's columns, by slot (ADR 031): its ranks `0..size`, then room for the items its derived versions
- * add, each a slot of its own never given out twice, so that an older version reads its slots unchanged. Given
- * out and written by the control thread's change index (change-index.ts); nothing here changes once built.
- */
+/** By slot: ranks `0..size`, then room for derived versions' items, a slot never given out twice (ADR 031). */
 export class ItemColumns {
   constructor (
     readonly chunkOf: Uint16Array | Uint32Array,
     readonly startOf: Uint32Array,
     readonly lengthOf: Uint16Array | Uint32Array,
-    /** dateKey of each slot's backdate, and its pk: the served order's keys. */
+    /** The served order's keys. */
     readonly dateOf: Uint32Array,
     readonly pkOf: Float64Array,
     readonly size: number,
     readonly byCompany: CompanyRanks
   ) {}
 
-  /** Slot `a` before slot `b` in served order. */
   readonly before: SlotOrder = (a, b) => {
     const { dateOf, pkOf } = this
     return servedBefore(dateOf[a] as number, pkOf[a] as number, dateOf[b] as number, pkOf[b] as number)
   }
 }
 
-/** Room after a flat listing's ranks for the items change files add: a sixteenth, at least 16 (ADR 031). */
+/** ADR 031. */
 export function roomFor (size: number): number {
   return Math.max(16, size >>> 4)
 }
 
-/** What the change files since a flat listing made of it: its lists, less what they removed, with what they added. */
 interface ListingChanges {
   all: Overlay
-  /** The lists of the companies they concerned; the others are the flat listing's. */
+  /** Only the companies they concerned. */
   companies: ReadonlyMap<number, Overlay>
 }
 
@@ -162,10 +147,7 @@ const UNION_CACHE_SIZE = 256
 export class LanguageListing {
   readonly store: ItemStore
 
-  /**
-   * @param columns its items by slot, and the flat listing's company lists
-   * @param changes null: the flat listing as it is (a load's); otherwise what change files made of it
-   */
+  /** `changes` null: the flat listing as loaded. */
   constructor (
     readonly columns: ItemColumns,
     readonly changes: ListingChanges | null,
@@ -180,18 +162,16 @@ export class LanguageListing {
 
   private readonly unions = new Map<string, Overlay>()
 
-  /** Every item, in served order: a flat listing's is every rank, unedited. */
   readonly all: Overlay
 
   readonly size: number
 
-  /** Items linked to a company, or every item when `companies` is null; a union when there are several. */
   page (companies: readonly number[] | null, offset: number, limit: number): Page {
     const list = companies === null ? this.all : this.listFor(companies)
     const count = list.size
     const from = Math.min(offset, count)
     const to = Math.min(count, from + limit)
-    // An unedited list's slots are its base's, read where they are; an edited one's are walked into a small array.
+    // An edited list's slots are walked into a small array; an unedited one's are read where they are.
     const items = list.edited
       ? new PageItems(this.store, list.slots(from, to), 0, to - from)
       : new PageItems(this.store, list.base, list.baseFrom + from, list.baseFrom + to)
@@ -209,7 +189,7 @@ export class LanguageListing {
     const key = ids.join(',')
     const cached = this.unions.get(key)
     if (cached !== undefined) {
-      // Refresh its place so the cache drops the least recently used union first.
+      // Least recently used goes first.
       this.unions.delete(key)
       this.unions.set(key, cached)
       return cached
@@ -225,7 +205,6 @@ export class LanguageListing {
   }
 }
 
-/** A change file applied to a version: what the status lists, in the chain's order. */
 export interface AppliedChange {
   id: string
   source: string
@@ -233,38 +212,32 @@ export interface AppliedChange {
   generatedAt: string | null
   upserts: number
   deletes: number
-  /** Deletes of items that were not there: no error (a change file's rule), counted. */
+  /** Deletes of absent items: no error (a change file's rule). */
   absentDeletes: number
 }
 
 export interface SnapshotInfo {
-  /** Where the snapshot was read from. */
   source: string
-  /** A digest of the file's bytes: the same file gives the same version, on every replica. */
+  /** The file's digest: the same on every replica. */
   version: string
-  /** The snapshot's own version label (`generated_at`), if it has one. */
   generatedAt: string | null
   loadedAt: Date
-  /** A derived version's: the snapshot's digest (`version` is `<it>+<last change id>`) and its change files. */
+  /** A derived version's; `version` is then `<it>+<last change id>`. */
   snapshotVersion?: string
   changes?: readonly AppliedChange[]
-  /**
-   * A derived version's ETag prefix: the snapshot's digest and a digest of its change files' digests, since
-   * `version` names only the last change's id. Absent: `version` says it all.
-   */
+  /** A derived version's ETag prefix, since `version` names only the last change (digests of all). */
   contentVersion?: string
-  /** Read from a version image, not parsed, in `ms` (ADR 033). */
+  /** ADR 033. */
   fromImage?: { ms: number }
 }
 
-/** One loaded snapshot: what a request is answered from, start to finish. */
+/** What a request is answered from, start to finish. */
 export class SnapshotModel {
   constructor (
     readonly info: SnapshotInfo,
     private readonly listings: ReadonlyMap<string, LanguageListing>,
-    /** The items' memory, every language's. */
     readonly memory: ItemMemory,
-    /** Bytes of items no language serves any more (replaced or deleted): garbage until the next full load. */
+    /** Replaced or deleted items: garbage until the next full load. */
     readonly garbageBytes = 0
   ) {}
 
@@ -272,7 +245,7 @@ export class SnapshotModel {
     return this.listings.get(code)
   }
 
-  /** Every language's listing, in the order they were declared. */
+  /** In the order declared. */
   get listingsByLanguage (): ReadonlyMap<string, LanguageListing> {
     return this.listings
   }
@@ -281,7 +254,6 @@ export class SnapshotModel {
     return [...this.listings.keys()]
   }
 
-  /** Items per language, for status reports. */
   itemCounts (): Record<string, number> {
     const counts: Record<string, number> = {}
     for (const [code, listing] of this.listings) counts[code] = listing.size

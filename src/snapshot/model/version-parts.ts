@@ -1,6 +1,4 @@
-// A served version as plain parts: every array its pages read, and the few names and numbers beside them. The one
-// description of a version: a serving thread is handed it (serving/version-handoff.ts), and a version made again
-// from parts is the model it was made of.
+// A served version as plain parts, the one description a serving thread is handed; modelOf(partsOf(m)) is m again.
 import { IdSlots } from './id-slots.js'
 import { ItemMemory } from './item-memory.js'
 import { Overlay } from './overlay.js'
@@ -16,24 +14,21 @@ interface OverlayParts<A> {
 
 export interface ListingParts<A> {
   code: string
-  /** The columns by slot; a derived version's added items after the flat listing's. */
   chunkOf: A
   startOf: A
   lengthOf: A
   dateOf: A
   pkOf: A
   size: number
-  /** The flat listing's company lists (CompanyRanks): its id table, then each slot's stretch of ranks. */
   companies: { keys: A, slots: A, starts: A, ranks: A }
-  /** A derived version's lists: its whole list and those of the companies its change files concerned. */
   changes: { all: OverlayParts<A>, companies: Array<[number, OverlayParts<A>]> } | null
 }
 
-/** What a version's pages need of its info: its name and the ETags' base (no change list). */
+/** No change list: a version's pages do not need it. */
 export type InfoParts =
   Pick<SnapshotInfo, 'source' | 'version' | 'generatedAt' | 'loadedAt' | 'snapshotVersion' | 'contentVersion'>
 
-/** A version's parts, each array an `A`: the model's own views, or what stands for them in a message. */
+/** `A`: the model's own views, or what stands for them in a message. */
 export interface VersionParts<A = View> {
   info: InfoParts
   chunks: A[]
@@ -69,10 +64,7 @@ export function partsOf (model: SnapshotModel): VersionParts {
   }
 }
 
-/**
- * The model `parts` describe, reading their arrays where they are.
- * @param holders buffer → how many unreleased versions hold it, shared by the versions of one thread (item-memory.ts)
- */
+/** Reads the arrays where they are; `holders` shared by the versions of one thread (item-memory.ts). */
 export function modelOf (parts: VersionParts, holders?: Map<ArrayBufferLike, number>): SnapshotModel {
   const chunks = parts.chunks.map(view => Buffer.from(view.buffer as ArrayBuffer, view.byteOffset, view.length))
   const memory = new ItemMemory(chunks, undefined, holders)
@@ -101,10 +93,7 @@ export function modelOf (parts: VersionParts, holders?: Map<ArrayBufferLike, num
   return new SnapshotModel({ ...parts.info }, listings, memory, parts.garbageBytes)
 }
 
-/**
- * `parts` with each array `swap` gives for it, found by `isArray`: the one walk over a version's parts, whatever
- * stands for its arrays (the model's views, or a message's references to shared buffers).
- */
+/** The one walk over a version's parts, whatever stands for its arrays. */
 export function swapArrays<A, B> (
   parts: VersionParts<A>, isArray: (value: unknown) => value is A, swap: (array: A) => B
 ): VersionParts<B> {
