@@ -1,5 +1,4 @@
-// The capture's command line read into checked options: every value validated before the first request,
-// each problem a CaptureUsageError naming the option and the rule.
+// The capture's command line, every value checked before the first request: a CaptureUsageError names the rule.
 import { parseArgs } from 'node:util'
 import { isDateTime } from '../schemas/formats.js'
 import { LANGUAGE } from '../schemas/snapshot.js'
@@ -13,26 +12,25 @@ export const DEFAULT_TIMEOUT_S = 30
 export const DEFAULT_RETRY_DELAY_S = 0.5
 
 export interface CaptureOptions {
-  /** The source's base URL, without a trailing slash. */
+  /** Without a trailing slash. */
   from: string
   languages: string[]
   /** Sorted, without repeats. */
   companies: number[]
   out: string
-  /** From --out's extension. */
+  /** By --out's extension. */
   format: 'jsonl' | 'json'
   concurrency: number
   rps: number | null
   retries: number
   retryDelayMs: number
   timeoutMs: number
-  /** null: ask for a large page and take what the source gives. */
+  /** null: ASK_PAGE_SIZE. */
   pageSize: number | null
   /** null: when the capture starts. */
   generatedAt: string | null
 }
 
-/** The options, or 'help' when --help was asked for. Throws CaptureUsageError. */
 export async function readCaptureOptions (argv: string[]): Promise<CaptureOptions | 'help'> {
   let values
   try {

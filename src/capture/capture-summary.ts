@@ -1,4 +1,4 @@
-// The lines printed when a capture has been written: what it holds, what it cost, what moved under it.
+// The lines printed once a capture is written: what it holds, what it cost, what moved under it.
 import { formatBytes } from '../snapshot/write-snapshot-file.js'
 import { formatIdRanges } from './id-ranges.js'
 import { RETRY_AFTER_CAP_MS } from './retry-policy.js'

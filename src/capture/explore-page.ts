@@ -1,5 +1,5 @@
-// One explore page of the source: its URL, and its answer checked to be the DRF envelope of content items
-// (the schemas the service serves with), so the capture stops at the first answer that is something else.
+// One explore page of the source: its URL, and its answer checked against the service's own schemas, so the capture
+// stops at the first answer that is something else.
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import '../schemas/formats.js'
@@ -15,7 +15,7 @@ const envelopeCheck = TypeCompiler.Compile(Type.Composite([
 const itemCheck = TypeCompiler.Compile(ContentItemSchema)
 
 export interface PageQuery {
-  /** One company per request, so that every item of the page is known to be linked to it; null: all. */
+  /** null: all. */
   company: number | null
   limit: number
   offset: number
@@ -39,7 +39,7 @@ export function exploreUrl (base: string, language: string, { company, limit, of
   return `${base}/${language}/api/internal/explore/?${query.join('&')}`
 }
 
-/** The body of a 200 at `url` as an explore page; throws NotExploreError or CaptureError naming the URL. */
+/** Throws NotExploreError or CaptureError naming the URL. */
 export function readPage (url: string, body: unknown, query: PageQuery): SourcePage {
   if (!envelopeCheck.Check(body)) {
     const first = envelopeCheck.Errors(body).First()

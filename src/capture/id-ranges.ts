@@ -1,5 +1,5 @@
-// Company ids as a person writes them (`1-5000,7000`, or a file of them with `#` comments), read into a sorted
-// list without repeats, and written back as ranges for the summary.
+// Company ids as a person writes them (`1-5000,7000`, or a file with `#` comments), read into a sorted list without
+// repeats, and written back as ranges.
 import { readFile } from 'node:fs/promises'
 import { CaptureUsageError, errnoText } from '../errors.js'
 
@@ -8,10 +8,7 @@ const MAX_IDS = 10_000_000
 
 const TOKEN = /^(\d+)(?:-(\d+))?$/
 
-/**
- * Reads `text` (ranges and ids separated by commas, whitespace or newlines; `#` starts a comment that runs
- * to the end of the line). `where` names the source in errors: `--companies` or the file and its line.
- */
+/** `where` names the source in errors: `--companies`, or the file (with the line). */
 export function parseIdRanges (text: string, where = '--companies'): number[] {
   const ranges: Array<[number, number]> = []
   let total = 0
@@ -37,7 +34,6 @@ export function parseIdRanges (text: string, where = '--companies'): number[] {
   return expand(ranges)
 }
 
-/** `--companies` as given: `@FILE` reads the file, anything else is the ranges themselves. */
 export async function readIdRanges (value: string): Promise<number[]> {
   if (!value.startsWith('@')) return parseIdRanges(value)
   const file = value.slice(1)

@@ -1,11 +1,10 @@
-// The capture's progress on a terminal: one line on stderr that redraws itself (cli-progress). Off a
-// terminal (a pipe, a log file, CI) nothing is drawn: the summary at the end says it all.
+// The capture's progress bar on a terminal's stderr (cli-progress); off a terminal, only the summary at the end.
 import { Presets, SingleBar } from 'cli-progress'
 import type { WalkProgress } from './walk-source.js'
 
 interface CaptureProgress extends WalkProgress {
   retried: () => void
-  /** Removes the bar, so that what is printed next starts on a clean line. */
+  /** Removes the bar: what is printed next starts on a clean line. */
   stop: () => void
 }
 

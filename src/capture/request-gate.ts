@@ -4,14 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 
 export class RequestGate {
   private readonly inFlight: Places
-  /**
-   * One request at a time waits out the pause and rate cap, in order: timers fire on a millisecond clock, so one
-   * woken just early sleeps again while the next, woken a moment later, would take its start (seen as 1, 3, 2).
-   */
+  /** One at a time waits out pause and rate, in order: a timer woken early would lose its start (seen: 1, 3, 2). */
   private readonly starting = new Places(1)
-  /** performance.now() before which no request may start: the rate cap's next free start. */
+  /** performance.now() of the rate cap's next free start. */
   private nextStart = 0
-  /** performance.now() before which no request may start: the source's last Retry-After. */
+  /** performance.now() when the source's last Retry-After ends. */
   private resumeAt = 0
   private readonly interval: number
 
@@ -20,7 +17,7 @@ export class RequestGate {
     this.interval = rps === null ? 0 : 1000 / rps
   }
 
-  /** Waits until a request may start; the caller must call the returned release when it has its answer. */
+  /** Resolves with the release to call once the answer is in. */
   async enter (signal: AbortSignal): Promise<() => void> {
     const release = await this.inFlight.take(signal)
     try {
@@ -42,7 +39,6 @@ export class RequestGate {
     this.resumeAt = Math.max(this.resumeAt, performance.now() + ms)
   }
 
-  /** Waits out the pause and the rate cap, and takes the next start. */
   private async start (signal: AbortSignal): Promise<void> {
     // Both times can move while this request sleeps (another 429): look again after each wait.
     for (;;) {
@@ -66,7 +62,7 @@ class Places {
 
   constructor (private readonly count: number) {}
 
-  /** Waits for a place; the returned function gives it back (once). An abort leaves the line at once. */
+  /** Resolves with the function that gives the place back (once); an abort leaves the line at once. */
   async take (signal: AbortSignal): Promise<() => void> {
     signal.throwIfAborted()
     if (this.held < this.count) {

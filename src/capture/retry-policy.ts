@@ -1,9 +1,6 @@
-// When a failed request is tried again: which answers are worth another try, how long to back off
-// (exponential, with full jitter), and how a server's Retry-After is read and capped.
+// When a failed request is tried again: which answers, after what backoff, and how Retry-After is read and capped.
 
-/** The longest wait a Retry-After may impose: past it the capture waits this long and tries anyway. */
 export const RETRY_AFTER_CAP_MS = 60_000
-/** The longest backoff between two tries when the source says nothing. */
 export const BACKOFF_CAP_MS = 30_000
 
 /** 429 (slow down) and every 5xx (the source or a proxy in front of it is struggling) are tried again. */
@@ -11,19 +8,13 @@ export function isRetryableStatus (status: number): boolean {
   return status === 429 || (status >= 500 && status <= 599)
 }
 
-/**
- * The delay before retry `retry` (1 for the first): random up to `baseMs` · 2^(retry-1), at most BACKOFF_CAP_MS.
- * Full jitter, so that workers which failed together do not come back at the source in one burst.
- */
+/** Random up to `baseMs` · 2^(retry-1), capped: full jitter, so workers that failed together come back apart. */
 export function backoffDelay (retry: number, baseMs: number, random: () => number = Math.random): number {
   const ceiling = Math.min(BACKOFF_CAP_MS, baseMs * 2 ** Math.max(0, retry - 1))
   return Math.round(ceiling * random())
 }
 
-/**
- * Retry-After (RFC 9110 §10.2.3) in milliseconds from `now`: delay-seconds or an HTTP date. Null when
- * absent or unreadable (the backoff applies then); a date in the past is 0.
- */
+/** Retry-After (RFC 9110 §10.2.3) in ms from `now`; null when absent or unreadable, 0 for a date past. */
 export function parseRetryAfter (value: string | null, now: number = Date.now()): number | null {
   if (value === null) return null
   const text = value.trim()

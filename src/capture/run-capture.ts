@@ -1,5 +1,5 @@
-// One capture from start to end: check that --out can be written, walk the source, write the snapshot
-// through a temporary file, load it with the service's own loader, rename it over --out.
+// One capture: check that --out can be written, walk the source, write the snapshot through a temporary file that
+// the service's own loader must accept, rename it over --out.
 import { constants } from 'node:fs'
 import { access, stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
@@ -11,7 +11,7 @@ import { walkSource, type WalkProgress, type WalkResult } from './walk-source.js
 import { documentFormat, writeSnapshotFile, type SnapshotFormat } from '../snapshot/write-snapshot-file.js'
 
 interface CaptureHooks {
-  /** Aborting it stops the capture; --out is left as it was. */
+  /** Aborting it leaves --out as it was. */
   signal: AbortSignal
   progress?: WalkProgress
   onRetry?: (retry: RetryNotice) => void
@@ -20,7 +20,7 @@ interface CaptureHooks {
 export interface CaptureReport {
   options: CaptureOptions
   walk: WalkResult
-  /** The file written (symbolic links followed) and its size. */
+  /** Symbolic links followed. */
   path: string
   bytes: number
   format: SnapshotFormat
@@ -33,26 +33,10 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
   // Seconds are enough for a version label, and keep it in the form the service's own examples use.
   const generatedAt = options.generatedAt ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z')
   await checkWritable(options.out)
-  const client = new SourceClient({
-    concurrency: options.concurrency,
-    rps: options.rps,
-    retries: options.retries,
-    retryDelayMs: options.retryDelayMs,
-    timeoutMs: options.timeoutMs,
-    ...(hooks.onRetry === undefined ? {} : { onRetry: hooks.onRetry })
-  })
-  const walk = await walkSource({
-    base: options.from,
-    languages: options.languages,
-    companies: options.companies,
-    pageSize: options.pageSize,
-    concurrency: options.concurrency,
-    client,
-    signal: hooks.signal,
-    ...(hooks.progress === undefined ? {} : { progress: hooks.progress })
-  })
+  const client = new SourceClient({ ...options, onRetry: hooks.onRetry })
+  const { signal, progress } = hooks
+  const walk = await walkSource({ ...options, base: options.from, client, signal, progress })
   const total = walk.languages.reduce((n, language) => n + language.items.length, 0)
-  // --out's extension decided JSON Lines or a document (capture-options.ts).
   const format: SnapshotFormat = options.format === 'jsonl' ? 'jsonl' : documentFormat(total)
   const expected = Object.fromEntries(walk.languages.map(language => [language.code, language.items.length]))
   const byCode = new Map(walk.languages.map(language => [language.code, language]))
@@ -68,7 +52,7 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
       }
     }, {
       format,
-      signal: hooks.signal,
+      signal,
       check: async temporary => {
         // The service's own loader is the judge: what it refuses is never put in place of --out.
         const counts = (await checkSnapshotFile(temporary)).itemCounts
@@ -80,7 +64,7 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
       }
     })
   } catch (error) {
-    if (error instanceof CaptureError || error instanceof CaptureInterrupted || hooks.signal.aborted) throw error
+    if (error instanceof CaptureError || error instanceof CaptureInterrupted || signal.aborted) throw error
     if (error instanceof SnapshotError) {
       const more = error.problems.length > 1 ? ` (and ${error.problems.length - 1} more problems)` : ''
       throw new CaptureError(
@@ -100,7 +84,7 @@ export async function runCapture (options: CaptureOptions, hooks: CaptureHooks):
   }
 }
 
-/** Fails before the walk, not after hours of it, when --out could not be replaced. */
+/** Before the walk, not after hours of it. */
 async function checkWritable (out: string): Promise<void> {
   const info = await stat(out).catch(() => null)
   if (info !== null && !info.isFile()) throw new CaptureError(`cannot write ${out}: it is not a regular file`)

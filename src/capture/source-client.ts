@@ -5,17 +5,16 @@ import { RETRY_AFTER_CAP_MS, backoffDelay, isRetryableStatus, parseRetryAfter } 
 import { CaptureError, NotExploreError } from '../errors.js'
 
 export interface SourceClientOptions {
-  /** Requests in flight at once. */
   concurrency: number
-  /** Requests started per second at most; null: no cap. */
+  /** null: no cap. */
   rps: number | null
   /** Tries after the first one. */
   retries: number
-  /** The first backoff's ceiling; each retry doubles it (retry-policy.ts). */
+  /** The first backoff's ceiling (retry-policy.ts). */
   retryDelayMs: number
-  /** One try, from sending to the last byte of the body. */
+  /** One try, the body's last byte included. */
   timeoutMs: number
-  /** Told of every retry, before its wait. */
+  /** Before each retry's wait. */
   onRetry?: (retry: RetryNotice) => void
 }
 
@@ -25,17 +24,16 @@ export interface RetryNotice {
   reason: string
   /** 1 for the first retry. */
   retry: number
-  /** What the source's Retry-After asked for, in ms (before the cap); null when it did not say. */
+  /** Before the cap; null when the source did not say. */
   retryAfterMs: number | null
 }
 
 export interface ClientStats {
-  /** Requests sent, retries included. */
+  /** Retries included. */
   requests: number
   retries: number
-  /** Retries by reason: `429`, `503`, `ECONNREFUSED`, `timeout`… */
   retryReasons: Map<string, number>
-  /** Retry-After values above RETRY_AFTER_CAP_MS that were cut to it. */
+  /** Retry-After values cut to RETRY_AFTER_CAP_MS. */
   cappedRetryAfters: number
 }
 
@@ -52,10 +50,7 @@ export class SourceClient {
     this.gate = new RequestGate(options.concurrency, options.rps)
   }
 
-  /**
-   * The parsed JSON of a 200 to GET `url`. Throws NotExploreError (not JSON, a 404), CaptureError (another
-   * refusal, the retries spent) or the signal's reason.
-   */
+  /** A 200's JSON; else NotExploreError (not JSON, a 404), CaptureError, or the signal's reason. */
   async getJson (url: string, signal: AbortSignal): Promise<unknown> {
     const { retries, retryDelayMs } = this.options
     for (let retry = 0; ; retry++) {
@@ -129,7 +124,7 @@ export class SourceClient {
   }
 }
 
-/** What a failed fetch says about the network: the system's error code, or undici's. */
+/** The system's error code, or undici's. */
 function networkCode (error: unknown): string {
   const cause = (error as { cause?: { code?: unknown } }).cause
   return typeof cause?.code === 'string' ? cause.code : 'network error'
@@ -141,7 +136,6 @@ function describeNetworkError (error: unknown, code: string): string {
   return message.includes(code) ? message : `${message} (${code})`
 }
 
-/** The start of a body, on one line, for an error message. */
 function preview (text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim()
   if (flat === '') return ''

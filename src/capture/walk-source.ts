@@ -1,32 +1,28 @@
-// The walk: each language's unfiltered listing, then each listed company's pages per language (one company per
-// request, so each item's companies are exact), then each count again to see what changed meanwhile.
+// The walk: each language's unfiltered listing, then each company's pages per language (one company a request, so
+// each item's companies are exact), then each count again to see what changed meanwhile.
 import type { ContentItem } from '../schemas/content-item.js'
 import { exploreUrl, readPage, type PageQuery, type SourcePage } from './explore-page.js'
 import type { SourceClient } from './source-client.js'
 import { CaptureError, NotExploreError } from '../errors.js'
 
-/**
- * The page size asked for when --page-size is not given. DRF clamps `limit` to its max_limit without a
- * word (100 by default), so the size the source really gives is read from its first page.
- */
+/** DRF clamps `limit` to its max_limit without a word, so the size really given is read from the first page. */
 export const ASK_PAGE_SIZE = 1000
 
 interface WalkOptions {
-  /** The source's base URL, without a trailing slash. */
+  /** Without a trailing slash. */
   base: string
   languages: readonly string[]
   /** Sorted, without repeats. */
   companies: readonly number[]
-  /** The limit to ask for; null: ASK_PAGE_SIZE, clamped by the source. */
+  /** null: ASK_PAGE_SIZE. */
   pageSize: number | null
-  /** Listings walked at once (each listing's pages also go through the client's own concurrency cap). */
+  /** Tasks at once (requests are also capped by the client). */
   concurrency: number
   client: SourceClient
   signal: AbortSignal
   progress?: WalkProgress
 }
 
-/** Told as the walk learns how many requests it needs, as it makes them, and as it finds items. */
 export interface WalkProgress {
   planned: (requests: number) => void
   fetched: () => void
@@ -36,22 +32,21 @@ export interface WalkProgress {
 interface CapturedItem {
   pk: number
   backdate: string
-  /** The item as served (its own key order), without `companies`: as text, a fraction of a parsed object's memory. */
+  /** As served, without `companies`: as text, a fraction of a parsed object's memory. */
   json: string
-  /** The listed companies whose pages hold it, ascending. */
+  /** Ascending. */
   companies: number[]
 }
 
 interface LanguageCapture {
   code: string
-  /** The page size the source gave for the unfiltered listing; null when it all fit on the first page. */
+  /** Of the unfiltered listing; null when it all fit on the first page. */
   pageSize: number | null
-  /** The unfiltered count when the walk began and when it ended. */
   countAtStart: number
   countAtEnd: number
-  /** Every item, ordered as the original orders a listing: backdate, then pk, descending. */
+  /** In the original's order: backdate, then pk, descending. */
   items: CapturedItem[]
-  /** pks found on a company's pages only, never in the unfiltered listing. */
+  /** pks never in the unfiltered listing. */
   onlyThroughCompanies: number[]
   /** pks seen with different content on two pages, ascending. */
   changed: number[]
@@ -67,13 +62,10 @@ interface CountChange {
 
 export interface WalkResult {
   languages: LanguageCapture[]
-  /** Listed companies with no item in any language (ids the source does not know, most likely). */
   emptyCompanies: number[]
-  /** Counts that moved during the walk: a language's between its start and its end, a company's between its pages. */
   countChanges: CountChange[]
 }
 
-/** What one language's walk has seen so far. */
 class LanguageRecord {
   readonly entries = new Map<number, CapturedItem>()
   readonly changed = new Set<number>()
@@ -84,10 +76,7 @@ class LanguageRecord {
 
   constructor (readonly code: string) {}
 
-  /**
-   * An item as one page served it; true when its pk is new. Other content for a known pk (edited during the walk)
-   * replaces it, as a walk started now would see it; the pk is reported so the capture can be run again.
-   */
+  /** True when the pk is new. Other content for a known pk replaces it, as a new walk would see it, and is reported. */
   record (item: ContentItem, company: number | null): boolean {
     const json = JSON.stringify(item)
     const entry = this.entries.get(item.pk)
@@ -107,7 +96,6 @@ class LanguageRecord {
     return false
   }
 
-  /** checkHeld for the unfiltered listing, against the smaller of its counts at start and end. */
   checkComplete (countAtEnd: number): void {
     const held = this.entries.size - this.onlyThroughCompanies.size
     checkHeld(this.code, null, held, Math.min(this.countAtStart, countAtEnd))
@@ -132,10 +120,7 @@ class LanguageRecord {
   }
 }
 
-/**
- * A listing's pages must hold as many items as it counts; fewer means items were skipped (an unstable order,
- * ties on the sort key, or items moved during the walk), and the capture would be silently incomplete.
- */
+/** Fewer items than counted means some were skipped (an unstable order, or a change): the capture is incomplete. */
 function checkHeld (code: string, company: number | null, held: number, counted: number): void {
   if (held >= counted) return
   throw new CaptureError(
@@ -191,19 +176,15 @@ class Walk {
     }
   }
 
-  /** Company by company, each in every language, lazily: ten million ids are never all in memory as tasks. */
+  /** Lazily: ten million ids are never all in memory as tasks. */
   private * pairs (): Generator<[number, LanguageRecord]> {
     for (const company of this.options.companies) {
       for (const record of this.records) yield [company, record]
     }
   }
 
-  /**
-   * Every page of one listing: the first tells the count and the page size; the others are fetched in
-   * parallel by offset. Returns the first page.
-   */
+  /** Every page of one listing, the first (returned) telling the count and size, the others in parallel by offset. */
   private async walkListing (record: LanguageRecord, company: number | null, limit: number): Promise<SourcePage> {
-    // Every pk this listing's pages held: fewer than it counts means items were skipped (checked below).
     const seen = new Set<number>()
     const first = await this.page(record.code, { company, limit, offset: 0 })
     this.take(record, first, company, seen)
@@ -218,7 +199,7 @@ class Walk {
     if (pages > MAX_PAGES) {
       throw new NotExploreError(first.url, `a count of ${first.count} items, more than ${MAX_PAGES} pages of ${size}`)
     }
-    // Offsets drawn as they are needed: a large listing's are never all in memory.
+    // Lazily: a large listing's offsets are never all in memory.
     const lastOffset = pages * size
     function * offsets (): Generator<number> {
       for (let offset = size; offset <= lastOffset; offset += size) yield offset
@@ -281,7 +262,7 @@ class Walk {
     }
     const settled = await Promise.allSettled(Array.from({ length: this.options.concurrency }, worker))
     if (settled.some(s => s.status === 'rejected')) {
-      // Every worker stopped with the walk's reason (the first failure, or the interruption): that is the error.
+      // The first failure, or the interruption.
       throw this.signal.reason
     }
   }

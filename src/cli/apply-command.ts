@@ -1,5 +1,5 @@
-// `explore-replica apply SNAPSHOT CHANGES… --out FILE`: the snapshot a replica serves for that chain, written whole
-// through the reference merge (snapshot/changes/merge-snapshot.ts) and checked again before the rename.
+// `explore-replica apply SNAPSHOT CHANGES… --out FILE`: the snapshot a replica serves for that chain, by the reference
+// merge (snapshot/changes/merge-snapshot.ts), checked before the rename.
 import { parseArgs } from 'node:util'
 import { SnapshotError, UsageError } from '../errors.js'
 import { refuseInputAsOut } from './output-not-input.js'
@@ -82,7 +82,7 @@ export async function applyCommand (argv: string[]): Promise<number> {
   return 0
 }
 
-/** A checked change file's op lines, in order: its header and blank lines skipped. */
+/** A checked change file's op lines, in order. */
 async function changeLinesOf (file: string): Promise<ChangeLine[]> {
   const lines: ChangeLine[] = []
   let header = true
@@ -90,8 +90,7 @@ async function changeLinesOf (file: string): Promise<ChangeLine[]> {
     line: bytes => {
       const text = bytes.toString('utf8', startsWithBom(bytes) ? 3 : 0).trim()
       if (text === '') return true
-      // readChangeFile accepted the file: its first JSON line is the header.
-      if (!header) lines.push(JSON.parse(text) as ChangeLine)
+      if (!header) lines.push(JSON.parse(text) as ChangeLine) // readChangeFile found the header first
       header = false
       return true
     }

@@ -1,5 +1,4 @@
-// `explore-replica capture` (npm run capture -- …): makes a snapshot by walking a running explore API, the
-// original or another replica, and writes it only once the service's own loader accepts it.
+// `explore-replica capture`: a snapshot from walking a running explore API, written once the service's loader takes it.
 import {
   DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_S, DEFAULT_TIMEOUT_S, readCaptureOptions
 } from '../capture/capture-options.js'
@@ -81,7 +80,6 @@ export async function captureCommand (argv: string[]): Promise<number> {
       process.stderr.write(`capture: ${reason.message}\n`)
       return 1
     }
-    // Not one of ours: still one line, but say that it is unexpected.
     process.stderr.write(`capture: unexpected failure, nothing written: ${(reason as Error).message}\n`)
     return 1
   } finally {

@@ -1,5 +1,5 @@
-// `explore-replica check FILE…`: checks snapshots, change files and fleet manifests with the reader the service
-// uses for each kind, so a file is known good before it is dropped or published.
+// `explore-replica check FILE…`: each file read by the service's own reader for its kind, before it is dropped or
+// published.
 import { open, readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { ImageError, refusalReport, SnapshotError, ManifestError } from '../errors.js'
@@ -34,7 +34,7 @@ An invalid one is every problem, each with its line and column (a bad field's va
 Exit 0 when every file is valid, 1 when one is not, 2 without a file or with an unknown option.
 `
 
-/** Where check writes: the process's stdout and stderr, or a test's own. */
+/** The process's stdout and stderr, or a test's. */
 interface CheckOutput {
   out: (text: string) => void
   err: (text: string) => void
@@ -162,7 +162,7 @@ const CHECKS: Record<Kind, (file: string) => Promise<Report>> = {
   }
 }
 
-/** A file's kind as a replica tells it: by name, and for JSON Lines by the first line; null for no known name. */
+/** By name, and for JSON Lines by the first line, as a replica tells; null for no known name. */
 async function kindOf (file: string): Promise<Kind | null> {
   if (isManifestName(file)) return 'manifest'
   if (/\.image$/.test(file)) return 'image'
@@ -173,10 +173,7 @@ async function kindOf (file: string): Promise<Kind | null> {
 /** Longest first line looked at: a change header is a short line. */
 const FIRST_LINE_MAX_BYTES = 1024 * 1024
 
-/**
- * The file's first JSON value, its first line that is not blank (a byte order mark allowed, as the loader
- * allows it); undefined when there is none, it is no JSON, or the file is not a regular one that can be read.
- */
+/** The first non-blank line's JSON (a BOM allowed, as by the loader); else undefined. */
 async function firstValue (file: string): Promise<unknown> {
   // A named pipe would wait for a writer: only a regular file is opened here (the reader reports the rest).
   if ((await stat(file).catch(() => null))?.isFile() !== true) return undefined
@@ -195,17 +192,14 @@ async function firstValue (file: string): Promise<unknown> {
   return value
 }
 
-/**
- * A change file's header: the first value the snapshot's reader refuses as "this is a change file"
- * (frame-lines.ts), so that check reads that file with the change file's reader instead.
- */
+/** The first value the snapshot's reader refuses as a change file's (frame-lines.ts). */
 function isChangeHeader (value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && 'changes' in value &&
     !('snapshot' in value) && !('pk' in value)
 }
 
+/** Any error is this file's failure only: the other files are still checked. */
 function refused (kind: string, file: string, error: unknown): Report {
-  // Anything but the file's own problems is still this file's failure: the other files are checked.
   return {
     valid: false,
     text: error instanceof SnapshotError

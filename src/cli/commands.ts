@@ -1,5 +1,5 @@
-// The command line's subcommands, each loaded only when asked for (`check` does not load Fastify, `serve`
-// does not load the capture client), and the usage that lists them. src/cli/main.ts runs them.
+// The command line's subcommands, each module loaded only when asked for (`check` does not load Fastify), and the
+// usage that lists them.
 
 interface Command {
   summary: string

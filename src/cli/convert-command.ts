@@ -1,5 +1,5 @@
-// `explore-replica convert IN OUT`: format v1 (.json) ⇄ JSON Lines (.jsonl, .ndjson) by extension, every field kept.
-// IN must pass the service's own loader; OUT is renamed into place, so a watching service never sees half of it.
+// `explore-replica convert IN OUT`: format v1 ⇄ JSON Lines by extension, every field kept; IN must pass the service's
+// loader, OUT is renamed into place so a watching service never sees half of it.
 import { SnapshotError, ConvertError } from '../errors.js'
 import { checkSnapshotFile, isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
 import { readItems } from '../snapshot/read-items.js'
@@ -61,7 +61,6 @@ export async function convertCommand (args: string[]): Promise<number> {
       }
     }, {
       format: toLines ? 'jsonl' : 'compact',
-      // The output must be a snapshot the service serves, with the input's items.
       check: async temporary => {
         const counts = (await checkSnapshotFile(temporary)).itemCounts
         if (JSON.stringify(counts) !== JSON.stringify(expected)) {

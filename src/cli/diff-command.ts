@@ -23,7 +23,6 @@ OLD; NEW is streamed.
 Exit 0 written, 1 a snapshot is invalid or cannot be read (nothing written), 2 bad usage.
 `
 
-/** A change's id, as a change file's header is checked. */
 const ID = new RegExp(CHANGE_ID_PATTERN)
 
 export async function diffCommand (argv: string[]): Promise<number> {
@@ -74,7 +73,7 @@ export async function diffCommand (argv: string[]): Promise<number> {
     return 1
   }
 
-  // OLD: language → pk → digest. An entry left once NEW is read is an item NEW lacks.
+  // language → pk → OLD's digest; what is left once NEW is read, NEW lacks.
   const index = new Map<string, Map<number, string>>()
   await readItems(oldFile, (language, item) => {
     let pks = index.get(language)
@@ -129,15 +128,11 @@ export async function diffCommand (argv: string[]): Promise<number> {
   return 0
 }
 
-/** `n` of `what`, singular for 1 (as `check` says a change file's counts). */
 function count (n: number, what: string): string {
   return `${n} ${what}${n === 1 ? '' : 's'}`
 }
 
-/**
- * What tells two versions of an item apart: its fields in one order (keys sorted, at every depth), so that
- * the same item written by another tool, its keys in another order, is no change. 120 bits of SHA-256.
- */
+/** 120 bits of SHA-256 over the item with keys sorted at every depth: another key order is no change. */
 function digest (item: Record<string, unknown>): string {
   return createHash('sha256').update(JSON.stringify(item, sortedKeys)).digest('base64').slice(0, 20)
 }

@@ -71,7 +71,7 @@ export async function generateCommand (argv: string[]): Promise<number> {
   if (values.format !== undefined) options.format = values.format
 
   const started = performance.now()
-  // The generator checks what the options ask for (a language segment, a date) as it plans: usage too.
+  // The generator's checks of the options (a language segment, a date) are usage errors too.
   const result = await writeSnapshot(values.out ?? DEFAULT_OUT, options).catch((error: unknown) => {
     throw error instanceof TypeError ? new UsageError(error.message) : error
   })

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs'
 import { UsageError } from '../errors.js'
 import { COMMANDS, MAIN_USAGE } from './commands.js'
 
-/** Runs the command line; resolves with the exit code (a server keeps the process alive on its own). */
+/** Resolves with the exit code (a server keeps the process alive on its own). */
 async function main (argv: string[]): Promise<number> {
   const [first, ...rest] = argv
   if (first === '--help' || first === '-h' || first === 'help') {
@@ -36,10 +36,7 @@ async function main (argv: string[]): Promise<number> {
   }
 }
 
-/**
- * Whether a first argument that is no command is the snapshot to serve: a file that exists, or one that
- * reads as a path (the loader then says why it cannot be read). A mistyped command (`serv`) is neither.
- */
+/** A file that exists, or reads as a path (the loader says what is wrong with it); a mistyped command is neither. */
 function namesFile (arg: string): boolean {
   return /[\\/]/.test(arg) || /\.(json|jsonl|ndjson)$/i.test(arg) || existsSync(arg)
 }

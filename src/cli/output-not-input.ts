@@ -1,13 +1,9 @@
-// The tools' one rule for --out: never a file they read. A tool writes its result through a temporary file
-// renamed over --out, so an --out that is an input destroys it (an editor's change file, once).
+// The tools' one rule for --out: never an input, which the rename over --out would destroy (an editor's change
+// file, once). Links count: by resolved path, or where both exist, by device and inode.
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { UsageError } from '../errors.js'
 
-/**
- * Throws a UsageError when `out` names one of the inputs (`[what, file]`): by resolved path, or where both exist
- * by device and inode, since a symbolic or hard link to an input is as surely a mistake.
- */
 export async function refuseInputAsOut (out: string, inputs: Array<[string, string]>): Promise<void> {
   const target = await stat(out, { bigint: true }).catch(() => null)
   for (const [what, file] of inputs) {

@@ -1,5 +1,5 @@
-// `explore-replica publish`: checks a file as a replica would, uploads it under its own name, then replaces the
-// fleet's manifest if unchanged since read, so replicas never see a manifest naming an object not yet there.
+// `explore-replica publish`: a file checked as a replica would, uploaded under its name, then the fleet's manifest
+// replaced if unchanged since read: a replica never sees a manifest naming an object not yet there.
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdtemp, rename, rm } from 'node:fs/promises'
@@ -37,21 +37,21 @@ Exit 0 published; 1 refused (an invalid file, a count that changed too much, a n
 or changed meanwhile, a store that refuses or cannot be reached); 2 bad usage.
 `
 
-/** The manifest as found at the destination: its text, and what tells it from a later one (ETag, or the text). */
 export interface ReadManifest {
   text: string
+  /** What tells it from a later one: its ETag, or its text. */
   version: string | null
 }
 
 /** A fleet's folder: a directory (publish-to-directory.ts) or an S3 prefix (publish-to-s3.ts). */
 export interface PublishTarget {
   readonly shown: string
-  /** What putObject does, as the line that reports it says: 'Copied' to a directory, 'Uploaded' to S3. */
+  /** 'Copied' or 'Uploaded', as the report says. */
   readonly putVerb: string
   readManifest: () => Promise<ReadManifest | null>
-  /** Uploads `file` as `name` unless it is there: 'present' when it is, with the same bytes. */
+  /** 'present': there already, with the same bytes. */
   putObject: (name: string, file: string) => Promise<'uploaded' | 'present'>
-  /** Replaces the manifest, unless it is no longer `expected` (null: there was none). */
+  /** Unless the manifest is no longer `expected` (null: there was none). */
   writeManifest: (text: string, expected: ReadManifest | null) => Promise<void>
   close?: () => void
 }
@@ -137,13 +137,9 @@ async function openTarget (to: string, forcePathStyle: boolean): Promise<Publish
   return new DirectoryTarget(to)
 }
 
-/** How far a language's item count may move from the published one's, in percent, unless --force. */
 const DEFAULT_MAX_CHANGE = 10
 
-/**
- * Why a snapshot of `after` items per language may be a broken export, against the `before` published (Hollow's
- * record-count variance): a language emptied, or moved by more than `maxChange` percent. None: publish it.
- */
+/** Why `after` may be a broken export (Hollow's record-count variance): a language emptied, or moved too far. */
 function countProblems (
   before: Readonly<Record<string, number>>, after: Readonly<Record<string, number>>, maxChange: number
 ): string[] {
@@ -164,7 +160,6 @@ async function publishFile (
   target: PublishTarget, kind: 'snapshot' | 'changes', file: string, maxChange: number | null = null, withImage = false
 ): Promise<number> {
   const name = basename(file)
-  // The name is checked by the manifest's own rules before anything is read or sent.
   const found = await target.readManifest()
   const current = found === null ? null : manifestOf(target, found)
   let next: Manifest
@@ -181,6 +176,7 @@ async function publishFile (
     }
     next = { ...current, changes: [...current.changes, name] }
   }
+  // The name checked by the manifest's own rules before anything is read or sent.
   try {
     parseManifest(manifestText(next))
   } catch (error) {
@@ -229,10 +225,7 @@ async function publishFile (
   }
 }
 
-/**
- * Writes the image of `model` into `dir`, named by a digest of its bytes: objects are never replaced, and an image
- * of the same snapshot made by another release is other bytes.
- */
+/** Named by a digest of its bytes: objects are never replaced, and another release's image is other bytes. */
 export async function writeImageFile (model: SnapshotModel, dir: string): Promise<string> {
   const made = join(dir, 'made.image')
   await writeImage(made, model, null)

@@ -48,7 +48,7 @@ export class S3Target implements PublishTarget {
     const key = this.prefix + name
     const shown = `s3://${this.bucket}/${key}`
     const { size } = await stat(file)
-    // Looked up before any byte goes up: a multipart upload would learn it only at its end.
+    // Before any byte goes up: a multipart upload would learn of the object only at its end.
     let head = await this.head(key)
     if (head === null) {
       try {
@@ -105,7 +105,6 @@ export class S3Target implements PublishTarget {
     return new PublishError(describeS3Error(`s3://${this.bucket}/${key}`, error).message)
   }
 
-  /** The object's size and ETag, or null when there is none. */
   private async head (key: string): Promise<HeadObjectCommandOutput | null> {
     try {
       return await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))
@@ -115,7 +114,7 @@ export class S3Target implements PublishTarget {
     }
   }
 
-  /** Whether the object at `key` has the file's bytes: by size, then by ETag, else by the bytes themselves. */
+  /** By size, then by ETag, else by the bytes themselves. */
   private async holds (key: string, file: string, size: number, head: HeadObjectCommandOutput): Promise<boolean> {
     try {
       if (head.ContentLength !== size) return false

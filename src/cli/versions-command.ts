@@ -111,7 +111,6 @@ export async function versionsCommand (action: Action, argv: string[]): Promise<
   return EXIT.done
 }
 
-/** The state for a person: what is served, the pin, the kept versions. */
 function describe ({ served, pin, newest, kept }: Versions): string {
   const lines = [
     `served: ${served === null ? 'nothing yet' : `${served.version}${served.generatedAt === null ? '' : ` (generated_at ${served.generatedAt})`}`}`,

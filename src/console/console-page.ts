@@ -1,19 +1,19 @@
-// The operator's console as server-rendered HTML, readable without JavaScript: what is served, how reloads went,
-// what to do about a refused file; the preview's cards are filled in by console-script.ts.
+// The operator's console as HTML readable without JavaScript: what is served, how reloads went, what to do about a
+// refused file; console-script.ts fills in the preview's cards.
 import type { Status } from '../schemas/operations.js'
 import type { Versions } from '../schemas/versions.js'
 import { html, type Html } from './escape-html.js'
 import { megabytes } from '../snapshot/memory-budget.js'
 
 export interface ConsolePageOptions {
-  /** The URLs of the page's script and stylesheet, versioned by their content (console-route.ts). */
+  /** Versioned by their content (console-route.ts). */
   assets: { script: string, style: string }
-  /** The operational pages this service serves (DOCS, METRICS), linked from the header. */
+  /** Whether DOCS and METRICS are served, to link them. */
   links: { docs: boolean, metrics: boolean }
-  /** The preview's form values, from the page's own query (the form submits to /-/ without JavaScript). */
+  /** From the page's own query: the form submits to /-/ without JavaScript. */
   preview: PreviewQuery
   now: Date
-  /** The kept versions and the pin (GET /-/versions); absent or null: not shown. */
+  /** Absent or null: not shown. */
   versions?: Versions | null
 }
 
@@ -24,7 +24,7 @@ interface PreviewQuery {
   offset: string
 }
 
-/** The preview's values from /-/'s query string; anything unusable falls back to the defaults. */
+/** Anything unusable falls back to the defaults. */
 export function previewQuery (search: string): PreviewQuery {
   const params = new URLSearchParams(search)
   const number = (name: string, fallback: string): string => {
@@ -61,7 +61,6 @@ function plural (count: number, one: string): string {
   return `${count} ${one}${count === 1 ? '' : 's'}`
 }
 
-/** The banner at the top: fine, stale, or not serving yet. */
 function banner (status: Status, now: Date): Html {
   const { snapshot, reloads } = status
   if (snapshot === null) {
@@ -85,7 +84,7 @@ const FAULT_WORDS: Record<string, string> = {
   dribble: 'bodies trickle out in small pieces'
 }
 
-/** A demo server's simulated trouble, said where nobody can miss it: its answers are not the replica's. */
+/** Said where nobody can miss it: a demo server's answers are not the replica's. */
 function troubleNotice (status: Status): Html {
   const { trouble } = status
   if (trouble === null) return html``
@@ -148,7 +147,7 @@ function served (status: Status, now: Date): Html {
 </section>`
 }
 
-/** The kept versions and the pin: read-only (the actions need the operator's token, never kept in a browser). */
+/** Read-only: the actions need the operator's token, never kept in a browser. */
 function keptVersions (versions: Versions | null | undefined, now: Date): Html {
   if (versions === null || versions === undefined) return html``
   const { pin, newest, kept } = versions
@@ -171,7 +170,6 @@ function keptVersions (versions: Versions | null | undefined, now: Date): Html {
 </section>`
 }
 
-/** The change files the served version applied to its snapshot, in order. */
 function appliedChanges (
   changes: NonNullable<NonNullable<Status['snapshot']>['changes']>, garbageBytes: number
 ): Html {
@@ -218,7 +216,6 @@ function workers (status: Status, now: Date): Html {
 </section>`
 }
 
-/** What an editor does about the refused file, in the words they need (the check command included). */
 function nextStep (status: Status, now: Date): Html {
   const { snapshot, reloads, source } = status
   if (reloads.staleSince === null) return html``

@@ -1,5 +1,5 @@
-// The operator's console (CONSOLE): GET /-/, rendered from the status /-/status answers, and its own script and
-// stylesheet (/-/console.js, /-/console.css); the Content-Security-Policy lets the page load nothing else.
+// The operator's console (CONSOLE): GET /-/ rendered from /-/status's answer, and its own script and stylesheet; the
+// Content-Security-Policy lets the page load nothing else.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { notModified } from '../explore/conditional-get.js'
@@ -37,7 +37,7 @@ const SCRIPT = asset('/-/console.js', 'text/javascript; charset=utf-8', CONSOLE_
 const STYLE = asset('/-/console.css', 'text/css; charset=utf-8', CONSOLE_STYLE)
 const versioned = ({ path, version }: Asset): string => `${path}?v=${version}`
 
-/** The query string of a request, as the URL carries it (the app's query parser is the explore view's). */
+/** As the URL carries it: the app's query parser is the explore view's. */
 function search (request: FastifyRequest): string {
   const at = request.url.indexOf('?')
   return at < 0 ? '' : request.url.slice(at + 1)

@@ -1,8 +1,6 @@
-// The console's browser script, served at /-/console.js: the preview pages through the explore API as cards.
-// A string because tsc, the only build step, ships only compiled .ts to dist/; a string is the same bytes under
-// tsx and dist/, needing no DOM types in the server's program and no esbuild helpers (a function's source would).
-// The text: a module (strict, deferred); no backquote or dollar-brace (it sits in a template literal); API data
-// reaches the page only as textContent or checked attributes. Run by test/console/console-browser.e2e.test.ts.
+// The console's browser script (/-/console.js): the preview pages through the explore API as cards. A string: tsc
+// ships only compiled .ts, and a string needs no DOM types or esbuild helpers. A module; no backquote or dollar-brace
+// (it sits in a template literal); API data reaches the page only as textContent or checked attributes.
 export const CONSOLE_SCRIPT = String.raw`// explore-replica console: the preview (see /-/ for the rest, rendered by the server).
 const API_TAIL = '/api/internal/explore/'
 

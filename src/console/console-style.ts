@@ -1,5 +1,4 @@
-// The console's stylesheet, served at /-/console.css. A string in a .ts module for the reason given in
-// console-script.ts: tsc is the only build step, and only compiled .ts files reach dist/.
+// The console's stylesheet, served at /-/console.css: a string, as console-script.ts says why.
 export const CONSOLE_STYLE = `:root {
   color-scheme: light dark;
   --text: #1d2330;

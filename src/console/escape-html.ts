@@ -1,8 +1,8 @@
-// HTML built from text the service does not control (file names, validator lines quoting the bad
-// value, snapshot labels): the `html` tag escapes every value it is given, so a page cannot forget to.
+// HTML from text the service does not control (file names, validator lines, labels): the `html` tag escapes every
+// value, so a page cannot forget to.
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\'': '&#39;' }
 
-/** Text made safe inside an element or a quoted attribute. */
+/** Safe inside an element or a quoted attribute. */
 function escapeHtml (text: string): string {
   return text.replace(/[&<>"']/g, char => ESCAPES[char] as string)
 }

@@ -5,11 +5,11 @@ import { NAME_FORMS, NAME_STEMS, NAME_TRADES, REAL_COMPANIES } from './text-bank
 
 export interface GenerateOptions {
   seed?: number
-  /** Items in `en`; the other default languages scale from it. Ignored when `languages` is given. */
+  /** Items in `en`, the other default languages scaled from it. */
   items?: number
-  /** Explicit item counts per language segment, in output order; replaces the default en/es/fr set. */
+  /** Item counts in output order, instead of the default en/es/fr. */
   languages?: Record<string, number> | undefined
-  /** Company ids run from 1 to this. */
+  /** Ids 1 to this. */
   companies?: number
   generatedAt?: string
 }
@@ -19,7 +19,6 @@ export const DEFAULT_ITEMS = 340
 export const DEFAULT_COMPANIES = 30
 export const DEFAULT_GENERATED_AT = '2026-11-20T09:30:00Z'
 
-// Shares of the en count for the secondary languages of the default set.
 const DEFAULT_LANGUAGE_SHARES: ReadonlyArray<readonly [string, number]> = [['en', 1], ['es', 0.35], ['fr', 0.25]]
 export const ITEMS_PER_COMPANY = 50
 // Zipf exponent for company popularity: one company dominates, a long tail has a handful of items each.
@@ -33,14 +32,14 @@ export interface Companies {
   count: number
   /** names[id]; index 0 unused. */
   names: string[]
-  /** Popularity rank → company id, so that id 1 is not automatically the biggest. */
+  /** Shuffled: id 1 is not automatically the biggest. */
   idByRank: Int32Array
 }
 
 export interface LanguagePlan {
   code: string
   count: number
-  /** Linked companies per item, lead company first. */
+  /** Per item, the lead company first. */
   links: number[][]
   burstDays: Int32Array
   burstCumulative: Float64Array
@@ -215,7 +214,6 @@ function isNonNegativeInteger (n: unknown): n is number {
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
 
-/** Checks the options and fixes everything the items are then drawn from. */
 export function planSnapshot (options: GenerateOptions): Context {
   const seed = options.seed ?? DEFAULT_SEED
   if (!Number.isSafeInteger(seed)) throw new TypeError(`seed must be an integer, got ${seed}`)

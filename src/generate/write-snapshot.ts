@@ -5,14 +5,14 @@ import { planSnapshot, type Context, type GenerateOptions, type LanguagePlan } f
 import { itemsOf } from './write-items.js'
 
 export interface WriteOptions extends GenerateOptions {
-  /** Default: formatFor(path, items): JSON Lines by the extension, else pretty while a person may read it. */
+  /** Default: formatFor(path, items). */
   format?: SnapshotFormat
 }
 
 export interface CompanySummary {
   id: number
   name: string
-  /** Items per language linked to this company. */
+  /** Per language. */
   items: Record<string, number>
 }
 
@@ -51,10 +51,7 @@ function summarize (ctx: Context): CompanySummary[] {
   return [...byId.values()].sort((a, b) => (b.items[first] ?? 0) - (a.items[first] ?? 0) || a.id - b.id)
 }
 
-/**
- * generateSnapshot() streamed to `path`, renamed into place so a watcher never sees half a file (pipes are written
- * directly); 'pretty' is byte-identical to JSON.stringify(snapshot, null, 2) plus a newline.
- */
+/** generateSnapshot() streamed to `path` and renamed into place; 'pretty' is JSON.stringify(snapshot, null, 2) + \n. */
 export async function writeSnapshot (path: string, options: WriteOptions = {}): Promise<WriteResult> {
   const ctx = planSnapshot(options)
   const total = ctx.plans.reduce((n, p) => n + p.count, 0)

@@ -1,5 +1,5 @@
-// The OpenAPI 3 document, generated from the routes' TypeBox schemas, at /-/openapi.json, and Swagger
-// UI at /-/docs so demo users can click through the API. Registered before the routes it describes.
+// /-/openapi.json, generated from the routes' schemas, and Swagger UI at /-/docs; registered before those routes.
+
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'

@@ -2,35 +2,29 @@
 // Each app has its own registry, so tests can build several.
 import fp from 'fastify-plugin'
 import { parsePool } from '../snapshot/load/parse-pool.js'
-import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import { AggregatorRegistry, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { pinStatus } from '../routes/status-route.js'
-import { countRequests, withSharedLabels } from './request-metrics.js'
+import { countRequests, scrapedCounter, withSharedLabels } from './request-metrics.js'
 import { VERSION } from '../version.js'
 
 export default fp(async function metricsPlugin (app) {
   const registry = new Registry()
-  /** A counter of the store's own counts, one series per key of what `read` gives, read when scraped. */
-  const countsBy = (name: string, help: string, label: string, read: () => Record<string, number>): void => {
-    new Counter({ // eslint-disable-line no-new
-      name,
-      help,
-      labelNames: [label],
-      registers: [registry],
-      collect () {
-        this.reset()
-        for (const [value, count] of Object.entries(read())) this.inc({ [label]: value }, count)
-      }
-    })
-  }
-  /** A gauge set to what `read` gives when scraped; null leaves it as it was (absent until first set). */
-  const gauge = (name: string, help: string, read: () => number | null): void => {
+  /** A gauge set when scraped: to one value (null leaves it as it was), or to one per value of `label`. */
+  const gauge = (
+    name: string, help: string, read: () => number | null | Iterable<readonly [string, number]>, label = ''
+  ): void => {
     new Gauge({ // eslint-disable-line no-new
       name,
       help,
+      labelNames: label === '' ? [] : [label],
       registers: [registry],
       collect () {
         const value = read()
-        if (value !== null) this.set(value)
+        if (typeof value === 'number') this.set(value)
+        else if (value !== null) {
+          this.reset()
+          for (const [labelValue, n] of value) this.set({ [label]: labelValue }, n)
+        }
       }
     })
   }
@@ -43,18 +37,8 @@ export default fp(async function metricsPlugin (app) {
   }).set({ version: VERSION, node: process.version }, 1)
   countRequests(app, registry)
   // Snapshot figures are read when Prometheus scrapes, from whatever model is served then.
-  new Gauge({ // eslint-disable-line no-new
-    name: 'explore_snapshot_items',
-    help: 'Items in the served snapshot, by language.',
-    labelNames: ['language'] as const,
-    registers: [registry],
-    collect () {
-      this.reset()
-      for (const [language, count] of Object.entries(app.snapshots.current()?.itemCounts() ?? {})) {
-        this.set({ language }, count)
-      }
-    }
-  })
+  gauge('explore_snapshot_items', 'Items in the served snapshot, by language.',
+    () => Object.entries(app.snapshots.current()?.itemCounts() ?? {}), 'language')
   gauge(
     'explore_snapshot_item_bytes',
     'Bytes of the served snapshot\'s rendered items. They are shared memory, which explore_nodejs_external_memory_bytes does not count.',
@@ -81,45 +65,45 @@ export default fp(async function metricsPlugin (app) {
     const model = app.snapshots.current()
     return model === null ? null : model.info.loadedAt.getTime() / 1000
   })
-  new Counter({ // eslint-disable-line no-new
-    name: 'explore_snapshot_source_checks_total',
-    help: 'Checks of the published snapshot source (SNAPSHOT_URL), by outcome: ok (unchanged or new) or error.',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-    collect () {
+  scrapedCounter(
+    registry,
+    'explore_snapshot_source_checks_total',
+    'Checks of the published snapshot source (SNAPSHOT_URL), by outcome: ok (unchanged or new) or error.',
+    () => {
       const status = app.snapshotSource.status()
-      this.reset()
-      if (status === null) return
-      this.inc({ outcome: 'ok' }, status.checks - status.errors)
-      this.inc({ outcome: 'error' }, status.errors)
-    }
-  })
-  countsBy('explore_snapshot_reloads_total', 'Snapshot reloads since start, by outcome.', 'outcome', () => {
+      return status === null ? [] : [['ok', status.checks - status.errors], ['error', status.errors]]
+    },
+    'outcome'
+  )
+  scrapedCounter(registry, 'explore_snapshot_reloads_total', 'Snapshot reloads since start, by outcome.', () => {
     const { succeeded, failed } = app.snapshots.status()
-    return { success: succeeded, failure: failed }
-  })
-  countsBy(
+    return [['success', succeeded], ['failure', failed]]
+  }, 'outcome')
+  scrapedCounter(
+    registry,
     'explore_change_files_total',
     'Change files since start, by outcome: applied, or refused with a report.',
-    'outcome',
-    () => ({ ...app.snapshots.changeFiles() })
+    () => Object.entries(app.snapshots.changeFiles()),
+    'outcome'
   )
-  countsBy(
+  scrapedCounter(
+    registry,
     'explore_snapshot_images_total',
     'Version images since start, by outcome: read instead of a parse, written after one, or refused (and parsed).',
-    'outcome',
-    () => ({ ...(app.snapshots.images?.status() ?? { read: 0, written: 0, refused: 0 }) })
+    () => Object.entries(app.snapshots.images?.status() ?? { read: 0, written: 0, refused: 0 }),
+    'outcome'
   )
   gauge(
     'explore_snapshot_reload_failures_in_a_row',
     'Failed reloads since the last success: not 0 means the file on disk is not the one served.',
     () => app.snapshots.status().failedInARow
   )
-  countsBy(
+  scrapedCounter(
+    registry,
     'explore_snapshot_refusals_total',
     'Snapshot files refused by a reload, by reason: invalid (their contents, or unreadable) or too_big (the memory budget).',
-    'reason',
-    () => app.snapshots.refusals()
+    () => Object.entries(app.snapshots.refusals()),
+    'reason'
   )
   gauge(
     'explore_memory_budget_bytes',
@@ -131,17 +115,15 @@ export default fp(async function metricsPlugin (app) {
     'The estimated peak memory of loading the last file refused as too big for the budget (absent until one is).',
     () => app.snapshots.lastTooBig()?.neededBytes ?? null
   )
-  new Gauge({ // eslint-disable-line no-new
-    name: 'explore_snapshot_pinned',
-    help: 'An operator\'s pin (POST /-/rollback or /-/pin): 1 with the pinned version as its label; no series while the source is followed.',
-    labelNames: ['version'] as const,
-    registers: [registry],
-    collect () {
-      this.reset()
+  gauge(
+    'explore_snapshot_pinned',
+    'An operator\'s pin (POST /-/rollback or /-/pin): 1 with the pinned version as its label; no series while the source is followed.',
+    () => {
       const { pin } = pinStatus(app)
-      if (pin !== null) this.set({ version: pin.version }, 1)
-    }
-  })
+      return pin === null ? [] : [[pin.version, 1]]
+    },
+    'version'
+  )
   gauge(
     'explore_snapshot_newer_held_back',
     'While pinned: 1 when a newer file or published object was noticed and not loaded, else 0.',
@@ -152,15 +134,12 @@ export default fp(async function metricsPlugin (app) {
     'Parse threads running for large snapshot loads (0 before the first large load, once idle ones have exited, or when they cannot start).',
     () => parsePool.status().threads
   )
-  new Counter({ // eslint-disable-line no-new
-    name: 'explore_parse_pool_fallbacks_total',
-    help: 'Large snapshot loads parsed on the main thread because the parse threads could not start.',
-    registers: [registry],
-    collect () {
-      this.reset()
-      this.inc(parsePool.status().fallbacks)
-    }
-  })
+  scrapedCounter(
+    registry,
+    'explore_parse_pool_fallbacks_total',
+    'Large snapshot loads parsed on the main thread because the parse threads could not start.',
+    () => parsePool.status().fallbacks
+  )
 
   app.get('/-/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_request, reply) => {
     reply.type(registry.contentType)

@@ -1,6 +1,5 @@
-// OPS_PORT: the operator's /-/ pages on a listener of their own, so the public port serves only the API. One Fastify
-// instance routes both; on the public port a hook gives /-/ paths the 404 of any unknown path (the original has
-// none). The operator's port answers the API too: the console's preview pages through it, from its own origin.
+// OPS_PORT: the /-/ pages on a listener of their own, the public port 404s them (the original has none). One Fastify
+// routes both; the operator's port answers the API too, for the console's preview from its own origin.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
@@ -19,7 +18,6 @@ declare module 'fastify' {
 interface OpsListenerOptions {
   port: number
   host: string
-  /** REQUEST_TIMEOUT_MS, as the main server has it. */
   requestTimeoutMs: number
 }
 
@@ -43,7 +41,6 @@ class OpsListener {
     drainOnClose(this.server)
   }
 
-  /** Whether a request came in on this listener. */
   carried (request: IncomingMessage): boolean {
     return this.requests.has(request)
   }
@@ -74,11 +71,10 @@ export default fp<OpsListenerOptions>(async function opsListenerPlugin (app, opt
   app.decorate('ops', ops)
   app.carriedByOps = request => ops.carried(request)
   app.addHook('onRequest', async (request, reply) => {
-    // The route matched, not the raw target: the router also takes /%2D/status and an absolute-form
-    // target (GET http://host/-/status) to /-/status.
+    // The route matched, not the raw target: the router also takes /%2D/status and GET http://host/-/status there.
     if (request.routeOptions.url?.startsWith(OPS_PREFIX) === true && !ops.carried(request.raw)) {
-      // Whatever the not-found handler answers an unknown path on the public port (APPEND_SLASH included).
-      reply.callNotFound()
+      reply.callNotFound() // as any unknown path, APPEND_SLASH included
+
       return reply
     }
   })

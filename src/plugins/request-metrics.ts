@@ -1,5 +1,5 @@
-// Requests, their durations, dropped log lines and simulated trouble, counted wherever pages are answered: by
-// the one process, or by each serving thread (the control thread asks them when scraped, serving/thread-metrics.ts).
+// Requests, durations, dropped log lines and simulated trouble, counted where pages are answered: the one process, or
+// each serving thread (asked when scraped, serving/thread-metrics.ts).
 import type { FastifyInstance } from 'fastify'
 import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'
@@ -20,48 +20,27 @@ export function countRequests (app: FastifyInstance, registry: Registry, except:
   ) as unknown as Metric)
   const logs = app.logDestination
   if (logs !== null) {
-    new Counter({ // eslint-disable-line no-new
-      name: 'explore_log_lines_dropped_total',
-      help: 'Log lines dropped because the reader of standard output did not keep up (a full log buffer).',
-      registers: [registry],
-      collect () { this.reset(); this.inc(logs.dropped) }
-    })
+    scrapedCounter(
+      registry,
+      'explore_log_lines_dropped_total',
+      'Log lines dropped because the reader of standard output did not keep up (a full log buffer).',
+      () => logs.dropped
+    )
   }
-  // Simulated trouble (a demo server): what was injected, read from its plain counts when scraped.
+  // Simulated trouble (a demo server): what was injected.
   const trouble = app.trouble
   if (trouble !== null) {
-    new Counter({ // eslint-disable-line no-new
-      name: 'explore_chaos_delays_total',
-      help: 'Page requests delayed on purpose (DELAY_MS, or delay= under CHAOS).',
-      registers: [registry],
-      collect () { this.reset(); this.inc(trouble.counts.delays) }
-    })
-    new Counter({ // eslint-disable-line no-new
-      name: 'explore_chaos_delay_seconds_total',
-      help: 'Seconds of delay injected on purpose, summed.',
-      registers: [registry],
-      collect () { this.reset(); this.inc(trouble.counts.delayMs / 1000) }
-    })
-    new Counter({ // eslint-disable-line no-new
-      name: 'explore_chaos_faults_total',
-      help: 'Connections broken on purpose (FAULT), by kind: reset, truncate, dribble.',
-      labelNames: ['kind'] as const,
-      registers: [registry],
-      collect () {
-        this.reset()
-        for (const [kind, count] of Object.entries(trouble.counts.faults)) this.inc({ kind }, count)
-      }
-    })
-    new Counter({ // eslint-disable-line no-new
-      name: 'explore_chaos_failures_total',
-      help: 'Page requests answered with a failure on purpose (FAIL_RATE, or status= under CHAOS), by status.',
-      labelNames: ['status'] as const,
-      registers: [registry],
-      collect () {
-        this.reset()
-        for (const [status, count] of trouble.counts.failures) this.inc({ status: String(status) }, count)
-      }
-    })
+    const { counts } = trouble
+    scrapedCounter(registry, 'explore_chaos_delays_total',
+      'Page requests delayed on purpose (DELAY_MS, or delay= under CHAOS).', () => counts.delays)
+    scrapedCounter(registry, 'explore_chaos_delay_seconds_total',
+      'Seconds of delay injected on purpose, summed.', () => counts.delayMs / 1000)
+    scrapedCounter(registry, 'explore_chaos_faults_total',
+      'Connections broken on purpose (FAULT), by kind: reset, truncate, dribble.',
+      () => Object.entries(counts.faults), 'kind')
+    scrapedCounter(registry, 'explore_chaos_failures_total',
+      'Page requests answered with a failure on purpose (FAIL_RATE, or status= under CHAOS), by status.',
+      () => counts.failures, 'status')
   }
 
   // Few series (route templates × methods × statuses): raw URLs never become labels.
@@ -76,8 +55,8 @@ export function countRequests (app: FastifyInstance, registry: Registry, except:
     )
     done()
   })
-  // Fast-path answers (ADR 002) never reach Fastify: counted under their route. Its GET and HEAD 200s and 304s
-  // have their four series found once; any other status (a demo server's simulated failure) is looked up.
+  // Fast-path answers (ADR 002) never reach Fastify; their four usual series are found once, any other looked up.
+
   const [get200, get304, head200, head304] = [['GET', 200], ['GET', 304], ['HEAD', 200], ['HEAD', 304]]
     .map(([method, status]) => tally.series(EXPLORE_ROUTE, method as string, status as number))
   app.fastPath?.onAnswer(({ method, statusCode, responseTime }) => {
@@ -85,6 +64,25 @@ export function countRequests (app: FastifyInstance, registry: Registry, except:
       ? tally.series(EXPLORE_ROUTE, method, statusCode)
       : method === 'GET' ? (statusCode === 200 ? get200 : get304) : (statusCode === 200 ? head200 : head304)
     tally.record(series as RequestSeries, responseTime / 1000)
+  })
+}
+
+/** A counter read from plain counts when scraped: one count, or one per value of `label`. */
+export function scrapedCounter (
+  registry: Registry, name: string, help: string,
+  read: () => number | Iterable<readonly [string | number, number]>, label = ''
+): void {
+  new Counter({ // eslint-disable-line no-new
+    name,
+    help,
+    labelNames: label === '' ? [] : [label],
+    registers: [registry],
+    collect () {
+      this.reset()
+      const counts = read()
+      if (typeof counts === 'number') this.inc(counts)
+      else for (const [value, count] of counts) this.inc({ [label]: String(value) }, count)
+    }
   })
 }
 

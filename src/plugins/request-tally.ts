@@ -7,17 +7,16 @@ interface RequestLabels {
   status: string
 }
 
-/** The counts of one route, method and status. Keep it to record without a lookup. */
+/** One route, method and status: kept by callers to record without a lookup. */
 export interface RequestSeries {
   readonly labels: RequestLabels
   count: number
-  /** Seconds, summed. */
   sum: number
   /** Observations per bucket, not cumulative: `[i]` counts those ≤ bounds[i] and > bounds[i-1]; the last is +Inf. */
   readonly buckets: Float64Array
 }
 
-/** One sample as prom-client's registry writes it (what a metric's `get()` returns in `values`). */
+/** One sample of a metric's `get()` `values`, as prom-client's registry writes it. */
 interface Sample {
   metricName?: string
   labels: Record<string, string | number>
@@ -26,7 +25,7 @@ interface Sample {
   value: number
 }
 
-/** What prom-client's registry reads from a metric: its `get()` result, duck-typed like its own classes. */
+/** What prom-client's registry reads from a metric, duck-typed like its own classes. */
 interface CollectedMetric {
   name: string
   help: string
@@ -41,7 +40,6 @@ export class RequestTally {
   /** @param bounds the histogram's upper bounds in seconds, ascending */
   constructor (private readonly bounds: readonly number[]) {}
 
-  /** The series of a route, method and status, made on first use. */
   series (route: string, method: string, statusCode: number): RequestSeries {
     const key = `${route} ${method} ${statusCode}`
     let series = this.all.get(key)
@@ -66,7 +64,6 @@ export class RequestTally {
     series.buckets[i] = (series.buckets[i] as number) + 1
   }
 
-  /** The requests counter: one sample per series. */
   counter (name: string, help: string): CollectedMetric {
     return this.metric(name, help, 'counter', () => this.observed()
       .map(s => ({ labels: { ...s.labels }, value: s.count })))

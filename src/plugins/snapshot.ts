@@ -1,6 +1,5 @@
-// The snapshot as a Fastify service (`app.snapshots`): a file (SNAPSHOT_PATH) watched, or a published source
-// (SNAPSHOT_URL) followed, is `app.snapshotSource`; either hands its chains to the kept versions and the pin, which
-// serve them through the store (chain-source.ts).
+// The snapshot as a Fastify service: a watched file or a followed URL (`app.snapshotSource`) hands its chains to the
+// kept versions and the pin (`app.snapshotVersions`), which serve them through the store (`app.snapshots`).
 import { existsSync } from 'node:fs'
 import fp from 'fastify-plugin'
 import { errnoText, StartError } from '../errors.js'
@@ -21,22 +20,18 @@ import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 declare module 'fastify' {
   interface FastifyInstance {
     snapshots: SnapshotStore
-    /** The file watcher, or null when watching is off (or the snapshot is followed from a URL). */
+    /** null when watching is off, or the snapshot is followed from a URL. */
     snapshotWatcher: SnapshotWatcher | null
-    /** Where chains come from: SNAPSHOT_PATH watched, or SNAPSHOT_URL followed. */
     snapshotSource: ChainSource
-    /** The kept versions and the pin. */
     snapshotVersions: ServedVersions
   }
 }
 
 interface SnapshotPluginOptions {
   snapshotPath: string
-  /** The change files' directory, for SNAPSHOT_PATH. */
   changesDir: string
   watch: boolean
   reloadDebounceMs: number
-  /** The memory budget every load is held to. */
   memory: MemoryGuard
   /** SNAPSHOT_URL and its settings; null to serve SNAPSHOT_PATH. */
   remote: {
@@ -45,10 +40,9 @@ interface SnapshotPluginOptions {
     cacheDir: string
     maxBytes: number
     forcePathStyle: boolean
-    /** SNAPSHOT_HTTP_HEADERS (null: none). */
     headers?: Readonly<Record<string, string>> | null
   } | null
-  /** STATE_DIR, KEEP_VERSIONS and STATE_PRUNE_DAYS: where served versions are kept, and the pin. */
+  /** STATE_DIR, KEEP_VERSIONS and STATE_PRUNE_DAYS. */
   versions: { stateDir: string, keep: number, pruneDays: number }
   /** Hands each version served to the serving threads; resolves once they all serve it (null: none). */
   publish: ((model: SnapshotModel) => Promise<void>) | null
@@ -59,15 +53,14 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
 }) {
   const log = app.log.child({ component: 'snapshot' })
   app.decorate('snapshotWatcher', null)
-  // Read before the first load, which serves the pinned version if there is one. A STATE_DIR that cannot be used
-  // stops the start: a replica without it would refuse every operator's action.
+  // Before the first load, which serves the pin if any. An unusable STATE_DIR stops the start: every operator's
+  // action would be refused.
   const { stateDir } = versionOptions
   const made = !existsSync(stateDir)
   const paths = versionPaths(stateDir)
   const images = new ImageShelf(paths.images, log, memory)
   let opened: OpenedVersions
   let letGo: () => void
-  /** Whether any version was ever served (the store's first `served`). */
   let served = false
   try {
     opened = await openVersions({ ...paths, keep: versionOptions.keep, log, sweep: true, images })
@@ -84,12 +77,11 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     letGo()
   })
   await pruneStates(stateDir, versionOptions.pruneDays, log)
-  // A version being kept is finished before the app is closed (its directory is whole, and nothing writes after).
+  // A version being kept is finished first: its directory is whole, and nothing writes after close.
   app.addHook('onClose', async () => {
     await opened.kept.idle()
   })
 
-  // One source, a file or a URL, hands its chains to the versions (the pin), which serve them through the store.
   let source: ChainSource
   let store: SnapshotStore
   if (remote === null) {
@@ -124,8 +116,8 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     await imagesClosed
   })
   if (source instanceof WatchedFile) {
-    // The one start of the first load, not awaited: a plugin has 10 s to load, a snapshot as long as its
-    // size needs. The server answers meanwhile (/-/readyz 503); serve.ts waits for it and exits on a bad file.
+    // The first load's one start, not awaited: a plugin has 10 s, a load as long as it needs (/-/readyz 503
+    // meanwhile; serve.ts waits for it and exits on a bad file).
     store.start().catch(() => {})
     await source.start(versions)
     app.snapshotWatcher = source.watcher

@@ -7,7 +7,7 @@ import { PinRequestSchema, VersionsSchema, type PinRequest, type Versions } from
 import type { OperatorAction } from '../snapshot/versions/served-versions.js'
 
 interface OpsActionsOptions {
-  /** OPS_TOKEN; null: the actions answer 403. */
+  /** null: the actions answer 403. */
   token: string | null
 }
 
@@ -34,8 +34,7 @@ export async function opsActionsRoutes (app: FastifyInstance, { token }: OpsActi
 
   const expected = token === null ? null : digest(token)
   await app.register(async function opsActions (scope) {
-    // Only these routes read a body, and only /-/pin's: JSON whatever the Content-Type says (curl -d sends
-    // a form type), at most 4 KiB; what does not parse is no body, and /-/pin answers 400.
+    // Only /-/pin reads a body: JSON whatever the Content-Type (curl -d says form), 4 KiB at most, else no body (400).
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) => {
       try {

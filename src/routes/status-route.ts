@@ -1,5 +1,4 @@
-// GET /-/status: what an operator checks when an editor says "my file is not showing": which file and version is
-// served, since when, and how reloads have gone.
+// GET /-/status, for when an editor says "my file is not showing": what is served, since when, how reloads went.
 import type { FastifyInstance } from 'fastify'
 import type { DelaySpec } from '../config.js'
 import type { SimulatedTrouble } from '../explore/simulated-trouble.js'
@@ -11,7 +10,6 @@ function failureJson ({ at, problems }: ReloadFailure): { at: string, problems: 
   return { at: at.toISOString(), problems: [...problems] }
 }
 
-/** A DELAY_MS spec as it is written. */
 function delayText (spec: DelaySpec): string {
   switch (spec.kind) {
     case 'fixed': return String(spec.ms)
@@ -20,7 +18,7 @@ function delayText (spec: DelaySpec): string {
   }
 }
 
-/** The simulated trouble in force, as /-/status (and the start-up log, and the console) say it. */
+/** As /-/status, the start-up log and the console say it. */
 export function troubleStatus (troubles: SimulatedTrouble): NonNullable<Status['trouble']> {
   const { delayMs, failRate, failStatus, fault, faultRate, chaos } = troubles.settings
   return {
@@ -34,7 +32,7 @@ export function troubleStatus (troubles: SimulatedTrouble): NonNullable<Status['
   }
 }
 
-/** The memory budget and the last file refused for it; null for a store loading without a budget. */
+/** null for a store loading without a budget. */
 function memoryStatus (app: FastifyInstance): Status['memory'] {
   const { budget } = app.snapshots
   if (budget === null) return null
@@ -46,16 +44,12 @@ function memoryStatus (app: FastifyInstance): Status['memory'] {
   }
 }
 
-/** The pin and the newest version it holds back. */
 export function pinStatus (app: FastifyInstance): Pick<Status, 'pin' | 'newest'> {
   const versions = app.snapshotVersions
   return { pin: versions.currentPin(), newest: versions.noticed() }
 }
 
-/**
- * What /-/status answers, built from the store's interface: one definition, also rendered by the
- * operator's console (console/console-route.ts).
- */
+/** What /-/status answers, also rendered by the console (console/console-route.ts). */
 export function currentStatus (app: FastifyInstance): Status {
   const store = app.snapshots
   const model = store.current()

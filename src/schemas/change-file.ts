@@ -1,15 +1,12 @@
-// Change files: JSON Lines that move a served snapshot to its next version. A header line,
-// then `upsert` lines (a JSON Lines snapshot's item line plus `op`) and `delete` lines, applied in file order.
+// Change files: JSON Lines moving a snapshot to its next version: a header, then `upsert` lines (a snapshot's item
+// line plus `op`) and `delete` lines, applied in file order.
 import { Type } from '@sinclair/typebox'
 import { SafeInteger } from './content-item.js'
 import { LANGUAGE_PATTERN } from './snapshot.js'
 
 /** A change's name: it ends the served version's name (`<snapshot>+<id>`), so nothing that reads as a path. */
 export const CHANGE_ID_PATTERN = '^[A-Za-z0-9._-]+$'
-/**
- * The version's name is also a kept version's directory (file names stop at 255 bytes), and status and the
- * logs show it: an id is a name, not a message.
- */
+/** The version's name is also a directory's (255 bytes at most) and shown in status and logs: a name, no message. */
 export const CHANGE_ID_MAX_LENGTH = 100
 
 export const ChangesHeaderSchema = Type.Object({

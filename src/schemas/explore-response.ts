@@ -1,13 +1,12 @@
-// What the explore endpoint answers: the DRF page envelope, its error bodies and its OPTIONS metadata.
-// The JSON Schema in schemas/ and the OpenAPI document are generated from these.
+// What the explore endpoint answers: DRF's page envelope, error bodies and OPTIONS metadata (schemas/, OpenAPI).
 import { Type, type Static } from '@sinclair/typebox'
-import { ContentItemSchema } from './content-item.js'
+import { ContentItemSchema, Nullable } from './content-item.js'
 import { LANGUAGE_PATTERN } from './snapshot.js'
 
 export const ExplorePageSchema = Type.Object({
   count: Type.Integer({ minimum: 0, description: 'Items matching the query across all pages.' }),
-  next: Type.Union([Type.String(), Type.Null()], { description: 'Absolute URL of the next page, or null.' }),
-  previous: Type.Union([Type.String(), Type.Null()], { description: 'Absolute URL of the previous page, or null.' }),
+  next: Nullable(Type.String(), { description: 'Absolute URL of the next page, or null.' }),
+  previous: Nullable(Type.String(), { description: 'Absolute URL of the previous page, or null.' }),
   results: Type.Array(ContentItemSchema)
 }, {
   $id: 'https://explore-replica.dev/schemas/explore-page.schema.json',
@@ -34,8 +33,8 @@ export const ExploreParamsSchema = Type.Object({
   lang: Type.String({ description: `Language segment (${LANGUAGE_PATTERN}): a key of the snapshot's \`languages\`.` })
 })
 
-// Documents the parameters. They are read by DRF's rules in explore-query.ts, not refused by a schema:
-// DRF falls back to defaults for a bad `limit` or `offset`, and answers a bad `companies` with its own body.
+// Documented, never refused here: explore-query.ts reads them by DRF's rules (a bad `limit` or `offset` falls back to
+// the default, a bad `companies` gets DRF's own body).
 export const ExploreQuerySchema = Type.Object({
   companies: Type.Optional(Type.Array(Type.String(), {
     description: 'Company id; repeat for the union of several. Blank values are ignored; anything but digits is a 400.'

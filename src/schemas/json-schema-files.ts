@@ -1,5 +1,4 @@
-// The JSON Schema files in schemas/, as generated from the TypeBox sources. `npm run schemas` writes
-// them; a test fails when the committed files differ, so they are never edited by hand.
+// The JSON Schema files in schemas/, written by `npm run schemas`; a test fails when the committed ones differ.
 import { ExplorePageSchema } from './explore-response.js'
 import { ManifestSchema } from './manifest.js'
 import { JsonLinesHeaderSchema, JsonLinesItemSchema, SnapshotSchema } from './snapshot.js'

@@ -1,20 +1,14 @@
-// A fleet's manifest: the published object naming a snapshot and its change files, in the order they apply. One
-// schema for the follower (src/sources/follow-manifest.ts) and the publisher (src/cli/publish-command.ts).
+// A fleet's manifest: the published object naming a snapshot and its change files, in order; read by the follower
+// (sources/follow-manifest.ts) and the publisher (cli/publish-command.ts).
 import { Type, type Static } from '@sinclair/typebox'
 
 /** A SNAPSHOT_URL whose name ends so is a manifest, not a snapshot. */
 export const MANIFEST_SUFFIX = 'manifest.json'
 
-/**
- * An object the manifest names: a file name in the manifest's own folder. No `/`, so no `../x`, no absolute
- * path and no URL: a manifest can never send a replica outside its prefix.
- */
+/** A file name in the manifest's own folder: no `/`, so a manifest can never send a replica outside its prefix. */
 const OBJECT_NAME_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9._-]*$'
 
-/**
- * A replica keeps each object as a file of that name, downloaded first under a longer temporary one
- * (`.<name>.download-<pid>`), and file names stop at 255 bytes: room is left for that.
- */
+/** Room under the 255-byte file name limit for the download's temporary name, `.<name>.download-<pid>`. */
 const OBJECT_NAME_MAX_LENGTH = 200
 
 const ObjectName = (description: string, extension: string) => Type.String({

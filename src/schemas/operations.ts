@@ -1,5 +1,6 @@
 // What the operational endpoints answer: /-/status, /-/healthz and /-/readyz.
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from './content-item.js'
 import { NewestSchema, PinSchema } from './versions.js'
 
 export const StatusSchema = Type.Object({
@@ -8,17 +9,17 @@ export const StatusSchema = Type.Object({
   }),
   node: Type.String({ description: 'The Node.js version it runs on (`process.version`, e.g. `v20.19.4`).' }),
   path: Type.String({ description: 'The snapshot file the service watches.' }),
-  snapshot: Type.Union([Type.Object({
+  snapshot: Nullable(Type.Object({
     version: Type.String({
       description: 'A digest of the served file\'s bytes (ETags start with it); with change files `<it>+<id of the last change applied>` (ETags then start with the digest and a digest of the change files\' contents).'
     }),
-    generatedAt: Type.Union([Type.String(), Type.Null()], { description: 'The served snapshot\'s `generated_at`.' }),
+    generatedAt: Nullable(Type.String(), { description: 'The served snapshot\'s `generated_at`.' }),
     loadedAt: Type.String({ description: 'When the served snapshot was loaded (ISO-8601).' }),
     items: Type.Record(Type.String(), Type.Integer(), { description: 'Items per language.' }),
     changes: Type.Optional(Type.Array(Type.Object({
       id: Type.String({ description: 'The change file\'s header `id`.' }),
       file: Type.String({ description: 'Where it was read from.' }),
-      generatedAt: Type.Union([Type.String(), Type.Null()]),
+      generatedAt: Nullable(Type.String()),
       upserts: Type.Integer(),
       deletes: Type.Integer(),
       absentDeletes: Type.Integer({ description: 'Deletes of items that were not there (no error).' })
@@ -29,19 +30,19 @@ export const StatusSchema = Type.Object({
     garbageBytes: Type.Optional(Type.Integer({
       description: 'Bytes of items replaced or deleted by change files, held until the next full load.'
     })),
-    imageMs: Type.Optional(Type.Union([Type.Integer(), Type.Null()], {
+    imageMs: Type.Optional(Nullable(Type.Integer(), {
       description: 'Milliseconds the snapshot took to read from its version image in STATE_DIR; null: it was parsed.'
     }))
-  }), Type.Null()], { description: 'The snapshot served; null while the first one is loading.' }),
+  }), { description: 'The snapshot served; null while the first one is loading.' }),
   reloads: Type.Object({
     succeeded: Type.Integer(),
     failed: Type.Integer(),
     failedInARow: Type.Integer({ description: 'Failures since the last successful reload.' }),
-    lastFailure: Type.Union([Type.Object({
+    lastFailure: Nullable(Type.Object({
       at: Type.String(),
       problems: Type.Array(Type.String(), { description: 'The validation report, one line per problem.' })
-    }), Type.Null()]),
-    staleSince: Type.Union([Type.String(), Type.Null()], {
+    })),
+    staleSince: Nullable(Type.String(), {
       description:
         'When the first of the failures in a row happened: since then the file is not the one served (null: it is).'
     }),
@@ -67,14 +68,14 @@ export const StatusSchema = Type.Object({
       refused: Type.Integer({ description: 'Images that failed a check: each was removed and its snapshot parsed.' })
     }, { description: 'Version images read instead of a parse, written after one, and refused, since start.' }))
   }),
-  memory: Type.Union([Type.Object({
+  memory: Nullable(Type.Object({
     budget: Type.Integer({
       description: 'Bytes the service may use, every worker together (MEMORY_LIMIT_MB, else the cgroup\'s limit, else the machine\'s memory).'
     }),
     budgetSource: Type.String({
       description: 'Where the budget comes from: MEMORY_LIMIT_MB, cgroup v2, cgroup v1 or machine.'
     }),
-    lastTooBig: Type.Union([Type.Object({
+    lastTooBig: Nullable(Type.Object({
       at: Type.String(),
       file: Type.String(),
       neededBytes: Type.Integer({ description: 'Its estimated peak.' }),
@@ -82,29 +83,25 @@ export const StatusSchema = Type.Object({
         description: 'What the budget had free when it was refused (negative: already passed).'
       }),
       budgetBytes: Type.Integer()
-    }), Type.Null()], { description: 'The last file refused for memory, with its numbers; null when none was.' })
-  }), Type.Null()], { description: 'The memory budget snapshots are loaded within.' }),
-  source: Type.Union([Type.Object({
+    }), { description: 'The last file refused for memory, with its numbers; null when none was.' })
+  }), { description: 'The memory budget snapshots are loaded within.' }),
+  source: Nullable(Type.Object({
     url: Type.String({ description: 'SNAPSHOT_URL, without credentials.' }),
-    etag: Type.Union([Type.String(), Type.Null()], { description: 'The served version, as the source names it.' }),
-    lastModified: Type.Union([Type.String(), Type.Null()]),
-    lastChecked: Type.Union([Type.String(), Type.Null()], {
-      description: 'When the source was last asked (ISO-8601).'
-    }),
-    lastChanged: Type.Union([Type.String(), Type.Null()], {
-      description: 'When a new object from it was last served.'
-    }),
-    lastError: Type.Union([Type.Object({ at: Type.String(), message: Type.String() }), Type.Null()], {
+    etag: Nullable(Type.String(), { description: 'The served version, as the source names it.' }),
+    lastModified: Nullable(Type.String()),
+    lastChecked: Nullable(Type.String(), { description: 'When the source was last asked (ISO-8601).' }),
+    lastChanged: Nullable(Type.String(), { description: 'When a new object from it was last served.' }),
+    lastError: Nullable(Type.Object({ at: Type.String(), message: Type.String() }), {
       description:
         'The last failed check: the source unreachable or refusing, a download cut short or too large, a bad object.'
     }),
     checks: Type.Integer(),
     errors: Type.Integer()
-  }), Type.Null()], { description: 'The published source followed (SNAPSHOT_URL); null when the snapshot is a file.' }),
-  servingThreads: Type.Union([Type.Array(Type.Object({
+  }), { description: 'The published source followed (SNAPSHOT_URL); null when the snapshot is a file.' }),
+  servingThreads: Nullable(Type.Array(Type.Object({
     id: Type.Integer({ description: 'Its place among the serving threads, from 0.' }),
     threadId: Type.Integer({ description: 'Its Node.js thread id (a thread started again gets a new one).' }),
-    version: Type.Union([Type.String(), Type.Null()], {
+    version: Nullable(Type.String(), {
       description: 'The version it serves; null while it has not yet served the current one.'
     }),
     since: Type.String({ description: 'When it was started (ISO-8601).' }),
@@ -112,24 +109,22 @@ export const StatusSchema = Type.Object({
     lettingGo: Type.Array(Type.String(), {
       description: 'Versions it no longer serves whose memory the collector has not yet taken (an answer still sending from one holds it); the memory budget waits for them.'
     })
-  })), Type.Null()], {
+  })), {
     description: 'The serving threads (WORKERS > 1), each serving the one shared copy of the snapshot; null when one thread does everything.'
   }),
-  pin: Type.Union([PinSchema, Type.Null()], {
+  pin: Nullable(PinSchema, {
     description: 'The pinned version (POST /-/rollback or /-/pin; GET /-/versions); null when the source is followed.'
   }),
-  newest: Type.Union([NewestSchema, Type.Null()], {
+  newest: Nullable(NewestSchema, {
     description: 'While pinned: the newer file or published object noticed and not loaded; null when none.'
   }),
-  trouble: Type.Union([Type.Object({
-    delay: Type.Union([Type.String(), Type.Null()], {
+  trouble: Nullable(Type.Object({
+    delay: Nullable(Type.String(), {
       description: 'DELAY_MS: `200` (ms), `100-400` (uniform), `~150` (lognormal median); null for none.'
     }),
     failRate: Type.Number({ description: 'FAIL_RATE: the share of page requests answered with failStatus.' }),
     failStatus: Type.Integer(),
-    fault: Type.Union([Type.String(), Type.Null()], {
-      description: 'FAULT: reset, truncate or dribble; null for none.'
-    }),
+    fault: Nullable(Type.String(), { description: 'FAULT: reset, truncate or dribble; null for none.' }),
     faultRate: Type.Number({
       description: 'FAULT_RATE: the share of page requests the fault breaks (0 without a fault).'
     }),
@@ -137,9 +132,7 @@ export const StatusSchema = Type.Object({
       description: 'CHAOS: requests may ask for their own delay and status (Prefer, __delay, __status).'
     }),
     seed: Type.Integer({ description: 'The seed of the sequence drawn: CHAOS_SEED, or the one drawn at start.' })
-  }), Type.Null()], {
-    description: 'Simulated trouble (a demo server): what every page request may get; null when there is none.'
-  })
+  }), { description: 'Simulated trouble (a demo server): what every page request may get; null when there is none.' })
 }, { title: 'Status' })
 
 export type Status = Static<typeof StatusSchema>

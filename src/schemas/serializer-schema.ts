@@ -1,5 +1,5 @@
-// A schema as fast-json-stringify should see it: TypeBox's "X or null" and string unions as a `type` list or an
-// `enum`, not an `anyOf`, which it writes by running ajv on each value (ADR 018). Only the serializer gets this form.
+// A schema as fast-json-stringify should see it: "X or null" and string unions as a `type` list or an `enum`, not an
+// `anyOf`, which it writes by running ajv on each value (ADR 018).
 
 type Schema = Record<string, unknown>
 

@@ -6,8 +6,7 @@ export const LANGUAGE_PATTERN = '^[a-z]{2}(-[a-z]{2,4})?$'
 /** LANGUAGE_PATTERN compiled, for the loader and the route alike. */
 export const LANGUAGE = new RegExp(LANGUAGE_PATTERN)
 
-// An item as stored: the served fields plus `companies`. Extra fields are allowed (forward compatibility)
-// and never served.
+// An item as stored: the served fields plus `companies`; extra fields allowed (forward compatibility), never served.
 export const SnapshotItemSchema = Type.Composite([
   ContentItemSchema,
   Type.Object({

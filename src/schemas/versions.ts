@@ -1,25 +1,25 @@
 // What the operator's version endpoints take and answer: GET /-/versions, POST /-/rollback, /-/pin, /-/unpin.
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from './content-item.js'
 
 const Items = Type.Record(Type.String(), Type.Integer(), { description: 'Items per language.' })
 
 export const PinSchema = Type.Object({
   version: Type.String({ description: 'The version pinned: served whatever the source publishes, until unpinned.' }),
   pinnedAt: Type.String({ description: 'When it was pinned (ISO-8601).' }),
-  from: Type.Union([Type.String(), Type.Null()], { description: 'The version served before the pin.' })
+  from: Nullable(Type.String(), { description: 'The version served before the pin.' })
 }, { title: 'Pin' })
 
 export const NewestSchema = Type.Object({
   noticedAt: Type.String({ description: 'When a newer file or published object was last noticed (ISO-8601).' }),
   source: Type.String({ description: 'The snapshot file, or the published object\'s URL.' }),
-  etag: Type.Union([Type.String(), Type.Null()], { description: 'The published object\'s ETag; null for a file.' })
+  etag: Nullable(Type.String(), { description: 'The published object\'s ETag; null for a file.' })
 }, { title: 'Newest', description: 'Noticed while pinned, not loaded: unpin loads it.' })
 
-// A kept version as the replica records it beside its files (STATE_DIR/versions/<version>/version.json) and as
-// GET /-/versions lists it: one set of fields for both.
+// A kept version as recorded in STATE_DIR/versions/<version>/version.json and as GET /-/versions lists it.
 const keptFields = {
   version: Type.String(),
-  generatedAt: Type.Union([Type.String(), Type.Null()]),
+  generatedAt: Nullable(Type.String()),
   items: Items,
   servedAt: Type.String({ description: 'When this replica first served it (ISO-8601).' }),
   source: Type.String({ description: 'The snapshot file or published object it came from.' }),
@@ -30,9 +30,8 @@ const keptFields = {
 }
 
 /**
- * The record on disk, read back at every start: checked against this, since a state directory outlives the
- * build that wrote it and may be copied, edited or cut short. `changeDigests` (the digests of `chain.changes`,
- * in order) is absent in records of older builds.
+ * Checked at every start: a state directory outlives its build and may be copied, edited or cut short.
+ * `changeDigests` (of `chain.changes`, in order) is absent in older builds' records.
  */
 export const KeptRecordSchema = Type.Object({
   ...keptFields,
@@ -47,13 +46,13 @@ const KeptVersionSchema = Type.Object({
 })
 
 export const VersionsSchema = Type.Object({
-  served: Type.Union([Type.Object({
+  served: Nullable(Type.Object({
     version: Type.String(),
-    generatedAt: Type.Union([Type.String(), Type.Null()]),
+    generatedAt: Nullable(Type.String()),
     items: Items
-  }), Type.Null()], { description: 'The version served; null while the first one loads.' }),
-  pin: Type.Union([PinSchema, Type.Null()]),
-  newest: Type.Union([NewestSchema, Type.Null()]),
+  }), { description: 'The version served; null while the first one loads.' }),
+  pin: Nullable(PinSchema),
+  newest: Nullable(NewestSchema),
   kept: Type.Array(KeptVersionSchema, {
     description: 'The kept versions, newest first (KEEP_VERSIONS of them, and the served one).'
   })
