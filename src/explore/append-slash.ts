@@ -1,5 +1,4 @@
-// The app's not-found handler, as Django resolves a path its URLconf does not match literally: the explore path
-// with percent escapes is still the view, without its slash APPEND_SLASH redirects it, anything else is DRF's 404.
+// The not-found handler, as Django resolves paths its URLconf does not match literally (escapes, APPEND_SLASH).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { notFound } from '../errors.js'
 import { sendError } from '../http/error-handler.js'
@@ -14,7 +13,7 @@ export function notFoundHandler (explore: ExploreHandler): (request: FastifyRequ
     } else if (target.slash) {
       explore(request, reply)
     } else {
-      // A relative Location and an empty HTML body, as Django's CommonMiddleware sends them.
+      // As Django's CommonMiddleware: a relative Location, an empty HTML body.
       reply.code(301).header('location', `${target.path}/${target.query === '' ? '' : `?${target.query}`}`)
         .type('text/html; charset=utf-8').send('')
     }

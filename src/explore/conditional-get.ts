@@ -1,5 +1,4 @@
-// Strong ETags for pages and If-None-Match → 304. A tag is derived from what a page's bytes depend on (snapshot,
-// target, link origin, indent), never by hashing the body.
+// Strong ETags from what a page's bytes depend on, never a hash of the body; If-None-Match → 304.
 
 /** FNV-1a, 32 bits: cheap, and collisions only matter between representations of one URL. */
 function fnv1a (text: string): number {
@@ -15,10 +14,7 @@ export function entityTag (snapshotVersion: string, origin: string, url: string,
   return `"${snapshotVersion}-${fnv1a(`${origin}\n${url}\n${indent ?? ''}`).toString(36)}"`
 }
 
-/**
- * RFC 9110 §13.1.2: `*` or any listed tag equal to ours under weak comparison (a `W/` prefix is
- * ignored) means the client's copy is current.
- */
+/** RFC 9110 §13.1.2: weak comparison. */
 export function notModified (ifNoneMatch: string | undefined, etag: string): boolean {
   if (ifNoneMatch === undefined) return false
   for (const candidate of ifNoneMatch.split(',')) {

@@ -1,5 +1,4 @@
-// DRF's content negotiation with JSONRenderer alone: `?format=` other than `json` is a 404, an Accept admitting no
-// `application/json` a 406, `; indent=N` indents. Quality values are ignored, as DRF ignores them.
+// DRF's content negotiation with JSONRenderer alone; quality values ignored, as DRF ignores them.
 import { notAcceptable, notFound } from '../errors.js'
 import { pythonInt } from './python-int.js'
 
@@ -10,7 +9,7 @@ interface MediaType {
   precedence: number
 }
 
-/** Django's `parse_header`: `type/sub; k=v; k2="v 2"`, type and keys lower-cased, values unquoted. */
+/** Django's `parse_header`. */
 function parseMediaType (text: string): MediaType {
   const parts: string[] = []
   let rest = text
@@ -45,15 +44,13 @@ function parseMediaType (text: string): MediaType {
 }
 
 interface Negotiation {
-  /** Spaces of indentation the client asked for (1–8), or null for DRF's compact output. */
+  /** 1–8, or null for DRF's compact output. */
   indent: number | null
 }
 
 const COMPACT: Negotiation = { indent: null }
 
-/**
- * Chooses the JSON renderer or throws as DRF would. `format` is the last `format` query value.
- */
+/** Throws DRF's 404 or 406. */
 export function negotiate (accept: string | undefined, format: string | undefined): Negotiation {
   if (format !== undefined && format !== '' && format !== 'json') throw notFound()
   // Without the header DRF assumes */*; an empty header is a list of one empty type, which matches nothing.
@@ -65,10 +62,10 @@ export function negotiate (accept: string | undefined, format: string | undefine
     if (matches && (best === null || type.precedence > best.precedence)) best = type
   }
   if (best === null) throw notAcceptable()
-  // Whichever media type DRF keeps (the client's, or application/json with its parameters), `indent` counts.
+  // Whichever media type DRF keeps, `indent` counts.
   const indentText = best.params.get('indent')
   if (indentText === undefined) return COMPACT
-  // DRF: `int(params['indent'])`, a ValueError meaning compact output.
+  // DRF: a ValueError of `int(params['indent'])` means compact.
   const indent = pythonInt(indentText)
   if (indent === null) return COMPACT
   const clamped = Math.max(Math.min(indent.value, 8), 0)

@@ -1,18 +1,16 @@
-// The one matcher of the explore URL, `/{lang}/api/internal/explore/`, as Django's URLconf matches it (on the
-// percent-decoded path), and of its slashless spelling, which APPEND_SLASH redirects.
+// The one matcher of the explore URL, as Django's URLconf matches it (decoded), with or without its slash.
 import { LANGUAGE } from '../schemas/snapshot.js'
 
-/** The route Fastify dispatches on; the handler still asks `matchExplorePath`, which has the last word. */
+/** `matchExplorePath` has the last word. */
 export const EXPLORE_ROUTE = '/:lang/api/internal/explore/'
 
 interface ExploreTarget {
-  /** The language segment (`en`, `pt-br`). */
   lang: string
-  /** False for `/{lang}/api/internal/explore` (no slash): APPEND_SLASH redirects it. */
+  /** False: APPEND_SLASH redirects it. */
   slash: boolean
-  /** The decoded path. */
+  /** Decoded. */
   path: string
-  /** The raw query string after the first `?`, '' when there is none. */
+  /** Raw. */
   query: string
 }
 
@@ -20,12 +18,11 @@ const EXPLORE = /^\/([^/]+)\/api\/internal\/explore(\/?)$/
 // RFC 9112 §3.2.2: a target in absolute form (`http://host/path`) is routed by its path, as Fastify's router does.
 const ABSOLUTE_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/
 
-/** The explore path in a request target, or null for any other path. */
 export function matchExplorePath (target: string): ExploreTarget | null {
   const mark = target.indexOf('?')
   let raw = mark < 0 ? target : target.slice(0, mark)
   if (raw.charCodeAt(0) !== 0x2f) raw = raw.replace(ABSOLUTE_FORM, '')
-  // Django matches decoded paths: `explore%2F` is `explore/`. A path that cannot be decoded matches nothing.
+  // `explore%2F` is `explore/`; a path that cannot be decoded matches nothing.
   const path = raw.includes('%') ? decodePath(raw) : raw
   if (path === null) return null
   const match = EXPLORE.exec(path)

@@ -1,5 +1,4 @@
-// The explore parameters read by DRF's rules (QueryDict, LimitOffsetPagination): `companies` repeatable, blanks
-// ignored, anything but digits refused; `limit` and `offset` never refused, only defaulted.
+// The explore parameters read by DRF's rules (QueryDict, LimitOffsetPagination).
 import { companiesNotInteger } from '../errors.js'
 import { pythonInt } from './python-int.js'
 import type { QueryDict } from './query-string.js'
@@ -8,22 +7,19 @@ const DEFAULT_LIMIT = 10
 
 const DIGITS = /^[0-9]+$/
 
-/** Digits → number, or Infinity past 2^53 (such a count or offset is beyond any snapshot). */
+/** Infinity past 2^53: beyond any snapshot. */
 function digitsValue (digits: string): number {
   const value = Number(digits)
   return Number.isSafeInteger(value) ? value : Infinity
 }
 
-/** The last value, as Django's `QueryDict.__getitem__` gives it. */
+/** As Django's `QueryDict.__getitem__`. */
 export function lastValue (query: QueryDict, key: string): string | undefined {
   const values = query[key]
   return values === undefined ? undefined : values[values.length - 1]
 }
 
-/**
- * Company ids to filter by, or null for no filter. Throws the DRF 400 for a value that is not all
- * digits. Ids past 2^53 are kept as Infinity: valid, linked to nothing.
- */
+/** Null for no filter; blanks ignored. Ids past 2^53 are Infinity: valid, linked to nothing. */
 export function readCompanies (query: QueryDict): number[] | null {
   const values = query.companies
   if (values === undefined) return null
@@ -36,10 +32,7 @@ export function readCompanies (query: QueryDict): number[] | null {
   return ids
 }
 
-/**
- * `limit`: DRF's `_positive_int(value, strict=True, cutoff=max_limit)`: Python's int() of the last
- * value, > 0, else the default; above `maxLimit`, `maxLimit`.
- */
+/** DRF's `_positive_int(value, strict=True, cutoff=max_limit)`: never refused, only defaulted. */
 export function readLimit (query: QueryDict, maxLimit: number): number {
   const value = lastValue(query, 'limit')
   const limit = value === undefined ? null : pythonInt(value)
@@ -49,10 +42,7 @@ export function readLimit (query: QueryDict, maxLimit: number): number {
 
 const NO_OFFSET = { offset: 0, digits: '0' }
 
-/**
- * `offset`: DRF's `_positive_int(value)`: Python's int() of the last value, >= 0, else 0. Kept as
- * Python's digits too: an offset past 2^53 still has to come back exactly in a `previous` link.
- */
+/** DRF's `_positive_int(value)`; the digits too, as past 2^53 a `previous` link must still be exact. */
 export function readOffset (query: QueryDict): { offset: number, digits: string } {
   const value = lastValue(query, 'offset')
   const offset = value === undefined ? null : pythonInt(value)
@@ -60,12 +50,10 @@ export function readOffset (query: QueryDict): { offset: number, digits: string 
   return { offset: offset.value, digits: offset.digits }
 }
 
-/** What a page is made of, read by the rules above; throws the DRF 400 for a bad `companies`. */
 interface PageParams {
   companies: number[] | null
   limit: number
   offset: number
-  /** The offset exactly, as Python writes it (see readOffset). */
   offsetDigits: string
 }
 

@@ -1,5 +1,4 @@
-// Every method on the explore path through Fastify, in the order DRF's APIView works (query, negotiation, method,
-// page): GET and HEAD are the page answer (page-answer.ts), OPTIONS DRF's metadata, the rest a 405.
+// Every method on the explore path through Fastify, checked in the order of DRF's APIView.
 import { METHODS } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyCorsOptions } from '@fastify/cors'
@@ -35,22 +34,21 @@ declare module 'fastify' {
 
 export type ExploreHandler = (request: FastifyRequest, reply: FastifyReply) => void
 
-/** The view: answers any method on the explore path; the not-found handler calls it for encoded spellings. */
+/** Also called by the not-found handler for encoded spellings. */
 export function exploreView (
   snapshot: () => SnapshotModel | null, settings: PageSettings & PageRequestSettings, write: AnswerWriter
 ): ExploreHandler {
   const vary = viewVary(settings.cors)
   return function explore (request, reply) {
-    // Fastify uses our query parser on a matched route only; from the not-found handler (encoded spellings)
-    // the query is read from the raw request, as the fast path reads it.
+    // Fastify parses the query on a matched route only; else it is read from the raw request.
     const query = request.routeOptions.url === undefined ? undefined : request.query as QueryDict
     const page = readPageRequest(request.raw, settings, request.linkHost, query)
-    // A segment that is not a language, or a path only the router took for this one: a 404.
+    // Not a language, or a path only the router took for this one.
     if (page === null) {
       reply.callNotFound()
       return
     }
-    // Set first, so that the view's errors carry them too.
+    // First, so that the view's errors carry them too.
     reply.header('allow', ALLOW).header('vary', vary).header('content-type', 'application/json')
     const method = request.method
     if (method === 'GET' || method === 'HEAD') {
@@ -58,7 +56,7 @@ export function exploreView (
       const answer = model === null
         ? errorAnswer(snapshotLoading(), page, settings, null)
         : answerPage(model, page, settings)
-      // Written whole by the one writer; Fastify still logs, counts and times it (its onResponse runs).
+      // Fastify's onResponse still logs, counts and times it.
       reply.hijack()
       write(reply.raw, page, answer, () => {})
       return
@@ -71,8 +69,7 @@ export function exploreView (
 
 export async function exploreRoutes (app: FastifyInstance, { explore }: { explore: ExploreHandler }): Promise<void> {
   app.get(EXPLORE_ROUTE, {
-    // The schemas only document: DRF refuses nothing but a bad `companies` (its own body), our parser yields only
-    // arrays of strings, and checking that on every request cost an uncached answer ~2%.
+    // Schemas only document: DRF refuses only a bad `companies`, and validating cost an uncached answer ~2%.
     validatorCompiler: () => () => true,
     schema: {
       summary: 'A page of content items linked to a company, newest first',
@@ -94,14 +91,14 @@ export async function exploreRoutes (app: FastifyInstance, { explore }: { explor
       response: { 200: OptionsMetadataSchema }
     }
   }, explore)
-  // A CORS preflight is answered by @fastify/cors in its hook; the handler runs only when CORS is off.
+  // @fastify/cors answers a preflight in its hook; the handler runs only when CORS is off.
   app.options(EXPLORE_ROUTE, {
     constraints: { corsPreflight: 'yes' },
     config: { cors: { preflight: true } },
     schema: { hide: true }
   }, explore)
 
-  // DRF's 405 (after content negotiation) for every other method; CONNECT never reaches a route in Node.
+  // DRF's 405 (after negotiation); CONNECT never reaches a route in Node.
   const others = METHODS.filter(m => m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS' && m !== 'CONNECT')
   for (const method of others) {
     if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })

@@ -1,12 +1,11 @@
-// `next` and `previous` as DRF's LimitOffsetPagination builds them: the request's URL with `limit` and `offset`
-// replaced (or `offset` removed), the rest re-encoded and sorted, once a page for both links.
+// `next` and `previous` as DRF's LimitOffsetPagination builds them; the query encoded once for both.
 import { compareCodePoints, quotePlus, type QueryDict } from './query-string.js'
 
 interface PagePosition {
   count: number
   limit: number
   offset: number
-  /** The offset as Python writes it (no leading zeros); exact even past 2^53. */
+  /** Exact even past 2^53. */
   offsetDigits: string
 }
 
@@ -15,13 +14,10 @@ interface PageLinks {
   previous: string | null
 }
 
-/** The encoded query around `limit` and `offset`: `urlencode(sorted(...), doseq=True)` in three parts. */
+/** `urlencode(sorted(...), doseq=True)` split around `limit` and `offset`, `&` on the side that joins them. */
 interface QueryTemplate {
-  /** Fields sorting before `limit`, each followed by `&`. */
   beforeLimit: string
-  /** Fields sorting between `limit` and `offset`, each preceded by `&`. */
   between: string
-  /** Fields sorting after `offset`, each preceded by `&`. */
   afterOffset: string
 }
 
@@ -48,7 +44,7 @@ function link (
   return `${url}?${beforeLimit}limit=${limit}${between}${offset === null ? '' : `&offset=${offset}`}${afterOffset}`
 }
 
-/** `url` is the absolute URL of the page without its query string. */
+/** `url`: absolute, without its query string. */
 export function pageLinks (
   url: string, query: QueryDict, { count, limit, offset, offsetDigits }: PagePosition
 ): PageLinks {

@@ -1,24 +1,16 @@
 // Python's `int(text)` in base 10, as DRF reads `limit`, `offset` and `indent` (LimitOffsetPagination, JSONRenderer).
 
-/** An integer read as Python would: exact as `digits`, and as a number where one is exact. */
 interface PythonInt {
-  /** The value; -Infinity or Infinity past 2^53, where no number is exact. */
+  /** ±Infinity past 2^53. */
   value: number
-  /** Python's `str()` of the value: no leading zeros, `-` when negative, exact however large. */
+  /** Python's `str()` of the value, exact however large. */
   digits: string
 }
 
-/**
- * Python (3.10.7+, 3.11+) raises ValueError for more digits than this (`sys.get_int_max_str_digits()`,
- * default 4300; leading zeros count, underscores do not), so DRF falls back to its default.
- */
+/** Python 3.10.7+'s int() limit (leading zeros count, underscores do not); past it DRF uses its default. */
 export const MAX_STR_DIGITS = 4300
 
-/**
- * The first code point (value 0) of each run of ten Unicode decimal digits, as Python 3.11's
- * `unicodedata` (Unicode 14.0, the reference's Python) has them. A table rather than `\p{Nd}`: Node's
- * ICU knows newer Unicode versions (Kawi, Nag Mundari, ...), which Python 3.11's int() refuses.
- */
+/** Each run of ten decimal digits in Unicode 14.0 (Python 3.11); Node's `\p{Nd}` knows newer ones int() refuses. */
 const DIGIT_RUNS = [
   0x30, 0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xde6,
   0xe50, 0xed0, 0xf20, 0x1040, 0x1090, 0x17e0, 0x1810, 0x1946, 0x19d0, 0x1a80, 0x1a90, 0x1b50, 0x1bb0,
@@ -32,7 +24,6 @@ const ASCII_DIGITS = /^[0-9]+$/
 
 const ZERO: PythonInt = { value: 0, digits: '0' }
 
-/** The decimal value of a code point, or -1 when Python's int() does not read it as a digit. */
 function digitValue (code: number): number {
   if (code < 0x660) return code >= 0x30 && code <= 0x39 ? code - 0x30 : -1
   let low = 0
@@ -46,17 +37,13 @@ function digitValue (code: number): number {
   return value < 10 ? value : -1
 }
 
-/**
- * Whitespace int() skips around the number. Not all of `str.isspace()`: int() hands ASCII to C's
- * `Py_ISSPACE`, which lacks \x1c-\x1f; non-ASCII Unicode spaces (\x85, NBSP, U+3000, ...) count.
- */
+/** Not `str.isspace()`: int() checks ASCII with C's `Py_ISSPACE`, which lacks \x1c-\x1f. */
 function isSpace (code: number): boolean {
   if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d)
   return code === 0x85 || code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) ||
     code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000
 }
 
-/** ASCII digits, not empty and not over MAX_STR_DIGITS, with a sign → the value. */
 function fromDigits (digits: string, negative: boolean): PythonInt {
   let start = 0
   while (start < digits.length - 1 && digits.charCodeAt(start) === 0x30) start++
@@ -67,12 +54,8 @@ function fromDigits (digits: string, negative: boolean): PythonInt {
   return negative ? { value: -value, digits: `-${magnitude}` } : { value, digits: magnitude }
 }
 
-/**
- * `int(text)`, or null where Python raises ValueError. Accepted: surrounding whitespace, one `+` or
- * `-`, Unicode decimal digits with single `_` between two digits. Not: `1.0`, `0x10`, `1e3`, `²`.
- */
+/** `int(text)`, or null where Python raises ValueError (`1.0`, `0x10`, `1e3`, `²`, `1__0`). */
 export function pythonInt (text: string): PythonInt | null {
-  // What clients send: plain ASCII digits.
   if (text.length <= MAX_STR_DIGITS && ASCII_DIGITS.test(text)) return fromDigits(text, false)
   const end = text.length
   let i = 0
@@ -89,7 +72,7 @@ export function pythonInt (text: string): PythonInt | null {
       afterDigit = true
       i += code > 0xffff ? 2 : 1
     } else if (code === 0x5f && afterDigit) {
-      afterDigit = false // a `_` only between digits: the next one must be a digit
+      afterDigit = false
       i++
     } else {
       break

@@ -1,13 +1,12 @@
-// Query strings read (`parse_qsl(keep_blank_values=True)`) and written (`urlencode(sorted(...), doseq=True)`) as
-// Django and DRF do: clients would see any difference in links, in which parameter wins, in `+` and `%`.
+// Query strings read and written exactly as Django and DRF do: clients see any difference in links.
 
-/** Django refuses more fields than this (settings.DATA_UPLOAD_MAX_NUMBER_FIELDS). */
+/** Django's DATA_UPLOAD_MAX_NUMBER_FIELDS. */
 const MAX_FIELDS = 1000
 
-/** A parsed query: key → values in request order (Django's QueryDict), no prototype. */
+/** Key → values in request order, no prototype. */
 export type QueryDict = Record<string, string[]>
 
-// Not fatal: bad bytes become U+FFFD, as Python's errors='replace'; a BOM is a character to Python, kept.
+// Bad bytes become U+FFFD, as Python's errors='replace'; a BOM is a character to Python.
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true })
 
 function hexValue (code: number): number {
@@ -17,10 +16,7 @@ function hexValue (code: number): number {
   return -1
 }
 
-/**
- * Python's `unquote(s.replace('+', ' '))`: %XX runs are decoded as UTF-8, with U+FFFD for invalid bytes;
- * a `%` not followed by two hex digits stays as it is; characters outside ASCII pass through.
- */
+/** Python's `unquote(s.replace('+', ' '))`. */
 export function unquotePlus (text: string): string {
   const plus = text.indexOf('+')
   const percent = text.indexOf('%')
@@ -40,7 +36,7 @@ export function unquotePlus (text: string): string {
       bytes.push(hexValue(text.charCodeAt(i + 1)) * 16 + hexValue(text.charCodeAt(i + 2)))
       i += 2
     } else if (code < 0x80) {
-      // Python decodes each ASCII run, escapes included, as one byte string: literal ASCII joins the run.
+      // Python decodes each ASCII run, escapes included, as one byte string.
       bytes.push(code === 0x2b ? 0x20 : code)
     } else {
       flush()
@@ -51,7 +47,7 @@ export function unquotePlus (text: string): string {
   return out
 }
 
-/** How many fields Django counts: one more than the number of `&`, empty ones included. */
+/** As Django counts them: empty fields included. */
 export function fieldCount (query: string): number {
   if (query === '') return 0
   let n = 1
@@ -59,18 +55,13 @@ export function fieldCount (query: string): number {
   return n
 }
 
-/** What a query of more than MAX_FIELDS fields parses to: nothing, and the route answers 400. */
 export const TOO_MANY_FIELDS: QueryDict = Object.freeze(Object.create(null) as QueryDict)
 
-/** A request's query as Django would see it, or TOO_MANY_FIELDS (Django refuses to parse it at all). */
 export function parseRequestQuery (query: string): QueryDict {
   return fieldCount(query) > MAX_FIELDS ? TOO_MANY_FIELDS : parseQuery(query)
 }
 
-/**
- * `parse_qsl(query, keep_blank_values=True)` into a QueryDict: split on `&` only, skip empty fields,
- * a field without `=` has the value ''. Requests go through parseRequestQuery, which counts fields first.
- */
+/** `parse_qsl(query, keep_blank_values=True)`; requests go through parseRequestQuery, which counts fields. */
 export function parseQuery (query: string): QueryDict {
   const dict: QueryDict = Object.create(null)
   if (query === '') return dict
@@ -88,7 +79,7 @@ export function parseQuery (query: string): QueryDict {
 
 const UNRESERVED = /^[A-Za-z0-9_.~-]*$/
 
-/** Python's `quote_plus(s)`: UTF-8, everything but `A-Za-z0-9_.-~` percent-encoded, space as `+`. */
+/** Python's `quote_plus(s)`. */
 export function quotePlus (text: string): string {
   if (UNRESERVED.test(text)) return text
   let out = ''
@@ -105,10 +96,7 @@ export function quotePlus (text: string): string {
   return out
 }
 
-/**
- * Python compares strings by code point; JavaScript's `<` by UTF-16 unit. They differ only when one side
- * has a surrogate (a character past U+FFFF) where the other has U+E000–U+FFFF.
- */
+/** Python's order: by code point, not UTF-16 unit (they differ for surrogates against U+E000–U+FFFF). */
 export function compareCodePoints (a: string, b: string): number {
   const n = Math.min(a.length, b.length)
   for (let i = 0; i < n; i++) {

@@ -1,10 +1,6 @@
-// The scheme and host that absolute links start with, found as Django's `build_absolute_uri` finds them,
-// and Django's host check, which refuses a Host header that could poison those links.
+// Absolute links' scheme and host as Django's `build_absolute_uri` finds them, and Django's Host check.
 
-/**
- * Django's `validate_host`: `*` allows any host; `.example.com` allows example.com and its subdomains;
- * anything else must equal the host's domain (port and a trailing dot ignored, case-insensitive).
- */
+/** Django's `validate_host`. */
 function hostAllowed (host: string, allowed: readonly string[] | null): boolean {
   if (allowed === null) return true
   const lower = host.toLowerCase()
@@ -14,24 +10,23 @@ function hostAllowed (host: string, allowed: readonly string[] | null): boolean 
 }
 
 export interface OriginOptions {
-  /** `https://example.com` or `https://example.com/prefix`, no trailing slash; null: use the request's. */
+  /** No trailing slash; null: the request's. */
   publicBaseUrl: string | null
-  /** Believe `X-Forwarded-Proto` and `X-Forwarded-Host` (a proxy in front sets them). */
+  /** Believe `X-Forwarded-Proto` and `X-Forwarded-Host`. */
   trustProxy: boolean
-  /** Django's ALLOWED_HOSTS; null allows any host of valid syntax. */
+  /** Django's ALLOWED_HOSTS; null: any valid host. */
   allowedHosts: readonly string[] | null
 }
 
 interface RequestLike {
   headers: Record<string, string | string[] | undefined>
-  /** Header names and values as received, every occurrence kept; a request may carry Host twice. */
+  /** A request may carry Host twice. */
   rawHeaders?: string[]
   socket: { localAddress?: string | undefined, localPort?: number | undefined, encrypted?: boolean }
 }
 
-/** More than one Host header (Node keeps the first in `headers`). */
+/** Node keeps the first Host in `headers`; `headersDistinct` would build an object of every header. */
 function repeatedHost (rawHeaders: string[] | undefined): boolean {
-  // Node's `headersDistinct` would say so too, but builds an object of every header to do it.
   if (rawHeaders === undefined) return false
   let seen = 0
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -51,31 +46,31 @@ function firstValue (header: string | string[] | undefined): string | undefined 
   return (comma < 0 ? value : value.slice(0, comma)).trim()
 }
 
-/** The host as the client named it (case kept, as Django keeps it), or null if Django would refuse it. */
+/** The host as named (Django keeps its case), or null if Django would refuse it. */
 export function requestHost (
   request: RequestLike, { trustProxy, allowedHosts }: Pick<OriginOptions, 'trustProxy' | 'allowedHosts'>
 ): string | null {
   let host = trustProxy ? firstValue(request.headers['x-forwarded-host']) : undefined
   if (host === undefined) {
-    // Django sees two Host headers joined by a comma, which no host matches.
+    // Django sees two joined by a comma, which no host matches.
     if (repeatedHost(request.rawHeaders)) return null
     host = request.headers.host as string | undefined
   }
   if (host === undefined) {
-    // HTTP/1.0 may omit Host; Django then uses the server's own name and port.
+    // HTTP/1.0 may omit Host; Django then uses the server's own.
     const address = request.socket.localAddress ?? '127.0.0.1'
     const port = request.socket.localPort ?? 80
     host = `${address.includes(':') ? `[${address}]` : address}:${port}`
   }
   const lower = host.toLowerCase()
   if (!HOST_SYNTAX.test(lower)) return null
-  // A domain of only dots (or nothing before the port) is refused too.
+  // A domain of only dots, or none before the port, too.
   const domain = lower.endsWith(']') ? lower : lower.replace(/:[0-9]+$/, '').replace(/\.$/, '')
   if (domain === '' || !hostAllowed(host, allowedHosts)) return null
   return host
 }
 
-/** `scheme://host` for links, or the configured public base URL; `linkHost` is the host `requestHost` accepted. */
+/** `linkHost`: the host `requestHost` accepted. */
 export function linkOrigin (
   request: { linkHost: string, headers: RequestLike['headers'], socket: RequestLike['socket'] },
   options: Pick<OriginOptions, 'publicBaseUrl' | 'trustProxy'>

@@ -1,5 +1,4 @@
-// Which simulated trouble each page request gets (docs/guides/demo-server.md#trouble-on-purpose), decided once for
-// both paths; http/troubled-answer.ts acts it out. Plain TypeScript: no Fastify, no socket.
+// Which simulated trouble a page request gets (docs/guides/demo-server.md); troubled-answer.ts acts it out.
 import { randomInt } from 'node:crypto'
 import type { EventEmitter } from 'node:events'
 import { MAX_DELAY_MS, type Config, type DelaySpec, type FaultKind } from '../config.js'
@@ -9,29 +8,26 @@ import { errorAnswer, type PageSettings, type ViewAnswer } from './page-answer.j
 import type { PageRequest } from './page-request.js'
 import { steeringOf } from './steering-fields.js'
 
-/** What one page request gets. */
 export interface Trouble {
-  /** Milliseconds to wait before anything is written (0: none). */
   delayMs: number
-  /** The answer that replaces the page's, or null. */
+  /** Replaces the page's answer. */
   failure: ViewAnswer | null
-  /** How the connection breaks, or null. */
   fault: FaultKind | null
 }
 
 type TroubleSettings =
   Pick<Config, 'delayMs' | 'failRate' | 'failStatus' | 'fault' | 'faultRate' | 'chaosSeed' | 'chaos'>
 
-/** Whether any trouble is asked for: with none, the service is the replica it always was, byte for byte. */
+/** With none, the service is the replica it always was, byte for byte. */
 export function troubleWanted (settings: TroubleSettings): boolean {
   return settings.delayMs !== null || settings.failRate > 0 || (settings.fault !== null && settings.faultRate > 0) ||
     settings.chaos
 }
 
-// A p90 about twice the median and a p99 about 3.2×, as measured latencies of web APIs spread.
+// p90 ≈ 2× the median, p99 ≈ 3.2×, as measured web API latencies spread.
 const LOGNORMAL_SIGMA = 0.5
 
-/** Draws delays of a DELAY_MS spec from its own stream: milliseconds, whole, from 0 to MAX_DELAY_MS. */
+/** DELAY_MS draws, in whole milliseconds up to MAX_DELAY_MS. */
 export class DelaySampler {
   constructor (private readonly spec: DelaySpec, private readonly rng: Rng) {}
 
@@ -41,7 +37,7 @@ export class DelaySampler {
       case 'fixed': return spec.ms
       case 'uniform': return this.rng.int(spec.min, spec.max)
       case 'lognormal': {
-        // Box-Muller: one standard normal from two uniforms (1 - u: never log(0)).
+        // Box-Muller (1 - u: never log(0)).
         const z = Math.sqrt(-2 * Math.log(1 - this.rng.float())) * Math.cos(2 * Math.PI * this.rng.float())
         return Math.min(MAX_DELAY_MS, Math.round(spec.median * Math.exp(LOGNORMAL_SIGMA * z)))
       }
@@ -49,21 +45,19 @@ export class DelaySampler {
   }
 }
 
-/** What was injected since start, read by the metrics when scraped. */
 interface TroubleCounts {
   delays: number
-  /** Milliseconds of those delays, summed (whole numbers: no drift in a long sum). */
+  /** Whole milliseconds: no drift in a long sum. */
   delayMs: number
   faults: Record<FaultKind, number>
   failures: Map<number, number>
 }
 
-/** A request's own wishes: `Prefer: delay=500, status=503` (RFC 7240), one header or several. */
+/** `Prefer: delay=500, status=503` (RFC 7240), one header or several. */
 function preferences (header: string | string[] | undefined): { delay?: string, status?: string } {
   const wishes: { delay?: string, status?: string } = {}
   if (header === undefined) return wishes
   for (const preference of (Array.isArray(header) ? header.join(',') : header).split(',')) {
-    // A preference's own parameters (`; …`) say nothing here.
     const [name = '', value = ''] = (preference.split(';')[0] as string).split('=').map(part => part.trim())
     const key = name.toLowerCase()
     const unquoted = value.replace(/^"(.*)"$/, '$1')
@@ -79,17 +73,14 @@ function wishedDelay (text: string | undefined): number | null {
   return ms <= MAX_DELAY_MS ? ms : null
 }
 
-/** 200 asks for no failure (a way round FAIL_RATE); another status, a failure with that status. */
+/** 200 asks for no failure (a way round FAIL_RATE). */
 function wishedStatus (text: string | undefined): FailStatus | 200 | null {
   if (text === undefined || !/^[0-9]{3}$/.test(text)) return null
   const status = Number(text)
   return status === 200 || (FAIL_STATUSES as number[]).includes(status) ? status as FailStatus | 200 : null
 }
 
-/**
- * The trouble of this service's page requests. Each kind draws from its own stream, once per request whatever it
- * asks, so a seed replays the same trouble and turning on one kind never shifts another's sequence.
- */
+/** Each kind draws from its own stream once per request, so a seed replays and kinds never shift each other. */
 export class SimulatedTrouble {
   readonly seed: number
   readonly counts: TroubleCounts = {
@@ -99,7 +90,6 @@ export class SimulatedTrouble {
   private readonly delays: DelaySampler | null
   private readonly failures: Rng
   private readonly faults: Rng
-  /** Waits under way: run at once by `hurry()`. */
   private readonly waiting = new Set<() => void>()
   private closing = false
 
@@ -110,7 +100,7 @@ export class SimulatedTrouble {
     this.faults = new Rng(this.seed, 'fault')
   }
 
-  /** The trouble a page request gets (`sent`: its target as sent), or null for none. Once per request, in order. */
+  /** `sent`: the target as sent. Once per request, in order. */
   draw (request: PageRequest, sent: string): Trouble | null {
     const { settings } = this
     let delayMs = this.delays?.sample() ?? 0
@@ -121,7 +111,7 @@ export class SimulatedTrouble {
       ? settings.fault
       : null
     if (settings.chaos) {
-      // The query's field wins over the header's preference: it is the more deliberate of the two.
+      // The query's field wins over the header: it is more deliberate.
       const steering = steeringOf(sent)
       const wishes = preferences(request.headers.prefer)
       const delay = wishedDelay(steering.__delay ?? wishes.delay)
@@ -138,10 +128,7 @@ export class SimulatedTrouble {
     }
   }
 
-  /**
-   * Runs `then` after `ms`, on a timer: thousands of waiting requests cost timers, never a thread. Nothing
-   * runs if `until` (the answer's 'close') comes first: the client went away.
-   */
+  /** A timer, never a thread, per wait; nothing runs if `until` closes first (the client went away). */
   wait (ms: number, until: EventEmitter, then: () => void): void {
     if (this.closing) {
       then()
@@ -162,13 +149,12 @@ export class SimulatedTrouble {
     until.once('close', cancel)
   }
 
-  /** From closing on, every wait ends now and none begins: shutdown waits for no simulated delay. */
+  /** Shutdown waits for no simulated delay. */
   hurry (): void {
     this.closing = true
     for (const wake of [...this.waiting]) wake()
   }
 
-  /** A delay about to be served, counted. */
   countDelay (ms: number): void {
     this.counts.delays++
     this.counts.delayMs += ms

@@ -1,13 +1,12 @@
-// Query fields that steer a request's own simulated trouble under CHAOS (`__code` is Prism's `__status`): no part
-// of the page, so `?companies=7&__delay=500` has the bytes and cache key of `?companies=7`.
+// Query fields that steer a request's trouble under CHAOS (`__code` is Prism's): no part of its bytes or cache key.
 import { parseRequestQuery, TOO_MANY_FIELDS, unquotePlus } from './query-string.js'
 
 const STEERING_FIELDS: ReadonlySet<string> = new Set(['__delay', '__status', '__code'])
 
-/** A request target without the query fields whose key (decoded as Django decodes it) is a steering field. */
+/** Keys decoded as Django decodes them. */
 export function withoutSteering (target: string): string {
   const mark = target.indexOf('?')
-  // Most targets name no steering field: no key can decode to one without `__` or an escaped `_` (%5F).
+  // No key decodes to one without `__` or an escaped `_`.
   if (mark < 0 || !/__|%5f/i.test(target)) return target
   const kept = target.slice(mark + 1).split('&').filter(field => {
     const eq = field.indexOf('=')
@@ -16,7 +15,7 @@ export function withoutSteering (target: string): string {
   return kept.length === 0 ? target.slice(0, mark) : `${target.slice(0, mark)}?${kept.join('&')}`
 }
 
-/** The last value of each steering field of a target's query (as QueryDict.get reads it). Never throws. */
+/** The last value of each (QueryDict.get). Never throws. */
 export function steeringOf (target: string): Record<string, string | undefined> {
   const steering: Record<string, string | undefined> = {}
   const mark = target.indexOf('?')

@@ -1,5 +1,4 @@
-// A route constraint that tells a CORS preflight from a plain OPTIONS, so @fastify/cors answers the one with static
-// options and DRF's metadata the other (a per-request CORS delegator cost a third of an uncached answer).
+// Tells a CORS preflight from a plain OPTIONS: a per-request CORS delegator cost a third of an uncached answer.
 import type { FastifyInstance } from 'fastify'
 
 type Strategy = Parameters<FastifyInstance['addConstraintStrategy']>[0]

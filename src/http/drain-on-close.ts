@@ -1,5 +1,4 @@
-// Graceful close that lets replies still flushing to slow clients finish: Node's idle sweep (http.Server#close,
-// Fastify's forceCloseConnections: 'idle') destroys a connection once its reply is ended, truncating the body.
+// Graceful close that lets replies to slow clients finish: Node's idle sweep would truncate them.
 import type { Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
@@ -16,16 +15,15 @@ export function drainOnClose (server: Server): void {
     sockets.add(socket)
     socket.once('close', () => sockets.delete(socket))
   })
-  // A mark, not a listener per reply: that cost a few percent of a cached answer.
+  // A mark, not a listener per reply (a few percent of a cached answer).
   server.on('request', request => { (request.socket as TrackedSocket)[used] = true })
 
-  // Connections that never sent a request are left to Node's request timeout, as Node leaves them.
+  // Connections that never sent a request are left to Node's request timeout.
   server.closeIdleConnections = function closeBetweenRequests () {
     for (const socket of sockets) {
-      // Set while a reply owns the socket, cleared once it is handed to the OS (as on-finished relies on).
+      // Cleared once handed to the OS (as on-finished relies on).
       const reply = socket._httpMessage
       if (reply != null) {
-        // The last reply on this connection: let the client have it, then say goodbye.
         if (reply.writableFinished) socket.end()
         else reply.once('finish', () => socket.end())
       } else if (socket[used] === true) {

@@ -1,10 +1,9 @@
-// The one error handler: every error a client sees is rendered here, in DRF's body shapes with its bare
-// `application/json`, never with a stack trace, a file path or Fastify's own message.
+// Every error a client sees, in DRF's shapes: never a stack trace, a file path or Fastify's own message.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { isHttpError, refusalBody, serverError, type ErrorBody, type HttpError } from '../errors.js'
 import { renderJson } from '../explore/render-page.js'
 
-/** Sends an error's body, indented as the view negotiated (Fastify would append a charset to a string). */
+/** A bare `application/json`: Fastify would append a charset to a string. */
 export function sendError (reply: FastifyReply, error: HttpError): void {
   sendBody(reply, error.statusCode, error.body, error.indent ?? null)
 }

@@ -1,5 +1,4 @@
-// `Expect` ignored, as Django ignores it: Node would send an interim 100 Continue (pipelined, between the previous
-// answer's head and body) or a bare 417, and no endpoint reads a body.
+// `Expect` ignored, as by Django: Node would send a 100 Continue or a bare 417, and no endpoint reads a body.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 
 export function ignoreExpectations (server: Server): void {

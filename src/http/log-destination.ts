@@ -1,32 +1,27 @@
-// Where a thread's log lines go: standard output, through a buffer of fixed size. A reader that stops reading (a
-// stuck log shipper, a full pipe) costs lines, counted, never memory, answers or a clean exit (ADR 032).
+// A thread's log lines to stdout through a fixed buffer: a stalled reader costs counted lines, never memory (ADR 032).
 import { createWriteStream, fstatSync, writeSync } from 'node:fs'
 import { Socket } from 'node:net'
 import type { Writable } from 'node:stream'
 
-/** Lines waiting for the reader, per thread, at the most (counted in characters: JSON lines are mostly ASCII). */
+/** Per thread, in characters (JSON lines are mostly ASCII). */
 const LOG_BUFFER_BYTES = 1024 * 1024
 
-/** What a pipe takes in one piece (PIPE_BUF on Linux): threads writing whole lines in such pieces never tear one. */
+/** PIPE_BUF on Linux: a write this size is atomic, so threads never tear a line. */
 const PIECE = 4096
 const STDOUT = 1
 
 export class LogDestination {
-  /** Lines dropped since the start because the buffer was full. */
   dropped = 0
-  /** Called once the reader takes lines again after some were dropped, with how many were. */
+  /** Called when the reader catches up after drops, with how many. */
   onResumed: ((dropped: number) => void) | null = null
   readonly #fd: number
   readonly #sink: Writable | null
   readonly #limit: number
-  /**
-   * Lines not yet handed to the sink, from `#head` on: it holds one piece at a time, so the exit can flush the rest.
-   * A list, not one string: a piece taken off a long string flattens all of it, every piece (ADR 032).
-   */
+  /** From `#head` on; a list, as slicing one long string flattens it on every piece (ADR 032). */
   #lines: string[] = []
   #head = 0
   #pendingChars = 0
-  /** The piece the sink holds: a pipe takes a piece whole or not at all, so all of it is lost if it is let go. */
+  /** A pipe takes a piece whole or not at all: counted as lost whole. */
   #inFlight = ''
   #scheduled = false
   #droppedUnsaid = 0
@@ -38,16 +33,15 @@ export class LogDestination {
     this.#limit = limit
     this.#sink = openSink(fd)
     if (this.#sink === null) {
-      // Nothing to write to (a closed descriptor): every line is dropped, the service goes on.
+      // A closed descriptor: every line is dropped.
       this.#broken = true
       return
     }
-    // EPIPE (the reader is gone) and any other write error: logging stops, serving goes on.
+    // EPIPE or any write error: logging stops, serving goes on.
     this.#sink.on('error', () => { this.#broken = true })
     process.on('exit', this.#atExit)
   }
 
-  /** pino's call, one line at a time. */
   write (line: string): void {
     if (this.#broken) return
     if (this.#pendingChars + (this.#sink as Writable).writableLength + line.length > this.#limit) {
@@ -58,7 +52,6 @@ export class LogDestination {
     this.#lines.push(line)
     this.#pendingChars += line.length
     if (!this.#scheduled) {
-      // The lines of one turn leave together.
       this.#scheduled = true
       setImmediate(() => {
         this.#scheduled = false
@@ -67,11 +60,7 @@ export class LogDestination {
     }
   }
 
-  /**
-   * Writes what the sink does not hold yet as far as the reader takes it without waiting, whole lines only, then
-   * lets the descriptor go: a write still waiting would keep a serving thread from ending (process exit, or a
-   * thread's close). The rest is dropped, and counted.
-   */
+  /** Flushes what the reader takes without waiting, drops the rest: a pending write would keep a thread alive. */
   close (): void {
     process.off('exit', this.#atExit)
     const sink = this.#sink
@@ -81,7 +70,7 @@ export class LogDestination {
       try {
         while (this.#head < this.#lines.length) {
           const piece = this.#nextPiece()
-          // A socket may take part of a piece: what is left of it is not written after it.
+          // A socket may take part of a piece; nothing may follow a torn one.
           if (writeSync(this.#fd, piece) < Buffer.byteLength(piece)) break
         }
       } catch {
@@ -94,7 +83,6 @@ export class LogDestination {
     sink.destroy()
   }
 
-  /** Hands the sink the next piece once it has written the last; says what was dropped once it has written all. */
   #handOver (): void {
     const sink = this.#sink as Writable
     if (this.#broken || sink.writableLength > 0) return
@@ -110,7 +98,6 @@ export class LogDestination {
     }
   }
 
-  /** The waiting lines that fit a piece, taken off the list; a longer first line alone. */
   #nextPiece (): string {
     const lines = this.#lines
     let end = this.#head + 1
@@ -121,7 +108,7 @@ export class LogDestination {
     const piece = end === this.#head + 1 ? lines[this.#head] as string : lines.slice(this.#head, end).join('')
     this.#head = end
     this.#pendingChars -= chars
-    // The lines taken are let go: all at once when none wait, else once they are most of the list.
+    // Compact the list once the taken lines are most of it.
     if (end === lines.length) {
       this.#lines = []
       this.#head = 0
@@ -134,10 +121,8 @@ export class LogDestination {
 }
 
 /**
- * A pipe or a socket through libuv's stream, which makes the descriptor non-blocking: a full pipe waits in the event
- * loop, not in a thread-pool write that nothing interrupts (that write kept a process from exiting). libuv never
- * closes descriptors 0 to 2, so destroying it leaves stdout open. Anything else (a file, /dev/null, a terminal)
- * through a file stream. Null: no descriptor to write to.
+ * Pipes and sockets through libuv's non-blocking stream: a thread-pool write to a full pipe kept the process from
+ * exiting. libuv never closes fds 0-2, so destroying it leaves stdout open.
  */
 function openSink (fd: number): Writable | null {
   try {

@@ -1,5 +1,4 @@
-// The Fastify instance on the public port, wired alike for the one process (app.ts) and each serving thread
-// (serving/serving-app.ts), which add their own plugins through `register`.
+// The public port's Fastify instance, alike for the one process (app.ts) and each serving thread (serving-app.ts).
 import Fastify, { type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -22,30 +21,24 @@ import { nextRequestId } from './request-id.js'
 import { logRequest } from './request-log.js'
 import { serverOptions } from './server-options.js'
 
-/** Where every operator's page lives. */
 export const OPS_PREFIX = '/-/'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Answers GET and HEAD of pages before Fastify routes them; null when FAST_PATH is off. */
     fastPath: FastPath | null
-    /** The demo server's simulated trouble (DELAY_MS, FAIL_RATE, FAULT, CHAOS); null when none is asked for. */
     trouble: SimulatedTrouble | null
-    /** Where this thread's log lines go, and how many were dropped; null when pino chose (silent, or pretty). */
+    /** Null when pino chose (silent, or pretty). */
     logDestination: LogDestination | null
-    /** Whether a request came in on the operator's listener (OPS_PORT); always false where there is none. */
+    /** Whether a request came in on OPS_PORT. */
     carriedByOps: (request: import('node:http').IncomingMessage) => boolean
   }
   interface FastifyRequest {
-    /** The Host (or trusted X-Forwarded-Host) Django's check accepted, for absolute links. */
+    /** The Host (or trusted X-Forwarded-Host) Django's check accepted. */
     linkHost: string
   }
 }
 
-/**
- * @param snapshot the served model, read once per request; null while the first load is under way
- * @param register the caller's plugins, registered after the handlers and before the explore routes
- */
+/** `snapshot`: null while the first load runs; `register`: plugins added before the explore routes. */
 export async function publicApp (
   config: Config, snapshot: () => SnapshotModel | null, register: (app: FastifyInstance) => Promise<void>
 ): Promise<FastifyInstance> {
@@ -63,7 +56,6 @@ export async function publicApp (
   const troubles = troubleWanted(config) ? new SimulatedTrouble({ ...config, ...settings }) : null
   const write = answerWriter(troubles)
   const fastPath = config.fastPath ? new FastPath(snapshot, settings, write) : undefined
-  // Standard output, unless nothing is logged or pino-pretty writes.
   const logTo = config.logLevel === 'silent' || config.logPretty ? null : new LogDestination()
   const app = Fastify(serverOptions(config, fastPath, logTo)).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('fastPath', fastPath ?? null)
@@ -74,19 +66,18 @@ export async function publicApp (
   app.decorate('trouble', troubles)
   app.decorate('carriedByOps', () => false)
   if (troubles !== null) {
-    // Shutdown waits for requests in flight, not for the delays simulated on them.
+    // Shutdown does not wait for simulated delays.
     app.addHook('preClose', async () => { troubles.hurry() })
   }
   app.decorateRequest('linkHost', '')
   drainOnClose(app.server)
   ignoreExpectations(app.server)
 
-  // No endpoint reads a body: parsing one could only add errors the original never gives (a bad POST gets its 405).
+  // No endpoint reads a body: parsing one could only add errors the original never gives.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null))
 
-  // Django checks every request's Host, then the target's length, before anything else. ALLOWED_HOSTS names
-  // the public names: the operator's port is reached by address (probes, Prometheus), so it is not held to it.
+  // The operator's port is reached by address (probes, Prometheus), so ALLOWED_HOSTS does not apply to it.
   const opsSettings = { ...settings, allowedHosts: null }
   app.addHook('onRequest', (request, _reply, done) => {
     try {
@@ -104,12 +95,11 @@ export async function publicApp (
   app.setErrorHandler(errorHandler)
   app.addConstraintStrategy(corsPreflightStrategy)
   if (config.corsOrigin !== false) {
-    // The operator's pages carry no CORS headers: with them, a script on any site an operator visits could
-    // read /-/status (file paths, refused files' contents) from a browser that reaches the service.
+    // No CORS on operator pages: any site an operator visits could read /-/status through their browser.
     app.addHook('onRoute', route => {
       if (route.url.startsWith(OPS_PREFIX)) route.config = { ...route.config, cors: false }
     })
-    // Preflights only on the routes that ask for them (the explore path's preflight route).
+    // Preflights only on routes that ask (explore-route.ts).
     await app.register(cors, { origin: config.corsOrigin, preflight: false })
   }
   await register(app)
@@ -117,12 +107,12 @@ export async function publicApp (
 
   if (fastPath !== undefined) {
     if (config.requestLog) {
-      // The line Fastify's answers get, with the next request id where Fastify's child logger puts it.
+      // The same line as Fastify's answers, with a request id.
       fastPath.onAnswer(answered => logRequest(app.log, answered, nextRequestId()))
     }
     fastPath.onFault = error => { app.log.error({ err: error }, 'unhandled error') }
     app.addHook('onReady', async () => { fastPath.open = true })
-    // From the first moment of closing, Fastify answers everything (its 503s while it closes included).
+    // Once closing, Fastify answers everything (its 503s included).
     app.addHook('preClose', async () => { fastPath.open = false })
   }
   return app

@@ -1,5 +1,4 @@
-// What Django checks of every request before any view: the Host (a bad one would poison absolute links), then the
-// target's length, which the original's proxy limited. Run by Fastify's first hook and by the fast path.
+// Django's checks before any view, for both paths: the Host, then the target's length (the original's proxy's limit).
 import type { IncomingMessage } from 'node:http'
 import { invalidHost, uriTooLong } from '../errors.js'
 import { requestHost, type OriginOptions } from '../explore/request-origin.js'
@@ -8,7 +7,7 @@ export interface RequestCheckSettings extends Pick<OriginOptions, 'trustProxy' |
   maxUrlLength: number
 }
 
-/** The host links are built with; throws the 400 or the 414 Django would answer. */
+/** The host links are built with; throws Django's 400 or 414. */
 export function checkRequest (raw: IncomingMessage, settings: RequestCheckSettings): string {
   const host = requestHost(raw, settings)
   if (host === null) throw invalidHost()

@@ -1,5 +1,4 @@
-// Request ids for Fastify (`genReqId`) and the fast path alike, kept to a small integer as Fastify's own; a serving
-// thread's carry its number, so ids stay unique across both paths and every thread of the process.
+// Request ids for both paths, unique across the process's threads (a serving thread's carry its number).
 import { threadId } from 'node:worker_threads'
 
 const PREFIX = threadId === 0 ? 'req-' : `req-${threadId.toString(36)}-`

@@ -1,5 +1,4 @@
-// Fastify's own options, the same for the server and for tests: logging, request ids, proxies, the
-// limits a slow or oversized client meets, and answers to requests Fastify or Node refuse before any route.
+// Fastify's options, the same for the server and for tests.
 import { STATUS_CODES, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyHttpOptions, FastifyServerOptions } from 'fastify'
@@ -14,7 +13,7 @@ import type { LogDestination } from './log-destination.js'
 import { OneLineRequestLog } from './request-log.js'
 import { nextRequestId } from './request-id.js'
 
-/** @param logTo where log lines go (log-destination.ts); null: pino's own choice (nothing logged, or pino-pretty) */
+/** `logTo` null: pino's own choice (nothing logged, or pino-pretty). */
 export function serverOptions (
   config: Config, fastPath?: FastPath, logTo: LogDestination | null = null
 ): FastifyHttpOptions<Server> {
@@ -23,7 +22,7 @@ export function serverOptions (
     genReqId: nextRequestId,
     logger: {
       level: config.logLevel,
-      // pino-pretty runs in a worker thread, and only for a person at a terminal.
+      // For a person at a terminal only: it runs in a worker thread.
       ...(config.logPretty
         ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
         : {}),
@@ -31,13 +30,11 @@ export function serverOptions (
     },
     logController: new OneLineRequestLog({ disableRequestLogging: !config.requestLog }),
     trustProxy: config.trustProxy,
-    // maxHeaderSize is Node's default, made explicit. Without Host, Django serves with the server's own name:
-    // the Host check (request-checks.ts) does the same, rather than Node's bare 400.
+    // Without Host, Django uses the server's own name: request-checks.ts does too, not Node's bare 400.
     http: { maxHeaderSize: 16 * 1024, requireHostHeader: false },
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.requestTimeoutMs * 6,
-    // A path Fastify cannot percent-decode, or with a segment too long to be a parameter, is one the
-    // original's URLconf does not know either.
+    // Paths Fastify cannot decode or take as a parameter are unknown to the original's URLconf too: 404.
     frameworkErrors: (error, _request, reply) => {
       const refusal = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? notFound()
@@ -45,26 +42,20 @@ export function serverOptions (
       sendError(reply, refusal)
     },
     clientErrorHandler: refuseOnSocket,
-    // Fastify's own serializer factory (@fastify/fast-json-stringify-compiler), given every schema in the
-    // form fast-json-stringify writes without running a validator (serializer-schema.ts).
+    // Schemas in the form fast-json-stringify writes without running a validator (ADR 018).
     schemaController: { compilersFactory: { buildSerializer: serializerFactory } },
     routerOptions: {
-      // Django's QueryDict semantics: every value kept, repeated keys in order, `+` as space. A query
-      // with too many fields parses to a marker the page reader refuses with Django's 400.
+      // Django's QueryDict semantics; too many fields parse to a marker answered with Django's 400.
       querystringParser: parseRequestQuery
     }
   }
 }
 
-/**
- * Errors Node's HTTP parser raises before Fastify sees a request (a raw non-ASCII byte in the target,
- * oversized headers, a slow client): answered in the service's JSON on the raw socket, which then closes.
- */
+/** Errors Node's parser raises before Fastify sees a request, answered in the service's JSON on the socket. */
 export function refuseOnSocket (
   error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { _headerSent?: boolean } | null }
 ): void {
-  // Node's own rule (_http_server.js, socketOnError): no refusal once an answer to this request has begun,
-  // or the client would read two answers to one request.
+  // As Node's socketOnError: no refusal once an answer has begun, or the client would read two.
   if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?._headerSent === true) {
     socket.destroy()
     return
@@ -73,7 +64,7 @@ export function refuseOnSocket (
     ? requestTimeout()
     : error.code === 'HPE_HEADER_OVERFLOW' ? headersTooLarge() : badRequest()
   const body = JSON.stringify(refusal.body)
-  // A HEAD answer has no body, even one Node could not parse past its request line.
+  // No body for a HEAD, even one Node could not parse past its request line.
   const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD '
   socket.end(
     `HTTP/1.1 ${refusal.statusCode} ${STATUS_CODES[refusal.statusCode] as string}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${head ? '' : body}`
@@ -83,7 +74,7 @@ export function refuseOnSocket (
 type SerializerFactory =
   NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
 
-/** As Fastify's default: shared schemas and `serializerOpts` passed through, a route's own `$id` left out. */
+/** As Fastify's default, but a route's own `$id` left out of the shared schemas. */
 export const serializerFactory: NonNullable<SerializerFactory> = (externalSchemas, serializerOpts) => {
   const shared = Object.entries((externalSchemas ?? {}) as Record<string, object>)
   return ({ schema }) => {

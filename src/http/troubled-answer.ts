@@ -1,27 +1,24 @@
-// The writer of page answers, chosen once for both paths: the plain one, or with simulated trouble acted out
-// around it (explore/simulated-trouble.ts): a delay, then a reset, or the answer whole, cut halfway or dribbled.
+// The page answer writer for both paths, with the simulated trouble (simulated-trouble.ts) acted out around it.
 import type { ServerResponse } from 'node:http'
 import type { ViewAnswer } from '../explore/page-answer.js'
 import type { PageRequest } from '../explore/page-request.js'
 import type { SimulatedTrouble, Trouble } from '../explore/simulated-trouble.js'
 import { writeAnswer } from './write-answer.js'
 
-/** A dribbled body goes out in pieces this large, this far apart: about 10 KB/s, a slow mobile link. */
+/** About 10 KB/s, a slow mobile link. */
 const DRIBBLE_PIECE_BYTES = 512
 const DRIBBLE_GAP_MS = 50
 
-/** Writes a page request's answer: the one writer, or trouble around it. Chosen once, at startup. */
 export type AnswerWriter = (
   response: ServerResponse, page: PageRequest | null, answer: ViewAnswer, written: Written
 ) => void
-/** Called once an answer has been written whole (not after a reset or a cut). */
+/** Not called after a reset or a cut. */
 type Written = (answer: ViewAnswer) => void
 
-/** The writer of every page answer: `writeAnswer`, or with `troubles`, the trouble drawn for each request. */
 export function answerWriter (troubles: SimulatedTrouble | null): AnswerWriter {
   if (troubles === null) return plainWriter
   return (response, page, answer, written) => {
-    // Django refused it before the view: no trouble is drawn for it, as none would be in the original's view.
+    // Refused before the view: no trouble drawn, as in the original's.
     const trouble = answer.error === 'refusal' || page === null ? null : troubles.draw(page, response.req.url as string)
     if (trouble === null) plainWriter(response, page, answer, written)
     else if (trouble.delayMs === 0) act(troubles, response, trouble, answer, written)
@@ -43,7 +40,7 @@ function act (
   const { fault, failure } = trouble
   if (fault === 'reset') {
     troubles.countFault('reset')
-    // An RST, not a FIN: the client reads ECONNRESET, as from a connection dropped on the way.
+    // An RST, not a FIN: the client reads ECONNRESET.
     if (response.socket === null) response.destroy()
     else response.socket.resetAndDestroy()
     return
@@ -63,17 +60,13 @@ function act (
   }
 }
 
-/** The bytes the answer's body would be on the wire: none for a HEAD or a 304. */
 function bodyBytes (response: ServerResponse, { body }: ViewAnswer): Buffer {
   if (body === null || response.req.method === 'HEAD') return Buffer.alloc(0)
   if (Buffer.isBuffer(body)) return body
   return Buffer.concat([Buffer.from(body.head, 'latin1'), ...body.items, body.tail], body.byteLength)
 }
 
-/**
- * The headers and half the body, then a FIN: the client reads fewer bytes than Content-Length says. An answer
- * without a body goes out whole, then its connection closes.
- */
+/** Headers and half the body, then a FIN: fewer bytes than Content-Length says. */
 function cut (response: ServerResponse, answer: ViewAnswer): void {
   const socket = response.socket
   const body = bodyBytes(response, answer)
@@ -86,7 +79,6 @@ function cut (response: ServerResponse, answer: ViewAnswer): void {
   response.write(half, () => socket?.destroy())
 }
 
-/** The headers at once, then the body in small pieces on timers; complete in the end. */
 function dribble (troubles: SimulatedTrouble, response: ServerResponse, answer: ViewAnswer, done: () => void): void {
   const body = bodyBytes(response, answer)
   response.writeHead(answer.status, answer.headers)
@@ -94,7 +86,7 @@ function dribble (troubles: SimulatedTrouble, response: ServerResponse, answer: 
   const next = (): void => {
     const piece = body.subarray(sent, sent + DRIBBLE_PIECE_BYTES)
     sent += DRIBBLE_PIECE_BYTES
-    // The last piece ends the answer: a client that has read Content-Length bytes may close at once.
+    // A client that has read Content-Length bytes may close at once.
     if (sent >= body.length) {
       response.end(piece)
       done()

@@ -1,12 +1,10 @@
-// Questions sent over a thread's port, each under an id its answer carries back (ADR 029): the control asks a
-// serving thread for its counts, a thread asks the control for an operator's page. The matching is done here.
+// Questions over a thread's port matched to their answers by id (ADR 029).
 
-/** One side's questions still waiting for their answers, by id. */
 export class Requests<T> {
   private readonly waiting = new Map<number, (value: T) => void>()
   private lastId = 0
 
-  /** Sends a question under a new id; resolves with its answer, or with undefined after `timeoutMs` when given. */
+  /** Resolves with undefined after `timeoutMs`, when given. */
   ask (send: (id: number) => void): Promise<T>
   ask (send: (id: number) => void, timeoutMs: number): Promise<T | undefined>
   async ask (send: (id: number) => void, timeoutMs?: number): Promise<T | undefined> {
@@ -27,7 +25,7 @@ export class Requests<T> {
     })
   }
 
-  /** The answer to the question asked under `id`; one no longer waited for (timed out) is dropped. */
+  /** One timed out is dropped. */
   answer (id: number, value: T): void {
     this.waiting.get(id)?.(value)
   }

@@ -1,5 +1,4 @@
-// A serving thread's Fastify instance (ADR 029): the public app over the version it was handed, its requests counted
-// for the control's scrape and, without OPS_PORT, the operator's pages forwarded to the control thread.
+// A serving thread's Fastify instance (ADR 029): the public app, its counts, and operator pages forwarded.
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
 import { Gauge, Registry } from 'prom-client'
@@ -10,9 +9,8 @@ import { countRequests } from '../plugins/request-metrics.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { ForwardedAnswer, ForwardedRequest } from './messages.js'
 
-/** The route every operator's page takes on a serving thread: not counted here, but where it is answered. */
+/** Not counted here, but where it is answered. */
 const FORWARDED = `${OPS_PREFIX}*`
-/** Headers of the control's answer that belong to its connection, not to this one. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding'])
 
 export async function servingApp (
@@ -48,10 +46,7 @@ export async function servingApp (
   return { app, registry }
 }
 
-/**
- * The serving threads' own event-loop lag since the last scrape, the longest of them (the process's
- * `explore_nodejs_eventloop_lag_*` are the control thread's, which loads): what a reload costs the answers.
- */
+/** What a reload costs the answers: `explore_nodejs_eventloop_lag_*` are the control's, which loads. */
 function loopLag (registry: Registry): void {
   const delay = monitorEventLoopDelay({ resolution: 10 })
   delay.enable()
@@ -67,7 +62,7 @@ function loopLag (registry: Registry): void {
     help: 'The 99th percentile of a serving thread\'s event-loop delay since the last scrape, the highest of them (WORKERS > 1).',
     registers: [registry],
     aggregator: 'max',
-    // Read after the max (registered first): the histogram starts again from here.
+    // After the max (registered first): resets the histogram.
     collect () {
       this.set(delay.percentile(99) / 1e9)
       delay.reset()

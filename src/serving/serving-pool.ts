@@ -1,6 +1,4 @@
-// The control thread's serving threads (WORKERS > 1, ADR 029): started on the public port, restarted when one
-// dies, drained on shutdown. Publishing (publish-version.ts), the counts asked at a scrape (thread-metrics.ts) and
-// the operator's pages they forward (forward-ops.ts) are wired to each thread's messages here.
+// The control thread's serving threads (WORKERS > 1, ADR 029): started, restarted with backoff, drained on close.
 import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
@@ -12,21 +10,17 @@ import { ThreadMetrics } from './thread-metrics.js'
 import { emptySlot, type Slot } from './thread-slot.js'
 
 const ENTRY = new URL(import.meta.url.endsWith('.ts') ? './serving-thread.ts' : './serving-thread.js', import.meta.url)
-/** A thread that dies is started again after a pause that doubles while it keeps dying, up to MAX_BACKOFF_MS. */
 const FIRST_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 30_000
-/** A thread that lived this long is stable: the next death restarts it after the first pause again. */
+/** A thread that lived this long restarts after the first pause again. */
 const STABLE_MS = 60_000
-/**
- * Each serving thread's young generation: 16 MiB semi-spaces, Node 20's default. Node 24 sizes them by the
- * machine's memory (64 MiB here): each thread then held ~130 MB of new space under load (ADR 034).
- */
+/** 16 MiB semi-spaces, Node 20's default; Node 24's 64 MiB held ~130 MB per thread under load (ADR 034). */
 const YOUNG_GENERATION_MB = 48
 
 export interface ServingPoolOptions {
   log: FastifyBaseLogger
   forward: ForwardOps
-  /** The simulated trouble's seed, the same in every thread; null when there is no trouble. */
+  /** The same in every thread; null without trouble. */
   chaosSeed: number | null
 }
 
@@ -34,7 +28,6 @@ export interface ServingPoolOptions {
 export interface ServingThreadRow {
   id: number
   threadId: number
-  /** The version it serves; null before its first. */
   version: string | null
   since: string
   restarts: number
@@ -52,10 +45,7 @@ export class ServingPool {
     this.versions = new VersionPublisher(this.slots, options.log)
   }
 
-  /**
-   * Starts every thread on the public port and resolves with it once all listen; the first alone for port 0,
-   * so that the others bind the port it was given. Rejects when one cannot listen.
-   */
+  /** One thread at a time, so that with port 0 the others bind the port the first was given. */
   async start (): Promise<number> {
     this.port = this.config.port
     for (let id = 0; id < this.size; id++) {
@@ -67,7 +57,6 @@ export class ServingPool {
     return this.port
   }
 
-  /** Starts `slot`'s thread; resolves with its port once it listens, rejects if it cannot. */
   private async run (slot: Slot): Promise<number> {
     const forwardOps = this.config.opsPort === null
     const start: ThreadStart = { config: this.threadConfig(), port: this.port, forwardOps }
@@ -83,7 +72,7 @@ export class ServingPool {
       worker.on('message', (message: ToControl) => {
         switch (message.type) {
           case 'ready':
-            // Closing: the thread has its `close` already, and is not told to listen.
+            // Closing: it has its `close` already.
             if (!this.closing) this.versions.follow(slot)
             break
           case 'listening':
@@ -91,7 +80,7 @@ export class ServingPool {
             resolve(message.port)
             break
           case 'failed':
-            // Its code (EADDRINUSE…) kept: serve.ts says what to do about it.
+            // The code (EADDRINUSE…) is for serve.ts's advice.
             reject(Object.assign(new Error(`a serving thread cannot listen on port ${this.port}: ${message.message}`), { code: message.code }))
             break
           case 'serving':
@@ -116,7 +105,6 @@ export class ServingPool {
       })
       worker.on('exit', code => {
         slot.worker = null
-        // An isolate that ended holds nothing.
         slot.lettingGo = []
         slot.following = false
         slot.listening = false
@@ -126,7 +114,6 @@ export class ServingPool {
         if (this.closing) return
         this.options.log.error({ thread: slot.threadId, code }, 'a serving thread stopped; starting another')
         const lived = Date.now() - slot.since.getTime()
-        // The first pause is FIRST_BACKOFF_MS (again after a stable run); each death in a row doubles the next.
         const pause = lived >= STABLE_MS ? FIRST_BACKOFF_MS : slot.backoffMs
         slot.backoffMs = Math.min(MAX_BACKOFF_MS, pause * 2)
         setTimeout(() => {
@@ -140,7 +127,7 @@ export class ServingPool {
     })
   }
 
-  /** The configuration a thread gets: its secrets left out, the trouble's seed the control's. */
+  /** Secrets left out; the control's trouble seed. */
   private threadConfig (): Config {
     return {
       ...this.config,
@@ -151,22 +138,18 @@ export class ServingPool {
     }
   }
 
-  /** Hands `model` to every thread; resolves once each serves it, or after 10 s (publish-version.ts). */
   async publish (model: SnapshotModel): Promise<void> {
     await this.versions.publish(model)
   }
 
-  /** Whether the threads serve: at least one listens, and every one listening serves a version. */
   ready (): boolean {
     return this.versions.ready()
   }
 
-  /** Every thread's request counts, for the control's scrape to sum (thread-metrics.ts). */
   async metrics (): Promise<MetricsJson[]> {
     return await this.counts.collect()
   }
 
-  /** The threads and what each serves, for the status. */
   rows (): ServingThreadRow[] {
     return this.slots.map(slot => ({
       id: slot.id,
@@ -178,15 +161,12 @@ export class ServingPool {
     }))
   }
 
-  /** Whether a thread still holds a version it let go: memory on its way out, as the memory budget waits for. */
+  /** Memory still on its way out, which the memory budget waits for. */
   lettingGo (): boolean {
     return this.slots.some(slot => slot.lettingGo.length > 0)
   }
 
-  /**
-   * Stops every thread's listener and resolves once each has finished its requests in flight and ended;
-   * one still running just before the grace period ends is terminated, so that the control closes too.
-   */
+  /** Drains every thread; one still running just before the grace period ends is terminated. */
   async close (): Promise<void> {
     this.closing = true
     const graceMs = Math.max(1000, this.config.shutdownGraceMs - 500)

@@ -1,5 +1,4 @@
-// A serving thread (ADR 029): listens on the public port beside the others and answers from the version the
-// control thread last handed it, swapped in by one assignment; it never loads. Started by serving-pool.ts.
+// A serving thread (ADR 029): answers on the shared public port from the version the control last handed it.
 import type { AddressInfo } from 'node:net'
 import { parentPort, workerData } from 'node:worker_threads'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
@@ -16,9 +15,8 @@ const say = (message: ToControl): void => { control.postMessage(message) }
 
 const adopter = new VersionAdopter()
 let served: SnapshotModel | null = null
-/** Told to close: a `listen` that comes after (the pool closing while it started) is not carried out. */
+/** A `listen` after `close` (the pool closing while it started) is not carried out. */
 let closing = false
-/** The operator's pages forwarded to the control (forward-ops.ts), each waiting for its answer. */
 const forwarded = new Requests<ForwardedAnswer>()
 const forward = forwardOps
   ? async (request: ForwardedRequest) => await forwarded.ask(id => { say({ type: 'forward', id, request }) })
@@ -26,27 +24,24 @@ const forward = forwardOps
 
 const { app, registry } = await servingApp(config, () => served, forward)
 
-/** Serves `version` from now on, and says so. */
 function serve ({ seq, version }: PublishedVersion): void {
   const old = served
   served = adopter.adopt(version)
   const letGo = old === null || old === served ? null : old
   say({ type: 'serving', seq, letGo: letGo?.info.version ?? null })
   if (letGo === null) return
-  // Let go a turn later (ADR 012): nothing still in this turn reads the old version's pages. The control counts
-  // it as held until it is gone (ADR 034).
+  // A turn later (ADR 012); the control counts it as held until it is gone (ADR 034).
   letGo.memory.retire()
   const { version: name } = letGo.info
   letGo.memory.freed.then(() => { say({ type: 'released', version: name }) }, () => {})
 }
 
-/** Listens once it serves what the control serves now: no connection finds it without that version. */
+/** Serves first, so that no connection finds it without a version. */
 async function listen (current: PublishedVersion | null): Promise<void> {
   if (closing) return
   if (current !== null) serve(current)
   try {
-    // `reusePort` (Node 22.12+, serving-mode.ts): every serving thread binds the port, the kernel spreads
-    // connections.
+    // `reusePort` (Node 22.12+): every thread binds the port, the kernel spreads connections.
     await app.listen({ port, host: config.host, reusePort: true } as unknown as { port: number, host: string })
   } catch (error) {
     say({ type: 'failed', message: (error as Error).message, code: (error as NodeJS.ErrnoException).code ?? null })
@@ -61,7 +56,7 @@ async function listen (current: PublishedVersion | null): Promise<void> {
 control.on('message', (message: ToThread) => {
   switch (message.type) {
     case 'listen':
-      // A version it cannot take ends the thread, as at its top level: the pool starts another.
+      // A version it cannot take ends the thread: the pool starts another.
       listen(message.current).catch((error: unknown) => { process.nextTick(() => { throw error }) })
       break
     case 'version':
@@ -78,7 +73,6 @@ control.on('message', (message: ToThread) => {
       break
     case 'close':
       closing = true
-      // Stops accepting, lets requests in flight end (drain-on-close.ts), then lets the thread end.
       app.close()
         .catch((error: unknown) => { app.log.error({ err: error }, 'closing a serving thread failed') })
         .finally(() => {

@@ -1,5 +1,4 @@
-// One place in the serving pool (ADR 029): the thread in it now and what the control knows of it. A thread that
-// dies leaves its place, restarts and all, to the one started after it.
+// A place in the serving pool (ADR 029), handed with its restarts to the thread that replaces a dead one.
 import type { Worker } from 'node:worker_threads'
 import type { ToThread } from './messages.js'
 
@@ -9,18 +8,16 @@ export interface Slot {
   threadId: number
   since: Date
   restarts: number
-  /** The pause before the next thread is started in its place (serving-pool.ts). */
   backoffMs: number
-  /** The last version it said it serves, by publish number; 0 for none. */
+  /** Publish number; 0 for none. */
   serving: number
-  /** Handed every version: from its `ready`, so that it never listens without the one served then. */
+  /** From its `ready` on, handed every version. */
   following: boolean
   listening: boolean
-  /** Versions it let go whose memory it has not yet seen collected (ADR 034). */
+  /** Not yet collected (ADR 034). */
   lettingGo: string[]
 }
 
-/** A place with no thread started in it yet. */
 export function emptySlot (id: number, backoffMs: number): Slot {
   return {
     id,
@@ -36,7 +33,6 @@ export function emptySlot (id: number, backoffMs: number): Slot {
   }
 }
 
-/** Says `message` to the slot's thread, if one runs in it. */
 export function send (slot: Slot, message: ToThread): void {
   slot.worker?.postMessage(message)
 }

@@ -1,26 +1,22 @@
-// A served version handed from the control thread to a serving thread as its parts (version-parts.ts), each array a
-// view of shared memory (ADR 029). Buffers are numbered so that a thread reuses those it holds: no version lets go
-// of what its successor still reads.
+// A version as views of shared memory (ADR 029); a thread reuses buffers it holds, which its successor still reads.
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { modelOf, partsOf, swapArrays, type VersionParts, type View } from '../snapshot/model/version-parts.js'
 
 type Kind = 'u8' | 'u16' | 'u32' | 'i32' | 'f64'
 
-/** A view of a shared buffer, by the buffer's number; or a small array itself, copied with the message. */
+/** A view of a numbered shared buffer, or a small array copied with the message. */
 export type ArrayRef = { buffer: number, kind: Kind, offset: number, length: number } | View
 
 export interface VersionMessage {
   parts: VersionParts<ArrayRef>
-  /** Every shared buffer the version reads, by number. */
   buffers: Array<[number, SharedArrayBuffer]>
 }
 
-/** The control's side: each shared buffer gets a number the first time it is handed over, kept while it lives. */
+/** The control's side. */
 export class VersionDescriber {
   private readonly numbers = new WeakMap<SharedArrayBuffer, number>()
   private last = 0
 
-  /** The message that hands `model` to a serving thread. */
   describe (model: SnapshotModel): VersionMessage {
     const buffers = new Map<number, SharedArrayBuffer>()
     const parts = swapArrays(partsOf(model), ArrayBuffer.isView as (value: unknown) => value is View, array => {
@@ -35,9 +31,9 @@ export class VersionDescriber {
   }
 }
 
-/** A serving thread's side: the models it is handed, each made of the shared buffers it already holds where it can. */
+/** A serving thread's side. */
 export class VersionAdopter {
-  /** Buffer number → the buffer object this thread holds, while any version of it does. */
+  /** Weak: forgotten once no version of this thread holds it. */
   private readonly held = new Map<number, WeakRef<SharedArrayBuffer>>()
   /** Buffer → how many of this thread's unreleased versions hold it (item-memory.ts). */
   private readonly holders = new Map<ArrayBufferLike, number>()
@@ -49,7 +45,6 @@ export class VersionAdopter {
       buffers.set(number, known ?? buffer)
       if (known === undefined) this.held.set(number, new WeakRef(buffer))
     }
-    // Buffers no version of this thread holds any more are forgotten (the control may send them again).
     for (const [number, held] of this.held) if (held.deref() === undefined) this.held.delete(number)
     const parts = swapArrays(message.parts, isArrayRef, ref => {
       if (ArrayBuffer.isView(ref)) return ref
