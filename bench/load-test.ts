@@ -28,18 +28,22 @@ export interface LoadSettings {
   rate?: number
 }
 
-/** One measured run. */
-export interface Sample {
+/** What a run of either client gives. */
+interface RunResult {
   requests: number
   seconds: number
-  /** Every response's latency in ms, sorted. */
-  latencies: Float64Array
   errors: number
   timeouts: number
   non2xx: number
   resets: number
   statusCodes: Record<string, number>
   bytes: number
+}
+
+/** One measured run. */
+export interface Sample extends RunResult {
+  /** Every response's latency in ms, sorted. */
+  latencies: Float64Array
   serverCores: number
   clientCores: number
   otherCores: number
@@ -106,18 +110,6 @@ class Latencies {
   sorted (): Float64Array {
     return this.values.slice(0, this.count).sort()
   }
-}
-
-/** What a run of either client gives. */
-interface RunResult {
-  requests: number
-  seconds: number
-  errors: number
-  timeouts: number
-  non2xx: number
-  resets: number
-  statusCodes: Record<string, number>
-  bytes: number
 }
 
 async function runAutocannon (port: number, paths: readonly string[], connections: number, seconds: number, latencies?: Latencies, rate?: number): Promise<RunResult> {
