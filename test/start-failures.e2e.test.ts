@@ -4,6 +4,7 @@ import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
+import { readdirSync, readFileSync } from 'node:fs'
 import { readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { childEnv, freePort, tempDir } from './helpers.js'
@@ -24,12 +25,30 @@ async function run (t: Test, env: Record<string, string>): Promise<{ code: numbe
   let stderr = ''
   child.stdout.on('data', chunk => { stdout += String(chunk) })
   child.stderr.on('data', chunk => { stderr += String(chunk) })
-  // A start that fails ends at once: one still running after a minute is stopped, and its output shown.
-  const stuck = setTimeout(() => { child.kill('SIGKILL') }, 60_000)
+  // A start that fails ends at once: one still running after a minute is stopped, its output and its threads
+  // (name, kernel wait, state) shown. Seen twice on Node 24 in CI, never by hand: this says where it waits.
+  let threads = ''
+  const stuck = setTimeout(() => {
+    threads = threadsOf(child.pid as number)
+    child.kill('SIGKILL')
+  }, 60_000)
   const [code] = await once(child, 'close') as [number | null]
   clearTimeout(stuck)
-  if (code === null) t.fail(`still running after a minute:\n${stdout}${stderr}`)
+  if (code === null) t.fail(`still running after a minute:\n${stdout}${stderr}\nits threads:\n${threads}`)
   return { code, stdout, stderr }
+}
+
+/** Each thread of `pid`: its name, what it waits for in the kernel, its state. */
+function threadsOf (pid: number): string {
+  const read = (path: string): string => { try { return readFileSync(path, 'utf8').trim() } catch { return '?' } }
+  try {
+    return readdirSync(`/proc/${pid}/task`).map(task => {
+      const at = `/proc/${pid}/task/${task}`
+      return `${read(`${at}/comm`)} ${read(`${at}/wchan`)} ${read(`${at}/stat`).split(') ')[1]?.slice(0, 1) ?? '?'}`
+    }).join('\n')
+  } catch {
+    return '(gone)'
+  }
 }
 
 /** A port this test holds, as another process would. */
