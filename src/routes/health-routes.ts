@@ -1,5 +1,5 @@
-// Probes: /-/healthz says the process answers; /-/readyz that it serves a snapshot (503 until every serving thread
-// serves the first; while closing, Fastify's own 503).
+// Probes: /-/healthz says the process answers; /-/readyz that it serves a snapshot (503 until the first is loaded
+// and, with WORKERS > 1, every serving thread serves it; while closing, Fastify's own 503).
 import type { FastifyInstance } from 'fastify'
 import { HealthSchema, ReadinessSchema } from '../schemas/operations.js'
 

@@ -6,6 +6,10 @@ import { Type, type SchemaOptions, type Static, type TSchema } from '@sinclair/t
 export const SafeInteger = (options: { minimum?: number } = {}) =>
   Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, ...options })
 
+/**
+ * X or null; the serializer writes it as `type: [X, 'null']` when `options` are annotations only (serializer-
+ * schema.ts).
+ */
 export const Nullable = <T extends TSchema>(schema: T, options?: SchemaOptions) =>
   Type.Union([schema, Type.Null()], options)
 

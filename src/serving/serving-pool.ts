@@ -14,7 +14,10 @@ const FIRST_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 30_000
 /** A thread that lived this long restarts after the first pause again. */
 const STABLE_MS = 60_000
-/** 16 MiB semi-spaces, Node 20's default; Node 24's 64 MiB held ~130 MB per thread under load (ADR 034). */
+/**
+ * A young generation of 16 MiB semi-spaces, Node 20's default; Node 24's 64 MiB ones held ~130 MB per thread under
+ * load (ADR 034).
+ */
 const YOUNG_GENERATION_MB = 48
 
 export interface ServingPoolOptions {

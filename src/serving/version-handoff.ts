@@ -12,7 +12,10 @@ export interface VersionMessage {
   buffers: Array<[number, SharedArrayBuffer]>
 }
 
-/** The control's side. */
+/**
+ * The control's side: a buffer keeps the number it was first handed over with while it lives, so a thread reuses what
+ * it holds.
+ */
 export class VersionDescriber {
   private readonly numbers = new WeakMap<SharedArrayBuffer, number>()
   private last = 0

@@ -78,7 +78,10 @@ function readText (file: string): string | null {
 /** Not write-snapshot-file.ts's layouts. */
 export type ParsedFormat = 'json' | 'jsonl'
 
-/** Fitted to first loads' VmHWM, rounded up; a reload measured less (ADR 024, docs/guides/capacity.md). */
+/**
+ * A load's peak above the RSS before it (first loads' VmHWM less that RSS), rounded up; a reload measured less (ADR
+ * 024, docs/guides/capacity.md).
+ */
 export const PEAK_ESTIMATE: Record<
   'inline' | 'pool', Record<ParsedFormat, { fixedBytes: number, perFileByte: number }>
 > = {
@@ -148,6 +151,7 @@ const RELEASE_WAIT_MS = 2000
 /** RSS has no event for falling: read again this often meanwhile. */
 const RELEASE_POLL_MS = 50
 
+/** A file fits when RSS now plus its estimated peak is within the budget; its watch stops the load there. */
 export class ProcessMemoryGuard implements MemoryGuard {
   private readonly scale: number
   private readonly rss: () => number

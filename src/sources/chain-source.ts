@@ -17,7 +17,10 @@ export type SourceStatusJson = NonNullable<Status['source']>
 
 export interface ChainSource {
   readonly shown: string
-  /** Downloads are never written again, so a kept version may hard-link them (ADR 025). */
+  /**
+   * Downloads are never written again, so a kept version may hard-link them (ADR 025); a URL's first snapshot is
+   * waited for unready, where a file's refusal ends the start (serve.ts).
+   */
   readonly remote: boolean
   start: (sink: ChainSink) => Promise<void>
   checkNow: () => Promise<void>

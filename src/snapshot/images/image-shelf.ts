@@ -1,4 +1,5 @@
-// STATE_DIR/images: one version image per kept loaded snapshot, named by its digest (ADR 033).
+// STATE_DIR/images: one version image per kept loaded snapshot, named by its digest, read instead of a parse when the
+// content is the same (ADR 033).
 import { open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ImageError, TooBigError } from '../../errors.js'

@@ -173,7 +173,10 @@ export class ParsePool extends EventEmitter<{ threads: [number] }> {
     return true
   }
 
-  /** Null: queued or a thread started. A batch queues behind a busy one once the lanes are full (ADR 022). */
+  /**
+   * Null: queued or a thread started. A batch queues behind a busy one once the lanes are full (ADR 022). The pool's
+   * own tasks (`ready`, `rest`) go only to an idle thread: one a thread, or the start check and `rest` miss threads.
+   */
   private threadFor (task: PiscinaTask, workers: PiscinaWorker[]): PiscinaWorker | null {
     const idle = workers.find(worker => worker.currentUsage === 0) ?? null
     if (task.name !== 'default') return idle

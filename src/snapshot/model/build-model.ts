@@ -33,7 +33,10 @@ const BLOCK_SHIFT = 16
 const BLOCK = 1 << BLOCK_SHIFT
 const BLOCK_MASK = BLOCK - 1
 
-/** Blocks that never move, as JS arrays: growing by copy stalled a reload; malloc kept pages (ADR 014). */
+/**
+ * Blocks that never move (growing by copy stalled a reload), as JS arrays: V8 gives their pages back, malloc kept
+ * freed typed arrays' (ADR 014).
+ */
 class Column {
   private readonly blocks: number[][] = []
   private last: number[] = []

@@ -241,7 +241,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     await this.jobs.idle()
   }
 
-  /** 'changed' when written meanwhile: what was read may be a valid beginning of a truncated save. */
+  /**
+   * 'changed' when written meanwhile: what was read may be a valid beginning (JSON Lines cut at a line end) or a
+   * truncated save.
+   */
   private async readOnce<T extends SnapshotModel | ChangeSet> (
     file: string, reader: (file: string, options: ReadOptions) => Promise<T>, digest?: string
   ): Promise<{ model: T, stamp: string | null } | { error: unknown } | 'changed'> {
@@ -297,6 +300,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       snapshot = { file: chain.snapshot, stamp: read.stamp, digest: root.info.version }
       state = root
     } else {
+      // A root loaded before change files were expected is made ready for them now.
       if (this.changesExpected && this.rootReady === null) this.setRoot(this.root as SnapshotModel)
       await this.rootReady
       state = plan.base === 'served' ? this.model as SnapshotModel : root as SnapshotModel
@@ -411,7 +415,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.letGo(old, oldRoot)
   }
 
-  /** The one place a version is let go (ADR 011); twice is harmless. */
+  /**
+   * The one place a version is let go (ADR 030); its memory goes once no answer sends from it (ADR 011). Twice is
+   * harmless.
+   */
   private letGo (...models: Array<SnapshotModel | null>): void {
     for (const model of models) {
       if (model !== null && model !== this.model && model !== this.root) model.memory.retire()

@@ -85,7 +85,7 @@ export class KeptVersions {
     return null
   }
 
-  /** Copies, newest first served first. */
+  /** Copies, newest first (by when each was first served). */
   list (): KeptRecord[] {
     return structuredClone(this.records)
   }
@@ -195,7 +195,10 @@ export class KeptVersions {
     }
   }
 
-  /** In one rename; other content under the name is moved aside to a hidden name `open` sweeps. */
+  /**
+   * In one rename. The same content kept meanwhile by another process is taken instead; other content under the name
+   * is moved aside to a hidden name `open` sweeps.
+   */
   private async place (building: string, version: string, record: KeptRecord): Promise<KeptRecord> {
     const place = join(this.options.dir, version)
     try {
@@ -297,7 +300,10 @@ async function placeFile (from: string, to: string, owned: boolean): Promise<'li
   return 'copied'
 }
 
-/** Null when the copy is not the bytes read: checked by stamp, not reading 1.4 GB again (ADR 025). */
+/**
+ * Null when the copy is not the bytes read: checked by stamp, not reading 1.4 GB again (ADR 025); the stamp has no
+ * ctime, so a writer restoring the old mtime on a same-size file goes unseen.
+ */
 async function placeChecked (
   kept: string | null, file: string, to: string, owned: boolean, stamp: string | null | undefined, digest: string
 ): Promise<'linked' | 'copied' | null> {
