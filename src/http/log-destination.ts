@@ -26,6 +26,7 @@ export class LogDestination {
   #scheduled = false
   #droppedUnsaid = 0
   #broken = false
+  #closed = false
   readonly #atExit = (): void => { this.close() }
 
   constructor (fd = STDOUT, limit = LOG_BUFFER_BYTES) {
@@ -37,13 +38,21 @@ export class LogDestination {
       this.#broken = true
       return
     }
-    // EPIPE or any write error: logging stops, serving goes on.
-    this.#sink.on('error', () => { this.#broken = true })
+    // EPIPE or any write error: logging stops, serving goes on; the piece that failed and every later line are dropped.
+    this.#sink.on('error', () => {
+      this.#broken = true
+      this.dropped += countLines(this.#inFlight)
+      this.#inFlight = ''
+    })
     process.on('exit', this.#atExit)
   }
 
   write (line: string): void {
-    if (this.#broken) return
+    if (this.#closed) return
+    if (this.#broken) {
+      this.dropped++
+      return
+    }
     if (this.#pendingChars + (this.#sink as Writable).writableLength + line.length > this.#limit) {
       this.dropped++
       this.#droppedUnsaid++
@@ -64,17 +73,25 @@ export class LogDestination {
   close (): void {
     process.off('exit', this.#atExit)
     const sink = this.#sink
-    if (sink === null || this.#broken) return
+    if (sink === null || this.#closed) return
+    this.#closed = true
+    // After a write error too: what it still held is counted.
+    const writable = !this.#broken
     this.#broken = true
-    if (sink.writableLength === 0) {
-      try {
-        while (this.#head < this.#lines.length) {
-          const piece = this.#nextPiece()
-          // A socket may take part of a piece; nothing may follow a torn one.
-          if (writeSync(this.#fd, piece) < Buffer.byteLength(piece)) break
+    if (writable && sink.writableLength === 0) {
+      while (this.#head < this.#lines.length) {
+        const piece = Buffer.from(this.#nextPiece())
+        let written = 0
+        try {
+          written = writeSync(this.#fd, piece)
+        } catch {
+          // EAGAIN: the reader is behind.
         }
-      } catch {
-        // EAGAIN: the reader is behind.
+        // A piece's lines left the list when taken: those not written are dropped, and nothing may follow a torn one.
+        if (written < piece.length) {
+          this.dropped += countLines(piece.subarray(written).toString())
+          break
+        }
       }
     }
     this.dropped += this.#lines.length - this.#head + (sink.writableLength > 0 ? countLines(this.#inFlight) : 0)

@@ -4,7 +4,7 @@ import t from 'tap'
 import { once } from 'node:events'
 import { Worker } from 'node:worker_threads'
 import { execFileSync } from 'node:child_process'
-import { closeSync, constants, openSync, readSync } from 'node:fs'
+import { closeSync, constants, openSync, readSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { LogDestination } from '../../src/http/log-destination.js'
 import { tempDir } from '../helpers.js'
@@ -74,6 +74,20 @@ t.test('writes from one turn leave as one write, and a healthy reader loses noth
   t.equal(readAll(), Array.from({ length: 100 }, (_, i) => `line ${i}\n`).join(''))
   t.equal(logs.dropped, 0)
   logs.close()
+})
+
+t.test('closing onto a full pipe: every line kept is counted as dropped, the piece it tried included', async t => {
+  const { writer, readAll } = await stalledPipe(t)
+  const logs = new LogDestination(writer)
+  // The destination made the pipe non-blocking: fill it until it takes no more.
+  const filler = Buffer.alloc(4096, 'x')
+  for (;;) {
+    try { writeSync(writer, filler) } catch { break }
+  }
+  for (let i = 0; i < 100; i++) logs.write(`{"line":${i}}\n`)
+  logs.close()
+  t.equal(logs.dropped, 100)
+  t.notMatch(readAll(), /line/, 'none of them written')
 })
 
 t.test('two threads\' loggers on one pipe never tear each other\'s lines', async t => {
