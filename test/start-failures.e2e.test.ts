@@ -26,7 +26,8 @@ async function run (t: Test, env: Record<string, string>): Promise<{ code: numbe
   child.stdout.on('data', chunk => { stdout += String(chunk) })
   child.stderr.on('data', chunk => { stderr += String(chunk) })
   // A start that fails ends at once: one still running after a minute is stopped, its output and its threads
-  // (name, kernel wait, state) shown. Seen twice on Node 24 in CI, never by hand: this says where it waits.
+  // (name, kernel wait, state) shown. Seen three times on Node 24 in CI, never by hand; the third showed the main
+  // thread and two V8 workers in futex waits after process.exit(1), as in Node's exit deadlock nodejs/node#54918.
   let threads = ''
   const stuck = setTimeout(() => {
     threads = threadsOf(child.pid as number)
