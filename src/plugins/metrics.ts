@@ -4,29 +4,13 @@ import fp from 'fastify-plugin'
 import { parsePool } from '../snapshot/load/parse-pool.js'
 import { AggregatorRegistry, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { pinStatus } from '../routes/status-route.js'
-import { countRequests, scrapedCounter, withSharedLabels } from './request-metrics.js'
+import { countRequests, scrapedCounter, scrapedMetric, withSharedLabels } from './request-metrics.js'
 import { VERSION } from '../version.js'
 
 export default fp(async function metricsPlugin (app) {
   const registry = new Registry()
-  /** A gauge set when scraped: to one value (null leaves it as it was), or to one per value of `label`. */
-  const gauge = (
-    name: string, help: string, read: () => number | null | Iterable<readonly [string, number]>, label = ''
-  ): void => {
-    new Gauge({ // eslint-disable-line no-new
-      name,
-      help,
-      labelNames: label === '' ? [] : [label],
-      registers: [registry],
-      collect () {
-        const value = read()
-        if (typeof value === 'number') this.set(value)
-        else if (value !== null) {
-          this.reset()
-          for (const [labelValue, n] of value) this.set({ [label]: labelValue }, n)
-        }
-      }
-    })
+  const gauge = (name: string, help: string, read: () => number | null | Iterable<readonly [string, number]>, label = ''): void => {
+    scrapedMetric('gauge', registry, name, help, read, label)
   }
   collectDefaultMetrics({ register: registry, prefix: 'explore_' })
   new Gauge({

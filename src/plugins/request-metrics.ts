@@ -1,7 +1,7 @@
 // Requests, durations, dropped log lines and simulated trouble, counted where pages are answered: the one process, or
 // each serving thread (asked when scraped, serving/thread-metrics.ts).
 import type { FastifyInstance } from 'fastify'
-import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
+import { Counter, Gauge, type Metric, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
 import { EXPLORE_ROUTE } from '../explore/explore-path.js'
 import { RequestTally, type RequestSeries } from './request-tally.js'
 
@@ -67,24 +67,38 @@ export function countRequests (app: FastifyInstance, registry: Registry, except:
   })
 }
 
-/** A counter read from plain counts when scraped: one count, or one per value of `label`. */
-export function scrapedCounter (
-  registry: Registry, name: string, help: string,
-  read: () => number | Iterable<readonly [string | number, number]>, label = ''
+/**
+ * A metric read from plain figures when scraped: one value, or one per value of `label`; a gauge's null leaves it
+ * as it was. A counter is a gauge that only grows: the same reset and put.
+ */
+export function scrapedMetric (
+  kind: 'counter' | 'gauge', registry: Registry, name: string, help: string,
+  read: () => number | null | Iterable<readonly [string | number, number]>, label = ''
 ): void {
-  new Counter({ // eslint-disable-line no-new
+  const options = {
     name,
     help,
     labelNames: label === '' ? [] : [label],
     registers: [registry],
-    collect () {
+    collect (this: Counter | Gauge) {
+      const value = read()
+      if (value === null) return
       this.reset()
-      const counts = read()
-      if (typeof counts === 'number') this.inc(counts)
-      else for (const [value, count] of counts) this.inc({ [label]: String(value) }, count)
+      const put = (labels: Record<string, string>, n: number): void => {
+        if (this instanceof Gauge) this.set(labels, n)
+        else this.inc(labels, n)
+      }
+      if (typeof value === 'number') put({}, value)
+      else for (const [at, n] of value) put({ [label]: String(at) }, n)
     }
-  })
+  }
+  if (kind === 'counter') new Counter(options) // eslint-disable-line no-new
+  else new Gauge(options) // eslint-disable-line no-new
 }
+
+export const scrapedCounter = (
+  registry: Registry, name: string, help: string, read: () => number | Iterable<readonly [string | number, number]>, label = ''
+): void => { scrapedMetric('counter', registry, name, help, read, label) }
 
 /** Series labels a request histogram writes apart (request-tally.ts), put with the others for aggregation. */
 export function withSharedLabels (
