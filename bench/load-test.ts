@@ -4,7 +4,7 @@
 // in this process; a fixed rate is autocannon's alone (wrk has none).
 import autocannon from 'autocannon'
 import { execFile, spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { REQUEST_HEADERS } from './http-headers.js'
@@ -171,6 +171,7 @@ let wrkFiles: { dir: string, script: string, lists: WeakMap<readonly string[], s
 function wrkFilesFor (paths: readonly string[]): { script: string, list: string } {
   if (wrkFiles === undefined) {
     const dir = mkdtempSync(join(tmpdir(), 'explore-bench-wrk-'))
+    process.once('exit', () => { rmSync(dir, { recursive: true, force: true }) })
     const script = join(dir, 'paths.lua')
     writeFileSync(script, WRK_SCRIPT)
     wrkFiles = { dir, script, lists: new WeakMap() }
