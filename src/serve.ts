@@ -1,8 +1,9 @@
 // Serving: config → buildApp → listen (ADR 029) → the first snapshot; SIGTERM/SIGINT close, SIGHUP reloads.
 import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { helpText, loadConfig } from './config.js'
+import { type Config, helpText, loadConfig } from './config.js'
 import { ConfigError, ServiceError, SnapshotError, StartError } from './errors.js'
 import { servingThreads } from './serving/serving-mode.js'
 import { VERSION } from './version.js'
@@ -37,6 +38,22 @@ export async function serve (argv: string[]): Promise<void> {
 
   // From a URL, a new check: one under way may have asked before the publish the signal follows.
   process.on('SIGHUP', () => { app.snapshotSource.reloadAsked().catch(() => {}) })
+  try {
+    await start(app, config)
+  } catch (error) {
+    // Listeners and sources stop before the exit (reportStartFailure); what it made of its state goes at exit.
+    app.abandonState()
+    const closing = app.close().catch(() => {})
+    await Promise.race([closing, new Promise(resolve => setTimeout(resolve, CLOSE_ON_FAILURE_MS).unref())])
+    throw error
+  }
+}
+
+/** A failed start's app.close() is waited for this long before the exit. */
+const CLOSE_ON_FAILURE_MS = 2_000
+
+/** Listening, then the first snapshot: what can refuse a start once the app is built. */
+async function start (app: FastifyInstance, config: Config): Promise<void> {
   // Listening before the first load; a URL's is waited for, unready: a store outage must not stop a fleet.
   // The log says it waits: a start whose first file is refused never said it served.
   const waiting = (): string => app.snapshots.current() === null ? ', waiting for the first snapshot' : ''
@@ -104,5 +121,10 @@ export function reportStartFailure (error: unknown): void {
   } else {
     process.stderr.write(`failed to start: ${(error as Error).stack ?? String(error)}\n`)
   }
-  process.exit(1)
+  // The exit waits for the loop to idle a moment: a V8 compile job still running when process.exit disposes of
+  // the platform can deadlock it, and the process never ends (nodejs/node#54918; seen on Node 24).
+  process.exitCode = 1
+  setTimeout(() => process.exit(1), EXIT_AFTER_FAILURE_MS)
 }
+
+const EXIT_AFTER_FAILURE_MS = 100

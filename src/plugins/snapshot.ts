@@ -24,6 +24,8 @@ declare module 'fastify' {
     snapshotWatcher: SnapshotWatcher | null
     snapshotSource: ChainSource
     snapshotVersions: ServedVersions
+    /** serve.ts, on a start that failed: whatever loads before the exit, the start never served. */
+    abandonState: () => void
   }
 }
 
@@ -62,18 +64,21 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   let opened: OpenedVersions
   let letGo: () => void
   let served = false
+  let abandoned = false
   try {
     opened = await openVersions({ ...paths, keep: versionOptions.keep, log, sweep: true, images })
     // A start that never served (a refused first file, a port in use) leaves no state it made: at exit too.
-    letGo = await claimState(stateDir, made, () => served)
+    letGo = await claimState(stateDir, made, () => served && !abandoned)
   } catch (error) {
     throw new StartError(
       `STATE_DIR=${stateDir}: cannot be used (${errnoText(error)}): set STATE_DIR to a directory this user can create and write`
     )
   }
   process.once('exit', letGo)
+  app.decorate('abandonState', () => { abandoned = true })
   app.addHook('onClose', async () => {
-    process.off('exit', letGo)
+    // Abandoned: at exit again, for a first load that ends after the close (its version kept, its image written).
+    if (!abandoned) process.off('exit', letGo)
     letGo()
   })
   await pruneStates(stateDir, versionOptions.pruneDays, log)
