@@ -5,6 +5,7 @@ import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { type Config, helpText, loadConfig } from './config.js'
 import { ConfigError, ServiceError, SnapshotError, StartError } from './errors.js'
+import { collectWhenIdle } from './serving/collect-when-idle.js'
 import { servingThreads } from './serving/serving-mode.js'
 import { VERSION } from './version.js'
 
@@ -40,6 +41,8 @@ export async function serve (argv: string[]): Promise<void> {
   process.on('SIGHUP', () => { app.snapshotSource.reloadAsked().catch(() => {}) })
   try {
     await start(app, config)
+    // This thread answers, or loads for the serving threads that do.
+    collectWhenIdle()
   } catch (error) {
     // Listeners and sources stop before the exit (reportStartFailure); what it made of its state goes at exit.
     app.abandonState()

@@ -6,6 +6,7 @@ import type { ForwardedAnswer, ForwardedRequest, PublishedVersion, ThreadStart, 
 import { withSharedLabels } from '../plugins/request-metrics.js'
 import { Requests } from './requests-by-id.js'
 import { servingApp } from './serving-app.js'
+import { collectWhenIdle } from './collect-when-idle.js'
 import { VersionAdopter } from './version-handoff.js'
 
 if (parentPort === null) throw new Error('serving-thread.ts runs as a worker thread of the control (serving-pool.ts)')
@@ -85,4 +86,5 @@ control.on('message', (message: ToThread) => {
   }
 })
 
+collectWhenIdle()
 say({ type: 'ready' })

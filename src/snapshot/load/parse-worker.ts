@@ -1,12 +1,11 @@
 // A parse thread of the pool, living as long as it so its checks and serializer compile once (ADR 022).
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { workerData } from 'node:worker_threads'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { parseBatch, type BatchTask, type ParsedBatch } from './parse-batch.js'
 import { ItemBytes } from '../model/item-bytes.js'
+import { collectNow } from '../model/item-memory.js'
 import { setMemoryPolicy } from '../memory-policy.js'
 import { SCRATCH_BYTES, type ParseWorkerData } from './parse-pool.js'
 
@@ -29,11 +28,9 @@ export default function parse (task: BatchTask): unknown {
   return move(movable(batch))
 }
 
-/** Else the heap keeps what the load left while idle (ADR 022); `gc` from a context made after the flag. */
+/** Else the heap keeps what the load left while idle (ADR 022). */
 export function rest (): void {
-  if (!policy.restingParseThreads) return
-  setFlagsFromString('--expose-gc')
-  ;(runInNewContext('gc') as () => void)()
+  if (policy.restingParseThreads) collectNow()
 }
 
 export function ready (): boolean {

@@ -96,15 +96,19 @@ let lastRelease = -Infinity
 
 /**
  * While memory let go may still be in RSS, collects now so a load about to be refused reads it again (ADR 024):
- * a hint alone left RSS over a 200 MB budget for 2.4 s (CI, 2026-11-27). `gc` from a context made after the flag.
+ * a hint alone left RSS over a 200 MB budget for 2.4 s (CI, 2026-11-27).
  */
 export function memoryGoing (ms: number): boolean {
   const going = waiting.size > 0 || Date.now() - lastRelease < ms
-  if (going) {
-    setFlagsFromString('--expose-gc')
-    ;(runInNewContext('gc') as () => void)()
-  }
+  if (going) collectNow()
   return going
+}
+
+/** `gc` from a context made after the flag. `lastResort` (Node 22+): its young generation given back too. */
+export function collectNow (lastResort = false): void {
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as (options?: { type: string, flavor: string }) => void
+  gc(lastResort ? { type: 'major', flavor: 'last-resort' } : undefined)
 }
 
 const hintedCollector: Collector = {

@@ -1,0 +1,58 @@
+// A thread that stops working collects once, and that collection gives its young generation back (Node 22+).
+import t from 'tap'
+import { getHeapSpaceStatistics } from 'node:v8'
+import { collectWhenIdle } from '../../src/serving/collect-when-idle.js'
+import { collectNow } from '../../src/snapshot/model/item-memory.js'
+
+/** Keeps this thread's loop busy for `ms`, as answering would. */
+// Its timer is unref'd: this one keeps the test's process alive while it waits.
+const alive = setInterval(() => {}, 1_000)
+t.teardown(() => { clearInterval(alive) })
+
+function work (ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until);
+}
+
+t.test('one collection when work stops, none while it stays idle, one again after more work', async t => {
+  let collections = 0
+  let collected = (): void => {}
+  const stop = collectWhenIdle({ everyMs: 50, collect: () => { collections++; collected() } })
+  t.teardown(stop)
+  const next = async (): Promise<void> => { await new Promise<void>(resolve => { collected = resolve }) }
+
+  let first = next()
+  work(200)
+  await first
+  t.equal(collections, 1, 'collected once the loop went idle')
+  // Idle for ten more periods: no collection until there is work again.
+  for (let i = 0; i < 10; i++) await new Promise(resolve => setTimeout(resolve, 50))
+  t.equal(collections, 1, 'not again while idle')
+  first = next()
+  work(200)
+  await first
+  t.equal(collections, 2, 'again after more work')
+})
+
+t.test('never while the thread stays idle from the start', async t => {
+  let collections = 0
+  const stop = collectWhenIdle({ everyMs: 20, collect: () => { collections++ } })
+  t.teardown(stop)
+  for (let i = 0; i < 10; i++) await new Promise(resolve => setTimeout(resolve, 20))
+  t.equal(collections, 0)
+})
+
+const newSpace = (): number => getHeapSpaceStatistics().find(space => space.space_name === 'new_space')?.space_size ?? 0
+const major = Number(process.versions.node.split('.')[0])
+
+t.test('the collection gives the young generation back', { skip: major < 22 ? `Node ${major}'s V8 has no last-resort collection: its young generation stays as it grew` : false }, async t => {
+  // Survivors grow the young generation, as a thread under load does.
+  let kept: Array<{ n: number, s: string }> = []
+  for (let i = 0; i < 2e6; i++) {
+    kept.push({ n: i, s: String(i) })
+    if (kept.length > 50_000) kept = []
+  }
+  const grown = newSpace()
+  collectNow(true)
+  t.ok(newSpace() < grown / 2, `new space ${grown} → ${newSpace()} bytes`)
+})
