@@ -23,7 +23,7 @@ export async function serve (argv: string[]): Promise<void> {
   const app = await buildApp(config, { servingThreads: servingThreads(config.workers) })
 
   // A second signal or the grace period running out exits 1 at once.
-  closeWithGrace({
+  const grace = closeWithGrace({
     delay: config.shutdownGraceMs,
     // SIGHUP means "reload" here, not "stop".
     skip: ['SIGHUP'],
@@ -38,22 +38,40 @@ export async function serve (argv: string[]): Promise<void> {
   })
 
   // From a URL, a new check: one under way may have asked before the publish the signal follows.
-  process.on('SIGHUP', () => { app.snapshotSource.reloadAsked().catch(() => {}) })
+  const reload = (): void => { app.snapshotSource.reloadAsked().catch(() => {}) }
+  process.on('SIGHUP', reload)
   try {
     await start(app, config)
     // This thread answers, or loads for the serving threads that do.
     collectWhenIdle()
   } catch (error) {
-    // Listeners and sources stop before the exit (reportStartFailure); what it made of its state goes at exit.
+    // A failed start exits 1 whatever comes meanwhile: no reload, and a signal's graceful exit would say 0.
+    grace.uninstall()
+    process.off('SIGHUP', reload)
+    const exitNow = (): void => { process.exit(1) }
+    process.once('SIGTERM', exitNow).once('SIGINT', exitNow)
+    // Whatever it made of its state goes at exit, even if a load ends during the close.
     app.abandonState()
-    const closing = app.close().catch(() => {})
-    await Promise.race([closing, new Promise(resolve => setTimeout(resolve, CLOSE_ON_FAILURE_MS).unref())])
+    await closedWithin(app, CLOSE_ON_FAILURE_MS)
     throw error
   }
 }
 
-/** A failed start's app.close() is waited for this long before the exit. */
+/** A failed start's close: a close that hangs must not keep a failed process alive. */
 const CLOSE_ON_FAILURE_MS = 2_000
+
+async function closedWithin (app: FastifyInstance, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>(resolve => { timer = setTimeout(resolve, ms, 'late') })
+  try {
+    const closed = await Promise.race([app.close().then(() => 'closed' as const), late])
+    if (closed === 'late') app.log.warn({ ms }, 'a failed start did not close in time: exiting anyway')
+  } catch (error) {
+    app.log.warn({ err: error }, 'a failed start did not close cleanly')
+  } finally {
+    clearTimeout(timer)
+  }
+}
 
 /** Listening, then the first snapshot: what can refuse a start once the app is built. */
 async function start (app: FastifyInstance, config: Config): Promise<void> {

@@ -13,7 +13,9 @@ const ROOT = join(import.meta.dirname, '..')
 const SERVER = join(ROOT, 'dist', 'server.js')
 const SAMPLE = join(ROOT, 'data', 'snapshot.json')
 
-async function run (t: Test, env: Record<string, string>): Promise<{ code: number | null, stdout: string, stderr: string }> {
+async function run (
+  t: Test, env: Record<string, string>, { signalOnRefusal }: { signalOnRefusal?: NodeJS.Signals } = {}
+): Promise<{ code: number | null, stdout: string, stderr: string }> {
   const child = spawn(process.execPath, [SERVER], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: childEnv({
@@ -24,7 +26,11 @@ async function run (t: Test, env: Record<string, string>): Promise<{ code: numbe
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', chunk => { stdout += String(chunk) })
-  child.stderr.on('data', chunk => { stderr += String(chunk) })
+  child.stderr.on('data', chunk => {
+    // As an operator's stop can come while a failed start exits.
+    if (stderr === '' && signalOnRefusal !== undefined) child.kill(signalOnRefusal)
+    stderr += String(chunk)
+  })
   // A start that fails ends at once: one still running after a minute is stopped, its output and its threads
   // (name, kernel wait, state) shown. Seen three times on Node 24 in CI, never by hand; the third showed the main
   // thread and two V8 workers in futex waits after process.exit(1), as in Node's exit deadlock nodejs/node#54918.
@@ -89,4 +95,14 @@ t.test('a first snapshot refused: the log never says it serves, the console\'s a
   t.match(stderr, /^snapshot .*snapshot\.json is invalid/)
   t.notMatch(stderr, /\n\s+at /, 'no stack')
   t.same(await readdir(join(cache, 'explore-replica')), [], 'no state-… directory')
+})
+
+t.test('a stop while a refused start exits: still exit 1, not a graceful 0', async t => {
+  const file = join(await tempDir(t), 'snapshot.json')
+  await writeFile(file, '{"languages": {"en": [')
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const { code, stdout } = await run(t, { SNAPSHOT_PATH: file, PORT: String(await freePort()) }, { signalOnRefusal: signal })
+    t.equal(code, 1, signal)
+    t.notMatch(stdout, /shutting down/, `${signal}: no graceful shutdown of a start that failed`)
+  }
 })

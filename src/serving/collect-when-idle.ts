@@ -19,6 +19,8 @@ export function collectWhenIdle ({ everyMs = 1_000, collect = () => { collectNow
     } else if (worked && utilization < IDLE) {
       worked = false
       collect()
+      // Its own pause is not work.
+      last = performance.eventLoopUtilization()
     }
   }, everyMs).unref()
   return () => { clearInterval(timer) }

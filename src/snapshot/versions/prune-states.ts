@@ -18,8 +18,11 @@ export async function claimState (own: string, made: boolean, served: () => bool
   const now = new Date()
   await utimes(own, now, now)
   return () => {
-    if (made && !served()) rmSync(own, { recursive: true, force: true })
-    else rmSync(mark, { force: true })
+    // At exit a write may still be adding files: left as it is rather than throw in an exit handler.
+    try {
+      if (made && !served()) rmSync(own, { recursive: true, force: true, maxRetries: 2 })
+      else rmSync(mark, { force: true })
+    } catch {}
   }
 }
 
