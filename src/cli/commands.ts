@@ -16,7 +16,7 @@ export const COMMANDS: Record<string, Command> = {
     summary: 'serve the explore API from a snapshot: [serve] [FILE] (the default; --help lists every option)',
     run: async argv => {
       const { serve, reportStartFailure } = await import('../serve.js')
-      // A server's start-up failure ends the process itself (a cluster's primary included).
+      // reportStartFailure ends the process with 1 itself; main leaves an exit code set when it is given 0.
       await serve(argv).catch(reportStartFailure)
       return 0
     }
