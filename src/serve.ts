@@ -5,6 +5,7 @@ import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { type Config, helpText, loadConfig } from './config.js'
 import { ConfigError, ServiceError, SnapshotError, StartError } from './errors.js'
+import { settledWithin } from './settled-within.js'
 import { collectWhenIdle } from './serving/collect-when-idle.js'
 import { servingThreads } from './serving/serving-mode.js'
 import { VERSION } from './version.js'
@@ -52,26 +53,19 @@ export async function serve (argv: string[]): Promise<void> {
     process.once('SIGTERM', exitNow).once('SIGINT', exitNow)
     // Whatever it made of its state goes at exit, even if a load ends during the close.
     app.abandonState()
-    await closedWithin(app, CLOSE_ON_FAILURE_MS)
+    try {
+      if (!await settledWithin(app.close(), CLOSE_ON_FAILURE_MS)) {
+        app.log.warn({ ms: CLOSE_ON_FAILURE_MS }, 'a failed start did not close in time: exiting anyway')
+      }
+    } catch (closeError) {
+      app.log.warn({ err: closeError }, 'a failed start did not close cleanly')
+    }
     throw error
   }
 }
 
 /** A failed start's close: a close that hangs must not keep a failed process alive. */
 const CLOSE_ON_FAILURE_MS = 2_000
-
-async function closedWithin (app: FastifyInstance, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<'late'>(resolve => { timer = setTimeout(resolve, ms, 'late') })
-  try {
-    const closed = await Promise.race([app.close().then(() => 'closed' as const), late])
-    if (closed === 'late') app.log.warn({ ms }, 'a failed start did not close in time: exiting anyway')
-  } catch (error) {
-    app.log.warn({ err: error }, 'a failed start did not close cleanly')
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 /** Listening, then the first snapshot: what can refuse a start once the app is built. */
 async function start (app: FastifyInstance, config: Config): Promise<void> {
@@ -144,7 +138,6 @@ export function reportStartFailure (error: unknown): void {
   }
   // The exit waits for the loop to idle a moment: a V8 compile job still running when process.exit disposes of
   // the platform can deadlock it, and the process never ends (nodejs/node#54918; seen on Node 24).
-  process.exitCode = 1
   setTimeout(() => process.exit(1), EXIT_AFTER_FAILURE_MS)
 }
 

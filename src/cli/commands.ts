@@ -16,7 +16,7 @@ export const COMMANDS: Record<string, Command> = {
     summary: 'serve the explore API from a snapshot: [serve] [FILE] (the default; --help lists every option)',
     run: async argv => {
       const { serve, reportStartFailure } = await import('../serve.js')
-      // reportStartFailure ends the process with 1 itself; main leaves an exit code set when it is given 0.
+      // reportStartFailure ends the process with exit code 1 itself.
       await serve(argv).catch(reportStartFailure)
       return 0
     }

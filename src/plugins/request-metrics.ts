@@ -85,8 +85,8 @@ export function scrapedMetric (
       if (value === null) return
       this.reset()
       const put = (labels: Record<string, string>, n: number): void => {
-        if (this instanceof Gauge) this.set(labels, n)
-        else this.inc(labels, n)
+        if (kind === 'gauge') (this as Gauge).set(labels, n)
+        else (this as Counter).inc(labels, n)
       }
       if (typeof value === 'number') put({}, value)
       else for (const [at, n] of value) put({ [label]: String(at) }, n)

@@ -8,6 +8,7 @@ import type { MetricsJson, ThreadStart, ToControl, ToThread } from './messages.j
 import { VersionPublisher } from './publish-version.js'
 import { ThreadMetrics } from './thread-metrics.js'
 import { emptySlot, type Slot } from './thread-slot.js'
+import { settledWithin } from '../settled-within.js'
 
 const ENTRY = new URL(import.meta.url.endsWith('.ts') ? './serving-thread.ts' : './serving-thread.js', import.meta.url)
 const FIRST_BACKOFF_MS = 100
@@ -178,13 +179,10 @@ export class ServingPool {
       if (worker === null) return
       const ended = new Promise<void>(resolve => worker.once('exit', () => resolve()))
       worker.postMessage({ type: 'close' } satisfies ToThread)
-      let timer: NodeJS.Timeout | undefined
-      const late = new Promise<'late'>(resolve => { timer = setTimeout(() => resolve('late'), graceMs) })
-      if (await Promise.race([ended, late]) === 'late') {
+      if (!await settledWithin(ended, graceMs)) {
         this.options.log.error({ thread: slot.threadId }, 'a serving thread did not close in time: terminated')
         await worker.terminate()
       }
-      clearTimeout(timer)
     }))
   }
 }

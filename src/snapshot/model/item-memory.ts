@@ -104,15 +104,23 @@ export function memoryGoing (ms: number): boolean {
   return going
 }
 
-/** `gc` from a context made after the flag. `lastResort`: the young generation given back too (V8 12+). */
+/** A full collection. `lastResort`: the young generation given back too (V8 12+). */
 export function collectNow (lastResort = false): void {
-  setFlagsFromString('--expose-gc')
-  const gc = runInNewContext('gc') as (options?: { type: string, flavor: string }) => void
   // Node 20's V8 runs only a scavenge for any options object.
-  gc(lastResort && GC_FLAVORS ? { type: 'major', flavor: 'last-resort' } : undefined)
+  exposedGc()(lastResort && GC_FLAVORS ? { type: 'major', flavor: 'last-resort' } : undefined)
 }
 
 const GC_FLAVORS = Number(process.versions.v8.split('.')[0]) >= 12
+let gc: ((options?: { type: string, flavor: string }) => void) | undefined
+
+/** `gc` from a context made after the flag, made once rather than a context a call. */
+function exposedGc (): NonNullable<typeof gc> {
+  if (gc === undefined) {
+    setFlagsFromString('--expose-gc')
+    gc = runInNewContext('gc') as NonNullable<typeof gc>
+  }
+  return gc
+}
 
 const hintedCollector: Collector = {
   // Not an async function: its suspended frame would hold the buffers it waits for.
