@@ -106,20 +106,18 @@ export function memoryGoing (ms: number): boolean {
 
 /** A full collection. `lastResort`: the young generation given back too (V8 12+). */
 export function collectNow (lastResort = false): void {
-  // Node 20's V8 runs only a scavenge for any options object.
-  exposedGc()(lastResort && GC_FLAVORS ? { type: 'major', flavor: 'last-resort' } : undefined)
+  const gc = exposedGc()
+  // With any argument, even undefined, V8 11 (Node 20) and 12+ run only a scavenge unless told otherwise.
+  if (lastResort && GC_FLAVORS) gc({ type: 'major', flavor: 'last-resort' })
+  else gc()
 }
 
 const GC_FLAVORS = Number(process.versions.v8.split('.')[0]) >= 12
-let gc: ((options?: { type: string, flavor: string }) => void) | undefined
 
-/** `gc` from a context made after the flag, made once rather than a context a call. */
-function exposedGc (): NonNullable<typeof gc> {
-  if (gc === undefined) {
-    setFlagsFromString('--expose-gc')
-    gc = runInNewContext('gc') as NonNullable<typeof gc>
-  }
-  return gc
+/** `gc` from a context made after the flag. */
+function exposedGc (): (options?: { type: string, flavor: string }) => void {
+  setFlagsFromString('--expose-gc')
+  return runInNewContext('gc') as (options?: { type: string, flavor: string }) => void
 }
 
 const hintedCollector: Collector = {
