@@ -107,7 +107,7 @@ export function memoryGoing (ms: number): boolean {
 /** A full collection. `lastResort`: the young generation given back too (V8 12+). */
 export function collectNow (lastResort = false): void {
   const gc = exposedGc()
-  // With any argument, even undefined, V8 11 (Node 20) and 12+ run only a scavenge unless told otherwise.
+  // Node 20's V8 scavenges for any options object, Node 24's for undefined too: no argument for a full one.
   if (lastResort && GC_FLAVORS) gc({ type: 'major', flavor: 'last-resort' })
   else gc()
 }
