@@ -1,6 +1,6 @@
 // Shared test fixtures: items and snapshots built in code, written to real temporary directories, and
 // the app built from the same options the server uses.
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -251,7 +251,23 @@ export const EXPLORE = '/en/api/internal/explore/'
  * coverage exclusion pattern, set to match every file, is what keeps the child out of the report.
  */
 export function childEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { ...process.env, _TAPJS_PROCESSINFO_COV_EXCLUDE_: '/./', ...extra }
+  return { ...process.env, XDG_CACHE_HOME: testCacheHome(), _TAPJS_PROCESSINFO_COV_EXCLUDE_: '/./', ...extra }
+}
+
+let cacheHome: string | undefined
+
+/**
+ * The user's cache as a started server sees it: one per test file, removed when it ends. A server given no
+ * STATE_DIR keeps one per snapshot path there, and each test's snapshot has a new path: in the real
+ * ~/.cache, every run left hundreds behind (2 GB seen).
+ */
+function testCacheHome (): string {
+  if (cacheHome === undefined) {
+    const made = mkdtempSync(join(tmpdir(), 'explore-test-cache-'))
+    process.once('exit', () => { rmSync(made, { recursive: true, force: true }) })
+    cacheHome = made
+  }
+  return cacheHome
 }
 
 /** How long a test waits for a process to print what it expects before failing with what it printed. */
