@@ -197,11 +197,18 @@ export function withoutPlace (problems: readonly string[]): string[] {
   return problems.map(line => line.replace(/^[^:\s]+\.(?:json|jsonl|ndjson):\d+(?::\d+)?: /, ''))
 }
 
+/**
+ * A test app's STATE_DIR: beside its snapshot, removed with it. Without one, an app keeps its state in the user's
+ * cache, one directory per snapshot path, and each test's path is new (.ci/run fails a run that leaves any).
+ */
+export function testStateDir (snapshotPath: string): string {
+  return join(dirname(snapshotPath), 'state')
+}
+
 /** The app on a snapshot document, its snapshot loaded, closed when the test ends. */
 export async function buildTestApp (t: Test, doc: unknown = smallSnapshot(), overrides: Partial<Config> = {}): Promise<FastifyInstance> {
   const snapshotPath = await writeSnapshot(t, doc)
-  // Its kept versions beside the file, removed with it.
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, watch: false, stateDir: join(dirname(snapshotPath), 'state'), ...overrides } }))
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, watch: false, stateDir: testStateDir(snapshotPath), ...overrides } }))
   t.teardown(async () => { await closeApp(app) })
   // As server.ts does once it listens: the tests start from a served snapshot.
   await app.snapshots.start()

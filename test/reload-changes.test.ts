@@ -12,7 +12,7 @@ import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '
 import { loadSnapshotFile } from '../src/snapshot/load/load-snapshot.js'
 import type { SnapshotModel } from '../src/snapshot/model/snapshot-model.js'
 import type { ReloadOutcome } from '../src/snapshot/store/snapshot-store.js'
-import { makeItem, tempDir } from './helpers.js'
+import { makeItem, tempDir, testStateDir } from './helpers.js'
 
 /** 30 `en` items over 6 days, companies 1–3; 2 `es` items. */
 function snapshotDoc (title = 'v1'): SnapshotDocument {
@@ -55,7 +55,7 @@ async function editorApp (t: Test, changes: string[] = []): Promise<Editor> {
     await mkdir(dir)
     for (const name of changes) await writeFile(join(dir, `${name}.jsonl`), changeText(`c${name}`, CHANGES[name] as ChangeLine[]))
   }
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: true, reloadDebounceMs: 40 } }))
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, stateDir: testStateDir(file), watch: true, reloadDebounceMs: 40 } }))
   t.teardown(() => app.close())
   await app.snapshots.start()
   return { app, file, dir, doc }

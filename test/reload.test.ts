@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ReloadOutcome } from '../src/snapshot/store/snapshot-store.js'
-import { collectAndFinalize, makeItem, memoryFreed, OUTPUT_WAIT_MS, tempDir, toJsonLines, versioned, type SnapshotDoc, reloadFile } from './helpers.js'
+import { collectAndFinalize, makeItem, memoryFreed, OUTPUT_WAIT_MS, tempDir, testStateDir, toJsonLines, versioned, type SnapshotDoc, reloadFile } from './helpers.js'
 
 /** A snapshot format: its file name and how a document is written in it. */
 interface Format {
@@ -28,7 +28,7 @@ async function watchedApp (t: Test, format: Format = JSON_FORMAT, initial: Snaps
   const dir = await tempDir(t)
   const file = join(dir, format.file)
   await writeFile(file, format.text(initial))
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: true, reloadDebounceMs: 40 } }))
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, stateDir: testStateDir(file), watch: true, reloadDebounceMs: 40 } }))
   t.teardown(() => app.close())
   await app.snapshots.start()
   return { app, file }
@@ -219,7 +219,7 @@ t.test('a named pipe, a link to nothing or a loop of links in the file\'s place 
   const file = join(dir, 'snapshot.json')
   await writeFile(file, text(versioned(1)))
   // Reloads asked for one at a time (as SIGHUP asks): no watcher's reload of the fault before.
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: false } }))
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, stateDir: testStateDir(file), watch: false } }))
   t.teardown(() => app.close())
   await app.snapshots.start()
   const faults: Array<[string, () => Promise<void>, string]> = [
@@ -296,7 +296,7 @@ t.test('once the app is closed, a write to its snapshot file reloads nothing', a
   // A witness: a second app watching the same file, with a longer debounce. Both watchers get the same
   // file system events, so by the time the witness has seen the write, waited out its 200 ms and loaded
   // the file, the closed app's watcher, had it still been open, would have fired 160 ms earlier.
-  const witness = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: true, reloadDebounceMs: 200 } }))
+  const witness = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, stateDir: testStateDir(file), watch: true, reloadDebounceMs: 200 } }))
   t.teardown(() => witness.close())
   await witness.snapshots.start()
   const witnessed = nextReload(witness)

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js'
 import { generateSnapshot } from '../../src/generate/write-snapshot.js'
 import { Rng } from '../../src/generate/random-source.js'
 import type { Snapshot, SnapshotItem } from '../../src/schemas/snapshot.js'
-import { childEnv, makeItem, tempDir, toJsonLines, type SnapshotDoc } from '../helpers.js'
+import { childEnv, makeItem, tempDir, testStateDir, toJsonLines, type SnapshotDoc } from '../helpers.js'
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')
 
@@ -72,7 +72,7 @@ function evolve (seed: number): { old: Snapshot, next: Snapshot, deleted: number
 }
 
 async function app (t: Test, snapshotPath: string): Promise<FastifyInstance> {
-  const built = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, watch: false } }))
+  const built = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, stateDir: testStateDir(snapshotPath), watch: false } }))
   t.teardown(() => built.close())
   await built.snapshots.start()
   return built

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { CONTENT_SECURITY_POLICY } from '../../src/console/console-route.js'
-import { buildTestApp, EXPLORE, smallSnapshot, writeSnapshot, reloadFile } from '../helpers.js'
+import { buildTestApp, EXPLORE, smallSnapshot, testStateDir, writeSnapshot, reloadFile } from '../helpers.js'
 
 const XSS = '<script>alert(1)</script>'
 
@@ -169,7 +169,7 @@ t.test('a file name with markup in it is escaped everywhere it appears', async t
   // A file name cannot hold a slash, so no closing tag: an element with a handler is as bad.
   const name = '"<img src=x onerror=alert(1)>\'.json'
   const file = await writeSnapshot(t, smallSnapshot(), name)
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: false } }))
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, stateDir: testStateDir(file), watch: false } }))
   t.teardown(() => app.close())
   await app.snapshots.start()
   await refuse(t, app, 'english')

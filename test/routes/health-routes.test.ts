@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import type { MemoryGuard } from '../../src/snapshot/memory-budget.js'
-import { buildTestApp, EXPLORE, smallSnapshot, tempDir, toJsonLines, reloadFile } from '../helpers.js'
+import { buildTestApp, EXPLORE, smallSnapshot, tempDir, testStateDir, toJsonLines, reloadFile } from '../helpers.js'
 
 t.test('healthz: the process answers', async t => {
   const app = await buildTestApp(t)
@@ -48,7 +48,7 @@ async function appWithHeldLoad (t: Test): Promise<{ app: FastifyInstance, file: 
     budget: { bytes: 2 ** 40, source: 'MEMORY_LIMIT_MB' },
     admit: async () => { await held; return { check () {} } }
   }
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, watch: false } }), { memory })
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: file, stateDir: testStateDir(file), watch: false } }), { memory })
   return { app, file, open }
 }
 
@@ -83,7 +83,8 @@ t.test('closing during a long first load does not wait for it', async t => {
 })
 
 t.test('a bad first snapshot: start() rejects with the report, and the app stays unready', async t => {
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath: join(await tempDir(t), 'missing.json'), watch: false } }))
+  const snapshotPath = join(await tempDir(t), 'missing.json')
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotPath, stateDir: testStateDir(snapshotPath), watch: false } }))
   t.teardown(() => app.close())
   await t.rejects(app.snapshots.start(), { code: 'SNAPSHOT_ERR_UNREADABLE', problems: ['the file does not exist'] })
   t.equal((await app.inject('/-/readyz')).statusCode, 503)
