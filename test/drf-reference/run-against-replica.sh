@@ -14,14 +14,20 @@ if ! "$python" -c 'import django, rest_framework' 2>/dev/null; then
   exit 0
 fi
 pids=()
-cleanup () { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+# The replica's kept versions in a directory of this run's, not the user's cache.
+state=$(mktemp -d)
+cleanup () {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$state"
+}
 trap cleanup EXIT
 free_port () { node -e 's=require("net").createServer().listen(0,()=>{console.log(s.address().port);s.close()})'; }
 ref_port=$(free_port)
 "$python" test/drf-reference/serve.py --snapshot "$snapshot" --port "$ref_port" --quiet &
 pids+=($!)
 rep_port=$(free_port)
-node --import tsx src/server.ts --snapshot-path "$snapshot" --port "$rep_port" --log-level warn &
+STATE_DIR=$state node --import tsx src/server.ts --snapshot-path "$snapshot" --port "$rep_port" --log-level warn &
 pids+=($!)
 # Exit 2, as compare.mjs does when it cannot compare: a server that never answers is not a difference.
 cannot_compare () { echo "test:drf: $1" >&2; exit 2; }
