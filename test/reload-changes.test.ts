@@ -3,8 +3,8 @@
 // files; after each, the state served is, page for page, a full load of the merged snapshot.
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
-import { mkdir, open, rename, rm, unlink, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { mkdir, open, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises'
+import { join, relative } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -241,4 +241,58 @@ t.test('the console lists the applied change files; metrics count applied and re
   const metrics = (await editor.app.inject('/-/metrics')).body
   t.match(metrics, /explore_change_files_total\{outcome="applied"\} 2/)
   t.match(metrics, /explore_change_files_total\{outcome="refused"\} 0/)
+})
+
+t.test('a change file that is a symbolic link out of the changes directory is refused, naming it and why; nothing of its target is read or shown, and the served state is unchanged', async t => {
+  const editor = await editorApp(t, ['0001'])
+  const before = pagesOf(editor.app.snapshots.current()!)
+  const outside = await tempDir(t)
+  // A valid change file (it would be applied) and a file of other lines (their starts would be quoted).
+  await writeFile(join(outside, 'valid.jsonl'), changeText('leaked-id', [upsert('en', 1, '2024-01-01', [1], 'leaked title')]))
+  await writeFile(join(outside, 'passwd'), 'leakedroot:x:0:0:root:/root:/bin/bash\nleakeddaemon:x:1:1\n')
+  for (const [what, target] of [['an absolute link to a valid change file', join(outside, 'valid.jsonl')], ['a relative link to other lines', relative(editor.dir, join(outside, 'passwd'))]] as const) {
+    const reloaded = once(editor.app.snapshots, 'reloaded')
+    await rm(join(editor.dir, '0002.jsonl'), { force: true })
+    await symlink(target, join(editor.dir, '0002.jsonl'))
+    t.same(await reloaded, ['failed'], what)
+    await editor.app.snapshots.idle()
+    t.same(ids(editor.app), ['c0001'], `${what}: not applied`)
+    t.same(pagesOf(editor.app.snapshots.current()!), before, `${what}: the served state unchanged`)
+    const { reloads } = await status(editor.app)
+    t.match(reloads.recentFailures[0], {
+      file: join(editor.dir, '0002.jsonl'),
+      problems: ['a symbolic link out of the changes directory: a change file must be a regular file (or a link to one in the same directory)']
+    }, what)
+    const shown = [JSON.stringify(await status(editor.app)), (await editor.app.inject('/-/')).body, (await editor.app.inject('/-/metrics')).body].join('\n')
+    t.notMatch(shown, /leaked/, `${what}: nothing of the target in status, console or metrics`)
+  }
+})
+
+/** The kubelet's AtomicWriter: a new directory, `..data` swapped to it in one rename, links for new keys, the old one removed. */
+async function configMapWrite (dir: string, files: Record<string, string>, generation: number): Promise<void> {
+  const data = `..2026_01_0${generation}_00_00_00.${generation}`
+  await mkdir(join(dir, data), { recursive: true })
+  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, data, name), text)
+  await symlink(data, join(dir, '..data_tmp'))
+  await rename(join(dir, '..data_tmp'), join(dir, '..data'))
+  for (const name of Object.keys(files)) await symlink(join('..data', name), join(dir, name)).catch(() => {})
+  if (generation > 1) await rm(join(dir, `..2026_01_0${generation - 1}_00_00_00.${generation - 1}`), { recursive: true })
+}
+
+t.test('a changes directory laid out as a Kubernetes ConfigMap (links into ..data/) is applied, and so are its updates', async t => {
+  const editor = await editorApp(t)
+  await configMapWrite(editor.dir, { '0001.jsonl': changeText('c0001', CHANGES['0001']!) }, 1)
+  await untilChain(editor.app, ['0001'])
+  await servesMerged(t, editor, ['0001'])
+  await configMapWrite(editor.dir, { '0001.jsonl': changeText('c0001', CHANGES['0001']!), '0002.jsonl': changeText('c0002', CHANGES['0002']!) }, 2)
+  await untilChain(editor.app, ['0001', '0002'])
+  await servesMerged(t, editor, ['0001', '0002'])
+  // Only a file's content changes: the links stay, ..data moves.
+  const reloaded = once(editor.app.snapshots, 'reloaded')
+  await configMapWrite(editor.dir, { '0001.jsonl': changeText('c0001', CHANGES['0001']!), '0002.jsonl': changeText('c0002', CHANGES['0003']!) }, 3)
+  t.same(await reloaded, ['loaded'])
+  await editor.app.snapshots.idle()
+  t.same(ids(editor.app), ['c0001', 'c0002'])
+  t.same(pagesOf(editor.app.snapshots.current()!), await mergedPages(t, editor.doc, ['0001', '0003']), 'the new content served')
+  t.match((await status(editor.app)).reloads, { failedInARow: 0 })
 })

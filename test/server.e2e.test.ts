@@ -120,3 +120,21 @@ t.test('the start-up log names the console\'s URL: on the operator\'s port when 
   server.child.kill('SIGTERM')
   t.equal((await server.exited).code, 0)
 })
+
+t.test('a change file that is a symbolic link out of the changes directory: the log names it and why, and nothing of its target', async t => {
+  const { mkdir, symlink, writeFile } = await import('node:fs/promises')
+  const { tempDir } = await import('./helpers.js')
+  const file = await writeSnapshot(t, smallSnapshot())
+  const secret = join(await tempDir(t), 'secret.jsonl')
+  await writeFile(secret, '{"changes": "explore", "version": 1, "id": "leaked-id"}\n{"op": "delete", "language": "en", "pk": 1}\nleakedline:x:0:0\n')
+  await mkdir(`${file}.changes`)
+  await symlink(secret, join(`${file}.changes`, '0001.jsonl'))
+  const server = start(['--snapshot-path', file])
+  const url = await server.listening
+  await server.printed(/"msg":"change file reload failed/)
+  t.match(server.output(), /"changes":"[^"]*0001\.jsonl".*a symbolic link out of the changes directory: a change file must be a regular file/)
+  t.notMatch(server.output(), /leaked/, 'nothing of the target in the log')
+  t.match(await (await fetch(`${url}/-/status`)).json(), { snapshot: { items: { en: 25 } }, reloads: { changeFiles: { applied: 0, refused: 1 } } })
+  server.child.kill('SIGTERM')
+  t.equal((await server.exited).code, 0)
+})

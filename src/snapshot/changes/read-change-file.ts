@@ -1,6 +1,7 @@
 // file → ChangeSet by the snapshot's own pipeline; nothing of a bad file is applied.
 import { SnapshotError, TooBigError } from '../../errors.js'
 import { processLoader, type SnapshotLoader } from '../load/load-snapshot.js'
+import type { LinkRule } from '../load/read-chunks.js'
 import { ChangeSetBuilder, type ChangeSet } from './change-set.js'
 import { ChangeFraming } from './frame-changes.js'
 
@@ -9,10 +10,12 @@ interface ReadChangesOptions {
   serving?: boolean
   /** Tests: a small batch, a report cap. */
   loader?: SnapshotLoader
+  /** A replica's changes directory: `within-directory`. */
+  links?: LinkRule
 }
 
 export async function readChangeFile (
-  file: string, { serving = false, loader = processLoader }: ReadChangesOptions = {}
+  file: string, { serving = false, loader = processLoader, links = 'follow' }: ReadChangesOptions = {}
 ): Promise<ChangeSet> {
   const target = new ChangeSetBuilder()
   try {
@@ -28,7 +31,7 @@ export async function readChangeFile (
           chunks: target.chunks,
           ops: target.ops
         }
-      })
+      }, links)
   } catch (error) {
     // Said as what it was read as.
     if (error instanceof TooBigError && error.kind === 'snapshot') {

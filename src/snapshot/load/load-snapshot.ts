@@ -9,7 +9,7 @@ import { DocumentFraming } from './frame-document.js'
 import { LineFraming, MAX_LINE_BYTES } from './frame-lines.js'
 import { BatchMerge, MergeQueue, type MergeTarget } from './merge-batches.js'
 import { INLINE_BATCH_BYTES, THREAD_BATCH_BYTES, parsePool, type BatchParser, type ParsePool } from './parse-pool.js'
-import { FileChunks } from './read-chunks.js'
+import { FileChunks, type LinkRule } from './read-chunks.js'
 import { DEFAULT_PROBLEM_CAP, ValidationReport } from './validation-report.js'
 
 interface LoadOptions {
@@ -75,12 +75,12 @@ export class SnapshotLoader {
   /** `target`: a model builder or a change set; held to the memory budget (ADR 024). */
   async read<T, F extends Framing> (
     file: string, target: MergeTarget, frame: (parts: FramingParts) => F, serving: boolean,
-    finish: (framing: F, digest: string) => Promise<T>
+    finish: (framing: F, digest: string) => Promise<T>, links: LinkRule = 'follow'
   ): Promise<T> {
     const { pool, log, problemCap, memory } = this.parts
     let chunks: FileChunks | null = null
     try {
-      chunks = await FileChunks.open(file)
+      chunks = await FileChunks.open(file, links)
       // Before anything is read: a file that cannot fit is refused with its numbers.
       const watch = await memory?.admit(file, chunks.size, isJsonLinesPath(file) ? 'jsonl' : 'json') ?? null
       const parser = await pool.parserFor(chunks.size, serving, reason => {
@@ -173,6 +173,7 @@ export function describeReadError (code: string): string {
     case 'ENOTREG': return 'not a regular file (a socket or a device)'
     case 'EDANGLING': return 'a link to a file that does not exist'
     case 'ELOOP': return 'a loop of symbolic links'
+    case 'ELINKOUT': return 'a symbolic link out of the changes directory: a change file must be a regular file (or a link to one in the same directory)'
     default: return `the file could not be read (${code})`
   }
 }

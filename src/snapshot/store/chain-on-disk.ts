@@ -1,7 +1,7 @@
 // An editor's chain on disk: a directory's change files in name order, and the digest a load computes.
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { FileChunks } from '../load/read-chunks.js'
+import { FileChunks, type LinkRule } from '../load/read-chunks.js'
 
 /** Not hidden: editors' swap and lock files start with a dot. */
 export function isChangeFileName (name: string): boolean {
@@ -26,8 +26,8 @@ export async function changeFilesIn (dir: string): Promise<string[]> {
 }
 
 /** As a load computes it (a snapshot's version; a change set's digest). */
-export async function fileDigest (file: string): Promise<string> {
-  const chunks = await FileChunks.open(file)
+export async function fileDigest (file: string, links: LinkRule = 'follow'): Promise<string> {
+  const chunks = await FileChunks.open(file, links)
   try {
     const buffer = Buffer.allocUnsafe(1024 * 1024)
     while (await chunks.readInto(buffer, 0, buffer.length) > 0);

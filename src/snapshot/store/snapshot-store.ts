@@ -5,6 +5,7 @@ import { basename } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { SnapshotError, TooBigError, type MemoryShortfall } from '../../errors.js'
 import { SnapshotLoader } from '../load/load-snapshot.js'
+import type { LinkRule } from '../load/read-chunks.js'
 import type { MemoryBudget, MemoryGuard } from '../memory-budget.js'
 import { collectSoon } from '../model/item-memory.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
@@ -149,7 +150,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.firstChain = options.first ?? { snapshot: file, changes: [] }
     // The same loader, so the memory budget holds for change files too.
     this.readChanges = options.readChanges ??
-      (async (file, readOptions) => await readChangeFile(file, { ...readOptions, loader }))
+      (async (file, readOptions) => await readChangeFile(file, { ...readOptions, loader, links: 'within-directory' }))
     this.publish = options.publish ?? null
   }
 
@@ -365,7 +366,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     if (served === null || snapshot === null) return null
     const files: ChainFile[] = []
     for (let n = 0; n < served.changes.length && n < chain.changes.length; n++) {
-      const same = await asServed(served.changes[n] as ChainFile, chain.changes[n] as string)
+      const same = await asServed(served.changes[n] as ChainFile, chain.changes[n] as string, 'within-directory')
       if (same === null) break
       files.push(same)
     }
@@ -373,7 +374,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const laterApplied: boolean[] = []
     for (const file of chain.changes.slice(files.length)) {
       let applied = false
-      for (const read of served.changes) if (!applied && await asServed(read, file) !== null) applied = true
+      for (const read of served.changes) {
+        if (!applied && await asServed(read, file, 'within-directory') !== null) applied = true
+      }
       laterApplied.push(applied)
     }
     const pathApplied = chain.changes.map(file => served.changes.some(read => read.file === file))
@@ -474,13 +477,13 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
 }
 
 /** `read` (or a copy with `file`'s stamp) when unchanged or the same bytes, else null. */
-async function asServed (read: ChainFile, file: string): Promise<ChainFile | null> {
+async function asServed (read: ChainFile, file: string, links: LinkRule = 'follow'): Promise<ChainFile | null> {
   const stamp = await fileStamp(file)
   if (stamp === null) return null
   if (file === read.file && stamp === read.stamp) return read
   // Another size: no digest of a file the load reads whole anyway.
   if (read.stamp !== null && sizeOf(stamp) !== sizeOf(read.stamp)) return null
-  const same = await fileDigest(file).then((digest: string) => digest === read.digest, () => false)
+  const same = await fileDigest(file, links).then((digest: string) => digest === read.digest, () => false)
   return same ? { file, stamp, digest: read.digest } : null
 }
 

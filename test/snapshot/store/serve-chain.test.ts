@@ -3,8 +3,8 @@
 // too, without loading the same snapshot again; a bad change file changes nothing.
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
-import { copyFile, link, readFile, symlink, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { copyFile, link, mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { basename, join } from 'node:path'
 import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '../../../src/snapshot/changes/merge-snapshot.js'
 import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.js'
 import { loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
@@ -172,6 +172,41 @@ t.test('a change file that is not a regular file (a named pipe, a link to nothin
   await serves(['a'])
   t.equal(await store.serve({ snapshot, changes: [files.a!, files.c!] }), 'loaded', 'gone from the chain: the next file applies')
   await serves(['a', 'c'])
+})
+
+t.test('a change file may be a link that resolves inside its own directory; a link that leads out, however, is refused before its target is opened', async t => {
+  const { snapshot, files } = await setup(t)
+  const dir = join(snapshot, '..')
+  const outside = await tempDir(t)
+  // The default reader: the rule a replica's changes directory is read by.
+  const store = new SnapshotStore(snapshot)
+  t.teardown(() => store.current()?.memory.retire())
+  await store.start()
+  await mkdir(join(dir, 'kept'))
+  await copyFile(files.b!, join(dir, 'kept', 'b.jsonl'))
+  await symlink(join('kept', 'b.jsonl'), join(dir, 'b-inside.jsonl'))
+  t.equal(await store.serve({ snapshot, changes: [files.a!, join(dir, 'b-inside.jsonl')] }), 'loaded', 'a link into a directory inside')
+  t.same(store.current()!.info.changes!.map(change => change.id), ['a', 'b'])
+  await copyFile(files.c!, join(outside, 'c.jsonl'))
+  execFileSync('mkfifo', [join(outside, 'pipe.jsonl')])
+  await symlink(outside, join(dir, 'out'))
+  await symlink(join(outside, 'c.jsonl'), join(dir, 'c-link-out.jsonl'))
+  const cases: Array<[string, string, string]> = [
+    ['a link out', 'c-out.jsonl', join(outside, 'c.jsonl')],
+    ['a relative link out', 'c-up.jsonl', join('..', basename(outside), 'c.jsonl')],
+    ['a link through a directory link that leads out', 'c-via.jsonl', join('out', 'c.jsonl')],
+    ['a link to a link out', 'c-chain.jsonl', 'c-link-out.jsonl'],
+    ['a link out to a named pipe (opened, it would say so)', 'c-pipe.jsonl', join(outside, 'pipe.jsonl')]
+  ]
+  for (const [what, name, target] of cases) {
+    await symlink(target, join(dir, name))
+    t.equal(await store.serve({ snapshot, changes: [files.a!, join(dir, 'b-inside.jsonl'), join(dir, name)] }), 'failed', what)
+    t.match(store.recentFailures()[0], {
+      file: join(dir, name), reason: 'invalid', problems: [/^a symbolic link out of the changes directory: /]
+    }, what)
+    t.same(store.current()!.info.changes!.map(change => change.id), ['a', 'b'], `${what}: the served state unchanged`)
+  }
+  t.equal(await store.serve({ snapshot, changes: [files.a!, join(dir, 'b-inside.jsonl'), files.c!] }), 'loaded', 'a regular file applies')
 })
 
 t.test('a change file with the id of one applied before it is refused: two states must not share a version name', async t => {
