@@ -2,9 +2,10 @@
 import { mkdir, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 
-export async function makeDirectory (dir: string): Promise<void> {
+/** `mode`: of each level made (the umask may take bits away); one that exists keeps its own. */
+export async function makeDirectory (dir: string, mode = 0o777): Promise<void> {
   try {
-    await mkdir(dir)
+    await mkdir(dir, mode)
     return
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
@@ -14,9 +15,9 @@ export async function makeDirectory (dir: string): Promise<void> {
     }
     if (code !== 'ENOENT' || dirname(dir) === dir) throw error
   }
-  await makeDirectory(dirname(dir))
+  await makeDirectory(dirname(dir), mode)
   try {
-    await mkdir(dir)
+    await mkdir(dir, mode)
   } catch (error) {
     // Made meanwhile by another process sharing the directory.
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error

@@ -5,6 +5,7 @@ import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
 import { basename, dirname, extname, join, resolve } from 'node:path'
 import { makeDirectory } from './make-directory.js'
+import { OWNER_DIRECTORY, OWNER_FILE } from './owner-only.js'
 
 export interface WrittenFile {
   /** Symbolic links followed. */
@@ -16,6 +17,8 @@ export interface TemporaryFileOptions {
   /** Throwing leaves the target untouched; without one, a device or pipe (/dev/stdout) is written directly. */
   check?: (temporary: string) => Promise<void>
   signal?: AbortSignal
+  /** The service's own state: the file 0600 and any directory made 0700 (ADR 040); else the umask's modes. */
+  ownerOnly?: boolean
 }
 
 // Batching small pieces into ~256 KB writes keeps the per-write overhead negligible.
@@ -25,7 +28,7 @@ const BATCH_CHARS = 1 << 18
 export async function writeThroughTemporary (
   path: string,
   produce: (emit: (piece: string) => Promise<void>) => Promise<void>,
-  { check, signal }: TemporaryFileOptions = {}
+  { check, signal, ownerOnly = false }: TemporaryFileOptions = {}
 ): Promise<WrittenFile> {
   let target = resolve(path)
   let direct = false
@@ -34,7 +37,7 @@ export async function writeThroughTemporary (
     direct = !(await stat(target)).isFile()
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    await makeDirectory(dirname(target))
+    await makeDirectory(dirname(target), ownerOnly ? OWNER_DIRECTORY : undefined)
   }
   if (direct && check !== undefined) throw new Error(`${path} is not a regular file`)
   const extension = extname(target)
@@ -43,7 +46,7 @@ export async function writeThroughTemporary (
     : join(dirname(target), `.${basename(target, extension)}.${process.pid}.tmp${extension}`)
 
   // Flushed before the rename: after a power cut, never a renamed but empty file.
-  const out = createWriteStream(temporary, { encoding: 'utf8', flush: !direct })
+  const out = createWriteStream(temporary, { encoding: 'utf8', flush: !direct, mode: ownerOnly ? OWNER_FILE : 0o666 })
   const failed = new Promise<never>((_resolve, reject) => { out.once('error', reject) })
   failed.catch(() => {})
   let bytes = 0

@@ -8,6 +8,7 @@ import {
   openVersions, ServedVersions, versionPaths, type OpenedVersions
 } from '../snapshot/versions/served-versions.js'
 import { pruneStates, claimState } from '../snapshot/versions/prune-states.js'
+import { tightenOwnFiles } from '../owner-only.js'
 import type { SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import type { ChainSource } from '../sources/chain-source.js'
 import { WatchedFile } from '../sources/watched-file.js'
@@ -66,6 +67,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
   let served = false
   let abandoned = false
   try {
+    await tightenOwnFiles([paths.dir, paths.images, paths.pinFile], log)
     opened = await openVersions({ ...paths, keep: versionOptions.keep, log, sweep: true, images })
     // A start that never served (a refused first file, a port in use) leaves no state it made: at exit too.
     letGo = await claimState(stateDir, made, () => served && !abandoned)

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import { Transform } from 'node:stream'
 import { SourceError } from '../errors.js'
 import { VERSION_DIGEST } from '../snapshot/load/read-chunks.js'
+import { OWNER_FILE } from '../owner-only.js'
 
 /** The digest is a snapshot's version (a manifest's image is found by it); a local failure is rethrown as is. */
 export async function downloadObject (
@@ -27,7 +28,7 @@ export async function downloadObject (
       }
     }
   })
-  const out = createWriteStream(file, { flush: true })
+  const out = createWriteStream(file, { flush: true, mode: OWNER_FILE })
   try {
     await pipeline(body, counter, out, { signal })
   } catch (error) {

@@ -13,6 +13,7 @@ import { type RemoteSource, type Validators } from './remote-source.js'
 import { isAlive, writeThroughTemporary } from '../write-through-temporary.js'
 import { ManifestError, SourceError } from '../errors.js'
 import { makeDirectory } from '../make-directory.js'
+import { OWNER_DIRECTORY, tightenOwnFiles } from '../owner-only.js'
 import { IMAGE_FORMAT } from '../snapshot/images/version-image.js'
 import { fileDigest } from '../snapshot/store/chain-on-disk.js'
 import { VERSION } from '../version.js'
@@ -49,7 +50,8 @@ export class ManifestFollower extends SourceFollower {
 
   protected override async serveCachedCopy (): Promise<void> {
     try {
-      await makeDirectory(this.objects)
+      await makeDirectory(this.objects, OWNER_DIRECTORY)
+      await tightenOwnFiles([join(this.objects, '..')], this.options.log)
       await this.sweepObjectDownloads()
     } catch (error) {
       logCacheUnusable(this.options.log, this.source, error)
@@ -255,8 +257,8 @@ export class ManifestFollower extends SourceFollower {
     const digest = this.digests.get(manifest.snapshot)
     if (digest !== undefined) copy.digests = { [manifest.snapshot]: digest }
     // Names of this process's own: replicas may share the directory.
-    await writeThroughTemporary(this.store.file, async emit => { await emit(text) })
-    await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) })
+    await writeThroughTemporary(this.store.file, async emit => { await emit(text) }, { ownerOnly: true })
+    await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) }, { ownerOnly: true })
   }
 
   private async readCachedManifest (): Promise<{ manifest: Manifest, validators: Validators } | null> {

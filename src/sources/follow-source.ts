@@ -10,6 +10,7 @@ import { closeBody, downloadObject } from './download-object.js'
 import { isAlive, writeThroughTemporary } from '../write-through-temporary.js'
 import { SourceError } from '../errors.js'
 import { makeDirectory } from '../make-directory.js'
+import { OWNER_DIRECTORY, tightenOwnFiles } from '../owner-only.js'
 
 export interface FollowOptions {
   cacheDir: string
@@ -136,7 +137,8 @@ export class SourceFollower implements ChainSource {
 
   protected async serveCachedCopy (): Promise<void> {
     try {
-      await makeDirectory(this.options.cacheDir)
+      await makeDirectory(this.options.cacheDir, OWNER_DIRECTORY)
+      await tightenOwnFiles([this.file, this.metaFile], this.options.log)
       await this.sweepDownloads()
     } catch (error) {
       logCacheUnusable(this.options.log, this.source, error)
@@ -284,7 +286,8 @@ export class SourceFollower implements ChainSource {
       await rename(temporary, this.file)
       this.refused = null
       const copy: CachedCopy = { ...fetched.validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
-      await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) })
+      const meta = JSON.stringify(copy)
+      await writeThroughTemporary(this.metaFile, async emit => { await emit(meta) }, { ownerOnly: true })
       Object.assign(this.state, {
         etag: fetched.validators.etag,
         lastModified: fetched.validators.lastModified,

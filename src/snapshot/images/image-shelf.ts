@@ -4,6 +4,7 @@ import { open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ImageError, TooBigError } from '../../errors.js'
 import { makeDirectory } from '../../make-directory.js'
+import { OWNER_DIRECTORY, OWNER_FILE } from '../../owner-only.js'
 import { isAlive } from '../../write-through-temporary.js'
 import { JobQueue } from '../job-queue.js'
 import type { MemoryGuard } from '../memory-budget.js'
@@ -95,7 +96,7 @@ export class ImageShelf {
       // Written here meanwhile (the same snapshot parsed), or a stop asked for while it waited.
       if (await this.has(digest)) return
       this.stopping.signal.throwIfAborted()
-      await makeDirectory(this.dir)
+      await makeDirectory(this.dir, OWNER_DIRECTORY)
       const temporary = join(this.dir, `.${digest}.${process.pid}.tmp`)
       try {
         await fetch(temporary)
@@ -132,11 +133,11 @@ export class ImageShelf {
         return
       }
       if (await this.madeFrom(path) === stamp) return
-      await makeDirectory(this.dir)
+      await makeDirectory(this.dir, OWNER_DIRECTORY)
       const temporary = join(this.dir, `.${version}.${process.pid}.tmp`)
       const started = Date.now()
       try {
-        const bytes = await writeImage(temporary, model, stamp, this.stopping.signal)
+        const bytes = await writeImage(temporary, model, stamp, this.stopping.signal, OWNER_FILE)
         await rename(temporary, path)
         this.counts.written++
         this.log.info({ version, bytes, ms: Date.now() - started }, 'version image written')

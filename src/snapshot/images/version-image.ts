@@ -59,7 +59,7 @@ async function checksum (view: View): Promise<number> {
 
 /** The caller names `file` temporary and renames it. Checksums first: the header precedes the arrays. */
 export async function writeImage (
-  file: string, model: SnapshotModel, stamp: string | null, signal?: AbortSignal
+  file: string, model: SnapshotModel, stamp: string | null, signal?: AbortSignal, mode = 0o666
 ): Promise<number> {
   if (model.info.changes !== undefined) throw new Error('an image holds a loaded version, not a derived one')
   const whole = partsOf(model)
@@ -99,7 +99,7 @@ export async function writeImage (
   prefix.writeUInt32LE(IMAGE_FORMAT, 8)
   prefix.writeUInt32LE(text.length, 12)
   prefix.writeUInt32LE(crc32(text), 16)
-  const handle = await open(file, 'wx')
+  const handle = await open(file, 'wx', mode)
   try {
     await handle.write(prefix, 0, PREFIX_BYTES, 0)
     await handle.write(text, 0, text.length, PREFIX_BYTES)

@@ -1,5 +1,5 @@
 // The last KEEP_VERSIONS versions' files in STATE_DIR/versions: going back costs no download (ADR 025).
-import { constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { KeptRecordSchema, type KeptRecord } from '../../schemas/versions.js'
@@ -7,6 +7,7 @@ import { fileStamp, type Chain, type ChainFile, type StoreLogger } from '../stor
 import { fileDigest } from '../store/chain-on-disk.js'
 import { JobQueue } from '../job-queue.js'
 import { makeDirectory } from '../../make-directory.js'
+import { OWNER_DIRECTORY, OWNER_FILE } from '../../owner-only.js'
 import { isAlive } from '../../write-through-temporary.js'
 import type { ImageShelf } from '../images/image-shelf.js'
 
@@ -45,7 +46,7 @@ export class KeptVersions {
 
   /** A record that does not read is skipped. */
   async open ({ sweep }: { sweep: boolean }): Promise<void> {
-    await makeDirectory(this.options.dir)
+    await makeDirectory(this.options.dir, OWNER_DIRECTORY)
     const records: KeptRecord[] = []
     for (const entry of await readdir(this.options.dir)) {
       if (entry.startsWith('.')) {
@@ -140,9 +141,9 @@ export class KeptVersions {
       )
       return null
     }
-    await makeDirectory(this.options.dir)
+    await makeDirectory(this.options.dir, OWNER_DIRECTORY)
     const building = join(this.options.dir, `.keeping-${process.pid}-${++this.sequence}`)
-    await mkdir(building)
+    await mkdir(building, OWNER_DIRECTORY)
     try {
       const snapshot = `snapshot${extname(served.file).toLowerCase()}`
       const keptSnapshot = this.records.find(record =>
@@ -181,7 +182,7 @@ export class KeptVersions {
         chain: { snapshot, changes: changeNames },
         ...(changes.length === 0 ? {} : { changeDigests: digests })
       }
-      await writeFile(join(building, RECORD), `${JSON.stringify(record, null, 2)}\n`)
+      await writeFile(join(building, RECORD), `${JSON.stringify(record, null, 2)}\n`, { mode: OWNER_FILE })
       const placed = await this.place(building, served.version, record)
       this.records = sortNewestFirst([placed, ...this.records.filter(kept => kept.version !== placed.version)])
       this.options.log.info(
@@ -297,6 +298,8 @@ async function placeFile (from: string, to: string, owned: boolean): Promise<'li
     }
   }
   await copyFile(from, to, constants.COPYFILE_FICLONE)
+  // A copy takes the editor's mode; in a directory only the owner may enter, so never readable meanwhile.
+  await chmod(to, OWNER_FILE)
   return 'copied'
 }
 

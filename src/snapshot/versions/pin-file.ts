@@ -33,5 +33,5 @@ export async function writePin (file: string, pin: Pin | null): Promise<void> {
     await rm(file, { force: true })
     return
   }
-  await writeThroughTemporary(file, async emit => { await emit(`${JSON.stringify(pin, null, 2)}\n`) })
+  await writeThroughTemporary(file, async emit => { await emit(`${JSON.stringify(pin, null, 2)}\n`) }, { ownerOnly: true })
 }

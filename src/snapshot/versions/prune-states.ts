@@ -4,6 +4,7 @@ import { readdir, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { StoreLogger } from '../store/snapshot-store.js'
 import { isAlive } from '../../write-through-temporary.js'
+import { OWNER_FILE } from '../../owner-only.js'
 
 /** config.ts, defaultStateDir. */
 const DEFAULT_STATE = /^state-[0-9a-f]{12}$/
@@ -14,7 +15,7 @@ const DAY_MS = 24 * 60 * 60 * 1000
 /** The returned function is synchronous: it runs at exit too. A state made and never served goes with it. */
 export async function claimState (own: string, made: boolean, served: () => boolean): Promise<() => void> {
   const mark = join(own, `.in-use-${process.pid}`)
-  await writeFile(mark, '')
+  await writeFile(mark, '', { mode: OWNER_FILE })
   const now = new Date()
   await utimes(own, now, now)
   return () => {
