@@ -8,13 +8,47 @@ import { SourceError } from '../errors.js'
 import { VERSION_DIGEST } from '../snapshot/load/read-chunks.js'
 import { OWNER_FILE } from '../owner-only.js'
 
+/** The most an object may be, and the rule that says so: `more than ${rule} allows (${detail})`. */
+export interface DownloadLimit {
+  maxBytes: number
+  rule: string
+  detail: string
+}
+
+/** Each object up to SNAPSHOT_MAX_MB; what one manifest's update downloads, together, up to twice that (ADR 040). */
+export class DownloadBudget {
+  private spent = 0
+
+  constructor (private readonly maxObject: number, private readonly maxTotal = 2 * maxObject) {}
+
+  next (): DownloadLimit {
+    const left = this.maxTotal - this.spent
+    return left < this.maxObject
+      ? {
+          maxBytes: left,
+          rule: 'the manifest\'s download budget',
+          detail: `${left} of ${this.maxTotal} bytes left: its new objects together, twice SNAPSHOT_MAX_MB at most`
+        }
+      : { maxBytes: this.maxObject, rule: 'SNAPSHOT_MAX_MB', detail: `${this.maxObject} bytes` }
+  }
+
+  spend (bytes: number): void {
+    this.spent += bytes
+  }
+}
+
+export function objectLimit (maxBytes: number): DownloadLimit {
+  return new DownloadBudget(maxBytes).next()
+}
+
 /** The digest is a snapshot's version (a manifest's image is found by it); a local failure is rethrown as is. */
 export async function downloadObject (
   body: AsyncIterable<Uint8Array>,
   file: string,
-  { maxBytes, length, signal, digest = false }:
-  { maxBytes: number, length: number | null, signal: AbortSignal, digest?: boolean }
+  { limit, length, signal, digest = false }:
+  { limit: DownloadLimit, length: number | null, signal: AbortSignal, digest?: boolean }
 ): Promise<{ bytes: number, digest: string | null }> {
+  const { maxBytes } = limit
   let bytes = 0
   const hash = digest ? createHash(VERSION_DIGEST) : null
   const counter = new Transform({
@@ -22,7 +56,7 @@ export async function downloadObject (
       bytes += chunk.length
       hash?.update(chunk)
       if (bytes > maxBytes) {
-        done(new SourceError(`the object is more than SNAPSHOT_MAX_MB allows (${maxBytes} bytes): download stopped`))
+        done(new SourceError(`the object is more than ${limit.rule} allows (${limit.detail}): download stopped`))
       } else {
         done(null, chunk)
       }

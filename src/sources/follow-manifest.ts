@@ -1,9 +1,9 @@
 // Follows a fleet's manifest, downloading only objects not held: published objects never change.
 import { readdir, readFile, rename, rm, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import type { Manifest } from '../schemas/manifest.js'
 import type { Chain, ChainServer } from '../snapshot/store/snapshot-store.js'
-import { closeBody, downloadObject } from './download-object.js'
+import { closeBody, DownloadBudget, downloadObject } from './download-object.js'
 import {
   cacheName, firstProblems, logCacheUnusable, refuseTooLarge, SourceFollower,
   type CachedCopy, type FollowOptions
@@ -34,6 +34,15 @@ export function cachedManifestPath (source: RemoteSource, cacheDir: string): str
 /** The snapshot's digest as downloaded finds its image. */
 interface CachedManifest extends CachedCopy {
   digests?: Record<string, string>
+}
+
+/** One manifest's downloads: a budget, and what they put on disk, removed if the manifest is refused (ADR 040). */
+interface Update {
+  signal: AbortSignal
+  budget: DownloadBudget
+  objects: string[]
+  /** The digest of an image received. */
+  image: string | null
 }
 
 export class ManifestFollower extends SourceFollower {
@@ -109,20 +118,26 @@ export class ManifestFollower extends SourceFollower {
     const changed = this.heldManifest === null || !sameChain(this.heldManifest, manifest) ||
       this.store.current() === null
     if (changed) {
-      const chain = await this.filesOf(manifest, signal)
-      // A pin set while the objects downloaded: asked for again at unpin.
-      if (this.sink.holdBack({ object: this.source.shown, etag: fetched.validators.etag })) {
-        this.noticed = fetched.validators
-        return
-      }
-      const outcome = await this.sink.serve(chain)
-      if (outcome !== 'loaded') {
-        // Objects never change: refused until the manifest does.
-        if (outcome === 'failed') this.refused = fetched.validators
-        const problems = this.store.status().lastFailure?.problems ?? [outcome]
-        throw new SourceError(
-          `the manifest's snapshot and changes do not load, still serving the last good state (${firstProblems(problems)})`
-        )
+      const update: Update = { signal, budget: new DownloadBudget(this.options.maxBytes), objects: [], image: null }
+      try {
+        const chain = await this.filesOf(manifest, update)
+        // A pin set while the objects downloaded: asked for again at unpin.
+        if (this.sink.holdBack({ object: this.source.shown, etag: fetched.validators.etag })) {
+          this.noticed = fetched.validators
+          return
+        }
+        const outcome = await this.sink.serve(chain)
+        if (outcome !== 'loaded') {
+          // Objects never change: refused until the manifest does.
+          if (outcome === 'failed') this.refused = fetched.validators
+          const problems = this.store.status().lastFailure?.problems ?? [outcome]
+          throw new SourceError(
+            `the manifest's snapshot and changes do not load, still serving the last good state (${firstProblems(problems)})`
+          )
+        }
+      } catch (error) {
+        await this.removeDownloads(update)
+        throw error
       }
     }
     this.refused = null
@@ -171,20 +186,20 @@ export class ManifestFollower extends SourceFollower {
     Object.assign(this.state, { etag: validators.etag, lastModified: validators.lastModified })
   }
 
-  /** `signal` null: the cache only, as at startup. */
-  private async filesOf (manifest: Manifest, signal: AbortSignal | null): Promise<Chain> {
+  /** `update` null: the cache only, as at startup. */
+  private async filesOf (manifest: Manifest, update: Update | null): Promise<Chain> {
     const files: string[] = []
     const digested = manifest.image !== undefined && this.options.images != null
     for (const name of [manifest.snapshot, ...manifest.changes]) {
       const file = join(this.objects, name)
       if ((await stat(file).catch(() => null))?.isFile() !== true) {
-        if (signal === null) throw new Error(`${name} is not in the cache`)
-        await this.download(name, file, signal, digested && name === manifest.snapshot)
+        if (update === null) throw new Error(`${name} is not in the cache`)
+        await this.download(name, file, update, digested && name === manifest.snapshot)
       }
       files.push(file)
     }
     const snapshot = files[0] as string
-    const snapshotDigest = await this.imageOf(manifest, snapshot, signal)
+    const snapshotDigest = await this.imageOf(manifest, snapshot, update)
     const chain: Chain = { snapshot, changes: files.slice(1), changesMayCome: true }
     if (snapshotDigest !== undefined) chain.snapshotDigest = snapshotDigest
     return chain
@@ -192,7 +207,7 @@ export class ManifestFollower extends SourceFollower {
 
   /** Undefined unless the image is this release's format; one that does not download leaves a parse (ADR 033). */
   private async imageOf (
-    manifest: Manifest, snapshot: string, signal: AbortSignal | null
+    manifest: Manifest, snapshot: string, update: Update | null
   ): Promise<string | undefined> {
     const { image } = manifest
     const shelf = this.options.images ?? null
@@ -204,11 +219,12 @@ export class ManifestFollower extends SourceFollower {
     }
     // Served already (a manifest that adds a change file): its image would not be read.
     const served = this.store.servedFiles()?.snapshot.digest === digest
-    if (signal === null || served || await shelf.has(digest)) return digest
+    if (update === null || served || await shelf.has(digest)) return digest
     try {
-      await shelf.receive(digest, async file => { await this.downloadTo(image.name, file, signal) })
+      await shelf.receive(digest, async file => { await this.downloadTo(image.name, file, update) })
+      update.image = digest
     } catch (error) {
-      // Only a stop ends the check; a timeout leaves the snapshot to parse.
+      // Only a stop ends the check; a timeout, or an image past the budget, leaves the snapshot to parse.
       if (this.abort.signal.aborted) throw error
       this.options.log.warn(
         { source: this.source.shown, image: image.name, problem: (error as Error).message },
@@ -218,19 +234,21 @@ export class ManifestFollower extends SourceFollower {
     return digest
   }
 
-  private async download (name: string, file: string, signal: AbortSignal, digest: boolean): Promise<void> {
+  private async download (name: string, file: string, update: Update, digest: boolean): Promise<void> {
     // Hidden and per process: never an object's name, and replicas may share the directory.
     const temporary = join(this.objects, `.${name}.download-${process.pid}`)
     try {
-      const hash = await this.downloadTo(name, temporary, signal, digest)
+      const hash = await this.downloadTo(name, temporary, update, digest)
       await rename(temporary, file)
+      update.objects.push(file)
       if (hash !== null) this.digests.set(name, hash)
     } finally {
       await rm(temporary, { force: true })
     }
   }
 
-  private async downloadTo (name: string, file: string, signal: AbortSignal, digest = false): Promise<string | null> {
+  private async downloadTo (name: string, file: string, update: Update, digest = false): Promise<string | null> {
+    const { signal, budget } = update
     const object = this.source.sibling(name)
     let fetched
     try {
@@ -240,10 +258,10 @@ export class ManifestFollower extends SourceFollower {
       throw new SourceError(`the manifest names ${name}, which cannot be downloaded: ${error.message}`)
     }
     if (!fetched.changed) throw new SourceError(`${object.shown} answered 304 to a request without validators`)
-    await refuseTooLarge(fetched, this.options.maxBytes, name)
-    const downloaded = await downloadObject(
-      fetched.body, file, { maxBytes: this.options.maxBytes, length: fetched.length, signal, digest }
-    )
+    const limit = budget.next()
+    await refuseTooLarge(fetched, limit, name)
+    const downloaded = await downloadObject(fetched.body, file, { limit, length: fetched.length, signal, digest })
+    budget.spend(downloaded.bytes)
     this.options.log.info(
       { source: this.source.shown, object: object.shown, bytes: downloaded.bytes },
       'downloaded an object the manifest names'
@@ -286,6 +304,28 @@ export class ManifestFollower extends SourceFollower {
       return { manifest, validators: { etag: meta.etag, lastModified: meta.lastModified } }
     } catch {
       return { manifest, validators: { etag: null, lastModified: null } }
+    }
+  }
+
+  /** But those of the state served (a chain served up to a bad change file) and those a kept manifest names. */
+  private async removeDownloads (update: Update): Promise<void> {
+    const served = this.store.servedFiles()
+    const inUse = new Set([served?.snapshot.file, ...served?.changes.map(change => change.file) ?? []])
+    const named = new Set([this.heldManifest, this.before]
+      .flatMap(manifest => manifest === null ? [] : [manifest.snapshot, ...manifest.changes]))
+    const removed: string[] = []
+    for (const file of update.objects) {
+      if (inUse.has(file) || named.has(basename(file))) continue
+      await rm(file, { force: true })
+      this.digests.delete(basename(file))
+      removed.push(basename(file))
+    }
+    if (update.image !== null && update.image !== served?.snapshot.digest) {
+      await this.options.images?.discard(update.image)
+      removed.push(`the image of ${update.image}`)
+    }
+    if (removed.length > 0) {
+      this.options.log.info({ source: this.source.shown, removed }, 'what the refused manifest downloaded is removed')
     }
   }
 

@@ -6,7 +6,7 @@ import type { ImageShelf } from '../snapshot/images/image-shelf.js'
 import type { ChainServer, StoreLogger } from '../snapshot/store/snapshot-store.js'
 import type { ChainSink, ChainSource, SourceStatusJson } from './chain-source.js'
 import { type Fetched, type RemoteSource, type Validators } from './remote-source.js'
-import { closeBody, downloadObject } from './download-object.js'
+import { closeBody, downloadObject, objectLimit, type DownloadLimit } from './download-object.js'
 import { isAlive, writeThroughTemporary } from '../write-through-temporary.js'
 import { SourceError } from '../errors.js'
 import { makeDirectory } from '../make-directory.js'
@@ -55,11 +55,11 @@ export function firstProblems (problems: readonly string[]): string {
 }
 
 export async function refuseTooLarge (fetched: { length: number | null, body: AsyncIterable<Uint8Array> },
-  maxBytes: number, what: string): Promise<void> {
-  if (fetched.length === null || fetched.length <= maxBytes) return
+  limit: DownloadLimit, what: string): Promise<void> {
+  if (fetched.length === null || fetched.length <= limit.maxBytes) return
   await closeBody(fetched.body)
   throw new SourceError(
-    `${what} is ${fetched.length} bytes, more than SNAPSHOT_MAX_MB allows (${maxBytes}): not downloaded`
+    `${what} is ${fetched.length} bytes, more than ${limit.rule} allows (${limit.detail}): not downloaded`
   )
 }
 
@@ -262,12 +262,13 @@ export class SourceFollower implements ChainSource {
     const polled = await this.poll()
     if (polled === null) return
     const { fetched, signal } = polled
-    await refuseTooLarge(fetched, this.options.maxBytes, 'the object')
+    const limit = objectLimit(this.options.maxBytes)
+    await refuseTooLarge(fetched, limit, 'the object')
     // The loader reads the format from the name: the temporary file keeps the extension.
     const temporary =
       `${this.file.slice(0, -extensionOf(this.source).length)}.download-${process.pid}${extensionOf(this.source)}`
     try {
-      await downloadObject(fetched.body, temporary, { maxBytes: this.options.maxBytes, length: fetched.length, signal })
+      await downloadObject(fetched.body, temporary, { limit, length: fetched.length, signal })
       if (!await this.source.unchangedSince(fetched.validators, signal)) {
         throw new SourceError('the object changed while it was downloaded: it is downloaded again at the next check')
       }

@@ -1,7 +1,7 @@
 // A snapshot behind an HTTP(S) URL, asked for conditionally (an unchanged one costs a 304).
 // Redirects followed here, not by undici: it passes headers other than Authorization to another origin.
 import { Readable } from 'node:stream'
-import { formatExtension, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
+import { formatExtension, refuseEncoded, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { SourceError } from '../errors.js'
 
 /** As many as fetch's own `redirect: 'follow'` takes. */
@@ -57,6 +57,13 @@ export class HttpSource implements RemoteSource {
       throw new SourceError(response.status === 401 || response.status === 403
         ? this.refusal(status, at)
         : `${this.shown} answered ${status}`)
+    }
+    try {
+      // Asked for `identity`: fetch would decode anything else, of a size nothing has judged.
+      refuseEncoded(response.headers.get('content-encoding'), this.shown)
+    } catch (error) {
+      await response.body.cancel()
+      throw error
     }
     const length = response.headers.get('content-length')
     return {

@@ -1,7 +1,8 @@
 // A snapshot in an S3-compatible store, polled by ETag; the SDK throws an unchanged object's 304 as an error.
 import { GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
+import { closeBody } from './download-object.js'
 import { describeFetchError } from './http-source.js'
-import { formatExtension, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
+import { formatExtension, refuseEncoded, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { SourceError } from '../errors.js'
 
 export class S3Source implements RemoteSource {
@@ -36,6 +37,12 @@ export class S3Source implements RemoteSource {
         ...(known?.etag != null ? { IfNoneMatch: known.etag } : {})
       }), { abortSignal: signal })
       if (object.Body === undefined) throw new SourceError(`${this.shown} answered without a body`)
+      try {
+        refuseEncoded(object.ContentEncoding, this.shown)
+      } catch (error) {
+        await closeBody(object.Body as AsyncIterable<Uint8Array>)
+        throw error
+      }
       return {
         changed: true,
         validators: { etag: object.ETag ?? null, lastModified: object.LastModified?.toUTCString() ?? null },

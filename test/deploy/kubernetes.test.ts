@@ -64,7 +64,8 @@ function checkDisk (t: Test, objects: KubeObject[], pod: PodSpec, container: Con
   const budget = config.memoryLimitMb !== null ? config.memoryLimitMb * MiB : limit !== undefined ? bytes(limit) : Infinity
   const downloadMax = config.snapshotUrl === null ? Infinity : config.snapshotMaxMb * MiB
   const file = Math.min(budget, downloadMax)
-  const inFlight = config.snapshotUrl === null ? file : downloadMax
+  // A manifest's update downloads at most twice SNAPSHOT_MAX_MB (a snapshot and its image, ADR 040).
+  const inFlight = config.snapshotUrl === null ? file : /manifest\.json$/.test(config.snapshotUrl) ? 2 * downloadMax : downloadMax
   t.ok(Number.isFinite(file), `a largest snapshot file is known: ${config.snapshotUrl === null ? 'a memory limit' : 'a memory limit or SNAPSHOT_MAX_MB'}`)
 
   const state = volumeAt(config.stateDir)

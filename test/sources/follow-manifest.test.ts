@@ -8,7 +8,7 @@ import { basename, join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { writeImageFile } from '../../src/cli/publish-command.js'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig, type Config } from '../../src/config.js'
 import { IMAGE_FORMAT } from '../../src/snapshot/images/version-image.js'
 import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 import { VERSION } from '../../src/version.js'
@@ -31,8 +31,8 @@ async function fleet (t: Test) {
 }
 
 /** A replica following `url`; its versions and pin in a state directory beside its cache (never the default one). */
-async function follower (t: Test, url: string, cacheDir: string): Promise<FastifyInstance> {
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir, stateDir: join(cacheDir, 'state'), snapshotPollSeconds: 3600 } }))
+async function follower (t: Test, url: string, cacheDir: string, overrides: Partial<Config> = {}): Promise<FastifyInstance> {
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir, stateDir: join(cacheDir, 'state'), snapshotPollSeconds: 3600, ...overrides } }))
   t.teardown(() => app.close())
   await app.ready()
   return app
@@ -145,6 +145,43 @@ t.test('bad manifests are refused, each with its reason; the last good state sta
     t.equal((await app.inject('/-/readyz')).statusCode, 200, `${what}: still ready`)
   }
   t.match((await app.inject('/-/status')).json().source, { errors: cases.length })
+  t.same(await cachedObjects(app), ['snap-1.jsonl'], 'nothing a refused manifest downloaded stays in the cache')
+})
+
+/** The objects in a follower's cache, hidden ones (temporary downloads) included. */
+async function cachedObjects (app: FastifyInstance): Promise<string[]> {
+  return (await readdir(join(app.snapshots.file, '..', 'objects'))).sort()
+}
+
+/** A change file of about `bytes`: its header holds the padding (unknown fields are accepted). */
+const paddedChange = (id: string, bytes: number): string =>
+  `${JSON.stringify({ changes: 'explore', version: 1, id, padding: 'x'.repeat(bytes) })}\n${JSON.stringify({ op: 'delete', language: 'en', pk: 2 })}\n`
+
+t.test('a manifest whose new objects together pass twice SNAPSHOT_MAX_MB is refused before the one past it downloads; what it downloaded is removed', async t => {
+  const { site, put, manifest, url } = await fleet(t)
+  await put('snap-1.jsonl', toJsonLines(versioned(1)))
+  await manifest('snap-1.jsonl')
+  const app = await follower(t, url, await tempDir(t), { snapshotMaxMb: 1 })
+  await app.snapshotSource!.checkNow()
+  // Each under 1 MiB; together 2.25 MB, past the 2 MiB a manifest's update may download.
+  await put('snap-2.jsonl', toJsonLines(versioned(2, { abstract: 'y'.repeat(33_000) })))
+  await put('chg-0001.jsonl', paddedChange('chg-0001', 750_000))
+  await put('chg-0002.jsonl', paddedChange('chg-0002', 750_000))
+  await manifest('snap-2.jsonl', ['chg-0001.jsonl', 'chg-0002.jsonl'])
+  site.reset()
+  await app.snapshotSource!.checkNow()
+  t.match(await lastError(app), /^chg-0002\.jsonl is \d+ bytes, more than the manifest's download budget allows \(\d+ of 2097152 bytes left: its new objects together, twice SNAPSHOT_MAX_MB at most\): not downloaded$/)
+  t.ok(site.sent('snap-2.jsonl') > 700_000 && site.sent('chg-0001.jsonl') > 700_000, 'the two before it downloaded')
+  t.same(await served(app), { count: 21, first: 'v1 item 1' }, 'the last good state served')
+  t.same(await cachedObjects(app), ['snap-1.jsonl'], 'and nothing of the refused manifest left in the cache')
+
+  // A chain served up to a bad change file: what the served state holds stays, the rest goes.
+  await put('chg-bad.jsonl', '{"changes": "explore", "version": 1, "id": "chg-bad"}\nnot json\n')
+  await manifest('snap-2.jsonl', ['chg-bad.jsonl'])
+  await app.snapshotSource!.checkNow()
+  t.match(await lastError(app), /do not load/)
+  t.same(await served(app), { count: 22, first: 'v2 item 1' }, 'the new snapshot served, without the bad change')
+  t.same(await cachedObjects(app), ['snap-1.jsonl', 'snap-2.jsonl'], 'the served snapshot kept, the bad change removed')
 })
 
 t.test('a restart while the publisher is down serves the cached manifest and its objects', async t => {
@@ -302,4 +339,17 @@ t.test('an image a replica cannot use is not used, and the snapshot is parsed: a
     await app.close()
     t.same((await readdir(join(cacheDir, 'state', 'images'))).filter(name => name !== own), [], `${what}: nothing kept but the image this replica made of its parse`)
   }
+})
+
+t.test('a manifest refused for memory after its snapshot and image downloaded leaves neither in the cache nor on the shelf', async t => {
+  const { site, url, image, imageBytes } = await fleetWithImage(t)
+  const cacheDir = await tempDir(t)
+  // Every estimate a hundredfold: nothing fits 64 MB.
+  const app = await follower(t, url, cacheDir, { memoryLimitMb: 64, memoryEstimateScale: 100 })
+  await app.snapshotSource!.checkNow()
+  t.match(await lastError(app), /do not load, still serving the last good state \(.*needs ~[\d,]+ MB at its peak/)
+  t.equal(site.sent(image.name), imageBytes, 'the image was downloaded')
+  await app.snapshots.images!.idle()
+  t.same(await cachedObjects(app), [], 'the snapshot removed')
+  t.same(await readdir(join(cacheDir, 'state', 'images')), [], 'the image removed')
 })

@@ -3,6 +3,7 @@
 import t from 'tap'
 import type { ServerResponse } from 'node:http'
 import { readdir, readFile } from 'node:fs/promises'
+import { gzipSync } from 'node:zlib'
 import { tempDir, toJsonLines, versioned } from '../helpers.js'
 import { followingApp, publisher, servedVersion, sourceStatus, type Handler } from './http-publisher.js'
 
@@ -99,6 +100,12 @@ t.test('every failure of the source is a clear status entry, and the last good s
     s.writeHead(200, { etag: '"big"' })
     s.end(Buffer.alloc(2 * 1024 * 1024, 0x20))
   }, /more than SNAPSHOT_MAX_MB allows/)
+  // 64 MiB in 64 KiB: decoded, it would pass the 1 MiB cap; it is refused before a byte is decoded.
+  const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20))
+  await failsWith('a gzip-encoded object, though identity was asked for', (q, s) => {
+    s.writeHead(200, { 'content-encoding': 'gzip', 'content-length': bomb.length, etag: '"gz"' })
+    s.end(q.headers['accept-encoding'] === 'identity' ? bomb : 'asked for an encoding')
+  }, /^http:\/\/127\.0\.0\.1:\d+\/exports\/snapshot\.jsonl answered with Content-Encoding: gzip: snapshots, change files, manifests and images are downloaded unencoded, as stored/)
   let gets = 0
   await failsWith('an object that changes while it downloads', (q, s) => {
     // The download says one version; by the time it is whole, the source has another.
@@ -108,8 +115,8 @@ t.test('every failure of the source is a clear status entry, and the last good s
     s.end(q.method === 'HEAD' ? undefined : toJsonLines(versioned(4)))
   }, /changed while it was downloaded/)
   t.equal(gets, 1)
-  t.equal((await sourceStatus(app)).errors, 6)
-  t.match((await app.inject('/-/metrics')).body, /explore_snapshot_source_checks_total\{outcome="error"\} 6/)
+  t.equal((await sourceStatus(app)).errors, 7)
+  t.match((await app.inject('/-/metrics')).body, /explore_snapshot_source_checks_total\{outcome="error"\} 7/)
 })
 
 t.test('a replica restarting while the source is down serves its cached copy and keeps trying', async t => {

@@ -2,10 +2,13 @@
 // with the reason, where moto_server is not installed.
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig, type Config } from '../../src/config.js'
 import { freePort, tempDir, toJsonLines, versioned, type SnapshotDoc } from '../helpers.js'
 
 const MOTO = process.env.MOTO_SERVER ?? 'moto_server'
@@ -31,8 +34,8 @@ if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {
     await s3.send(new PutObjectCommand({ Bucket: 'snapshots', Key: key, Body: typeof doc === 'string' ? doc : toJsonLines(doc) }))
   }
 
-  const following = async (url: string, cacheDir?: string): Promise<FastifyInstance> => {
-    const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir ?? await tempDir(t), snapshotPollSeconds: 3600, s3ForcePathStyle: true } }))
+  const following = async (url: string, cacheDir?: string, overrides: Partial<Config> = {}): Promise<FastifyInstance> => {
+    const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir ?? await tempDir(t), snapshotPollSeconds: 3600, s3ForcePathStyle: true, ...overrides } }))
     t.teardown(() => app.close())
     await app.ready()
     return app
@@ -115,5 +118,31 @@ if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {
     await restarted.snapshotSource!.checkNow()
     t.match(await lastError(restarted), /could not be reached/)
     t.equal(await served(restarted), 1, 'a restart during a store outage serves the cached copy')
+  })
+
+  t.test('an object stored with a Content-Encoding is refused, saying so, not downloaded encoded', async t => {
+    await s3.send(new PutObjectCommand({ Bucket: 'snapshots', Key: 'gz/snapshot.jsonl', Body: gzipSync(toJsonLines(versioned(1))), ContentEncoding: 'gzip' }))
+    const app = await following('s3://snapshots/gz/snapshot.jsonl')
+    await app.snapshotSource!.checkNow()
+    t.match(await lastError(app), /^s3:\/\/snapshots\/gz\/snapshot\.jsonl answered with Content-Encoding: gzip: snapshots, change files, manifests and images are downloaded unencoded, as stored/)
+    t.equal((await app.inject('/-/readyz')).statusCode, 503)
+  })
+
+  t.test('a manifest in S3 whose new objects together pass twice SNAPSHOT_MAX_MB is refused, and what it downloaded is removed', async t => {
+    const padded = (id: string): string => `${JSON.stringify({ changes: 'explore', version: 1, id, padding: 'x'.repeat(750_000) })}\n`
+    const manifest = async (snapshot: string, changes: string[]) => { await publish(JSON.stringify({ manifest: 'explore', version: 1, snapshot, changes }), 'fleet/manifest.json') }
+    await publish(versioned(1), 'fleet/snap-1.jsonl')
+    await manifest('snap-1.jsonl', [])
+    const app = await following('s3://snapshots/fleet/manifest.json', undefined, { snapshotMaxMb: 1 })
+    await app.snapshotSource!.checkNow()
+    t.equal(await served(app), 1)
+    await publish(padded('chg-0001'), 'fleet/chg-0001.jsonl')
+    await publish(padded('chg-0002'), 'fleet/chg-0002.jsonl')
+    await publish(padded('chg-0003'), 'fleet/chg-0003.jsonl')
+    await manifest('snap-1.jsonl', ['chg-0001.jsonl', 'chg-0002.jsonl', 'chg-0003.jsonl'])
+    await app.snapshotSource!.checkNow()
+    t.match(await lastError(app), /^chg-0003\.jsonl is \d+ bytes, more than the manifest's download budget allows \(\d+ of 2097152 bytes left: /)
+    t.equal(await served(app), 1, 'the last good state served')
+    t.same(await readdir(join(app.snapshots.file, '..', 'objects')), ['snap-1.jsonl'], 'nothing of the refused manifest left')
   })
 }

@@ -114,6 +114,11 @@ export class ImageShelf {
     })
   }
 
+  /** A received image whose snapshot was not served after all (a refused manifest's). */
+  discard (digest: string): Promise<void> {
+    return this.jobs.run(async () => { await rm(this.pathOf(digest), { force: true }) })
+  }
+
   /** Few are kept (KEEP_VERSIONS). */
   private async images (): Promise<string[]> {
     const entries = await readdir(this.dir).catch(() => [])
