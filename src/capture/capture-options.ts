@@ -10,6 +10,10 @@ export const DEFAULT_CONCURRENCY = 4
 export const DEFAULT_RETRIES = 5
 export const DEFAULT_TIMEOUT_S = 30
 export const DEFAULT_RETRY_DELAY_S = 0.5
+/** Polite to an original that serves people too; `--rps 0` lifts it (ADR 040). */
+export const DEFAULT_RPS = 10
+/** A page of 1,000 items is 1–2 MB: room for long texts, and four in flight stay within ~130 MB. */
+export const DEFAULT_MAX_BODY_MB = 32
 
 export interface CaptureOptions {
   /** Without a trailing slash. */
@@ -21,7 +25,10 @@ export interface CaptureOptions {
   /** By --out's extension. */
   format: 'jsonl' | 'json'
   concurrency: number
+  /** null: no cap. */
   rps: number | null
+  /** An answer's body, decoded, read up to this and no further. */
+  maxBodyBytes: number
   retries: number
   retryDelayMs: number
   timeoutMs: number
@@ -45,6 +52,7 @@ export async function readCaptureOptions (argv: string[]): Promise<CaptureOption
         out: { type: 'string' },
         concurrency: { type: 'string' },
         rps: { type: 'string' },
+        'max-body-mb': { type: 'string' },
         retries: { type: 'string' },
         'retry-delay': { type: 'string' },
         timeout: { type: 'string' },
@@ -71,7 +79,8 @@ export async function readCaptureOptions (argv: string[]): Promise<CaptureOption
     out,
     format: outputFormat(out),
     concurrency: integer('concurrency', values.concurrency, 1, 256) ?? DEFAULT_CONCURRENCY,
-    rps: positive('rps', values.rps) ?? null,
+    rps: requestRate(values.rps),
+    maxBodyBytes: (integer('max-body-mb', values['max-body-mb'], 1, 4096) ?? DEFAULT_MAX_BODY_MB) * 1024 * 1024,
     retries: integer('retries', values.retries, 0, 100) ?? DEFAULT_RETRIES,
     retryDelayMs: (nonNegative('retry-delay', values['retry-delay']) ?? DEFAULT_RETRY_DELAY_S) * 1000,
     timeoutMs: (positive('timeout', values.timeout) ?? DEFAULT_TIMEOUT_S) * 1000,
@@ -114,6 +123,12 @@ function outputFormat (out: string): 'jsonl' | 'json' {
   throw new CaptureUsageError(
     `--out: ${JSON.stringify(out)}: the extension gives the format: use .json (format v1) or .jsonl/.ndjson (JSON Lines)`
   )
+}
+
+/** 0: no cap. */
+function requestRate (value: string | undefined): number | null {
+  const rps = nonNegative('rps', value) ?? DEFAULT_RPS
+  return rps === 0 ? null : rps
 }
 
 function generatedAt (value: string | undefined): string | null {

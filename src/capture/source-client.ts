@@ -14,6 +14,8 @@ export interface SourceClientOptions {
   retryDelayMs: number
   /** One try, the body's last byte included. */
   timeoutMs: number
+  /** A body, decoded, is read up to this and no further. */
+  maxBodyBytes: number
   /** Before each retry's wait. */
   onRetry?: (retry: RetryNotice) => void
 }
@@ -83,7 +85,7 @@ export class SourceClient {
     const timeout = AbortSignal.timeout(this.options.timeoutMs)
     let status: number
     let response: Response
-    let text: string
+    let text: string | null
     try {
       response = await fetch(url, {
         signal: AbortSignal.any([signal, timeout]),
@@ -91,7 +93,7 @@ export class SourceClient {
       })
       status = response.status
       // Read whatever the status: the connection goes back to the pool only once its body is consumed.
-      text = await response.text()
+      text = await boundedText(response, this.options.maxBodyBytes)
     } catch (error) {
       if (signal.aborted) throw signal.reason
       if (timeout.aborted) {
@@ -101,6 +103,10 @@ export class SourceClient {
       return new Transient(code, `cannot reach the source: ${describeNetworkError(error, code)}`)
     } finally {
       release()
+    }
+    if (text === null) {
+      const mb = this.options.maxBodyBytes / 1024 / 1024
+      throw new CaptureError(`GET ${url}: the answer is more than --max-body-mb allows (${mb} MiB): not read further (not retried)`)
     }
     if (isRetryableStatus(status)) {
       return new Transient(
@@ -122,6 +128,31 @@ export class SourceClient {
       throw new NotExploreError(url, `the answer is not JSON (${type})${preview(text)}`)
     }
   }
+}
+
+/**
+ * Null, the rest dropped, once more than `maxBytes` came: never buffered past it. fetch decodes a compressed body as
+ * it is read, so what is counted is what it expands to. UTF-8, a byte order mark dropped, as `text()`.
+ */
+async function boundedText (response: Response, maxBytes: number): Promise<string | null> {
+  const length = Number(response.headers.get('content-length') ?? NaN)
+  if (response.headers.get('content-encoding') === null && length > maxBytes) {
+    await response.body?.cancel()
+    return null
+  }
+  const chunks: Uint8Array[] = []
+  let bytes = 0
+  if (response.body !== null) {
+    for await (const chunk of response.body) {
+      bytes += chunk.byteLength
+      if (bytes > maxBytes) {
+        // Leaving the loop cancels the stream: its connection is closed, not read to the end.
+        return null
+      }
+      chunks.push(chunk)
+    }
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks))
 }
 
 /** The system's error code, or undici's. */

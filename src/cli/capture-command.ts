@@ -1,6 +1,7 @@
 // `explore-replica capture`: a snapshot from walking a running explore API, written once the service's loader takes it.
 import {
-  DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_S, DEFAULT_TIMEOUT_S, readCaptureOptions
+  DEFAULT_CONCURRENCY, DEFAULT_MAX_BODY_MB, DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_S, DEFAULT_RPS, DEFAULT_TIMEOUT_S,
+  readCaptureOptions
 } from '../capture/capture-options.js'
 import { formatSummary } from '../capture/capture-summary.js'
 import { progressBar } from '../capture/progress-bar.js'
@@ -21,13 +22,16 @@ and page). The snapshot is written beside FILE, loaded as the service loads it, 
                       commas or newlines; # starts a comment). Companies not listed are not captured.
   --out FILE          .jsonl or .ndjson: JSON Lines; .json: format v1
   --concurrency N     requests in flight at once (default ${DEFAULT_CONCURRENCY})
-  --rps N             requests per second at most (default: no cap)
+  --rps N             requests per second at most, to be polite to the source (default ${DEFAULT_RPS}; 0: no cap,
+                      for a source of your own)
   --retries N         tries after a 5xx, a 429, a network error or a timeout (default ${DEFAULT_RETRIES}); a 4xx
                       other than 429 is not tried again
   --retry-delay S     first backoff in seconds (default ${DEFAULT_RETRY_DELAY_S}), doubled at each retry up to
                       ${BACKOFF_CAP_MS / 1000} s, with jitter; a Retry-After from the source pauses every request,
                       for ${RETRY_AFTER_CAP_MS / 1000} s at most
   --timeout S         seconds for one request, its body included (default ${DEFAULT_TIMEOUT_S})
+  --max-body-mb N     an answer larger than N MiB once decoded stops the capture, read no further
+                      (default ${DEFAULT_MAX_BODY_MB})
   --page-size N       the limit to ask for (default ${ASK_PAGE_SIZE}; the source clamps it to its own maximum,
                       and its first page tells the size it gives)
   --generated-at T    the snapshot's generated_at, ISO-8601 (default: when the capture starts)

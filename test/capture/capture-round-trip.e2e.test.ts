@@ -56,7 +56,8 @@ t.test('capture of the service into .json with a page size asked for: the same a
   const { url } = await listeningApp(t, SOURCE, { maxLimit: MAX_LIMIT })
   const dir = await tempDir(t)
   const out = join(dir, 'capture.json')
-  const options = await readCaptureOptions(['--from', `${url}/`, '--languages', 'en,es,pt-br,fr', '--companies', '1-12', '--out', out, '--page-size', '5', '--concurrency', '3']) as CaptureOptions
+  // The source is the test's own: no need of the default rate's politeness.
+  const options = await readCaptureOptions(['--from', `${url}/`, '--languages', 'en,es,pt-br,fr', '--companies', '1-12', '--out', out, '--page-size', '5', '--concurrency', '3', '--rps', '0']) as CaptureOptions
   const report = await runCapture(options, { signal: new AbortController().signal })
   t.equal(report.format, 'pretty', 'a small capture is pretty-printed, as the generator writes it')
   t.same(report.walk.languages.map(l => [l.code, l.pageSize, l.items.length]), [['en', 5, 150], ['es', 5, 40], ['pt-br', 5, 12], ['fr', null, 0]])

@@ -1,13 +1,15 @@
 // The capture's HTTP client against a real server: what is retried and what is not, timeouts, network
 // errors, Retry-After, and an abort that ends a request in flight.
 import t from 'tap'
+import { gzipSync } from 'node:zlib'
+import { readCaptureOptions, type CaptureOptions } from '../../src/capture/capture-options.js'
 import { SourceClient, type RetryNotice, type SourceClientOptions } from '../../src/capture/source-client.js'
 import { freePort } from '../helpers.js'
 import { frontServer } from './capture-fixtures.js'
 import { CaptureError, NotExploreError } from '../../src/errors.js'
 
 function client (overrides: Partial<SourceClientOptions> = {}): SourceClient {
-  return new SourceClient({ concurrency: 2, rps: null, retries: 2, retryDelayMs: 1, timeoutMs: 5000, ...overrides })
+  return new SourceClient({ concurrency: 2, rps: null, retries: 2, retryDelayMs: 1, timeoutMs: 5000, maxBodyBytes: 32 * 1024 * 1024, ...overrides })
 }
 
 const never = new AbortController().signal
@@ -83,4 +85,50 @@ t.test('a 200 that is not JSON: "not an explore API", with the content type and 
     return true
   })
   await t.rejects(client().getJson(`${front.url}/`, never), new NotExploreError(`${front.url}/`, `the answer is not JSON (text/plain): "${'x'.repeat(80)}…"`))
+})
+
+t.test('an answer larger than --max-body-mb is read no further than the bound, counted as it is decoded, and not retried', async t => {
+  let written = 0
+  // 64 MiB of JSON in 64 KiB once decoded; an endless body with no length.
+  const bomb = gzipSync(Buffer.concat([Buffer.from('{"x":"'), Buffer.alloc(64 * 1024 * 1024, 0x61), Buffer.from('"}')]))
+  const front = await frontServer(t, null, (request, response) => {
+    if (request.url === '/declared') {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 * 1024 * 1024 }).end(Buffer.alloc(2 * 1024 * 1024, 0x20))
+    } else if (request.url === '/gzip') {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb)
+    } else {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      const more = (): void => {
+        for (let room = true; room && !response.destroyed;) {
+          written += 64 * 1024
+          room = response.write(Buffer.alloc(64 * 1024, 0x20))
+        }
+        if (!response.destroyed) response.once('drain', more)
+      }
+      more()
+    }
+    return true
+  })
+  const source = client({ maxBodyBytes: 1024 * 1024 })
+  for (const path of ['/declared', '/gzip', '/endless']) {
+    await t.rejects(source.getJson(`${front.url}${path}`, never),
+      new CaptureError(`GET ${front.url}${path}: the answer is more than --max-body-mb allows (1 MiB): not read further (not retried)`), path)
+  }
+  t.same([source.stats.requests, source.stats.retries], [3, 0])
+  t.ok(written < 16 * 1024 * 1024, `the endless body stopped: ${written} bytes written into the socket before it closed`)
+})
+
+t.test('without --rps, requests start at most 10 a second; --rps 0 lifts it', async t => {
+  const starts: number[] = []
+  const front = await frontServer(t, null, (_request, response) => {
+    starts.push(performance.now())
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    return true
+  })
+  const options = await readCaptureOptions(['--from', front.url, '--languages', 'en', '--companies', '1', '--out', 'x.jsonl']) as CaptureOptions
+  const source = new SourceClient(options)
+  await Promise.all(Array.from({ length: 11 }, async (_, n) => await source.getJson(`${front.url}/${n}`, never)))
+  t.ok(starts.at(-1)! - starts[0]! >= 990, `11 requests over ${Math.round(starts.at(-1)! - starts[0]!)} ms: 10 intervals of 100 ms`)
+  const lifted = await readCaptureOptions(['--from', front.url, '--languages', 'en', '--companies', '1', '--out', 'x.jsonl', '--rps', '0']) as CaptureOptions
+  t.equal(lifted.rps, null)
 })
