@@ -414,7 +414,7 @@ const SPECS: OptionSpec[] = [
     env: 'SNAPSHOT_MAX_MB',
     default: '16384',
     rule: 'a whole number from 1 to 1048576',
-    description: 'Largest snapshot downloaded from SNAPSHOT_URL, in MiB.',
+    description: 'Largest object downloaded from SNAPSHOT_URL, in MiB; a manifest\'s update downloads twice this at most, its new objects together.',
     parse: integer(1, 1_048_576)
   },
   {
