@@ -118,6 +118,19 @@ t.test('change files on disk at start are applied after the snapshot, in name or
   t.same(reloads.changeFiles, { applied: 2, refused: 0 })
 })
 
+t.test('a changes directory made after the start is no reload: its first file is applied alone, on the served snapshot', async t => {
+  const editor = await editorApp(t)
+  const before = (await status(editor.app)).reloads
+  const seen = once(editor.app.snapshotWatcher!, 'changesDir', { signal: AbortSignal.timeout(20_000) })
+  await mkdir(editor.dir)
+  await seen
+  await write(editor, '0001')
+  t.same(await untilChain(editor.app, ['0001']), ['loaded'], 'one reload: the change file, no read of the snapshot for the empty directory')
+  await servesMerged(t, editor, ['0001'])
+  const after = (await status(editor.app)).reloads
+  t.equal(after.succeeded, before.succeeded + 1, 'one reload counted')
+})
+
 t.test('a new change file written in place is applied alone; the next one too', async t => {
   const editor = await editorApp(t)
   await write(editor, '0001')

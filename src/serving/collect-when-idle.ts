@@ -6,10 +6,12 @@ import { collectNow } from '../snapshot/model/item-memory.js'
 const BUSY = 0.2
 const IDLE = 0.02
 
-/** Returns its stop. */
-export function collectWhenIdle ({ everyMs = 1_000, collect = () => { collectNow(true) } } = {}): () => void {
+/** Returns its stop. `worked`: the thread has just worked (a load): its first idle period collects. */
+export function collectWhenIdle (
+  { everyMs = 1_000, collect = () => { collectNow(true) }, worked: workedBefore = false } = {}
+): () => void {
   let last = performance.eventLoopUtilization()
-  let worked = false
+  let worked = workedBefore
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization()
     const { utilization } = performance.eventLoopUtilization(now, last)

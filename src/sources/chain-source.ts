@@ -11,6 +11,8 @@ export interface ChainSink {
   holdBack: (cause: FollowCause) => boolean
   /** Resolves once kept: a download may then be renamed. */
   serve: (chain: Chain) => Promise<ReloadOutcome>
+  /** Change files may come: the served snapshot is made ready for them before the first one does. */
+  expectChanges: () => void
 }
 
 export type SourceStatusJson = NonNullable<Status['source']>

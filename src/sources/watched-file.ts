@@ -42,6 +42,7 @@ export class WatchedFile implements ChainSource {
       changesDir: this.options.changesDir,
       onError: error => log.error({ err: error }, 'snapshot watcher error')
     })
+    this.watcher.on('changesDir', () => { sink.expectChanges() })
     await this.watcher.ready
   }
 

@@ -43,6 +43,17 @@ t.test('never while the thread stays idle from the start', async t => {
   t.equal(collections, 0)
 })
 
+t.test('a thread that has just loaded collects at its first idle period, with no work seen since', async t => {
+  let collections = 0
+  let collected = (): void => {}
+  const once = new Promise<void>(resolve => { collected = resolve })
+  const stop = collectWhenIdle({ everyMs: 100, worked: true, collect: () => { collections++; collected() } })
+  t.teardown(stop)
+  await once
+  for (let i = 0; i < 5; i++) await new Promise(resolve => setTimeout(resolve, 100))
+  t.equal(collections, 1, 'once, then not again while idle')
+})
+
 const newSpace = (): number => getHeapSpaceStatistics().find(space => space.space_name === 'new_space')?.space_size ?? 0
 const major = Number(process.versions.node.split('.')[0])
 

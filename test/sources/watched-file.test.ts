@@ -25,7 +25,8 @@ function controlledSink () {
       served.push(chain)
       started()
       return await new Promise(resolve => pending.push(resolve))
-    }
+    },
+    expectChanges: () => {}
   }
   const nextServe = () => new Promise<void>(resolve => { started = resolve })
   return { sink, served, pending, held, nextServe, pin: (on: boolean) => { pinned = on } }

@@ -104,7 +104,7 @@ const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
 
 /** The store as sources and versions see it: one door (`serve`) and its state. */
 export type ChainServer =
-  Pick<SnapshotStore, 'file' | 'start' | 'current' | 'serve' | 'status' | 'idle' | 'servedFiles' | 'on'>
+  Pick<SnapshotStore, 'file' | 'start' | 'current' | 'serve' | 'expectChanges' | 'status' | 'idle' | 'servedFiles' | 'on'>
 
 /** `served`: any new state, the first load's included; `reloaded`: every reload after the first load. */
 export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], served: [SnapshotModel] }> {
@@ -394,6 +394,13 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       garbageBytes: model.garbageBytes,
       ms: Date.now() - started
     }, 'change file applied')
+  }
+
+  /** What the first change file would wait for, begun now (issue 57: a directory made after the start). */
+  expectChanges (): void {
+    if (this.changesExpected) return
+    this.changesExpected = true
+    if (this.root !== null && this.rootReady === null) this.setRoot(this.root)
   }
 
   private setRoot (model: SnapshotModel): void {

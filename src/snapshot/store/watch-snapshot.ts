@@ -4,7 +4,13 @@ import { dirname, resolve } from 'node:path'
 import { watch } from 'chokidar'
 import { isChangeFileName } from './chain-on-disk.js'
 
-export interface SnapshotWatcher extends EventEmitter<{ file: ['add' | 'change' | 'unlink'] }> {
+interface WatchEvents {
+  file: ['add' | 'change' | 'unlink']
+  /** The changes directory appeared: its files come as their own events. */
+  changesDir: []
+}
+
+export interface SnapshotWatcher extends EventEmitter<WatchEvents> {
   ready: Promise<void>
   close: () => Promise<void>
 }
@@ -39,7 +45,7 @@ export function watchSnapshot (
       return !roots.includes(at) && at !== target && at !== changes && !isChangeFile(at)
     }
   })
-  const events = new EventEmitter<{ file: ['add' | 'change' | 'unlink'] }>()
+  const events = new EventEmitter<WatchEvents>()
   let timer: NodeJS.Timeout | null = null
   const schedule = () => {
     if (timer !== null) clearTimeout(timer)
@@ -55,6 +61,11 @@ export function watchSnapshot (
   // A directory where the file was cannot be served, but the failed load tells the operator so.
   watcher.on('addDir', path => {
     if (roots.includes(resolve(path))) return
+    // An empty directory serves nothing new; a reload here would read the whole snapshot again first.
+    if (resolve(path) === changes) {
+      events.emit('changesDir')
+      return
+    }
     schedule()
     if (isSnapshot(path)) events.emit('file', 'add')
   })

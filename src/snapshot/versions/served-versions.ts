@@ -130,6 +130,10 @@ export class ServedVersions implements ChainSink {
     return outcome
   }
 
+  expectChanges (): void {
+    this.store.expectChanges()
+  }
+
   currentPin (): Pin | null {
     return this.pin === null ? null : { ...this.pin }
   }
