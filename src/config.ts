@@ -6,6 +6,7 @@ import { availableParallelism, homedir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, FAIL_STATUSES, type FailStatus } from './errors.js'
+import { SecretUrl, shownUrl } from './secret-url.js'
 
 /** data/ is beside src/ and dist/. */
 export const BUNDLED_SNAPSHOT = fileURLToPath(new URL('../data/snapshot.json', import.meta.url))
@@ -37,7 +38,7 @@ const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   host: Type.String({ minLength: 1 }),
   snapshotPath: Type.String({ minLength: 1 }),
-  snapshotUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+  snapshotUrl: Type.Union([Type.Unsafe<SecretUrl>(Type.Object({ shown: Type.String({ minLength: 1 }) })), Type.Null()]),
   snapshotHttpHeaders: Type.Union([Type.Record(Type.String({ minLength: 1 }), Type.String()), Type.Null()]),
   changesDir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
   snapshotPollSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
@@ -124,7 +125,7 @@ function integer (min: number, max: number) {
   }
 }
 
-function snapshotUrl (text: string): string {
+function snapshotUrl (text: string): SecretUrl {
   let url: URL
   try {
     url = new URL(text.trim())
@@ -140,7 +141,7 @@ function snapshotUrl (text: string): string {
   if (url.protocol === 's3:' && (url.hostname === '' || url.pathname.length <= 1)) {
     throw new Error('an S3 source is s3://bucket/key')
   }
-  return url.href
+  return new SecretUrl(url.href)
 }
 
 /** RFC 9110's token. */
@@ -765,15 +766,15 @@ function userCacheDir (env: Readonly<Record<string, string | undefined>>): strin
 function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolean): string {
   const cacheDir = String(config.snapshotCacheDir)
   if (cacheDirGiven) return join(cacheDir, 'state')
-  const source = typeof config.snapshotUrl === 'string'
-    ? withoutUserinfo(config.snapshotUrl)
+  // As shown: a new password or signature keeps the state.
+  const source = config.snapshotUrl instanceof SecretUrl
+    ? config.snapshotUrl.shown
     : resolve(String(config.snapshotPath))
   return join(cacheDir, `state-${createHash('sha256').update(source).digest('hex').slice(0, 12)}`)
 }
 
 /** Credentials that would be dropped without a word, or two for one Authorization header. */
-function checkSourceOptions (text: string, headers: Readonly<Record<string, string>> | null): void {
-  const url = new URL(text)
+function checkSourceOptions (url: URL, headers: Readonly<Record<string, string>> | null): void {
   const names = Object.keys(headers ?? {}).map(name => name.toLowerCase())
   if (url.protocol === 's3:') {
     if (names.length > 0) {
@@ -793,11 +794,6 @@ function checkSourceOptions (text: string, headers: Readonly<Record<string, stri
       'SNAPSHOT_URL has a user and password (sent as Basic authentication) and SNAPSHOT_HTTP_HEADERS an Authorization header: give the credentials in one of them'
     )
   }
-}
-
-/** Whether or not it parses as a URL. */
-function withoutUserinfo (text: string): string {
-  return text.includes('//') ? text.replace(/\/\/[^/?#]*@/, '//') : text.replace(/^[^/?#]*@/, '')
 }
 
 export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }: ConfigSources = {}): Config {
@@ -845,7 +841,7 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
       `OPS_PORT=${checked.opsPort} is also PORT: the operator's pages need a port of their own (or leave OPS_PORT unset to serve them on PORT)`
     )
   }
-  if (checked.snapshotUrl !== null) checkSourceOptions(checked.snapshotUrl, checked.snapshotHttpHeaders)
+  if (checked.snapshotUrl !== null) checkSourceOptions(checked.snapshotUrl.reveal(), checked.snapshotHttpHeaders)
   const faultRate = flags.get('--fault-rate') ?? env.FAULT_RATE
   if (checked.fault === null && faultRate !== undefined && !('faultRate' in overrides)) {
     throw new ConfigError(
@@ -858,7 +854,7 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
 function optionError (option: OPTIONS_ENTRY, name: string, text: string, problem: string): string {
   const shown = option.secret === true
     ? '(hidden)'
-    : JSON.stringify(option.key === 'snapshotUrl' ? withoutUserinfo(text) : text)
+    : JSON.stringify(option.key === 'snapshotUrl' ? shownUrl(text) : text)
   return problem.startsWith(`must be ${option.rule}`)
     ? `${name}=${shown}: ${problem}`
     : `${name}=${shown}: ${problem}; ${option.env} must be ${option.rule}`
