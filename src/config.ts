@@ -68,6 +68,8 @@ const ConfigSchema = Type.Object({
   console: Type.Boolean(),
   opsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()]),
   opsHost: Type.String({ minLength: 1 }),
+  opsAllowedHosts: Type.Union([Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), Type.Null()]),
+  exposeOpsPages: Type.Boolean(),
   requestLog: Type.Boolean(),
   logPretty: Type.Boolean(),
   shutdownGraceMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
@@ -552,7 +554,7 @@ const SPECS: OptionSpec[] = [
     env: 'OPS_PORT',
     default: undefined,
     rule: 'a whole number from 0 to 65535',
-    description: 'Serve every /-/ endpoint (console, status, health, metrics, docs) on this port instead of PORT, which then serves only the API (0: any free port). Unset: all on PORT.',
+    description: 'Serve every /-/ endpoint (console, status, health, metrics, docs) on this port instead of PORT, which then serves only the API (0: any free port). Unset: on PORT, where a HOST that is not a loopback address gets only the probes (EXPOSE_OPS_PAGES).',
     parse: optional(integer(0, 65535))
   },
   {
@@ -562,6 +564,22 @@ const SPECS: OptionSpec[] = [
     rule: 'an address or host name',
     description: 'Address of the OPS_PORT listener.',
     parse: nonEmpty
+  },
+  {
+    key: 'opsAllowedHosts',
+    env: 'OPS_ALLOWED_HOSTS',
+    default: undefined,
+    rule: 'a comma-separated list of host names, .domains or *',
+    description: 'Host names the operator\'s pages answer besides `localhost` and IP addresses (`ops.internal`, `.svc.cluster.local`, `*`: any). A request to them naming another host gets 400, so that a web page the operator visits cannot read them by DNS rebinding. Unset: none.',
+    parse: allowedHosts
+  },
+  {
+    key: 'exposeOpsPages',
+    env: 'EXPOSE_OPS_PAGES',
+    default: 'false',
+    rule: BOOLEAN_RULE,
+    description: 'With OPS_PORT unset and HOST not a loopback address, serve the operator\'s pages (console, /-/status, /-/versions, /-/metrics, /-/docs) on PORT all the same: whoever reaches PORT then reads file paths, the source\'s URL and parts of refused files. Unset (false): PORT serves the API and the probes (/-/healthz, /-/readyz) alone there. Prefer OPS_PORT on a private address.',
+    parse: boolean
   },
   {
     key: 'opsToken',

@@ -35,6 +35,8 @@ const BAD: Record<string, string> = {
   CONSOLE: 'enabled',
   OPS_PORT: '65536',
   OPS_HOST: '',
+  OPS_ALLOWED_HOSTS: 'ops internal',
+  EXPOSE_OPS_PAGES: 'please',
   OPS_TOKEN: 'short-secret',
   STATE_DIR: ' ',
   KEEP_VERSIONS: '0',

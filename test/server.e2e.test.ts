@@ -120,3 +120,36 @@ t.test('the start-up log names the console\'s URL: on the operator\'s port when 
   server.child.kill('SIGTERM')
   t.equal((await server.exited).code, 0)
 })
+
+t.test('on an address other than loopback without OPS_PORT: the log says the operator\'s pages are not served, and PORT 404s them', async t => {
+  const file = await writeSnapshot(t, smallSnapshot())
+  const server = start(['--snapshot-path', file, '--host', '0.0.0.0'])
+  const api = await server.listening
+  await server.printed(/"msg":"the operator's pages are not served: HOST is not a loopback address and OPS_PORT is unset/)
+  t.notMatch(server.output(), /"msg":"console"/, 'no console URL that would not answer')
+  t.equal((await fetch(`${api}/-/status`)).status, 404)
+  t.equal((await fetch(`${api}/-/readyz`)).status, 200, 'the probes answer')
+  server.child.kill('SIGTERM')
+  t.equal((await server.exited).code, 0)
+})
+
+t.test('an operator\'s action is logged with the socket\'s address: TRUST_PROXY\'s X-Forwarded-For names no one there', async t => {
+  const file = await writeSnapshot(t, smallSnapshot())
+  const token = 'e3b0c44298fc1c149afbf4c8996fb924'
+  const server = start(['--snapshot-path', file, '--ops-port', '0'], { OPS_TOKEN: token, TRUST_PROXY: 'true' })
+  await server.listening
+  const pattern = /"url":"(http:\/\/127\.0\.0\.1:\d+)\/-\/","msg":"console"/
+  await server.printed(pattern)
+  const ops = (pattern.exec(server.output()) as RegExpExecArray)[1] as string
+  const forwarded = { 'x-forwarded-for': '203.0.113.9' }
+  t.equal((await fetch(`${ops}/-/unpin`, { method: 'POST', headers: { ...forwarded, authorization: 'Bearer not-the-token-at-all' } })).status, 401)
+  await server.printed(/"msg":"operator action refused: no valid token"/)
+  t.equal((await fetch(`${ops}/-/unpin`, { method: 'POST', headers: { ...forwarded, authorization: `Bearer ${token}` } })).status, 200)
+  await server.printed(/"msg":"operator action: unpin/)
+  const audit = server.output().split('\n').filter(line => line.includes('"msg":"operator action'))
+  t.equal(audit.length, 2, audit.join('\n'))
+  for (const line of audit) t.match(line, /"client":"(127\.0\.0\.1|::ffff:127\.0\.0\.1)"/, line)
+  t.notMatch(server.output(), /203\.0\.113\.9/)
+  server.child.kill('SIGTERM')
+  t.equal((await server.exited).code, 0)
+})

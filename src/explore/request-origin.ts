@@ -1,7 +1,7 @@
 // Absolute links' scheme and host as Django's `build_absolute_uri` finds them, and Django's Host check.
 
 /** Django's `validate_host`. */
-function hostAllowed (host: string, allowed: readonly string[] | null): boolean {
+export function hostAllowed (host: string, allowed: readonly string[] | null): boolean {
   if (allowed === null) return true
   const lower = host.toLowerCase()
   const domain = lower.endsWith(']') ? lower : lower.replace(/:[0-9]+$/, '').replace(/\.$/, '')
