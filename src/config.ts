@@ -200,6 +200,20 @@ function httpHeaders (text: string): Record<string, string> | null {
   return headers
 }
 
+/** A placeholder's words and marks: no hex token holds one, a base64 one by a chance of about 1 in 10 million. */
+const PLACEHOLDER = /replace|change|example|placeholder|secret|insert|your.?token|xxxxxx|[<>…`]|\$[({]/i
+
+/** Copied from a guide, a token would be known to anyone who read it. */
+function opsToken (text: string): string | null {
+  const token = text.trim()
+  if (token === '') return null
+  if (token.length < 16) throw new Error('must be at least 16 characters')
+  if (PLACEHOLDER.test(token) || /^(.)\1*$/s.test(token)) {
+    throw new Error('is a placeholder, not a token: make one with `openssl rand -hex 32`')
+  }
+  return token
+}
+
 function workers (text: string): number {
   if (text.trim().toLowerCase() === 'auto') return Math.min(availableParallelism(), 256)
   if (!/^[0-9]+$/.test(text.trim()) || Number(text) < 1 || Number(text) > 256) {
@@ -585,13 +599,10 @@ const SPECS: OptionSpec[] = [
     key: 'opsToken',
     env: 'OPS_TOKEN',
     default: undefined,
-    rule: 'at least 16 characters',
+    rule: 'at least 16 characters, not a placeholder',
     secret: true,
-    description: 'The bearer token of the operator\'s actions (POST /-/rollback, /-/pin, /-/unpin on OPS_PORT), at least 16 characters. Unset: the actions answer 403. Prefer the variable: a flag shows in `ps`.',
-    parse: text => {
-      if (text.trim() !== '' && text.trim().length < 16) throw new Error('must be at least 16 characters')
-      return text.trim() === '' ? null : text.trim()
-    }
+    description: 'The bearer token of the operator\'s actions (POST /-/rollback, /-/pin, /-/unpin on OPS_PORT): at least 16 characters, made by a generator (`openssl rand -hex 32`); a placeholder such as `replace-me-with-a-long-secret` (words like replace, change, example, secret, placeholder; `<…>`, `…`, an unexpanded `$(…)`; one character repeated) is refused. Unset: the actions answer 403. Prefer the variable: a flag shows in `ps`.',
+    parse: opsToken
   },
   {
     key: 'stateDir',

@@ -70,6 +70,16 @@ t.test('a bad configuration value: exit 1 with the rule', async t => {
   t.equal(stderr, 'configuration error: MAX_LIMIT="lots": must be a whole number from 1 to 1000000\nRun with --help for the options.\n')
 })
 
+t.test('README\'s placeholder token: exit 1, naming OPS_TOKEN and how to make a real one, the value not repeated', async t => {
+  const server = start(['--ops-port', '0'], { OPS_TOKEN: 'replace-me-with-a-long-secret' })
+  // Should it start anyway, it is stopped rather than left to tap's timeout.
+  if (await Promise.race([server.listening.then(() => true, () => false), server.exited.then(() => false)])) server.child.kill('SIGKILL')
+  const { code, stderr } = await server.exited
+  t.equal(code, 1)
+  t.match(stderr, /^configuration error: OPS_TOKEN=\(hidden\): is a placeholder, not a token: make one with `openssl rand -hex 32`/)
+  t.notMatch(stderr, /replace-me/)
+})
+
 t.test('a bad trouble option (a demo server\'s): exit 1, naming the option and the rule', async t => {
   const bad: Array<[Record<string, string>, string]> = [
     [{ DELAY_MS: 'abc' }, 'DELAY_MS="abc": must be milliseconds (200), a range (100-400) or a median (~150), from 0 to 600000'],
