@@ -6,6 +6,7 @@ import { publicApp } from './http/public-app.js'
 import docsPlugin from './plugins/docs.js'
 import metricsPlugin from './plugins/metrics.js'
 import opsListenerPlugin from './plugins/ops-listener.js'
+import opsPagesAccess from './plugins/ops-pages-access.js'
 import snapshotPlugin from './plugins/snapshot.js'
 import { healthRoutes } from './routes/health-routes.js'
 import { opsActionsRoutes } from './routes/ops-actions-route.js'
@@ -78,6 +79,7 @@ export async function buildApp (
         port: config.opsPort, host: config.opsHost, requestTimeoutMs: config.requestTimeoutMs
       })
     }
+    await app.register(opsPagesAccess, config)
     if (config.docs) await app.register(docsPlugin)
     if (config.console) await app.register(consolePlugin)
     if (config.metrics) await app.register(metricsPlugin)

@@ -6,6 +6,7 @@ import { availableParallelism, homedir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, FAIL_STATUSES, type FailStatus } from './errors.js'
+import { SecretUrl, shownUrl } from './secret-url.js'
 
 /** data/ is beside src/ and dist/. */
 export const BUNDLED_SNAPSHOT = fileURLToPath(new URL('../data/snapshot.json', import.meta.url))
@@ -37,7 +38,7 @@ const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   host: Type.String({ minLength: 1 }),
   snapshotPath: Type.String({ minLength: 1 }),
-  snapshotUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+  snapshotUrl: Type.Union([Type.Unsafe<SecretUrl>(Type.Object({ shown: Type.String({ minLength: 1 }) })), Type.Null()]),
   snapshotHttpHeaders: Type.Union([Type.Record(Type.String({ minLength: 1 }), Type.String()), Type.Null()]),
   changesDir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
   snapshotPollSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
@@ -67,6 +68,8 @@ const ConfigSchema = Type.Object({
   console: Type.Boolean(),
   opsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()]),
   opsHost: Type.String({ minLength: 1 }),
+  opsAllowedHosts: Type.Union([Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), Type.Null()]),
+  exposeOpsPages: Type.Boolean(),
   requestLog: Type.Boolean(),
   logPretty: Type.Boolean(),
   shutdownGraceMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
@@ -124,7 +127,7 @@ function integer (min: number, max: number) {
   }
 }
 
-function snapshotUrl (text: string): string {
+function snapshotUrl (text: string): SecretUrl {
   let url: URL
   try {
     url = new URL(text.trim())
@@ -140,7 +143,7 @@ function snapshotUrl (text: string): string {
   if (url.protocol === 's3:' && (url.hostname === '' || url.pathname.length <= 1)) {
     throw new Error('an S3 source is s3://bucket/key')
   }
-  return url.href
+  return new SecretUrl(url.href)
 }
 
 /** RFC 9110's token. */
@@ -195,6 +198,20 @@ function httpHeaders (text: string): Record<string, string> | null {
     headers[name] = header.trim()
   }
   return headers
+}
+
+/** A placeholder's words and marks: no hex token holds one, a base64 one by a chance of about 1 in 10 million. */
+const PLACEHOLDER = /replace|change|example|placeholder|secret|insert|your.?token|xxxxxx|[<>…`]|\$[({]/i
+
+/** Copied from a guide, a token would be known to anyone who read it. */
+function opsToken (text: string): string | null {
+  const token = text.trim()
+  if (token === '') return null
+  if (token.length < 16) throw new Error('must be at least 16 characters')
+  if (PLACEHOLDER.test(token) || /^(.)\1*$/s.test(token)) {
+    throw new Error('is a placeholder, not a token: make one with `openssl rand -hex 32`')
+  }
+  return token
 }
 
 function workers (text: string): number {
@@ -551,7 +568,7 @@ const SPECS: OptionSpec[] = [
     env: 'OPS_PORT',
     default: undefined,
     rule: 'a whole number from 0 to 65535',
-    description: 'Serve every /-/ endpoint (console, status, health, metrics, docs) on this port instead of PORT, which then serves only the API (0: any free port). Unset: all on PORT.',
+    description: 'Serve every /-/ endpoint (console, status, health, metrics, docs) on this port instead of PORT, which then serves only the API (0: any free port). Unset: on PORT, where a HOST that is not a loopback address gets only the probes (EXPOSE_OPS_PAGES).',
     parse: optional(integer(0, 65535))
   },
   {
@@ -563,16 +580,29 @@ const SPECS: OptionSpec[] = [
     parse: nonEmpty
   },
   {
+    key: 'opsAllowedHosts',
+    env: 'OPS_ALLOWED_HOSTS',
+    default: undefined,
+    rule: 'a comma-separated list of host names, .domains or *',
+    description: 'Host names the operator\'s pages answer besides `localhost` and IP addresses (`ops.internal`, `.svc.cluster.local`, `*`: any). A request to them naming another host gets 400, so that a web page the operator visits cannot read them by DNS rebinding. Unset: none.',
+    parse: allowedHosts
+  },
+  {
+    key: 'exposeOpsPages',
+    env: 'EXPOSE_OPS_PAGES',
+    default: 'false',
+    rule: BOOLEAN_RULE,
+    description: 'With OPS_PORT unset and HOST not a loopback address, serve the operator\'s pages (console, /-/status, /-/versions, /-/metrics, /-/docs) on PORT all the same: whoever reaches PORT then reads file paths, the source\'s URL and parts of refused files. Unset (false): PORT serves the API and the probes (/-/healthz, /-/readyz) alone there. Prefer OPS_PORT on a private address.',
+    parse: boolean
+  },
+  {
     key: 'opsToken',
     env: 'OPS_TOKEN',
     default: undefined,
-    rule: 'at least 16 characters',
+    rule: 'at least 16 characters, not a placeholder',
     secret: true,
-    description: 'The bearer token of the operator\'s actions (POST /-/rollback, /-/pin, /-/unpin on OPS_PORT), at least 16 characters. Unset: the actions answer 403. Prefer the variable: a flag shows in `ps`.',
-    parse: text => {
-      if (text.trim() !== '' && text.trim().length < 16) throw new Error('must be at least 16 characters')
-      return text.trim() === '' ? null : text.trim()
-    }
+    description: 'The bearer token of the operator\'s actions (POST /-/rollback, /-/pin, /-/unpin on OPS_PORT): at least 16 characters, made by a generator (`openssl rand -hex 32`); a placeholder such as `replace-me-with-a-long-secret` (words like replace, change, example, secret, placeholder; `<…>`, `…`, an unexpanded `$(…)`; one character repeated) is refused. Unset: the actions answer 403. Prefer the variable: a flag shows in `ps`.',
+    parse: opsToken
   },
   {
     key: 'stateDir',
@@ -765,15 +795,15 @@ function userCacheDir (env: Readonly<Record<string, string | undefined>>): strin
 function defaultStateDir (config: Record<string, unknown>, cacheDirGiven: boolean): string {
   const cacheDir = String(config.snapshotCacheDir)
   if (cacheDirGiven) return join(cacheDir, 'state')
-  const source = typeof config.snapshotUrl === 'string'
-    ? withoutUserinfo(config.snapshotUrl)
+  // As shown: a new password or signature keeps the state.
+  const source = config.snapshotUrl instanceof SecretUrl
+    ? config.snapshotUrl.shown
     : resolve(String(config.snapshotPath))
   return join(cacheDir, `state-${createHash('sha256').update(source).digest('hex').slice(0, 12)}`)
 }
 
 /** Credentials that would be dropped without a word, or two for one Authorization header. */
-function checkSourceOptions (text: string, headers: Readonly<Record<string, string>> | null): void {
-  const url = new URL(text)
+function checkSourceOptions (url: URL, headers: Readonly<Record<string, string>> | null): void {
   const names = Object.keys(headers ?? {}).map(name => name.toLowerCase())
   if (url.protocol === 's3:') {
     if (names.length > 0) {
@@ -793,11 +823,6 @@ function checkSourceOptions (text: string, headers: Readonly<Record<string, stri
       'SNAPSHOT_URL has a user and password (sent as Basic authentication) and SNAPSHOT_HTTP_HEADERS an Authorization header: give the credentials in one of them'
     )
   }
-}
-
-/** Whether or not it parses as a URL. */
-function withoutUserinfo (text: string): string {
-  return text.includes('//') ? text.replace(/\/\/[^/?#]*@/, '//') : text.replace(/^[^/?#]*@/, '')
 }
 
 export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }: ConfigSources = {}): Config {
@@ -845,7 +870,7 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
       `OPS_PORT=${checked.opsPort} is also PORT: the operator's pages need a port of their own (or leave OPS_PORT unset to serve them on PORT)`
     )
   }
-  if (checked.snapshotUrl !== null) checkSourceOptions(checked.snapshotUrl, checked.snapshotHttpHeaders)
+  if (checked.snapshotUrl !== null) checkSourceOptions(checked.snapshotUrl.reveal(), checked.snapshotHttpHeaders)
   const faultRate = flags.get('--fault-rate') ?? env.FAULT_RATE
   if (checked.fault === null && faultRate !== undefined && !('faultRate' in overrides)) {
     throw new ConfigError(
@@ -858,7 +883,7 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
 function optionError (option: OPTIONS_ENTRY, name: string, text: string, problem: string): string {
   const shown = option.secret === true
     ? '(hidden)'
-    : JSON.stringify(option.key === 'snapshotUrl' ? withoutUserinfo(text) : text)
+    : JSON.stringify(option.key === 'snapshotUrl' ? shownUrl(text) : text)
   return problem.startsWith(`must be ${option.rule}`)
     ? `${name}=${shown}: ${problem}`
     : `${name}=${shown}: ${problem}; ${option.env} must be ${option.rule}`

@@ -77,6 +77,10 @@ export const opsNotAuthenticated = httpError('EXPLORE_ERR_OPS_NOT_AUTHENTICATED'
 
 export const opsTokenInvalid = httpError('EXPLORE_ERR_OPS_TOKEN_INVALID', 401, 'Invalid token.')
 
+// Not Django's check: the operator's pages answer the names they are reached by on purpose (ADR 039).
+export const opsHostRefused = httpError('EXPLORE_ERR_OPS_HOST', 400,
+  'Invalid Host header: the operator\'s pages answer localhost, an IP address or a name in OPS_ALLOWED_HOSTS.')
+
 export const pinBodyInvalid = httpError('EXPLORE_ERR_PIN_BODY', 400, 'The body must be {"version": "…"}.',
   () => ({ version: ['This field is required: send {"version": "…"} as application/json.'] }))
 

@@ -6,6 +6,7 @@ import { buildApp } from './app.js'
 import { type Config, helpText, loadConfig } from './config.js'
 import { ConfigError, ServiceError, SnapshotError, StartError } from './errors.js'
 import { settledWithin } from './settled-within.js'
+import { publicOpsPages } from './plugins/ops-pages-access.js'
 import { collectWhenIdle } from './serving/collect-when-idle.js'
 import { servingThreads } from './serving/serving-mode.js'
 import { VERSION } from './version.js'
@@ -92,7 +93,12 @@ async function start (app: FastifyInstance, config: Config): Promise<void> {
     : await listening('OPS_PORT', config.opsPort ?? 0, config.opsHost, async () => await opsListener.listen())
   // A file's first snapshot before the console's address: a refused one ends the start here, exit 1.
   if (!app.snapshotSource.remote) await app.snapshots.start()
-  if (config.console) {
+  if (publicOpsPages(config) === 'probes') {
+    app.log.info(
+      { host: config.host },
+      'the operator\'s pages are not served: HOST is not a loopback address and OPS_PORT is unset, so PORT serves the API and the probes alone (set OPS_PORT, or EXPOSE_OPS_PAGES=true)'
+    )
+  } else if (config.console) {
     const at = ops ?? where
     app.log.info({ url: `http://${urlHost(at.address)}:${at.port}/-/` }, 'console')
   }

@@ -1,6 +1,7 @@
 // Every option refuses a bad value with a message that names it and says its rule; --help shows each rule
 // and no path of this machine.
 import t from 'tap'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError } from '../src/errors.js'
@@ -35,6 +36,8 @@ const BAD: Record<string, string> = {
   CONSOLE: 'enabled',
   OPS_PORT: '65536',
   OPS_HOST: '',
+  OPS_ALLOWED_HOSTS: 'ops internal',
+  EXPOSE_OPS_PAGES: 'please',
   OPS_TOKEN: 'short-secret',
   STATE_DIR: ' ',
   KEEP_VERSIONS: '0',
@@ -97,4 +100,20 @@ t.test('no message repeats a password: SNAPSHOT_URL\'s user:password, or a misty
 t.test('credentials that cannot apply to SNAPSHOT_URL stop the configuration itself, before anything starts', async t => {
   t.throws(() => loadConfig({ env: { SNAPSHOT_URL: 's3://bucket/snapshot.jsonl', SNAPSHOT_HTTP_HEADERS: 'X-Api-Key: k' } }), { name: 'ConfigError', message: /^SNAPSHOT_HTTP_HEADERS is for an http\(s\):\/\/ SNAPSHOT_URL/ })
   t.throws(() => loadConfig({ env: { SNAPSHOT_URL: 'https://u:p@exports.example/snapshot.jsonl', SNAPSHOT_HTTP_HEADERS: 'Authorization: Bearer x' } }), { name: 'ConfigError', message: /^SNAPSHOT_URL has a user and password/ })
+})
+
+t.test('a placeholder OPS_TOKEN is refused, naming the variable and how to make a real one; generated tokens are taken', async t => {
+  const placeholders = ['replace-me-with-a-long-secret', 'REPLACE_ME_REPLACE_ME', 'changeme-changeme-changeme', 'my-super-secret-token', '<your-ops-token-here>',
+    'your_token_goes_here_1234', 'example-token-0123456789', 'put-a-placeholder-here', 'xxxxxxxxxxxxxxxxxxxxxxxx', 'aaaaaaaaaaaaaaaaaaaa', '$(openssl rand -hex 32)', '$' + '{OPS_TOKEN_FROM_VAULT}', '…………………………………………………………']
+  for (const token of placeholders) {
+    const error = t.throws(() => loadConfig({ env: { OPS_TOKEN: token } }), ConfigError) as ConfigError
+    t.match(error.message, /^OPS_TOKEN=\(hidden\): is a placeholder, not a token: make one with `openssl rand -hex 32`/, token)
+    t.notOk(error.message.includes(token), `${token}: not repeated`)
+  }
+  for (let i = 0; i < 2000; i++) {
+    for (const token of [randomBytes(32).toString('hex'), randomBytes(32).toString('base64'), randomBytes(32).toString('base64url'), randomUUID()]) {
+      if (loadConfig({ env: { OPS_TOKEN: token } }).opsToken !== token) t.fail(`a generated token refused: ${token}`)
+    }
+  }
+  t.equal(loadConfig({ env: { OPS_TOKEN: 'a-token-for-the-tests-0123456789' } }).opsToken, 'a-token-for-the-tests-0123456789', 'words that are no placeholder\'s')
 })

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs'
 import { availableParallelism, homedir } from 'node:os'
 import { join } from 'node:path'
 import { BUNDLED_SNAPSHOT, helpText, loadConfig, OPTIONS } from '../src/config.js'
+import { SecretUrl } from '../src/secret-url.js'
 
 t.test('defaults', async t => {
   t.same(loadConfig(), {
@@ -38,6 +39,8 @@ t.test('defaults', async t => {
     console: true,
     opsPort: null,
     opsHost: '127.0.0.1',
+    opsAllowedHosts: null,
+    exposeOpsPages: false,
     requestLog: true,
     logPretty: false,
     shutdownGraceMs: 10000,
@@ -96,6 +99,8 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     CONSOLE: 'false',
     OPS_PORT: '9100',
     OPS_HOST: '10.0.0.5',
+    OPS_ALLOWED_HOSTS: 'ops.internal, .svc.cluster.local',
+    EXPOSE_OPS_PAGES: 'true',
     DELAY_MS: '100-400',
     FAIL_RATE: '0.2',
     FAIL_STATUS: '429',
@@ -108,7 +113,7 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     port: 8080,
     host: '0.0.0.0',
     snapshotPath: '/srv/snap.json',
-    snapshotUrl: 's3://exports/explore/snapshot.jsonl',
+    snapshotUrl: new SecretUrl('s3://exports/explore/snapshot.jsonl'),
     snapshotHttpHeaders: null,
     changesDir: '/srv/changes',
     snapshotPollSeconds: 60,
@@ -136,6 +141,8 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     console: false,
     opsPort: 9100,
     opsHost: '10.0.0.5',
+    opsAllowedHosts: ['ops.internal', '.svc.cluster.local'],
+    exposeOpsPages: true,
     requestLog: false,
     logPretty: true,
     shutdownGraceMs: 2000,
@@ -159,7 +166,7 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
   t.equal(loadConfig({ env: { PUBLIC_BASE_URL: '' } }).publicBaseUrl, null, 'empty means unset')
   t.equal(loadConfig({ env: { CORS_ORIGIN: '*' } }).corsOrigin, '*')
   t.equal(loadConfig({ env: { WORKERS: 'auto' } }).workers, availableParallelism(), 'WORKERS=auto: one per core')
-  t.equal(loadConfig({ env: { SNAPSHOT_URL: 'https://cdn.example.com/x/snapshot.json?v=1' } }).snapshotUrl, 'https://cdn.example.com/x/snapshot.json?v=1')
+  t.equal(loadConfig({ env: { SNAPSHOT_URL: 'https://cdn.example.com/x/snapshot.json?v=1' } }).snapshotUrl?.reveal().href, 'https://cdn.example.com/x/snapshot.json?v=1')
 })
 
 t.test('no snapshot named: the sample bundled with the package, whatever the working directory', async t => {
@@ -303,6 +310,7 @@ t.test('in the shared default cache directory each snapshot keeps its own state;
   t.equal(loadConfig({ env: { SNAPSHOT_PATH: '/srv/a/snapshot.json' } }).stateDir, a, 'the same snapshot finds its state again')
   const url = loadConfig({ env: { SNAPSHOT_URL: 'https://reader:secret@exports.example/snapshot.jsonl' } }).stateDir
   t.equal(url, loadConfig({ env: { SNAPSHOT_URL: 'https://exports.example/snapshot.jsonl' } }).stateDir, 'a URL\'s credentials are no part of it')
+  t.equal(loadConfig({ env: { SNAPSHOT_URL: 'https://exports.example/snapshot.jsonl?sig=one' } }).stateDir, loadConfig({ env: { SNAPSHOT_URL: 'https://exports.example/snapshot.jsonl?sig=two' } }).stateDir, 'nor its query: a new signature keeps the pin and the kept versions')
   t.equal(loadConfig({ env: { SNAPSHOT_CACHE_DIR: '/var/cache/explore-replica' } }).stateDir, '/var/cache/explore-replica/state', 'one replica per given cache directory')
   t.equal(loadConfig({ env: { STATE_DIR: '/var/lib/explore' } }).stateDir, '/var/lib/explore')
 })

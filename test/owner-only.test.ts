@@ -13,6 +13,7 @@ import { loadSnapshotFile } from '../src/snapshot/load/load-snapshot.js'
 import { writeSnapshotFile } from '../src/snapshot/write-snapshot-file.js'
 import { IMAGE_FORMAT } from '../src/snapshot/images/version-image.js'
 import { VERSION } from '../src/version.js'
+import { SecretUrl } from '../src/secret-url.js'
 import { makeItem, smallSnapshot, tempDir, toJsonLines, versioned } from './helpers.js'
 import { serveDirectory } from './sources/counting-servers.js'
 
@@ -82,7 +83,7 @@ t.test('under umask 0, a replica following a manifest keeps its downloads, the m
   await writeFile(join(published, 'manifest.json'), JSON.stringify({ manifest: 'explore', version: 1, snapshot: 'snap-1.jsonl', changes: ['chg-0001.jsonl'], image: { name: image.slice(published.length + 1), format: IMAGE_FORMAT, by: VERSION } }))
   const site = await serveDirectory(t, published)
   const cacheDir = join(await tempDir(t), 'cache')
-  const follower = await app(t, { snapshotUrl: `${site.origin}/manifest.json`, snapshotCacheDir: cacheDir })
+  const follower = await app(t, { snapshotUrl: new SecretUrl(`${site.origin}/manifest.json`), snapshotCacheDir: cacheDir })
   await follower.ready()
   await follower.snapshotSource.checkNow()
   t.match((await follower.inject('/-/status')).json(), { snapshot: { version: /\+chg-0001$/ }, reloads: { images: { read: 1 } } })
@@ -91,7 +92,7 @@ t.test('under umask 0, a replica following a manifest keeps its downloads, the m
 
   // A plain snapshot URL: the cached copy and its record.
   const plain = join(await tempDir(t), 'cache')
-  const single = await app(t, { snapshotUrl: `${site.origin}/snap-1.jsonl`, snapshotCacheDir: plain })
+  const single = await app(t, { snapshotUrl: new SecretUrl(`${site.origin}/snap-1.jsonl`), snapshotCacheDir: plain })
   await single.ready()
   await single.snapshotSource.checkNow()
   t.ok(single.snapshots.current() !== null)

@@ -70,6 +70,16 @@ t.test('a bad configuration value: exit 1 with the rule', async t => {
   t.equal(stderr, 'configuration error: MAX_LIMIT="lots": must be a whole number from 1 to 1000000\nRun with --help for the options.\n')
 })
 
+t.test('README\'s placeholder token: exit 1, naming OPS_TOKEN and how to make a real one, the value not repeated', async t => {
+  const server = start(['--ops-port', '0'], { OPS_TOKEN: 'replace-me-with-a-long-secret' })
+  // Should it start anyway, it is stopped rather than left to tap's timeout.
+  if (await Promise.race([server.listening.then(() => true, () => false), server.exited.then(() => false)])) server.child.kill('SIGKILL')
+  const { code, stderr } = await server.exited
+  t.equal(code, 1)
+  t.match(stderr, /^configuration error: OPS_TOKEN=\(hidden\): is a placeholder, not a token: make one with `openssl rand -hex 32`/)
+  t.notMatch(stderr, /replace-me/)
+})
+
 t.test('a bad trouble option (a demo server\'s): exit 1, naming the option and the rule', async t => {
   const bad: Array<[Record<string, string>, string]> = [
     [{ DELAY_MS: 'abc' }, 'DELAY_MS="abc": must be milliseconds (200), a range (100-400) or a median (~150), from 0 to 600000'],
@@ -135,6 +145,39 @@ t.test('a change file that is a symbolic link out of the changes directory: the 
   t.match(server.output(), /"changes":"[^"]*0001\.jsonl".*a symbolic link out of the changes directory: a change file must be a regular file/)
   t.notMatch(server.output(), /leaked/, 'nothing of the target in the log')
   t.match(await (await fetch(`${url}/-/status`)).json(), { snapshot: { items: { en: 25 } }, reloads: { changeFiles: { applied: 0, refused: 1 } } })
+  server.child.kill('SIGTERM')
+  t.equal((await server.exited).code, 0)
+})
+
+t.test('on an address other than loopback without OPS_PORT: the log says the operator\'s pages are not served, and PORT 404s them', async t => {
+  const file = await writeSnapshot(t, smallSnapshot())
+  const server = start(['--snapshot-path', file, '--host', '0.0.0.0'])
+  const api = await server.listening
+  await server.printed(/"msg":"the operator's pages are not served: HOST is not a loopback address and OPS_PORT is unset/)
+  t.notMatch(server.output(), /"msg":"console"/, 'no console URL that would not answer')
+  t.equal((await fetch(`${api}/-/status`)).status, 404)
+  t.equal((await fetch(`${api}/-/readyz`)).status, 200, 'the probes answer')
+  server.child.kill('SIGTERM')
+  t.equal((await server.exited).code, 0)
+})
+
+t.test('an operator\'s action is logged with the socket\'s address: TRUST_PROXY\'s X-Forwarded-For names no one there', async t => {
+  const file = await writeSnapshot(t, smallSnapshot())
+  const token = 'e3b0c44298fc1c149afbf4c8996fb924'
+  const server = start(['--snapshot-path', file, '--ops-port', '0'], { OPS_TOKEN: token, TRUST_PROXY: 'true' })
+  await server.listening
+  const pattern = /"url":"(http:\/\/127\.0\.0\.1:\d+)\/-\/","msg":"console"/
+  await server.printed(pattern)
+  const ops = (pattern.exec(server.output()) as RegExpExecArray)[1] as string
+  const forwarded = { 'x-forwarded-for': '203.0.113.9' }
+  t.equal((await fetch(`${ops}/-/unpin`, { method: 'POST', headers: { ...forwarded, authorization: 'Bearer not-the-token-at-all' } })).status, 401)
+  await server.printed(/"msg":"operator action refused: no valid token"/)
+  t.equal((await fetch(`${ops}/-/unpin`, { method: 'POST', headers: { ...forwarded, authorization: `Bearer ${token}` } })).status, 200)
+  await server.printed(/"msg":"operator action: unpin/)
+  const audit = server.output().split('\n').filter(line => line.includes('"msg":"operator action'))
+  t.equal(audit.length, 2, audit.join('\n'))
+  for (const line of audit) t.match(line, /"client":"(127\.0\.0\.1|::ffff:127\.0\.0\.1)"/, line)
+  t.notMatch(server.output(), /203\.0\.113\.9/)
   server.child.kill('SIGTERM')
   t.equal((await server.exited).code, 0)
 })

@@ -5,6 +5,7 @@ import { LANGUAGE } from '../schemas/snapshot.js'
 import { isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
 import { readIdRanges } from './id-ranges.js'
 import { CaptureUsageError } from '../errors.js'
+import { shownUrl } from '../secret-url.js'
 
 export const DEFAULT_CONCURRENCY = 4
 export const DEFAULT_RETRIES = 5
@@ -94,13 +95,13 @@ function baseUrl (value: string): string {
   try {
     url = new URL(value)
   } catch {
-    throw new CaptureUsageError(`--from: ${JSON.stringify(value)} is not a URL (like https://news.example.com)`)
+    throw new CaptureUsageError(`--from: ${JSON.stringify(shownUrl(value))} is not a URL (like https://news.example.com)`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new CaptureUsageError(`--from: ${JSON.stringify(value)} is not an http or https URL`)
+    throw new CaptureUsageError(`--from: ${JSON.stringify(shownUrl(value))} is not an http or https URL`)
   }
   if (url.search !== '' || url.hash !== '') {
-    throw new CaptureUsageError(`--from: ${JSON.stringify(value)}: the base URL takes no query or fragment`)
+    throw new CaptureUsageError(`--from: ${JSON.stringify(shownUrl(value))}: the base URL takes no query or fragment`)
   }
   // A base with a path prefix (https://example.com/news) keeps it; the language segment follows it.
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`

@@ -14,6 +14,7 @@ import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { VERSION } from '../version.js'
 import { manifestText, parseManifest } from '../sources/read-manifest.js'
+import { shownUrl } from '../secret-url.js'
 
 export const PUBLISH_USAGE = `Usage: explore-replica publish --to DEST (--snapshot FILE | --changes FILE | --step-back N)
 Publishes to a fleet's manifest (DEST/${MANIFEST_SUFFIX}), which replicas follow with SNAPSHOT_URL. DEST is
@@ -126,12 +127,12 @@ export async function publishCommand (argv: string[]): Promise<number> {
 async function openTarget (to: string, forcePathStyle: boolean): Promise<PublishTarget> {
   if (/^s3:/i.test(to)) {
     const url = new URL(to)
-    if (url.hostname === '') throw new UsageError(`--to ${to}: an S3 destination is s3://bucket/prefix/`)
+    if (url.hostname === '') throw new UsageError(`--to ${shownUrl(to)}: an S3 destination is s3://bucket/prefix/`)
     const { S3Target } = await import('./publish-to-s3.js')
     return new S3Target(url, { forcePathStyle })
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(to)) {
-    throw new UsageError(`--to ${to}: a destination is s3://bucket/prefix/ or a directory`)
+    throw new UsageError(`--to ${shownUrl(to)}: a destination is s3://bucket/prefix/ or a directory`)
   }
   const { DirectoryTarget } = await import('./publish-to-directory.js')
   return new DirectoryTarget(to)

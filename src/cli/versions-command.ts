@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util'
 import { UsageError } from '../errors.js'
 import type { Versions } from '../schemas/versions.js'
 import { describeFetchError } from '../sources/http-source.js'
+import { shownSource, shownUrl } from '../secret-url.js'
 
 export const VERSIONS_USAGE = `Usage: explore-replica versions --ops-url URL        the served version, the kept ones, the pin
        explore-replica rollback --ops-url URL        serve the kept version before the served one, and pin it
@@ -47,7 +48,7 @@ export async function versionsCommand (action: Action, argv: string[]): Promise<
   try {
     url = new URL(action === 'versions' ? '/-/versions' : `/-/${action}`, base)
   } catch {
-    throw new UsageError(`--ops-url ${JSON.stringify(base)} is not a URL`)
+    throw new UsageError(`--ops-url ${JSON.stringify(shownUrl(base))} is not a URL`)
   }
   if (action === 'pin' && positionals.length !== 1) {
     throw new UsageError('pin needs one VERSION (explore-replica versions lists the kept ones)')
@@ -116,7 +117,7 @@ function describe ({ served, pin, newest, kept }: Versions): string {
     `served: ${served === null ? 'nothing yet' : `${served.version}${served.generatedAt === null ? '' : ` (generated_at ${served.generatedAt})`}`}`,
     `pinned: ${pin === null ? 'no (following the source)' : `${pin.version} since ${pin.pinnedAt}${pin.from === null ? '' : `, replacing ${pin.from}`}`}`
   ]
-  if (newest !== null) lines.push(`newer, held back: noticed ${newest.noticedAt} at ${newest.source}`)
+  if (newest !== null) lines.push(`newer, held back: noticed ${newest.noticedAt} at ${shownSource(newest.source)}`)
   lines.push('kept versions, newest first:')
   for (const record of kept) {
     const items = Object.entries(record.items).map(([language, count]) => `${language} ${count}`).join(', ')

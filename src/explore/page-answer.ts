@@ -101,20 +101,26 @@ function pageAnswer (model: SnapshotModel, request: PageRequest, settings: PageS
   return answer
 }
 
+/** A page's links name a forwarded host and scheme when they come from them: a shared cache must tell them apart. */
+function pageVary (settings: PageSettings): string {
+  const vary = viewVary(settings.cors)
+  return settings.trustProxy && settings.publicBaseUrl === null ? `${vary}, X-Forwarded-Host, X-Forwarded-Proto` : vary
+}
+
 /** A page's headers but its length, in the original stack's order: CORS's (@fastify/cors's hook), the view's. */
 function pageHeaders (settings: PageSettings, request: PageRequest, etag: string): string[] {
-  const headers = viewHeaders(settings, request)
+  const headers = viewHeaders(settings, request, pageVary(settings))
   headers.push('etag', etag)
   if (settings.cacheMaxAge !== null) headers.push('cache-control', `public, max-age=${settings.cacheMaxAge}`)
   return headers
 }
 
 /** The headers every answer of the view starts with, its errors' too: CORS's, then the view's. */
-function viewHeaders (settings: PageSettings, request: PageRequest): string[] {
+function viewHeaders (settings: PageSettings, request: PageRequest, vary = viewVary(settings.cors)): string[] {
   const { cors } = settings
-  const headers = corsHeaders(settings, request, viewVary(cors))
+  const headers = corsHeaders(settings, request, vary)
   headers.push('allow', ALLOW)
-  if (!corsVaries(cors)) headers.push('vary', viewVary(cors))
+  if (!corsVaries(cors)) headers.push('vary', vary)
   headers.push('content-type', 'application/json')
   return headers
 }

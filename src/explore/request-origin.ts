@@ -1,7 +1,7 @@
 // Absolute links' scheme and host as Django's `build_absolute_uri` finds them, and Django's Host check.
 
 /** Django's `validate_host`. */
-function hostAllowed (host: string, allowed: readonly string[] | null): boolean {
+export function hostAllowed (host: string, allowed: readonly string[] | null): boolean {
   if (allowed === null) return true
   const lower = host.toLowerCase()
   const domain = lower.endsWith(']') ? lower : lower.replace(/:[0-9]+$/, '').replace(/\.$/, '')
@@ -39,6 +39,7 @@ function repeatedHost (rawHeaders: string[] | undefined): boolean {
 // django.http.request.host_validation_re: a DNS name or a bracketed IPv6 address, then an optional port.
 const HOST_SYNTAX = /^([a-z0-9.-]+|\[[a-f0-9]*:[a-f0-9.:]+\])(:[0-9]+)?$/
 
+/** Django (≥ 4.1) reads SECURE_PROXY_SSL_HEADER's first value. */
 function firstValue (header: string | string[] | undefined): string | undefined {
   const value = Array.isArray(header) ? header[0] : header
   if (value === undefined) return undefined
@@ -46,11 +47,16 @@ function firstValue (header: string | string[] | undefined): string | undefined 
   return (comma < 0 ? value : value.slice(0, comma)).trim()
 }
 
+/** Django reads X-Forwarded-Host whole (`_get_raw_host`): `evil.example, news.example.com` is no host, so a 400. */
+function wholeValue (header: string | string[] | undefined): string | undefined {
+  return Array.isArray(header) ? header.join(', ') : header
+}
+
 /** The host as named (Django keeps its case), or null if Django would refuse it. */
 export function requestHost (
   request: RequestLike, { trustProxy, allowedHosts }: Pick<OriginOptions, 'trustProxy' | 'allowedHosts'>
 ): string | null {
-  let host = trustProxy ? firstValue(request.headers['x-forwarded-host']) : undefined
+  let host = trustProxy ? wholeValue(request.headers['x-forwarded-host']) : undefined
   if (host === undefined) {
     // Django sees two joined by a comma, which no host matches.
     if (repeatedHost(request.rawHeaders)) return null

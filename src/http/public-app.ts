@@ -4,7 +4,7 @@ import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config.js'
 import { notFoundHandler } from '../explore/append-slash.js'
-import { exploreRoutes, exploreView } from '../explore/explore-route.js'
+import { exploreRoutes, exploreView, type ExploreHandler } from '../explore/explore-route.js'
 import type { PageSettings } from '../explore/page-answer.js'
 import type { PageRequestSettings } from '../explore/page-request.js'
 import { SimulatedTrouble, troubleWanted } from '../explore/simulated-trouble.js'
@@ -77,8 +77,9 @@ export async function publicApp (
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null))
 
-  // The operator's port is reached by address (probes, Prometheus), so ALLOWED_HOSTS does not apply to it.
-  const opsSettings = { ...settings, allowedHosts: null }
+  // The operator's port is reached by address (probes, Prometheus): not ALLOWED_HOSTS but its own rule
+  // (ops-pages-access.ts); and no proxy is in front of it to forward a host.
+  const opsSettings = { ...settings, allowedHosts: null, trustProxy: false }
   app.addHook('onRequest', (request, _reply, done) => {
     try {
       request.linkHost = checkRequest(request.raw, app.carriedByOps(request.raw) ? opsSettings : settings)
@@ -89,7 +90,11 @@ export async function publicApp (
     done()
   })
 
-  const explore = exploreView(snapshot, settings, write)
+  const publicView = exploreView(snapshot, settings, write)
+  const opsView = exploreView(snapshot, opsSettings, write)
+  const explore: ExploreHandler = (request, reply) => {
+    (app.carriedByOps(request.raw) ? opsView : publicView)(request, reply)
+  }
   // Set before any route plugin loads: a plugin keeps the handlers that exist when it is registered.
   app.setNotFoundHandler(notFoundHandler(explore))
   app.setErrorHandler(errorHandler)

@@ -4,7 +4,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
 import { drainOnClose } from '../http/drain-on-close.js'
-import { OPS_PREFIX } from '../http/public-app.js'
 import { ignoreExpectations } from '../http/expectations.js'
 import { refuseOnSocket } from '../http/server-options.js'
 
@@ -69,14 +68,7 @@ export default fp<OpsListenerOptions>(async function opsListenerPlugin (app, opt
   // app.routing exists once the instance is ready; requests only arrive after listen(), later still.
   const ops = new OpsListener(options, (request, response) => app.routing(request, response))
   app.decorate('ops', ops)
+  // Which pages each port serves: ops-pages-access.ts.
   app.carriedByOps = request => ops.carried(request)
-  app.addHook('onRequest', async (request, reply) => {
-    // The route matched, not the raw target: the router also takes /%2D/status and GET http://host/-/status there.
-    if (request.routeOptions.url?.startsWith(OPS_PREFIX) === true && !ops.carried(request.raw)) {
-      reply.callNotFound() // as any unknown path, APPEND_SLASH included
-
-      return reply
-    }
-  })
   app.addHook('onClose', async () => { await ops.close() })
 }, { name: 'ops-listener' })

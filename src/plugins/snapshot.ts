@@ -15,6 +15,7 @@ import { WatchedFile } from '../sources/watched-file.js'
 import { ImageShelf } from '../snapshot/images/image-shelf.js'
 import { followedFile, followerFor } from '../sources/open-follower.js'
 import { openSource } from '../sources/open-source.js'
+import type { SecretUrl } from '../secret-url.js'
 import type { MemoryGuard } from '../snapshot/memory-budget.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 
@@ -38,7 +39,7 @@ interface SnapshotPluginOptions {
   memory: MemoryGuard
   /** SNAPSHOT_URL and its settings; null to serve SNAPSHOT_PATH. */
   remote: {
-    url: string
+    url: SecretUrl
     pollSeconds: number
     cacheDir: string
     maxBytes: number

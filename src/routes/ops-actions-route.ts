@@ -11,6 +11,11 @@ interface OpsActionsOptions {
   token: string | null
 }
 
+/** The socket's peer: TRUST_PROXY's X-Forwarded-For is anyone's to write, and no proxy fronts OPS_PORT. */
+function clientOf (request: FastifyRequest): string {
+  return request.socket.remoteAddress ?? 'unknown'
+}
+
 /** A digest of each side, so that tokens of different lengths compare in constant time too. */
 function digest (text: string): Buffer {
   return createHash('sha256').update(text).digest()
@@ -49,7 +54,7 @@ export async function opsActionsRoutes (app: FastifyInstance, { token }: OpsActi
       if (given === undefined || !timingSafeEqual(digest(given), expected)) {
         reply.header('www-authenticate', 'Bearer')
         request.log.warn(
-          { client: request.ip, action: request.url, token: given === undefined ? 'missing' : 'wrong' },
+          { client: clientOf(request), action: request.url, token: given === undefined ? 'missing' : 'wrong' },
           'operator action refused: no valid token'
         )
         throw given === undefined ? opsNotAuthenticated() : opsTokenInvalid()
@@ -60,13 +65,13 @@ export async function opsActionsRoutes (app: FastifyInstance, { token }: OpsActi
       try {
         const { state, from, to } = await versions.carryOut(action, version)
         request.log.info(
-          { client: request.ip, action, from, to },
+          { client: clientOf(request), action, from, to },
           `operator action: ${action} (${from ?? 'nothing'} → ${to ?? 'nothing'})`
         )
         return state
       } catch (error) {
         request.log.warn(
-          { client: request.ip, action, version, problem: (error as Error).message },
+          { client: clientOf(request), action, version, problem: (error as Error).message },
           `operator action failed: ${action}`
         )
         throw error

@@ -3,6 +3,7 @@
 import { Readable } from 'node:stream'
 import { formatExtension, refuseEncoded, type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { SourceError } from '../errors.js'
+import { shownUrl, shownUrlsIn } from '../secret-url.js'
 
 /** As many as fetch's own `redirect: 'follow'` takes. */
 const MAX_REDIRECTS = 20
@@ -31,7 +32,7 @@ export class HttpSource implements RemoteSource {
     this.#url = new URL(url)
     this.#url.username = ''
     this.#url.password = ''
-    this.shown = this.#url.href
+    this.shown = shownUrl(this.#url.href)
     this.#options = options
     const credentials = Object.entries(options.headers ?? {})
     if (url.username !== '' || url.password !== '') {
@@ -158,8 +159,12 @@ function validatorsOf (headers: Headers): Validators {
   return { etag: headers.get('etag'), lastModified: headers.get('last-modified') }
 }
 
-/** undici's "fetch failed" carries its reason in `cause`. */
+/** undici's "fetch failed" carries its reason in `cause`; a message may name a URL, shown without its secrets. */
 export function describeFetchError (error: unknown): string {
+  return shownUrlsIn(fetchErrorReason(error))
+}
+
+function fetchErrorReason (error: unknown): string {
   if ((error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError') return 'timed out'
   const own = (error as { code?: unknown }).code
   if (typeof own === 'string') return own

@@ -2,6 +2,7 @@
 import { HttpSource } from './http-source.js'
 import type { RemoteSource } from './remote-source.js'
 import { SourceError } from '../errors.js'
+import type { SecretUrl } from '../secret-url.js'
 
 interface SourceOptions {
   forcePathStyle: boolean
@@ -10,10 +11,10 @@ interface SourceOptions {
 }
 
 export async function openSource (
-  text: string,
+  given: SecretUrl,
   { forcePathStyle, headers = null }: SourceOptions
 ): Promise<RemoteSource> {
-  const url = new URL(text)
+  const url = given.reveal()
   let source: RemoteSource
   if (url.protocol === 's3:') {
     const { S3Source } = await import('./s3-source.js')

@@ -34,7 +34,8 @@ t.test('refusals name the option and the rule', async t => {
   }
   await refused(['--from', 'news.example.com'], '--from: "news.example.com" is not a URL (like https://news.example.com)')
   await refused(['--from', 'ftp://news.example.com'], '--from: "ftp://news.example.com" is not an http or https URL')
-  await refused(['--from', 'https://news.example.com/?x=1'], '--from: "https://news.example.com/?x=1": the base URL takes no query or fragment')
+  await refused(['--from', 'https://news.example.com/?x=1'], '--from: "https://news.example.com/?…": the base URL takes no query or fragment')
+  await refused(['--from', 'https://reader:S3cret@news.example.com/?token=S3cret'], '--from: "https://news.example.com/?…": the base URL takes no query or fragment')
   await refused(['--languages', ' , '], '--languages: no language (like en,es,fr)')
   await refused(['--rps', 'none'], '--rps: "none" is not a number of seconds or requests (like 2 or 0.5)')
   await refused(['--max-body-mb', '0'], '--max-body-mb: "0" is not a whole number from 1 to 4096')

@@ -87,3 +87,14 @@ t.test('a replica started without OPS_TOKEN: 403, exit 3', async t => {
   t.equal(off.code, 3)
   t.match(off.stderr, /not allowed \(403: Operator actions are off: set OPS_TOKEN\.\) The replica was started without OPS_TOKEN/)
 })
+
+t.test('an --ops-url with a user and password, or a query, is never printed with them', async t => {
+  const { ops } = await replica(t)
+  const withSecrets = await run(['versions', '--ops-url', `${ops.replace('//', '//reader:S3cret@')}/?sig=S3cret`])
+  t.equal(withSecrets.code, 4, withSecrets.stderr)
+  t.match(withSecrets.stderr, /cannot reach the replica at http:\/\/127\.0\.0\.1:\d+ \(/)
+  t.notMatch(withSecrets.stdout + withSecrets.stderr, /S3cret|reader/)
+  const notUrl = await run(['versions', '--ops-url', 'reader:S3cret@ops host/?sig=S3cret'])
+  t.equal(notUrl.code, 2)
+  t.notMatch(notUrl.stdout + notUrl.stderr, /S3cret|reader/, notUrl.stderr)
+})

@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js'
 import { buildTestApp, childEnv, freePort, tempDir } from '../helpers.js'
 import { execForm, readStages, type Stage } from './dockerfile-instructions.js'
 import { ROOT } from './deploy-rules.js'
+import { SecretUrl } from '../../src/secret-url.js'
 
 const runtime = readStages(await readFile(join(ROOT, 'deploy', 'Dockerfile'), 'utf8')).at(-1) as Stage
 const HEALTHCHECK = runtime.instructions.filter(instruction => instruction.keyword === 'HEALTHCHECK').at(-1)?.args ?? ''
@@ -43,7 +44,7 @@ t.test('HEALTHCHECK, run: healthy once the snapshot is served, asked on OPS_PORT
 
   // Listening, no snapshot yet: its source (nothing listens there) cannot be had. Alive, not ready.
   const loading = await buildApp(loadConfig({
-    overrides: { logLevel: 'silent', snapshotUrl: `http://127.0.0.1:${await freePort()}/snapshot.json`, snapshotCacheDir: await tempDir(t) }
+    overrides: { logLevel: 'silent', snapshotUrl: new SecretUrl(`http://127.0.0.1:${await freePort()}/snapshot.json`), snapshotCacheDir: await tempDir(t) }
   }))
   t.teardown(() => loading.close())
   await loading.listen({ port: 0, host: '127.0.0.1' })

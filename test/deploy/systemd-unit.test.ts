@@ -3,6 +3,7 @@
 // Environment= to every deploy file's (deploy-rules.ts: settings the service knows, the defaults a client
 // sees, the operator's endpoints on loopback, the same ports). systemd-unit.e2e.test.ts runs systemd-analyze.
 import t from 'tap'
+import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config.js'
@@ -79,7 +80,7 @@ t.test('OPS_TOKEN from a required EnvironmentFile= that deploying.md creates for
   const [, mode, file] = create as unknown as [string, string, string]
   t.equal(Number.parseInt(mode, 8) & 0o077, 0, `mode ${mode}: root alone reads it (systemd reads it before it drops to the DynamicUser)`)
   t.equal(write[2], file, `the token is written to ${file}, the file made so`)
-  const token = 'f'.repeat(2 * Number(write[1]))
+  const token = randomBytes(Number(write[1])).toString('hex') // what openssl rand -hex makes
   t.equal(loadConfig({ env: { ...environment(), OPS_TOKEN: token } }).opsToken, token, `openssl rand -hex ${write[1] ?? '?'}: ${token.length} characters, a token the service takes (at least 16)`)
   // Without "-": a missing file stops the start, as a missing Secret does a pod, rather than 403 every action.
   t.ok(service.get('EnvironmentFile')?.includes(file), `EnvironmentFile=${file}, required`)

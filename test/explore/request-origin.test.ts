@@ -47,10 +47,25 @@ t.test('a configured public base URL wins', async t => {
 })
 
 t.test('X-Forwarded-* count only when proxies are trusted', async t => {
-  const headers = { host: 'internal:3000', 'x-forwarded-host': 'news.example.com, proxy.local', 'x-forwarded-proto': 'https' }
-  t.equal(linkFor(request(headers), direct), 'http://internal:3000')
-  t.equal(linkFor(request(headers), { publicBaseUrl: null, trustProxy: true, allowedHosts: null }), 'https://news.example.com')
-  t.equal(linkFor(request({ ...headers, 'x-forwarded-proto': 'ftp' }), { publicBaseUrl: null, trustProxy: true, allowedHosts: null }), 'http://news.example.com', 'Django: https or http')
+  const headers = { host: 'internal:3000', 'x-forwarded-host': 'news.example.com', 'x-forwarded-proto': 'https' }
+  const trusted = { publicBaseUrl: null, trustProxy: true, allowedHosts: null }
+  t.equal(linkFor(request({ ...headers, 'x-forwarded-host': 'evil.example, news.example.com' }), direct), 'http://internal:3000')
+  t.equal(linkFor(request(headers), trusted), 'https://news.example.com')
+  t.equal(linkFor(request({ ...headers, 'x-forwarded-proto': 'ftp' }), trusted), 'http://news.example.com', 'Django: https or http')
+  t.equal(linkFor(request({ ...headers, 'x-forwarded-proto': 'https, http' }), trusted), 'https://news.example.com', 'Django ≥ 4.1: X-Forwarded-Proto\'s first value')
+  t.equal(linkFor(request({ ...headers, 'x-forwarded-proto': 'http, https' }), trusted), 'http://news.example.com')
+})
+
+t.test('a trusted X-Forwarded-Host is read whole, as Django does: several values are no host, refused', async t => {
+  const trusted = { publicBaseUrl: null, trustProxy: true, allowedHosts: null }
+  for (const forwarded of ['evil.example, news.example.com', 'news.example.com,news.example.com', ['evil.example', 'news.example.com']]) {
+    t.equal(requestHost({ headers: { host: 'internal:3000', 'x-forwarded-host': forwarded }, socket: {} }, trusted), null, JSON.stringify(forwarded))
+  }
+  // A proxy that appends to the client's header (or a second header line, which Node joins with ", ").
+  const app = await buildTestApp(t, undefined, { trustProxy: true, cacheMaxAge: 60 })
+  for (const lines of ['X-Forwarded-Host: evil.example, news.example.com', 'X-Forwarded-Host: evil.example\r\nX-Forwarded-Host: news.example.com']) {
+    t.same(await answersTo(app, headsFor(`Host: internal:3000\r\n${lines}`)), [REFUSED, REFUSED, REFUSED], lines)
+  }
 })
 
 t.test('without a Host header (HTTP/1.0) the server\'s own address is used', async t => {
@@ -101,4 +116,23 @@ t.test('a Host of any other syntax gets the service\'s 400 on every path, with a
   t.same(await answersTo(proxied, headsFor('Host: ok.test\r\nX-Forwarded-Host: bad_host')), [REFUSED, REFUSED, REFUSED], 'a trusted X-Forwarded-Host')
   const [page] = await answersTo(app, headsFor('Host: ok.test\r\nX-Forwarded-Host: bad_host'))
   t.match(page, /^HTTP\/1\.1 200 OK \{"count":/, 'an untrusted X-Forwarded-Host is not looked at')
+})
+
+t.test('a page whose links come from forwarded headers varies by them; with PUBLIC_BASE_URL or without TRUST_PROXY, by Accept alone', async t => {
+  const varyOf = async (app: FastifyInstance, target: string, extra = ''): Promise<string> => {
+    const answer = await rawRequest(app, `GET ${target} HTTP/1.1\r\nHost: internal:3000\r\nX-Forwarded-Host: news.example.com${extra}\r\nConnection: close\r\n\r\n`)
+    return /\r\nvary: ([^\r]*)/i.exec(answer)?.[1] ?? '(none)'
+  }
+  const forwarded = 'Accept, X-Forwarded-Host, X-Forwarded-Proto'
+  for (const fastPath of [true, false]) {
+    const proxied = await buildTestApp(t, undefined, { trustProxy: true, cacheMaxAge: 60, fastPath })
+    t.equal(await varyOf(proxied, EXPLORE), forwarded, `FAST_PATH=${fastPath}: a page`)
+    const etag = /\r\netag: ([^\r]*)/i.exec(await rawRequest(proxied, `GET ${EXPLORE} HTTP/1.1\r\nHost: internal:3000\r\nX-Forwarded-Host: news.example.com\r\nConnection: close\r\n\r\n`))?.[1]
+    t.equal(await varyOf(proxied, EXPLORE, `\r\nIf-None-Match: ${etag}`), forwarded, `FAST_PATH=${fastPath}: its 304`)
+    t.equal(await varyOf(proxied, '/xx/api/internal/explore/'), 'Accept', `FAST_PATH=${fastPath}: an error has no links`)
+  }
+  t.equal(await varyOf(await buildTestApp(t, undefined, { trustProxy: true, publicBaseUrl: 'https://news.example.com' }), EXPLORE), 'Accept', 'PUBLIC_BASE_URL: links from it')
+  t.equal(await varyOf(await buildTestApp(t, undefined, { cacheMaxAge: 60 }), EXPLORE), 'Accept', 'no TRUST_PROXY: as the original')
+  const cors = await buildTestApp(t, undefined, { trustProxy: true, corsOrigin: ['https://a.example'] })
+  t.equal(await varyOf(cors, EXPLORE), 'Accept, Origin, X-Forwarded-Host, X-Forwarded-Proto', 'with CORS\'s Origin')
 })

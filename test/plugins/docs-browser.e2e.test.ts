@@ -20,9 +20,16 @@ t.test('Swagger UI: try the explore GET with lang=en and companies=7, and execut
   page.setDefaultTimeout(30_000)
   const pageErrors: string[] = []
   page.on('pageerror', error => pageErrors.push(error.message))
+  // Whatever the Content-Security-Policy blocks: Chromium says so on the console, and the page gets an event.
+  const refused: string[] = []
+  page.on('console', message => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()) })
+  await page.exposeFunction('cspViolation', (what: string) => { refused.push(what) })
+  // As text: the page's script, run in Chromium before the page's own (no DOM types here).
+  await page.addInitScript('document.addEventListener("securitypolicyviolation", event => { window.cspViolation(event.violatedDirective + ": " + event.blockedURI) })')
 
   const docs = await page.goto(`http://127.0.0.1:${port}/-/docs`)
   t.equal(docs?.status(), 200, '/-/docs answers')
+  t.match(docs?.headers()['content-security-policy'], /default-src 'none'/, 'under a Content-Security-Policy')
 
   // The GET block of the explore path; OPTIONS on the same path is a separate block.
   const operation = page.locator('.opblock.opblock-get', { has: page.locator(`[data-path="${EXPLORE_TEMPLATE}"]`) })
@@ -49,4 +56,5 @@ t.test('Swagger UI: try the explore GET with lang=en and companies=7, and execut
   const requestUrl = await operation.locator('.request-url pre').textContent() ?? ''
   t.match(requestUrl, `http://127.0.0.1:${port}/en/api/internal/explore/?companies=7`, 'the request Swagger UI sent')
   t.same(pageErrors, [], 'no uncaught errors in the page')
+  t.same(refused, [], 'nothing the page needs is refused by its Content-Security-Policy')
 })

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { DOCS_CSP } from '../../src/plugins/docs.js'
 import { buildTestApp, smallSnapshot } from '../helpers.js'
 
 t.test('the OpenAPI document is generated from the route schemas', async t => {
@@ -27,6 +28,17 @@ t.test('Swagger UI is served at /-/docs', async t => {
   t.equal(res.statusCode, 200)
   t.match(res.headers['content-type'], /text\/html/)
   t.match(res.body, 'swagger-ui')
+})
+
+t.test('Swagger UI\'s page, its script and its JSON carry a Content-Security-Policy: this origin only, no inline script', async t => {
+  const app = await buildTestApp(t)
+  const page = await app.inject('/-/docs/')
+  const script = /src="([^"]*swagger-initializer\.js)"/.exec(page.body)?.[1] ?? ''
+  for (const url of ['/-/docs', '/-/docs/', `/-/docs/${script.replace(/^\.\//, '')}`, '/-/docs/json']) {
+    const res = await app.inject(url)
+    t.equal(res.headers['content-security-policy'], DOCS_CSP, `${url} (${res.statusCode})`)
+  }
+  t.notMatch(DOCS_CSP, /unsafe-inline|unsafe-eval|https?:|\*/, 'nothing from elsewhere, nothing inline')
 })
 
 t.test('DOCS=false: neither is served', async t => {

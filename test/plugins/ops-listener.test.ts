@@ -1,7 +1,9 @@
 // OPS_PORT: the /-/ pages on a listener of their own, the API alone on the public port; unset, both share it.
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { buildTestApp, EXPLORE, rawRequest } from '../helpers.js'
+import { writeFile } from 'node:fs/promises'
+import { get, type IncomingMessage } from 'node:http'
+import { buildTestApp, EXPLORE, rawRequest, reloadFile } from '../helpers.js'
 
 async function listening (app: FastifyInstance): Promise<{ api: string, ops: string | null }> {
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -98,4 +100,79 @@ t.test('the operator\'s port refuses a request Node cannot parse as the main por
   let answer = ''
   for await (const chunk of socket) answer += String(chunk)
   t.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*\r\n\r\n\{"detail":"Bad Request\."\}$/)
+})
+
+/** Status and body of `path` asked of `base` with these headers (node:http: fetch will not send its own Host). */
+async function ask (base: string, path: string, headers: Record<string, string> = {}): Promise<string> {
+  const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    get(`${base}${path}`, { headers }, resolve).on('error', reject)
+  })
+  let body = ''
+  for await (const chunk of response) body += String(chunk)
+  return `${response.statusCode ?? 0} ${body}`
+}
+
+const OPS_HOST_REFUSED = '400 {"detail":"Invalid Host header: the operator\'s pages answer localhost, an IP address or a name in OPS_ALLOWED_HOSTS."}'
+
+t.test('without OPS_PORT on an address other than loopback: PORT serves the API and the probes; every other /-/ page is an unknown path', async t => {
+  const hidden = ['/-/status', '/-/', '/-/versions', '/-/metrics', '/-/docs', '/-/openapi.json', '/-/console.js', '/%2D/status']
+  for (const host of ['0.0.0.0', '::', '192.0.2.10', 'replica.example']) {
+    const app = await buildTestApp(t, undefined, { host })
+    const { api } = await listening(app)
+    const unknown = await ask(api, '/no-such-page/')
+    for (const path of hidden) t.equal(await ask(api, path), unknown, `HOST=${host}: ${path}`)
+    t.equal(await ask(api, '/-/healthz'), '200 {"status":"ok"}', `HOST=${host}: the liveness probe`)
+    t.equal(await ask(api, '/-/readyz'), '200 {"status":"ready"}', `HOST=${host}: the readiness probe`)
+    t.match(await ask(api, `${EXPLORE}?limit=1`), /^200 \{"count":25,/, `HOST=${host}: the API`)
+  }
+  const exposed = await buildTestApp(t, undefined, { host: '0.0.0.0', exposeOpsPages: true })
+  const { api } = await listening(exposed)
+  for (const path of ['/-/status', '/-/versions', '/-/metrics']) t.match(await ask(api, path), /^200 /, `EXPOSE_OPS_PAGES=true: ${path}`)
+  for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) {
+    const app = await buildTestApp(t, undefined, { host })
+    t.equal((await app.inject('/-/status')).statusCode, 200, `HOST=${host}: loopback keeps them all`)
+  }
+})
+
+t.test('a probe on a public address says a reload failed, not what the refused file holds', async t => {
+  const app = await buildTestApp(t, undefined, { host: '0.0.0.0' })
+  const { api } = await listening(app)
+  await writeFile(app.snapshots.file, '{"languages": {"en": [{"pk": "S3cr3t-fragment"}]}}')
+  t.equal(await reloadFile(app), 'failed')
+  t.equal(await ask(api, '/-/readyz'), '200 {"status":"ready","reason":"serving the last good snapshot: the last reload failed"}')
+  const local = await buildTestApp(t, undefined, { host: '127.0.0.1' })
+  await writeFile(local.snapshots.file, '{"languages": {"en": [{"pk": "S3cr3t-fragment"}]}}')
+  await reloadFile(local)
+  t.match((await local.inject('/-/readyz')).json().reason, /failed: snapshot\.json/, 'on loopback, the problem too')
+})
+
+t.test('the operator\'s port answers a loopback name, an IP address or OPS_ALLOWED_HOSTS: any other Host (DNS rebinding) is refused', async t => {
+  const app = await buildTestApp(t, undefined, { opsPort: 0, opsAllowedHosts: ['ops.internal', '.svc.cluster.local'] })
+  const { ops } = await listening(app)
+  const port = new URL(ops ?? '').port
+  for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `10.1.2.3:${port}`, '192.0.2.7', `[fd00::7]:${port}`, 'ops.internal', `replica.ns.svc.cluster.local:${port}`, 'app.localhost']) {
+    t.match(await ask(ops ?? '', '/-/status', { host }), /^200 /, `Host: ${host}`)
+  }
+  for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1.nip.io:${port}`, 'ops.internal.evil.example']) {
+    for (const path of ['/-/status', '/-/versions', '/-/readyz', `${EXPLORE}?limit=1`, '/no-such-page/']) {
+      t.equal(await ask(ops ?? '', path, { host }), OPS_HOST_REFUSED, `Host: ${host}, ${path}`)
+    }
+  }
+})
+
+t.test('without OPS_PORT, the operator\'s pages on PORT refuse a foreign Host too; the API and the probes do not', async t => {
+  const app = await buildTestApp(t)
+  const { api } = await listening(app)
+  const host = 'rebound.evil.example'
+  for (const path of ['/-/status', '/-/', '/-/versions', '/-/metrics', '/-/docs']) t.equal(await ask(api, path, { host }), OPS_HOST_REFUSED, path)
+  t.match(await ask(api, `${EXPLORE}?limit=1`, { host }), /^200 \{"count":25,"next":"http:\/\/rebound\.evil\.example\//, 'the API answers any host ALLOWED_HOSTS lets in')
+  t.equal(await ask(api, '/-/healthz', { host }), '200 {"status":"ok"}')
+})
+
+t.test('TRUST_PROXY does not reach the operator\'s port: its links and Host check are the request\'s own', async t => {
+  const app = await buildTestApp(t, undefined, { opsPort: 0, trustProxy: true })
+  const { ops } = await listening(app)
+  const forwarded = { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' }
+  const page = await fetch(`${ops}${EXPLORE}?limit=1`, { headers: forwarded })
+  t.match((await page.json() as { next: string }).next, `${ops}${EXPLORE}?limit=1&offset=1`)
 })

@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 
-export interface Seen { method: string, path: string, headers: IncomingHttpHeaders }
+export interface Seen { method: string, path: string, url: string, headers: IncomingHttpHeaders }
 export type Handler = (request: IncomingMessage, response: ServerResponse) => void
 
 /**
@@ -21,7 +21,7 @@ export async function origin (t: Test, admit: (headers: IncomingHttpHeaders) => 
   let override: Handler | null = null
   const server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://x').pathname
-    seen.push({ method: request.method as string, path, headers: request.headers })
+    seen.push({ method: request.method as string, path, url: request.url ?? '/', headers: request.headers })
     if (override !== null) return override(request, response)
     if (!admit(request.headers)) return response.writeHead(401, { 'www-authenticate': 'Basic realm="exports"' }).end()
     const body = files.get(path)

@@ -14,6 +14,7 @@ import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 import { VERSION } from '../../src/version.js'
 import { makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
 import { serveDirectory } from './counting-servers.js'
+import { SecretUrl } from '../../src/secret-url.js'
 
 /** A publisher's folder, served over HTTP: objects and the manifest written as `publish` writes them. */
 async function fleet (t: Test) {
@@ -32,7 +33,7 @@ async function fleet (t: Test) {
 
 /** A replica following `url`; its versions and pin in a state directory beside its cache (never the default one). */
 async function follower (t: Test, url: string, cacheDir: string, overrides: Partial<Config> = {}): Promise<FastifyInstance> {
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir, stateDir: join(cacheDir, 'state'), snapshotPollSeconds: 3600, ...overrides } }))
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: new SecretUrl(url), snapshotCacheDir: cacheDir, stateDir: join(cacheDir, 'state'), snapshotPollSeconds: 3600, ...overrides } }))
   t.teardown(() => app.close())
   await app.ready()
   return app

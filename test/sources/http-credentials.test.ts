@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
 import { origin } from './credential-origin.js'
+import { SecretUrl } from '../../src/secret-url.js'
 
 async function followingApp (t: Test, config: Parameters<typeof loadConfig>[0] & { overrides: Partial<Config> }): Promise<FastifyInstance> {
   const cacheDir = await tempDir(t)
@@ -29,7 +30,7 @@ t.test('SNAPSHOT_HTTP_HEADERS go with every request for the snapshot, GET and HE
   const site = await origin(t, headers => headers.authorization === 'Bearer abc123' && headers['x-api-key'] === 'key-5ecret')
   site.files.set('/exports/snapshot.jsonl', toJsonLines(versioned(1)))
   const url = `${site.origin}/exports/snapshot.jsonl`
-  const app = await followingApp(t, { env: { SNAPSHOT_HTTP_HEADERS: 'Authorization: Bearer abc123\n\nX-Api-Key:key-5ecret\n' }, overrides: { snapshotUrl: url } })
+  const app = await followingApp(t, { env: { SNAPSHOT_HTTP_HEADERS: 'Authorization: Bearer abc123\n\nX-Api-Key:key-5ecret\n' }, overrides: { snapshotUrl: new SecretUrl(url) } })
   await app.snapshotSource!.checkNow()
   t.equal(await servedVersion(app), 1)
   site.files.set('/exports/snapshot.jsonl', toJsonLines(versioned(2)))
@@ -47,7 +48,7 @@ t.test('a manifest\'s snapshot and change files are fetched with SNAPSHOT_HTTP_H
   site.files.set('/fleet/snap-1.jsonl', toJsonLines(versioned(1)))
   site.files.set('/fleet/chg-0001.jsonl', change.map(line => `${JSON.stringify(line)}\n`).join(''))
   site.files.set('/fleet/manifest.json', JSON.stringify({ manifest: 'explore', version: 1, snapshot: 'snap-1.jsonl', changes: ['chg-0001.jsonl'] }))
-  const app = await followingApp(t, { env: { SNAPSHOT_HTTP_HEADERS: '{"X-Api-Key": "key-5ecret"}' }, overrides: { snapshotUrl: `${site.origin}/fleet/manifest.json` } })
+  const app = await followingApp(t, { env: { SNAPSHOT_HTTP_HEADERS: '{"X-Api-Key": "key-5ecret"}' }, overrides: { snapshotUrl: new SecretUrl(`${site.origin}/fleet/manifest.json`) } })
   await app.snapshotSource!.checkNow()
   t.equal(await lastError(app), undefined)
   t.match((await app.inject('/en/api/internal/explore/?limit=100')).body, '"v3 changed"', 'the snapshot and its change served')
@@ -59,7 +60,7 @@ t.test('a 401 or 403 is said as refused credentials (or as none given), and coun
   const site = await origin(t)
   site.files.set('/exports/snapshot.jsonl', toJsonLines(versioned(1)))
   const url = `${site.origin}/exports/snapshot.jsonl`
-  const app = await followingApp(t, { overrides: { snapshotUrl: url.replace('//', '//reader:secret@'), snapshotHttpHeaders: { 'X-Api-Key': 'key-5ecret' } } })
+  const app = await followingApp(t, { overrides: { snapshotUrl: new SecretUrl(url.replace('//', '//reader:secret@')), snapshotHttpHeaders: { 'X-Api-Key': 'key-5ecret' } } })
   await app.snapshotSource!.checkNow()
   t.equal(await servedVersion(app), 1)
   for (const status of [401, 403]) {
@@ -73,7 +74,7 @@ t.test('a 401 or 403 is said as refused credentials (or as none given), and coun
 
   // Without credentials: said so, not as credentials refused.
   site.answer((_request, response) => { response.writeHead(403).end() })
-  const bare = await followingApp(t, { overrides: { snapshotUrl: url } })
+  const bare = await followingApp(t, { overrides: { snapshotUrl: new SecretUrl(url) } })
   await bare.snapshotSource!.checkNow()
   t.equal(await lastError(bare), `${url} refused the request, which had no credentials (403 Forbidden): give a user and password in SNAPSHOT_URL or a header in SNAPSHOT_HTTP_HEADERS`)
 })
@@ -85,7 +86,7 @@ t.test('a manifest\'s object answering 403 is said as refused credentials, namin
     if (request.url === '/fleet/snap-1.jsonl') return response.writeHead(403).end()
     response.writeHead(200).end(site.files.get('/fleet/manifest.json'))
   })
-  const app = await followingApp(t, { overrides: { snapshotUrl: `${site.origin}/fleet/manifest.json`, snapshotHttpHeaders: { Authorization: 'Bearer abc123' } } })
+  const app = await followingApp(t, { overrides: { snapshotUrl: new SecretUrl(`${site.origin}/fleet/manifest.json`), snapshotHttpHeaders: { Authorization: 'Bearer abc123' } } })
   await app.snapshotSource!.checkNow()
   t.equal(await lastError(app), `the manifest names snap-1.jsonl, which cannot be downloaded: ${site.origin}/fleet/snap-1.jsonl refused the credentials (403 Forbidden): check the user and password in SNAPSHOT_URL or SNAPSHOT_HTTP_HEADERS`)
   t.equal((await app.inject('/-/status')).json().source.errors, 1)
@@ -101,7 +102,7 @@ t.test('the credentials go to SNAPSHOT_URL\'s origin only: a redirect to another
     response.writeHead(302, { location }).end()
   })
   const url = `${site.origin}/exports/snapshot.jsonl`
-  const app = await followingApp(t, { overrides: { snapshotUrl: url.replace('//', '//reader:secret@'), snapshotHttpHeaders: { 'X-Api-Key': 'key-5ecret' } } })
+  const app = await followingApp(t, { overrides: { snapshotUrl: new SecretUrl(url.replace('//', '//reader:secret@')), snapshotHttpHeaders: { 'X-Api-Key': 'key-5ecret' } } })
   await app.snapshotSource!.checkNow()
   t.equal(await servedVersion(app), 1, 'served from where the redirects lead')
   const basic = `Basic ${Buffer.from('reader:secret').toString('base64')}`
@@ -129,9 +130,9 @@ t.test('credentials that cannot apply stop the start with a ConfigError naming t
     t.match(error, { name: 'ConfigError', message }, name)
     t.notMatch(error?.message ?? '', /abc123|secret/, `${name}: no secret in the message`)
   }
-  await refused({ snapshotUrl: 's3://bucket/snapshot.jsonl', snapshotHttpHeaders: { Authorization: 'Bearer abc123' } },
+  await refused({ snapshotUrl: new SecretUrl('s3://bucket/snapshot.jsonl'), snapshotHttpHeaders: { Authorization: 'Bearer abc123' } },
     /^SNAPSHOT_HTTP_HEADERS is for an http\(s\):\/\/ SNAPSHOT_URL: an s3:\/\/ one is signed with the AWS settings/, 'headers for an s3:// URL')
-  await refused({ snapshotUrl: 's3://reader:secret@bucket/snapshot.jsonl' }, /^SNAPSHOT_URL: an s3:\/\/ URL takes no user or password/, 'a user:password in an s3:// URL')
-  await refused({ snapshotUrl: 'https://reader:secret@exports.example/snapshot.jsonl', snapshotHttpHeaders: { authorization: 'Bearer abc123' } },
+  await refused({ snapshotUrl: new SecretUrl('s3://reader:secret@bucket/snapshot.jsonl') }, /^SNAPSHOT_URL: an s3:\/\/ URL takes no user or password/, 'a user:password in an s3:// URL')
+  await refused({ snapshotUrl: new SecretUrl('https://reader:secret@exports.example/snapshot.jsonl'), snapshotHttpHeaders: { authorization: 'Bearer abc123' } },
     /^SNAPSHOT_URL has a user and password \(sent as Basic authentication\) and SNAPSHOT_HTTP_HEADERS an Authorization header: give the credentials in one of them$/, 'Basic and an Authorization header')
 })

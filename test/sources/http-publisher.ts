@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { toJsonLines, versioned, type SnapshotDoc } from '../helpers.js'
+import { SecretUrl } from '../../src/secret-url.js'
 
 export type Handler = (request: IncomingMessage, response: ServerResponse) => void
 
@@ -47,7 +48,7 @@ export async function publisher (t: Test) {
 }
 
 export async function followingApp (t: Test, url: string, cacheDir: string, overrides: Partial<Config> = {}): Promise<FastifyInstance> {
-  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir, snapshotPollSeconds: 3600, ...overrides } }))
+  const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: new SecretUrl(url), snapshotCacheDir: cacheDir, snapshotPollSeconds: 3600, ...overrides } }))
   t.teardown(() => app.close())
   await app.ready()
   return app

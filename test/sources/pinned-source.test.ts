@@ -13,6 +13,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { SnapshotLoader } from '../../src/snapshot/load/load-snapshot.js'
 import { EXPLORE, tempDir, toJsonLines, versioned, type SnapshotDoc } from '../helpers.js'
+import { SecretUrl } from '../../src/secret-url.js'
 
 const TOKEN = 'a-token-for-the-tests-0123456789'
 /** Large enough for a load to take measurable time, small enough for a shared machine; ROLLBACK_ITEMS for more (ADR 025). */
@@ -68,7 +69,7 @@ async function publisher (t: Test) {
 
 async function replica (t: Test, url: string, dir: string): Promise<{ app: FastifyInstance, ops: string }> {
   const app = await buildApp(loadConfig({
-    overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: join(dir, 'cache'), stateDir: join(dir, 'state'), snapshotPollSeconds: 3600, opsPort: 0, opsToken: TOKEN }
+    overrides: { logLevel: 'silent', snapshotUrl: new SecretUrl(url), snapshotCacheDir: join(dir, 'cache'), stateDir: join(dir, 'state'), snapshotPollSeconds: 3600, opsPort: 0, opsToken: TOKEN }
   }))
   t.teardown(() => app.close())
   await app.ready()

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { freePort, tempDir, toJsonLines, versioned, type SnapshotDoc } from '../helpers.js'
+import { SecretUrl } from '../../src/secret-url.js'
 
 const MOTO = process.env.MOTO_SERVER ?? 'moto_server'
 
@@ -35,7 +36,7 @@ if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {
   }
 
   const following = async (url: string, cacheDir?: string, overrides: Partial<Config> = {}): Promise<FastifyInstance> => {
-    const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: url, snapshotCacheDir: cacheDir ?? await tempDir(t), snapshotPollSeconds: 3600, s3ForcePathStyle: true, ...overrides } }))
+    const app = await buildApp(loadConfig({ overrides: { logLevel: 'silent', snapshotUrl: new SecretUrl(url), snapshotCacheDir: cacheDir ?? await tempDir(t), snapshotPollSeconds: 3600, s3ForcePathStyle: true, ...overrides } }))
     t.teardown(() => app.close())
     await app.ready()
     return app

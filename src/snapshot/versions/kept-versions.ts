@@ -10,6 +10,7 @@ import { makeDirectory } from '../../make-directory.js'
 import { OWNER_DIRECTORY, OWNER_FILE } from '../../owner-only.js'
 import { isAlive } from '../../write-through-temporary.js'
 import type { ImageShelf } from '../images/image-shelf.js'
+import { shownSource } from '../../secret-url.js'
 
 export interface ServedVersion {
   file: string
@@ -259,7 +260,8 @@ function snapshotOf (version: string): string {
 async function readRecord (file: string): Promise<KeptRecord | null> {
   try {
     const record: unknown = JSON.parse(await readFile(file, 'utf8'))
-    return recordCheck.Check(record) ? record : null
+    // An older build kept the URL with its query: shown from here on without it.
+    return recordCheck.Check(record) ? { ...record, source: shownSource(record.source) } : null
   } catch {
     return null
   }

@@ -204,3 +204,16 @@ t.test('a directory under the name whose record does not read is replaced by a k
   t.equal(await readFile(again.chainOf(record!).snapshot, 'utf8'), 'one\n')
   t.same((await readdir(versionsDir)).filter(name => name.startsWith('.')), [], 'nothing left aside')
 })
+
+t.test('an older build\'s record naming a signed URL is read back with its query as ?…: /-/versions never shows it', async t => {
+  const { dir, versionsDir, kept } = await openKept(t, 2)
+  const a = await served(dir, 'a.json', 'a')
+  await kept.keep({ ...a, source: 'https://example.test/a.json' }, { owned: true })
+  // As a build that kept the whole URL wrote it.
+  const file = join(versionsDir, a.version, 'version.json')
+  const record = JSON.parse(await readFile(file, 'utf8'))
+  await writeFile(file, JSON.stringify({ ...record, source: 'https://reader:pw@example.test/a.json?sig=S3cr3t' }))
+  const again = new KeptVersions({ dir: versionsDir, keep: 2, log: SILENT })
+  await again.open({ sweep: true })
+  t.same(again.list().map(r => r.source), ['https://example.test/a.json?…'])
+})
