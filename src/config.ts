@@ -26,6 +26,9 @@ export type DelaySpec = Static<typeof DelaySchema>
 const FAULTS = ['reset', 'truncate', 'dribble'] as const
 export type FaultKind = typeof FAULTS[number]
 const Rate = Type.Number({ minimum: 0, maximum: 1 })
+/** What a seed's draws follow: each request's own key and askings (ADR 041), or the order requests arrive in. */
+const CHAOS_REPLAYS = ['request', 'order'] as const
+export type ChaosReplay = typeof CHAOS_REPLAYS[number]
 
 /** Read by the AWS SDK, not loadConfig; named for --help and deploy/'s tests. */
 export const S3_ENVIRONMENT = [
@@ -80,7 +83,8 @@ const ConfigSchema = Type.Object({
   fault: Type.Union([...FAULTS.map(kind => Type.Literal(kind)), Type.Null()]),
   faultRate: Rate,
   chaosSeed: Type.Union([Type.Integer({ minimum: 0, maximum: 0xffff_ffff }), Type.Null()]),
-  chaos: Type.Boolean()
+  chaos: Type.Boolean(),
+  chaosReplay: Type.Union(CHAOS_REPLAYS.map(replay => Type.Literal(replay)))
 }, { additionalProperties: false })
 
 export type Config = Readonly<Static<typeof ConfigSchema>>
@@ -326,6 +330,12 @@ function fault (text: string): FaultKind | null {
     throw new Error(`must be ${FAULTS.slice(0, -1).join(', ')} or ${FAULTS.at(-1) as string}`)
   }
   return value as FaultKind
+}
+
+function chaosReplay (text: string): ChaosReplay {
+  const value = text.trim().toLowerCase()
+  if (!(CHAOS_REPLAYS as readonly string[]).includes(value)) throw new Error('must be request or order')
+  return value as ChaosReplay
 }
 
 function logLevel (text: string): Config['logLevel'] {
@@ -700,7 +710,7 @@ const SPECS: OptionSpec[] = [
     env: 'CHAOS_SEED',
     default: undefined,
     rule: 'a whole number from 0 to 4294967295',
-    description: 'Demo server: a whole number that makes the delays, failures and faults drawn the same sequence on every run. Unset: a new one each start (logged).',
+    description: 'Demo server: a whole number that makes the delays, failures and faults drawn the same on every run (what they follow: CHAOS_REPLAY). Unset: a new one each start (logged).',
     parse: optional(integer(0, 0xffff_ffff))
   },
   {
@@ -710,6 +720,14 @@ const SPECS: OptionSpec[] = [
     rule: BOOLEAN_RULE,
     description: 'Demo server: let each request ask for its own trouble (`Prefer: delay=500`, `Prefer: status=503`, `?__delay=`, `?__status=`). Never on a public replica.',
     parse: boolean
+  },
+  {
+    key: 'chaosReplay',
+    env: 'CHAOS_REPLAY',
+    default: 'request',
+    rule: 'request or order',
+    description: 'Demo server: what CHAOS_SEED replays. `request`: each request\'s trouble follows the seed, the request (method, target, and under CHAOS its Prefer header) and how often that request was asked for before, so parallel loads get the same trouble on every run. `order`: one sequence of draws in the order requests arrive.',
+    parse: chaosReplay
   }
 ]
 

@@ -51,7 +51,8 @@ t.test('defaults', async t => {
     fault: null,
     faultRate: 1,
     chaosSeed: null,
-    chaos: false
+    chaos: false,
+    chaosReplay: 'request'
   })
   t.equal(loadConfig({ tty: true }).logPretty, true, 'LOG_PRETTY=auto: pretty only on a terminal')
   t.equal(loadConfig({ tty: true, env: { LOG_PRETTY: 'false' } }).logPretty, false)
@@ -102,7 +103,8 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     FAULT: 'Dribble',
     FAULT_RATE: '.5',
     CHAOS_SEED: '42',
-    CHAOS: 'true'
+    CHAOS: 'true',
+    CHAOS_REPLAY: 'Order'
   }
   t.same(loadConfig({ env }), {
     port: 8080,
@@ -149,7 +151,8 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     fault: 'dribble',
     faultRate: 0.5,
     chaosSeed: 42,
-    chaos: true
+    chaos: true,
+    chaosReplay: 'order'
   })
   t.equal(loadConfig({ env, argv: ['--watch'] }).watch, true, 'a bare --watch')
   const flags = loadConfig({ env, argv: ['--port', '9000', '--max-limit=20', '--trust-proxy', '--cors-origin', 'false', '--public-base-url=https://x.test/prefix/'] })
