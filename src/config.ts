@@ -84,7 +84,9 @@ const ConfigSchema = Type.Object({
   faultRate: Rate,
   chaosSeed: Type.Union([Type.Integer({ minimum: 0, maximum: 0xffff_ffff }), Type.Null()]),
   chaos: Type.Boolean(),
-  chaosReplay: Type.Union(CHAOS_REPLAYS.map(replay => Type.Literal(replay)))
+  chaosReplay: Type.Union(CHAOS_REPLAYS.map(replay => Type.Literal(replay))),
+  requestJournal: Type.Boolean(),
+  requestJournalSize: Type.Integer({ minimum: 1, maximum: 100_000 })
 }, { additionalProperties: false })
 
 export type Config = Readonly<Static<typeof ConfigSchema>>
@@ -336,6 +338,21 @@ function chaosReplay (text: string): ChaosReplay {
   const value = text.trim().toLowerCase()
   if (!(CHAOS_REPLAYS as readonly string[]).includes(value)) throw new Error('must be request or order')
   return value as ChaosReplay
+}
+
+/** `auto` is decided in loadConfig, which knows HOST. */
+function requestJournal (text: string): boolean {
+  try {
+    return boolean(text)
+  } catch {
+    throw new Error('must be auto, true or false')
+  }
+}
+
+/** What REQUEST_JOURNAL=auto reads as a demo's own machine: HOST a loopback address or name. */
+export function isLoopback (host: string): boolean {
+  const name = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1')
+  return name === 'localhost' || name === '::1' || /^(?:::ffff:)?127(?:\.[0-9]{1,3}){3}$/.test(name)
 }
 
 function logLevel (text: string): Config['logLevel'] {
@@ -728,6 +745,23 @@ const SPECS: OptionSpec[] = [
     rule: 'request or order',
     description: 'Demo server: what CHAOS_SEED replays. `request`: each request\'s trouble follows the seed, the request (method, target, and under CHAOS its Prefer header) and how often that request was asked for before, so parallel loads get the same trouble on every run. `order`: one sequence of draws in the order requests arrive.',
     parse: chaosReplay
+  },
+  // docs/guides/demo-server.md#the-request-journal
+  {
+    key: 'requestJournal',
+    env: 'REQUEST_JOURNAL',
+    default: 'auto',
+    rule: 'auto, true or false',
+    description: 'Keep the last requests the public port answered, for GET /-/requests (and .har): method, URL, a few headers, status, bytes, time, version and trouble, never a credential. `auto`: on when HOST is a loopback address (a demo on its own machine, the default 127.0.0.1), off otherwise.',
+    parse: requestJournal
+  },
+  {
+    key: 'requestJournalSize',
+    env: 'REQUEST_JOURNAL_SIZE',
+    default: '1000',
+    rule: 'a whole number from 1 to 100000',
+    description: 'How many requests the journal keeps, per serving thread; it also keeps at most 1 KiB per request on average (long URLs and headers count more), the oldest dropped first.',
+    parse: integer(1, 100_000)
   }
 ]
 
@@ -754,7 +788,7 @@ function readFlags (argv: readonly string[]): Map<string, string> {
     if (option === undefined) throw new ConfigError(`unknown argument "${name}" (see --help)`)
     if (eq >= 0) {
       flags.set(name, arg.slice(eq + 1))
-    } else if ((option.parse === boolean || option.parse === logPretty) &&
+    } else if ((option.parse === boolean || option.parse === logPretty || option.parse === requestJournal) &&
       (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
       flags.set(name, 'true')
     } else {
@@ -836,7 +870,10 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
       continue
     }
     try {
-      config[option.key] = option.key === 'logPretty' && text.trim().toLowerCase() === 'auto' ? tty : option.parse(text)
+      const auto = text.trim().toLowerCase() === 'auto'
+      config[option.key] = option.key === 'logPretty' && auto
+        ? tty
+        : option.key === 'requestJournal' && auto ? isLoopback(String(config.host)) : option.parse(text)
     } catch (error) {
       throw new ConfigError(
         optionError(option, source === 'default' ? option.env : source, text, (error as Error).message)
