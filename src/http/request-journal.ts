@@ -15,6 +15,9 @@ export const METHOD_CHARS = 16
 /** A record with every value at its bound: one is always kept, whatever REQUEST_JOURNAL_SIZE. */
 const LARGEST_RECORD = RECORD_BYTES + cost(METHOD_CHARS) + cost(URL_CHARS) + 6 * cost(HEADER_CHARS)
 
+/** A getter's value, read once: it is the same for the thread's life. */
+const TIME_ORIGIN = performance.timeOrigin
+
 /** A string (or its length) as the journal counts it: V8's header and 2 bytes a character, whatever it holds. */
 function cost (text: string | number | null): number {
   return text === null ? 0 : 16 + 2 * (typeof text === 'number' ? text : text.length)
@@ -116,7 +119,7 @@ export class RequestJournal {
   ): void {
     const kept = this.slot()
     const { headers } = request
-    kept.at = performance.timeOrigin + started
+    kept.at = TIME_ORIGIN + started
     kept.durationMs = performance.now() - started
     kept.method = request.method ?? null
     this.keepTarget(kept, request.url ?? null)
