@@ -2,7 +2,8 @@
 // in place, bounded in count and in bytes; read and reset by /-/requests (routes/requests-route.ts).
 import type { IncomingMessage } from 'node:http'
 import { performance } from 'node:perf_hooks'
-import type { Trouble } from '../explore/simulated-trouble.js'
+import type { FaultKind } from '../config.js'
+import type { Trouble, TroubleCause } from '../explore/simulated-trouble.js'
 import type { JournalEntry } from '../schemas/request-journal.js'
 import { bounded, HEADER_CHARS, redactTarget, URL_CHARS } from './redact-request.js'
 
@@ -61,10 +62,10 @@ class Kept {
   /** -1: none drawn. */
   draw = -1
   delayMs = 0
-  delayBy: string | null = null
+  delayBy: TroubleCause | null = null
   failStatus = 0
-  failureBy: string | null = null
-  fault: string | null = null
+  failureBy: TroubleCause | null = null
+  fault: FaultKind | null = null
   /** What this record counts for in the journal's bytes. */
   size = 0
 }
@@ -264,9 +265,9 @@ export class RequestJournal {
         ? null
         : {
             draw: kept.draw,
-            delay: kept.delayBy === null ? null : { ms: kept.delayMs, by: kept.delayBy as never },
-            failure: kept.failureBy === null ? null : { status: kept.failStatus, by: kept.failureBy as never },
-            fault: kept.fault as 'reset' | 'truncate' | 'dribble' | null
+            delay: kept.delayBy === null ? null : { ms: kept.delayMs, by: kept.delayBy },
+            failure: kept.failureBy === null ? null : { status: kept.failStatus, by: kept.failureBy },
+            fault: kept.fault
           },
       truncated
     }
