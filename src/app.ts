@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { changesDirOf, type Config } from './config.js'
 import consolePlugin from './console/console-route.js'
 import { publicApp } from './http/public-app.js'
+import { journalReserve } from './http/request-journal.js'
 import docsPlugin from './plugins/docs.js'
 import metricsPlugin from './plugins/metrics.js'
 import opsListenerPlugin from './plugins/ops-listener.js'
@@ -10,6 +11,7 @@ import opsPagesAccess from './plugins/ops-pages-access.js'
 import snapshotPlugin from './plugins/snapshot.js'
 import { healthRoutes } from './routes/health-routes.js'
 import { opsActionsRoutes } from './routes/ops-actions-route.js'
+import { requestsRoutes } from './routes/requests-route.js'
 import { statusRoute, troubleStatus } from './routes/status-route.js'
 import { memoryGuard, type MemoryGuard } from './snapshot/memory-budget.js'
 import { ServingPool } from './serving/serving-pool.js'
@@ -36,7 +38,8 @@ export async function buildApp (
       ? new ServingPool(config, servingThreads, {
         log: app.log.child({ component: 'serving' }),
         forward: async request => await app.inject(request),
-        chaosSeed: app.trouble?.seed ?? null
+        chaosSeed: app.trouble?.seed ?? null,
+        askings: app.trouble?.askings.buffer ?? null
       })
       : null
     app.decorate('servingPool', pool)
@@ -50,7 +53,7 @@ export async function buildApp (
     await app.register(snapshotPlugin, {
       snapshotPath: config.snapshotPath,
       // A version a serving thread still holds is memory on its way out (ADR 034).
-      memory: memory ?? memoryGuard(config, () => pool?.lettingGo() === true),
+      memory: memory ?? memoryGuard(config, () => pool?.lettingGo() === true, journalReserve(config, servingThreads)),
       changesDir: changesDirOf(config),
       watch: config.watch,
       reloadDebounceMs: config.reloadDebounceMs,
@@ -86,6 +89,7 @@ export async function buildApp (
     await app.register(statusRoute)
     await app.register(opsActionsRoutes, { token: config.opsToken })
     await app.register(healthRoutes)
+    await app.register(requestsRoutes)
   })
   return app
 }

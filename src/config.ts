@@ -7,6 +7,7 @@ import { isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, FAIL_STATUSES, type FailStatus } from './errors.js'
 import { SecretUrl, shownUrl } from './secret-url.js'
+import { loopbackName } from './loopback-name.js'
 
 /** data/ is beside src/ and dist/. */
 export const BUNDLED_SNAPSHOT = fileURLToPath(new URL('../data/snapshot.json', import.meta.url))
@@ -27,6 +28,9 @@ export type DelaySpec = Static<typeof DelaySchema>
 const FAULTS = ['reset', 'truncate', 'dribble'] as const
 export type FaultKind = typeof FAULTS[number]
 const Rate = Type.Number({ minimum: 0, maximum: 1 })
+/** What a seed's draws follow: each request's own key and askings (ADR 041), or the order requests arrive in. */
+const CHAOS_REPLAYS = ['request', 'order'] as const
+export type ChaosReplay = typeof CHAOS_REPLAYS[number]
 
 /** Read by the AWS SDK, not loadConfig; named for --help and deploy/'s tests. */
 export const S3_ENVIRONMENT = [
@@ -83,7 +87,10 @@ const ConfigSchema = Type.Object({
   fault: Type.Union([...FAULTS.map(kind => Type.Literal(kind)), Type.Null()]),
   faultRate: Rate,
   chaosSeed: Type.Union([Type.Integer({ minimum: 0, maximum: 0xffff_ffff }), Type.Null()]),
-  chaos: Type.Boolean()
+  chaos: Type.Boolean(),
+  chaosReplay: Type.Union(CHAOS_REPLAYS.map(replay => Type.Literal(replay))),
+  requestJournal: Type.Boolean(),
+  requestJournalSize: Type.Integer({ minimum: 1, maximum: 100_000 })
 }, { additionalProperties: false })
 
 export type Config = Readonly<Static<typeof ConfigSchema>>
@@ -343,6 +350,21 @@ function fault (text: string): FaultKind | null {
     throw new Error(`must be ${FAULTS.slice(0, -1).join(', ')} or ${FAULTS.at(-1) as string}`)
   }
   return value as FaultKind
+}
+
+function chaosReplay (text: string): ChaosReplay {
+  const value = text.trim().toLowerCase()
+  if (!(CHAOS_REPLAYS as readonly string[]).includes(value)) throw new Error('must be request or order')
+  return value as ChaosReplay
+}
+
+/** `auto` is decided in loadConfig, which knows HOST. */
+function requestJournal (text: string): boolean {
+  try {
+    return boolean(text)
+  } catch {
+    throw new Error('must be auto, true or false')
+  }
 }
 
 function logLevel (text: string): Config['logLevel'] {
@@ -730,7 +752,7 @@ const SPECS: OptionSpec[] = [
     env: 'CHAOS_SEED',
     default: undefined,
     rule: 'a whole number from 0 to 4294967295',
-    description: 'Demo server: a whole number that makes the delays, failures and faults drawn the same sequence on every run. Unset: a new one each start (logged).',
+    description: 'Demo server: a whole number that makes the delays, failures and faults drawn the same on every run (what they follow: CHAOS_REPLAY). Unset: a new one each start (logged).',
     parse: optional(integer(0, 0xffff_ffff))
   },
   {
@@ -740,6 +762,31 @@ const SPECS: OptionSpec[] = [
     rule: BOOLEAN_RULE,
     description: 'Demo server: let each request ask for its own trouble (`Prefer: delay=500`, `Prefer: status=503`, `?__delay=`, `?__status=`). Never on a public replica.',
     parse: boolean
+  },
+  {
+    key: 'chaosReplay',
+    env: 'CHAOS_REPLAY',
+    default: 'request',
+    rule: 'request or order',
+    description: 'Demo server: what CHAOS_SEED replays. `request`: each request\'s trouble follows the seed, the request (method, target, and under CHAOS its Prefer header) and how often that request was asked for before, so parallel loads get the same trouble on every run. `order`: one sequence of draws in the order requests arrive.',
+    parse: chaosReplay
+  },
+  // docs/guides/demo-server.md#the-request-journal
+  {
+    key: 'requestJournal',
+    env: 'REQUEST_JOURNAL',
+    default: 'auto',
+    rule: 'auto, true or false',
+    description: 'Keep the last requests the public port answered, for GET /-/requests (and .har): method, URL, a few headers, status, bytes, time, version and trouble, never a credential. `auto`: on when HOST is a loopback address (a demo on its own machine, the default 127.0.0.1), off otherwise.',
+    parse: requestJournal
+  },
+  {
+    key: 'requestJournalSize',
+    env: 'REQUEST_JOURNAL_SIZE',
+    default: '1000',
+    rule: 'a whole number from 1 to 100000',
+    description: 'How many requests the journal keeps, per serving thread; it also keeps at most 1 KiB per request on average (long URLs and headers count more), the oldest dropped first.',
+    parse: integer(1, 100_000)
   }
 ]
 
@@ -766,7 +813,7 @@ function readFlags (argv: readonly string[]): Map<string, string> {
     if (option === undefined) throw new ConfigError(`unknown argument "${name}" (see --help)`)
     if (eq >= 0) {
       flags.set(name, arg.slice(eq + 1))
-    } else if ((option.parse === boolean || option.parse === logPretty) &&
+    } else if ((option.parse === boolean || option.parse === logPretty || option.parse === requestJournal) &&
       (argv[i + 1] === undefined || (argv[i + 1] as string).startsWith('--'))) {
       flags.set(name, 'true')
     } else {
@@ -843,7 +890,10 @@ export function loadConfig ({ env = {}, argv = [], tty = false, overrides = {} }
       continue
     }
     try {
-      config[option.key] = option.key === 'logPretty' && text.trim().toLowerCase() === 'auto' ? tty : option.parse(text)
+      const auto = text.trim().toLowerCase() === 'auto'
+      config[option.key] = option.key === 'logPretty' && auto
+        ? tty
+        : option.key === 'requestJournal' && auto ? loopbackName(String(config.host).trim()) : option.parse(text)
     } catch (error) {
       throw new ConfigError(
         optionError(option, source === 'default' ? option.env : source, text, (error as Error).message)

@@ -101,6 +101,13 @@ export const controlUnavailable = httpError('EXPLORE_ERR_CONTROL_UNAVAILABLE', 5
 
 export const serverError = httpError('EXPLORE_ERR_SERVER', 500, 'A server error occurred.')
 
+// GET and DELETE /-/requests (REQUEST_JOURNAL).
+export const journalOff = httpError('EXPLORE_ERR_JOURNAL_OFF', 404,
+  'The request journal is off: start the service with REQUEST_JOURNAL=true (auto: on when HOST is a loopback address).')
+
+export const journalFilterInvalid = httpError('EXPLORE_ERR_JOURNAL_FILTER', 400, '%s',
+  (problem: string) => ({ detail: problem }))
+
 // Simulated failures: each the DRF exception with that status (rest_framework/exceptions.py).
 const SIMULATED_WAIT_SECONDS = 1
 

@@ -55,7 +55,10 @@ const BAD: Record<string, string> = {
   FAULT: 'explode',
   FAULT_RATE: '-0.1',
   CHAOS_SEED: '4294967296',
-  CHAOS: 'maybe'
+  CHAOS: 'maybe',
+  CHAOS_REPLAY: 'arrival',
+  REQUEST_JOURNAL: 'sometimes',
+  REQUEST_JOURNAL_SIZE: '0'
 }
 
 t.test('every option has a bad value to try here', async t => {

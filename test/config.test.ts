@@ -54,7 +54,10 @@ t.test('defaults', async t => {
     fault: null,
     faultRate: 1,
     chaosSeed: null,
-    chaos: false
+    chaos: false,
+    chaosReplay: 'request',
+    requestJournal: true,
+    requestJournalSize: 1000
   })
   t.equal(loadConfig({ tty: true }).logPretty, true, 'LOG_PRETTY=auto: pretty only on a terminal')
   t.equal(loadConfig({ tty: true, env: { LOG_PRETTY: 'false' } }).logPretty, false)
@@ -107,7 +110,10 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     FAULT: 'Dribble',
     FAULT_RATE: '.5',
     CHAOS_SEED: '42',
-    CHAOS: 'true'
+    CHAOS: 'true',
+    CHAOS_REPLAY: 'Order',
+    REQUEST_JOURNAL: 'auto',
+    REQUEST_JOURNAL_SIZE: '50'
   }
   t.same(loadConfig({ env }), {
     port: 8080,
@@ -156,7 +162,10 @@ t.test('environment variables, each also a flag; the flag wins', async t => {
     fault: 'dribble',
     faultRate: 0.5,
     chaosSeed: 42,
-    chaos: true
+    chaos: true,
+    chaosReplay: 'order',
+    requestJournal: false,
+    requestJournalSize: 50
   })
   t.equal(loadConfig({ env, argv: ['--watch'] }).watch, true, 'a bare --watch')
   const flags = loadConfig({ env, argv: ['--port', '9000', '--max-limit=20', '--trust-proxy', '--cors-origin', 'false', '--public-base-url=https://x.test/prefix/'] })
@@ -321,4 +330,19 @@ t.test('the default cache directory is where a user\'s cache belongs: $XDG_CACHE
   t.equal(loadConfig({ env: { HOME: '/home/ann', XDG_CACHE_HOME: 'relative' } }).snapshotCacheDir,
     '/home/ann/.cache/explore-replica', 'a relative XDG_CACHE_HOME is ignored, as the XDG rule says')
   t.match(loadConfig({ env: { HOME: '/home/ann' } }).stateDir, /^\/home\/ann\/\.cache\/explore-replica\/state-[0-9a-f]{12}$/)
+})
+
+t.test('REQUEST_JOURNAL=auto: on when HOST is a loopback address (a demo on its own machine), off otherwise', async t => {
+  for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', 'LocalHost', '::1', '[::1]', '::ffff:127.0.0.1']) {
+    t.equal(loadConfig({ env: { HOST: host } }).requestJournal, true, `HOST=${host}: on`)
+  }
+  for (const host of ['0.0.0.0', '::', '10.0.0.5', 'news.example.com', '128.0.0.1', '127.0.0.1.example.com']) {
+    t.equal(loadConfig({ env: { HOST: host } }).requestJournal, false, `HOST=${host}: off`)
+  }
+  t.equal(loadConfig({ env: { HOST: '0.0.0.0', REQUEST_JOURNAL: 'true' } }).requestJournal, true, 'asked for: on anywhere')
+  t.equal(loadConfig({ env: { REQUEST_JOURNAL: 'off' } }).requestJournal, false, 'turned off on a loopback address')
+  t.equal(loadConfig({ argv: ['--host', '0.0.0.0', '--request-journal'] }).requestJournal, true, 'a bare --request-journal')
+  t.throws(() => loadConfig({ env: { REQUEST_JOURNAL: 'sometimes' } }), { message: 'REQUEST_JOURNAL="sometimes": must be auto, true or false' })
+  t.throws(() => loadConfig({ env: { REQUEST_JOURNAL_SIZE: '0' } }), { message: 'REQUEST_JOURNAL_SIZE="0": must be a whole number from 1 to 100000' })
+  t.throws(() => loadConfig({ env: { CHAOS_REPLAY: 'random' } }), { message: 'CHAOS_REPLAY="random": must be request or order' })
 })

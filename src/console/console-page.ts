@@ -15,6 +15,8 @@ export interface ConsolePageOptions {
   now: Date
   /** Absent or null: not shown. */
   versions?: Versions | null
+  /** Whether the request journal is on (REQUEST_JOURNAL): its section, filled live by console-script.ts. */
+  journal?: boolean
 }
 
 interface PreviewQuery {
@@ -294,6 +296,21 @@ function preview (status: Status, query: PreviewQuery): Html {
 </section>`
 }
 
+/** Filled and kept fresh by the script from /-/requests; without it, a link to the JSON. */
+function requests (options: ConsolePageOptions): Html {
+  if (options.journal !== true) return html``
+  return html`<section id="requests" aria-labelledby="requests-title">
+  <h2 id="requests-title">Requests</h2>
+  <p>What the API was asked for, newest first, as the request journal keeps it (<a href="/-/requests">/-/requests</a>, <a href="/-/requests.har">as HAR</a>).
+    <button type="button" id="requests-clear" hidden>Clear</button></p>
+  <p id="requests-summary" aria-live="polite">Read every 2 seconds while this page is shown.</p>
+  <table class="workers" id="requests-table">
+    <thead><tr><th scope="col">Read</th><th scope="col">Method</th><th scope="col">URL</th><th scope="col">Status</th><th scope="col">ms</th><th scope="col">Trouble</th></tr></thead>
+    <tbody id="requests-rows"></tbody>
+  </table>
+</section>`
+}
+
 function links (options: ConsolePageOptions): Html {
   return html`<nav aria-label="Operational endpoints"><ul>
     <li><a href="/-/status">Status (JSON)</a></li>
@@ -327,6 +344,7 @@ ${followedSource(status, now)}
 ${workers(status, now)}
 ${refusals(status, now)}
 ${preview(status, options.preview)}
+${requests(options)}
 </main>
 <footer><p>Rendered ${time(now.toISOString())}. Reload the page for newer facts.</p></footer>
 </body>

@@ -66,6 +66,7 @@ export default async function consolePlugin (app: FastifyInstance): Promise<void
         metrics: app.hasRoute({ method: 'GET', url: '/-/metrics' })
       },
       preview: previewQuery(search(request)),
+      journal: app.requestJournal !== null,
       now: new Date()
     })
     // Live facts: never kept by a browser or a proxy.

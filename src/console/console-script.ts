@@ -6,6 +6,57 @@ const API_TAIL = '/api/internal/explore/'
 
 const form = document.getElementById('preview-form')
 if (form !== null) startPreview(form)
+const journalRows = document.getElementById('requests-rows')
+if (journalRows !== null) startJournal(journalRows)
+
+// The request journal, read again every 2 s while the page is shown: what the API was asked for.
+function startJournal (rows) {
+  const summary = document.getElementById('requests-summary')
+  const clear = document.getElementById('requests-clear')
+  clear.hidden = false
+  clear.addEventListener('click', async () => {
+    await fetch('/-/requests', { method: 'DELETE' }).catch(() => null)
+    read()
+  })
+  let timer = null
+  async function read () {
+    clearTimeout(timer)
+    try {
+      const response = await fetch('/-/requests?limit=50', { headers: { accept: 'application/json' } })
+      const body = await response.json()
+      if (!response.ok) throw new Error(describeError(body))
+      const { journal, requests } = body
+      summary.textContent = journal.kept + ' kept of the last ' + journal.size + (journal.threads > 1 ? ' per thread' : '') + (journal.dropped > 0 ? ', ' + journal.dropped + ' let go' : '') + '; the newest ' + requests.length + ' below.'
+      rows.replaceChildren(...requests.map(requestRow))
+    } catch (error) {
+      summary.textContent = 'The journal could not be read: ' + error.message
+    }
+    if (document.visibilityState === 'visible') timer = setTimeout(read, 2000)
+  }
+  document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') read() })
+  read()
+}
+
+function requestRow (entry) {
+  const cell = (text, className) => element('td', { class: className }, [text])
+  return element('tr', {}, [
+    cell(entry.at.slice(11, 23)),
+    cell(entry.method ?? '–'),
+    element('td', {}, [element('code', {}, [entry.url ?? '(unreadable)'])]),
+    cell(entry.status === null ? 'none' : String(entry.status), 'number'),
+    cell(String(Math.round(entry.durationMs)), 'number'),
+    cell(troubleText(entry.trouble))
+  ])
+}
+
+function troubleText (trouble) {
+  if (trouble === null) return ''
+  const parts = []
+  if (trouble.failure !== null) parts.push(trouble.failure.status + ' (' + trouble.failure.by + ')')
+  if (trouble.delay !== null) parts.push(trouble.delay.ms + ' ms (' + trouble.delay.by + ')')
+  if (trouble.fault !== null) parts.push(trouble.fault)
+  return (parts.length === 0 ? 'none' : parts.join(', ')) + '; draw ' + trouble.draw
+}
 
 function startPreview (form) {
   const cards = document.getElementById('preview-cards')

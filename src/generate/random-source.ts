@@ -7,6 +7,11 @@ function hashString (text: string): number {
     h ^= text.charCodeAt(i)
     h = Math.imul(h, 0x01000193)
   }
+  return avalanche(h)
+}
+
+/** murmur3's finalizer: every bit of `h` moves about half of the result's. */
+export function avalanche (h: number): number {
   h ^= h >>> 16
   h = Math.imul(h, 0x85ebca6b)
   h ^= h >>> 13
@@ -21,6 +26,12 @@ export class Rng {
 
   constructor (seed: number, stream: string) {
     this.state = hashString(`${seed}/${stream}`)
+  }
+
+  /** The stream started again from a 32-bit state: a demo server's draws for one request (ADR 041). */
+  reseed (state: number): this {
+    this.state = state | 0
+    return this
   }
 
   // mulberry32

@@ -66,7 +66,7 @@ export class FastPath {
     } catch (error) {
       // Django's refusals before any view (Host, target length): Fastify's first hook answers them the same.
       if (!isHttpError(error)) throw error
-      this.write(response, null, refusalAnswer(error), ({ status }) => this.answered(request, status, started))
+      this.write(response, null, refusalAnswer(error), ({ status }) => this.answered(request, status, started), started)
       return true
     }
     if (page === null) return false
@@ -77,7 +77,7 @@ export class FastPath {
       this.onFault(error)
       answer = errorAnswer(serverError(), page, this.settings, null)
     }
-    this.write(response, page, answer, ({ status }) => this.answered(request, status, started))
+    this.write(response, page, answer, ({ status }) => this.answered(request, status, started), started)
     return true
   }
 

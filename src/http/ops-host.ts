@@ -2,16 +2,7 @@
 // names. DNS rebinding hands a page the operator visits this origin under the attacker's name, never an address.
 import { isIP } from 'node:net'
 import { hostAllowed } from '../explore/request-origin.js'
-
-/** localhost, *.localhost (RFC 6761: never resolved by DNS), 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
-export function loopbackName (host: string): boolean {
-  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '')
-  if (name === 'localhost' || name.endsWith('.localhost')) return true
-  if (isIP(name) === 4) return name.startsWith('127.')
-  if (isIP(name) !== 6) return false
-  const canonical = new URL(`http://[${name}]`).hostname
-  return canonical === '[::1]' || canonical.startsWith('[::ffff:7f')
-}
+import { loopbackName } from '../loopback-name.js'
 
 /** `host`: a Host header request-checks.ts accepted (Django's syntax), or none (HTTP/1.0: the server's own address). */
 export function opsHostAllowed (host: string | undefined, allowed: readonly string[] | null): boolean {

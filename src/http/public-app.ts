@@ -14,7 +14,9 @@ import { drainOnClose } from './drain-on-close.js'
 import { errorHandler } from './error-handler.js'
 import { ignoreExpectations } from './expectations.js'
 import { FastPath } from './fast-path.js'
+import { JournalHooks } from './journal-hooks.js'
 import { LogDestination } from './log-destination.js'
+import { RequestJournal } from './request-journal.js'
 import { answerWriter } from './troubled-answer.js'
 import { checkRequest } from './request-checks.js'
 import { nextRequestId } from './request-id.js'
@@ -27,6 +29,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     fastPath: FastPath | null
     trouble: SimulatedTrouble | null
+    /** This thread's (REQUEST_JOURNAL); null when off. */
+    requestJournal: RequestJournal | null
     /** Null when pino chose (silent, or pretty). */
     logDestination: LogDestination | null
     /** Whether a request came in on OPS_PORT. */
@@ -38,9 +42,16 @@ declare module 'fastify' {
   }
 }
 
+/** What a serving thread shares with the control (ADR 029): its place, the trouble's table of askings. */
+export interface ThreadShare {
+  thread: number
+  askings: SharedArrayBuffer | null
+}
+
 /** `snapshot`: null while the first load runs; `register`: plugins added before the explore routes. */
 export async function publicApp (
-  config: Config, snapshot: () => SnapshotModel | null, register: (app: FastifyInstance) => Promise<void>
+  config: Config, snapshot: () => SnapshotModel | null, register: (app: FastifyInstance) => Promise<void>,
+  share: ThreadShare | null = null
 ): Promise<FastifyInstance> {
   const settings: PageSettings & PageRequestSettings = {
     maxLimit: config.maxLimit,
@@ -53,8 +64,15 @@ export async function publicApp (
     pageCacheBytes: config.pageCacheMb * 1024 * 1024,
     chaos: config.chaos
   }
-  const troubles = troubleWanted(config) ? new SimulatedTrouble({ ...config, ...settings }) : null
-  const write = answerWriter(troubles)
+  const troubles = troubleWanted(config)
+    ? new SimulatedTrouble({ ...config, ...settings }, share?.askings ?? undefined)
+    : null
+  // The operator's own requests (OPS_PORT) are not journaled: read once the ops listener has said which they are.
+  const journal = config.requestJournal
+    ? new JournalHooks(new RequestJournal(config.requestJournalSize, share?.thread ?? null), snapshot,
+      request => app.carriedByOps(request))
+    : null
+  const write = answerWriter(troubles, journal)
   const fastPath = config.fastPath ? new FastPath(snapshot, settings, write) : undefined
   const logTo = config.logLevel === 'silent' || config.logPretty ? null : new LogDestination()
   const app = Fastify(serverOptions(config, fastPath, logTo)).withTypeProvider<TypeBoxTypeProvider>()
@@ -64,6 +82,7 @@ export async function publicApp (
     logTo.onResumed = dropped => { app.log.warn({ dropped }, 'log lines dropped: the log\'s reader did not keep up') }
   }
   app.decorate('trouble', troubles)
+  app.decorate('requestJournal', journal?.journal ?? null)
   app.decorate('carriedByOps', () => false)
   if (troubles !== null) {
     // Shutdown does not wait for simulated delays.
@@ -90,8 +109,10 @@ export async function publicApp (
     done()
   })
 
-  const publicView = exploreView(snapshot, settings, write)
-  const opsView = exploreView(snapshot, opsSettings, write)
+  journal?.listen(app, OPS_PREFIX)
+  const journaled = journal?.routeWriter(write) ?? write
+  const publicView = exploreView(snapshot, settings, journaled)
+  const opsView = exploreView(snapshot, opsSettings, journaled)
   const explore: ExploreHandler = (request, reply) => {
     (app.carriedByOps(request.raw) ? opsView : publicView)(request, reply)
   }

@@ -51,18 +51,24 @@ export function serverOptions (
   }
 }
 
-/** Errors Node's parser raises before Fastify sees a request, answered in the service's JSON on the socket. */
-export function refuseOnSocket (
-  error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { _headerSent?: boolean } | null }
-): void {
+type ParserSocket = Duplex & { _httpMessage?: { _headerSent?: boolean } | null }
+
+/** What a parser's error is answered with on the socket; null when the socket is only closed. */
+export function socketRefusal (error: NodeJS.ErrnoException, socket: ParserSocket): HttpError | null {
   // As Node's socketOnError: no refusal once an answer has begun, or the client would read two.
-  if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?._headerSent === true) {
+  if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?._headerSent === true) return null
+  return error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? requestTimeout()
+    : error.code === 'HPE_HEADER_OVERFLOW' ? headersTooLarge() : badRequest()
+}
+
+/** Errors Node's parser raises before Fastify sees a request, answered in the service's JSON on the socket. */
+export function refuseOnSocket (error: NodeJS.ErrnoException, socket: ParserSocket): void {
+  const refusal = socketRefusal(error, socket)
+  if (refusal === null) {
     socket.destroy()
     return
   }
-  const refusal: HttpError = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-    ? requestTimeout()
-    : error.code === 'HPE_HEADER_OVERFLOW' ? headersTooLarge() : badRequest()
   const body = JSON.stringify(refusal.body)
   // No body for a HEAD, even one Node could not parse past its request line.
   const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD '

@@ -1,5 +1,6 @@
 // The page answer writer for both paths, with the simulated trouble (simulated-trouble.ts) acted out around it.
 import type { ServerResponse } from 'node:http'
+import { performance } from 'node:perf_hooks'
 import type { ViewAnswer } from '../explore/page-answer.js'
 import type { PageRequest } from '../explore/page-request.js'
 import type { SimulatedTrouble, Trouble } from '../explore/simulated-trouble.js'
@@ -9,25 +10,56 @@ import { writeAnswer } from './write-answer.js'
 const DRIBBLE_PIECE_BYTES = 512
 const DRIBBLE_GAP_MS = 50
 
+/** `started`: `performance.now()` when the request was read (the fast path's); now, when not given. */
 export type AnswerWriter = (
-  response: ServerResponse, page: PageRequest | null, answer: ViewAnswer, written: Written
+  response: ServerResponse, page: PageRequest | null, answer: ViewAnswer, written: Written, started?: number
 ) => void
 /** Not called after a reset or a cut. */
 type Written = (answer: ViewAnswer) => void
 
-export function answerWriter (troubles: SimulatedTrouble | null): AnswerWriter {
-  if (troubles === null) return plainWriter
-  return (response, page, answer, written) => {
+/** Told of every answer once it is over (the request journal, ADR 041). */
+export interface AnswerJournal {
+  /** The version served now: read when the answer is written, kept through its delay. */
+  version: () => string | null
+  /** `sent` null: no answer (a reset); `bytes`: the body handed to the socket; `draw` -1: no trouble drawn. */
+  answered: (
+    response: ServerResponse, started: number, version: string | null, sent: ViewAnswer | null, bytes: number,
+    trouble: Trouble | null, draw: number
+  ) => void
+}
+
+export function answerWriter (troubles: SimulatedTrouble | null, journal: AnswerJournal | null = null): AnswerWriter {
+  if (troubles === null) {
+    if (journal === null) return plainWriter
+    return (response, page, answer, written, started = performance.now()) => {
+      plainWriter(response, page, answer, written)
+      journal.answered(response, started, journal.version(), answer, bodyLength(response, answer), null, -1)
+    }
+  }
+  return (response, page, answer, written, started = performance.now()) => {
     // Refused before the view: no trouble drawn, as in the original's.
-    const trouble = answer.error === 'refusal' || page === null ? null : troubles.draw(page, response.req.url as string)
-    if (trouble === null) plainWriter(response, page, answer, written)
-    else if (trouble.delayMs === 0) act(troubles, response, trouble, answer, written)
+    const trouble = answer.error === 'refusal' || page === null
+      ? null
+      : troubles.draw(page, response.req.url as string, response.req.method)
+    const draw = answer.error === 'refusal' || page === null ? -1 : troubles.lastDraw
+    const version = journal?.version() ?? null
+    const over: Over = journal === null
+      ? ignored
+      : (sent, bytes) => { journal.answered(response, started, version, sent, bytes, trouble, draw) }
+    if (trouble === null) {
+      plainWriter(response, page, answer, written)
+      over(answer, bodyLength(response, answer))
+    } else if (trouble.delayMs === 0) act(troubles, response, trouble, answer, written, over)
     else {
       troubles.countDelay(trouble.delayMs)
-      troubles.wait(trouble.delayMs, response, () => act(troubles, response, trouble, answer, written))
+      troubles.wait(trouble.delayMs, response, () => act(troubles, response, trouble, answer, written, over))
     }
   }
 }
+
+/** An answer over: what was sent (null: nothing, the connection reset) and the body bytes handed to the socket. */
+type Over = (sent: ViewAnswer | null, bytes: number) => void
+const ignored: Over = () => {}
 
 const plainWriter: AnswerWriter = (response, _page, answer, written) => {
   writeAnswer(response, answer)
@@ -35,7 +67,8 @@ const plainWriter: AnswerWriter = (response, _page, answer, written) => {
 }
 
 function act (
-  troubles: SimulatedTrouble, response: ServerResponse, trouble: Trouble, answer: ViewAnswer, written: Written
+  troubles: SimulatedTrouble, response: ServerResponse, trouble: Trouble, answer: ViewAnswer, written: Written,
+  over: Over
 ): void {
   const { fault, failure } = trouble
   if (fault === 'reset') {
@@ -43,6 +76,7 @@ function act (
     // An RST, not a FIN: the client reads ECONNRESET.
     if (response.socket === null) response.destroy()
     else response.socket.resetAndDestroy()
+    over(null, 0)
     return
   }
   const chosen = failure ?? answer
@@ -51,13 +85,23 @@ function act (
   const breaks = failure === null && answer.error === 'view' ? null : fault
   if (breaks === 'truncate') {
     troubles.countFault('truncate')
-    cut(response, chosen)
+    over(chosen, cut(response, chosen))
   } else if (breaks === 'dribble') {
     troubles.countFault('dribble')
-    dribble(troubles, response, chosen, () => written(chosen))
+    dribble(troubles, response, chosen, () => {
+      written(chosen)
+      over(chosen, bodyLength(response, chosen))
+    })
   } else {
     plainWriter(response, null, chosen, written)
+    over(chosen, bodyLength(response, chosen))
   }
+}
+
+/** What `writeAnswer` sends of the body: none for a HEAD. */
+function bodyLength (response: ServerResponse, { body }: ViewAnswer): number {
+  if (body === null || response.req.method === 'HEAD') return 0
+  return Buffer.isBuffer(body) ? body.length : body.byteLength
 }
 
 function bodyBytes (response: ServerResponse, { body }: ViewAnswer): Buffer {
@@ -66,17 +110,18 @@ function bodyBytes (response: ServerResponse, { body }: ViewAnswer): Buffer {
   return Buffer.concat([Buffer.from(body.head, 'latin1'), ...body.items, body.tail], body.byteLength)
 }
 
-/** Headers and half the body, then a FIN: fewer bytes than Content-Length says. */
-function cut (response: ServerResponse, answer: ViewAnswer): void {
+/** Headers and half the body, then a FIN: fewer bytes than Content-Length says. The bytes sent. */
+function cut (response: ServerResponse, answer: ViewAnswer): number {
   const socket = response.socket
   const body = bodyBytes(response, answer)
   const half = body.subarray(0, Math.floor(body.length / 2))
   response.writeHead(answer.status, answer.headers)
   if (half.length === 0) {
     response.end(() => socket?.destroy())
-    return
+    return 0
   }
   response.write(half, () => socket?.destroy())
+  return half.length
 }
 
 function dribble (troubles: SimulatedTrouble, response: ServerResponse, answer: ViewAnswer, done: () => void): void {

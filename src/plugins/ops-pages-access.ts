@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import { opsHostRefused } from '../errors.js'
-import { loopbackName, opsHostAllowed } from '../http/ops-host.js'
+import { opsHostAllowed } from '../http/ops-host.js'
+import { loopbackName } from '../loopback-name.js'
 import { OPS_PREFIX } from '../http/public-app.js'
 
 declare module 'fastify' {

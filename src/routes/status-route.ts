@@ -28,7 +28,8 @@ export function troubleStatus (troubles: SimulatedTrouble): NonNullable<Status['
     fault,
     faultRate: fault === null ? 0 : faultRate,
     chaos,
-    seed: troubles.seed
+    seed: troubles.seed,
+    replay: troubles.replay
   }
 }
 

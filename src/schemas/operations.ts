@@ -131,7 +131,10 @@ export const StatusSchema = Type.Object({
     chaos: Type.Boolean({
       description: 'CHAOS: requests may ask for their own delay and status (Prefer, __delay, __status).'
     }),
-    seed: Type.Integer({ description: 'The seed of the sequence drawn: CHAOS_SEED, or the one drawn at start.' })
+    seed: Type.Integer({ description: 'The seed of the sequence drawn: CHAOS_SEED, or the one drawn at start.' }),
+    replay: Type.Union([Type.Literal('request'), Type.Literal('order')], {
+      description: 'CHAOS_REPLAY: whether the seed\'s draws follow each request (its key and how often it was asked for before) or the order requests arrive in.'
+    })
   }), { description: 'Simulated trouble (a demo server): what every page request may get; null when there is none.' })
 }, { title: 'Status' })
 

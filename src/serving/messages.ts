@@ -2,6 +2,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { MetricObjectWithValues, MetricValue } from 'prom-client'
 import type { Config } from '../config.js'
+import type { JournalPart } from '../http/request-journal.js'
 import type { VersionMessage } from './version-handoff.js'
 
 /** A serving thread's workerData. */
@@ -12,6 +13,10 @@ export interface ThreadStart {
   port: number
   /** No OPS_PORT: the operator's pages are forwarded to the control. */
   forwardOps: boolean
+  /** Its place in the pool, which the request journal names. */
+  id: number
+  /** The simulated trouble's askings of each request, one table for every thread (ADR 041); null without trouble. */
+  askings: SharedArrayBuffer | null
 }
 
 export interface PublishedVersion {
@@ -41,6 +46,8 @@ export type ToThread =
   | { type: 'version', seq: number, version: VersionMessage }
   | { type: 'metrics', id: number }
   | { type: 'answer', id: number, answer: ForwardedAnswer }
+  /** Its request journal; `reset`: forgotten first, and its trouble started over (DELETE /-/requests). */
+  | { type: 'journal', id: number, reset: boolean }
   | { type: 'close' }
 
 export type ToControl =
@@ -54,4 +61,6 @@ export type ToControl =
   | { type: 'released', version: string }
   | { type: 'forward', id: number, request: ForwardedRequest }
   | { type: 'metrics', id: number, metrics: MetricsJson }
+  /** null: its journal is off. */
+  | { type: 'journal', id: number, part: JournalPart | null }
   | { type: 'closed' }

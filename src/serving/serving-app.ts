@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { Gauge, Registry } from 'prom-client'
 import type { Config } from '../config.js'
 import { controlUnavailable } from '../errors.js'
-import { OPS_PREFIX, publicApp } from '../http/public-app.js'
+import { OPS_PREFIX, publicApp, type ThreadShare } from '../http/public-app.js'
 import { countRequests } from '../plugins/request-metrics.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { ForwardedAnswer, ForwardedRequest } from './messages.js'
@@ -16,7 +16,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding'])
 export async function servingApp (
   config: Config,
   snapshot: () => SnapshotModel | null,
-  forward: ((request: ForwardedRequest) => Promise<ForwardedAnswer>) | null
+  forward: ((request: ForwardedRequest) => Promise<ForwardedAnswer>) | null,
+  share: ThreadShare | null = null
 ): Promise<{ app: FastifyInstance, registry: Registry }> {
   const registry = new Registry()
   const app = await publicApp(config, snapshot, async app => {
@@ -42,7 +43,7 @@ export async function servingApp (
       reply.raw.writeHead(answer.statusCode, headers)
       reply.raw.end(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength))
     })
-  })
+  }, share)
   return { app, registry }
 }
 

@@ -2,10 +2,12 @@
 import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
+import type { JournalPart } from '../http/request-journal.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { answerForwarded, type ForwardOps } from './forward-ops.js'
 import type { MetricsJson, ThreadStart, ToControl, ToThread } from './messages.js'
 import { VersionPublisher } from './publish-version.js'
+import { ThreadJournals } from './thread-journals.js'
 import { ThreadMetrics } from './thread-metrics.js'
 import { emptySlot, type Slot } from './thread-slot.js'
 import { settledWithin } from '../settled-within.js'
@@ -26,6 +28,8 @@ export interface ServingPoolOptions {
   forward: ForwardOps
   /** The same in every thread; null without trouble. */
   chaosSeed: number | null
+  /** The trouble's askings of each request, shared by every thread (ADR 041); null without trouble. */
+  askings: SharedArrayBuffer | null
 }
 
 /** One serving thread, as the status shows it. */
@@ -44,6 +48,7 @@ export class ServingPool {
   private closing = false
   private readonly versions: VersionPublisher
   private readonly counts = new ThreadMetrics(this.slots)
+  private readonly journals = new ThreadJournals(this.slots)
 
   constructor (private readonly config: Config, readonly size: number, private readonly options: ServingPoolOptions) {
     this.versions = new VersionPublisher(this.slots, options.log)
@@ -63,7 +68,9 @@ export class ServingPool {
 
   private async run (slot: Slot): Promise<number> {
     const forwardOps = this.config.opsPort === null
-    const start: ThreadStart = { config: this.threadConfig(), port: this.port, forwardOps }
+    const start: ThreadStart = {
+      config: this.threadConfig(), port: this.port, forwardOps, id: slot.id, askings: this.options.askings
+    }
     const resourceLimits = { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB }
     const worker = new Worker(ENTRY, { workerData: start, resourceLimits })
     slot.worker = worker
@@ -99,6 +106,9 @@ export class ServingPool {
             break
           case 'metrics':
             this.counts.answer(message.id, message.metrics)
+            break
+          case 'journal':
+            this.journals.answer(message.id, message.part)
             break
           case 'closed':
             break
@@ -152,6 +162,11 @@ export class ServingPool {
 
   async metrics (): Promise<MetricsJson[]> {
     return await this.counts.collect()
+  }
+
+  /** Every serving thread's request journal (GET /-/requests); `reset`: forgotten first (DELETE). */
+  async journalParts (reset: boolean): Promise<JournalPart[]> {
+    return await this.journals.collect(reset)
   }
 
   rows (): ServingThreadRow[] {

@@ -11,7 +11,7 @@ import { VersionAdopter } from './version-handoff.js'
 
 if (parentPort === null) throw new Error('serving-thread.ts runs as a worker thread of the control (serving-pool.ts)')
 const control = parentPort
-const { config, port, forwardOps } = workerData as ThreadStart
+const { config, port, forwardOps, id, askings } = workerData as ThreadStart
 const say = (message: ToControl): void => { control.postMessage(message) }
 
 const adopter = new VersionAdopter()
@@ -23,7 +23,7 @@ const forward = forwardOps
   ? async (request: ForwardedRequest) => await forwarded.ask(id => { say({ type: 'forward', id, request }) })
   : null
 
-const { app, registry } = await servingApp(config, () => served, forward)
+const { app, registry } = await servingApp(config, () => served, forward, { thread: id, askings })
 
 function serve ({ seq, version }: PublishedVersion): void {
   const old = served
@@ -72,6 +72,15 @@ control.on('message', (message: ToThread) => {
     case 'answer':
       forwarded.answer(message.id, message.answer)
       break
+    case 'journal': {
+      const journal = app.requestJournal
+      if (message.reset) {
+        journal?.clear()
+        app.trouble?.restart()
+      }
+      say({ type: 'journal', id: message.id, part: journal?.part() ?? null })
+      break
+    }
     case 'close':
       closing = true
       app.close()

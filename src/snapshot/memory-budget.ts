@@ -130,14 +130,21 @@ export interface ProcessGuardOptions {
   /** Whether memory let go may still be counted in `rss`. */
   going?: (ms: number) => boolean
   waitMs?: number
+  /** Counted as in use before the process uses it: a load may not take it. */
+  reservedBytes?: number
 }
 
-/** The budget is the whole process's, serving threads included (`elsewhere`: ADR 034). */
+/**
+ * The budget is the whole process's, serving threads included (`elsewhere`: ADR 034); `reservedBytes` are set aside
+ * for what fills up as the service answers (the request journals, ADR 041).
+ */
 export function memoryGuard (
-  config: { memoryLimitMb: number | null, memoryEstimateScale: number }, elsewhere: () => boolean = () => false
+  config: { memoryLimitMb: number | null, memoryEstimateScale: number }, elsewhere: () => boolean = () => false,
+  reservedBytes = 0
 ): MemoryGuard {
   return new ProcessMemoryGuard(resolveBudget(config.memoryLimitMb), {
     scale: config.memoryEstimateScale,
+    reservedBytes,
     going: ms => {
       // Both asked: memoryGoing also runs the collection that lets this thread's share go.
       const here = memoryGoing(ms)
@@ -161,7 +168,9 @@ export class ProcessMemoryGuard implements MemoryGuard {
   constructor (readonly budget: MemoryBudget, options: ProcessGuardOptions = {}) {
     this.scale = options.scale ?? 1
     // One read of /proc on Linux: a load can ask often.
-    this.rss = options.rss ?? (() => process.memoryUsage.rss())
+    const rss = options.rss ?? (() => process.memoryUsage.rss())
+    const reserved = options.reservedBytes ?? 0
+    this.rss = reserved === 0 ? rss : () => rss() + reserved
     this.going = options.going ?? memoryGoing
     this.waitMs = options.waitMs ?? RELEASE_WAIT_MS
   }

@@ -206,3 +206,24 @@ t.test('a bad save of the watched file: the refusal and what to do appear on the
   t.equal(await plain.page.locator('#preview-cards .card').count(), 0, 'no cards without JavaScript')
   quiet(t, plain)
 })
+
+t.test('the request journal, live: a request the app makes shows on the console without a reload, with its trouble; Clear empties it', { skip }, async t => {
+  const app = await buildTestApp(t, richSnapshot(), { chaos: true })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const origin = `http://127.0.0.1:${port}`
+  const opened = await open(t, `${origin}/-/`)
+  const { page } = opened
+  const rows = page.locator('#requests-rows tr')
+  // The preview's own request is the first.
+  await rows.first().waitFor()
+  await fetch(`${origin}/en/api/internal/explore/?companies=7&__status=503`, { headers: { prefer: 'delay=10' } })
+  const row = rows.filter({ hasText: '__status=503' })
+  await row.waitFor()
+  t.same(await row.locator('td').allTextContents().then(cells => [cells[1], cells[2], cells[3], cells[5]]),
+    ['GET', '/en/api/internal/explore/?companies=7&__status=503', '503', '503 (__status), 10 ms (Prefer); draw 0'], 'method, URL, status and trouble, why and which draw')
+  await page.locator('#requests-clear').click()
+  await page.locator('#requests-rows:empty').waitFor({ state: 'attached' })
+  t.match(await page.locator('#requests-summary').textContent(), /^0 kept of the last 1000/)
+  quiet(t, opened)
+})

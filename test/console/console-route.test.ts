@@ -208,3 +208,11 @@ t.test('the preview form keeps its values from the query and has a no-JavaScript
   t.match(unknown, '<option value="en" selected>', 'an unknown language falls back to en')
   t.match(unknown, 'value="10">', 'a bad limit falls back to 10')
 })
+
+t.test('the request journal\'s section: shown when the journal is on, to be filled by the script; absent when off', async t => {
+  const on = await page(await buildTestApp(t))
+  t.match(on, '<section id="requests" aria-labelledby="requests-title">')
+  t.match(on, '<tbody id="requests-rows"></tbody>')
+  t.match(on, '<a href="/-/requests">/-/requests</a>')
+  t.notMatch(await page(await buildTestApp(t, smallSnapshot(), { requestJournal: false })), 'id="requests"')
+})

@@ -5,6 +5,8 @@ import t from 'tap'
 import type { IncomingMessage } from 'node:http'
 import { loadConfig, type Config, type DelaySpec } from '../../src/config.js'
 import { readPageRequest, type PageRequest } from '../../src/explore/page-request.js'
+import { Worker } from 'node:worker_threads'
+import { ReplayCounts, REPLAY_KEYS, RequestDigest } from '../../src/explore/replay-counts.js'
 import { DelaySampler, SimulatedTrouble, troubleWanted } from '../../src/explore/simulated-trouble.js'
 import { steeringOf } from '../../src/explore/steering-fields.js'
 import { Rng } from '../../src/generate/random-source.js'
@@ -89,7 +91,8 @@ function troubles (overrides: Partial<Config>): SimulatedTrouble {
   return new SimulatedTrouble({ ...config, cors: config.corsOrigin, pageCacheBytes: 0 })
 }
 
-const PAGE = '/en/api/internal/explore/?companies=7'
+const EXPLORE_PAGE = '/en/api/internal/explore/'
+const PAGE = `${EXPLORE_PAGE}?companies=7`
 
 /** The statuses of `n` requests' trouble: the failure's, or 200 for none. */
 function failures (trouble: SimulatedTrouble, n: number): number[] {
@@ -159,15 +162,20 @@ t.test('a request\'s own wishes are honoured under CHAOS only, and never break t
   const delays = troubles({ chaos: true })
   for (const bad of ['-1', 'abc', '1.5', '600001', '']) t.equal(delays.draw(...sentPage(`${PAGE}&__delay=${bad}`, {}, true)), null, `__delay=${bad}: ignored`)
   t.equal(delays.draw(...sentPage(`${PAGE}&__delay=600000`, {}, true))?.delayMs, 600000)
-  // The seeded sequence is drawn whatever a request asks: the 2nd request's draw is the 2nd draw.
-  const sequence = (steer: boolean) => {
-    const trouble = troubles({ chaos: true, failRate: 0.5, chaosSeed: 3 })
+  // CHAOS_REPLAY=order: the seeded sequence is drawn whatever a request asks: the 2nd request's draw is the 2nd draw.
+  const sequence = (steer: boolean, chaosReplay: Config['chaosReplay']) => {
+    const trouble = troubles({ chaos: true, failRate: 0.5, chaosSeed: 3, chaosReplay })
     return [0, 1, 2, 3, 4, 5].map(i => trouble.draw(...sentPage(i === 1 && steer ? `${PAGE}&__status=404` : PAGE, {}, true))?.failure?.status ?? 200)
   }
-  const plain = sequence(false)
-  const steered = sequence(true)
+  const plain = sequence(false, 'order')
+  const steered = sequence(true, 'order')
   t.equal(steered[1], 404)
-  t.same([plain[0], ...plain.slice(2)], [steered[0], ...steered.slice(2)], 'the others as without the wish')
+  t.same([plain[0], ...plain.slice(2)], [steered[0], ...steered.slice(2)], 'by order: the others as without the wish')
+  // By request (the default), a steered request is a request of its own: the plain one's askings go on as before.
+  const byRequest = sequence(false, 'request')
+  const steeredByRequest = sequence(true, 'request')
+  t.equal(steeredByRequest[1], 404)
+  t.same([steeredByRequest[0], ...steeredByRequest.slice(2)], byRequest.slice(0, 5), 'by request: its askings unmoved')
 })
 
 t.test('a failure is answered as DRF\'s exception for its status: its detail, Retry-After for 429 and 503', async t => {
@@ -212,4 +220,116 @@ t.test('under CHAOS the steering fields are no part of the page: not in its targ
   t.same(steeringOf('/en/api/internal/explore/?__delay=5&__delay=9'), { __delay: '9', __status: undefined, __code: undefined })
   t.same(steeringOf(`/en/api/internal/explore/?__delay=5&${'f=1&'.repeat(1000)}`), {}, 'a query Django refuses steers nothing')
   t.same(Object.keys(pageRequest('/en/api/internal/explore/?__delay=5&__x=1', {}, false).query), ['__delay', '__x'], 'without CHAOS: ordinary parameters')
+})
+
+/** Each (request, asking) → the trouble it drew, for draws made in `order` (indices into `asks`). */
+function troubleByAsking (trouble: SimulatedTrouble, asks: readonly string[], order: readonly number[]): Map<string, string> {
+  const seen = new Map<string, string>()
+  const askings = new Map<string, number>()
+  for (const i of order) {
+    const url = asks[i] as string
+    const drawn = trouble.draw(...sentPage(url, {}, true))
+    const asking = askings.get(url) ?? 0
+    askings.set(url, asking + 1)
+    if (trouble.replay === 'request' && trouble.lastDraw !== asking) t.fail(`${url}: draw ${trouble.lastDraw}, not its asking ${asking}`)
+    seen.set(`${url} #${asking}`, JSON.stringify([drawn?.delayMs, drawn?.delayBy, drawn?.failure?.status, drawn?.failureBy, drawn?.fault]))
+  }
+  return seen
+}
+
+/** `asks`' indices shuffled by `seed`, each request's own askings kept in their order (a retry comes after its first). */
+function shuffledAskings (asks: readonly string[], seed: number): number[] {
+  const order = new Rng(seed, 'order').shuffle(asks.map((_, i) => i))
+  const byUrl = new Map<string, number[]>()
+  for (const [i, url] of asks.entries()) byUrl.set(url, [...(byUrl.get(url) ?? []), i])
+  const next = new Map<string, number>()
+  return order.map(i => {
+    const url = asks[i] as string
+    const k = next.get(url) ?? 0
+    next.set(url, k + 1)
+    return (byUrl.get(url) as number[])[k] as number
+  })
+}
+
+t.test('CHAOS_REPLAY=request: each request\'s trouble follows the seed, the request and its askings before, whatever order requests come in', async t => {
+  // 20 pages, each asked three times (a retry, a reload), arriving in five different orders.
+  const asks = Array.from({ length: 60 }, (_, i) => `${EXPLORE_PAGE}?limit=5&offset=${(i % 20) * 5}`)
+  const settings: Partial<Config> = { chaosSeed: 7, failRate: 0.3, fault: 'truncate', faultRate: 0.2, delayMs: { kind: 'uniform', min: 0, max: 400 } }
+  const runs = [1, 2, 3, 4, 5].map(seed => troubleByAsking(troubles(settings), asks, shuffledAskings(asks, seed)))
+  for (const run of runs.slice(1)) t.same(run, runs[0], 'the same trouble for each request\'s each asking')
+  const statuses = [...(runs[0] as Map<string, string>).values()].map(text => JSON.parse(text)[2] ?? 200)
+  t.ok(statuses.includes(503) && statuses.includes(200), `pages and failures both drawn: ${statuses.join(' ')}`)
+  const firsts = [...(runs[0] as Map<string, string>)].filter(([key]) => key.endsWith('#0')).map(([, drawn]) => drawn)
+  const thirds = [...(runs[0] as Map<string, string>)].filter(([key]) => key.endsWith('#2')).map(([, drawn]) => drawn)
+  t.not(firsts.join(), thirds.join(), 'a request asked again draws anew: a retry may succeed')
+  const otherSeed = troubleByAsking(troubles({ ...settings, chaosSeed: 8 }), asks, shuffledAskings(asks, 1))
+  t.not([...otherSeed.values()].join(), [...(runs[0] as Map<string, string>).values()].join(), 'another seed, other trouble')
+  // The order the same pages arrive in decides everything by order: the replay a browser's parallel loads break.
+  const byOrder = [1, 2].map(seed => troubleByAsking(troubles({ ...settings, chaosReplay: 'order' }), asks, shuffledAskings(asks, seed)))
+  t.not(JSON.stringify([...(byOrder[1] as Map<string, string>)].sort()), JSON.stringify([...(byOrder[0] as Map<string, string>)].sort()), 'by order, another arrival order gives pages other trouble')
+})
+
+t.test('by request, a request is its method, its target as sent and, under CHAOS only, its Prefer header', async t => {
+  const draws = (settings: Partial<Config>, asks: Array<[string, Record<string, string>, string]>): Array<number | undefined> => {
+    const trouble = troubles({ failRate: 0.5, chaosSeed: 1, ...settings })
+    return asks.map(([url, headers, method]) => {
+      trouble.draw(pageRequest(url, headers, settings.chaos === true), url, method)
+      return trouble.lastDraw
+    })
+  }
+  t.same(draws({}, [[PAGE, {}, 'GET'], [PAGE, {}, 'HEAD'], [`${PAGE}&limit=1`, {}, 'GET'], [PAGE, {}, 'GET'], [PAGE, { Prefer: 'x=1' }, 'GET']]),
+    [0, 0, 0, 1, 2], 'HEAD and another query are other requests; without CHAOS, Prefer is no part of one')
+  t.same(draws({ chaos: true }, [[PAGE, {}, 'GET'], [PAGE, { Prefer: 'delay=1' }, 'GET'], [PAGE, { Prefer: 'delay=1' }, 'GET'], [`${PAGE}&__delay=1`, {}, 'GET']]),
+    [0, 0, 1, 0], 'under CHAOS, each Prefer and each steering field makes a request of its own')
+  // A 5,000 requests of their own still fail at the rate asked: the digests spread the draws.
+  const trouble = troubles({ failRate: 0.2, chaosSeed: 5 })
+  const failed = Array.from({ length: 5000 }, (_, i) => trouble.draw(...sentPage(`${PAGE}&offset=${i}`))?.failure !== undefined).filter(Boolean).length
+  t.ok(failed > 900 && failed < 1100, `${failed} of 5,000 distinct requests failed`)
+})
+
+t.test('restart: every request\'s askings from zero, the order\'s sequence from its first draw', async t => {
+  for (const chaosReplay of ['request', 'order'] as const) {
+    const trouble = troubles({ failRate: 0.5, chaosSeed: 4, chaosReplay })
+    const first = failures(trouble, 30)
+    t.not(failures(trouble, 30).join(), first.join(), `${chaosReplay}: going on draws anew`)
+    trouble.restart()
+    t.same(failures(trouble, 30), first, `${chaosReplay}: after restart, the same as the first run`)
+  }
+})
+
+t.test('the askings are counted in a table of fixed size: past 16,384 distinct requests they start again from zero', async t => {
+  const counts = new ReplayCounts()
+  const bytes = counts.buffer.byteLength
+  const digest = new RequestDigest()
+  t.equal(counts.next(digest.of('GET', '/a', '')), 0)
+  t.equal(counts.next(digest.of('GET', '/a', '')), 1)
+  t.equal(counts.next(digest.of('GET', '/b', '')), 0)
+  let restarted = 0
+  let most = 0
+  for (let i = 0; i < 100_000; i++) {
+    counts.next(digest.of('GET', `/page?offset=${i}`, ''))
+    most = Math.max(most, counts.held)
+    if (counts.held === 1) restarted++
+  }
+  t.ok(most <= REPLAY_KEYS, `at most ${most} requests held, of ${REPLAY_KEYS}`)
+  t.ok(restarted >= 5, `started over ${restarted} times in 100,000 distinct requests`)
+  t.equal(counts.buffer.byteLength, bytes, `the same ${bytes} bytes throughout`)
+  counts.clear()
+  t.equal(counts.next(digest.of('GET', '/a', '')), 0, 'cleared: the first asking again')
+})
+
+t.test('serving threads share one table: across threads, each asking of a request gets a draw number of its own', async t => {
+  const counts = new ReplayCounts()
+  const keys = 200
+  const rounds = 50
+  const threads = await Promise.all([0, 1, 2].map(async () => await new Promise<number[][]>((resolve, reject) => {
+    const worker = new Worker(new URL('../fixtures/replay-askings-thread.ts', import.meta.url), { workerData: { buffer: counts.buffer, keys, rounds } })
+    worker.once('message', resolve)
+    worker.once('error', reject)
+  })))
+  for (let key = 0; key < keys; key++) {
+    const draws = threads.flatMap(got => got[key] as number[]).sort((a, b) => a - b)
+    if (draws.some((draw, i) => draw !== i)) t.fail(`key ${key}: draws ${draws.join(' ')} are not 0 to ${3 * rounds - 1}, each once`)
+  }
+  t.equal(counts.held, keys, `${keys} requests held, one slot each`)
 })

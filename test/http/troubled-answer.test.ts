@@ -214,7 +214,7 @@ t.test('metrics count what was injected; the console and /-/status say trouble i
     t.match(metrics, '\nexplore_chaos_failures_total{status="503"} 1\n')
     t.match(metrics, '\nexplore_http_requests_total{route="/:lang/api/internal/explore/",method="GET",status="503"} 1\n', `${label}: the failure counted as an answer`)
     const status = JSON.parse((await exchange(app, '/-/status')).body)
-    t.same(status.trouble, { delay: '5', failRate: 0, failStatus: 503, fault: 'dribble', faultRate: 0.5, chaos: true, seed: 11 })
+    t.same(status.trouble, { delay: '5', failRate: 0, failStatus: 503, fault: 'dribble', faultRate: 0.5, chaos: true, seed: 11, replay: 'request' })
     const console = (await exchange(app, '/-/')).body
     t.match(console, '<p class="banner warn" id="trouble" role="alert"><strong>Simulated trouble is on: this is a demo server.</strong>')
     t.match(console, 'every page waits 5 ms; on 50% of pages, bodies trickle out in small pieces; each request may ask for its own delay and status')

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { TooBigError } from '../../src/errors.js'
+import { journalReserve } from '../../src/http/request-journal.js'
 import { THREADS_FROM_BYTES } from '../../src/snapshot/load/parse-pool.js'
 import {
   cgroupLimit, estimatePeak, memoryGuard, PEAK_ESTIMATE, ProcessMemoryGuard, resolveBudget, shortfallText, watchLoad
@@ -103,6 +104,20 @@ t.test('a process\'s guard refuses a file whose peak does not fit beside what it
   t.equal(refusal.message, `snapshot /srv/big.jsonl does not fit in memory: ${shortfallText(refusal.shortfall)}`)
   const fits = await guard.admit('/srv/small.jsonl', 100e6, 'jsonl')
   t.doesNotThrow(() => fits.check(), 'one that fits is let through, its watch quiet below the budget')
+})
+
+t.test('the request journals\' room is set aside: a file that fits beside what the process holds, but not beside it too, is refused', async t => {
+  const reservedBytes = journalReserve({ requestJournal: true, requestJournalSize: 100_000 }, 4)
+  t.equal(reservedBytes, 4 * 100_000 * 1024, 'REQUEST_JOURNAL_SIZE KiB for each thread that answers')
+  t.equal(journalReserve({ requestJournal: false, requestJournalSize: 100_000 }, 4), 0, 'nothing when it is off')
+  t.equal(journalReserve({ requestJournal: true, requestJournalSize: 1000 }, 0), 1000 * 1024, 'the one process: one journal')
+  const budget = { bytes: 1200 * MiB, source: 'MEMORY_LIMIT_MB' as const }
+  const size = 300e6
+  await new ProcessMemoryGuard(budget, { rss: () => 590 * MiB }).admit('/srv/s.jsonl', size, 'jsonl')
+  const error = await new ProcessMemoryGuard(budget, { rss: () => 590 * MiB, reservedBytes }).admit('/srv/s.jsonl', size, 'jsonl')
+    .then(() => null, (error: unknown) => error)
+  t.ok(error instanceof TooBigError, 'refused with the journals\' room set aside')
+  t.equal((error as TooBigError).shortfall.freeBytes, 1200 * MiB - 590 * MiB - reservedBytes, 'the room counted as in use')
 })
 
 t.test('the watch: quiet below the budget, a TooBigError from the moment the process reaches it', async t => {
