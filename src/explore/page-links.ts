@@ -21,17 +21,25 @@ interface QueryTemplate {
   afterOffset: string
 }
 
+/** Python's order of the keys: UTF-16's, the engine's own sort, unless a key holds a surrogate (compareCodePoints). */
+function sortedKeys (query: QueryDict): string[] {
+  const keys = Object.keys(query).filter(key => key !== 'limit' && key !== 'offset')
+  return keys.some(key => SURROGATE.test(key)) ? keys.sort(compareCodePoints) : keys.sort()
+}
+
+const SURROGATE = /[\ud800-\udfff]/
+
 function template (query: QueryDict): QueryTemplate {
-  const keys = Object.keys(query).filter(key => key !== 'limit' && key !== 'offset').sort(compareCodePoints)
   let beforeLimit = ''
   let between = ''
   let afterOffset = ''
-  for (const key of keys) {
+  for (const key of sortedKeys(query)) {
     const name = quotePlus(key)
+    const side = compareCodePoints(key, 'limit') < 0 ? 0 : compareCodePoints(key, 'offset') < 0 ? 1 : 2
     for (const value of query[key] as string[]) {
       const field = `${name}=${quotePlus(value)}`
-      if (compareCodePoints(key, 'limit') < 0) beforeLimit += `${field}&`
-      else if (compareCodePoints(key, 'offset') < 0) between += `&${field}`
+      if (side === 0) beforeLimit += `${field}&`
+      else if (side === 1) between += `&${field}`
       else afterOffset += `&${field}`
     }
   }
