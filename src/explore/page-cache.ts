@@ -2,6 +2,7 @@
 // with its model, so nothing stale is served and nothing needs invalidating. Bounded in bytes, keys and all (ADR 037).
 import { randomInt } from 'node:crypto'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
+import { UNION_CACHE_BYTES, V8_HASHED_LENGTH } from '../snapshot/model/union-cache.js'
 import type { PageRequest } from './page-request.js'
 
 /** A 200 page answer as it goes out (a PageAnswer, page-answer.ts), kept whole: its body in one buffer. */
@@ -42,8 +43,13 @@ export const DOORKEEPER_MAX_BYTES = 2 * SEEN_KEYS * SEEN_KEY_BYTES
  */
 export const PAGE_ENTRY_BYTES = 1200
 
-/** V8 hashes a longer string by its length alone (String::kMaxHashCalcLength): such keys would share one bucket. */
-export const MAX_KEY_LENGTH = 16_383
+/** V8 hashes a longer string by its length alone: such keys would share one bucket of the Map. */
+export const MAX_KEY_LENGTH = V8_HASHED_LENGTH
+
+/** What one serving thread's caches hold at most: the pages, their doorkeeper and the unions (the memory budget's). */
+export function servingCachesBytes (pageCacheBytes: number): number {
+  return (pageCacheBytes > 0 ? pageCacheBytes + DOORKEEPER_MAX_BYTES : 0) + UNION_CACHE_BYTES
+}
 
 /** A 30-bit hash (a small integer to V8) of the whole key: seeded FNV-1a, then murmur3's finish. */
 function keyHash (key: string, seed: number): number {
