@@ -1,7 +1,7 @@
 // DRF's content negotiation with JSONRenderer alone; quality values ignored, as DRF ignores them. The header is
 // walked once, nothing made per media type but the one chosen (ADR 037).
 import { notAcceptable, notFound } from '../errors.js'
-import { trimmedFrom, trimmedTo } from './header-text.js'
+import { indexIn, trimmedFrom, trimmedTo } from './header-text.js'
 import { pythonInt } from './python-int.js'
 
 /** `text[from, to)` equals `word` (ASCII, lower case) but for case: `toLowerCase` makes no ASCII letter of these. */
@@ -11,12 +11,6 @@ function sameWord (text: string, from: number, to: number, word: string): boolea
     if ((text.charCodeAt(from + i) | 0x20) !== word.charCodeAt(i)) return false
   }
   return true
-}
-
-/** `text.indexOf` of `code` within `[from, to)`, or -1: never past `to`, so no part is walked twice. */
-function indexIn (text: string, code: number, from: number, to: number): number {
-  for (let i = from; i < to; i++) if (text.charCodeAt(i) === code) return i
-  return -1
 }
 
 function isStar (text: string, from: number, to: number): boolean {

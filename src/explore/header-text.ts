@@ -18,3 +18,9 @@ export function trimmedTo (text: string, from: number, to: number): number {
   while (to > from && isTrimmed(text.charCodeAt(to - 1))) to--
   return to
 }
+
+/** `text.indexOf` of `code` within `[from, to)`, or -1: never past `to`, so no part is walked twice. */
+export function indexIn (text: string, code: number, from: number, to: number): number {
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === code) return i
+  return -1
+}
