@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { negotiate } from '../../src/explore/content-negotiation.js'
 import { isTrimmed } from '../../src/explore/header-text.js'
 import { pythonInt } from '../../src/explore/python-int.js'
+import { buildTestApp, EXPLORE, smallSnapshot } from '../helpers.js'
 import { runs } from '../property-runs.js'
 
 t.test('JSON is chosen for any Accept that admits application/json', async t => {
@@ -140,4 +141,22 @@ t.test('a 15 KB header of quotes and semicolons answers the first port\'s 406, i
   t.same(answerOf(`${json}",indent=3`), firstPort(`${json}",indent=3`, undefined))
   t.same(answerOf(`application/json;indent="${'\\\\'.repeat(5000)}3"`), { indent: null })
   t.same(answerOf(`${','.repeat(15_000)}application/json;indent=2`), { indent: 2 })
+})
+
+t.test('over HTTP, the 15 KB quote header gets the same 406 as a short one, on the fast path and through Fastify', async t => {
+  const quotes = `"${';""'.repeat(5000)}`
+  for (const fastPath of [true, false]) {
+    const app = await buildTestApp(t, smallSnapshot(), { fastPath })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = app.server.address() as { port: number }
+    for (const method of ['GET', 'HEAD', 'OPTIONS', 'POST']) {
+      const [long, short] = await Promise.all([quotes, '"'].map(async accept => {
+        const res = await fetch(`http://127.0.0.1:${port}${EXPLORE}`, { method, headers: { accept } })
+        const { date, ...headers } = Object.fromEntries(res.headers)
+        return { status: res.status, headers, body: await res.text() }
+      }))
+      t.equal(long?.status, 406, `${method}, FAST_PATH=${String(fastPath)}`)
+      t.same(long, short, 'the same answer as for a short header')
+    }
+  }
 })
