@@ -154,8 +154,10 @@ export class Overlay {
   static union (lists: readonly Overlay[], size: number, before: SlotOrder): Overlay {
     let read = 0
     for (const list of lists) read += list.baseSize
-    // A few ranks are sorted rather than the whole listing's bits read.
-    const base = read * 32 < size ? sortedUnion(lists, read) : bitUnion(lists, size)
+    // Two lists merge in one pass; a few ranks are sorted rather than the whole listing's bits read.
+    const base = lists.length === 2
+      ? twoUnion(lists[0] as Overlay, lists[1] as Overlay)
+      : read * 32 < size ? sortedUnion(lists, read) : bitUnion(lists, size)
     const added = new Set<number>()
     for (const list of lists) for (const slot of list.added) added.add(slot)
     const union = Overlay.over(base)
@@ -218,6 +220,25 @@ function bitUnion (lists: readonly Overlay[], size: number): Uint32Array {
       out[n++] = first + 31 - Math.clz32(bit)
       word ^= bit
     }
+  }
+  return out
+}
+
+/** The same for two lists: merged, less the removed ones, in an array of its own (never a view of a list's). */
+function twoUnion (a: Overlay, b: Overlay): Uint32Array {
+  const ranksA = a.ranks()
+  const ranksB = b.ranks()
+  const merged = ranksA.length === 0 || ranksB.length === 0
+    ? (ranksA.length === 0 ? ranksB : ranksA).slice()
+    : mergeTwo(ranksA, ranksB)
+  const gone = mergeTwo(a.removedRanks(), b.removedRanks())
+  if (gone.length === 0) return merged
+  // Each rank removed is in its list's base: in `merged`.
+  const out = new Uint32Array(merged.length - gone.length)
+  for (let i = 0, g = 0, n = 0; i < merged.length; i++) {
+    const rank = merged[i] as number
+    if (rank === gone[g]) g++
+    else out[n++] = rank
   }
   return out
 }
