@@ -1,5 +1,5 @@
 // `next` and `previous` as DRF's LimitOffsetPagination builds them; the query encoded once for both.
-import { compareCodePoints, quotePlus, type QueryDict } from './query-string.js'
+import { compareCodePoints, quotePlusInto, scratchOf, type QueryDict } from './query-string.js'
 
 interface PagePosition {
   count: number
@@ -29,21 +29,34 @@ function sortedKeys (query: QueryDict): string[] {
 
 const SURROGATE = /[\ud800-\udfff]/
 
+/** Every field written once into one buffer, read back as the three parts: keys sorted put each part's together. */
 function template (query: QueryDict): QueryTemplate {
-  let beforeLimit = ''
-  let between = ''
-  let afterOffset = ''
-  for (const key of sortedKeys(query)) {
-    const name = quotePlus(key)
+  const keys = sortedKeys(query)
+  let room = 0
+  for (const key of keys) for (const value of query[key] as string[]) room += 9 * (key.length + value.length) + 2
+  const out = scratchOf(room)
+  let n = 0
+  let betweenFrom = -1
+  let afterFrom = -1
+  for (const key of keys) {
     const side = compareCodePoints(key, 'limit') < 0 ? 0 : compareCodePoints(key, 'offset') < 0 ? 1 : 2
+    if (side === 1 && betweenFrom < 0) betweenFrom = n
+    if (side === 2 && afterFrom < 0) afterFrom = n
     for (const value of query[key] as string[]) {
-      const field = `${name}=${quotePlus(value)}`
-      if (side === 0) beforeLimit += `${field}&`
-      else if (side === 1) between += `&${field}`
-      else afterOffset += `&${field}`
+      if (side !== 0) out[n++] = 0x26
+      n = quotePlusInto(key, out, n)
+      out[n++] = 0x3d
+      n = quotePlusInto(value, out, n)
+      if (side === 0) out[n++] = 0x26
     }
   }
-  return { beforeLimit, between, afterOffset }
+  if (afterFrom < 0) afterFrom = n
+  if (betweenFrom < 0) betweenFrom = afterFrom
+  return {
+    beforeLimit: out.toString('latin1', 0, betweenFrom),
+    between: out.toString('latin1', betweenFrom, afterFrom),
+    afterOffset: out.toString('latin1', afterFrom, n)
+  }
 }
 
 function link (

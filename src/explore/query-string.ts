@@ -16,10 +16,10 @@ function hexValue (code: number): number {
   return -1
 }
 
-/** Reused for every field: a request's text is turned into bytes here, never into an array of numbers. */
+/** Reused for every field and link: a request's text is turned into bytes here, never into an array of numbers. */
 let scratch = Buffer.allocUnsafeSlow(4096)
 
-function scratchOf (bytes: number): Buffer {
+export function scratchOf (bytes: number): Buffer {
   if (scratch.length < bytes) scratch = Buffer.allocUnsafeSlow(Math.max(bytes, 2 * scratch.length))
   return scratch
 }
@@ -109,25 +109,62 @@ const KEPT = new Uint8Array(256)
 for (const char of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~') KEPT[char.charCodeAt(0)] = 1
 const HEX = Buffer.from('0123456789ABCDEF')
 
-/** Python's `quote_plus(s)`, written into bytes and read back once. */
+function quoteByte (byte: number, out: Buffer, at: number): number {
+  if (KEPT[byte] === 1) {
+    out[at] = byte
+    return at + 1
+  }
+  if (byte === 0x20) {
+    out[at] = 0x2b
+    return at + 1
+  }
+  out[at] = 0x25
+  out[at + 1] = HEX[byte >> 4] as number
+  out[at + 2] = HEX[byte & 0x0f] as number
+  return at + 3
+}
+
+/**
+ * Python's `quote_plus(s)` written into `out` from `at` (room for 9 bytes a UTF-16 unit), the text's UTF-8 as
+ * Buffer.from makes it (a lone surrogate as U+FFFD); returns where it ends.
+ */
+export function quotePlusInto (text: string, out: Buffer, at: number): number {
+  let n = at
+  for (let i = 0; i < text.length; i++) {
+    let code = text.charCodeAt(i)
+    if (code < 0x80) {
+      n = quoteByte(code, out, n)
+      continue
+    }
+    if (code >= 0xd800 && code <= 0xdfff) {
+      const next = text.charCodeAt(i + 1)
+      if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        const point = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00)
+        n = quoteByte(0xf0 | (point >> 18), out, n)
+        n = quoteByte(0x80 | ((point >> 12) & 0x3f), out, n)
+        n = quoteByte(0x80 | ((point >> 6) & 0x3f), out, n)
+        n = quoteByte(0x80 | (point & 0x3f), out, n)
+        i++
+        continue
+      }
+      code = 0xfffd
+    }
+    if (code < 0x800) {
+      n = quoteByte(0xc0 | (code >> 6), out, n)
+    } else {
+      n = quoteByte(0xe0 | (code >> 12), out, n)
+      n = quoteByte(0x80 | ((code >> 6) & 0x3f), out, n)
+    }
+    n = quoteByte(0x80 | (code & 0x3f), out, n)
+  }
+  return n
+}
+
+/** Python's `quote_plus(s)`. */
 export function quotePlus (text: string): string {
   if (UNRESERVED.test(text)) return text
-  const utf8Bytes = Buffer.from(text, 'utf8')
-  const out = scratchOf(3 * utf8Bytes.length)
-  let n = 0
-  for (let i = 0; i < utf8Bytes.length; i++) {
-    const byte = utf8Bytes[i] as number
-    if (KEPT[byte] === 1) {
-      out[n++] = byte
-    } else if (byte === 0x20) {
-      out[n++] = 0x2b
-    } else {
-      out[n++] = 0x25
-      out[n++] = HEX[byte >> 4] as number
-      out[n++] = HEX[byte & 0x0f] as number
-    }
-  }
-  return out.toString('latin1', 0, n)
+  const out = scratchOf(9 * text.length)
+  return out.toString('latin1', 0, quotePlusInto(text, out, 0))
 }
 
 /** Python's order: by code point, not UTF-16 unit (they differ for surrogates against U+E000–U+FFFF). */
