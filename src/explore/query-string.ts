@@ -102,7 +102,8 @@ export function parseQuery (query: string): QueryDict {
   return dict
 }
 
-const UNRESERVED = /^[A-Za-z0-9_.~-]*$/
+/** What quote_plus leaves as it is. */
+export const UNRESERVED = /^[A-Za-z0-9_.~-]*$/
 
 /** `%XX` of each byte, or the byte itself where quote_plus keeps it (0: written as `%XX`). */
 const KEPT = new Uint8Array(256)
