@@ -154,7 +154,7 @@ const shapes: Shape[] = [
     ? [
         { name: 'Prefer: commas (CHAOS)', make: (n: number) => ({ path: `${EXPLORE}?n=${n}`, headers: { prefer: fill(',', HEADER_ROOM) } }) },
         { name: 'Prefer: delay=0; x (CHAOS)', make: (n: number) => ({ path: `${EXPLORE}?n=${n}`, headers: { prefer: fill('delay=0;a=b,', HEADER_ROOM) } }) },
-        { name: 'query: __x fields (CHAOS)', make: (n: number) => ({ path: `${EXPLORE}?n=${n}&${fill('__x=1&', TARGET_ROOM)}` }) }
+        { name: 'query: 980 __x fields (CHAOS)', make: (n: number) => ({ path: `${EXPLORE}?n=${n}&${fill('__x=1&', 5880)}` }) }
       ]
     : [])
 ]

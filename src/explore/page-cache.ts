@@ -2,7 +2,7 @@
 // with its model, so nothing stale is served and nothing needs invalidating. Bounded in bytes, keys and all (ADR 037).
 import { randomInt } from 'node:crypto'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
-import { UNION_CACHE_BYTES, V8_HASHED_LENGTH } from '../snapshot/model/union-cache.js'
+import { unionCacheBytes, V8_HASHED_LENGTH } from '../snapshot/model/union-cache.js'
 import type { PageRequest } from './page-request.js'
 
 /** A 200 page answer as it goes out (a PageAnswer, page-answer.ts), kept whole: its body in one buffer. */
@@ -48,7 +48,7 @@ export const MAX_KEY_LENGTH = V8_HASHED_LENGTH
 
 /** What one serving thread's caches hold at most: the pages, their doorkeeper and the unions (the memory budget's). */
 export function servingCachesBytes (pageCacheBytes: number): number {
-  return (pageCacheBytes > 0 ? pageCacheBytes + DOORKEEPER_MAX_BYTES : 0) + UNION_CACHE_BYTES
+  return pageCacheBytes > 0 ? pageCacheBytes + DOORKEEPER_MAX_BYTES + unionCacheBytes(pageCacheBytes) : 0
 }
 
 /** A 30-bit hash (a small integer to V8) of the whole key: seeded FNV-1a, then murmur3's finish. */

@@ -80,7 +80,7 @@ interface Server {
 /** The server on `snapshot`, in `cgroup` when given: the shell puts itself in it, then becomes the server. */
 function start (t: Parameters<typeof tempDir>[0], snapshot: string, env: Record<string, string>, cgroup: string | null): Server {
   const command = [process.execPath, SERVER, snapshot]
-  // The caches' reserve kept small (each thread's pages and unions: ~25 MB), so the budget is the snapshot's.
+  // The caches' reserve kept small (each thread's pages, hashes and unions: ~11 MB), so the budget is the snapshot's.
   const serverEnv = childEnv({ PAGE_CACHE_MB: '8', ...env, PORT: '0', REQUEST_LOG: 'false' })
   const child = cgroup === null
     ? spawn(command[0] as string, command.slice(1), { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -262,7 +262,7 @@ t.test('WORKERS=2: one load for every serving thread, within the one process\'s 
   t.match(metrics, 'explore_snapshot_refusals_total{reason="too_big"} 1')
   t.match(metrics, `explore_memory_budget_bytes ${budgetMb * MiB}`)
   const status = await (await fetch(`${url}/-/status`)).json() as Status
-  t.match(status.reloads.recentFailures[0]?.problems, [new RegExp(`^needs ~[\\d,]+ MB at its peak; [\\d,]+ MB of the ${budgetMb} MB budget are free$`)])
+  t.match(status.reloads.recentFailures[0]?.problems, [new RegExp(`^needs ~[\\d,]+ MB at its peak; [\\d,]+ MB of the ${budgetMb} MB budget are free \\([\\d,]+ MB kept for the caches\\)$`)])
   t.equal(status.snapshot?.items.en, 25, 'the served snapshot is unchanged')
   t.equal(status.servingThreads?.length, 2, 'served by two threads')
   t.equal(server.child.exitCode, null, 'the service was not killed')

@@ -12,7 +12,7 @@ import {
   cgroupLimit, estimatePeak, memoryGuard, PEAK_ESTIMATE, ProcessMemoryGuard, resolveBudget, shortfallText, watchLoad
 } from '../../src/snapshot/memory-budget.js'
 import { ItemMemory, memoryGoing } from '../../src/snapshot/model/item-memory.js'
-import { UNION_CACHE_BYTES } from '../../src/snapshot/model/union-cache.js'
+import { unionCacheBytes } from '../../src/snapshot/model/union-cache.js'
 import { tempDir } from '../helpers.js'
 
 const MiB = 1024 * 1024
@@ -213,6 +213,8 @@ t.test('the caches requests fill are reserved: a file that fits only in their ro
 })
 
 t.test('a serving thread\'s caches at most: PAGE_CACHE_MB, the doorkeeper\'s hashes, the unions', async t => {
-  t.equal(servingCachesBytes(64 * MiB), 64 * MiB + DOORKEEPER_MAX_BYTES + UNION_CACHE_BYTES)
-  t.equal(servingCachesBytes(0), UNION_CACHE_BYTES, 'no page cache, no doorkeeper')
+  t.equal(unionCacheBytes(64 * MiB), 16 * MiB, 'unions: a quarter of the page cache\'s')
+  t.equal(servingCachesBytes(64 * MiB), 64 * MiB + DOORKEEPER_MAX_BYTES + 16 * MiB)
+  t.equal(Math.round(servingCachesBytes(64 * MiB) / MiB), 81, 'the 81 MB the guides name')
+  t.equal(servingCachesBytes(0), 0, 'PAGE_CACHE_MB=0: no page cache, no doorkeeper, no unions kept')
 })

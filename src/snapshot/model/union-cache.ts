@@ -2,8 +2,10 @@
 // serves, bounded in bytes, least recently used out first (ADR 037).
 import type { Overlay } from './overlay.js'
 
-/** Per thread; the memory budget reserves it (memory-budget.ts). */
-export const UNION_CACHE_BYTES = 16 * 1024 * 1024
+/** Per thread, a quarter of the page cache's (16 MiB with PAGE_CACHE_MB's 64): PAGE_CACHE_MB=0 keeps none either. */
+export function unionCacheBytes (pageCacheBytes: number): number {
+  return Math.floor(pageCacheBytes / 4)
+}
 
 /** A union's Overlay and its arrays' objects, its key's string and its Map entry, beside the arrays' bytes. */
 const UNION_ENTRY_BYTES = 512
@@ -21,7 +23,13 @@ export class UnionCache {
   private readonly unions = new Map<string, { union: Overlay, bytes: number }>()
   private held = 0
 
-  constructor (private readonly maxBytes: number) {}
+  constructor (private maxBytes: number) {}
+
+  /** The thread's app sizes it (public-app.ts); what no longer fits goes. */
+  resize (maxBytes: number): void {
+    this.maxBytes = maxBytes
+    this.evictTo(maxBytes)
+  }
 
   get (key: string): Overlay | undefined {
     const entry = this.unions.get(key)
@@ -36,13 +44,17 @@ export class UnionCache {
   keep (key: string, union: Overlay): void {
     const bytes = bytesOf(key, union)
     if (bytes > this.maxBytes || key.length > V8_HASHED_LENGTH || this.unions.has(key)) return
-    while (this.held + bytes > this.maxBytes) {
+    this.evictTo(this.maxBytes - bytes)
+    this.unions.set(key, { union, bytes })
+    this.held += bytes
+  }
+
+  private evictTo (bytes: number): void {
+    while (this.held > bytes) {
       const [oldest, entry] = this.unions.entries().next().value as [string, { bytes: number }]
       this.unions.delete(oldest)
       this.held -= entry.bytes
     }
-    this.unions.set(key, { union, bytes })
-    this.held += bytes
   }
 
   get size (): number {
@@ -55,5 +67,8 @@ export class UnionCache {
   }
 }
 
-/** This thread's: unions of retired versions' listings wait for their turn to go, holding only their own arrays. */
-export const unionCache = new UnionCache(UNION_CACHE_BYTES)
+/**
+ * This thread's, sized by its app (none until then): unions of retired versions' listings wait for their turn to go,
+ * holding only their own arrays.
+ */
+export const unionCache = new UnionCache(0)

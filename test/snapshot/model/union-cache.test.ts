@@ -41,3 +41,14 @@ t.test('requests naming unknown companies make no new union, and get the union o
   t.same(new Set(alone), new Set([200]))
   t.equal(unionCache.size, before, 'one known company and unknown ones: its own list, no union')
 })
+
+t.test('the thread\'s app sizes its union cache with its page cache: PAGE_CACHE_MB=0 keeps no union either', async t => {
+  const uncached = await buildTestApp(t, undefined, { pageCacheMb: 0 })
+  const before = unionCache.size
+  t.same(await askMany(uncached, 3, () => ({ path: `${EXPLORE}?companies=8&companies=9` })), [200, 200, 200])
+  t.equal(unionCache.size, before, 'none kept')
+  const cached = await buildTestApp(t, undefined, { pageCacheMb: 1 })
+  t.same(await askMany(cached, 1, () => ({ path: `${EXPLORE}?companies=8&companies=9` })), [200])
+  t.equal(unionCache.size, before + 1, 'kept, within a quarter of 1 MiB')
+  t.ok(unionCache.bytes <= 256 * 1024)
+})
