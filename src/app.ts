@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import { changesDirOf, type Config } from './config.js'
 import consolePlugin from './console/console-route.js'
+import { servingCachesBytes } from './explore/page-cache.js'
 import { publicApp } from './http/public-app.js'
 import { journalReserve } from './http/request-journal.js'
 import docsPlugin from './plugins/docs.js'
@@ -50,10 +51,14 @@ export async function buildApp (
         'simulated trouble is on: this is a demo server, not a replica'
       )
     }
+    // What each serving thread's caches may fill, kept aside by the memory budget (ADR 037), and its journal (ADR 041).
+    const cachesBytes = Math.max(1, servingThreads) * servingCachesBytes(config.pageCacheMb * 1024 * 1024)
     await app.register(snapshotPlugin, {
       snapshotPath: config.snapshotPath,
       // A version a serving thread still holds is memory on its way out (ADR 034).
-      memory: memory ?? memoryGuard(config, () => pool?.lettingGo() === true, journalReserve(config, servingThreads)),
+      memory: memory ?? memoryGuard(
+        config, () => pool?.lettingGo() === true, cachesBytes + journalReserve(config, servingThreads)
+      ),
       changesDir: changesDirOf(config),
       watch: config.watch,
       reloadDebounceMs: config.reloadDebounceMs,

@@ -695,7 +695,7 @@ const SPECS: OptionSpec[] = [
     env: 'PAGE_CACHE_MB',
     default: '64',
     rule: 'a whole number from 0 to 65536',
-    description: 'Memory for whole answers kept per snapshot, in MiB (0: no cache).',
+    description: 'Memory for whole answers kept per snapshot and serving thread, in MiB, each counted with its key, and a quarter more for unions of companies (0: neither); the memory budget keeps it aside.',
     parse: integer(0, 65_536)
   },
   {

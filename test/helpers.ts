@@ -383,3 +383,38 @@ export function positionOf (raw: Buffer, offset: number): { line: number, column
   }
   return { line, column }
 }
+
+/**
+ * `count` requests over real HTTP to the app (listening from the first call), four connections kept alive; `make`
+ * gives the n-th one's path and headers (Host: replica.test unless given). Resolves with the statuses, in order.
+ */
+export async function askMany (
+  app: FastifyInstance, count: number, make: (n: number) => { path: string, headers?: Record<string, string>, method?: string }
+): Promise<number[]> {
+  if (app.server.address() === null) await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const { Agent, request } = await import('node:http')
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 })
+  const statuses: number[] = []
+  let next = 0
+  const one = async (): Promise<void> => {
+    while (next < count) {
+      const n = next++
+      const { path, headers = {}, method = 'GET' } = make(n)
+      statuses[n] = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, method, path, headers: { host: 'replica.test', ...headers }, agent }, res => {
+          res.resume()
+          res.on('end', () => resolve(res.statusCode as number))
+        })
+        req.on('error', reject)
+        req.end()
+      })
+    }
+  }
+  try {
+    await Promise.all([one(), one(), one(), one()])
+  } finally {
+    agent.destroy()
+  }
+  return statuses
+}

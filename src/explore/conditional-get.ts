@@ -1,4 +1,5 @@
 // Strong ETags from what a page's bytes depend on, never a hash of the body; If-None-Match → 304.
+import { trimmedFrom, trimmedTo } from './header-text.js'
 
 /** FNV-1a, 32 bits: cheap, and collisions only matter between representations of one URL. */
 function fnv1a (text: string): number {
@@ -14,12 +15,19 @@ export function entityTag (snapshotVersion: string, origin: string, url: string,
   return `"${snapshotVersion}-${fnv1a(`${origin}\n${url}\n${indent ?? ''}`).toString(36)}"`
 }
 
-/** RFC 9110 §13.1.2: weak comparison. */
+/** RFC 9110 §13.1.2: weak comparison. The list is walked in place, each tag trimmed as trim() would (ADR 037). */
 export function notModified (ifNoneMatch: string | undefined, etag: string): boolean {
   if (ifNoneMatch === undefined) return false
-  for (const candidate of ifNoneMatch.split(',')) {
-    const tag = candidate.trim()
-    if (tag === '*' || tag === etag || (tag.startsWith('W/') && tag.slice(2) === etag)) return true
+  for (let from = 0; ;) {
+    const comma = ifNoneMatch.indexOf(',', from)
+    const start = trimmedFrom(ifNoneMatch, from, comma < 0 ? ifNoneMatch.length : comma)
+    const length = trimmedTo(ifNoneMatch, start, comma < 0 ? ifNoneMatch.length : comma) - start
+    if ((length === 1 && ifNoneMatch.charCodeAt(start) === 0x2a) ||
+        (length === etag.length && ifNoneMatch.startsWith(etag, start)) ||
+        (length === etag.length + 2 && ifNoneMatch.startsWith('W/', start) && ifNoneMatch.startsWith(etag, start + 2))) {
+      return true
+    }
+    if (comma < 0) return false
+    from = comma + 1
   }
-  return false
 }

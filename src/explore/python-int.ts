@@ -54,6 +54,9 @@ function fromDigits (digits: string, negative: boolean): PythonInt {
   return negative ? { value: -value, digits: `-${magnitude}` } : { value, digits: magnitude }
 }
 
+/** The ASCII digits of the number being read: never more than MAX_STR_DIGITS, whatever the text's length. */
+const DIGITS = Buffer.allocUnsafeSlow(MAX_STR_DIGITS)
+
 /** `int(text)`, or null where Python raises ValueError (`1.0`, `0x10`, `1e3`, `²`, `1__0`). */
 export function pythonInt (text: string): PythonInt | null {
   if (text.length <= MAX_STR_DIGITS && ASCII_DIGITS.test(text)) return fromDigits(text, false)
@@ -62,13 +65,15 @@ export function pythonInt (text: string): PythonInt | null {
   while (i < end && isSpace(text.charCodeAt(i))) i++
   const sign = text.charCodeAt(i)
   if (sign === 0x2b || sign === 0x2d) i++
-  let digits = ''
+  let count = 0
   let afterDigit = false
   while (i < end) {
     const code = text.codePointAt(i) as number
     const value = digitValue(code)
     if (value >= 0) {
-      digits += value
+      // One more than int() reads is a ValueError, whatever follows.
+      if (count === MAX_STR_DIGITS) return null
+      DIGITS[count++] = 0x30 + value
       afterDigit = true
       i += code > 0xffff ? 2 : 1
     } else if (code === 0x5f && afterDigit) {
@@ -78,7 +83,7 @@ export function pythonInt (text: string): PythonInt | null {
       break
     }
   }
-  if (!afterDigit || digits.length > MAX_STR_DIGITS) return null
+  if (!afterDigit) return null
   while (i < end && isSpace(text.charCodeAt(i))) i++
-  return i === end ? fromDigits(digits, sign === 0x2d) : null
+  return i === end ? fromDigits(DIGITS.toString('latin1', 0, count), sign === 0x2d) : null
 }

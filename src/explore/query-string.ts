@@ -16,35 +16,60 @@ function hexValue (code: number): number {
   return -1
 }
 
-/** Python's `unquote(s.replace('+', ' '))`. */
+/** Reused for every field and link: a request's text is turned into bytes here, never into an array of numbers. */
+let scratch = Buffer.allocUnsafeSlow(4096)
+
+export function scratchOf (bytes: number): Buffer {
+  if (scratch.length < bytes) scratch = Buffer.allocUnsafeSlow(Math.max(bytes, 2 * scratch.length))
+  return scratch
+}
+
+/**
+ * Python's `unquote(s.replace('+', ' '))`: each ASCII run, escapes included, decoded as UTF-8, other characters as
+ * they are. Decoded in one call: a character's own UTF-8 bytes begin with a lead byte, which ends a broken sequence
+ * before it as the run's end would, so the runs and the characters between them decode as they would apart.
+ */
 export function unquotePlus (text: string): string {
-  const plus = text.indexOf('+')
-  const percent = text.indexOf('%')
-  if (percent === -1) return plus === -1 ? text : text.replace(/\+/g, ' ')
+  if (text.indexOf('%') === -1) return text.indexOf('+') === -1 ? text : text.replace(/\+/g, ' ')
+  // Three bytes at most for each UTF-16 unit.
+  const bytes = scratchOf(3 * text.length)
   let out = ''
-  let bytes: number[] = []
-  const flush = () => {
-    if (bytes.length > 0) {
-      out += utf8.decode(Uint8Array.from(bytes))
-      bytes = []
-    }
-  }
+  let n = 0
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)
-    if (code === 0x25 && i + 2 < text.length && hexValue(text.charCodeAt(i + 1)) >= 0 &&
-        hexValue(text.charCodeAt(i + 2)) >= 0) {
-      bytes.push(hexValue(text.charCodeAt(i + 1)) * 16 + hexValue(text.charCodeAt(i + 2)))
-      i += 2
-    } else if (code < 0x80) {
-      // Python decodes each ASCII run, escapes included, as one byte string.
-      bytes.push(code === 0x2b ? 0x20 : code)
+    if (code < 0x80) {
+      const high = code === 0x25 && i + 2 < text.length ? hexValue(text.charCodeAt(i + 1)) : -1
+      const low = high >= 0 ? hexValue(text.charCodeAt(i + 2)) : -1
+      if (low >= 0) {
+        bytes[n++] = high * 16 + low
+        i += 2
+      } else {
+        bytes[n++] = code === 0x2b ? 0x20 : code
+      }
+    } else if (code < 0x800) {
+      bytes[n++] = 0xc0 | (code >> 6)
+      bytes[n++] = 0x80 | (code & 0x3f)
+    } else if (code < 0xd800 || code > 0xdfff) {
+      bytes[n++] = 0xe0 | (code >> 12)
+      bytes[n++] = 0x80 | ((code >> 6) & 0x3f)
+      bytes[n++] = 0x80 | (code & 0x3f)
     } else {
-      flush()
-      out += text[i]
+      const next = text.charCodeAt(i + 1)
+      if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        const point = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00)
+        bytes[n++] = 0xf0 | (point >> 18)
+        bytes[n++] = 0x80 | ((point >> 12) & 0x3f)
+        bytes[n++] = 0x80 | ((point >> 6) & 0x3f)
+        bytes[n++] = 0x80 | (point & 0x3f)
+        i++
+      } else {
+        // A lone surrogate has no UTF-8: kept as it is, between the runs decoded apart.
+        out += utf8.decode(bytes.subarray(0, n)) + text[i]
+        n = 0
+      }
     }
   }
-  flush()
-  return out
+  return out + utf8.decode(bytes.subarray(0, n))
 }
 
 /** As Django counts them: empty fields included. */
@@ -77,23 +102,70 @@ export function parseQuery (query: string): QueryDict {
   return dict
 }
 
-const UNRESERVED = /^[A-Za-z0-9_.~-]*$/
+/** What quote_plus leaves as it is. */
+export const UNRESERVED = /^[A-Za-z0-9_.~-]*$/
+
+/** `%XX` of each byte, or the byte itself where quote_plus keeps it (0: written as `%XX`). */
+const KEPT = new Uint8Array(256)
+for (const char of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~') KEPT[char.charCodeAt(0)] = 1
+const HEX = Buffer.from('0123456789ABCDEF')
+
+function quoteByte (byte: number, out: Buffer, at: number): number {
+  if (KEPT[byte] === 1) {
+    out[at] = byte
+    return at + 1
+  }
+  if (byte === 0x20) {
+    out[at] = 0x2b
+    return at + 1
+  }
+  out[at] = 0x25
+  out[at + 1] = HEX[byte >> 4] as number
+  out[at + 2] = HEX[byte & 0x0f] as number
+  return at + 3
+}
+
+/**
+ * Python's `quote_plus(s)` written into `out` from `at` (room for 9 bytes a UTF-16 unit), the text's UTF-8 as
+ * Buffer.from makes it (a lone surrogate as U+FFFD); returns where it ends.
+ */
+export function quotePlusInto (text: string, out: Buffer, at: number): number {
+  let n = at
+  for (let i = 0; i < text.length; i++) {
+    let code = text.charCodeAt(i)
+    if (code < 0x80) {
+      n = quoteByte(code, out, n)
+      continue
+    }
+    if (code >= 0xd800 && code <= 0xdfff) {
+      const next = text.charCodeAt(i + 1)
+      if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        const point = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00)
+        n = quoteByte(0xf0 | (point >> 18), out, n)
+        n = quoteByte(0x80 | ((point >> 12) & 0x3f), out, n)
+        n = quoteByte(0x80 | ((point >> 6) & 0x3f), out, n)
+        n = quoteByte(0x80 | (point & 0x3f), out, n)
+        i++
+        continue
+      }
+      code = 0xfffd
+    }
+    if (code < 0x800) {
+      n = quoteByte(0xc0 | (code >> 6), out, n)
+    } else {
+      n = quoteByte(0xe0 | (code >> 12), out, n)
+      n = quoteByte(0x80 | ((code >> 6) & 0x3f), out, n)
+    }
+    n = quoteByte(0x80 | (code & 0x3f), out, n)
+  }
+  return n
+}
 
 /** Python's `quote_plus(s)`. */
 export function quotePlus (text: string): string {
   if (UNRESERVED.test(text)) return text
-  let out = ''
-  for (const byte of Buffer.from(text, 'utf8')) {
-    if ((byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7a) ||
-        byte === 0x5f || byte === 0x2e || byte === 0x2d || byte === 0x7e) {
-      out += String.fromCharCode(byte)
-    } else if (byte === 0x20) {
-      out += '+'
-    } else {
-      out += byte < 0x10 ? `%0${byte.toString(16).toUpperCase()}` : `%${byte.toString(16).toUpperCase()}`
-    }
-  }
-  return out
+  const out = scratchOf(9 * text.length)
+  return out.toString('latin1', 0, quotePlusInto(text, out, 0))
 }
 
 /** Python's order: by code point, not UTF-16 unit (they differ for surrogates against U+E000–U+FFFF). */

@@ -7,6 +7,7 @@ import { avalanche, Rng } from '../generate/random-source.js'
 import { errorAnswer, type PageSettings, type ViewAnswer } from './page-answer.js'
 import type { PageRequest } from './page-request.js'
 import { fold, ReplayCounts, RequestDigest } from './replay-counts.js'
+import { trimmedFrom, trimmedTo } from './header-text.js'
 import { steeringOf } from './steering-fields.js'
 
 /** Why a request got its delay or failure: the option's draw, or what the request asked for under CHAOS. */
@@ -64,16 +65,40 @@ function headerText (header: string | string[] | undefined): string {
   return header === undefined ? '' : Array.isArray(header) ? header.join(',') : header
 }
 
-/** `Prefer: delay=500, status=503` (RFC 7240), one header or several. */
-function preferences (header: string | string[] | undefined): { delay?: string, status?: string } {
+/**
+ * `Prefer: delay=500, status=503` (RFC 7240), one header or several: each preference's name and value before any
+ * `;`, the header walked once (ADR 037).
+ */
+export function preferences (header: string | string[] | undefined): { delay?: string, status?: string } {
   const wishes: { delay?: string, status?: string } = {}
   if (header === undefined) return wishes
-  for (const preference of headerText(header).split(',')) {
-    const [name = '', value = ''] = (preference.split(';')[0] as string).split('=').map(part => part.trim())
-    const key = name.toLowerCase()
-    const unquoted = value.replace(/^"(.*)"$/, '$1')
-    if (key === 'delay') wishes.delay = unquoted
-    else if (key === 'status' || key === 'code') wishes.status = unquoted
+  const text = headerText(header)
+  // Per preference: where its parameters start, its first `=` (the name's end) and its second (the value's).
+  let from = 0
+  let semicolon = -1
+  let eq = -1
+  let secondEq = -1
+  for (let i = 0; i <= text.length; i++) {
+    const code = i === text.length ? 0x2c : text.charCodeAt(i)
+    if (code === 0x2c) {
+      const end = semicolon < 0 ? i : semicolon
+      const nameFrom = trimmedFrom(text, from, eq < 0 ? end : eq)
+      const nameTo = trimmedTo(text, nameFrom, eq < 0 ? end : eq)
+      // No name longer than six characters lowers to one of these.
+      const key = nameTo - nameFrom >= 4 && nameTo - nameFrom <= 6 ? text.slice(nameFrom, nameTo).toLowerCase() : ''
+      if (key === 'delay' || key === 'status' || key === 'code') {
+        const value = eq < 0 ? '' : text.slice(eq + 1, secondEq < 0 ? end : secondEq).trim()
+        const unquoted = value.replace(/^"(.*)"$/, '$1')
+        if (key === 'delay') wishes.delay = unquoted
+        else wishes.status = unquoted
+      }
+      from = i + 1
+      semicolon = eq = secondEq = -1
+    } else if (semicolon < 0) {
+      if (code === 0x3b) semicolon = i
+      else if (code === 0x3d && eq < 0) eq = i
+      else if (code === 0x3d && secondEq < 0) secondEq = i
+    }
   }
   return wishes
 }

@@ -9,6 +9,7 @@ import type { PageSettings } from '../explore/page-answer.js'
 import type { PageRequestSettings } from '../explore/page-request.js'
 import { SimulatedTrouble, troubleWanted } from '../explore/simulated-trouble.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
+import { unionCache, unionCacheBytes } from '../snapshot/model/union-cache.js'
 import { corsPreflightStrategy } from './cors-preflight.js'
 import { drainOnClose } from './drain-on-close.js'
 import { errorHandler } from './error-handler.js'
@@ -64,6 +65,8 @@ export async function publicApp (
     pageCacheBytes: config.pageCacheMb * 1024 * 1024,
     chaos: config.chaos
   }
+  // The thread's union cache, sized with its page cache (ADR 037).
+  unionCache.resize(unionCacheBytes(settings.pageCacheBytes))
   const troubles = troubleWanted(config)
     ? new SimulatedTrouble({ ...config, ...settings }, share?.askings ?? undefined)
     : null

@@ -111,8 +111,10 @@ export function megabytes (bytes: number): string {
   return `${Math.round(bytes / MiB).toLocaleString('en-US')} MB`
 }
 
-export function shortfallText ({ neededBytes, freeBytes, budgetBytes }: MemoryShortfall): string {
-  return `needs ~${megabytes(neededBytes)} at its peak; ${megabytes(Math.max(0, freeBytes))} of the ${megabytes(budgetBytes)} budget are free`
+/** `reservedBytes`: the caches' room, which is not free. */
+export function shortfallText ({ neededBytes, freeBytes, budgetBytes }: MemoryShortfall, reservedBytes = 0): string {
+  const reserved = reservedBytes > 0 ? ` (${megabytes(reservedBytes)} kept for the caches)` : ''
+  return `needs ~${megabytes(neededBytes)} at its peak; ${megabytes(Math.max(0, freeBytes))} of the ${megabytes(budgetBytes)} budget are free${reserved}`
 }
 
 export interface LoadWatch {
@@ -126,17 +128,20 @@ export interface MemoryGuard {
 
 export interface ProcessGuardOptions {
   scale?: number
+  /**
+   * What fills up as the service answers may still grow to (the caches, ADR 037; the journals, ADR 041): not free for
+   * a load, though RSS may not hold it yet.
+   */
+  reservedBytes?: number
   rss?: () => number
   /** Whether memory let go may still be counted in `rss`. */
   going?: (ms: number) => boolean
   waitMs?: number
-  /** Counted as in use before the process uses it: a load may not take it. */
-  reservedBytes?: number
 }
 
 /**
  * The budget is the whole process's, serving threads included (`elsewhere`: ADR 034); `reservedBytes` are set aside
- * for what fills up as the service answers (the request journals, ADR 041).
+ * for what fills up as the service answers: the caches at their most (ADR 037), the request journals (ADR 041).
  */
 export function memoryGuard (
   config: { memoryLimitMb: number | null, memoryEstimateScale: number }, elsewhere: () => boolean = () => false,
@@ -158,35 +163,40 @@ const RELEASE_WAIT_MS = 2000
 /** RSS has no event for falling: read again this often meanwhile. */
 const RELEASE_POLL_MS = 50
 
-/** A file fits when RSS now plus its estimated peak is within the budget; its watch stops the load there. */
+/**
+ * A file fits when RSS now, the caches' reserve and its estimated peak are within the budget; its watch stops the load
+ * at the budget.
+ */
 export class ProcessMemoryGuard implements MemoryGuard {
   private readonly scale: number
+  private readonly reservedBytes: number
   private readonly rss: () => number
   private readonly going: (ms: number) => boolean
   private readonly waitMs: number
 
   constructor (readonly budget: MemoryBudget, options: ProcessGuardOptions = {}) {
     this.scale = options.scale ?? 1
+    this.reservedBytes = options.reservedBytes ?? 0
     // One read of /proc on Linux: a load can ask often.
-    const rss = options.rss ?? (() => process.memoryUsage.rss())
-    const reserved = options.reservedBytes ?? 0
-    this.rss = reserved === 0 ? rss : () => rss() + reserved
+    this.rss = options.rss ?? (() => process.memoryUsage.rss())
     this.going = options.going ?? memoryGoing
     this.waitMs = options.waitMs ?? RELEASE_WAIT_MS
   }
 
   async admit (file: string, bytes: number, format: ParsedFormat | 'image'): Promise<LoadWatch> {
     const neededBytes = estimatePeak(bytes, format, this.scale)
-    let freeBytes = this.budget.bytes - this.rss()
+    // The caches may fill after the load as well as before it: counted full, as the estimate errs high.
+    const free = (): number => this.budget.bytes - this.rss() - this.reservedBytes
+    let freeBytes = free()
     // Memory let go may still be in RSS (over a 200 MB budget ~0.9 s after an abandoned load): waited for.
     if (neededBytes > freeBytes && this.going(this.waitMs)) {
       for (const until = Date.now() + this.waitMs; neededBytes > freeBytes && Date.now() < until;) {
         await delay(RELEASE_POLL_MS)
-        freeBytes = this.budget.bytes - this.rss()
+        freeBytes = free()
       }
     }
     const shortfall = { neededBytes, freeBytes, budgetBytes: this.budget.bytes }
-    if (neededBytes > freeBytes) throw new TooBigError(file, shortfallText(shortfall), shortfall)
+    if (neededBytes > freeBytes) throw new TooBigError(file, shortfallText(shortfall, this.reservedBytes), shortfall)
     return watchLoad(file, neededBytes, this.budget.bytes, this.rss)
   }
 }

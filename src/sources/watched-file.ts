@@ -35,8 +35,8 @@ export class WatchedFile implements ChainSource {
     this.sink = sink
     if (!this.options.watch) return
     const { log } = this.options
-    this.watcher = watchSnapshot(this.shown, () => {
-      this.load().catch(() => {})
+    this.watcher = watchSnapshot(this.shown, changesDirOnly => {
+      (changesDirOnly ? this.loadIfChanges() : this.load()).catch(() => {})
     }, {
       debounceMs: this.options.debounceMs,
       changesDir: this.options.changesDir,
@@ -58,6 +58,12 @@ export class WatchedFile implements ChainSource {
 
   async resume (): Promise<void> {
     await this.load()
+  }
+
+  /** A changes directory that appeared: served only once it holds change files. */
+  private async loadIfChanges (): Promise<void> {
+    const { changesDir } = this.options
+    if (changesDir !== null && (await changeFilesIn(changesDir)).length > 0) await this.load()
   }
 
   /** The pin is checked just before each serve, so a pin's own serve, queued after, is never overtaken. */

@@ -274,7 +274,11 @@ function builtinCases () {
     ['garbage', ';;;'], ['json-ld', 'application/ld+json'], ['json-indent2-q', 'application/json; indent=2; q=0.5'],
     ['json-indent-plus', 'application/json; indent=+3'], ['json-indent-underscore', 'application/json; indent=0_3'],
     ['json-indent-float', 'application/json; indent=3.0'], ['json-indent-huge', `application/json; indent=${'9'.repeat(30)}`],
-    ['json-indent-negative-huge', `application/json; indent=-${'9'.repeat(30)}`]
+    ['json-indent-negative-huge', `application/json; indent=-${'9'.repeat(30)}`],
+    // Quotes keep a `;` inside a parameter; the replica reads the header in one walk (ADR 037).
+    ['json-quoted-semicolon', 'application/json; x=";"; indent=3'], ['json-unmatched-quote', 'application/json; x="; indent=3'],
+    ['json-indent-quoted', 'application/json; indent="5"'], ['quotes-and-semicolons', `"${';""'.repeat(1000)}`],
+    ['commas-then-json', `${','.repeat(1000)}application/json; indent=2`], ['json-many-params', `application/json${';a=b'.repeat(500)};indent=6`]
   ]
   for (const [n, v] of accepts) add(`accept-${n}`, q('?limit=2&offset=2'), { headers: { Accept: v } })
   add('accept-none', q('?limit=2'), { headers: { Accept: null } })

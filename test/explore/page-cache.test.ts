@@ -2,8 +2,8 @@ import t from 'tap'
 import { writeFile } from 'node:fs/promises'
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance } from 'fastify'
-import { PageCache, type CachedPage } from '../../src/explore/page-cache.js'
-import { buildTestApp, EXPLORE, rawRequest, smallSnapshot, reloadFile } from '../helpers.js'
+import { DOORKEEPER_MAX_BYTES, MAX_KEY_LENGTH, PAGE_ENTRY_BYTES, PageCache, pageCacheOf, type CachedPage } from '../../src/explore/page-cache.js'
+import { askMany, buildTestApp, EXPLORE, rawRequest, smallSnapshot, reloadFile } from '../helpers.js'
 
 /**
  * The one look inside. Whether an answer came from the page cache cannot be seen over HTTP (that is the
@@ -48,8 +48,14 @@ async function fetchSeen (app: FastifyInstance, url: string, headers: Record<str
 
 const page = (bytes: number) => ({ status: 200 as const, headers: ['content-length', String(bytes)], body: Buffer.alloc(bytes) })
 
+/**
+ * A cache with room for `bytes` of bodies and keys, each kept page's entry counted besides; its doorkeeper's hashes
+ * seeded so that no two keys of these tests share one (a shared hash lets a page in early, by design).
+ */
+const cacheFor = (bytes: number, pages: number): PageCache => new PageCache(bytes + pages * PAGE_ENTRY_BYTES, 1)
+
 t.test('the cache keeps pages within its byte budget, oldest out first', async t => {
-  const cache = new PageCache(100)
+  const cache = cacheFor(100, 2)
   // Each page is offered twice: the doorkeeper lets a page in the second time it is made.
   const offer = (key: string, bytes: number) => { offerTo(cache, key, page(bytes)); offerTo(cache, key, page(bytes)) }
   offer('a', 40)
@@ -58,7 +64,7 @@ t.test('the cache keeps pages within its byte budget, oldest out first', async t
   offer('c', 40)
   t.equal(cache.get('a'), undefined, 'the oldest made room')
   t.ok(cache.get('b') && cache.get('c'))
-  offer('huge', 200)
+  offer('huge', 100 + PAGE_ENTRY_BYTES)
   t.equal(cache.get('huge'), undefined, 'a page larger than the budget is not kept')
   const first = cache.get('b')
   offerTo(cache, 'b', page(10))
@@ -66,7 +72,7 @@ t.test('the cache keeps pages within its byte budget, oldest out first', async t
 })
 
 t.test('a page asked for once is not kept', async t => {
-  const cache = new PageCache(1000)
+  const cache = cacheFor(1000, 1)
   offerTo(cache, 'once', page(10))
   t.equal(cache.get('once'), undefined)
   offerTo(cache, 'once', page(10))
@@ -74,7 +80,7 @@ t.test('a page asked for once is not kept', async t => {
 })
 
 t.test('wants: asked before a page is made, so one not kept can be sent in parts', async t => {
-  const cache = new PageCache(1000)
+  const cache = cacheFor(1000, 1)
   t.equal(cache.wants('k'), false, 'the first time: remembered, not wanted')
   t.equal(cache.get('k'), undefined)
   t.equal(cache.wants('k'), true, 'the second time')
@@ -207,7 +213,7 @@ t.test('a bad Host is refused even for a URL whose page is cached', async t => {
 })
 
 t.test('long runs of pages: the byte budget holds, the newest stay, the doorkeeper forgets the oldest', async t => {
-  const cache = new PageCache(10 * 110)
+  const cache = cacheFor(10 * 110, 10)
   for (let i = 0; i < 5000; i++) {
     offerTo(cache, `k${i}`, page(100 - String(i).length))
     offerTo(cache, `k${i}`, page(100 - String(i).length))
@@ -221,4 +227,56 @@ t.test('long runs of pages: the byte budget holds, the newest stay, the doorkeep
   t.equal(cache.get('once0'), undefined, 'forgotten, so seen once more only')
   offerTo(cache, 'once10000', page(1))
   t.ok(cache.get('once10000'), 'remembered, so kept the second time')
+})
+
+t.test('10,000 requests with a new junk Accept or a new junk query field leave the doorkeeper within its bytes', async t => {
+  const app = await buildTestApp(t)
+  // Kept whole, their keys would be 20 MB: more than 25 times the doorkeeper's bound.
+  const junk = 'x'.repeat(2000)
+  const accepts = await askMany(app, 10_000, n => ({ path: EXPLORE, headers: { accept: `application/json,${n}${junk}` } }))
+  t.same(new Set(accepts), new Set([200]), 'each answered 200')
+  const cache = pageCacheOf(app.snapshots.current()!, 0)
+  t.ok(cache.doorkeeperBytes <= DOORKEEPER_MAX_BYTES, `the doorkeeper holds ${cache.doorkeeperBytes} bytes, at most ${DOORKEEPER_MAX_BYTES}`)
+  // A page is let in early only where two of the keys share a hash (~5% of runs: one page).
+  t.ok(cache.size <= 3, `no page asked for once is kept but for a shared hash: ${cache.size}`)
+  const fields = await askMany(app, 10_000, n => ({ path: `${EXPLORE}?x${n}=${'j'.repeat(2000)}` }))
+  t.same(new Set(fields), new Set([200]))
+  t.ok(cache.doorkeeperBytes <= DOORKEEPER_MAX_BYTES, `and after the junk fields ${cache.doorkeeperBytes}`)
+})
+
+t.test('pages kept for junk keys stay within the cache\'s bytes, their keys and entries counted', async t => {
+  const app = await buildTestApp(t, smallSnapshot(), { pageCacheMb: 1 })
+  const junk = 'x'.repeat(12_000)
+  // Each asked twice: kept the second time.
+  const statuses = await askMany(app, 400, n => ({ path: EXPLORE, headers: { accept: `application/json,${n >> 1}${junk}` } }))
+  t.same(new Set(statuses), new Set([200]))
+  const cache = pageCacheOf(app.snapshots.current()!, 0)
+  t.ok(cache.size > 0, `${cache.size} pages kept`)
+  t.ok(cache.bytes <= 1024 * 1024, `${cache.bytes} bytes, within PAGE_CACHE_MB=1`)
+  const body = Buffer.byteLength((await app.inject(EXPLORE)).body)
+  t.ok(cache.bytes >= cache.size * (body + 12_000 + PAGE_ENTRY_BYTES), 'each page counted with its body, key and entry')
+})
+
+t.test('a key longer than V8 hashes whole is never kept (all such keys would share one bucket)', async t => {
+  const cache = cacheFor(100_000, 2)
+  const long = 'k'.repeat(MAX_KEY_LENGTH + 1)
+  offerTo(cache, long, page(10))
+  offerTo(cache, long, page(10))
+  t.equal(cache.get(long), undefined)
+  t.equal(cache.doorkeeperBytes, 0, 'nor remembered')
+  const longest = 'k'.repeat(MAX_KEY_LENGTH)
+  offerTo(cache, longest, page(10))
+  offerTo(cache, longest, page(10))
+  t.ok(cache.get(longest), 'one of V8\'s hashed length is')
+})
+
+t.test('a kept page has a buffer of its own, never a slice of Node\'s pool that would hold the pool\'s other bytes', async t => {
+  const cache = cacheFor(1000, 1)
+  const pooled = { status: 200 as const, headers: [], body: Buffer.from('{"count":0}') }
+  t.not(pooled.body.buffer.byteLength, pooled.body.length, 'what an indented page is made in: a slice of the pool')
+  offerTo(cache, 'k', pooled)
+  offerTo(cache, 'k', pooled)
+  const kept = cache.get('k')!
+  t.equal(kept.body.buffer.byteLength, kept.body.length)
+  t.equal(kept.body.toString(), '{"count":0}')
 })

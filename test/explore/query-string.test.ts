@@ -79,3 +79,59 @@ t.test('parse, then quote every key and value, then parse again is stable for an
     return JSON.stringify(Object.entries(again).sort()) === JSON.stringify(Object.entries(once).sort())
   }), { numRuns: runs(500) })
 })
+
+/** The first ports, kept as the oracles of the ones that write bytes once. */
+const firstPorts = {
+  unquotePlus (text: string): string {
+    const utf8 = new TextDecoder('utf-8', { ignoreBOM: true })
+    const hex = (code: number): number => {
+      if (code >= 0x30 && code <= 0x39) return code - 0x30
+      const lower = code | 0x20
+      return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1
+    }
+    if (!text.includes('%')) return text.replace(/\+/g, ' ')
+    let out = ''
+    let bytes: number[] = []
+    const flush = (): void => {
+      if (bytes.length > 0) out += utf8.decode(Uint8Array.from(bytes))
+      bytes = []
+    }
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i)
+      if (code === 0x25 && i + 2 < text.length && hex(text.charCodeAt(i + 1)) >= 0 && hex(text.charCodeAt(i + 2)) >= 0) {
+        bytes.push(hex(text.charCodeAt(i + 1)) * 16 + hex(text.charCodeAt(i + 2)))
+        i += 2
+      } else if (code < 0x80) {
+        bytes.push(code === 0x2b ? 0x20 : code)
+      } else {
+        flush()
+        out += text[i]
+      }
+    }
+    flush()
+    return out
+  },
+  quotePlus (text: string): string {
+    let out = ''
+    for (const byte of Buffer.from(text, 'utf8')) {
+      if ((byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7a) || [0x5f, 0x2e, 0x2d, 0x7e].includes(byte)) out += String.fromCharCode(byte)
+      else if (byte === 0x20) out += '+'
+      else out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+    }
+    return out
+  }
+}
+
+// Escapes whole, cut and broken; raw characters of every UTF-8 length; lone surrogates; a byte order mark.
+const queryPiece = fc.constantFrom('%', '%4', '%41', '%zz', '%C3', '%A9', '%c3%a9', '%E2%82', '%F0%9F', '%F0%9F%98%80',
+  '%ED%A0%80', '%EF%BB%BF', '%80', '%FF', '+', ' ', 'a', '&', '=', '~', '\u00e9', '\u0080', '\u07ff', '\u0800', '\u20ac',
+  '\uffff', '\ufeff', '😀', '\ud800', '\udc00', '\u0000')
+
+t.test('every text gets the first ports\' answers: unquotePlus and quotePlus', async t => {
+  fc.assert(fc.property(fc.array(queryPiece, { maxLength: 16 }).map(pieces => pieces.join('')), text =>
+    unquotePlus(text) === firstPorts.unquotePlus(text) && quotePlus(text) === firstPorts.quotePlus(text)
+  ), { numRuns: runs(20_000) })
+  const long = '\u00e9%E9'.repeat(2000)
+  t.equal(unquotePlus(long), firstPorts.unquotePlus(long), '8 KB of escapes between raw characters')
+  t.equal(quotePlus(long), firstPorts.quotePlus(long))
+})

@@ -2,14 +2,16 @@
 // thousands of draws at fixed seeds, never against the clock), the failure rate and its reproducible
 // sequence, and a request's own wishes, honoured only under CHAOS.
 import t from 'tap'
+import fc from 'fast-check'
 import type { IncomingMessage } from 'node:http'
 import { loadConfig, type Config, type DelaySpec } from '../../src/config.js'
 import { readPageRequest, type PageRequest } from '../../src/explore/page-request.js'
 import { Worker } from 'node:worker_threads'
 import { ReplayCounts, REPLAY_KEYS, RequestDigest } from '../../src/explore/replay-counts.js'
-import { DelaySampler, SimulatedTrouble, troubleWanted } from '../../src/explore/simulated-trouble.js'
+import { DelaySampler, preferences, SimulatedTrouble, troubleWanted } from '../../src/explore/simulated-trouble.js'
 import { steeringOf } from '../../src/explore/steering-fields.js'
 import { Rng } from '../../src/generate/random-source.js'
+import { runs } from '../property-runs.js'
 
 function samples (spec: DelaySpec, n: number, seed = 42): number[] {
   const sampler = new DelaySampler(spec, new Rng(seed, 'delay'))
@@ -332,4 +334,27 @@ t.test('serving threads share one table: across threads, each asking of a reques
     if (draws.some((draw, i) => draw !== i)) t.fail(`key ${key}: draws ${draws.join(' ')} are not 0 to ${3 * rounds - 1}, each once`)
   }
   t.equal(counts.held, keys, `${keys} requests held, one slot each`)
+})
+
+/** The first port of the Prefer reader, kept as the oracle of the one walk. */
+function firstPort (header: string | string[] | undefined): { delay?: string, status?: string } {
+  const wishes: { delay?: string, status?: string } = {}
+  if (header === undefined) return wishes
+  for (const preference of (Array.isArray(header) ? header.join(',') : header).split(',')) {
+    const [name = '', value = ''] = (preference.split(';')[0] as string).split('=').map(part => part.trim())
+    const key = name.toLowerCase()
+    const unquoted = value.replace(/^"(.*)"$/, '$1')
+    if (key === 'delay') wishes.delay = unquoted
+    else if (key === 'status' || key === 'code') wishes.status = unquoted
+  }
+  return wishes
+}
+
+t.test('every Prefer header gets the first port\'s wishes, read in one walk', async t => {
+  const piece = fc.constantFrom(',', ';', '=', ' ', '\t', '\u00a0', '"', 'delay', 'DELAY', 'status', 'Code', 'code', 'respond-async',
+    '500', '"500"', '503', '200', 'x', 'delays', '\u0130')
+  fc.assert(fc.property(fc.oneof(fc.array(piece, { maxLength: 14 }).map(pieces => pieces.join('')), fc.array(fc.array(piece, { maxLength: 6 }).map(pieces => pieces.join('')), { maxLength: 3 })), header =>
+    JSON.stringify(preferences(header)) === JSON.stringify(firstPort(header))
+  ), { numRuns: runs(20_000) })
+  t.same(preferences(`${','.repeat(15_000)}delay=5`), { delay: '5' }, '15 KB of commas, then a wish')
 })

@@ -80,9 +80,11 @@ interface Server {
 /** The server on `snapshot`, in `cgroup` when given: the shell puts itself in it, then becomes the server. */
 function start (t: Parameters<typeof tempDir>[0], snapshot: string, env: Record<string, string>, cgroup: string | null): Server {
   const command = [process.execPath, SERVER, snapshot]
+  // The caches' reserve kept small (each thread's pages, hashes and unions: ~11 MB), so the budget is the snapshot's.
+  const serverEnv = childEnv({ PAGE_CACHE_MB: '8', ...env, PORT: '0', REQUEST_LOG: 'false' })
   const child = cgroup === null
-    ? spawn(command[0] as string, command.slice(1), { env: childEnv({ ...env, PORT: '0', REQUEST_LOG: 'false' }), stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn('sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...command], { env: childEnv({ ...env, PORT: '0', REQUEST_LOG: 'false' }), stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn(command[0] as string, command.slice(1), { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn('sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...command], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] })
   // stderr kept apart for the exit's report; the log lines waited for are stdout's.
   let stderr = ''
   child.stderr?.on('data', chunk => { stderr += chunk })
@@ -128,7 +130,7 @@ function keepAsking (url: string): { stop: () => Promise<{ statuses: number[], f
   return { stop: async () => { state.going = false; await asking; return { statuses, failures } } }
 }
 
-const SHORTFALL = new RegExp(`^needs ~[\\d,]+ MB at its peak; [\\d,]+ MB of the ${BUDGET_MB} MB budget are free$`)
+const SHORTFALL = new RegExp(`^needs ~[\\d,]+ MB at its peak; [\\d,]+ MB of the ${BUDGET_MB} MB budget are free \\([\\d,]+ MB kept for the caches\\)$`)
 
 t.test('prerequisite: the built server', async t => {
   t.ok(existsSync(SERVER), `${SERVER} exists (npm run build)`)
@@ -195,7 +197,7 @@ for (const setup of setups) {
       const { code, signal, stderr } = await start(t, big, setup.env, cgroup?.dir ?? null).exited
       t.equal(signal, null)
       t.equal(code, 1)
-      t.match(stderr, new RegExp(`^snapshot ${big.replace(/[.]/g, '\\.')} does not fit in memory: needs ~[\\d,]+ MB at its peak; [\\d,]+ MB of the ${BUDGET_MB} MB budget are free\n$`))
+      t.match(stderr, new RegExp(`^snapshot ${big.replace(/[.]/g, '\\.')} does not fit in memory: needs ~[\\d,]+ MB at its peak; [\\d,]+ MB of the ${BUDGET_MB} MB budget are free \\([\\d,]+ MB kept for the caches\\)\n$`))
       if (cgroup !== null) t.equal(await cgroup.oomKills(), 0, 'the kernel killed nothing in the cgroup')
     })
   })
@@ -210,7 +212,7 @@ t.test('an estimate too low (MEMORY_ESTIMATE_SCALE) lets the load start; the wat
   await writeFile(served, toJsonLines(smallSnapshot()))
   const big = join(dir, 'big.jsonl.tmp')
   await writeBigSnapshot(big, BIG_BYTES)
-  const server = start(t, served, { MEMORY_LIMIT_MB: String(BUDGET_MB), MEMORY_ESTIMATE_SCALE: '0.1' }, typeof cgroup === 'string' ? null : cgroup.dir)
+  const server = start(t, served, { MEMORY_LIMIT_MB: String(BUDGET_MB), MEMORY_ESTIMATE_SCALE: '0.1', PAGE_CACHE_MB: '0' }, typeof cgroup === 'string' ? null : cgroup.dir)
   const url = await server.url
   const asking = keepAsking(url)
   const abandoned = server.reloadEnded()
@@ -260,7 +262,7 @@ t.test('WORKERS=2: one load for every serving thread, within the one process\'s 
   t.match(metrics, 'explore_snapshot_refusals_total{reason="too_big"} 1')
   t.match(metrics, `explore_memory_budget_bytes ${budgetMb * MiB}`)
   const status = await (await fetch(`${url}/-/status`)).json() as Status
-  t.match(status.reloads.recentFailures[0]?.problems, [new RegExp(`^needs ~[\\d,]+ MB at its peak; [\\d,]+ MB of the ${budgetMb} MB budget are free$`)])
+  t.match(status.reloads.recentFailures[0]?.problems, [new RegExp(`^needs ~[\\d,]+ MB at its peak; [\\d,]+ MB of the ${budgetMb} MB budget are free \\([\\d,]+ MB kept for the caches\\)$`)])
   t.equal(status.snapshot?.items.en, 25, 'the served snapshot is unchanged')
   t.equal(status.servingThreads?.length, 2, 'served by two threads')
   t.equal(server.child.exitCode, null, 'the service was not killed')

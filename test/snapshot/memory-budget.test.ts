@@ -7,11 +7,13 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { TooBigError } from '../../src/errors.js'
 import { journalReserve } from '../../src/http/request-journal.js'
+import { DOORKEEPER_MAX_BYTES, servingCachesBytes } from '../../src/explore/page-cache.js'
 import { THREADS_FROM_BYTES } from '../../src/snapshot/load/parse-pool.js'
 import {
   cgroupLimit, estimatePeak, memoryGuard, PEAK_ESTIMATE, ProcessMemoryGuard, resolveBudget, shortfallText, watchLoad
 } from '../../src/snapshot/memory-budget.js'
 import { ItemMemory, memoryGoing } from '../../src/snapshot/model/item-memory.js'
+import { unionCacheBytes } from '../../src/snapshot/model/union-cache.js'
 import { tempDir } from '../helpers.js'
 
 const MiB = 1024 * 1024
@@ -204,4 +206,30 @@ t.test('memory is going while retired chunks wait for the GC, and for the given 
   await memory.freed
   t.ok(memoryGoing(60_000), 'just taken: still going for a while')
   t.notOk(memoryGoing(0), 'once the time has passed, not going')
+})
+
+t.test('the caches requests fill are reserved: a file that fits only in their room is refused, their room not counted free', async t => {
+  const budget = { bytes: 1200 * MiB, source: 'MEMORY_LIMIT_MB' as const }
+  const size = 500e6
+  const free = budget.bytes - 400 * MiB
+  t.ok(estimatePeak(size, 'json') < free, 'the file fits beside what the process holds')
+  const reservedBytes = 2 * servingCachesBytes(64 * MiB)
+  t.ok(estimatePeak(size, 'json') > free - reservedBytes, 'but not beside two threads\' full caches')
+  await new ProcessMemoryGuard(budget, { rss: () => 400 * MiB }).admit('/srv/s.json', size, 'json')
+  const guard = new ProcessMemoryGuard(budget, { rss: () => 400 * MiB, reservedBytes, going: () => false })
+  const error = await guard.admit('/srv/s.json', size, 'json').then(() => null, (error: unknown) => error) as TooBigError
+  t.equal(error?.code, 'SNAPSHOT_ERR_TOO_BIG')
+  t.same(error.shortfall, { neededBytes: estimatePeak(size, 'json'), freeBytes: free - reservedBytes, budgetBytes: budget.bytes })
+  t.equal(error.problems[0], `${shortfallText(error.shortfall)} (${Math.round(reservedBytes / MiB)} MB kept for the caches)`, 'the refusal says so')
+  // This process's own RSS, with half the reserve to spare.
+  const config = { memoryLimitMb: Math.ceil((process.memoryUsage.rss() + estimatePeak(size, 'json') + reservedBytes / 2) / MiB), memoryEstimateScale: 1 }
+  await memoryGuard(config, () => false).admit('/srv/s.json', size, 'json')
+  await t.rejects(memoryGuard(config, () => false, reservedBytes).admit('/srv/s.json', size, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' }, 'the service\'s guard takes the reserve')
+})
+
+t.test('a serving thread\'s caches at most: PAGE_CACHE_MB, the doorkeeper\'s hashes, the unions', async t => {
+  t.equal(unionCacheBytes(64 * MiB), 16 * MiB, 'unions: a quarter of the page cache\'s')
+  t.equal(servingCachesBytes(64 * MiB), 64 * MiB + DOORKEEPER_MAX_BYTES + 16 * MiB)
+  t.equal(Math.round(servingCachesBytes(64 * MiB) / MiB), 81, 'the 81 MB the guides name')
+  t.equal(servingCachesBytes(0), 0, 'PAGE_CACHE_MB=0: no page cache, no doorkeeper, no unions kept')
 })

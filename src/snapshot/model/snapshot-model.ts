@@ -2,7 +2,8 @@
 import type { ItemMemory } from './item-memory.js'
 import { servedBefore } from './item-bytes.js'
 import type { IdSlots } from './id-slots.js'
-import { NO_ITEMS, Overlay, mergeRanks, type SlotOrder } from './overlay.js'
+import { NO_ITEMS, Overlay, type SlotOrder } from './overlay.js'
+import { unionCache } from './union-cache.js'
 
 /** By slot. Each item is followed by a comma, so a page's items go out comma included. */
 interface ItemStore {
@@ -141,8 +142,8 @@ interface Page {
   items: PageItems
 }
 
-// Unions of several companies are worth keeping: the same filter is usually paged through.
-const UNION_CACHE_SIZE = 256
+/** Names a listing in this thread's union cache. */
+let listings = 0
 
 export class LanguageListing {
   readonly store: ItemStore
@@ -160,7 +161,7 @@ export class LanguageListing {
     this.size = this.all.size
   }
 
-  private readonly unions = new Map<string, Overlay>()
+  private readonly id = listings++
 
   readonly all: Overlay
 
@@ -182,25 +183,29 @@ export class LanguageListing {
     return this.changes?.companies.get(company) ?? this.columns.byCompany.list(company)
   }
 
+  /**
+   * Unions of several companies are worth keeping: the same filter is usually paged through. Only companies with
+   * items here make the key, so that unknown ids make no new union (ADR 037).
+   */
   private listFor (companies: readonly number[]): Overlay {
     if (companies.length === 1) return this.list(companies[0] as number)
-    const ids = [...new Set(companies)].sort((a, b) => a - b)
-    if (ids.length === 1) return this.list(ids[0] as number)
-    const key = ids.join(',')
-    const cached = this.unions.get(key)
-    if (cached !== undefined) {
-      // Least recently used goes first.
-      this.unions.delete(key)
-      this.unions.set(key, cached)
-      return cached
+    const sorted = Float64Array.from(companies).sort()
+    const ids: number[] = []
+    const lists: Overlay[] = []
+    for (let i = 0; i < sorted.length; i++) {
+      const id = sorted[i] as number
+      if (id === sorted[i - 1]) continue
+      const list = this.list(id)
+      if (list.size === 0) continue
+      ids.push(id)
+      lists.push(list)
     }
-    const lists = ids.map(id => this.list(id))
-    // Flat lists merge as numbers alone (ADR 027).
-    const union = lists.some(list => list.edited)
-      ? Overlay.union(lists, this.columns.before)
-      : Overlay.over(mergeRanks(lists.map(list => list.ranks())))
-    if (this.unions.size >= UNION_CACHE_SIZE) this.unions.delete(this.unions.keys().next().value as string)
-    this.unions.set(key, union)
+    if (lists.length <= 1) return lists[0] ?? NO_ITEMS
+    const key = `${this.id}:${ids.join(',')}`
+    const cached = unionCache.get(key)
+    if (cached !== undefined) return cached
+    const union = Overlay.union(lists, this.columns.size, this.columns.before)
+    unionCache.keep(key, union)
     return union
   }
 }

@@ -26,8 +26,9 @@ interface WatchOptions {
 /** chokidar 5 passes on one `change` per path per 50 ms, with no trailing event: shorter could miss a last write. */
 export const SHORTEST_QUIET_MS = 50
 
+/** `onChange(changesDirOnly)`: true when all the quiet time saw was the changes directory appearing. */
 export function watchSnapshot (
-  file: string, onChange: () => void, { debounceMs, onError, changesDir = null }: WatchOptions
+  file: string, onChange: (changesDirOnly: boolean) => void, { debounceMs, onError, changesDir = null }: WatchOptions
 ): SnapshotWatcher {
   const quietMs = Math.max(debounceMs, SHORTEST_QUIET_MS)
   const target = resolve(file)
@@ -47,11 +48,15 @@ export function watchSnapshot (
   })
   const events = new EventEmitter<WatchEvents>()
   let timer: NodeJS.Timeout | null = null
-  const schedule = () => {
+  let changesDirOnly = true
+  const schedule = (changesDir = false) => {
+    if (!changesDir) changesDirOnly = false
     if (timer !== null) clearTimeout(timer)
     timer = setTimeout(() => {
+      const only = changesDirOnly
       timer = null
-      onChange()
+      changesDirOnly = true
+      onChange(only)
     }, quietMs)
   }
   // `unlink` of the snapshot changes nothing (the last good one stays); of a change file, it is a change.
@@ -61,9 +66,11 @@ export function watchSnapshot (
   // A directory where the file was cannot be served, but the failed load tells the operator so.
   watcher.on('addDir', path => {
     if (roots.includes(resolve(path))) return
-    // An empty directory serves nothing new; a reload here would read the whole snapshot again first.
+    // Its files come as events of their own, but one made as chokidar read it may be missed: read then, served only
+    // if it holds change files (a reload of the snapshot alone would read it again).
     if (resolve(path) === changes) {
       events.emit('changesDir')
+      schedule(true)
       return
     }
     schedule()

@@ -1,7 +1,8 @@
 import t from 'tap'
 import fc from 'fast-check'
 import type { PageItems } from '../../../src/snapshot/model/snapshot-model.js'
-import { mergeRanks } from '../../../src/snapshot/model/overlay.js'
+import { Overlay } from '../../../src/snapshot/model/overlay.js'
+import { unionCache } from '../../../src/snapshot/model/union-cache.js'
 import { renderItem } from '../../../src/snapshot/model/item-bytes.js'
 import { makeItem, modelOf, smallSnapshot, type SnapshotDoc } from '../../helpers.js'
 import { runs } from '../../property-runs.js'
@@ -56,20 +57,25 @@ t.test('an item listing a company twice appears once', async t => {
   t.same(pks(mixed.page([4], 0, 10).items), [2, 3])
 })
 
-t.test('the union cache stays bounded', async t => {
+t.test('the union cache stays within its bytes', async t => {
+  unionCache.resize(20 * 1024)
+  t.teardown(() => unionCache.resize(0))
   const items = Array.from({ length: 300 }, (_, i) => makeItem(i + 1, '2024-01-01', [i, i + 1]))
   const en = (await load({ languages: { en: items } })).language('en')!
   for (let i = 0; i < 299; i++) t.equal(en.page([i, i + 2], 0, 10).count, i === 0 || i === 298 ? 3 : 4)
+  t.ok(unionCache.size > 0 && unionCache.bytes <= 20 * 1024, `${unionCache.size} unions in ${unionCache.bytes} bytes`)
   t.equal(en.page([0, 2], 0, 10).count, 3, 'an evicted union is computed again')
 })
 
-t.test('mergeRanks is the sorted union of its inputs', async t => {
-  t.same(mergeRanks([]), new Uint32Array(0))
-  fc.assert(fc.property(fc.array(fc.uniqueArray(fc.nat(500)), { maxLength: 6 }), lists => {
-    const sorted = lists.map(list => Uint32Array.from([...list].sort((a, b) => a - b)))
+t.test('a union of loaded lists is the sorted union of their ranks, made from bits or by sorting a few', async t => {
+  const before = (a: number, b: number): boolean => a < b
+  fc.assert(fc.property(fc.array(fc.uniqueArray(fc.nat(500)), { maxLength: 6 }), fc.constantFrom(501, 1_000_000), (lists, size) => {
+    const overlays = lists.map(list => Overlay.over(Uint32Array.from([...list].sort((a, b) => a - b))))
     const expected = [...new Set(lists.flat())].sort((a, b) => a - b)
-    return JSON.stringify([...mergeRanks(sorted)]) === JSON.stringify(expected)
-  }))
+    const union = Overlay.union(overlays, size, before)
+    return !union.edited && JSON.stringify([...union.ranks()]) === JSON.stringify(expected)
+  }), { numRuns: runs(1000) })
+  t.pass('1,000 unions')
 })
 
 t.test('an item is served as the original\'s 16 fields, in order, nothing else', async t => {
