@@ -50,6 +50,12 @@ export interface KubeObject {
     ports?: Array<{ port: number, targetPort: number | string }>
     maxUnavailable?: number
     minAvailable?: number
+    podSelector?: { matchLabels?: Record<string, string> }
+    policyTypes?: string[]
+    ingress?: Array<{
+      from?: Array<{ namespaceSelector?: { matchLabels?: Record<string, string> }, podSelector?: unknown, ipBlock?: unknown }>
+      ports?: Array<{ port: number | string, protocol?: string }>
+    }>
     resources?: { requests?: { storage?: string } }
     template?: {
       metadata?: { labels?: Record<string, string>, annotations?: Record<string, string> }

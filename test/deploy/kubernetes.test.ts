@@ -236,6 +236,27 @@ t.test('base/ and s3-fleet/ as applied (the overlays merged as kustomize does): 
   t.ok(fleet.some(object => object.kind === 'ServiceAccount'), 'and its ServiceAccount')
 })
 
+t.test('base/: a NetworkPolicy lets anyone reach the API\'s port, and the operator\'s port only from one namespace', async t => {
+  const objects = renderHere(join(KUBERNETES, 'base'))
+  const deployment = objects.find(object => object.kind === 'Deployment')!
+  const policy = objects.find(object => object.kind === 'NetworkPolicy')
+  t.ok(policy !== undefined, 'a NetworkPolicy is applied with the replicas')
+  t.ok(matches(policy?.spec?.podSelector?.matchLabels, deployment.spec?.template?.metadata?.labels), 'it selects the replicas\' pods')
+  t.same(policy?.spec?.policyTypes, ['Ingress'], 'it limits what comes in')
+  const container = containersOf([deployment])[0]!
+  const portOf = (port: number | string): number | undefined =>
+    typeof port === 'number' ? port : container.ports?.find(named => named.name === port)?.containerPort
+  const rules = policy?.spec?.ingress ?? []
+  const reaching = (port: number): typeof rules => rules.filter(rule => rule.ports === undefined || rule.ports.some(each => portOf(each.port) === port))
+  const data = objects.find(object => object.kind === 'ConfigMap')?.data ?? {}
+  const [port, opsPort] = [Number(data.PORT), Number(data.OPS_PORT)]
+  t.ok(reaching(port).some(rule => rule.from === undefined), `PORT ${port}: open to every source`)
+  const ops = reaching(opsPort)
+  t.ok(ops.length > 0, `OPS_PORT ${opsPort}: some may reach it`)
+  t.ok(ops.every(rule => (rule.from ?? []).length > 0 && rule.from!.every(source => source.namespaceSelector?.matchLabels !== undefined && source.podSelector === undefined && source.ipBlock === undefined)),
+    'only from a named namespace: no rule leaves it open')
+})
+
 t.test('the strategic merge merges as kustomize does', async t => {
   t.same(strategicMerge(
     { a: 1, list: [{ name: 'x', v: 1, keep: true }, { name: 'y', v: 2 }], plain: [1, 2], gone: 1 },
