@@ -1,4 +1,4 @@
-// The reference pages written from the code itself: the configuration (OPTIONS in src/config.ts) and the
+// The reference pages written from the code itself: the configuration (OPTIONS, src/config/options.ts) and the
 // command line (each command's usage). `npm run docs:reference` writes them; a test fails when the
 // committed pages differ, so they are never edited by hand.
 import { helpText, OPTIONS, S3_ENVIRONMENT } from '../src/config.js'

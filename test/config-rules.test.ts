@@ -1,6 +1,8 @@
 // Every option refuses a bad value with a message that names it and says its rule; --help shows each rule
 // and no path of this machine.
 import t from 'tap'
+import { KindGuard, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -78,6 +80,31 @@ for (const option of OPTIONS) {
     }
   })
 }
+
+/** The number an option takes, without its null. */
+function numberOf (schema: TSchema): (TSchema & { minimum?: number, maximum?: number }) | undefined {
+  if (KindGuard.IsInteger(schema) || KindGuard.IsNumber(schema)) return schema
+  if (KindGuard.IsUnion(schema)) return schema.anyOf.map(numberOf).find(member => member !== undefined)
+  return undefined
+}
+
+t.test('a number option\'s rule names its schema\'s minimum and maximum; both are taken, a step past either refused', async t => {
+  const numbers = OPTIONS.filter(option => numberOf(option.schema) !== undefined)
+  t.ok(numbers.length >= 20, `${numbers.length} options`)
+  for (const option of numbers) {
+    const { minimum, maximum } = numberOf(option.schema) as { minimum: number, maximum: number }
+    t.ok(option.rule.includes(`from ${minimum} to ${maximum}`), `${option.env}: its rule (${option.rule}) names ${minimum} and ${maximum}`)
+    // FAULT: FAULT_RATE needs it.
+    const load = (value: number) => loadConfig({ env: { FAULT: 'reset', [option.env]: String(value) } })[option.key]
+    for (const value of [minimum, maximum]) {
+      t.ok(Value.Check(option.schema, load(value)), `${option.env}=${value}: taken, and in its schema`)
+    }
+    const step = KindGuard.IsInteger(numberOf(option.schema)) ? 1 : 0.001
+    for (const value of [minimum - step, maximum + step]) {
+      t.throws(() => load(value), { name: 'ConfigError', message: `${option.env}=${JSON.stringify(String(value))}: must be ${option.rule}` }, `${option.env}=${value}: refused`)
+    }
+  }
+})
 
 t.test('--help gives each option\'s rule and default, and no path of this machine', async t => {
   const help = helpText()

@@ -53,7 +53,7 @@ t.test('the serializer\'s form writes the same bytes as the schema as written', 
       servingThreads: [{ id: 0, threadId: 2, version: null, since: 'g', restarts: 0, lettingGo: ['v0'] }],
       pin: { version: 'v', pinnedAt: 'p', from: 'w' },
       newest: { noticedAt: 'n', source: 's', etag: null },
-      trouble: { delay: '100-400', failRate: 0.2, failStatus: 503, fault: 'dribble', faultRate: 1, chaos: true, seed: 7 }
+      trouble: { delay: '100-400', failRate: 0.2, failStatus: 503, fault: 'dribble', faultRate: 1, chaos: true, seed: 7, replay: 'order' }
     }
   ]
   for (const status of statuses) t.equal(fastJson(forSerializer(StatusSchema))(status), fastJson(StatusSchema as object)(status))
