@@ -14,7 +14,7 @@ import { isAlive, writeThroughTemporary } from '../write-through-temporary.js'
 import { ManifestError, SourceError } from '../errors.js'
 import { makeDirectory } from '../make-directory.js'
 import { OWNER_DIRECTORY, tightenOwnFiles } from '../owner-only.js'
-import { IMAGE_FORMAT } from '../snapshot/images/version-image.js'
+import { IMAGE_FORMAT } from '../snapshot/images/image-fingerprint.js'
 import { fileDigest } from '../snapshot/store/chain-on-disk.js'
 import { VERSION } from '../version.js'
 

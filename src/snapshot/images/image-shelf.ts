@@ -8,8 +8,10 @@ import { OWNER_DIRECTORY, OWNER_FILE } from '../../owner-only.js'
 import { isAlive } from '../../write-through-temporary.js'
 import { JobQueue } from '../job-queue.js'
 import type { MemoryGuard } from '../memory-budget.js'
+import { collectNow } from '../model/item-memory.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
 import type { StoreLogger } from '../store/snapshot-store.js'
+import { FINGERPRINT } from './image-fingerprint.js'
 import { readImage, readImageHeader, writeImage } from './version-image.js'
 
 const SUFFIX = '.image'
@@ -36,7 +38,9 @@ export class ImageShelf {
   constructor (
     readonly dir: string,
     private readonly log: StoreLogger,
-    private readonly guard: MemoryGuard | null = null
+    private readonly guard: MemoryGuard | null = null,
+    /** What this code's images are made by (tests give another: code that renders otherwise). */
+    readonly fingerprint = FINGERPRINT
   ) {}
 
   status (): ImageCounts {
@@ -47,20 +51,25 @@ export class ImageShelf {
     return join(this.dir, `${version}${SUFFIX}`)
   }
 
-  /** Null: none, or one refused (and removed). A TooBigError stands: the file would not fit either. */
+  /**
+   * Null: none, or one refused, removed before the caller parses, its arrays given back (ADR 042). A TooBigError
+   * stands: the file would not fit either.
+   */
   async read (file: string, wanted: ImageWanted): Promise<SnapshotModel | null> {
     const candidates = wanted.digest !== undefined ? [this.pathOf(wanted.digest)] : await this.images()
     for (const path of candidates) {
       const started = Date.now()
       const handle = await open(path, 'r').catch(() => null)
       if (handle === null) continue
+      let reading = false
       try {
-        const header = await readImageHeader(handle)
+        const header = await readImageHeader(handle, this.fingerprint)
         const same = wanted.digest !== undefined
           ? header.made.version === wanted.digest
           : wanted.stamp !== null && header.made.stamp === wanted.stamp
         if (!same) continue
         await this.guard?.admit(file, header.bytes, 'image')
+        reading = true
         const model = await readImage(handle, header, file)
         const ms = Date.now() - started
         model.info.fromImage = { ms }
@@ -69,7 +78,9 @@ export class ImageShelf {
         return model
       } catch (error) {
         if (error instanceof TooBigError) throw error
-        this.refuse(path, error)
+        await this.refuse(path, error)
+        // Shared memory V8 does not count: the parse's memory budget would find it still in RSS (ADR 011).
+        if (reading) collectNow()
       } finally {
         await handle.close()
       }
@@ -77,11 +88,11 @@ export class ImageShelf {
     return null
   }
 
-  private refuse (path: string, error: unknown): void {
+  private async refuse (path: string, error: unknown): Promise<void> {
     this.counts.refused++
     const problem = error instanceof ImageError ? error.message : `it does not read (${(error as Error).message})`
     this.log.warn({ image: path, problem }, 'a version image was refused and removed: the snapshot is parsed instead')
-    rm(path, { force: true }).catch(() => {})
+    await rm(path, { force: true }).catch(() => {})
   }
 
   /** Checked only when read. */
@@ -102,7 +113,7 @@ export class ImageShelf {
         await fetch(temporary)
         const handle = await open(temporary, 'r')
         try {
-          const { made } = await readImageHeader(handle)
+          const { made } = await readImageHeader(handle, this.fingerprint)
           if (made.version !== digest) throw new ImageError(`it is the image of another snapshot (${made.version})`)
         } finally {
           await handle.close()
@@ -142,7 +153,9 @@ export class ImageShelf {
       const temporary = join(this.dir, `.${version}.${process.pid}.tmp`)
       const started = Date.now()
       try {
-        const bytes = await writeImage(temporary, model, stamp, this.stopping.signal, OWNER_FILE)
+        const bytes = await writeImage(temporary, model, stamp, {
+          signal: this.stopping.signal, mode: OWNER_FILE, fingerprint: this.fingerprint
+        })
         await rename(temporary, path)
         this.counts.written++
         this.log.info({ version, bytes, ms: Date.now() - started }, 'version image written')
@@ -161,7 +174,7 @@ export class ImageShelf {
     const handle = await open(path, 'r').catch(() => null)
     if (handle === null) return undefined
     try {
-      return (await readImageHeader(handle)).made.stamp
+      return (await readImageHeader(handle, this.fingerprint)).made.stamp
     } catch {
       return undefined
     } finally {

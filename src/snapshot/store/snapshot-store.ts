@@ -136,6 +136,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private rootReady: Promise<void> | null = null
   private readonly changeCounts: ChangeFileCounts = { applied: 0, refused: 0 }
   private changesExpected = false
+  /** The next serve reads its snapshot, whatever is served: an image's bytes were found other than the file's. */
+  private rereadRoot = false
+  /** Confirmations of images found by a stamp (ADR 042), stopped by `close`. */
+  private readonly confirming = new AbortController()
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
@@ -170,7 +174,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const first = this.firstChain
     if (first.changesMayCome === true) this.changesExpected = true
     for (;;) {
-      const read = await this.readOnce(first.snapshot, this.load, first.snapshotDigest)
+      const read = await this.readRoot(first)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       const snapshot = { file: first.snapshot, stamp: read.stamp, digest: read.model.info.version }
@@ -242,6 +246,49 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     await this.jobs.idle()
   }
 
+  /** Shutdown: a confirmation under way stops, and nothing is served after. */
+  async close (): Promise<void> {
+    this.confirming.abort()
+    await this.idle()
+  }
+
+  /** A chain's snapshot; an image found by the file's stamp alone is confirmed by its bytes later. */
+  private async readRoot (chain: Chain): ReturnType<typeof this.readOnce<SnapshotModel>> {
+    const { snapshot, snapshotDigest } = chain
+    const read = await this.readOnce(snapshot, this.load, snapshotDigest)
+    if (read !== 'changed' && 'model' in read && snapshotDigest === undefined && read.model.info.fromImage !== undefined) {
+      this.confirm(snapshot, read.stamp, read.model.info.version)
+    }
+    return read
+  }
+
+  /**
+   * A stamp says a file is unchanged, not that its bytes are the image's (a file put back with its old time): they
+   * are digested in the background, a piece per turn of the event loop, and read again if other (ADR 042).
+   */
+  private confirm (file: string, stamp: string | null, version: string): void {
+    if (stamp === null) return
+    const { signal } = this.confirming
+    fileDigest(file, 'follow', signal).then(async digest => {
+      if (digest === version || signal.aborted || await fileStamp(file) !== stamp) return
+      this.log.warn(
+        { snapshot: file, image: version, digest },
+        'the snapshot is not the bytes its version image was made from: the image is removed and the snapshot read again'
+      )
+      await this.images?.discard(version)
+      const again = await this.jobs.run(async () => {
+        const served = this.chain
+        if (signal.aborted || served?.snapshot.file !== file || served.snapshot.digest !== version) return null
+        this.rereadRoot = true
+        const changes = served.changes.map(change => change.file)
+        return { snapshot: file, changes, changesMayCome: this.changesExpected }
+      })
+      if (again !== null) await this.serve(again)
+    }).catch((error: unknown) => {
+      if (!signal.aborted) this.log.warn({ snapshot: file, err: error }, 'the snapshot\'s digest could not be confirmed')
+    })
+  }
+
   /**
    * 'changed' when written meanwhile: what was read may be a valid beginning (JSON Lines cut at a line end) or a
    * truncated save.
@@ -280,7 +327,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const servedChanges = this.chain?.changes.length ?? null
     // Not compared first: a digest of a whole snapshot the load reads again anyway.
     const alone = chain.changes.length === 0 && servedChanges === 0
-    const served = alone ? null : await this.servedPart(chain)
+    const reread = this.rereadRoot
+    this.rereadRoot = false
+    const served = alone || reread ? null : await this.servedPart(chain)
     const plan = planReload(chain.changes.length, servedChanges, served)
     return await this.execute(plan, chain, served, started)
   }
@@ -294,7 +343,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const files: ChainFile[] = plan.eachServed ? [...(served as Served).files] : []
     let state: SnapshotModel
     if (plan.base === 'read') {
-      const read = await this.readOnce(chain.snapshot, this.load, chain.snapshotDigest)
+      const read = await this.readRoot(chain)
       if (read === 'changed') return 'superseded'
       if ('error' in read) return this.refuse(chain.snapshot, read.error)
       root = read.model
