@@ -41,16 +41,19 @@ export function objectLimit (maxBytes: number): DownloadLimit {
   return new DownloadBudget(maxBytes).next()
 }
 
-/** The digest is a snapshot's version (a manifest's image is found by it); a local failure is rethrown as is. */
+/** `version`: a snapshot's (base64url, as a load takes it); `sha256`: an image's, as a manifest names it (hex). */
+export type DigestKind = 'version' | 'sha256'
+
+/** The digest as it streams, when asked for (ADR 033, 042); a local failure is rethrown as is. */
 export async function downloadObject (
   body: AsyncIterable<Uint8Array>,
   file: string,
-  { limit, length, signal, digest = false }:
-  { limit: DownloadLimit, length: number | null, signal: AbortSignal, digest?: boolean }
+  { limit, length, signal, digest = null }:
+  { limit: DownloadLimit, length: number | null, signal: AbortSignal, digest?: DigestKind | null }
 ): Promise<{ bytes: number, digest: string | null }> {
   const { maxBytes } = limit
   let bytes = 0
-  const hash = digest ? createHash(VERSION_DIGEST) : null
+  const hash = digest === null ? null : createHash(digest === 'version' ? VERSION_DIGEST : 'sha256')
   const counter = new Transform({
     transform (chunk: Buffer, _encoding, done) {
       bytes += chunk.length
@@ -75,7 +78,7 @@ export async function downloadObject (
   if (length !== null && bytes !== length) {
     throw new SourceError(`the download was cut short: ${bytes} of ${length} bytes`)
   }
-  return { bytes, digest: hash === null ? null : hash.digest('base64url') }
+  return { bytes, digest: hash === null ? null : hash.digest(digest === 'version' ? 'base64url' : 'hex') }
 }
 
 /** Its connection goes back to the pool or closes. */

@@ -1,11 +1,11 @@
 // STATE_DIR/images: one version image per kept loaded snapshot, named by its digest, read instead of a parse when the
 // content is the same (ADR 033).
-import { open, readdir, rename, rm, stat } from 'node:fs/promises'
+import { open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ImageError, TooBigError } from '../../errors.js'
 import { makeDirectory } from '../../make-directory.js'
 import { OWNER_DIRECTORY, OWNER_FILE } from '../../owner-only.js'
-import { isAlive } from '../../write-through-temporary.js'
+import { isAlive, writeThroughTemporary } from '../../write-through-temporary.js'
 import { JobQueue } from '../job-queue.js'
 import type { MemoryGuard } from '../memory-budget.js'
 import { collectNow } from '../model/item-memory.js'
@@ -15,6 +15,8 @@ import { FINGERPRINT } from './image-fingerprint.js'
 import { readImage, readImageHeader, writeImage } from './version-image.js'
 
 const SUFFIX = '.image'
+/** Names the image served with no snapshot file yet (a fleet's join, ADR 042): no prune removes it. */
+const ALONE = 'alone'
 
 /** Since start (/-/status, metrics). */
 interface ImageCounts {
@@ -182,17 +184,39 @@ export class ImageShelf {
     }
   }
 
+  /** The image served alone kept too. */
   keepOnly (versions: ReadonlySet<string>): Promise<void> {
     return this.jobs.run(async () => {
+      const alone = await this.alone()
       for (const name of await readdir(this.dir).catch(() => [])) {
         const pid = /^\..*\.(\d+)\.tmp$/.exec(name)?.[1]
+        const version = name.slice(0, -SUFFIX.length)
         // Our own pid's are left from a process before (a container's 1): no write runs beside this job.
         const gone = pid !== undefined
           ? Number(pid) === process.pid || !isAlive(Number(pid))
-          : name.endsWith(SUFFIX) && !versions.has(name.slice(0, -SUFFIX.length))
+          : name.endsWith(SUFFIX) && !versions.has(version) && version !== alone
         if (gone) await rm(join(this.dir, name), { force: true })
       }
     })
+  }
+
+  /**
+   * The snapshot whose image is served without its file (null: none any more), remembered across a restart: its
+   * image is then the only copy of the version here (ADR 042).
+   */
+  async holdAlone (digest: string | null): Promise<void> {
+    await this.jobs.run(async () => {
+      if (digest === null) {
+        await rm(join(this.dir, ALONE), { force: true })
+        return
+      }
+      await makeDirectory(this.dir, OWNER_DIRECTORY)
+      await writeThroughTemporary(join(this.dir, ALONE), async emit => { await emit(digest) }, { ownerOnly: true })
+    })
+  }
+
+  private async alone (): Promise<string | null> {
+    return await readFile(join(this.dir, ALONE), 'utf8').catch(() => null)
   }
 
   /** Tests. */
