@@ -339,7 +339,8 @@ export class ManifestFollower extends SourceFollower {
     try {
       if (!await this.objects.has(pending.name)) {
         const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(600_000)])
-        await this.objects.download(pending.name, { signal, budget: pending.budget, objects: [], image: null }, true)
+        const update: Update = { signal, budget: pending.budget, objects: [], image: null }
+        await this.objects.download(pending.name, update, true, true)
       }
       let digest = this.objects.digests.get(pending.name)
       if (digest === undefined) {

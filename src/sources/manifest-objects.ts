@@ -32,13 +32,14 @@ export class ManifestObjects {
     return await isFile(this.pathOf(name))
   }
 
-  /** `digest`: a snapshot's version, taken as it streams. */
-  async download (name: string, update: Update, digest: boolean): Promise<string> {
+  /** `digest`: a snapshot's version, taken as it streams. `lowPriority`: a download in the background. */
+  async download (name: string, update: Update, digest: boolean, lowPriority = false): Promise<string> {
     const file = this.pathOf(name)
     // Hidden and per process: never an object's name, and replicas may share the directory.
     const temporary = join(this.dir, `.${name}.download-${process.pid}`)
     try {
-      const { digest: hash } = await this.fetchTo(name, temporary, update, { digest: digest ? 'version' : null })
+      const kind = digest ? 'version' : null
+      const { digest: hash } = await this.fetchTo(name, temporary, update, { digest: kind, lowPriority })
       await rename(temporary, file)
       update.objects.push(file)
       if (hash !== null) this.digests.set(name, hash)
@@ -50,7 +51,8 @@ export class ManifestObjects {
 
   /** Into `file`, whoever names it (an image goes to the shelf). `bytes`: the size the manifest gives it. */
   async fetchTo (
-    name: string, file: string, update: Update, { digest, bytes }: { digest: DigestKind | null, bytes?: number }
+    name: string, file: string, update: Update,
+    { digest, bytes, lowPriority }: { digest: DigestKind | null, bytes?: number, lowPriority?: boolean }
   ): Promise<{ digest: string | null }> {
     const { signal, budget } = update
     const object = this.source.sibling(name)
@@ -64,7 +66,9 @@ export class ManifestObjects {
     if (!fetched.changed) throw new SourceError(`${object.shown} answered 304 to a request without validators`)
     const limit = sizeGiven(budget.next(), bytes)
     await refuseTooLarge(fetched, limit, name)
-    const downloaded = await downloadObject(fetched.body, file, { limit, length: fetched.length, signal, digest })
+    const downloaded = await downloadObject(fetched.body, file, {
+      limit, length: fetched.length, signal, digest, lowPriority
+    })
     budget.spend(downloaded.bytes)
     if (bytes !== undefined && downloaded.bytes !== bytes) {
       throw new SourceError(`${name} is ${downloaded.bytes} bytes, where the manifest says ${bytes}`)

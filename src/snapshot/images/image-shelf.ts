@@ -10,7 +10,7 @@ import { JobQueue } from '../job-queue.js'
 import type { MemoryGuard } from '../memory-budget.js'
 import { collectNow } from '../model/item-memory.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
-import type { StoreLogger } from '../store/snapshot-store.js'
+import { fileStamp, type StoreLogger } from '../store/snapshot-store.js'
 import { FINGERPRINT } from './image-fingerprint.js'
 import { readImage, readImageHeader, writeImage } from './version-image.js'
 
@@ -36,6 +36,8 @@ export class ImageShelf {
   /** A write under way stops between two pieces rather than hold the exit for gigabytes. */
   private readonly stopping = new AbortController()
   private readonly counts: ImageCounts = { read: 0, written: 0, refused: 0 }
+  /** Images received and checked whole against a manifest's SHA-256, by digest: their file's stamp then. */
+  private readonly verified = new Map<string, string | null>()
 
   constructor (
     readonly dir: string,
@@ -72,7 +74,10 @@ export class ImageShelf {
         if (!same) continue
         await this.guard?.admit(file, header.bytes, 'image')
         reading = true
-        const model = await readImage(handle, header, file)
+        // Checked whole moments ago, and unchanged since: its checksums are not computed twice (ADR 042).
+        const verified = wanted.digest !== undefined && this.verified.has(wanted.digest) &&
+          this.verified.get(wanted.digest) === await fileStamp(path)
+        const model = await readImage(handle, header, file, { verified })
         const ms = Date.now() - started
         model.info.fromImage = { ms }
         this.counts.read++
@@ -102,7 +107,10 @@ export class ImageShelf {
     return (await stat(this.pathOf(digest)).catch(() => null))?.isFile() === true
   }
 
-  /** An image made elsewhere (a fleet's publisher), kept only when its header names `digest`; leaves nothing behind. */
+  /**
+   * An image made elsewhere (a fleet's publisher), kept only when its header names `digest`; leaves nothing behind.
+   * `fetch` rejects unless the file is the bytes a manifest's SHA-256 names: the read after does not checksum them.
+   */
   receive (digest: string, fetch: (file: string) => Promise<void>): Promise<void> {
     // A job: a sweep of this process's temporary files never runs beside it.
     return this.jobs.run(async () => {
@@ -121,6 +129,7 @@ export class ImageShelf {
           await handle.close()
         }
         await rename(temporary, this.pathOf(digest))
+        this.verified.set(digest, await fileStamp(this.pathOf(digest)))
       } finally {
         await rm(temporary, { force: true })
       }
