@@ -29,8 +29,8 @@ AWS_ENDPOINT_URL_S3, profiles, roles) or a directory (served by an HTTP server t
   --max-change PERCENT  with --snapshot: refuse a snapshot whose items in a language differ from the snapshot
                         published now by more than PERCENT (default 10), or that empties a language
   --force               with --snapshot: publish even so (a language's count changed on purpose)
-  --no-image            with --snapshot: publish no version image beside it (replicas of this release read
-                        the image instead of parsing the snapshot; it is about the snapshot's size)
+  --no-image            with --snapshot: publish no version image beside it (a replica that renders as this
+                        code does joins from the image, then downloads the snapshot; it is about its size)
   --s3-force-path-style path-style S3 addressing (MinIO, moto, some Ceph)
 A name already published with other bytes is refused (objects are immutable); the same bytes again are no
 error. Objects go first, the manifest last, and the manifest is replaced only if no one replaced it meanwhile.

@@ -59,15 +59,18 @@ export interface DownloadOptions {
   lowPriority?: boolean
   /** Tests: the size from which the digest is taken behind. */
   digestBehindFrom?: number
+  /** Given each piece as it comes; a promise it returns is waited for before the next. */
+  onPiece?: ((piece: Uint8Array) => Promise<void> | undefined) | null
 }
 
 /** The digest as it streams, when asked for (ADR 033, 042); a local failure is rethrown as is. */
 export async function downloadObject (
   body: AsyncIterable<Uint8Array>,
   file: string,
-  { limit, length, signal, digest = null, lowPriority = false, digestBehindFrom = DIGEST_BEHIND_FROM_BYTES }:
-  DownloadOptions
+  options: DownloadOptions
 ): Promise<{ bytes: number, digest: string | null }> {
+  const { limit, length, signal, digest = null, lowPriority = false, onPiece = null } = options
+  const { digestBehindFrom = DIGEST_BEHIND_FROM_BYTES } = options
   const { maxBytes } = limit
   let bytes = 0
   const algorithm = digest === 'version' ? VERSION_DIGEST : 'sha256'
@@ -88,9 +91,20 @@ export async function downloadObject (
       }
       if (bytes > maxBytes) {
         done(new SourceError(`the object is more than ${limit.rule} allows (${limit.detail}): download stopped`))
-      } else {
-        done(null, chunk)
+        return
       }
+      let taken
+      try {
+        taken = onPiece?.(chunk)
+      } catch (error) {
+        done(error as Error)
+        return
+      }
+      if (taken === undefined) {
+        done(null, chunk)
+        return
+      }
+      taken.then(() => { done(null, chunk) }, (error: unknown) => { done(error as Error) })
     }
   })
   try {

@@ -207,7 +207,11 @@ export class ManifestFollower extends SourceFollower {
   ): Promise<ReloadOutcome | 'held'> {
     let wanted = chain
     for (;;) {
-      if (held()) return 'held'
+      if (held()) {
+        // Not served now: the version put together from its image is let go, its file kept.
+        if (wanted.snapshotDigest !== undefined) this.options.images?.release(wanted.snapshotDigest)
+        return 'held'
+      }
       // Before it is served: a restart's prune never removes the only copy of the version (ADR 042).
       if (wanted.imageAlone === true) await this.options.images?.holdAlone(wanted.snapshotDigest ?? null)
       const outcome = await this.sink.serve(wanted)
@@ -300,8 +304,8 @@ export class ManifestFollower extends SourceFollower {
   /** Kept on the shelf only when it is what the manifest says: its size, its SHA-256, its header's snapshot. */
   private async receive (image: ManifestImage, update: Update): Promise<boolean> {
     try {
-      await this.options.images?.receive(image.snapshot, async file => {
-        const { digest } = await this.objects.fetchTo(image.name, file, update, { digest: 'sha256', bytes: image.bytes })
+      await this.options.images?.receive(image.snapshot, image.bytes, async (file, onPiece) => {
+        const { digest } = await this.objects.fetchTo(image.name, file, update, { digest: 'sha256', bytes: image.bytes, onPiece })
         if (digest !== image.digest) {
           throw new SourceError(`its SHA-256 is ${digest ?? ''}, where the manifest says ${image.digest}`)
         }

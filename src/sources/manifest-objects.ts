@@ -5,7 +5,9 @@ import { basename, join } from 'node:path'
 import { SourceError } from '../errors.js'
 import type { StoreLogger } from '../snapshot/store/snapshot-store.js'
 import { isAlive } from '../write-through-temporary.js'
-import { downloadObject, type DigestKind, type DownloadBudget, type DownloadLimit } from './download-object.js'
+import {
+  downloadObject, type DigestKind, type DownloadBudget, type DownloadLimit, type DownloadOptions
+} from './download-object.js'
 import { refuseTooLarge } from './follow-source.js'
 import type { RemoteSource } from './remote-source.js'
 
@@ -52,7 +54,9 @@ export class ManifestObjects {
   /** Into `file`, whoever names it (an image goes to the shelf). `bytes`: the size the manifest gives it. */
   async fetchTo (
     name: string, file: string, update: Update,
-    { digest, bytes, lowPriority }: { digest: DigestKind | null, bytes?: number, lowPriority?: boolean }
+    { digest, bytes, lowPriority, onPiece }: {
+      digest: DigestKind | null, bytes?: number, lowPriority?: boolean, onPiece?: DownloadOptions['onPiece']
+    }
   ): Promise<{ digest: string | null }> {
     const { signal, budget } = update
     const object = this.source.sibling(name)
@@ -67,7 +71,7 @@ export class ManifestObjects {
     const limit = sizeGiven(budget.next(), bytes)
     await refuseTooLarge(fetched, limit, name)
     const downloaded = await downloadObject(fetched.body, file, {
-      limit, length: fetched.length, signal, digest, lowPriority
+      limit, length: fetched.length, signal, digest, lowPriority, onPiece
     })
     budget.spend(downloaded.bytes)
     if (bytes !== undefined && downloaded.bytes !== bytes) {

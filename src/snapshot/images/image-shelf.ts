@@ -10,7 +10,8 @@ import { JobQueue } from '../job-queue.js'
 import type { MemoryGuard } from '../memory-budget.js'
 import { collectNow } from '../model/item-memory.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
-import { fileStamp, type StoreLogger } from '../store/snapshot-store.js'
+import type { StoreLogger } from '../store/snapshot-store.js'
+import { ImageAssembly } from './image-assembly.js'
 import { FINGERPRINT } from './image-fingerprint.js'
 import { readImage, readImageHeader, writeImage } from './version-image.js'
 
@@ -36,8 +37,8 @@ export class ImageShelf {
   /** A write under way stops between two pieces rather than hold the exit for gigabytes. */
   private readonly stopping = new AbortController()
   private readonly counts: ImageCounts = { read: 0, written: 0, refused: 0 }
-  /** Images received and checked whole against a manifest's SHA-256, by digest: their file's stamp then. */
-  private readonly verified = new Map<string, string | null>()
+  /** Images received and put together as they downloaded, by digest, until the read that follows takes them. */
+  private readonly assembled = new Map<string, ImageAssembly>()
 
   constructor (
     readonly dir: string,
@@ -60,6 +61,8 @@ export class ImageShelf {
    * stands: the file would not fit either.
    */
   async read (file: string, wanted: ImageWanted): Promise<SnapshotModel | null> {
+    const assembly = wanted.digest === undefined ? undefined : this.assembled.get(wanted.digest)
+    if (assembly !== undefined) return this.finish(assembly, file, wanted.digest as string)
     const candidates = wanted.digest !== undefined ? [this.pathOf(wanted.digest)] : await this.images()
     for (const path of candidates) {
       const started = Date.now()
@@ -74,10 +77,7 @@ export class ImageShelf {
         if (!same) continue
         await this.guard?.admit(file, header.bytes, 'image')
         reading = true
-        // Checked whole moments ago, and unchanged since: its checksums are not computed twice (ADR 042).
-        const verified = wanted.digest !== undefined && this.verified.has(wanted.digest) &&
-          this.verified.get(wanted.digest) === await fileStamp(path)
-        const model = await readImage(handle, header, file, { verified })
+        const model = await readImage(handle, header, file)
         const ms = Date.now() - started
         model.info.fromImage = { ms }
         this.counts.read++
@@ -95,6 +95,24 @@ export class ImageShelf {
     return null
   }
 
+  /** Read as it downloaded: the version, its indexes checked. */
+  private async finish (assembly: ImageAssembly, file: string, digest: string): Promise<SnapshotModel | null> {
+    this.assembled.delete(digest)
+    const started = Date.now()
+    try {
+      const model = assembly.finish(file)
+      const ms = Date.now() - started
+      model.info.fromImage = { ms }
+      this.counts.read++
+      this.log.info({ snapshot: file, version: digest, ms }, 'snapshot read from its version image, put together as it downloaded')
+      return model
+    } catch (error) {
+      await this.refuse(this.pathOf(digest), error)
+      collectNow()
+      return null
+    }
+  }
+
   private async refuse (path: string, error: unknown): Promise<void> {
     this.counts.refused++
     const problem = error instanceof ImageError ? error.message : `it does not read (${(error as Error).message})`
@@ -108,10 +126,15 @@ export class ImageShelf {
   }
 
   /**
-   * An image made elsewhere (a fleet's publisher), kept only when its header names `digest`; leaves nothing behind.
-   * `fetch` rejects unless the file is the bytes a manifest's SHA-256 names: the read after does not checksum them.
+   * An image made elsewhere (a fleet's publisher), downloaded by `fetch` into `file` and fed to memory as it comes
+   * (`feed`), its memory admitted once its header says how much; kept only when its header names `digest` and this
+   * code's fingerprint, and `fetch` resolves only once the file is the bytes a manifest's SHA-256 names. The next
+   * read of `digest` takes the version put together; nothing is left behind if it fails (ADR 042).
    */
-  receive (digest: string, fetch: (file: string) => Promise<void>): Promise<void> {
+  receive (
+    digest: string, bytes: number,
+    fetch: (file: string, feed: (chunk: Uint8Array) => Promise<void> | undefined) => Promise<void>
+  ): Promise<void> {
     // A job: a sweep of this process's temporary files never runs beside it.
     return this.jobs.run(async () => {
       // Written here meanwhile (the same snapshot parsed), or a stop asked for while it waited.
@@ -119,25 +142,28 @@ export class ImageShelf {
       this.stopping.signal.throwIfAborted()
       await makeDirectory(this.dir, OWNER_DIRECTORY)
       const temporary = join(this.dir, `.${digest}.${process.pid}.tmp`)
+      const assembly = new ImageAssembly(bytes, this.fingerprint, async header => {
+        if (header.made.version !== digest) throw new ImageError(`it is the image of another snapshot (${header.made.version})`)
+        await this.guard?.admit(this.pathOf(digest), header.bytes, 'image')
+      })
       try {
-        await fetch(temporary)
-        const handle = await open(temporary, 'r')
-        try {
-          const { made } = await readImageHeader(handle, this.fingerprint)
-          if (made.version !== digest) throw new ImageError(`it is the image of another snapshot (${made.version})`)
-        } finally {
-          await handle.close()
-        }
+        await fetch(temporary, chunk => assembly.feed(chunk))
         await rename(temporary, this.pathOf(digest))
-        this.verified.set(digest, await fileStamp(this.pathOf(digest)))
+        this.assembled.set(digest, assembly)
       } finally {
         await rm(temporary, { force: true })
       }
     })
   }
 
+  /** The version put together from a received image is not wanted now (a pin came): its file stays. */
+  release (digest: string): void {
+    this.assembled.delete(digest)
+  }
+
   /** A received image whose snapshot was not served after all (a refused manifest's). */
   discard (digest: string): Promise<void> {
+    this.assembled.delete(digest)
     return this.jobs.run(async () => { await rm(this.pathOf(digest), { force: true }) })
   }
 

@@ -10,7 +10,7 @@ import { FINGERPRINT, IMAGE_FORMAT, KINDS, PART_KINDS, type Kind } from './image
 
 const MAGIC = Buffer.from('XRIMAGE\n', 'latin1')
 /** Magic (8), format, header length, header crc32, reserved. */
-const PREFIX_BYTES = 24
+export const PREFIX_BYTES = 24
 const LARGEST_HEADER = 64 * 1024 * 1024
 /** A turn of the event loop between pieces: requests go on. */
 const PIECE_BYTES = 8 * 1024 * 1024
@@ -136,13 +136,23 @@ export async function readImageHeader (handle: FileHandle, fingerprint = FINGERP
   const prefix = Buffer.alloc(PREFIX_BYTES)
   if (size < PREFIX_BYTES) throw new ImageError('the file is shorter than an image\'s prefix')
   await readExactly(handle, prefix, 0)
+  const text = Buffer.alloc(headerLength(prefix, size))
+  await readExactly(handle, text, PREFIX_BYTES)
+  return parseHeader(prefix, text, size, fingerprint)
+}
+
+/** The header's length, from the prefix of an image of `size` bytes. */
+export function headerLength (prefix: Buffer, size: number): number {
   if (!prefix.subarray(0, 8).equals(MAGIC)) throw new ImageError('not a version image (its magic is wrong)')
   const format = prefix.readUInt32LE(8)
   if (format !== IMAGE_FORMAT) throw new ImageError(`image format ${format}; this replica reads format ${IMAGE_FORMAT}`)
   const length = prefix.readUInt32LE(12)
   if (length > LARGEST_HEADER || PREFIX_BYTES + length > size) throw new ImageError('its header runs past the file')
-  const text = Buffer.alloc(length)
-  await readExactly(handle, text, PREFIX_BYTES)
+  return length
+}
+
+/** Checked, before any section is read: where each lies, and what made it. */
+export function parseHeader (prefix: Buffer, text: Buffer, size: number, fingerprint: string): ImageHeader {
   if (crc32(text) !== prefix.readUInt32LE(16)) throw new ImageError('its header\'s checksum does not match')
   let header: ImageHeader
   try {
@@ -150,7 +160,7 @@ export async function readImageHeader (handle: FileHandle, fingerprint = FINGERP
   } catch {
     throw new ImageError('its header is not JSON')
   }
-  checkLayout(header, PREFIX_BYTES + length, size)
+  checkLayout(header, PREFIX_BYTES + text.length, size)
   if (header.made.fingerprint !== fingerprint) {
     throw new ImageError(
       `made by code that renders otherwise (fingerprint ${String(header.made.fingerprint)}, explore-replica ${String(header.made.by)}); this code's is ${fingerprint}`
@@ -182,21 +192,13 @@ function checkLayout (header: ImageHeader, headerEnd: number, size: number): voi
 
 /**
  * Nothing of it is served before all of it is read and checked. A section is checked as soon as it is read: a damaged
- * one ends the read there (ADR 042). `verified`: its bytes were just checked whole (a SHA-256 a fleet's manifest gave):
- * the checksums are not computed again, the layout and the parts still checked.
+ * one ends the read there (ADR 043).
  */
-export async function readImage (
-  handle: FileHandle, header: ImageHeader, source: string, { verified = false } = {}
-): Promise<SnapshotModel> {
-  const views: View[] = []
+export async function readImage (handle: FileHandle, header: ImageHeader, source: string): Promise<SnapshotModel> {
+  const views = allocate(header)
   const pieces: Array<{ bytes: Uint8Array, at: number, section: number, last: boolean }> = []
-  for (const [n, { kind, offset, length, room }] of header.sections.entries()) {
-    const Kind = KINDS[kind]
-    // A serving thread is handed them, not a copy (ADR 029).
-    const Shared = Kind as new (buffer: ArrayBufferLike, offset: number, length: number) => View
-    const view = new Shared(new SharedArrayBuffer(room * Kind.BYTES_PER_ELEMENT), 0, room)
-    views.push(view)
-    const bytes = new Uint8Array(view.buffer, 0, length * Kind.BYTES_PER_ELEMENT)
+  for (const [n, { offset }] of header.sections.entries()) {
+    const bytes = written(header, views, n)
     for (let done = 0; done < bytes.length; done += PIECE_BYTES) {
       const piece = bytes.subarray(done, done + PIECE_BYTES)
       pieces.push({ bytes: piece, at: offset + done, section: n, last: done + piece.length === bytes.length })
@@ -214,7 +216,6 @@ export async function readImage (
         reads[p + READS_AHEAD] = readExactly(handle, next.bytes, next.at)
         reads[p + READS_AHEAD]?.catch(() => {})
       }
-      if (verified) continue
       sums[section] = crc32(bytes, sums[section] as number)
       if (last) checkSum(header, sums, section)
     }
@@ -224,7 +225,27 @@ export async function readImage (
     throw error
   }
   // Empty sections have no piece.
-  if (!verified) for (const n of header.sections.keys()) checkSum(header, sums, n)
+  for (const n of header.sections.keys()) checkSum(header, sums, n)
+  return assemble(header, views, source)
+}
+
+/** The header's arrays, empty, each with its room: a serving thread is handed them, not a copy (ADR 029). */
+export function allocate (header: ImageHeader): View[] {
+  return header.sections.map(({ kind, room }) => {
+    const Kind = KINDS[kind]
+    const Shared = Kind as new (buffer: ArrayBufferLike, offset: number, length: number) => View
+    return new Shared(new SharedArrayBuffer(room * Kind.BYTES_PER_ELEMENT), 0, room)
+  })
+}
+
+/** Section `n`'s bytes in its array: what the file holds of it. */
+export function written (header: ImageHeader, views: readonly View[], n: number): Uint8Array {
+  const { kind, length } = header.sections[n] as Section
+  return new Uint8Array((views[n] as View).buffer, 0, length * KINDS[kind].BYTES_PER_ELEMENT)
+}
+
+/** The version the header's parts describe over `views`, every index checked. */
+export function assemble (header: ImageHeader, views: readonly View[], source: string): SnapshotModel {
   const isSection = (value: unknown): value is SectionRef =>
     typeof value === 'object' && value !== null && Object.keys(value).length === 1 && 'section' in value
   let parts: VersionParts
