@@ -4,7 +4,8 @@
 # copy and an image of SNAPSHOT), then starts that build on SNAPSHOT with a fresh copy of it, ROUNDS times, the
 # variants in turn (rotated each round, the builds alternating): `none` (no image: the parse), `flipped` (a bit
 # flipped in the middle of the file; `flipped-late`, at nine tenths), `cut` (the file cut in half), `good` (a restart). Times spawn to the first
-# 200 of /-/readyz; prints the log's image and load lines, each at its time since the process's first line.
+# 200 of /-/readyz and the CPU time it took; prints the log's image and load lines, each at its time since the
+# process's first line.
 # MEMORY_LIMIT_MB, when set, is the service's: under a budget, what a refused image's read left in memory counts.
 # Usage: [BUILDS="DIR…"] [MEMORY_LIMIT_MB=N] bash bench/experiments/damaged-image-start.sh SNAPSHOT [ROUNDS] [VARIANTS]
 set -euo pipefail
@@ -64,7 +65,9 @@ for round in $(seq "$rounds"); do
       start "${builds[$b]}" "$work/state" "$work/out"
       ready "$started" "$work/out"
       ended=$(date +%s%N)
-      echo "round $round, ${builds[$b]}, $variant: ready in $(( (ended - started) / 1000000 )) ms"
+      # Its CPU time until then, every thread's (utime and stime, in ticks): less at the mercy of a busy machine.
+      cpu=$(awk -v tick="$(getconf CLK_TCK)" '{ print int(($14 + $15) * 1000 / tick) }' "/proc/$pid/stat")
+      echo "round $round, ${builds[$b]}, $variant: ready in $(( (ended - started) / 1000000 )) ms, $cpu ms of CPU"
       lines "$work/out"
       kill $pid && wait $pid || true
     done
