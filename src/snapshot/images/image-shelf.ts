@@ -1,11 +1,11 @@
 // STATE_DIR/images: one version image per kept loaded snapshot, named by its digest, read instead of a parse when the
 // content is the same (ADR 033).
-import { open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ImageError, TooBigError } from '../../errors.js'
 import { makeDirectory } from '../../make-directory.js'
 import { OWNER_DIRECTORY, OWNER_FILE } from '../../owner-only.js'
-import { isAlive, writeThroughTemporary } from '../../write-through-temporary.js'
+import { isAlive } from '../../write-through-temporary.js'
 import { JobQueue } from '../job-queue.js'
 import type { MemoryGuard } from '../memory-budget.js'
 import { collectNow } from '../model/item-memory.js'
@@ -219,17 +219,19 @@ export class ImageShelf {
     }
   }
 
-  /** The image served alone kept too. */
+  /** The image served alone kept too, and one received and not read yet. */
   keepOnly (versions: ReadonlySet<string>): Promise<void> {
     return this.jobs.run(async () => {
       const alone = await this.alone()
+      const spared = (version: string): boolean =>
+        versions.has(version) || version === alone || this.assembled.has(version)
       for (const name of await readdir(this.dir).catch(() => [])) {
         const pid = /^\..*\.(\d+)\.tmp$/.exec(name)?.[1]
         const version = name.slice(0, -SUFFIX.length)
         // Our own pid's are left from a process before (a container's 1): no write runs beside this job.
         const gone = pid !== undefined
           ? Number(pid) === process.pid || !isAlive(Number(pid))
-          : name.endsWith(SUFFIX) && !versions.has(version) && version !== alone
+          : name.endsWith(SUFFIX) && !spared(version)
         if (gone) await rm(join(this.dir, name), { force: true })
       }
     })
@@ -240,14 +242,14 @@ export class ImageShelf {
    * image is then the only copy of the version here (ADR 042).
    */
   async holdAlone (digest: string | null): Promise<void> {
-    await this.jobs.run(async () => {
-      if (digest === null) {
-        await rm(join(this.dir, ALONE), { force: true })
-        return
-      }
-      await makeDirectory(this.dir, OWNER_DIRECTORY)
-      await writeThroughTemporary(join(this.dir, ALONE), async emit => { await emit(digest) }, { ownerOnly: true })
-    })
+    // Not a job: it would wait behind an image being written. A prune meanwhile spares it as received (`keepOnly`).
+    if (digest === null) {
+      await rm(join(this.dir, ALONE), { force: true })
+      return
+    }
+    await makeDirectory(this.dir, OWNER_DIRECTORY)
+    // Written in place: a temporary name would be a sweep's to remove, and a name cut short spares nothing.
+    await writeFile(join(this.dir, ALONE), digest, { mode: OWNER_FILE })
   }
 
   private async alone (): Promise<string | null> {
