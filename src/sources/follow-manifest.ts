@@ -50,8 +50,11 @@ export class ManifestFollower extends SourceFollower {
   private heldManifest: Manifest | null = null
   private before: Manifest | null = null
   private pending: Pending | null = null
-  /** A snapshot whose download found the disk full: not tried again for that manifest (its image serves). */
-  private roomless: string | null = null
+  /**
+   * A snapshot not tried again for that manifest, its image serving: its download found the disk full, or it was not
+   * the image's and did not load.
+   */
+  private givenUp: string | null = null
   /** An image that did not download or read: the snapshot instead, until another is published. */
   private unreadImage: string | null = null
 
@@ -339,7 +342,7 @@ export class ManifestFollower extends SourceFollower {
    */
   private async fetchSnapshotLater (): Promise<void> {
     const pending = this.pending
-    if (pending === null || this.roomless === pending.name || this.abort.signal.aborted) return
+    if (pending === null || this.givenUp === pending.name || this.abort.signal.aborted) return
     try {
       if (!await this.objects.has(pending.name)) {
         const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(600_000)])
@@ -370,11 +373,12 @@ export class ManifestFollower extends SourceFollower {
         { source: this.source.shown, snapshot: pending.name, digest, image: pending.digest },
         'the snapshot is not the one the manifest\'s image was made of: it is parsed, and the image removed'
       )
-      await this.serveChain({ ...chain, snapshotDigest: digest }, manifest, null)
-      await this.options.images?.discard(pending.digest)
+      const outcome = await this.serveChain({ ...chain, snapshotDigest: digest }, manifest, null)
+      if (outcome === 'loaded') await this.options.images?.discard(pending.digest)
+      else this.givenUp = pending.name
     } catch (error) {
       if (this.abort.signal.aborted) return
-      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') this.roomless = pending.name
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') this.givenUp = pending.name
       this.options.log.warn({
         source: this.source.shown,
         snapshot: pending.name,
