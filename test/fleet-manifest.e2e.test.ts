@@ -53,6 +53,8 @@ async function replica (t: Test, url: string, env: Record<string, string> = {}) 
 }
 
 const SERVING = /"msg":"serving the manifest's snapshot and changes"/
+/** A join served from the image: its snapshot downloaded after (ADR 042). */
+const KEPT = /"msg":"the snapshot served from its image is downloaded: its version is kept"/
 const FAILED = /snapshot source check failed/
 
 /** v1 with pk 1 retitled and pk 2 gone: what the change published below takes v1 to. */
@@ -105,8 +107,14 @@ if (stale) {
     const replicas = await Promise.all(proxies.map(proxy => replica(t, 's3://fleet/explore/manifest.json', { ...aws, AWS_ENDPOINT_URL_S3: proxy.origin, S3_FORCE_PATH_STYLE: 'true' })))
     await Promise.all(replicas.map(r => r.logged(SERVING)))
     for (const r of replicas) t.same(await r.served(), { count: 21, first: 'v1 item 1' })
-    for (const proxy of proxies) t.equal(proxy.sent('/snap-1.jsonl'), files.snapshotBytes, 'each replica downloaded the snapshot once')
-    for (const r of replicas) t.match((await r.status()).reloads.images, { read: 1 }, 'and read the image publish made of it, not a parse')
+    for (const r of replicas) t.match((await r.status()).reloads.images, { read: 1 }, 'each joined from the image publish made, not a parse')
+    await Promise.all(replicas.map(r => r.logged(KEPT)))
+    for (const [i, proxy] of proxies.entries()) {
+      t.equal(proxy.sent('/snap-1.jsonl'), files.snapshotBytes, 'each replica downloaded the snapshot once')
+      t.match([...proxy.bytes.keys()], ['/fleet/explore/manifest.json', /^\/fleet\/explore\/[0-9a-f]{32}\.image$/, '/fleet/explore/snap-1.jsonl'], 'the image first, the snapshot after')
+      const log = replicas[i]!.log()
+      t.ok(log.search(SERVING) < log.search(/snap-1\.jsonl"[^\n]*"msg":"downloaded an object the manifest names"/), 'served before the snapshot downloaded')
+    }
 
     t.equal((await publish('--changes', files.change)).code, 0, 'the change is published')
     for (const r of replicas) r.child.kill('SIGHUP')
@@ -172,6 +180,7 @@ if (!stale) {
     t.equal((await cli(['publish', '--to', folder, '--changes', files.change])).code, 0)
     const r = await replica(t, `${site.origin}/manifest.json`, { WORKERS: '2' })
     await r.logged(SERVING)
+    await r.logged(KEPT)
     t.equal(site.sent('/snap-1.jsonl'), files.snapshotBytes, 'the snapshot downloaded once')
     t.equal(site.sent('/chg-0001.jsonl'), files.changeBytes, 'the change too')
     const titles = new Set<string>()

@@ -11,8 +11,6 @@ import { writeImageFile } from '../src/cli/publish-command.js'
 import { loadConfig, type Config } from '../src/config.js'
 import { loadSnapshotFile } from '../src/snapshot/load/load-snapshot.js'
 import { writeSnapshotFile } from '../src/snapshot/write-snapshot-file.js'
-import { IMAGE_FORMAT } from '../src/snapshot/images/version-image.js'
-import { VERSION } from '../src/version.js'
 import { SecretUrl } from '../src/secret-url.js'
 import { makeItem, smallSnapshot, tempDir, toJsonLines, versioned } from './helpers.js'
 import { serveDirectory } from './sources/counting-servers.js'
@@ -78,9 +76,9 @@ t.test('under umask 0, a replica following a manifest keeps its downloads, the m
   await writeFile(join(published, 'snap-1.jsonl'), toJsonLines(versioned(1)))
   await writeFile(join(published, 'chg-0001.jsonl'), changeText('chg-0001', 'changed'))
   const model = await loadSnapshotFile(join(published, 'snap-1.jsonl'))
-  const image = await writeImageFile(model, published)
+  const { image } = await writeImageFile(model, published)
   model.memory.retire()
-  await writeFile(join(published, 'manifest.json'), JSON.stringify({ manifest: 'explore', version: 1, snapshot: 'snap-1.jsonl', changes: ['chg-0001.jsonl'], image: { name: image.slice(published.length + 1), format: IMAGE_FORMAT, by: VERSION } }))
+  await writeFile(join(published, 'manifest.json'), JSON.stringify({ manifest: 'explore', version: 1, snapshot: 'snap-1.jsonl', changes: ['chg-0001.jsonl'], image }))
   const site = await serveDirectory(t, published)
   const cacheDir = join(await tempDir(t), 'cache')
   const follower = await app(t, { snapshotUrl: new SecretUrl(`${site.origin}/manifest.json`), snapshotCacheDir: cacheDir })

@@ -2,14 +2,15 @@
 // replaced if unchanged since read: a replica never sees a manifest naming an object not yet there.
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdtemp, rename, rm } from 'node:fs/promises'
+import { mkdtemp, rename, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SnapshotError, UsageError, ManifestError, PublishError } from '../errors.js'
-import { MANIFEST_SUFFIX, type Manifest } from '../schemas/manifest.js'
+import { MANIFEST_SUFFIX, type Manifest, type ManifestImage } from '../schemas/manifest.js'
 import { readChangeFile } from '../snapshot/changes/read-change-file.js'
-import { IMAGE_FORMAT, writeImage } from '../snapshot/images/version-image.js'
+import { FINGERPRINT, IMAGE_FORMAT } from '../snapshot/images/image-fingerprint.js'
+import { writeImage } from '../snapshot/images/version-image.js'
 import { loadSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { VERSION } from '../version.js'
@@ -29,8 +30,8 @@ AWS_ENDPOINT_URL_S3, profiles, roles) or a directory (served by an HTTP server t
   --max-change PERCENT  with --snapshot: refuse a snapshot whose items in a language differ from the snapshot
                         published now by more than PERCENT (default 10), or that empties a language
   --force               with --snapshot: publish even so (a language's count changed on purpose)
-  --no-image            with --snapshot: publish no version image beside it (replicas of this release read
-                        the image instead of parsing the snapshot; it is about the snapshot's size)
+  --no-image            with --snapshot: publish no version image beside it (a replica that renders as this
+                        code does joins from the image, then downloads the snapshot; it is about its size)
   --s3-force-path-style path-style S3 addressing (MinIO, moto, some Ceph)
 A name already published with other bytes is refused (objects are immutable); the same bytes again are no
 error. Objects go first, the manifest last, and the manifest is replaced only if no one replaced it meanwhile.
@@ -186,7 +187,7 @@ async function publishFile (
   }
   const scratch = kind === 'snapshot' && withImage ? await mkdtemp(join(tmpdir(), 'explore-publish-')) : null
   try {
-    let image: string | null = null
+    let image: { file: string, image: ManifestImage } | null = null
     try {
       // Checked as a replica checks it: a fleet never downloads what it would refuse.
       if (kind === 'snapshot') {
@@ -213,8 +214,8 @@ async function publishFile (
     }
     const uploaded = await target.putObject(name, file)
     if (image !== null) {
-      next.image = { name: basename(image), format: IMAGE_FORMAT, by: VERSION }
-      await target.putObject(next.image.name, image)
+      next.image = image.image
+      await target.putObject(next.image.name, image.file)
     }
     await target.writeManifest(manifestText(next), found)
     process.stdout.write(
@@ -226,13 +227,30 @@ async function publishFile (
   }
 }
 
-/** Named by a digest of its bytes: objects are never replaced, and another release's image is other bytes. */
-export async function writeImageFile (model: SnapshotModel, dir: string): Promise<string> {
+/**
+ * Named by a digest of its bytes: objects are never replaced, and code that renders otherwise makes other bytes. The
+ * manifest's entry says what a replica checks before it trusts the image (ADR 042).
+ */
+export async function writeImageFile (
+  model: SnapshotModel, dir: string
+): Promise<{ file: string, image: ManifestImage }> {
   const made = join(dir, 'made.image')
   await writeImage(made, model, null)
-  const named = join(dir, `${(await digestOf(createReadStream(made), 'sha256')).slice(0, 32)}.image`)
-  await rename(made, named)
-  return named
+  const digest = await digestOf(createReadStream(made), 'sha256')
+  const file = join(dir, `${digest.slice(0, 32)}.image`)
+  await rename(made, file)
+  return {
+    file,
+    image: {
+      name: basename(file),
+      format: IMAGE_FORMAT,
+      by: VERSION,
+      fingerprint: FINGERPRINT,
+      snapshot: model.info.version,
+      digest,
+      bytes: (await stat(file)).size
+    }
+  }
 }
 
 async function stepBackBy (target: PublishTarget, count: number): Promise<number> {

@@ -120,7 +120,7 @@ export default fp<SnapshotPluginOptions>(async function snapshotPlugin (app, {
     // First: a download queued behind an image write would hold the source's stop for the whole write.
     const imagesClosed = images.close()
     await source.stop()
-    await store.idle()
+    await store.close()
     await imagesClosed
   })
   if (source instanceof WatchedFile) {

@@ -17,16 +17,31 @@ const ObjectName = (description: string, extension: string) => Type.String({
   description
 })
 
-/** An image described otherwise (another release's) is left out by the reader, never a refusal (ADR 033). */
+/**
+ * An image described otherwise (an older publisher's) is left out by the reader, never a refusal (ADR 033). What a
+ * replica needs to trust one it has not parsed is here, not in a name (ADR 042).
+ */
 export const ManifestImageSchema = Type.Object({
   name: ObjectName('The snapshot\'s version image, by its name beside the manifest.', 'image'),
   format: Type.Integer({ minimum: 1, description: 'The image format: a replica reads only its own.' }),
-  by: Type.String({ maxLength: 100, description: 'The explore-replica release that made it: a replica reads only its own.' })
+  by: Type.String({ maxLength: 100, description: 'The explore-replica release that made it, for people: replicas go by `fingerprint`.' }),
+  fingerprint: Type.String({
+    pattern: '^[A-Za-z0-9_-]{1,64}$',
+    description: 'What rendered its items and laid out its arrays: a replica reads only an image of its own fingerprint.'
+  }),
+  snapshot: Type.String({
+    pattern: '^[A-Za-z0-9_-]{1,64}$',
+    description: 'The snapshot\'s digest (its version, as `/-/status` shows it): the image\'s header names it, and the snapshot downloaded later must have it.'
+  }),
+  digest: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the image\'s bytes, hex.' }),
+  bytes: Type.Integer({ minimum: 0, description: 'The image\'s size in bytes.' })
 }, {
   additionalProperties: true,
-  description: 'The snapshot as a version image, made by `publish`: a replica of the same release reads it ' +
-    'instead of parsing the snapshot. Older replicas do not read it.'
+  description: 'The snapshot as a version image, made by `publish`: a replica of the same fingerprint joins by ' +
+    'downloading it first and serving from it; the snapshot follows. Older replicas do not read it.'
 })
+
+export type ManifestImage = Static<typeof ManifestImageSchema>
 
 export const ManifestSchema = Type.Object({
   manifest: Type.Literal('explore'),

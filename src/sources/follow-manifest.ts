@@ -1,22 +1,21 @@
 // Follows a fleet's manifest, downloading only objects not held: published objects never change.
-import { readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import type { Manifest } from '../schemas/manifest.js'
-import type { Chain, ChainServer } from '../snapshot/store/snapshot-store.js'
-import { closeBody, DownloadBudget, downloadObject } from './download-object.js'
+import type { Manifest, ManifestImage } from '../schemas/manifest.js'
+import type { Chain, ChainServer, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
+import { closeBody, DownloadBudget } from './download-object.js'
 import {
-  cacheName, firstProblems, logCacheUnusable, refuseTooLarge, SourceFollower,
-  type CachedCopy, type FollowOptions
+  cacheName, describeLocalError, firstProblems, logCacheUnusable, SourceFollower, type CachedCopy, type FollowOptions
 } from './follow-source.js'
+import { ManifestObjects, type Update } from './manifest-objects.js'
 import { parseManifest } from './read-manifest.js'
 import { type RemoteSource, type Validators } from './remote-source.js'
-import { isAlive, writeThroughTemporary } from '../write-through-temporary.js'
+import { writeThroughTemporary } from '../write-through-temporary.js'
 import { ManifestError, SourceError } from '../errors.js'
 import { makeDirectory } from '../make-directory.js'
 import { OWNER_DIRECTORY, tightenOwnFiles } from '../owner-only.js'
-import { IMAGE_FORMAT } from '../snapshot/images/version-image.js'
+import { IMAGE_FORMAT } from '../snapshot/images/image-fingerprint.js'
 import { fileDigest } from '../snapshot/store/chain-on-disk.js'
-import { VERSION } from '../version.js'
 
 /** A manifest names a few thousand objects at most. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024
@@ -36,32 +35,39 @@ interface CachedManifest extends CachedCopy {
   digests?: Record<string, string>
 }
 
-/** One manifest's downloads: a budget, and what they put on disk, removed if the manifest is refused (ADR 040). */
-interface Update {
-  signal: AbortSignal
+/** A chain served from its snapshot's image before the snapshot downloaded: the snapshot follows (ADR 042). */
+interface Pending {
+  chain: Chain
+  name: string
+  /** What the manifest says the snapshot's digest is: the download must have it. */
+  digest: string
   budget: DownloadBudget
-  objects: string[]
-  /** The digest of an image received. */
-  image: string | null
 }
 
 export class ManifestFollower extends SourceFollower {
-  private readonly objects: string
+  private readonly objects: ManifestObjects
   /** Their objects are kept, everything else goes. */
   private heldManifest: Manifest | null = null
   private before: Manifest | null = null
-  private readonly digests = new Map<string, string>()
+  private pending: Pending | null = null
+  /**
+   * A snapshot not tried again for that manifest, its image serving: its download found the disk full, or it was not
+   * the image's and did not load.
+   */
+  private givenUp: string | null = null
+  /** An image that did not download or read: the snapshot instead, until another is published. */
+  private unreadImage: string | null = null
 
   constructor (source: RemoteSource, store: ChainServer, options: FollowOptions) {
     super(source, store, options)
-    this.objects = join(manifestCacheDir(source, options.cacheDir), 'objects')
+    this.objects = new ManifestObjects(join(manifestCacheDir(source, options.cacheDir), 'objects'), source, options.log)
   }
 
   protected override async serveCachedCopy (): Promise<void> {
     try {
-      await makeDirectory(this.objects, OWNER_DIRECTORY)
-      await tightenOwnFiles([join(this.objects, '..')], this.options.log)
-      await this.sweepObjectDownloads()
+      await makeDirectory(this.objects.dir, OWNER_DIRECTORY)
+      await tightenOwnFiles([join(this.objects.dir, '..')], this.options.log)
+      await this.objects.sweep()
     } catch (error) {
       logCacheUnusable(this.options.log, this.source, error)
     }
@@ -82,7 +88,7 @@ export class ManifestFollower extends SourceFollower {
     }
     if (cached !== null) {
       try {
-        const outcome = await this.sink.serve((await this.filesOf(cached.manifest, null)))
+        const outcome = await this.serveChain(await this.filesOf(cached.manifest, null), cached.manifest, null)
         if (outcome !== 'loaded') throw new Error(this.store.status().lastFailure?.problems.join('; ') ?? outcome)
         this.hold(cached.manifest, cached.validators)
         this.options.log.info({
@@ -102,6 +108,14 @@ export class ManifestFollower extends SourceFollower {
   }
 
   protected override async follow (): Promise<void> {
+    try {
+      await this.followManifest()
+    } finally {
+      await this.fetchSnapshotLater()
+    }
+  }
+
+  private async followManifest (): Promise<void> {
     const polled = await this.poll()
     if (polled === null) return
     const { fetched, signal } = polled
@@ -121,12 +135,13 @@ export class ManifestFollower extends SourceFollower {
       const update: Update = { signal, budget: new DownloadBudget(this.options.maxBytes), objects: [], image: null }
       try {
         const chain = await this.filesOf(manifest, update)
-        // A pin set while the objects downloaded: asked for again at unpin.
-        if (this.sink.holdBack({ object: this.source.shown, etag: fetched.validators.etag })) {
+        const outcome = await this.serveChain(chain, manifest, update, () => {
+          // A pin set while the objects downloaded: asked for again at unpin.
+          if (!this.sink.holdBack({ object: this.source.shown, etag: fetched.validators.etag })) return false
           this.noticed = fetched.validators
-          return
-        }
-        const outcome = await this.sink.serve(chain)
+          return true
+        })
+        if (outcome === 'held') return
         if (outcome !== 'loaded') {
           // Objects never change: refused until the manifest does.
           if (outcome === 'failed') this.refused = fetched.validators
@@ -149,7 +164,7 @@ export class ManifestFollower extends SourceFollower {
       { etag: fetched.validators.etag, lastModified: fetched.validators.lastModified },
       changed ? { lastChanged: new Date() } : {}
     )
-    await this.prune()
+    await this.objects.keepOnly(this.keptNames())
     if (changed) {
       this.options.log.info(
         { source: this.source.shown, snapshot: manifest.snapshot, changes: manifest.changes.length },
@@ -164,7 +179,7 @@ export class ManifestFollower extends SourceFollower {
     try {
       const outcome = cached === null
         ? 'loaded'
-        : await this.sink.serve((await this.filesOf(cached.manifest, null)))
+        : await this.serveChain(await this.filesOf(cached.manifest, null), cached.manifest, null)
       if (outcome !== 'loaded') problem = this.store.status().lastFailure?.problems[0] ?? outcome
     } catch (error) {
       problem = (error as Error).message
@@ -186,96 +201,206 @@ export class ManifestFollower extends SourceFollower {
     Object.assign(this.state, { etag: validators.etag, lastModified: validators.lastModified })
   }
 
-  /** `update` null: the cache only, as at startup. */
-  private async filesOf (manifest: Manifest, update: Update | null): Promise<Chain> {
-    const files: string[] = []
-    const digested = manifest.image !== undefined && this.options.images != null
-    for (const name of [manifest.snapshot, ...manifest.changes]) {
-      const file = join(this.objects, name)
-      if ((await stat(file).catch(() => null))?.isFile() !== true) {
-        if (update === null) throw new Error(`${name} is not in the cache`)
-        await this.download(name, file, update, digested && name === manifest.snapshot)
+  /**
+   * Served, and what it leaves to fetch. An image that does not read makes the snapshot downloaded and served instead
+   * (with `update`; from the cache alone it is a failure). `held`: a pin came meanwhile.
+   */
+  private async serveChain (
+    chain: Chain, manifest: Manifest, update: Update | null, held: () => boolean = () => false
+  ): Promise<ReloadOutcome | 'held'> {
+    let wanted = chain
+    for (;;) {
+      if (held()) {
+        // Not served now: the version put together from its image is let go, its file kept.
+        if (wanted.snapshotDigest !== undefined) this.options.images?.release(wanted.snapshotDigest)
+        return 'held'
       }
-      files.push(file)
+      // Before it is served: a restart's prune never removes the only copy of the version (ADR 042).
+      if (wanted.imageAlone === true) await this.options.images?.holdAlone(wanted.snapshotDigest ?? null)
+      const outcome = await this.sink.serve(wanted)
+      if (outcome === 'no image' && update !== null) {
+        this.unreadImage = manifest.image?.digest ?? null
+        wanted = await this.withSnapshot(manifest, wanted, update)
+        continue
+      }
+      if (outcome !== 'loaded') {
+        // What was served alone before, if anything, is still.
+        if (wanted.imageAlone === true) await this.options.images?.holdAlone(this.pending?.digest ?? null)
+        return outcome
+      }
+      if (wanted.imageAlone === true) {
+        this.pending = {
+          chain: wanted,
+          name: manifest.snapshot,
+          digest: wanted.snapshotDigest as string,
+          budget: update?.budget ?? new DownloadBudget(this.options.maxBytes)
+        }
+      } else {
+        this.pending = null
+        await this.options.images?.holdAlone(null)
+      }
+      return outcome
     }
-    const snapshot = files[0] as string
-    const snapshotDigest = await this.imageOf(manifest, snapshot, update)
-    const chain: Chain = { snapshot, changes: files.slice(1), changesMayCome: true }
-    if (snapshotDigest !== undefined) chain.snapshotDigest = snapshotDigest
-    return chain
   }
 
-  /** Undefined unless the image is this release's format; one that does not download leaves a parse (ADR 033). */
-  private async imageOf (
-    manifest: Manifest, snapshot: string, update: Update | null
-  ): Promise<string | undefined> {
+  /** `update` null: the cache only, as at startup. */
+  private async filesOf (manifest: Manifest, update: Update | null): Promise<Chain> {
+    const image = this.usableImage(manifest)
+    const snapshot = this.objects.pathOf(manifest.snapshot)
+    let alone = false
+    if (!await this.objects.has(manifest.snapshot)) {
+      // A join: the image first, served while the snapshot follows (ADR 042).
+      const shelf = this.options.images
+      if (image !== null && shelf != null &&
+        (await shelf.has(image.snapshot) || (update !== null && await this.receive(image, update)))) {
+        alone = true
+      } else if (update === null) {
+        throw new Error(`${manifest.snapshot} is not in the cache`)
+      } else {
+        await this.objects.download(manifest.snapshot, update, image !== null)
+      }
+    }
+    const changes: string[] = []
+    for (const name of manifest.changes) {
+      if (!await this.objects.has(name)) {
+        if (update === null) throw new Error(`${name} is not in the cache`)
+        await this.objects.download(name, update, false)
+      }
+      changes.push(this.objects.pathOf(name))
+    }
+    const chain: Chain = { snapshot, changes, changesMayCome: true }
+    // Checked against the snapshot when it downloads.
+    if (alone) return { ...chain, snapshotDigest: (image as ManifestImage).snapshot, imageAlone: true }
+    // Asked again: one that did not download is not asked for twice.
+    const snapshotDigest = await this.imageOf(manifest, this.usableImage(manifest), snapshot, update)
+    return snapshotDigest === undefined ? chain : { ...chain, snapshotDigest }
+  }
+
+  /** The manifest's image when this replica can read it: its format, made by code that renders as this one does. */
+  private usableImage (manifest: Manifest): ManifestImage | null {
     const { image } = manifest
     const shelf = this.options.images ?? null
-    if (image === undefined || shelf === null || image.format !== IMAGE_FORMAT || image.by !== VERSION) return undefined
-    let digest = this.digests.get(manifest.snapshot)
+    if (image === undefined || shelf === null || image.format !== IMAGE_FORMAT ||
+      image.fingerprint !== shelf.fingerprint || image.digest === this.unreadImage) return null
+    return image
+  }
+
+  /** The snapshot's digest when an image may be read for it; one that does not download leaves a parse (ADR 033). */
+  private async imageOf (
+    manifest: Manifest, image: ManifestImage | null, snapshot: string, update: Update | null
+  ): Promise<string | undefined> {
+    if (image === null) return undefined
+    let digest = this.objects.digests.get(manifest.snapshot)
     if (digest === undefined) {
       digest = await fileDigest(snapshot)
-      this.digests.set(manifest.snapshot, digest)
+      this.objects.digests.set(manifest.snapshot, digest)
     }
     // Served already (a manifest that adds a change file): its image would not be read.
     const served = this.store.servedFiles()?.snapshot.digest === digest
-    if (update === null || served || await shelf.has(digest)) return digest
+    const shelf = this.options.images
+    if (update === null || served || image.snapshot !== digest || shelf == null) return digest
+    if (await shelf.has(digest)) return digest
+    await this.receive(image, update)
+    return digest
+  }
+
+  /** Kept on the shelf only when it is what the manifest says: its size, its SHA-256, its header's snapshot. */
+  private async receive (image: ManifestImage, update: Update): Promise<boolean> {
     try {
-      await shelf.receive(digest, async file => { await this.downloadTo(image.name, file, update) })
-      update.image = digest
+      await this.options.images?.receive(image.snapshot, image.bytes, async (file, onPiece) => {
+        const { digest } = await this.objects.fetchTo(image.name, file, update, { digest: 'sha256', bytes: image.bytes, onPiece })
+        if (digest !== image.digest) {
+          throw new SourceError(`its SHA-256 is ${digest ?? ''}, where the manifest says ${image.digest}`)
+        }
+      })
+      update.image = image.snapshot
+      return true
     } catch (error) {
       // Only a stop ends the check; a timeout, or an image past the budget, leaves the snapshot to parse.
       if (this.abort.signal.aborted) throw error
+      this.unreadImage = image.digest
       this.options.log.warn(
         { source: this.source.shown, image: image.name, problem: (error as Error).message },
         'the manifest\'s version image is not used: the snapshot is parsed'
       )
-    }
-    return digest
-  }
-
-  private async download (name: string, file: string, update: Update, digest: boolean): Promise<void> {
-    // Hidden and per process: never an object's name, and replicas may share the directory.
-    const temporary = join(this.objects, `.${name}.download-${process.pid}`)
-    try {
-      const hash = await this.downloadTo(name, temporary, update, digest)
-      await rename(temporary, file)
-      update.objects.push(file)
-      if (hash !== null) this.digests.set(name, hash)
-    } finally {
-      await rm(temporary, { force: true })
+      return false
     }
   }
 
-  private async downloadTo (name: string, file: string, update: Update, digest = false): Promise<string | null> {
-    const { signal, budget } = update
-    const object = this.source.sibling(name)
-    let fetched
+  /** `chain` with its snapshot downloaded: its image did not read. */
+  private async withSnapshot (manifest: Manifest, chain: Chain, update: Update): Promise<Chain> {
+    const { imageAlone: _alone, snapshotDigest: _digest, ...rest } = chain
+    if (!await this.objects.has(manifest.snapshot)) await this.objects.download(manifest.snapshot, update, true)
+    const digest = this.objects.digests.get(manifest.snapshot)
+    return digest === undefined ? rest : { ...rest, snapshotDigest: digest }
+  }
+
+  /**
+   * The snapshot of a version served from its image, after it: a kept version (rollback, pin) needs its file. Alone,
+   * never beside the image's download or a read; a failure leaves the image served and is tried again at the next
+   * check (not after a full disk, until another manifest). Never rejects.
+   */
+  private async fetchSnapshotLater (): Promise<void> {
+    const pending = this.pending
+    if (pending === null || this.givenUp === pending.name || this.abort.signal.aborted) return
     try {
-      fetched = await object.fetch(null, signal)
+      if (!await this.objects.has(pending.name)) {
+        const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(600_000)])
+        const update: Update = { signal, budget: pending.budget, objects: [], image: null }
+        await this.objects.download(pending.name, update, true, true)
+      }
+      let digest = this.objects.digests.get(pending.name)
+      if (digest === undefined) {
+        digest = await fileDigest(pending.chain.snapshot)
+        this.objects.digests.set(pending.name, digest)
+      }
+      const manifest = this.heldManifest
+      // Pinned, a kept version is served: this one is served and kept at unpin (the cached manifest).
+      if (this.pending !== pending || this.sink.pinned() || manifest === null) return
+      await this.keepRecord(manifest)
+      const { imageAlone: _alone, ...chain } = pending.chain
+      if (digest === pending.digest) {
+        await this.serveChain(chain, manifest, null)
+        this.options.log.info(
+          { source: this.source.shown, snapshot: pending.name },
+          'the snapshot served from its image is downloaded: its version is kept'
+        )
+        return
+      }
+      // The snapshot is what the manifest publishes; the image only stood for it.
+      this.unreadImage = manifest.image?.digest ?? null
+      this.options.log.warn(
+        { source: this.source.shown, snapshot: pending.name, digest, image: pending.digest },
+        'the snapshot is not the one the manifest\'s image was made of: it is parsed, and the image removed'
+      )
+      const outcome = await this.serveChain({ ...chain, snapshotDigest: digest }, manifest, null)
+      if (outcome === 'loaded') await this.options.images?.discard(pending.digest)
+      else this.givenUp = pending.name
     } catch (error) {
-      if (!(error instanceof SourceError)) throw error
-      throw new SourceError(`the manifest names ${name}, which cannot be downloaded: ${error.message}`)
+      if (this.abort.signal.aborted) return
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') this.givenUp = pending.name
+      this.options.log.warn({
+        source: this.source.shown,
+        snapshot: pending.name,
+        problem: error instanceof SourceError ? error.message : describeLocalError(error)
+      }, 'the snapshot is not downloaded: its version is served from its image, and not kept (no rollback or pin to it) until it is')
     }
-    if (!fetched.changed) throw new SourceError(`${object.shown} answered 304 to a request without validators`)
-    const limit = budget.next()
-    await refuseTooLarge(fetched, limit, name)
-    const downloaded = await downloadObject(fetched.body, file, { limit, length: fetched.length, signal, digest })
-    budget.spend(downloaded.bytes)
-    this.options.log.info(
-      { source: this.source.shown, object: object.shown, bytes: downloaded.bytes },
-      'downloaded an object the manifest names'
-    )
-    return downloaded.digest
   }
 
   /** What the next start serves first. */
   private async keep (manifest: Manifest, text: string, validators: Validators): Promise<void> {
-    const copy: CachedManifest = { ...validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
-    const digest = this.digests.get(manifest.snapshot)
-    if (digest !== undefined) copy.digests = { [manifest.snapshot]: digest }
     // Names of this process's own: replicas may share the directory.
     await writeThroughTemporary(this.store.file, async emit => { await emit(text) }, { ownerOnly: true })
+    await this.keepRecord(manifest, validators)
+  }
+
+  /** With the snapshot's digest, taken as it downloaded: a restart does not digest it again. */
+  private async keepRecord (
+    manifest: Manifest, validators: Validators = { etag: this.state.etag, lastModified: this.state.lastModified }
+  ): Promise<void> {
+    const copy: CachedManifest = { ...validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
+    const digest = this.objects.digests.get(manifest.snapshot)
+    if (digest !== undefined) copy.digests = { [manifest.snapshot]: digest }
     await writeThroughTemporary(this.metaFile, async emit => { await emit(JSON.stringify(copy)) }, { ownerOnly: true })
   }
 
@@ -299,7 +424,7 @@ export class ManifestFollower extends SourceFollower {
     try {
       const meta = JSON.parse(await readFile(this.metaFile, 'utf8')) as CachedManifest
       for (const [name, digest] of Object.entries(meta.digests ?? {})) {
-        if (typeof digest === 'string') this.digests.set(name, digest)
+        if (typeof digest === 'string') this.objects.digests.set(name, digest)
       }
       return { manifest, validators: { etag: meta.etag, lastModified: meta.lastModified } }
     } catch {
@@ -311,15 +436,8 @@ export class ManifestFollower extends SourceFollower {
   private async removeDownloads (update: Update): Promise<void> {
     const served = this.store.servedFiles()
     const inUse = new Set([served?.snapshot.file, ...served?.changes.map(change => change.file) ?? []])
-    const named = new Set([this.heldManifest, this.before]
-      .flatMap(manifest => manifest === null ? [] : [manifest.snapshot, ...manifest.changes]))
-    const removed: string[] = []
-    for (const file of update.objects) {
-      if (inUse.has(file) || named.has(basename(file))) continue
-      await rm(file, { force: true })
-      this.digests.delete(basename(file))
-      removed.push(basename(file))
-    }
+    const named = this.keptNames()
+    const removed = await this.objects.remove(update, file => inUse.has(file) || named.has(basename(file)))
     if (update.image !== null && update.image !== served?.snapshot.digest) {
       await this.options.images?.discard(update.image)
       removed.push(`the image of ${update.image}`)
@@ -329,20 +447,10 @@ export class ManifestFollower extends SourceFollower {
     }
   }
 
-  /** Keeps the previous manifest's objects: a step back costs no download. */
-  private async prune (): Promise<void> {
-    const kept = new Set([this.heldManifest, this.before]
+  /** The names the manifest held and the one before list: a step back costs no download. */
+  private keptNames (): Set<string> {
+    return new Set([this.heldManifest, this.before]
       .flatMap(manifest => manifest === null ? [] : [manifest.snapshot, ...manifest.changes]))
-    for (const entry of await readdir(this.objects).catch(() => [])) {
-      if (!entry.startsWith('.') && !kept.has(entry)) await rm(join(this.objects, entry), { force: true })
-    }
-  }
-
-  private async sweepObjectDownloads (): Promise<void> {
-    for (const entry of await readdir(this.objects)) {
-      const pid = /^\..+\.download-(\d+)$/.exec(entry)?.[1]
-      if (pid !== undefined && !isAlive(Number(pid))) await rm(join(this.objects, entry), { force: true })
-    }
   }
 }
 

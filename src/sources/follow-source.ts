@@ -320,7 +320,7 @@ export class SourceFollower implements ChainSource {
 }
 
 /** The operator's to fix. */
-function describeLocalError (error: unknown): string {
+export function describeLocalError (error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code
   if (code === 'ENOSPC') return 'the cache disk is full (SNAPSHOT_CACHE_DIR): the download was dropped'
   if (code === 'EACCES' || code === 'EPERM') return 'the cache directory is not writable (SNAPSHOT_CACHE_DIR)'

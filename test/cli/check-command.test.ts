@@ -5,6 +5,7 @@ import t from 'tap'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { checkCommand, CHECK_USAGE } from '../../src/cli/check-command.js'
+import { IMAGE_FORMAT } from '../../src/snapshot/images/image-fingerprint.js'
 import { writeImage } from '../../src/snapshot/images/version-image.js'
 import { buildTestApp, makeItem, modelOf, tempDir, toJsonLines, versioned } from '../helpers.js'
 
@@ -126,6 +127,6 @@ t.test('a version image: read and checked whole as a replica reads it; a damaged
   const bytes = await readFile(file)
   bytes.writeUInt32LE(7, 8)
   await writeFile(file, bytes)
-  t.same(await check(file), { code: 1, stdout: `version image ${file} is invalid (1 problem):\n  image format 7; this replica reads format 1\n`, stderr: '' })
+  t.same(await check(file), { code: 1, stdout: `version image ${file} is invalid (1 problem):\n  image format 7; this replica reads format ${IMAGE_FORMAT}\n`, stderr: '' })
   t.match((await check(join(dir, 'none.image'))).stdout, /^version image .*none\.image cannot be read/)
 })

@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { DirectoryTarget } from '../../src/cli/publish-to-directory.js'
 import { multipartEtagOf, S3Target } from '../../src/cli/publish-to-s3.js'
-import { IMAGE_FORMAT, readImageHeader } from '../../src/snapshot/images/version-image.js'
+import { FINGERPRINT, IMAGE_FORMAT } from '../../src/snapshot/images/image-fingerprint.js'
+import { readImageHeader } from '../../src/snapshot/images/version-image.js'
 import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 import { VERSION } from '../../src/version.js'
 import { childEnv, freePort, makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
@@ -50,10 +51,11 @@ t.test('to a directory: a snapshot, then changes appended, a step back, and the 
   const published = await run(['--to', to, '--snapshot', snapshot])
   t.equal(published.code, 0, published.stderr)
   t.match(published.stdout, /^Copied snap-0001\.jsonl; .*manifest\.json now lists snap-0001\.jsonl \(its image [0-9a-f]{32}\.image\) and no changes\n$/, 'a copy to a directory is no upload')
-  const image = { name: /^[0-9a-f]{32}\.image$/, format: IMAGE_FORMAT, by: VERSION }
+  const image = { name: /^[0-9a-f]{32}\.image$/, format: IMAGE_FORMAT, by: VERSION, fingerprint: FINGERPRINT, snapshot: (await loadSnapshotFile(snapshot)).info.version, digest: /^[0-9a-f]{64}$/, bytes: Number }
   t.match(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [], image, items: { en: 21 } })
   t.equal(await readFile(join(to, 'snap-0001.jsonl'), 'utf8'), await readFile(snapshot, 'utf8'))
-  const imageName = (await manifest()).image.name as string
+  const imageEntry = (await manifest()).image
+  const imageName = imageEntry.name as string
   const handle = await open(join(to, imageName), 'r')
   t.equal((await readImageHeader(handle).finally(() => handle.close())).made.version, (await loadSnapshotFile(snapshot)).info.version, 'the image is the snapshot\'s, made by the code a replica reads it with')
   t.equal((await run(['--to', to, '--snapshot', snapshot])).code, 0, 'published again: the same image, already there')
@@ -82,7 +84,7 @@ t.test('to a directory: a snapshot, then changes appended, a step back, and the 
 
   const rollback = await run(['--to', to, '--snapshot', snapshot])
   t.equal(rollback.code, 0)
-  t.same(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [], image: { name: imageName, format: IMAGE_FORMAT, by: VERSION }, items: { en: 21 } }, 'a snapshot published again: the manifest lists it alone')
+  t.same(await manifest(), { manifest: 'explore', version: 1, snapshot: 'snap-0001.jsonl', changes: [], image: imageEntry, items: { en: 21 } }, 'a snapshot published again: the manifest lists it alone')
   t.same((await readdir(to)).sort(), [imageName, 'chg-0001.jsonl', 'chg-0002.jsonl', 'manifest.json', 'snap-0001.jsonl'].sort(), 'no temporary file left')
 
   t.match((await manifest()).image, image, 'changes keep the snapshot\'s image')

@@ -39,12 +39,18 @@ async function listen (t: Test, server: Server): Promise<{ origin: string, close
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close }
 }
 
-/** `dir` over HTTP at the returned origin: GET and HEAD, strong ETags, If-None-Match answered with 304. */
-export async function serveDirectory (t: Test, dir: string): Promise<ByteCounts & { origin: string, close: () => Promise<void> }> {
+/**
+ * `dir` over HTTP at the returned origin: GET and HEAD, strong ETags, If-None-Match answered with 304. `before`: waited
+ * for before a GET's answer (a slow origin, held as long as a test needs).
+ */
+export async function serveDirectory (
+  t: Test, dir: string, before: (path: string) => Promise<void> = async () => {}
+): Promise<ByteCounts & { origin: string, close: () => Promise<void> }> {
   const counted = counts()
   const server = createServer((request, response) => {
     const path = decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname)
-    readFile(join(dir, path)).then(body => {
+    const held = request.method === 'GET' ? before(path) : Promise.resolve()
+    held.then(async () => await readFile(join(dir, path))).then(body => {
       const etag = `"${createHash('sha1').update(body).digest('hex')}"`
       if (request.headers['if-none-match'] === etag) return response.writeHead(304, { etag }).end()
       response.writeHead(200, { etag, 'content-length': body.length })

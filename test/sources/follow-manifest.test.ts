@@ -9,17 +9,17 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { writeImageFile } from '../../src/cli/publish-command.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { IMAGE_FORMAT } from '../../src/snapshot/images/version-image.js'
+import { IMAGE_FORMAT } from '../../src/snapshot/images/image-fingerprint.js'
+import type { ManifestImage } from '../../src/schemas/manifest.js'
 import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
-import { VERSION } from '../../src/version.js'
-import { makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
+import { makeItem, tempDir, toJsonLines, versioned, type SnapshotDoc } from '../helpers.js'
 import { serveDirectory } from './counting-servers.js'
 import { SecretUrl } from '../../src/secret-url.js'
 
 /** A publisher's folder, served over HTTP: objects and the manifest written as `publish` writes them. */
-async function fleet (t: Test) {
+async function fleet (t: Test, before?: (path: string) => Promise<void>) {
   const dir = await tempDir(t)
-  const site = await serveDirectory(t, dir)
+  const site = await serveDirectory(t, dir, before)
   const put = async (name: string, text: string) => {
     await writeFile(join(dir, name), text)
     return Buffer.byteLength(text)
@@ -249,21 +249,46 @@ t.test('unpinned, a cached object that does not load is not served as if nothing
 })
 
 /** A fleet whose manifest names snap-1.jsonl and the image `publish` makes of it (`image` changed as given). */
-async function fleetWithImage (t: Test, image: (made: ManifestImage) => ManifestImage = made => made, from = versioned(1)) {
-  const fleetOf = await fleet(t)
-  await fleetOf.put('snap-1.jsonl', toJsonLines(versioned(1)))
+async function fleetWithImage (
+  t: Test, image: (made: ManifestImage) => ManifestImage = made => made, from = versioned(1), before?: (path: string) => Promise<void>
+) {
+  const fleetOf = await fleet(t, before)
+  const published = await publishWithImage(t, fleetOf, 'snap-1.jsonl', versioned(1), image, from)
+  return { ...fleetOf, ...published }
+}
+
+/** `doc` published as `name` with the image `publish` makes (of `from`, `doc` unless given), its entry changed by `image`. */
+async function publishWithImage (
+  t: Test, fleetOf: Awaited<ReturnType<typeof fleet>>, name: string, doc: SnapshotDoc,
+  image: (made: ManifestImage) => ManifestImage = made => made, from = doc
+) {
+  await fleetOf.put(name, toJsonLines(doc))
   const scratch = await tempDir(t)
   await writeFile(join(scratch, 'made.jsonl'), toJsonLines(from))
   const model = await loadSnapshotFile(join(scratch, 'made.jsonl'))
-  const file = await writeImageFile(model, scratch)
+  const { file, image: made } = await writeImageFile(model, scratch)
   model.memory.retire()
   await copyFile(file, join(fleetOf.dir, basename(file)))
-  const named = image({ name: basename(file), format: IMAGE_FORMAT, by: VERSION })
-  await fleetOf.put('manifest.json', JSON.stringify({ manifest: 'explore', version: 1, snapshot: 'snap-1.jsonl', changes: [], image: named }))
-  return { ...fleetOf, image: named, imageBytes: (await stat(file)).size }
+  const named = image(made)
+  await fleetOf.put('manifest.json', JSON.stringify({ manifest: 'explore', version: 1, snapshot: name, changes: [], image: named }))
+  return { image: named, imageBytes: (await stat(file)).size }
 }
 
-type ManifestImage = { name: string, format: number, by: string }
+/** An origin that holds back the answer to `path` until released: `requested` once it is asked for. */
+function holding (path: string): { before: (asked: string) => Promise<void>, requested: Promise<void>, release: () => void } {
+  let release = (): void => {}
+  let requested = (): void => {}
+  const released = new Promise<void>(resolve => { release = resolve })
+  return {
+    requested: new Promise<void>(resolve => { requested = resolve }),
+    release,
+    before: async asked => {
+      if (asked !== path) return
+      requested()
+      await released
+    }
+  }
+}
 
 const images = async (app: FastifyInstance): Promise<{ imageMs: number | null, read: number }> => {
   const status = (await app.inject('/-/status')).json()
@@ -319,21 +344,26 @@ t.test('a manifest naming an image of this release: a replica that joins reads i
   t.same(await served(restarted), { count: 20, first: 'changed 1' })
 })
 
-t.test('an image a replica cannot use is not used, and the snapshot is parsed: another release\'s, another format, another snapshot\'s, one that does not download', async t => {
-  const cases: Array<[string, (made: ManifestImage) => ManifestImage, boolean, ReturnType<typeof versioned>?]> = [
-    ['another release\'s', made => ({ ...made, by: '0.0.1' }), false],
+t.test('an image a replica cannot use is not used, and the snapshot is parsed: another fingerprint\'s, another format, another snapshot\'s, one that does not download, one that is not what the manifest says', async t => {
+  // What, the entry as published, whether the image is downloaded, the snapshot it is made of, how often it is read.
+  const cases: Array<[string, (made: ManifestImage) => ManifestImage, boolean, ReturnType<typeof versioned>?, number?]> = [
+    ['another fingerprint\'s', made => ({ ...made, fingerprint: 'renders-otherwise' }), false],
     ['another format', made => ({ ...made, format: IMAGE_FORMAT + 1 }), false],
-    ['another snapshot\'s', made => made, true, versioned(2)],
     ['one that is not there', made => ({ ...made, name: 'gone.image' }), false],
-    ['one described otherwise', made => ({ url: made.name, format: made.format, by: made.by }) as unknown as ManifestImage, false]
+    ['one described otherwise', made => ({ url: made.name, format: made.format, by: made.by }) as unknown as ManifestImage, false],
+    ['one whose SHA-256 is not the manifest\'s', made => ({ ...made, digest: 'f'.repeat(64) }), true],
+    ['one longer than the manifest says', made => ({ ...made, bytes: made.bytes + 1 }), true],
+    ['one of another snapshot than the manifest says', made => ({ ...made, snapshot: 'AAAAAAAAAAAAAAAAAAAAAAAAAAA' }), true],
+    // Served from it until the snapshot downloads: the snapshot is what the manifest publishes.
+    ['one of another snapshot, said to be this one\'s', made => made, true, versioned(2), 1]
   ]
-  for (const [what, image, downloaded, from] of cases) {
+  for (const [what, image, downloaded, from, read = 0] of cases) {
     const { site, url, image: named, imageBytes } = await fleetWithImage(t, image, from)
     const cacheDir = await tempDir(t)
     const app = await follower(t, url, cacheDir)
     await app.snapshotSource!.checkNow()
     t.same(await served(app), { count: 21, first: 'v1 item 1' }, `${what}: the snapshot served`)
-    t.match(await images(app), { imageMs: null, read: 0 }, `${what}: parsed`)
+    t.match(await images(app), { imageMs: null, read }, `${what}: parsed`)
     t.equal((await app.inject('/-/status')).json().source.lastError, null, `${what}: no error: the image is a shortcut`)
     t.equal(site.sent(named.name), downloaded ? imageBytes : 0, `${what}: ${downloaded ? 'downloaded' : 'not downloaded'}`)
     const own = `${(await app.inject('/-/status')).json().snapshot.version as string}.image`
@@ -353,4 +383,54 @@ t.test('a manifest refused for memory after its snapshot and image downloaded le
   await app.snapshots.images!.idle()
   t.same(await cachedObjects(app), [], 'the snapshot removed')
   t.same(await readdir(join(cacheDir, 'state', 'images')), [], 'the image removed')
+})
+
+/** A replica joining a fleet with an image, its check under way, the origin holding back the snapshot's answer. */
+async function joining (t: Test) {
+  const origin = holding('/snap-1.jsonl')
+  t.teardown(origin.release)
+  const fleetOf = await fleetWithImage(t, undefined, undefined, origin.before)
+  const cacheDir = await tempDir(t)
+  const app = await follower(t, fleetOf.url, cacheDir)
+  const checked = app.snapshotSource!.checkNow()
+  await origin.requested
+  return { origin, fleetOf, cacheDir, app, checked }
+}
+
+t.test('a replica that joins serves from the image before the snapshot has downloaded, then keeps the snapshot: a rollback to it works', async t => {
+  const { origin, fleetOf, cacheDir, app, checked } = await joining(t)
+  t.equal((await app.inject('/-/readyz')).statusCode, 200, 'ready while the snapshot is still on its way')
+  t.same(await served(app), { count: 21, first: 'v1 item 1' })
+  t.match(await images(app), { imageMs: Number, read: 1 }, 'served from the image')
+  t.same(app.snapshotVersions.state().kept, [], 'not kept yet: its snapshot is not here')
+  origin.release()
+  await checked
+  const version = (await app.inject('/-/status')).json().snapshot.version as string
+  t.same(app.snapshotVersions.state().kept.map(kept => kept.version), [version], 'kept once the snapshot arrived')
+  t.equal(fleetOf.site.sent('snap-1.jsonl'), Buffer.byteLength(toJsonLines(versioned(1))), 'downloaded once, after')
+
+  await publishWithImage(t, fleetOf, 'snap-2.jsonl', versioned(2))
+  await app.snapshotSource!.checkNow()
+  t.same(await served(app), { count: 22, first: 'v2 item 1' })
+  // Its image gone: the rollback reads the snapshot kept.
+  await rm(join(cacheDir, 'state', 'images', `${version}.image`))
+  await app.snapshotVersions!.rollback()
+  t.same(await served(app), { count: 21, first: 'v1 item 1' }, 'rolled back to the version joined from the image')
+  t.match(await images(app), { imageMs: null }, 'from its kept snapshot')
+})
+
+t.test('a replica stopped before its snapshot arrived starts again from the image it kept, and then fetches the snapshot', async t => {
+  const { origin, fleetOf, cacheDir, app: first, checked } = await joining(t)
+  await first.close()
+  await checked
+  origin.release()
+  fleetOf.site.reset()
+
+  const restarted = await follower(t, fleetOf.url, cacheDir)
+  await restarted.snapshotSource.start(restarted.snapshotVersions)
+  t.same(await served(restarted), { count: 21, first: 'v1 item 1' }, 'served from the kept image before any check')
+  t.match(await images(restarted), { read: 1 })
+  await restarted.snapshotSource!.checkNow()
+  t.same([...fleetOf.site.bytes.keys()], ['/snap-1.jsonl'], 'the snapshot alone downloaded: not the image again')
+  t.equal(restarted.snapshotVersions.state().kept.length, 1, 'and the version kept')
 })

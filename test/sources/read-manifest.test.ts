@@ -19,11 +19,13 @@ t.test('a manifest names a snapshot and its changes beside it; extra fields are 
   t.match(manifestText({ manifest: 'explore', version: 1, snapshot: 's.json', changes: [] }), /^\{\n {2}"manifest": "explore",\n/)
 })
 
-t.test('an image described otherwise (another release\'s) is left out, never a refusal of the manifest', async t => {
+t.test('an image described otherwise (an older publisher\'s, one missing what a replica trusts it by) is left out, never a refusal of the manifest', async t => {
   const base = { manifest: 'explore', version: 1, snapshot: 's.jsonl', changes: [] }
-  const image = { name: 'a1b2.image', format: 1, by: '0.1.0' }
-  t.same(parseManifest(JSON.stringify({ ...base, image })), { ...base, image }, 'one this release reads is kept')
-  for (const other of [{ url: 'https://x.example/a.image', format: 1, by: '0.1.0' }, { ...image, by: 'x'.repeat(101) }, { ...image, name: 'a1b2.bin' }, 'a1b2.image']) {
+  const image = { name: 'a1b2.image', format: 2, by: '0.1.0', fingerprint: 'Ab_1-', snapshot: 'nzJERCv3ouXPuS5koBP-MahCJWI', digest: 'a'.repeat(64), bytes: 1024, later: 'kept' }
+  t.same(parseManifest(JSON.stringify({ ...base, image })), { ...base, image }, 'one a replica may read is kept, with fields it does not know')
+  const { fingerprint: _f, snapshot: _s, digest: _d, bytes: _b, ...older } = image
+  for (const other of [older, { ...image, fingerprint: 'a b' }, { ...image, digest: 'A'.repeat(64) }, { ...image, bytes: -1 }, { ...image, snapshot: '../x' },
+    { url: 'https://x.example/a.image', format: 1, by: '0.1.0' }, { ...image, by: 'x'.repeat(101) }, { ...image, name: 'a1b2.bin' }, 'a1b2.image']) {
     t.same(parseManifest(JSON.stringify({ ...base, image: other })), base, JSON.stringify(other).slice(0, 60))
   }
 })

@@ -6,22 +6,16 @@ import { ImageError } from '../../errors.js'
 import { VERSION } from '../../version.js'
 import { modelOf, partsOf, swapArrays, type VersionParts, type View } from '../model/version-parts.js'
 import { roomFor, type SnapshotModel } from '../model/snapshot-model.js'
+import { FINGERPRINT, IMAGE_FORMAT, KINDS, PART_KINDS, type Kind } from './image-fingerprint.js'
 
-/** Another is refused (and the snapshot parsed). */
-export const IMAGE_FORMAT = 1
 const MAGIC = Buffer.from('XRIMAGE\n', 'latin1')
 /** Magic (8), format, header length, header crc32, reserved. */
-const PREFIX_BYTES = 24
+export const PREFIX_BYTES = 24
 const LARGEST_HEADER = 64 * 1024 * 1024
 /** A turn of the event loop between pieces: requests go on. */
 const PIECE_BYTES = 8 * 1024 * 1024
 /** Two keep the pool's copying going while this thread checksums. */
 const READS_AHEAD = 2
-
-const KINDS = {
-  u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f64: Float64Array
-} as const
-type Kind = keyof typeof KINDS
 
 /** `room`: a listing's columns have room for change files. */
 interface Section { kind: Kind, offset: number, length: number, room: number, crc: number }
@@ -31,8 +25,8 @@ const COLUMNS = ['chunkOf', 'startOf', 'lengthOf', 'dateOf', 'pkOf'] as const
 
 interface SectionRef { section: number }
 export interface ImageHeader {
-  /** `by`: another release may render items otherwise, so its images are parsed again, not served. */
-  made: { version: string, stamp: string | null, by: string }
+  /** `fingerprint`: what renders items and lays out a version (image-fingerprint.ts); `by`, the release, for people. */
+  made: { version: string, stamp: string | null, by: string, fingerprint: string }
   parts: VersionParts<SectionRef>
   sections: Section[]
   /** Room included: what reading the image holds in memory. */
@@ -57,9 +51,17 @@ async function checksum (view: View): Promise<number> {
   return crc
 }
 
+export interface WriteOptions {
+  signal?: AbortSignal
+  mode?: number
+  /** Tests: an image as code that renders otherwise would make it. */
+  fingerprint?: string
+}
+
 /** The caller names `file` temporary and renames it. Checksums first: the header precedes the arrays. */
 export async function writeImage (
-  file: string, model: SnapshotModel, stamp: string | null, signal?: AbortSignal, mode = 0o666
+  file: string, model: SnapshotModel, stamp: string | null,
+  { signal, mode = 0o666, fingerprint = FINGERPRINT }: WriteOptions = {}
 ): Promise<number> {
   if (model.info.changes !== undefined) throw new Error('an image holds a loaded version, not a derived one')
   const whole = partsOf(model)
@@ -82,7 +84,7 @@ export async function writeImage (
     sections.push({ kind: kindOf(view), offset: 0, length: view.length, room, crc: await checksum(view) })
   }
   const header = (): Buffer => Buffer.from(JSON.stringify({
-    made: { version: model.info.version, stamp, by: VERSION },
+    made: { version: model.info.version, stamp, by: VERSION, fingerprint },
     parts,
     sections,
     bytes: sections.reduce((sum, { kind, room }) => sum + room * KINDS[kind].BYTES_PER_ELEMENT, 0)
@@ -128,18 +130,29 @@ async function readExactly (handle: FileHandle, into: Uint8Array, position: numb
   }
 }
 
-export async function readImageHeader (handle: FileHandle): Promise<ImageHeader> {
+/** `fingerprint`: the reader's own (tests give another). */
+export async function readImageHeader (handle: FileHandle, fingerprint = FINGERPRINT): Promise<ImageHeader> {
   const { size } = await handle.stat()
   const prefix = Buffer.alloc(PREFIX_BYTES)
   if (size < PREFIX_BYTES) throw new ImageError('the file is shorter than an image\'s prefix')
   await readExactly(handle, prefix, 0)
+  const text = Buffer.alloc(headerLength(prefix, size))
+  await readExactly(handle, text, PREFIX_BYTES)
+  return parseHeader(prefix, text, size, fingerprint)
+}
+
+/** The header's length, from the prefix of an image of `size` bytes. */
+export function headerLength (prefix: Buffer, size: number): number {
   if (!prefix.subarray(0, 8).equals(MAGIC)) throw new ImageError('not a version image (its magic is wrong)')
   const format = prefix.readUInt32LE(8)
   if (format !== IMAGE_FORMAT) throw new ImageError(`image format ${format}; this replica reads format ${IMAGE_FORMAT}`)
   const length = prefix.readUInt32LE(12)
   if (length > LARGEST_HEADER || PREFIX_BYTES + length > size) throw new ImageError('its header runs past the file')
-  const text = Buffer.alloc(length)
-  await readExactly(handle, text, PREFIX_BYTES)
+  return length
+}
+
+/** Checked, before any section is read: where each lies, and what made it. */
+export function parseHeader (prefix: Buffer, text: Buffer, size: number, fingerprint: string): ImageHeader {
   if (crc32(text) !== prefix.readUInt32LE(16)) throw new ImageError('its header\'s checksum does not match')
   let header: ImageHeader
   try {
@@ -147,9 +160,11 @@ export async function readImageHeader (handle: FileHandle): Promise<ImageHeader>
   } catch {
     throw new ImageError('its header is not JSON')
   }
-  checkLayout(header, PREFIX_BYTES + length, size)
-  if (header.made.by !== VERSION) {
-    throw new ImageError(`made by explore-replica ${String(header.made.by)}; this is ${VERSION}`)
+  checkLayout(header, PREFIX_BYTES + text.length, size)
+  if (header.made.fingerprint !== fingerprint) {
+    throw new ImageError(
+      `made by code that renders otherwise (fingerprint ${String(header.made.fingerprint)}, explore-replica ${String(header.made.by)}); this code's is ${fingerprint}`
+    )
   }
   return header
 }
@@ -175,37 +190,62 @@ function checkLayout (header: ImageHeader, headerEnd: number, size: number): voi
   if (bytes !== header.bytes) throw new ImageError('its header\'s size is not its sections\' sum')
 }
 
-/** Nothing of it is served before all of it is read and checked. */
+/**
+ * Nothing of it is served before all of it is read and checked. A section is checked as soon as it is read: a damaged
+ * one ends the read there (ADR 043).
+ */
 export async function readImage (handle: FileHandle, header: ImageHeader, source: string): Promise<SnapshotModel> {
-  const views: View[] = []
-  const pieces: Array<{ bytes: Uint8Array, at: number, section: number }> = []
-  for (const [n, { kind, offset, length, room }] of header.sections.entries()) {
-    const Kind = KINDS[kind]
-    // A serving thread is handed them, not a copy (ADR 029).
-    const Shared = Kind as new (buffer: ArrayBufferLike, offset: number, length: number) => View
-    const view = new Shared(new SharedArrayBuffer(room * Kind.BYTES_PER_ELEMENT), 0, room)
-    views.push(view)
-    const bytes = new Uint8Array(view.buffer, 0, length * Kind.BYTES_PER_ELEMENT)
+  const views = allocate(header)
+  const pieces: Array<{ bytes: Uint8Array, at: number, section: number, last: boolean }> = []
+  for (const [n, { offset }] of header.sections.entries()) {
+    const bytes = written(header, views, n)
     for (let done = 0; done < bytes.length; done += PIECE_BYTES) {
-      pieces.push({ bytes: bytes.subarray(done, done + PIECE_BYTES), at: offset + done, section: n })
+      const piece = bytes.subarray(done, done + PIECE_BYTES)
+      pieces.push({ bytes: piece, at: offset + done, section: n, last: done + piece.length === bytes.length })
     }
   }
   // Read ahead on libuv's pool while this thread checksums: the read is the floor.
   const sums = header.sections.map(() => 0)
   const reads = pieces.slice(0, READS_AHEAD).map(({ bytes, at }) => readExactly(handle, bytes, at))
   for (const read of reads) read.catch(() => {})
-  for (const [p, { bytes, section }] of pieces.entries()) {
-    await reads[p]
-    const next = pieces[p + READS_AHEAD]
-    if (next !== undefined) {
-      reads[p + READS_AHEAD] = readExactly(handle, next.bytes, next.at)
-      reads[p + READS_AHEAD]?.catch(() => {})
+  try {
+    for (const [p, { bytes, section, last }] of pieces.entries()) {
+      await reads[p]
+      const next = pieces[p + READS_AHEAD]
+      if (next !== undefined) {
+        reads[p + READS_AHEAD] = readExactly(handle, next.bytes, next.at)
+        reads[p + READS_AHEAD]?.catch(() => {})
+      }
+      sums[section] = crc32(bytes, sums[section] as number)
+      if (last) checkSum(header, sums, section)
     }
-    sums[section] = crc32(bytes, sums[section] as number)
+  } catch (error) {
+    // No read left writing into arrays let go.
+    await Promise.allSettled(reads)
+    throw error
   }
-  for (const [n, { crc }] of header.sections.entries()) {
-    if (sums[n] !== crc) throw new ImageError(`section ${n}'s checksum does not match`)
-  }
+  // Empty sections have no piece.
+  for (const n of header.sections.keys()) checkSum(header, sums, n)
+  return assemble(header, views, source)
+}
+
+/** The header's arrays, empty, each with its room: a serving thread is handed them, not a copy (ADR 029). */
+export function allocate (header: ImageHeader): View[] {
+  return header.sections.map(({ kind, room }) => {
+    const Kind = KINDS[kind]
+    const Shared = Kind as new (buffer: ArrayBufferLike, offset: number, length: number) => View
+    return new Shared(new SharedArrayBuffer(room * Kind.BYTES_PER_ELEMENT), 0, room)
+  })
+}
+
+/** Section `n`'s bytes in its array: what the file holds of it. */
+export function written (header: ImageHeader, views: readonly View[], n: number): Uint8Array {
+  const { kind, length } = header.sections[n] as Section
+  return new Uint8Array((views[n] as View).buffer, 0, length * KINDS[kind].BYTES_PER_ELEMENT)
+}
+
+/** The version the header's parts describe over `views`, every index checked. */
+export function assemble (header: ImageHeader, views: readonly View[], source: string): SnapshotModel {
   const isSection = (value: unknown): value is SectionRef =>
     typeof value === 'object' && value !== null && Object.keys(value).length === 1 && 'section' in value
   let parts: VersionParts
@@ -223,18 +263,29 @@ export async function readImage (handle: FileHandle, header: ImageHeader, source
   return modelOf({ ...parts, info: { ...parts.info, source, loadedAt: new Date() } })
 }
 
+function checkSum (header: ImageHeader, sums: readonly number[], n: number): void {
+  if (sums[n] !== header.sections[n]?.crc) throw new ImageError(`section ${n}'s checksum does not match`)
+}
+
+/** Whether `value` is an array of one of `kinds` (not a DataView, which is no kind). */
+function isOf (value: unknown, kinds: readonly Kind[]): boolean {
+  return kinds.some(kind => value instanceof KINDS[kind])
+}
+
+function ofKinds (part: object, declared: Readonly<Record<string, readonly Kind[]>>): boolean {
+  return Object.entries(declared).every(([name, kinds]) => isOf((part as Record<string, unknown>)[name], kinds))
+}
+
 /** Every index within what it indexes. */
 function checkParts (parts: VersionParts): void {
   const fail = (what: string): never => { throw new ImageError(`its parts do not describe a version: ${what}`) }
   const { info, chunks, listings } = parts
   if (typeof info?.version !== 'string' || !Array.isArray(chunks) || !Array.isArray(listings)) fail('no info')
-  if (!chunks.every(chunk => chunk instanceof Uint8Array)) fail('a chunk is not bytes')
+  if (!chunks.every(chunk => isOf(chunk, PART_KINDS.chunks))) fail('a chunk is not bytes')
   for (const listing of listings) {
     const { chunkOf, startOf, lengthOf, dateOf, pkOf, size, companies, changes } = listing
     if (changes !== null) fail(`${listing.code}: change files' lists in an image of a loaded version`)
-    if (!(chunkOf instanceof Uint16Array || chunkOf instanceof Uint32Array) || !(startOf instanceof Uint32Array) ||
-      !(lengthOf instanceof Uint16Array || lengthOf instanceof Uint32Array) || !(dateOf instanceof Uint32Array) ||
-      !(pkOf instanceof Float64Array)) fail(`${listing.code}: a column of the wrong kind`)
+    if (!ofKinds(listing, PART_KINDS.columns)) fail(`${listing.code}: a column of the wrong kind`)
     const columns = [chunkOf, startOf, lengthOf, dateOf, pkOf]
     if (!Number.isSafeInteger(size) || size < 0 || columns.some(column => column.length < size)) {
       fail(`${listing.code}: columns shorter than its ${size} items`)
@@ -249,8 +300,7 @@ function checkParts (parts: VersionParts): void {
       if (length < 3) fail(`${listing.code}: item ${slot} is empty`)
     }
     const { keys, slots, starts, ranks } = companies
-    if (!(keys instanceof Float64Array) || !(slots instanceof Uint32Array) || !(starts instanceof Uint32Array) ||
-      !(ranks instanceof Uint32Array)) fail(`${listing.code}: a company table of the wrong kind`)
+    if (!ofKinds(companies, PART_KINDS.companies)) fail(`${listing.code}: a company table of the wrong kind`)
     // Else a lookup of an absent id never ends.
     if (keys.length !== slots.length || keys.length === 0 || (keys.length & (keys.length - 1)) !== 0 ||
       !slots.includes(0)) fail(`${listing.code}: a company table of the wrong shape`)

@@ -5,8 +5,14 @@ import { forSerializer } from '../../schemas/serializer-schema.js'
 import type { SnapshotItem } from '../../schemas/snapshot.js'
 import { memoryPolicy } from '../memory-policy.js'
 
+/** What items are rendered by: an image's fingerprint covers it (images/image-fingerprint.ts). */
+export const ITEM_SERIALIZER: { schema: object, options: fastJson.Options } = {
+  schema: forSerializer(ContentItemSchema),
+  options: {}
+}
+
 // fast-json-stringify emits exactly the schema's properties: `companies` and unknown extras never leave.
-const serializeItem = fastJson(forSerializer(ContentItemSchema)) as (item: SnapshotItem) => string
+const serializeItem = fastJson(ITEM_SERIALIZER.schema, ITEM_SERIALIZER.options) as (item: SnapshotItem) => string
 
 // DRF's JSONRenderer writes non-ASCII as is but escapes these two, which break JavaScript string literals.
 const LINE_SEPARATORS = /[\u2028\u2029]/g

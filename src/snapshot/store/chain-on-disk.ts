@@ -1,6 +1,7 @@
 // An editor's chain on disk: a directory's change files in name order, and the digest a load computes.
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { setImmediate as turn } from 'node:timers/promises'
 import { FileChunks, type LinkRule } from '../load/read-chunks.js'
 
 /** Not hidden: editors' swap and lock files start with a dot. */
@@ -25,12 +26,19 @@ export async function changeFilesIn (dir: string): Promise<string[]> {
     .map(name => join(dir, name))
 }
 
-/** As a load computes it (a snapshot's version; a change set's digest). */
-export async function fileDigest (file: string, links: LinkRule = 'follow'): Promise<string> {
+/**
+ * As a load computes it (a snapshot's version; a change set's digest). `background`: a turn of the event loop between
+ * pieces, requests first, until it is aborted.
+ */
+export async function fileDigest (file: string, links: LinkRule = 'follow', background?: AbortSignal): Promise<string> {
   const chunks = await FileChunks.open(file, links)
   try {
     const buffer = Buffer.allocUnsafe(1024 * 1024)
-    while (await chunks.readInto(buffer, 0, buffer.length) > 0);
+    while (await chunks.readInto(buffer, 0, buffer.length) > 0) {
+      if (background === undefined) continue
+      background.throwIfAborted()
+      await turn()
+    }
     return chunks.digest()
   } finally {
     await chunks.close()

@@ -7,6 +7,8 @@ export interface ServedPart {
   laterApplied: readonly boolean[]
   /** The served state applied a file at that path (its bytes may have changed since). */
   pathApplied: readonly boolean[]
+  /** The wanted snapshot is the served one by a digest its source took (a download, a kept copy): never read again. */
+  known?: boolean
 }
 
 export interface ReloadPlan {
@@ -18,9 +20,12 @@ export interface ReloadPlan {
   keepServedIfRefused: readonly boolean[]
 }
 
-/** A snapshot alone where one alone is served is read again, even unchanged: a SIGHUP reloads whatever it finds. */
+/**
+ * A snapshot alone where one alone is served is read again, even unchanged: a SIGHUP reloads whatever it finds; not one
+ * its source knows by digest to be the served one (ADR 042).
+ */
 export function planReload (wanted: number, servedChanges: number | null, part: ServedPart | null): ReloadPlan {
-  if (servedChanges === null || part === null || (wanted === 0 && servedChanges === 0)) {
+  if (servedChanges === null || part === null || (wanted === 0 && servedChanges === 0 && part.known !== true)) {
     return { base: 'read', from: 0, eachServed: false, keepServedIfRefused: new Array<boolean>(wanted).fill(false) }
   }
   const applied = (p: number): boolean => p < part.changes || part.laterApplied[p - part.changes] === true

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events'
 import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
-import { SnapshotError, TooBigError, type MemoryShortfall } from '../../errors.js'
+import { ImageError, SnapshotError, TooBigError, type MemoryShortfall } from '../../errors.js'
 import { SnapshotLoader } from '../load/load-snapshot.js'
 import type { LinkRule } from '../load/read-chunks.js'
 import type { MemoryBudget, MemoryGuard } from '../memory-budget.js'
@@ -51,8 +51,11 @@ interface ReloadStatus {
   staleSince: Date | null
 }
 
-/** `superseded`: the file changed while read; not a failure, it is read again. */
-export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded'
+/**
+ * `superseded`: the file changed while read; not a failure, it is read again. `no image`: a chain of `imageAlone`
+ * whose image did not read (refused, or absent): its source fetches the snapshot (ADR 042).
+ */
+export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded' | 'no image'
 
 /** A snapshot and its change files in apply order. */
 export interface Chain {
@@ -60,8 +63,10 @@ export interface Chain {
   changes: readonly string[]
   /** The root is then made ready for change files (a changes directory, a manifest). */
   changesMayCome?: boolean
-  /** Known for a kept copy: finds its version image. */
+  /** Known for a kept copy or a download (never a stamp's guess): finds its version image, and the served snapshot. */
   snapshotDigest?: string
+  /** The snapshot file is not here yet: served from its image (`snapshotDigest`) or not at all (ADR 042). */
+  imageAlone?: boolean
 }
 
 export interface ChainFile {
@@ -80,9 +85,10 @@ interface ChangeFileCounts {
   refused: number
 }
 
-/** `serving`: leave a core to requests (ADR 008). */
+/** `serving`: leave a core to requests (ADR 008). `imageAlone`: never a parse. */
 export interface ReadOptions extends ImageWanted {
   serving: boolean
+  imageAlone?: boolean
 }
 
 export interface StoreOptions {
@@ -136,6 +142,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private rootReady: Promise<void> | null = null
   private readonly changeCounts: ChangeFileCounts = { applied: 0, refused: 0 }
   private changesExpected = false
+  /** The next serve reads its snapshot, whatever is served: an image's bytes were found other than the file's. */
+  private rereadRoot = false
+  /** Confirmations of images found by a stamp (ADR 042), stopped by `close`. */
+  private readonly confirming = new AbortController()
 
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
@@ -144,8 +154,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.budget = options.memory?.budget ?? null
     this.images = options.load === undefined ? options.images ?? null : null
     const { images } = this
-    this.load = options.load ??
-      (async (file, read) => await images?.read(file, read) ?? await loader.load(file, read))
+    this.load = options.load ?? (async (file, read) => await images?.read(file, read) ??
+      (read.imageAlone === true ? noImage(file) : await loader.load(file, read)))
     this.settleMs = options.settleMs ?? 0
     this.firstChain = options.first ?? { snapshot: file, changes: [] }
     // The same loader, so the memory budget holds for change files too.
@@ -170,7 +180,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const first = this.firstChain
     if (first.changesMayCome === true) this.changesExpected = true
     for (;;) {
-      const read = await this.readOnce(first.snapshot, this.load, first.snapshotDigest)
+      const read = await this.readRoot(first)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       const snapshot = { file: first.snapshot, stamp: read.stamp, digest: read.model.info.version }
@@ -242,12 +252,56 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     await this.jobs.idle()
   }
 
+  /** Shutdown: a confirmation under way stops, and nothing is served after. */
+  async close (): Promise<void> {
+    this.confirming.abort()
+    await this.idle()
+  }
+
+  /** A chain's snapshot; an image found by the file's stamp alone is confirmed by its bytes later. */
+  private async readRoot (chain: Chain): ReturnType<typeof this.readOnce<SnapshotModel>> {
+    const { snapshot, snapshotDigest, imageAlone } = chain
+    const read = await this.readOnce(snapshot, this.load, { digest: snapshotDigest, imageAlone })
+    if (read !== 'changed' && 'model' in read && snapshotDigest === undefined && read.model.info.fromImage !== undefined) {
+      this.confirm(snapshot, read.stamp, read.model.info.version)
+    }
+    return read
+  }
+
+  /**
+   * A stamp says a file is unchanged, not that its bytes are the image's (a file put back with its old time): they
+   * are digested in the background, a piece per turn of the event loop, and read again if other (ADR 042).
+   */
+  private confirm (file: string, stamp: string | null, version: string): void {
+    if (stamp === null) return
+    const { signal } = this.confirming
+    fileDigest(file, 'follow', signal).then(async digest => {
+      if (digest === version || signal.aborted || await fileStamp(file) !== stamp) return
+      this.log.warn(
+        { snapshot: file, image: version, digest },
+        'the snapshot is not the bytes its version image was made from: the image is removed and the snapshot read again'
+      )
+      await this.images?.discard(version)
+      const again = await this.jobs.run(async () => {
+        const served = this.chain
+        if (signal.aborted || served?.snapshot.file !== file || served.snapshot.digest !== version) return null
+        this.rereadRoot = true
+        const changes = served.changes.map(change => change.file)
+        return { snapshot: file, changes, changesMayCome: this.changesExpected }
+      })
+      if (again !== null) await this.serve(again)
+    }).catch((error: unknown) => {
+      if (!signal.aborted) this.log.warn({ snapshot: file, err: error }, 'the snapshot\'s digest could not be confirmed')
+    })
+  }
+
   /**
    * 'changed' when written meanwhile: what was read may be a valid beginning (JSON Lines cut at a line end) or a
    * truncated save.
    */
   private async readOnce<T extends SnapshotModel | ChangeSet> (
-    file: string, reader: (file: string, options: ReadOptions) => Promise<T>, digest?: string
+    file: string, reader: (file: string, options: ReadOptions) => Promise<T>,
+    { digest, imageAlone }: { digest?: string | undefined, imageAlone?: boolean | undefined } = {}
   ): Promise<{ model: T, stamp: string | null } | { error: unknown } | 'changed'> {
     const before = await fileStamp(file)
     // A watcher may hear one save twice: the same bytes would be one refusal listed twice.
@@ -255,7 +309,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     if (refused !== null && refused.file === file && refused.stamp === before) return { error: refused.error }
     let read: { model: T, stamp: string | null } | { error: unknown }
     try {
-      read = { model: await reader(file, { serving: this.model !== null, stamp: before, digest }), stamp: before }
+      const options = { serving: this.model !== null, stamp: before, digest, imageAlone }
+      read = { model: await reader(file, options), stamp: before }
     } catch (error) {
       // Shared memory V8 does not count (ADR 012).
       collectSoon()
@@ -278,9 +333,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private async serveChain (chain: Chain, started: number): Promise<ReloadOutcome> {
     if (chain.changes.length > 0 || chain.changesMayCome === true) this.changesExpected = true
     const servedChanges = this.chain?.changes.length ?? null
-    // Not compared first: a digest of a whole snapshot the load reads again anyway.
-    const alone = chain.changes.length === 0 && servedChanges === 0
-    const served = alone ? null : await this.servedPart(chain)
+    // Not compared first: a digest of a whole snapshot the load reads again anyway (unless the source took it).
+    const alone = chain.changes.length === 0 && servedChanges === 0 && chain.snapshotDigest === undefined
+    const reread = this.rereadRoot
+    this.rereadRoot = false
+    const served = alone || reread ? null : await this.servedPart(chain)
     const plan = planReload(chain.changes.length, servedChanges, served)
     return await this.execute(plan, chain, served, started)
   }
@@ -294,8 +351,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const files: ChainFile[] = plan.eachServed ? [...(served as Served).files] : []
     let state: SnapshotModel
     if (plan.base === 'read') {
-      const read = await this.readOnce(chain.snapshot, this.load, chain.snapshotDigest)
+      const read = await this.readRoot(chain)
       if (read === 'changed') return 'superseded'
+      // Not a refusal: the source fetches the snapshot.
+      if ('error' in read && chain.imageAlone === true && read.error instanceof ImageError) return 'no image'
       if ('error' in read) return this.refuse(chain.snapshot, read.error)
       root = read.model
       snapshot = { file: chain.snapshot, stamp: read.stamp, digest: root.info.version }
@@ -359,11 +418,18 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     return outcome
   }
 
-  /** Null when its snapshot is not the served one (by stamp, then digest). */
+  /** Null when its snapshot is not the served one (by the digest its source took, else by stamp, then digest). */
   private async servedPart (chain: Chain): Promise<Served | null> {
     const served = this.chain
-    const snapshot = served === null || this.root === null ? null : await asServed(served.snapshot, chain.snapshot)
-    if (served === null || snapshot === null) return null
+    if (served === null || this.root === null) return null
+    const { snapshotDigest } = chain
+    const known = snapshotDigest !== undefined
+    const snapshot = !known
+      ? await asServed(served.snapshot, chain.snapshot)
+      : snapshotDigest === served.snapshot.digest
+        ? { file: chain.snapshot, stamp: await fileStamp(chain.snapshot), digest: snapshotDigest }
+        : null
+    if (snapshot === null) return null
     const files: ChainFile[] = []
     for (let n = 0; n < served.changes.length && n < chain.changes.length; n++) {
       const same = await asServed(served.changes[n] as ChainFile, chain.changes[n] as string, 'within-directory')
@@ -380,7 +446,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       laterApplied.push(applied)
     }
     const pathApplied = chain.changes.map(file => served.changes.some(read => read.file === file))
-    return { snapshot, files, changes: files.length, laterApplied, pathApplied }
+    return { snapshot, files, changes: files.length, laterApplied, pathApplied, known }
   }
 
   private appliedLog (model: SnapshotModel, file: string, started: number): void {
@@ -497,6 +563,10 @@ async function asServed (read: ChainFile, file: string, links: LinkRule = 'follo
 /** Not unreadable (mended without a new stamp) nor too big (memory may be freed): the same bytes fail again. */
 function isRefusedAsIs (error: unknown): error is SnapshotError {
   return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_INVALID'
+}
+
+function noImage (file: string): never {
+  throw new ImageError(`${basename(file)} is not here and no image of it reads`)
 }
 
 function isMissing (error: unknown): boolean {

@@ -80,6 +80,10 @@ export class ServedVersions implements ChainSink {
     const files = this.store.servedFiles()
     if (served === null || files === null) return
     const { snapshot, changes } = files
+    if (snapshot.stamp === null) {
+      this.log.info({ version: served.version }, 'served without its snapshot file (from its image): kept once the file is here')
+      return
+    }
     this.kept.keep({
       file: snapshot.file,
       stamp: snapshot.stamp,

@@ -1,10 +1,15 @@
 import t, { type Test } from 'tap'
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
+import { once } from 'node:events'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../../src/app.js'
 import { loadConfig, type Config } from '../../../src/config.js'
-import { EXPLORE, makeItem, reloadFile, smallSnapshot, tempDir, versioned } from '../../helpers.js'
+import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { ImageShelf } from '../../../src/snapshot/images/image-shelf.js'
+import type { MemoryGuard, ParsedFormat } from '../../../src/snapshot/memory-budget.js'
+import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
+import { EXPLORE, makeItem, memoryFreed, reloadFile, smallSnapshot, tempDir, toJsonLines, versioned } from '../../helpers.js'
 
 const PATHS = [
   EXPLORE,
@@ -155,4 +160,74 @@ t.test('a shutdown does not wait for an image being written: the write stops and
   // The image's write was asked for as the snapshot was served, and has not ended: the close stops it.
   await app.close()
   t.same(await readdir(imagesDir).catch(() => []), [], 'no image, no temporary file')
+})
+
+t.test('an image found by its file\'s stamp is confirmed by the file\'s bytes: other bytes under the same stamp are read again and served', async t => {
+  const { start, snapshotPath, imagesDir } = await setup(t)
+  // A time to put back: a file restored with its old time, a build that stamps every file alike.
+  const when = new Date('2026-01-01T00:00:00Z')
+  await utimes(snapshotPath, when, when)
+  const first = await start()
+  const old = (await status(first)).snapshot.version as string
+  await first.close()
+  // Other bytes of the same size, written in place (the same inode), the time put back: the same stamp.
+  const text = await readFile(snapshotPath, 'utf8')
+  await writeFile(snapshotPath, text.replace('"Item 1"', '"Item X"'))
+  await utimes(snapshotPath, when, when)
+  const second = await buildApp(loadConfig({
+    overrides: { logLevel: 'silent', snapshotPath, watch: false, stateDir: join(imagesDir, '..') }
+  }))
+  t.teardown(() => second.close())
+  const served = once(second.snapshots, 'served')
+  await second.snapshots.start()
+  const [firstServed] = await served as [SnapshotModel]
+  t.match(firstServed.info, { version: old, fromImage: { ms: Number } }, 'the image is served first, found by the stamp')
+  await once(second.snapshots, 'served')
+  const now = await status(second)
+  t.not(now.snapshot.version, old, 'then the file read again: its own version')
+  t.equal(now.snapshot.imageMs, null, 'parsed')
+  const page = (await second.inject(`${EXPLORE}?limit=100`)).json() as { results: Array<{ pk: number, translated_title: string }> }
+  t.equal(page.results.find(item => item.pk === 1)?.translated_title, 'Item X', 'its bytes served')
+  await second.snapshots.images!.idle()
+  t.same(await readdir(imagesDir), [`${now.snapshot.version as string}.image`], 'the image of other bytes removed, the file\'s own written')
+})
+
+t.test('a damaged image\'s arrays are given back before the parse asks the memory budget: they would count as used', async t => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.jsonl')
+  // ~40 MB: an image whose read shows in RSS.
+  await writeFile(file, toJsonLines(versioned(1, { count: 40_000, abstract: 'x'.repeat(900) })))
+  const imagesDir = join(dir, 'images')
+  const silent = { info () {}, warn () {}, error () {} }
+  const made = new ImageShelf(imagesDir, silent)
+  const first = await new SnapshotStore(file, { images: made }).start()
+  await made.idle()
+  first.memory.retire()
+  // Gone before RSS is compared.
+  await memoryFreed(first.memory)
+  const [name] = await readdir(imagesDir)
+  const image = join(imagesDir, name as string)
+  const bytes = await readFile(image)
+  // Its last section damaged: the whole image is read before the refusal.
+  const header = JSON.parse(bytes.subarray(24, 24 + bytes.readUInt32LE(12)).toString()) as { sections: Array<{ offset: number, length: number }> }
+  const last = header.sections.filter(section => section.length > 0).at(-1)!
+  bytes.writeUInt8(bytes.readUInt8(last.offset) ^ 0x40, last.offset)
+  await writeFile(image, bytes)
+  // The budget's questions, and the process's RSS when each is asked.
+  const asked: Array<{ format: ParsedFormat | 'image', rss: number }> = []
+  const guard: MemoryGuard = {
+    budget: { bytes: 64 * 1024 ** 3, source: 'MEMORY_LIMIT_MB' },
+    admit: async (_file, _bytes, format) => {
+      asked.push({ format, rss: process.memoryUsage.rss() })
+      return { check () {} }
+    }
+  }
+  const images = new ImageShelf(imagesDir, silent, guard)
+  const model = await new SnapshotStore(file, { images, memory: guard }).start()
+  t.teardown(() => model.memory.retire())
+  t.equal(model.info.fromImage, undefined, 'parsed')
+  const [read, parse] = asked
+  t.match(asked.map(({ format }) => format), ['image', 'jsonl'])
+  t.ok(parse!.rss - read!.rss < bytes.length / 2,
+    `RSS at the parse's question ${Math.round((parse!.rss - read!.rss) / 1e6)} MB above the image's (${Math.round(bytes.length / 1e6)} MB read and refused)`)
 })

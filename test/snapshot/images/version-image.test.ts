@@ -4,6 +4,7 @@ import { open, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import { ImageError } from '../../../src/errors.js'
+import { IMAGE_FORMAT } from '../../../src/snapshot/images/image-fingerprint.js'
 import { readImage, readImageHeader, writeImage, type ImageHeader } from '../../../src/snapshot/images/version-image.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { partsOf } from '../../../src/snapshot/model/version-parts.js'
@@ -115,8 +116,8 @@ t.test('an image is refused with its reason: magic, format, header, truncation, 
   otherMagic.write('NOTANIMG', 0, 'latin1')
   t.equal(await refusal(otherMagic), 'not a version image (its magic is wrong)')
   const otherFormat = Buffer.from(bytes)
-  otherFormat.writeUInt32LE(2, 8)
-  t.equal(await refusal(otherFormat), 'image format 2; this replica reads format 1')
+  otherFormat.writeUInt32LE(IMAGE_FORMAT + 1, 8)
+  t.equal(await refusal(otherFormat), `image format ${IMAGE_FORMAT + 1}; this replica reads format ${IMAGE_FORMAT}`)
   const flippedHeader = Buffer.from(bytes)
   flip(flippedHeader, HEADER_AT + 3, 1)
   t.equal(await refusal(flippedHeader), 'its header\'s checksum does not match')
@@ -130,6 +131,37 @@ t.test('an image is refused with its reason: magic, format, header, truncation, 
   const flipped = Buffer.from(bytes)
   flip(flipped, last.offset, 0x10)
   t.equal(await refusal(flipped), `section ${sections.length - 1}'s checksum does not match`)
+})
+
+t.test('a damaged section ends the read there: the sections after it are not read', async t => {
+  const { file, bytes } = await imageOf(t, await modelOf(snapshot()))
+  const { sections } = headerOf(bytes)
+  const size = { u8: 1, u16: 2, u32: 4, i32: 4, f64: 8 }
+  const bytesOf = (n: number) => sections[n]!.length * size[sections[n]!.kind]
+  const flipped = Buffer.from(bytes)
+  flip(flipped, sections[0]!.offset, 0x10)
+  await writeFile(file, flipped)
+  const handle = await open(file, 'r')
+  t.teardown(() => handle.close())
+  const header = await readImageHeader(handle)
+  // The real handle, its reads counted.
+  let read = 0
+  const counted = new Proxy(handle, {
+    get (target, key) {
+      if (key === 'read') {
+        return async (...args: Parameters<typeof handle.read>) => {
+          const done = await target.read(...args)
+          read += done.bytesRead
+          return done
+        }
+      }
+      const value: unknown = Reflect.get(target, key)
+      return typeof value === 'function' ? value.bind(target) : value
+    }
+  })
+  await t.rejects(readImage(counted, header, file), { message: 'section 0\'s checksum does not match' })
+  // The two read ahead (READS_AHEAD) may have been asked for already; nothing after them.
+  t.ok(read <= bytesOf(0) + bytesOf(1) + bytesOf(2), `read ${read} of ${sections.reduce((sum, _, n) => sum + bytesOf(n), 0)} bytes`)
 })
 
 t.test('a bit flipped anywhere: refused, or (in padding no section holds) the same version', async t => {
@@ -160,8 +192,11 @@ t.test('a header that checks out but lies: offsets and lengths past the file, se
   t.equal(await refusal(withHeader(bytes, header => { (header.sections[n] as { kind: string }).kind = 'u64' })),
     `section ${n} is not where an image puts one`)
   t.equal(await refusal(withHeader(bytes, header => { header.bytes += 8 })), 'its header\'s size is not its sections\' sum')
-  t.match(await refusal(withHeader(bytes, header => { header.made.by = '0.0.1' })), /^made by explore-replica 0\.0\.1; this is /,
-    'another release\'s image is parsed again')
+  t.match(await refusal(withHeader(bytes, header => { header.made.fingerprint = 'other' })),
+    /^made by code that renders otherwise \(fingerprint other, explore-replica [^)]+\); this code's is /,
+    'an image of code that renders otherwise is parsed again')
+  t.equal(await refusal(withHeader(bytes, header => { header.made.by = '0.0.1' })), 'read',
+    'another release that renders alike reads it: the release string does not decide')
   t.equal(await refusal(withHeader(bytes, header => { header.parts.listings[0]!.startOf = { section: 9999 } })),
     'it names section 9999, which it lacks')
   t.equal(await refusal(withHeader(bytes, header => { header.parts.listings[0]!.size += 1 })),

@@ -19,6 +19,11 @@ t.test('a snapshot alone where one alone is served: read again, even unchanged (
   t.match(planReload(1, 0, part(0, [false], [false])), { base: 'served', from: 0 }, 'with a change file: extended')
 })
 
+t.test('a snapshot alone its source knows by digest to be the one served (a download, a kept copy): not read again', async t => {
+  t.match(planReload(0, 0, { ...part(0), known: true }), { base: 'served', from: 0, eachServed: true })
+  t.match(planReload(0, 2, { ...part(0), known: true }), { base: 'root' }, 'served with change files: the root again')
+})
+
 t.test('the served chain begins the wanted one: only the new change files, each served as it is made', async t => {
   t.match(planReload(1, 0, part(0, [false], [false])), { base: 'served', from: 0, eachServed: true })
   t.match(planReload(5, 3, part(3, [false, false], [true, true, true, false, false])), { base: 'served', from: 3, eachServed: true })

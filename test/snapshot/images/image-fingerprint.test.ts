@@ -1,0 +1,67 @@
+// An image says what made its bytes (src/snapshot/images/image-fingerprint.ts, ADR 042): code that renders items
+// otherwise, with the release string unchanged (a branch, a contributor's edit), never serves an old image's bytes.
+import t from 'tap'
+import { readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import fastJson from 'fast-json-stringify'
+import { Type } from '@sinclair/typebox'
+import { ContentItemSchema } from '../../../src/schemas/content-item.js'
+import type { SnapshotItem } from '../../../src/schemas/snapshot.js'
+import { forSerializer } from '../../../src/schemas/serializer-schema.js'
+import {
+  currentRendering, FINGERPRINT, PART_KINDS, renderingFingerprint, type Rendering
+} from '../../../src/snapshot/images/image-fingerprint.js'
+import { ImageShelf } from '../../../src/snapshot/images/image-shelf.js'
+import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
+import { smallSnapshot, tempDir } from '../../helpers.js'
+
+/** The rendering a branch would have with `options` for the serializer: its samples rendered by it, as item-bytes.ts would. */
+function withSerializerOptions (options: fastJson.Options): Rendering {
+  const rendering = currentRendering()
+  const schema = rendering.serializer.schema as object
+  const serialize = fastJson(schema, options) as (item: SnapshotItem) => string
+  return { ...rendering, serializer: { ...rendering.serializer, options }, render: item => serialize(item) }
+}
+
+t.test('the fingerprint is the code\'s: the same declaration gives the same, any part of it changed another', async t => {
+  t.equal(renderingFingerprint(currentRendering()), FINGERPRINT, 'computed again, the same')
+  t.match(FINGERPRINT, /^[A-Za-z0-9_-]{22}$/)
+  const current = currentRendering()
+  const changed: Array<[string, Rendering]> = [
+    ['a serializer setting (integers rounded down)', withSerializerOptions({ rounding: 'floor' })],
+    ['the item schema (a field added)', { ...current, itemSchema: Type.Composite([current.itemSchema as never, Type.Object({ added: Type.String() })]) }],
+    ['the served item\'s schema', { ...current, serializer: { ...current.serializer, schema: forSerializer(Type.Omit(ContentItemSchema, ['series'])) } }],
+    ['what the serializer writes (another escape)', { ...current, render: item => current.render(item).replaceAll('é', '\\u00e9') }],
+    ['the serializer library', { ...current, serializer: { ...current.serializer, library: '0.0.0' } }],
+    ['a version\'s arrays (a column of another kind)', { ...current, parts: { ...PART_KINDS, columns: { ...PART_KINDS.columns, dateOf: ['f64'] } } }],
+    ['the image format', { ...current, format: current.format + 1 }]
+  ]
+  for (const [what, rendering] of changed) t.not(renderingFingerprint(rendering), FINGERPRINT, what)
+})
+
+t.test('a branch that renders otherwise, its release unchanged, refuses the image the code before it made, and parses', async t => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.json')
+  await writeFile(file, JSON.stringify(smallSnapshot()))
+  const imagesDir = join(dir, 'images')
+  const logged: string[] = []
+  const log = { info () {}, error () {}, warn (fields: object, message: string) { logged.push(`${message}: ${(fields as { problem?: string }).problem ?? ''}`) } }
+  const serve = async (fingerprint: string) => {
+    const images = new ImageShelf(imagesDir, log, null, fingerprint)
+    const store = new SnapshotStore(file, { images, log })
+    const model = await store.start()
+    await images.idle()
+    return model
+  }
+  const before = await serve(FINGERPRINT)
+  t.equal(before.info.fromImage, undefined, 'the code before parses and writes its image')
+  t.equal((await serve(FINGERPRINT)).info.fromImage?.ms !== undefined, true, 'and reads it back')
+
+  // The branch: integers rounded down by the serializer; package.json untouched.
+  const branch = renderingFingerprint(withSerializerOptions({ rounding: 'floor' }))
+  const after = await serve(branch)
+  t.equal(after.info.fromImage, undefined, 'the branch parses: the old image\'s bytes are never served')
+  t.match(logged, [/^a version image was refused and removed: the snapshot is parsed instead: made by code that renders otherwise \(fingerprint [\w-]+, explore-replica [^)]+\); this code's is [\w-]+$/])
+  t.same(await readdir(imagesDir), [`${after.info.version}.image`], 'the old image removed, the branch\'s own written')
+  t.equal((await serve(branch)).info.fromImage?.ms !== undefined, true, 'which the branch reads back')
+})
