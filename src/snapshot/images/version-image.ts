@@ -41,14 +41,30 @@ function kindOf (view: View): Kind {
 const isView = (value: unknown): value is View => ArrayBuffer.isView(value) && !(value instanceof DataView)
 const align = (n: number): number => Math.ceil(n / 8) * 8
 
-async function checksum (view: View): Promise<number> {
-  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength)
-  let crc = 0
-  for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
-    crc = crc32(bytes.subarray(at, at + PIECE_BYTES), crc)
-    if (at + PIECE_BYTES < bytes.length) await turn()
+/**
+ * Each view's CRC-32, a turn of the event loop given after each piece's worth of bytes across views: a
+ * version's arrays are hundreds of views under a piece each, and checksummed back to back they held the loop
+ * for seconds right after a reload (issue 57).
+ */
+export async function checksums (views: View[], signal?: AbortSignal): Promise<number[]> {
+  const sums: number[] = []
+  let sinceTurn = 0
+  for (const view of views) {
+    const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength)
+    let crc = 0
+    for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
+      const piece = bytes.subarray(at, at + PIECE_BYTES)
+      crc = crc32(piece, crc)
+      sinceTurn += piece.length
+      if (sinceTurn >= PIECE_BYTES) {
+        sinceTurn = 0
+        await turn()
+        signal?.throwIfAborted()
+      }
+    }
+    sums.push(crc)
   }
-  return crc
+  return sums
 }
 
 export interface WriteOptions {
@@ -77,12 +93,11 @@ export async function writeImage (
   }
   const views: View[] = []
   const parts = swapArrays(whole, isView, (view): SectionRef => ({ section: views.push(view) - 1 }))
-  const sections: Section[] = []
-  for (const view of views) {
-    const room = rooms.get(view) ?? view.length
-    signal?.throwIfAborted()
-    sections.push({ kind: kindOf(view), offset: 0, length: view.length, room, crc: await checksum(view) })
-  }
+  signal?.throwIfAborted()
+  const sums = await checksums(views, signal)
+  const sections: Section[] = views.map((view, n) => (
+    { kind: kindOf(view), offset: 0, length: view.length, room: rooms.get(view) ?? view.length, crc: sums[n] as number }
+  ))
   const header = (): Buffer => Buffer.from(JSON.stringify({
     made: { version: model.info.version, stamp, by: VERSION, fingerprint },
     parts,

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import { ImageError } from '../../../src/errors.js'
 import { IMAGE_FORMAT } from '../../../src/snapshot/images/image-fingerprint.js'
-import { readImage, readImageHeader, writeImage, type ImageHeader } from '../../../src/snapshot/images/version-image.js'
+import { checksums, readImage, readImageHeader, writeImage, type ImageHeader } from '../../../src/snapshot/images/version-image.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { partsOf } from '../../../src/snapshot/model/version-parts.js'
 import { makeItem, modelOf, tempDir } from '../../helpers.js'
@@ -213,4 +213,17 @@ t.test('a header that checks out but lies: offsets and lengths past the file, se
     'its parts do not describe a version: en: a company table of the wrong shape')
   t.equal(await refusal(withSection(bytes, sectionOf(bytes, 'ranks'), section => { section.writeUInt32LE(5000, 0) })),
     'its parts do not describe a version: en: a company lists an item it lacks')
+})
+
+t.test('checksums give the event loop a turn every 8 MiB across views, however small each view is', async t => {
+  // 24 views of 1 MiB: none is a piece on its own, together they are three.
+  const views = Array.from({ length: 24 }, (_, n) => new Uint8Array(1024 * 1024).fill(n))
+  let turns = 0
+  let ticking = true
+  const tick = (): void => { if (ticking) { turns++; setImmediate(tick) } }
+  setImmediate(tick)
+  const sums = await checksums(views)
+  ticking = false
+  t.same(sums, views.map(view => crc32(view)), 'each view its own CRC-32')
+  t.ok(turns >= 2, `${turns} turns while 24 MiB were checksummed`)
 })
