@@ -69,9 +69,14 @@ export async function fleetChange (root: string, info: SnapshotInfo, dir: string
         join(root, 'dist', 'server.js'), '--snapshot-url', `s3://${BUCKET}/${PREFIX}manifest.json`, '--snapshot-cache-dir', join(dir, `cache-${name}`),
         '--snapshot-poll-seconds', String(pollSeconds), '--port', String(port), '--log-level', 'info', '--request-log', 'false'
       ], { cwd: root, env: { ...childEnv(), ...s3Env, STATE_DIR: join(dir, `state-${name}`) } }))
-      return { name, port, child, base: `http://127.0.0.1:${port}`, downloads: downloadsLogged(child) }
+      const base = `http://127.0.0.1:${port}`
+      // The join: from the spawn to the first 200 of /-/readyz (from the image, ADR 042), then the snapshot kept.
+      const joinMs = waitUntilAnswering(child, `${base}/-/readyz`, START_TIMEOUT_MS)
+      return { name, port, child, base, joinMs, downloads: downloadsLogged(child) }
     }))
+    const joinMs = await Promise.all(replicas.map(async r => await r.joinMs))
     await Promise.all(replicas.map(async r => await waitForOutput(r.child, SERVING, START_TIMEOUT_MS)))
+    const keptMs = replicas.map(r => performance.now() - r.child.startedAt)
     const front = await freePort()
     started(await startNginx(join(dir, 'nginx'), front, replicas.map(r => r.port)))
     const language = Object.entries(info.items).sort(([, a], [, b]) => b - a)[0]?.[0] ?? 'en'
@@ -104,6 +109,8 @@ export async function fleetChange (root: string, info: SnapshotInfo, dir: string
     const downloaded = replicas.map(r => r.downloads.since(publishBegun))
     const rssBytes = await Promise.all(replicas.map(async r => (await memoryOf(r.child.pid)).rssBytes))
     const result: FleetResult = {
+      joinMs,
+      keptMs,
       pollSeconds,
       snapshotBytes: (await stat(info.file)).size,
       changeBytes,
@@ -114,6 +121,7 @@ export async function fleetChange (root: string, info: SnapshotInfo, dir: string
       downloaded,
       rssBytes
     }
+    log(`${info.label} fleet: the replicas joined (first answer) after ${joinMs.map(seconds).join(' and ')}, the snapshot kept after ${keptMs.map(seconds).join(' and ')}`)
     log(`${info.label} fleet: served by the replicas ${servedAfterMs.map(ms => ms === null ? 'never' : `${(ms / 1000).toFixed(2)} s`).join(' and ')} after the publish ` +
       `(goal ≤ ${pollSeconds + 1} s); downloaded ${downloaded.map(d => JSON.stringify(d)).join(' and ')}; through nginx the ${language} count ${countBefore} → ${[...countsAfter].join(', ')}`)
     return result
@@ -122,6 +130,8 @@ export async function fleetChange (root: string, info: SnapshotInfo, dir: string
     await rm(dir, { recursive: true, force: true })
   }
 }
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`
 
 /**
  * A replica's "downloaded an object the manifest names" log lines as they come, each with when it came;
