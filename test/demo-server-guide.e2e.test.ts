@@ -85,7 +85,7 @@ t.test('the guide\'s worked example passes as written: node --test and Chromium,
   t.match(output, /# fail 0\n/)
 })
 
-// 20 pages at once, as an app's page loads them; each page's status (or 'error': a reset connection) kept on the page.
+// 20 pages at once, as an app's page loads them; each page's status (or 'error': no answer) kept on the page.
 const TWENTY_PAGES = `Promise.all(Array.from({ length: 20 }, (_, i) => fetch(API + '/en/api/internal/explore/?limit=2&offset=' + 2 * i)
   .then(response => response.status, () => 'error')))
   .then(statuses => { document.body.dataset.statuses = JSON.stringify(statuses) })`
@@ -98,7 +98,8 @@ t.teardown(async () => { await browser?.close() })
 
 /** One CI run: a fresh server with CHAOS_SEED=7, the page loaded, what each of its 20 requests got and why. */
 async function run (t: Test): Promise<{ statuses: Array<number | 'error'>, trouble: Map<string, JournalEntry['trouble']> }> {
-  const api = await demoServer(t, { CHAOS_SEED: '7', FAIL_RATE: '0.3', DELAY_MS: '0-60', FAULT: 'reset', FAULT_RATE: '0.1' })
+  // Not `reset`: Chromium asks again, by itself, for a request reset on a connection it had used (the guide says so).
+  const api = await demoServer(t, { CHAOS_SEED: '7', FAIL_RATE: '0.3', DELAY_MS: '0-60', FAULT: 'truncate', FAULT_RATE: '0.1' })
   const context = await (browser as Browser).newContext()
   t.teardown(() => context.close())
   const page = await context.newPage()
