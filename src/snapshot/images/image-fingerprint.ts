@@ -4,14 +4,10 @@ import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
 import { ITEM_SERIALIZER, renderItem } from '../model/item-bytes.js'
+import type { Kind } from '../model/version-arrays.js'
 
 /** Another is refused (and the snapshot parsed). 2: `made.fingerprint` decides, not the release. */
 export const IMAGE_FORMAT = 2
-
-export const KINDS = {
-  u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f64: Float64Array
-} as const
-export type Kind = keyof typeof KINDS
 
 /** Every array a loaded version is made of (model/version-parts.ts), and the kinds the reader lets it be. */
 export const PART_KINDS = {

@@ -4,9 +4,10 @@ import { crc32 } from 'node:zlib'
 import { setImmediate as turn } from 'node:timers/promises'
 import { ImageError } from '../../errors.js'
 import { VERSION } from '../../version.js'
-import { modelOf, partsOf, swapArrays, type VersionParts, type View } from '../model/version-parts.js'
+import { modelOf, partsOf, swapArrays, type VersionParts } from '../model/version-parts.js'
+import { KINDS, kindOf, type Kind, type View } from '../model/version-arrays.js'
 import { roomFor, type SnapshotModel } from '../model/snapshot-model.js'
-import { FINGERPRINT, IMAGE_FORMAT, KINDS, PART_KINDS, type Kind } from './image-fingerprint.js'
+import { FINGERPRINT, IMAGE_FORMAT, PART_KINDS } from './image-fingerprint.js'
 
 const MAGIC = Buffer.from('XRIMAGE\n', 'latin1')
 /** Magic (8), format, header length, header crc32, reserved. */
@@ -31,11 +32,6 @@ export interface ImageHeader {
   sections: Section[]
   /** Room included: what reading the image holds in memory. */
   bytes: number
-}
-
-function kindOf (view: View): Kind {
-  for (const [kind, Kind] of Object.entries(KINDS)) if (view instanceof Kind) return kind as Kind
-  throw new Error('not an array a version holds')
 }
 
 const isView = (value: unknown): value is View => ArrayBuffer.isView(value) && !(value instanceof DataView)

@@ -5,8 +5,7 @@ import { Overlay } from './overlay.js'
 import {
   CompanyRanks, ItemColumns, LanguageListing, SnapshotModel, type SnapshotInfo
 } from './snapshot-model.js'
-
-export type View = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array
+import type { View } from './version-arrays.js'
 
 interface OverlayParts<A> {
   base: A | null, baseSize: number, removed: A, added: A, addedAt: A, addedPlace: A, baseFrom: number
