@@ -5,9 +5,9 @@ import { setImmediate as turn } from 'node:timers/promises'
 import { ImageError } from '../../errors.js'
 import { VERSION } from '../../version.js'
 import { modelOf, partsOf, swapArrays, type VersionParts } from '../model/version-parts.js'
-import { KINDS, kindOf, type Kind, type View } from '../model/version-arrays.js'
+import { COLUMN_NAMES, KINDS, PART_KINDS, columnList, kindOf, type Kind, type View } from '../model/version-arrays.js'
 import { roomFor, type SnapshotModel } from '../model/snapshot-model.js'
-import { FINGERPRINT, IMAGE_FORMAT, PART_KINDS } from './image-fingerprint.js'
+import { FINGERPRINT, IMAGE_FORMAT } from './image-fingerprint.js'
 
 const MAGIC = Buffer.from('XRIMAGE\n', 'latin1')
 /** Magic (8), format, header length, header crc32, reserved. */
@@ -20,9 +20,6 @@ const READS_AHEAD = 2
 
 /** `room`: a listing's columns have room for change files. */
 interface Section { kind: Kind, offset: number, length: number, room: number, crc: number }
-
-/** Their room is written by change files (ADR 031), so it is not kept. */
-const COLUMNS = ['chunkOf', 'startOf', 'lengthOf', 'dateOf', 'pkOf'] as const
 
 interface SectionRef { section: number }
 export interface ImageHeader {
@@ -81,7 +78,8 @@ export async function writeImage (
   whole.info = { ...whole.info, source: '', loadedAt: new Date(0) }
   const rooms = new Map<View, number>()
   for (const listing of whole.listings) {
-    for (const name of COLUMNS) {
+    // Their room is written by change files (ADR 031), so it is not kept.
+    for (const name of COLUMN_NAMES) {
       const used = listing[name].subarray(0, listing.size)
       rooms.set(used, listing[name].length)
       listing[name] = used
@@ -294,11 +292,10 @@ function checkParts (parts: VersionParts): void {
   if (typeof info?.version !== 'string' || !Array.isArray(chunks) || !Array.isArray(listings)) fail('no info')
   if (!chunks.every(chunk => isOf(chunk, PART_KINDS.chunks))) fail('a chunk is not bytes')
   for (const listing of listings) {
-    const { chunkOf, startOf, lengthOf, dateOf, pkOf, size, companies, changes } = listing
+    const { chunkOf, startOf, lengthOf, size, companies, changes } = listing
     if (changes !== null) fail(`${listing.code}: change files' lists in an image of a loaded version`)
     if (!ofKinds(listing, PART_KINDS.columns)) fail(`${listing.code}: a column of the wrong kind`)
-    const columns = [chunkOf, startOf, lengthOf, dateOf, pkOf]
-    if (!Number.isSafeInteger(size) || size < 0 || columns.some(column => column.length < size)) {
+    if (!Number.isSafeInteger(size) || size < 0 || columnList(listing).some(column => column.length < size)) {
       fail(`${listing.code}: columns shorter than its ${size} items`)
     }
     for (let slot = 0; slot < size; slot++) {
