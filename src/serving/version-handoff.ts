@@ -1,7 +1,7 @@
 // A version as views of shared memory (ADR 029); a thread reuses buffers it holds, which its successor still reads.
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { modelOf, partsOf, swapArrays, type VersionParts } from '../snapshot/model/version-parts.js'
-import { KINDS, kindOf, type Kind, type View } from '../snapshot/model/version-arrays.js'
+import { arrayOver, kindOf, type Kind, type View } from '../snapshot/model/version-arrays.js'
 
 /** A view of a numbered shared buffer, or a small array copied with the message. */
 export type ArrayRef = { buffer: number, kind: Kind, offset: number, length: number } | View
@@ -50,8 +50,7 @@ export class VersionAdopter {
     for (const [number, held] of this.held) if (held.deref() === undefined) this.held.delete(number)
     const parts = swapArrays(message.parts, isArrayRef, ref => {
       if (ArrayBuffer.isView(ref)) return ref
-      const Kind = KINDS[ref.kind] as new (buffer: ArrayBufferLike, offset: number, length: number) => View
-      return new Kind(buffers.get(ref.buffer) as SharedArrayBuffer, ref.offset, ref.length)
+      return arrayOver(ref.kind, buffers.get(ref.buffer) as SharedArrayBuffer, ref.length, ref.offset)
     })
     return modelOf(parts, this.holders)
   }

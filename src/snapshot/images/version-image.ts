@@ -5,7 +5,9 @@ import { setImmediate as turn } from 'node:timers/promises'
 import { ImageError } from '../../errors.js'
 import { VERSION } from '../../version.js'
 import { modelOf, partsOf, swapArrays, type VersionParts } from '../model/version-parts.js'
-import { COLUMN_NAMES, KINDS, PART_KINDS, columnList, kindOf, type Kind, type View } from '../model/version-arrays.js'
+import {
+  COLUMN_NAMES, KINDS, PART_KINDS, arrayOver, columnList, kindOf, type Kind, type View
+} from '../model/version-arrays.js'
 import { roomFor, type SnapshotModel } from '../model/snapshot-model.js'
 import { FINGERPRINT, IMAGE_FORMAT } from './image-fingerprint.js'
 
@@ -240,11 +242,8 @@ export async function readImage (handle: FileHandle, header: ImageHeader, source
 
 /** The header's arrays, empty, each with its room: a serving thread is handed them, not a copy (ADR 029). */
 export function allocate (header: ImageHeader): View[] {
-  return header.sections.map(({ kind, room }) => {
-    const Kind = KINDS[kind]
-    const Shared = Kind as new (buffer: ArrayBufferLike, offset: number, length: number) => View
-    return new Shared(new SharedArrayBuffer(room * Kind.BYTES_PER_ELEMENT), 0, room)
-  })
+  return header.sections.map(({ kind, room }) =>
+    arrayOver(kind, new SharedArrayBuffer(room * KINDS[kind].BYTES_PER_ELEMENT), room))
 }
 
 /** Section `n`'s bytes in its array: what the file holds of it. */

@@ -9,6 +9,12 @@ export interface ArrayOf { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i
 export type View = ArrayOf[Kind]
 const LARGEST = { u8: 0xff, u16: 0xffff, u32: 0xffffffff, i32: 0x7fffffff, f64: Number.MAX_SAFE_INTEGER }
 
+/** `length` entries over `buffer` from byte `offset`. */
+export function arrayOver<K extends Kind> (kind: K, buffer: ArrayBufferLike, length: number, offset = 0): ArrayOf[K] {
+  const Over = KINDS[kind] as unknown as new (buffer: ArrayBufferLike, offset: number, length: number) => ArrayOf[K]
+  return new Over(buffer, offset, length)
+}
+
 export function kindOf (view: View): Kind {
   for (const [kind, Kind] of Object.entries(KINDS)) if (view instanceof Kind) return kind as Kind
   throw new Error('not an array a version holds')
