@@ -11,8 +11,9 @@ import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js
 import { deriveVersion } from '../../../src/snapshot/model/derive-version.js'
 import { renderItem } from '../../../src/snapshot/model/item-bytes.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
+import { currentRendering, FINGERPRINT, renderingFingerprint } from '../../../src/snapshot/images/image-fingerprint.js'
 import {
-  COLUMN_NAMES, COLUMNS, columnNames, kindOf, type ColumnDeclaration
+  COLUMN_NAMES, COLUMNS, PART_KINDS, columnNames, kindOf, type ColumnDeclaration
 } from '../../../src/snapshot/model/version-arrays.js'
 import { makeItem, modelOf, poolForAnySize, tempDir } from '../../helpers.js'
 
@@ -24,6 +25,14 @@ t.test('a column declared without its fill is refused, so no version loads with 
   // @ts-expect-error: the declaration's type asks for the fill too; typecheck fails if it stops asking.
   const typed: ColumnDeclaration = { kinds: ['u8'] }
   t.notOk(typed.fill, 'a declaration without its fill does not typecheck')
+})
+
+t.test('an image\'s fingerprint digests the declared columns: their names, their order and their kinds', async t => {
+  const current = currentRendering()
+  t.equal(current.parts, PART_KINDS)
+  t.same(Object.entries(PART_KINDS.columns), COLUMN_NAMES.map(name => [name, COLUMNS[name].kinds]))
+  const reversed = { ...PART_KINDS, columns: Object.fromEntries(Object.entries(PART_KINDS.columns).reverse()) }
+  t.not(renderingFingerprint({ ...current, parts: reversed }), FINGERPRINT, 'in another order, another fingerprint')
 })
 
 const items = Array.from({ length: 60 }, (_, i) =>
