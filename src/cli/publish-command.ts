@@ -1,6 +1,5 @@
 // `explore-replica publish`: a file checked as a replica would, uploaded under its name, then the fleet's manifest
 // replaced if unchanged since read: a replica never sees a manifest naming an object not yet there.
-import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdtemp, rename, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -16,6 +15,7 @@ import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import { VERSION } from '../version.js'
 import { manifestText, parseManifest } from '../sources/read-manifest.js'
 import { shownUrl } from '../secret-url.js'
+import { digestOf, type PublishTarget, type ReadManifest } from './publish-target.js'
 
 export const PUBLISH_USAGE = `Usage: explore-replica publish --to DEST (--snapshot FILE | --changes FILE | --step-back N)
 Publishes to a fleet's manifest (DEST/${MANIFEST_SUFFIX}), which replicas follow with SNAPSHOT_URL. DEST is
@@ -38,32 +38,6 @@ error. Objects go first, the manifest last, and the manifest is replaced only if
 Exit 0 published; 1 refused (an invalid file, a count that changed too much, a name reused, a manifest missing
 or changed meanwhile, a store that refuses or cannot be reached); 2 bad usage.
 `
-
-export interface ReadManifest {
-  text: string
-  /** What tells it from a later one: its ETag, or its text. */
-  version: string | null
-}
-
-/** A fleet's folder: a directory (publish-to-directory.ts) or an S3 prefix (publish-to-s3.ts). */
-export interface PublishTarget {
-  readonly shown: string
-  /** 'Copied' or 'Uploaded', as the report says. */
-  readonly putVerb: string
-  readManifest: () => Promise<ReadManifest | null>
-  /** 'present': there already, with the same bytes. */
-  putObject: (name: string, file: string) => Promise<'uploaded' | 'present'>
-  /** Unless the manifest is no longer `expected` (null: there was none). */
-  writeManifest: (text: string, expected: ReadManifest | null) => Promise<void>
-  close?: () => void
-}
-
-/** The hex digest of a stream's bytes: an object already published is compared by it, never reuploaded. */
-export async function digestOf (bytes: AsyncIterable<Uint8Array>, algorithm: 'md5' | 'sha256'): Promise<string> {
-  const hash = createHash(algorithm)
-  for await (const chunk of bytes) hash.update(chunk)
-  return hash.digest('hex')
-}
 
 export async function publishCommand (argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -9,7 +9,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { describeS3Error, statusOf } from '../sources/s3-source.js'
-import { digestOf, type PublishTarget, type ReadManifest } from './publish-command.js'
+import { digestOf, type PublishTarget, type ReadManifest } from './publish-target.js'
 import { PublishError } from '../errors.js'
 
 export class S3Target implements PublishTarget {

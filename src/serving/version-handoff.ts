@@ -1,8 +1,7 @@
 // A version as views of shared memory (ADR 029); a thread reuses buffers it holds, which its successor still reads.
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
-import { modelOf, partsOf, swapArrays, type VersionParts, type View } from '../snapshot/model/version-parts.js'
-
-type Kind = 'u8' | 'u16' | 'u32' | 'i32' | 'f64'
+import { modelOf, partsOf, swapArrays, type VersionParts } from '../snapshot/model/version-parts.js'
+import { arrayOver, kindOf, type Kind, type View } from '../snapshot/model/version-arrays.js'
 
 /** A view of a numbered shared buffer, or a small array copied with the message. */
 export type ArrayRef = { buffer: number, kind: Kind, offset: number, length: number } | View
@@ -51,23 +50,12 @@ export class VersionAdopter {
     for (const [number, held] of this.held) if (held.deref() === undefined) this.held.delete(number)
     const parts = swapArrays(message.parts, isArrayRef, ref => {
       if (ArrayBuffer.isView(ref)) return ref
-      const Kind = KINDS[ref.kind] as new (buffer: ArrayBufferLike, offset: number, length: number) => View
-      return new Kind(buffers.get(ref.buffer) as SharedArrayBuffer, ref.offset, ref.length)
+      return arrayOver(ref.kind, buffers.get(ref.buffer) as SharedArrayBuffer, ref.length, ref.offset)
     })
     return modelOf(parts, this.holders)
   }
 }
 
-const KINDS = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f64: Float64Array }
-
 function isArrayRef (value: unknown): value is ArrayRef {
   return ArrayBuffer.isView(value) || (typeof value === 'object' && value !== null && 'kind' in value && 'buffer' in value)
-}
-
-function kindOf (array: View): Kind {
-  if (array instanceof Uint8Array) return 'u8'
-  if (array instanceof Uint16Array) return 'u16'
-  if (array instanceof Uint32Array) return 'u32'
-  if (array instanceof Int32Array) return 'i32'
-  return 'f64'
 }

@@ -3,7 +3,7 @@
 import { readdir, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { SourceError } from '../errors.js'
-import type { StoreLogger } from '../snapshot/store/snapshot-store.js'
+import type { StoreLogger } from '../snapshot/store/store-logger.js'
 import { isAlive } from '../write-through-temporary.js'
 import {
   downloadObject, type DigestKind, type DownloadBudget, type DownloadLimit, type DownloadOptions

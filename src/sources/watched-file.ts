@@ -1,7 +1,8 @@
 // SNAPSHOT_PATH and its changes directory as a source: served again on a write, SIGHUP and unpin.
 import { stat } from 'node:fs/promises'
 import { changeFilesIn } from '../snapshot/store/chain-on-disk.js'
-import type { Chain, ReloadOutcome, StoreLogger } from '../snapshot/store/snapshot-store.js'
+import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
+import type { StoreLogger } from '../snapshot/store/store-logger.js'
 import { watchSnapshot, type SnapshotWatcher } from '../snapshot/store/watch-snapshot.js'
 import type { ChainSink, ChainSource } from './chain-source.js'
 

@@ -1,18 +1,15 @@
 // A change file read and checked, each upsert's item rendered into shared chunks the next version reads in place.
 import type { RenderedItems } from '../model/build-model.js'
 import type { MergeTarget } from '../load/merge-batches.js'
+import { AT, COLUMN_NAMES, WIDTH, rowValue } from '../model/version-arrays.js'
 
 export interface UpsertOp {
   op: 'upsert'
   language: string
   pk: number
-  /** dateKey of its backdate (item-bytes.ts). */
-  date: number
+  /** Its row (version-arrays.ts), its chunk one of `chunks`: from `AT.startOf`, `AT.lengthOf` bytes and a comma. */
+  row: number[]
   companies: readonly number[]
-  /** `chunks[chunk]` from `start`, `length` bytes, followed by a comma. */
-  chunk: number
-  start: number
-  length: number
   line: number
 }
 
@@ -59,15 +56,13 @@ export class ChangeSetBuilder implements MergeTarget {
   addRendered (language: string, index: number, items: RenderedItems, i: number, chunk: number): number {
     this.languages.add(language)
     const from = i === 0 ? 0 : items.companyEnd[i - 1] as number
+    const row = COLUMN_NAMES.map((_, c) => rowValue(items.rows, i * WIDTH, c, chunk))
     this.ops.push({
       op: 'upsert',
       language,
-      pk: items.pk[i] as number,
-      date: items.date[i] as number,
+      pk: row[AT.pkOf] as number,
+      row,
       companies: items.companies.slice(from, items.companyEnd[i] as number),
-      chunk,
-      start: items.start[i] as number,
-      length: items.length[i] as number,
       line: index
     })
     // A repeat is no problem: the last line wins.

@@ -3,7 +3,7 @@
 // whole by the caller (a manifest's SHA-256), so no section's checksum is computed again.
 import { ImageError } from '../../errors.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
-import type { View } from '../model/version-parts.js'
+import type { View } from '../model/version-arrays.js'
 import {
   allocate, assemble, headerLength, parseHeader, PREFIX_BYTES, written, type ImageHeader
 } from './version-image.js'

@@ -4,23 +4,10 @@ import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
 import { ITEM_SERIALIZER, renderItem } from '../model/item-bytes.js'
+import { PART_KINDS } from '../model/version-arrays.js'
 
 /** Another is refused (and the snapshot parsed). 2: `made.fingerprint` decides, not the release. */
 export const IMAGE_FORMAT = 2
-
-export const KINDS = {
-  u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f64: Float64Array
-} as const
-export type Kind = keyof typeof KINDS
-
-/** Every array a loaded version is made of (model/version-parts.ts), and the kinds the reader lets it be. */
-export const PART_KINDS = {
-  chunks: ['u8'],
-  columns: { chunkOf: ['u16', 'u32'], startOf: ['u32'], lengthOf: ['u16', 'u32'], dateOf: ['u32'], pkOf: ['f64'] },
-  companies: { keys: ['f64'], slots: ['u32'], starts: ['u32'], ranks: ['u32'] }
-} as const satisfies {
-  chunks: readonly Kind[], columns: Record<string, readonly Kind[]>, companies: Record<string, readonly Kind[]>
-}
 
 /** Everything the served bytes and arrays are made by, as the code declares it; a test may change any of it. */
 export interface Rendering {

@@ -4,9 +4,12 @@ import { crc32 } from 'node:zlib'
 import { setImmediate as turn } from 'node:timers/promises'
 import { ImageError } from '../../errors.js'
 import { VERSION } from '../../version.js'
-import { modelOf, partsOf, swapArrays, type VersionParts, type View } from '../model/version-parts.js'
+import { modelOf, partsOf, swapArrays, type VersionParts } from '../model/version-parts.js'
+import {
+  COLUMN_NAMES, KINDS, PART_KINDS, arrayOver, columnList, kindOf, type Kind, type View
+} from '../model/version-arrays.js'
 import { roomFor, type SnapshotModel } from '../model/snapshot-model.js'
-import { FINGERPRINT, IMAGE_FORMAT, KINDS, PART_KINDS, type Kind } from './image-fingerprint.js'
+import { FINGERPRINT, IMAGE_FORMAT } from './image-fingerprint.js'
 
 const MAGIC = Buffer.from('XRIMAGE\n', 'latin1')
 /** Magic (8), format, header length, header crc32, reserved. */
@@ -20,9 +23,6 @@ const READS_AHEAD = 2
 /** `room`: a listing's columns have room for change files. */
 interface Section { kind: Kind, offset: number, length: number, room: number, crc: number }
 
-/** Their room is written by change files (ADR 031), so it is not kept. */
-const COLUMNS = ['chunkOf', 'startOf', 'lengthOf', 'dateOf', 'pkOf'] as const
-
 interface SectionRef { section: number }
 export interface ImageHeader {
   /** `fingerprint`: what renders items and lays out a version (image-fingerprint.ts); `by`, the release, for people. */
@@ -31,11 +31,6 @@ export interface ImageHeader {
   sections: Section[]
   /** Room included: what reading the image holds in memory. */
   bytes: number
-}
-
-function kindOf (view: View): Kind {
-  for (const [kind, Kind] of Object.entries(KINDS)) if (view instanceof Kind) return kind as Kind
-  throw new Error('not an array a version holds')
 }
 
 const isView = (value: unknown): value is View => ArrayBuffer.isView(value) && !(value instanceof DataView)
@@ -85,7 +80,8 @@ export async function writeImage (
   whole.info = { ...whole.info, source: '', loadedAt: new Date(0) }
   const rooms = new Map<View, number>()
   for (const listing of whole.listings) {
-    for (const name of COLUMNS) {
+    // Their room is written by change files (ADR 031), so it is not kept.
+    for (const name of COLUMN_NAMES) {
       const used = listing[name].subarray(0, listing.size)
       rooms.set(used, listing[name].length)
       listing[name] = used
@@ -246,11 +242,8 @@ export async function readImage (handle: FileHandle, header: ImageHeader, source
 
 /** The header's arrays, empty, each with its room: a serving thread is handed them, not a copy (ADR 029). */
 export function allocate (header: ImageHeader): View[] {
-  return header.sections.map(({ kind, room }) => {
-    const Kind = KINDS[kind]
-    const Shared = Kind as new (buffer: ArrayBufferLike, offset: number, length: number) => View
-    return new Shared(new SharedArrayBuffer(room * Kind.BYTES_PER_ELEMENT), 0, room)
-  })
+  return header.sections.map(({ kind, room }) =>
+    arrayOver(kind, new SharedArrayBuffer(room * KINDS[kind].BYTES_PER_ELEMENT), room))
 }
 
 /** Section `n`'s bytes in its array: what the file holds of it. */
@@ -298,11 +291,10 @@ function checkParts (parts: VersionParts): void {
   if (typeof info?.version !== 'string' || !Array.isArray(chunks) || !Array.isArray(listings)) fail('no info')
   if (!chunks.every(chunk => isOf(chunk, PART_KINDS.chunks))) fail('a chunk is not bytes')
   for (const listing of listings) {
-    const { chunkOf, startOf, lengthOf, dateOf, pkOf, size, companies, changes } = listing
+    const { chunkOf, startOf, lengthOf, size, companies, changes } = listing
     if (changes !== null) fail(`${listing.code}: change files' lists in an image of a loaded version`)
     if (!ofKinds(listing, PART_KINDS.columns)) fail(`${listing.code}: a column of the wrong kind`)
-    const columns = [chunkOf, startOf, lengthOf, dateOf, pkOf]
-    if (!Number.isSafeInteger(size) || size < 0 || columns.some(column => column.length < size)) {
+    if (!Number.isSafeInteger(size) || size < 0 || columnList(listing).some(column => column.length < size)) {
       fail(`${listing.code}: columns shorter than its ${size} items`)
     }
     for (let slot = 0; slot < size; slot++) {

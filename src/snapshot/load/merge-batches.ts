@@ -1,5 +1,6 @@
 // The load pipeline's merge for both formats: batches and the loading thread's steps in file order (ADR 021).
 import type { RenderedItems } from '../model/build-model.js'
+import { AT, WIDTH } from '../model/version-arrays.js'
 import { asBuffer, type BatchProblem, type ChangeDelete, type ParsedBatch } from './parse-batch.js'
 import { Pacer } from '../slices.js'
 import type { ValidationReport } from './validation-report.js'
@@ -58,7 +59,7 @@ export class BatchMerge {
       }
       const index = rules.indexOf(at)
       const first = builder.addRendered(language, index, batch, i, chunk)
-      if (first >= 0) report.add(rules.repeated(language, at, first, batch.pk[i] as number))
+      if (first >= 0) report.add(rules.repeated(language, at, first, batch.rows[i * WIDTH + AT.pkOf] as number))
     }
     deletesBefore(Infinity)
     problemsBefore(Infinity)

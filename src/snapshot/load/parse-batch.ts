@@ -8,7 +8,8 @@ import { ChangeDeleteSchema } from '../../schemas/change-file.js'
 import { describeLineSyntaxError, findValue, locateSyntaxError, startsWithBom } from './json-text.js'
 import { NEWLINE, countCharacters, positionAfter, type TextPosition } from './text-position.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
-import { ItemBytes, dateKey } from '../model/item-bytes.js'
+import { ItemBytes } from '../model/item-bytes.js'
+import { fillRow } from '../model/version-arrays.js'
 import type { RenderedItems } from '../model/build-model.js'
 import { MAX_VALUE_NESTING } from './stream-document.js'
 
@@ -169,10 +170,7 @@ export class LanguageNumbers {
 }
 
 class BatchCollector {
-  private readonly start: number[] = []
-  private readonly length: number[] = []
-  private readonly date: number[] = []
-  private readonly pk: number[] = []
+  private readonly rows: number[] = []
   private readonly at: number[] = []
   private readonly language: number[] = []
   private readonly languages = new LanguageNumbers()
@@ -190,10 +188,8 @@ class BatchCollector {
   item (item: SnapshotItem, language: string, at: number): string | null {
     const deep = tooDeepField(item)
     if (deep !== null) return deep
-    this.start.push(this.bytes.write(item))
-    this.length.push(this.bytes.lastLength)
-    this.date.push(dateKey(item.backdate))
-    this.pk.push(item.pk)
+    const start = this.bytes.write(item)
+    fillRow(this.rows, item, { chunk: 0, start, length: this.bytes.lastLength })
     this.at.push(at)
     this.language.push(this.languages.of(language))
     for (const company of item.companies) this.companies.push(company)
@@ -218,10 +214,7 @@ class BatchCollector {
     return {
       count,
       bytes: this.bytes.take(),
-      start: this.start,
-      length: this.length,
-      date: this.date,
-      pk: this.pk,
+      rows: this.rows,
       at: this.at,
       language: this.language,
       languages: this.languages.codes,

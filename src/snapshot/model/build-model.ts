@@ -1,13 +1,16 @@
 // Builds a SnapshotModel from validated items; only each item's bytes and sort and filter keys are kept.
 import { IdSlots } from './id-slots.js'
-import { float64Array, uint16Array, uint32Array } from './shared-arrays.js'
+import { sharedArray } from './shared-arrays.js'
 import type { SnapshotItem } from '../../schemas/snapshot.js'
 import {
   CompanyRanks, ItemColumns, LanguageListing, SnapshotModel, roomFor, type SnapshotInfo
 } from './snapshot-model.js'
 import { STEP_MASK, runInSlices, runToEnd } from '../slices.js'
 import { ItemMemory } from './item-memory.js'
-import { ItemBytes, dateKey, servedBefore } from './item-bytes.js'
+import { ItemBytes, servedBefore } from './item-bytes.js'
+import {
+  AT, COLUMN_NAMES, WIDTH, columnList, columnsOf, fillRow, kindFor, rowValue, type ColumnArrays, type View
+} from './version-arrays.js'
 
 // 4 MiB, not 32: a language's last chunk is copied whole when sealed (ADR 017).
 const CHUNK_SIZE = 4 * 1024 * 1024
@@ -62,47 +65,40 @@ class Column {
   }
 }
 
-/** A parse thread's batch's columns (parse-batch.ts), item i at index i. */
+/** A parse thread's batch (parse-batch.ts), item i at index i. */
 export interface RenderedItems {
-  /** Lengths without the comma after. */
-  start: number[]
-  length: number[]
-  /** dateKey of the backdate. */
-  date: number[]
-  pk: number[]
+  /** Item i's row (version-arrays.ts) at `rows[i * WIDTH]`, its chunk the batch's own: 0. */
+  rows: number[]
   /** Item i's companies end at `companyEnd[i]`. */
   companyEnd: number[]
   companies: number[]
 }
 
 class LanguageBuilder {
-  private readonly chunkOf = new Column()
-  private readonly offsetOf = new Column()
-  private readonly lengthOf = new Column()
-  private readonly dates = new Column()
-  private readonly pks = new Column()
+  /** As version-arrays.ts declares them. */
+  private readonly columns = COLUMN_NAMES.map(() => new Column())
+  /** Each column's largest number: how narrow it can be. */
+  private readonly largest = COLUMN_NAMES.map(() => 0)
   /** One column, no small array per item. */
   private readonly companyIds = new Column()
   private readonly companyEnd = new Column()
   /** pk → source index of its first item, to report repeats. */
   readonly firstIndexOfPk = new PkIndex()
-  /** How wide the served lengths must be. */
-  private longest = 0
 
   get size (): number {
-    return this.pks.length
+    return this.companyEnd.length
   }
 
+  /** The row at `rows[at]`; its companies `companies[from..to)`. */
   place (
-    chunk: number, start: number, length: number, date: number, pk: number,
-    companies: ArrayLike<number>, from: number, to: number
+    rows: ArrayLike<number>, at: number, chunkBase: number, companies: ArrayLike<number>, from: number, to: number
   ): void {
-    if (length > this.longest) this.longest = length
-    this.chunkOf.push(chunk)
-    this.offsetOf.push(start)
-    this.lengthOf.push(length)
-    this.dates.push(date)
-    this.pks.push(pk)
+    const { columns, largest } = this
+    for (let c = 0; c < WIDTH; c++) {
+      const value = rowValue(rows, at, c, chunkBase)
+      if (value > (largest[c] as number)) largest[c] = value
+      ;(columns[c] as Column).push(value)
+    }
     for (let c = from; c < to; c++) this.companyIds.push(companies[c] as number)
     this.companyEnd.push(this.companyIds.length)
   }
@@ -116,15 +112,16 @@ class LanguageBuilder {
       unsorted.push(i)
       if ((i & STEP_MASK) === STEP_MASK) yield
     }
-    const { dates, pks } = this
+    const { columns: built } = this
+    const dates = built[AT.dateOf] as Column
+    const pks = built[AT.pkOf] as Column
     const order = yield * mergeSort(unsorted, (a, b) =>
       servedBefore(dates.get(a), pks.get(a), dates.get(b), pks.get(b)))
 
     const byCompany = yield * companyRanks(n, (rank, use) => this.eachCompany(order.get(rank), use))
-    const columns = yield * writeColumns(n, chunks.length, this.longest, byCompany, (rank, write) => {
-      const i = order.get(rank)
-      write(this.chunkOf.get(i), this.offsetOf.get(i), this.lengthOf.get(i), dates.get(i), pks.get(i))
-    })
+    const columns = yield * writeColumns(
+      n, this.largest, byCompany, rank => order.get(rank), (c, i) => (built[c] as Column).get(i)
+    )
     return new LanguageListing(columns, null, chunks, memory)
   }
 
@@ -136,32 +133,23 @@ class LanguageBuilder {
   }
 }
 
-type WriteItem = (chunk: number, start: number, length: number, date: number, pk: number) => void
-
-/** With room for change files (ADR 031); two bytes an entry where the numbers fit (ADR 016). */
+/**
+ * Rank r's item is at `slotOf(r)`, its column c's number `valueAt(c, slot)`. With room for change files (ADR 031);
+ * each column as narrow as `largest` (each column's largest number) lets it be, none narrower than `was`'s (ADR 016).
+ */
 export function * writeColumns (
-  size: number, chunkCount: number, longest: number, byCompany: CompanyRanks,
-  itemAt: (rank: number, write: WriteItem) => void, room = roomFor(size)
+  size: number, largest: readonly number[], byCompany: CompanyRanks,
+  slotOf: (rank: number) => number, valueAt: (column: number, slot: number) => number,
+  room = roomFor(size), was?: ItemColumns
 ): Generator<void, ItemColumns> {
-  const capacity = size + room
-  const chunkOf = chunkCount <= 0x10000 ? uint16Array(capacity) : uint32Array(capacity)
-  const startOf = uint32Array(capacity)
-  const lengthOf = longest <= 0xffff ? uint16Array(capacity) : uint32Array(capacity)
-  const dateOf = uint32Array(capacity)
-  const pkOf = float64Array(capacity)
-  let rank = 0
-  const write: WriteItem = (chunk, start, length, date, pk) => {
-    chunkOf[rank] = chunk
-    startOf[rank] = start
-    lengthOf[rank] = length
-    dateOf[rank] = date
-    pkOf[rank] = pk
-  }
-  for (; rank < size; rank++) {
-    itemAt(rank, write)
+  const wide = was === undefined ? [] : columnList(was)
+  const arrays = COLUMN_NAMES.map((_, c) => sharedArray(kindFor(c, largest[c] ?? 0, wide[c]), size + room))
+  for (let rank = 0; rank < size; rank++) {
+    const slot = slotOf(rank)
+    for (let c = 0; c < WIDTH; c++) (arrays[c] as View)[rank] = valueAt(c, slot)
     if ((rank & STEP_MASK) === STEP_MASK) yield
   }
-  return new ItemColumns(chunkOf, startOf, lengthOf, dateOf, pkOf, size, byCompany)
+  return new ItemColumns(columnsOf(arrays) as ColumnArrays, size, byCompany)
 }
 
 /** ADR 015. Filled in rank order, so each list is ascending; `last` counts a company twice on an item once. */
@@ -187,11 +175,11 @@ export function * companyRanks (
     eachCompany(rank, count)
     if ((rank & STEP_MASK) === STEP_MASK) yield
   }
-  const starts = uint32Array(counts.length + 1)
+  const starts = sharedArray('u32', counts.length + 1)
   for (let slot = 0; slot < counts.length; slot++) {
     starts[slot + 1] = (starts[slot] as number) + (counts[slot] as number)
   }
-  const ranks = uint32Array(starts[counts.length] as number)
+  const ranks = sharedArray('u32', starts[counts.length] as number)
   const next = starts.slice(0, counts.length)
   last.fill(-1)
   const fill = (company: number): void => {
@@ -263,11 +251,10 @@ export class SnapshotModelBuilder {
     if (first !== undefined) return first
     builder.firstIndexOfPk.set(item.pk, index)
     const start = this.bytes.write(item)
+    const row: number[] = []
     // After the write, which may have started a chunk.
-    builder.place(
-      this.chunks.length, start, this.bytes.lastLength, dateKey(item.backdate), item.pk,
-      item.companies, 0, item.companies.length
-    )
+    fillRow(row, item, { chunk: this.chunks.length, start, length: this.bytes.lastLength })
+    builder.place(row, 0, 0, item.companies, 0, item.companies.length)
     return -1
   }
 
@@ -280,12 +267,12 @@ export class SnapshotModelBuilder {
   /** `add` for an item rendered on a parse thread. */
   addRendered (language: string, index: number, items: RenderedItems, i: number, chunk: number): number {
     const builder = this.languageBuilder(language)
-    const pk = items.pk[i] as number
+    const pk = items.rows[i * WIDTH + AT.pkOf] as number
     const first = builder.firstIndexOfPk.get(pk)
     if (first !== undefined) return first
     builder.firstIndexOfPk.set(pk, index)
     builder.place(
-      chunk, items.start[i] as number, items.length[i] as number, items.date[i] as number, pk,
+      items.rows, i * WIDTH, chunk,
       items.companies, i === 0 ? 0 : items.companyEnd[i - 1] as number, items.companyEnd[i] as number
     )
     return -1

@@ -3,6 +3,7 @@ import { IdSlots } from './id-slots.js'
 import { STEP_MASK } from '../slices.js'
 import type { Overlay } from './overlay.js'
 import type { ItemColumns } from './snapshot-model.js'
+import { AT, WIDTH, columnList, rowValue, type View } from './version-arrays.js'
 
 /** 8-byte entries in a 4 KiB page. */
 const PAGE_STRIDE = 512
@@ -24,6 +25,7 @@ const indexes = new WeakMap<ItemColumns, ChangeIndex>()
 export class ChangeIndex {
   /** By every version derived from the columns, one never served too. */
   private used: number
+  private readonly list: View[]
 
   private constructor (
     private readonly columns: ItemColumns,
@@ -36,6 +38,7 @@ export class ChangeIndex {
     private readonly companyIds: Float64Array
   ) {
     this.used = columns.size
+    this.list = columnList(columns)
   }
 
   /** Made at the first ask; the store runs one derive at a time. */
@@ -113,19 +116,16 @@ export class ChangeIndex {
       (this.companyStart[this.used] as number) + companies <= this.companyIds.length
   }
 
-  /** A slot is never given out twice, so only versions derived from here on read it. */
-  add (chunk: number, start: number, length: number, date: number, pk: number, companies: readonly number[]): number {
+  /** `row`: an upsert's (change-set.ts). A slot is never given out twice: only versions derived from here read it. */
+  add (row: readonly number[], chunkBase: number, companies: readonly number[]): number {
     const { columns } = this
     const slot = this.used
     const from = this.companyStart[slot] as number
     if (slot >= columns.startOf.length || from + companies.length > this.companyIds.length) {
       throw new Error('no room for another item: the listing should have been flat')
     }
-    columns.chunkOf[slot] = chunk
-    columns.startOf[slot] = start
-    columns.lengthOf[slot] = length
-    columns.dateOf[slot] = date
-    columns.pkOf[slot] = pk
+    for (let c = 0; c < WIDTH; c++) (this.list[c] as View)[slot] = rowValue(row, 0, c, chunkBase)
+    const pk = row[AT.pkOf] as number
     this.companyIds.set(companies, from)
     this.companyStart[slot + 1] = from + companies.length
     this.previous[slot - columns.size] = this.pks.get(pk)

@@ -7,6 +7,7 @@ import type { ItemMemory } from './item-memory.js'
 import { ChangeIndex } from './change-index.js'
 import { Overlay, firstNotBefore } from './overlay.js'
 import { companyRanks, writeColumns } from './build-model.js'
+import { COLUMN_NAMES, WIDTH, columnList, holds, rowValue, type View } from './version-arrays.js'
 
 /** So that the first change file pays only for itself. */
 export async function prepareForChanges (model: SnapshotModel): Promise<void> {
@@ -127,22 +128,21 @@ function * deriveListing (
 ): Generator<void, { listing: LanguageListing, garbageBytes: number }> {
   let upserts = 0
   let companies = 0
-  let longest = 0
+  /** Each column's largest new number. */
+  const largest = COLUMN_NAMES.map(() => 0)
   for (const op of changed.values()) {
     if (op === null) continue
     upserts++
     companies += op.companies.length
-    longest = Math.max(longest, op.length)
+    for (let c = 0; c < WIDTH; c++) largest[c] = Math.max(largest[c] as number, rowValue(op.row, 0, c, chunkBase))
   }
-  let current = listing ?? (yield * flatten(null, upserts, companies, longest, chunks, memory))
+  let current = listing ?? (yield * flatten(null, upserts, companies, largest, chunks, memory))
   let index = yield * ChangeIndex.of(current.columns)
-  const { chunkOf, lengthOf } = current.columns
   // Flat first when the new items have no room, or the columns are too narrow for their numbers (ADR 031).
   const fits = index.fits(upserts, companies) &&
-    (chunks.length <= 0x10000 || chunkOf instanceof Uint32Array) &&
-    (longest <= 0xffff || lengthOf instanceof Uint32Array)
+    columnList(current.columns).every((column, c) => holds(column, largest[c] as number))
   if (!fits) {
-    current = yield * flatten(current, upserts, companies, longest, chunks, memory)
+    current = yield * flatten(current, upserts, companies, largest, chunks, memory)
     index = yield * ChangeIndex.of(current.columns)
   }
   const { columns } = current
@@ -169,7 +169,7 @@ function * deriveListing (
     }
     if (op === null) continue
     const unique = [...new Set(op.companies)]
-    const slot = index.add(chunkBase + op.chunk, op.start, op.length, op.date, pk, unique)
+    const slot = index.add(op.row, chunkBase, unique)
     for (const company of unique) edit(company).added.push(slot)
     all.added.push(slot)
   }
@@ -195,12 +195,12 @@ function * deriveListing (
   const derived = new LanguageListing(columns, { all: whole, companies: companyLists }, chunks, memory)
   // Flat again once what changed outgrows the room: every later edit copies the whole list's overlay (ADR 031).
   const flat = whole.added.length + whole.removed.length > roomFor(columns.size)
-  return { listing: flat ? yield * flatten(derived, 0, 0, 0, chunks, memory) : derived, garbageBytes }
+  return { listing: flat ? yield * flatten(derived, 0, 0, [], chunks, memory) : derived, garbageBytes }
 }
 
-/** When the room is spent; `listing` null: no items. */
+/** When the room is spent; `listing` null: no items. `largest`: each column's largest new number. */
 function * flatten (
-  listing: LanguageListing | null, upserts: number, companies: number, longest: number,
+  listing: LanguageListing | null, upserts: number, companies: number, largest: readonly number[],
   chunks: readonly Buffer[], memory: ItemMemory
 ): Generator<void, LanguageListing> {
   const size = listing?.size ?? 0
@@ -213,16 +213,11 @@ function * flatten (
     yield
   }
   const byCompany = yield * companyRanks(size, (rank, use) => index?.eachCompany(slots[rank] as number, use))
-  const wide = old?.lengthOf instanceof Uint32Array ? 0x10000 : 0
+  const from = old === undefined ? [] : columnList(old)
   const columns = yield * writeColumns(
-    size, chunks.length, Math.max(longest, wide), byCompany, (rank, write) => {
-      const slot = slots[rank] as number
-      const from = old as ItemColumns
-      write(
-        from.chunkOf[slot] as number, from.startOf[slot] as number, from.lengthOf[slot] as number,
-        from.dateOf[slot] as number, from.pkOf[slot] as number
-      )
-    }, upserts + roomFor(size + upserts))
+    size, largest, byCompany, rank => slots[rank] as number, (c, slot) => (from[c] as View)[slot] as number,
+    upserts + roomFor(size + upserts), old
+  )
   yield * ChangeIndex.of(columns, companies)
   return new LanguageListing(columns, null, chunks, memory)
 }

@@ -1,5 +1,5 @@
 // id → slot by open addressing in typed arrays, which serving threads share, unlike a Map (ADRs 026, 029).
-import { float64Array, uint32Array } from './shared-arrays.js'
+import { sharedArray } from './shared-arrays.js'
 
 export class IdSlots {
   private readonly mask: number
@@ -14,7 +14,7 @@ export class IdSlots {
   static sized (count: number): IdSlots {
     let bits = 4
     while (2 ** bits < 2 * count) bits++
-    return new IdSlots(float64Array(2 ** bits), uint32Array(2 ** bits))
+    return new IdSlots(sharedArray('f64', 2 ** bits), sharedArray('u32', 2 ** bits))
   }
 
   /** A thread's copy of the control's. */

@@ -4,14 +4,11 @@ import { servedBefore } from './item-bytes.js'
 import type { IdSlots } from './id-slots.js'
 import { NO_ITEMS, Overlay, type SlotOrder } from './overlay.js'
 import { unionCache } from './union-cache.js'
+import { COLUMN_NAMES, type ColumnArrays } from './version-arrays.js'
 
 /** By slot. Each item is followed by a comma, so a page's items go out comma included. */
-interface ItemStore {
+interface ItemStore extends Pick<ColumnArrays, 'chunkOf' | 'startOf' | 'lengthOf'> {
   chunks: readonly Buffer[]
-  /** Each as narrow as its numbers allow (build-model.ts). */
-  chunkOf: Uint16Array | Uint32Array
-  startOf: Uint32Array
-  lengthOf: Uint16Array | Uint32Array
   /** Let go once the model is retired. */
   memory: ItemMemory
 }
@@ -108,17 +105,11 @@ export class CompanyRanks {
 }
 
 /** By slot: ranks `0..size`, then room for derived versions' items, a slot never given out twice (ADR 031). */
+export interface ItemColumns extends Readonly<ColumnArrays> {}
 export class ItemColumns {
-  constructor (
-    readonly chunkOf: Uint16Array | Uint32Array,
-    readonly startOf: Uint32Array,
-    readonly lengthOf: Uint16Array | Uint32Array,
-    /** The served order's keys. */
-    readonly dateOf: Uint32Array,
-    readonly pkOf: Float64Array,
-    readonly size: number,
-    readonly byCompany: CompanyRanks
-  ) {}
+  constructor (columns: Readonly<ColumnArrays>, readonly size: number, readonly byCompany: CompanyRanks) {
+    for (const name of COLUMN_NAMES) (this as Record<string, unknown>)[name] = columns[name]
+  }
 
   readonly before: SlotOrder = (a, b) => {
     const { dateOf, pkOf } = this

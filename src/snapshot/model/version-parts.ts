@@ -5,20 +5,14 @@ import { Overlay } from './overlay.js'
 import {
   CompanyRanks, ItemColumns, LanguageListing, SnapshotModel, type SnapshotInfo
 } from './snapshot-model.js'
-
-export type View = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array
+import { columnList, columnsOf, type ColumnArrays, type ColumnName, type View } from './version-arrays.js'
 
 interface OverlayParts<A> {
   base: A | null, baseSize: number, removed: A, added: A, addedAt: A, addedPlace: A, baseFrom: number
 }
 
-export interface ListingParts<A> {
-  code: string
-  chunkOf: A
-  startOf: A
-  lengthOf: A
-  dateOf: A
-  pkOf: A
+/** Its columns by name (version-arrays.ts), between its code and its size: the order of an image's sections. */
+export type ListingParts<A> = { code: string } & Record<ColumnName, A> & {
   size: number
   companies: { keys: A, slots: A, starts: A, ranks: A }
   changes: { all: OverlayParts<A>, companies: Array<[number, OverlayParts<A>]> } | null
@@ -40,14 +34,10 @@ export function partsOf (model: SnapshotModel): VersionParts {
   const overlay = ({ base, baseSize, removed, added, addedAt, addedPlace, baseFrom }: Overlay): OverlayParts<View> =>
     ({ base, baseSize, removed, added, addedAt, addedPlace, baseFrom })
   const listings = [...model.listingsByLanguage].map(([code, { columns, changes }]): ListingParts<View> => {
-    const { chunkOf, startOf, lengthOf, dateOf, pkOf, size, byCompany: { slotOf, starts, ranks } } = columns
+    const { size, byCompany: { slotOf, starts, ranks } } = columns
     return {
       code,
-      chunkOf,
-      startOf,
-      lengthOf,
-      dateOf,
-      pkOf,
+      ...columnsOf(columnList(columns)),
       size,
       companies: { keys: slotOf.keys, slots: slotOf.slots, starts, ranks },
       changes: changes === null
@@ -77,11 +67,7 @@ export function modelOf (parts: VersionParts, holders?: Map<ArrayBufferLike, num
     const { keys, slots, starts, ranks } = listing.companies
     const slotOf = IdSlots.of({ keys: keys as Float64Array, slots: slots as Uint32Array })
     const byCompany = new CompanyRanks(slotOf, starts as Uint32Array, ranks as Uint32Array)
-    const columns = new ItemColumns(
-      listing.chunkOf as Uint16Array | Uint32Array, listing.startOf as Uint32Array,
-      listing.lengthOf as Uint16Array | Uint32Array, listing.dateOf as Uint32Array, listing.pkOf as Float64Array,
-      listing.size, byCompany
-    )
+    const columns = new ItemColumns(listing as Record<ColumnName, View> as ColumnArrays, listing.size, byCompany)
     const changes = listing.changes === null
       ? null
       : {

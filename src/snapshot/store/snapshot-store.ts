@@ -16,12 +16,7 @@ import { JobQueue } from '../job-queue.js'
 import { fileDigest } from './chain-on-disk.js'
 import { planReload, type ReloadPlan, type ServedPart } from './plan-reload.js'
 import type { ImageShelf, ImageWanted } from '../images/image-shelf.js'
-
-export interface StoreLogger {
-  info: (fields: object, message: string) => void
-  warn: (fields: object, message: string) => void
-  error: (fields: object, message: string) => void
-}
+import type { StoreLogger } from './store-logger.js'
 
 export interface ReloadFailure {
   at: Date

@@ -2,7 +2,7 @@
 import { rmSync } from 'node:fs'
 import { readdir, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import type { StoreLogger } from '../store/snapshot-store.js'
+import type { StoreLogger } from '../store/store-logger.js'
 import { isAlive } from '../../write-through-temporary.js'
 import { OWNER_FILE } from '../../owner-only.js'
 

@@ -1,7 +1,8 @@
 // The operator's versions: served, kept, pinned (ADR 025); every source's chains pass here, so the pin is checked once.
 import { noOlderVersion, versionNotKept, versionNotLoaded } from '../../errors.js'
 import type { KeptRecord, Newest, Versions } from '../../schemas/versions.js'
-import type { Chain, ChainServer, ReloadOutcome, StoreLogger } from '../store/snapshot-store.js'
+import type { Chain, ChainServer, ReloadOutcome } from '../store/snapshot-store.js'
+import type { StoreLogger } from '../store/store-logger.js'
 import type { ChainSink, ChainSource, FollowCause } from '../../sources/chain-source.js'
 import { KeptVersions } from './kept-versions.js'
 import { join } from 'node:path'

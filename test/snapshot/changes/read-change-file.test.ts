@@ -9,6 +9,7 @@ import type { ChangeSet } from '../../../src/snapshot/changes/change-set.js'
 import { SnapshotLoader } from '../../../src/snapshot/load/load-snapshot.js'
 import { renderItem } from '../../../src/snapshot/model/item-bytes.js'
 import { ParsePool } from '../../../src/snapshot/load/parse-pool.js'
+import { AT } from '../../../src/snapshot/model/version-arrays.js'
 import { makeItem, poolForAnySize, tempDir } from '../../helpers.js'
 
 const HEADER = { changes: 'explore', version: 1, id: '2026-11-24-fix-titles', generated_at: '2026-11-24T10:00:00Z' }
@@ -34,9 +35,11 @@ async function problemsOf (t: Test, text: string, loader?: SnapshotLoader): Prom
 
 /** Each upsert's bytes as served, each delete as `-language/pk`: what the set says, in order. */
 function opsOf (changes: ChangeSet): string[] {
-  return changes.ops.map(op => op.op === 'delete'
-    ? `-${op.language}/${op.pk}@${op.line}`
-    : `+${op.language}/${op.pk}@${op.line} ${changes.chunks[op.chunk]!.toString('utf8', op.start, op.start + op.length)}`)
+  return changes.ops.map(op => {
+    if (op.op === 'delete') return `-${op.language}/${op.pk}@${op.line}`
+    const { [AT.chunkOf]: chunk, [AT.startOf]: start, [AT.lengthOf]: length } = op.row as number[]
+    return `+${op.language}/${op.pk}@${op.line} ${changes.chunks[chunk!]!.toString('utf8', start, start! + length!)}`
+  })
 }
 
 const pool = new ParsePool({ threads: 1 })
@@ -64,7 +67,7 @@ for (const [name, loader] of LOADERS) {
       '-en/3@7'
     ])
     const second = changes.ops[2]!
-    t.same(second.op === 'upsert' && { date: second.date, companies: second.companies }, { date: 20240202, companies: [8] })
+    t.same(second.op === 'upsert' && { date: second.row[AT.dateOf], companies: second.companies }, { date: 20240202, companies: [8] })
   })
 
   t.test(`${name}: every broken rule is reported with its line, and nothing is returned`, async t => {

@@ -9,9 +9,10 @@ import { ContentItemSchema } from '../../../src/schemas/content-item.js'
 import type { SnapshotItem } from '../../../src/schemas/snapshot.js'
 import { forSerializer } from '../../../src/schemas/serializer-schema.js'
 import {
-  currentRendering, FINGERPRINT, PART_KINDS, renderingFingerprint, type Rendering
+  currentRendering, FINGERPRINT, renderingFingerprint, type Rendering
 } from '../../../src/snapshot/images/image-fingerprint.js'
 import { ImageShelf } from '../../../src/snapshot/images/image-shelf.js'
+import { PART_KINDS } from '../../../src/snapshot/model/version-arrays.js'
 import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
 import { smallSnapshot, tempDir } from '../../helpers.js'
 
