@@ -196,12 +196,11 @@ function fleetRows (): Row[] {
     return fleet.isString() ? `not run: ${fleet.string()}` : read(fleet)
   }
   return [
-    // Results from before the join row have no joinMs.
-    ['Fleet join from the image: first answer, each replica (÷ first start); snapshot kept after', size => each(size, f => {
+    // Results from before the join row have no joinMs. Both join at once, from moto: no ratio to a local parse.
+    ['Fleet join (2 replicas at once, S3): first answer, each; from the image, snapshot kept after', size => each(size, f => {
       if (!f.has('joinMs')) return 'not measured'
-      const first = size.at('load').at('service').at('readyMs').number()
-      const joins = f.at('joinMs').items().map(join => `${seconds(join.number())} (**${ratio(join.number() / first)}**)`)
-      return `${joins.join(', ')}; ${f.at('keptMs').items().map(kept => seconds(kept.number())).join(', ')}`
+      const kept = f.has('keptMs') ? f.at('keptMs').items().map(after => maybe(after.numberOrNull(), seconds)).join(', ') : 'not measured'
+      return `${f.at('joinMs').items().map(join => seconds(join.number())).join(', ')}; ${kept}`
     })],
     ['Fleet (2 replicas, nginx, S3): a change served by each after (poll)', size => each(size, f =>
       `${f.at('servedAfterMs').items().map(after => maybe(after.numberOrNull(), seconds)).join(', ')} (${f.at('pollSeconds').number()} s)`)],

@@ -195,8 +195,8 @@ export function slope (values: readonly number[]): number {
 export interface FleetResult {
   /** Per replica, from its spawn to its first 200 of /-/readyz: a join from the manifest's image (ADR 042). */
   joinMs?: number[]
-  /** Per replica, from its spawn to its log saying the manifest's snapshot is served and kept. */
-  keptMs?: number[]
+  /** Per replica joined from the image, from its spawn to its log saying the snapshot is downloaded and kept. */
+  keptMs?: Array<number | null>
   /** The replicas' SNAPSHOT_POLL_SECONDS: the goal is each serving the change within it + 1 s. */
   pollSeconds: number
   snapshotBytes: number
