@@ -6,9 +6,9 @@ import http from 'node:http'
 const [port, path = '/en/api/internal/explore/?companies=7431&limit=5'] = process.argv.slice(2)
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
 const waits: Array<[number, number]> = []
-let running = true
-process.on('SIGTERM', () => { running = false })
-while (running) {
+const stop = { asked: false }
+process.on('SIGTERM', () => { stop.asked = true })
+while (!stop.asked) {
   const started = performance.now()
   await new Promise<void>(resolve => {
     http.get({ host: '127.0.0.1', port: Number(port), path, agent }, response => {
