@@ -86,11 +86,12 @@ export class ImageShelf {
       } catch (error) {
         if (error instanceof TooBigError) throw error
         await this.refuse(path, error)
-        // Shared memory V8 does not count: the parse's memory budget would find it still in RSS (ADR 011).
-        if (reading) collectNow()
       } finally {
         await handle.close()
       }
+      // Once the file is closed and the read's scope left: shared memory V8 does not count, which the parse's
+      // memory budget would find still in RSS (ADR 011).
+      if (reading) collectNow()
     }
     return null
   }

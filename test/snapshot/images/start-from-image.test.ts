@@ -228,6 +228,7 @@ t.test('a damaged image\'s arrays are given back before the parse asks the memor
   t.equal(model.info.fromImage, undefined, 'parsed')
   const [read, parse] = asked
   t.match(asked.map(({ format }) => format), ['image', 'jsonl'])
-  t.ok(parse!.rss - read!.rss < bytes.length / 2,
+  // Kept, they are all of it; given back, 0–1 MB here, and once 33 MB in a loaded CI run, whose RSS moves by more.
+  t.ok(parse!.rss - read!.rss < bytes.length * 3 / 4,
     `RSS at the parse's question ${Math.round((parse!.rss - read!.rss) / 1e6)} MB above the image's (${Math.round(bytes.length / 1e6)} MB read and refused)`)
 })
