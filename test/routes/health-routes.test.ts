@@ -80,6 +80,7 @@ t.test('closing during a long first load does not wait for it', async t => {
   // Let the load end, so that the test leaves nothing open.
   open()
   await started
+  t.equal(app.snapshots.current(), null, 'a load that ends after the close is neither served nor kept')
 })
 
 t.test('a bad first snapshot: start() rejects with the report, and the app stays unready', async t => {

@@ -178,6 +178,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       const read = await this.readRoot(first)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
+      // Closed while it loaded (only close aborts confirmations): nothing is served or kept after a shutdown.
+      if (this.confirming.signal.aborted) {
+        read.model.memory.retire()
+        return
+      }
       const snapshot = { file: first.snapshot, stamp: read.stamp, digest: read.model.info.version }
       this.swap(read.model, read.model, { snapshot, changes: [] })
       break
