@@ -38,6 +38,7 @@ interface CachedManifest extends CachedCopy {
 /** A chain served from its snapshot's image before the snapshot downloaded: the snapshot follows (ADR 042). */
 interface Pending {
   chain: Chain
+  manifest: Manifest
   name: string
   /** What the manifest says the snapshot's digest is: the download must have it. */
   digest: string
@@ -57,6 +58,10 @@ export class ManifestFollower extends SourceFollower {
   private givenUp: string | null = null
   /** An image that did not download or read: the snapshot instead, until another is published. */
   private unreadImage: string | null = null
+  /** The pending snapshot's download, beside later checks: one that serves another snapshot stops it. */
+  private fetching: { name: string, done: Promise<void>, stop: AbortController } | null = null
+  /** The check that keeps a snapshot downloaded behind. */
+  private keeping: Promise<void> | null = null
 
   constructor (source: RemoteSource, store: ChainServer, options: FollowOptions) {
     super(source, store, options)
@@ -107,11 +112,28 @@ export class ManifestFollower extends SourceFollower {
     this.schedule(0)
   }
 
+  /** A snapshot downloaded behind is served by the check after its download: a check is the one that serves. */
   protected override async follow (): Promise<void> {
     try {
       await this.followManifest()
     } finally {
-      await this.fetchSnapshotLater()
+      await this.keepPendingIfHere()
+      this.fetchSnapshotLater()
+    }
+  }
+
+  override async stop (): Promise<void> {
+    this.fetching?.stop.abort()
+    await super.stop()
+    await this.settled()
+  }
+
+  /** Resolves once no snapshot downloads behind, and the check that keeps one has run (tests wait for it). */
+  async settled (): Promise<void> {
+    for (;;) {
+      if (this.fetching !== null) await this.fetching.done
+      else if (this.keeping !== null) await this.keeping
+      else return
     }
   }
 
@@ -228,9 +250,12 @@ export class ManifestFollower extends SourceFollower {
         if (wanted.imageAlone === true) await this.options.images?.holdAlone(this.pending?.digest ?? null)
         return outcome
       }
+      // Another snapshot served: the one downloading behind is not needed.
+      if (this.fetching !== null && this.fetching.name !== manifest.snapshot) this.fetching.stop.abort()
       if (wanted.imageAlone === true) {
         this.pending = {
           chain: wanted,
+          manifest,
           name: manifest.snapshot,
           digest: wanted.snapshotDigest as string,
           budget: update?.budget ?? new DownloadBudget(this.options.maxBytes)
@@ -257,7 +282,7 @@ export class ManifestFollower extends SourceFollower {
       } else if (update === null) {
         throw new Error(`${manifest.snapshot} is not in the cache`)
       } else {
-        await this.objects.download(manifest.snapshot, update, image !== null)
+        await this.downloadSnapshot(manifest.snapshot, update, image !== null)
       }
     }
     const changes: string[] = []
@@ -330,33 +355,70 @@ export class ManifestFollower extends SourceFollower {
   /** `chain` with its snapshot downloaded: its image did not read. */
   private async withSnapshot (manifest: Manifest, chain: Chain, update: Update): Promise<Chain> {
     const { imageAlone: _alone, snapshotDigest: _digest, ...rest } = chain
-    if (!await this.objects.has(manifest.snapshot)) await this.objects.download(manifest.snapshot, update, true)
+    await this.downloadSnapshot(manifest.snapshot, update, true)
     const digest = this.objects.digests.get(manifest.snapshot)
     return digest === undefined ? rest : { ...rest, snapshotDigest: digest }
   }
 
   /**
-   * The snapshot of a version served from its image, after it: a kept version (rollback, pin) needs its file. Alone,
-   * never beside the image's download or a read; a failure leaves the image served and is tried again at the next
-   * check (not after a full disk, until another manifest). Never rejects.
+   * The snapshot of a version served from its image, downloaded behind: a kept version (rollback, pin) needs its
+   * file. Checks go on meanwhile (a change published is served at once); never beside the image's download or
+   * a read, since a check starts it at its end. A failure leaves the image served and is tried again at the next
+   * check (not after a full disk, until another manifest).
    */
-  private async fetchSnapshotLater (): Promise<void> {
+  private fetchSnapshotLater (): void {
     const pending = this.pending
-    if (pending === null || this.givenUp === pending.name || this.abort.signal.aborted) return
+    if (pending === null || this.givenUp === pending.name || this.fetching !== null || this.abort.signal.aborted) return
+    const stop = new AbortController()
+    const done = this.download(pending, stop.signal).then(downloaded => {
+      this.fetching = null
+      if (!downloaded || this.abort.signal.aborted) return
+      // The check under way ends first: it may have looked before the download ended.
+      const keeping = this.checkAgain().finally(() => { if (this.keeping === keeping) this.keeping = null })
+      this.keeping = keeping
+    })
+    this.fetching = { name: pending.name, done, stop }
+  }
+
+  /** Never rejects: true once the snapshot is here. */
+  private async download (pending: Pending, stop: AbortSignal): Promise<boolean> {
     try {
-      if (!await this.objects.has(pending.name)) {
-        const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(600_000)])
-        const update: Update = { signal, budget: pending.budget, objects: [], image: null }
-        await this.objects.download(pending.name, update, true, true)
-      }
+      if (await this.objects.has(pending.name)) return true
+      const signal = AbortSignal.any([this.abort.signal, stop, AbortSignal.timeout(600_000)])
+      const update: Update = { signal, budget: pending.budget, objects: [], image: null }
+      await this.objects.download(pending.name, update, true, true)
+      return true
+    } catch (error) {
+      if (this.abort.signal.aborted || stop.aborted) return false
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') this.givenUp = pending.name
+      this.options.log.warn({
+        source: this.source.shown,
+        snapshot: pending.name,
+        problem: error instanceof SourceError ? error.message : describeLocalError(error)
+      }, 'the snapshot is not downloaded: its version is served from its image, and not kept (no rollback or pin to it) until it is')
+      return false
+    }
+  }
+
+  /** One download into a name's file at a time: the one behind is joined. */
+  private async downloadSnapshot (name: string, update: Update, digest: boolean): Promise<void> {
+    if (this.fetching?.name === name) await this.fetching.done
+    if (!await this.objects.has(name)) await this.objects.download(name, update, digest)
+  }
+
+  /** The pending version kept with its snapshot, once that is here; never rejects. */
+  private async keepPendingIfHere (): Promise<void> {
+    const pending = this.pending
+    // Pinned, a kept version is served: this one is served and kept at unpin (the cached manifest).
+    if (pending === null || this.givenUp === pending.name || this.abort.signal.aborted || this.sink.pinned()) return
+    try {
+      if (!await this.objects.has(pending.name)) return
       let digest = this.objects.digests.get(pending.name)
       if (digest === undefined) {
         digest = await fileDigest(pending.chain.snapshot)
         this.objects.digests.set(pending.name, digest)
       }
-      const manifest = this.heldManifest
-      // Pinned, a kept version is served: this one is served and kept at unpin (the cached manifest).
-      if (this.pending !== pending || this.sink.pinned() || manifest === null) return
+      const { manifest } = pending
       await this.keepRecord(manifest)
       const { imageAlone: _alone, ...chain } = pending.chain
       if (digest === pending.digest) {
@@ -378,12 +440,11 @@ export class ManifestFollower extends SourceFollower {
       else this.givenUp = pending.name
     } catch (error) {
       if (this.abort.signal.aborted) return
-      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') this.givenUp = pending.name
       this.options.log.warn({
         source: this.source.shown,
         snapshot: pending.name,
         problem: error instanceof SourceError ? error.message : describeLocalError(error)
-      }, 'the snapshot is not downloaded: its version is served from its image, and not kept (no rollback or pin to it) until it is')
+      }, 'the snapshot is downloaded but its version is not kept: it is served from its image, and tried again at the next check')
     }
   }
 

@@ -15,6 +15,7 @@ import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 import { makeItem, tempDir, toJsonLines, versioned, type SnapshotDoc } from '../helpers.js'
 import { serveDirectory } from './counting-servers.js'
 import { SecretUrl } from '../../src/secret-url.js'
+import type { ManifestFollower } from '../../src/sources/follow-manifest.js'
 
 /** A publisher's folder, served over HTTP: objects and the manifest written as `publish` writes them. */
 async function fleet (t: Test, before?: (path: string) => Promise<void>) {
@@ -74,6 +75,9 @@ async function served (app: FastifyInstance): Promise<{ count: number, first: st
   const body = res.json()
   return { count: body.count, first: body.results.find((item: { pk: number }) => item.pk === 1)?.translated_title ?? '(gone)' }
 }
+
+/** Once the snapshot a join downloads behind its image is here and kept (ADR 042). */
+const settled = async (app: FastifyInstance): Promise<void> => { await (app.snapshotSource as ManifestFollower).settled() }
 
 const lastError = async (app: FastifyInstance): Promise<string | undefined> => (await app.inject('/-/status')).json().source.lastError?.message
 
@@ -362,6 +366,7 @@ t.test('an image a replica cannot use is not used, and the snapshot is parsed: a
     const cacheDir = await tempDir(t)
     const app = await follower(t, url, cacheDir)
     await app.snapshotSource!.checkNow()
+    await settled(app)
     t.same(await served(app), { count: 21, first: 'v1 item 1' }, `${what}: the snapshot served`)
     t.match(await images(app), { imageMs: null, read }, `${what}: parsed`)
     t.equal((await app.inject('/-/status')).json().source.lastError, null, `${what}: no error: the image is a shortcut`)
@@ -405,6 +410,7 @@ t.test('a replica that joins serves from the image before the snapshot has downl
   t.same(app.snapshotVersions.state().kept, [], 'not kept yet: its snapshot is not here')
   origin.release()
   await checked
+  await settled(app)
   const version = (await app.inject('/-/status')).json().snapshot.version as string
   t.same(app.snapshotVersions.state().kept.map(kept => kept.version), [version], 'kept once the snapshot arrived')
   t.equal(fleetOf.site.sent('snap-1.jsonl'), Buffer.byteLength(toJsonLines(versioned(1))), 'downloaded once, after')
@@ -419,6 +425,35 @@ t.test('a replica that joins serves from the image before the snapshot has downl
   t.match(await images(app), { imageMs: null }, 'from its kept snapshot')
 })
 
+t.test('while a joined replica downloads its snapshot, a change published is served at its check; the version kept is the chain', async t => {
+  const { origin, fleetOf, app, checked } = await joining(t)
+  await checked
+  const { image } = JSON.parse(await readFile(join(fleetOf.dir, 'manifest.json'), 'utf8')) as { image: ManifestImage }
+  await fleetOf.put('chg-0001.jsonl', fleetOf.change('chg-0001', [{ op: 'upsert', language: 'en', ...makeItem(1, '2024-01-01', [2], { translated_title: 'changed 1' }) }]))
+  await fleetOf.put('manifest.json', JSON.stringify({ manifest: 'explore', version: 1, snapshot: 'snap-1.jsonl', changes: ['chg-0001.jsonl'], image }))
+  await app.snapshotSource!.checkNow()
+  t.same(await served(app), { count: 21, first: 'changed 1' }, 'the change served, the snapshot still on its way')
+  t.equal(fleetOf.site.sent('snap-1.jsonl'), 0, 'not downloaded yet')
+  origin.release()
+  await settled(app)
+  t.same(await served(app), { count: 21, first: 'changed 1' })
+  const version = (await app.inject('/-/status')).json().snapshot.version as string
+  t.match(version, /\+/, 'a version derived by the change')
+  t.same(app.snapshotVersions.state().kept.map(kept => kept.version), [version], 'kept with its snapshot, the change applied')
+  t.equal(fleetOf.site.sent('snap-1.jsonl'), Buffer.byteLength(toJsonLines(versioned(1))), 'downloaded once')
+})
+
+t.test('while a joined replica downloads its snapshot, another snapshot published stops that download', async t => {
+  const { fleetOf, app, checked } = await joining(t)
+  await checked
+  await publishWithImage(t, fleetOf, 'snap-2.jsonl', versioned(2))
+  await app.snapshotSource!.checkNow()
+  t.same(await served(app), { count: 22, first: 'v2 item 1' }, 'the new snapshot served from its image')
+  // Held back by the origin until released: it ends only because it is stopped.
+  await settled(app)
+  t.same(await cachedObjects(app), ['snap-2.jsonl'], 'the first snapshot never written, the new one kept')
+})
+
 t.test('a replica stopped before its snapshot arrived starts again from the image it kept, and then fetches the snapshot', async t => {
   const { origin, fleetOf, cacheDir, app: first, checked } = await joining(t)
   await first.close()
@@ -431,6 +466,7 @@ t.test('a replica stopped before its snapshot arrived starts again from the imag
   t.same(await served(restarted), { count: 21, first: 'v1 item 1' }, 'served from the kept image before any check')
   t.match(await images(restarted), { read: 1 })
   await restarted.snapshotSource!.checkNow()
+  await settled(restarted)
   t.same([...fleetOf.site.bytes.keys()], ['/snap-1.jsonl'], 'the snapshot alone downloaded: not the image again')
   t.equal(restarted.snapshotVersions.state().kept.length, 1, 'and the version kept')
 })
