@@ -1,13 +1,14 @@
 // `publish --to DIR`: a fleet's folder on disk. Objects are written once under their own names; the manifest is
 // replaced in one rename, so a replica polling it reads the old one or the new one, never half of either.
 import { createReadStream } from 'node:fs'
-import { copyFile, readFile, rename, rm, stat } from 'node:fs/promises'
+import { readFile, rename, rm, stat } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import { MANIFEST_SUFFIX } from '../schemas/manifest.js'
 import { digestOf, type PublishTarget, type ReadManifest } from './publish-target.js'
 import { writeThroughTemporary } from '../write-through-temporary.js'
 import { makeDirectory } from '../make-directory.js'
 import { errnoText, PublishError } from '../errors.js'
+import { copyToEnd } from '../copy-file.js'
 
 export class DirectoryTarget implements PublishTarget {
   readonly shown: string
@@ -43,7 +44,7 @@ export class DirectoryTarget implements PublishTarget {
     // Whole or not at all under its name: a replica may ask for it as soon as a manifest names it.
     const temporary = join(this.dir, `.${name}.${process.pid}.tmp`)
     try {
-      await copyFile(file, temporary)
+      await copyToEnd(file, temporary)
       await rename(temporary, target)
     } catch (error) {
       await rm(temporary, { force: true })

@@ -1,5 +1,5 @@
 // The last KEEP_VERSIONS versions' files in STATE_DIR/versions: going back costs no download (ADR 025).
-import { chmod, constants, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { KeptRecordSchema, type KeptRecord } from '../../schemas/versions.js'
@@ -12,6 +12,7 @@ import { OWNER_DIRECTORY, OWNER_FILE } from '../../owner-only.js'
 import { isAlive } from '../../write-through-temporary.js'
 import type { ImageShelf } from '../images/image-shelf.js'
 import { shownSource } from '../../secret-url.js'
+import { copyToEnd } from '../../copy-file.js'
 
 export interface ServedVersion {
   file: string
@@ -300,7 +301,7 @@ async function placeFile (from: string, to: string, owned: boolean): Promise<'li
       if (!['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP'].includes(code ?? '')) throw error
     }
   }
-  await copyFile(from, to, constants.COPYFILE_FICLONE)
+  await copyToEnd(from, to)
   // A copy takes the editor's mode; in a directory only the owner may enter, so never readable meanwhile.
   await chmod(to, OWNER_FILE)
   return 'copied'
