@@ -205,8 +205,9 @@ function checkLayout (header: ImageHeader, headerEnd: number, size: number): voi
  * Nothing of it is served before all of it is read and checked. A section is checked as soon as it is read: a damaged
  * one ends the read there (ADR 043).
  */
-export async function readImage (handle: FileHandle, header: ImageHeader, source: string): Promise<SnapshotModel> {
-  const views = allocate(header)
+export async function readImage (
+  handle: FileHandle, header: ImageHeader, source: string, views = allocate(header)
+): Promise<SnapshotModel> {
   const pieces: Array<{ bytes: Uint8Array, at: number, section: number, last: boolean }> = []
   for (const [n, { offset }] of header.sections.entries()) {
     const bytes = written(header, views, n)

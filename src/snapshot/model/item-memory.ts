@@ -152,6 +152,36 @@ const hintedCollector: Collector = {
   }
 }
 
+/**
+ * Resolves once the GC has taken every one of `buffers` (emptied here: the caller must hold none), collecting every
+ * 50 ms meanwhile, or after `ms`: a read refused half-way is given back before a parse asks for room.
+ */
+export function collected (buffers: ArrayBufferLike[], ms = 1000): Promise<void> {
+  let left = buffers.length
+  if (left === 0) return Promise.resolve()
+  return new Promise<void>(resolve => {
+    let timer: NodeJS.Timeout | undefined
+    const registry = new FinalizationRegistry<null>(() => {
+      if (--left === 0) done()
+    })
+    const done = (): void => {
+      clearTimeout(timer)
+      waiting.delete(registry)
+      resolve()
+    }
+    waiting.add(registry)
+    for (const buffer of buffers) registry.register(buffer, null)
+    buffers.length = 0
+    const deadline = Date.now() + ms
+    const ask = (): void => {
+      collectNow()
+      if (left > 0 && Date.now() < deadline) timer = setTimeout(ask, 50)
+      else if (left > 0) done()
+    }
+    ask()
+  })
+}
+
 /** V8 does not count shared memory made garbage (ADR 012). Under an address space limit, no hint. */
 export function collectSoon (): void {
   if (!memoryPolicy().collectionHint) return
