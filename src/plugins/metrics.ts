@@ -67,7 +67,7 @@ export default fp(async function metricsPlugin (app) {
     registry,
     'explore_change_files_total',
     'Change files since start, by outcome: applied, or refused with a report.',
-    () => Object.entries(app.snapshots.changeFiles()),
+    () => Object.entries(app.snapshots.record.changeFiles()),
     'outcome'
   )
   scrapedCounter(
@@ -86,7 +86,7 @@ export default fp(async function metricsPlugin (app) {
     registry,
     'explore_snapshot_refusals_total',
     'Snapshot files refused by a reload, by reason: invalid (their contents, or unreadable) or too_big (the memory budget).',
-    () => Object.entries(app.snapshots.refusals()),
+    () => Object.entries(app.snapshots.record.refusals()),
     'reason'
   )
   gauge(
@@ -97,7 +97,7 @@ export default fp(async function metricsPlugin (app) {
   gauge(
     'explore_snapshot_refused_estimate_bytes',
     'The estimated peak memory of loading the last file refused as too big for the budget (absent until one is).',
-    () => app.snapshots.lastTooBig()?.neededBytes ?? null
+    () => app.snapshots.record.lastTooBig()?.neededBytes ?? null
   )
   gauge(
     'explore_snapshot_pinned',

@@ -37,7 +37,7 @@ export function troubleStatus (troubles: SimulatedTrouble): NonNullable<Status['
 function memoryStatus (app: FastifyInstance): Status['memory'] {
   const { budget } = app.snapshots
   if (budget === null) return null
-  const tooBig = app.snapshots.lastTooBig()
+  const tooBig = app.snapshots.record.lastTooBig()
   return {
     budget: budget.bytes,
     budgetSource: budget.source,
@@ -76,10 +76,10 @@ export function currentStatus (app: FastifyInstance): Status {
       ...reloads,
       lastFailure: reloads.lastFailure === null ? null : failureJson(reloads.lastFailure),
       staleSince: reloads.staleSince?.toISOString() ?? null,
-      refusals: store.refusals(),
-      recentFailures: store.recentFailures()
+      refusals: store.record.refusals(),
+      recentFailures: store.record.recentFailures()
         .map(refused => ({ ...failureJson(refused), file: refused.file, reason: refused.reason })),
-      changeFiles: store.changeFiles(),
+      changeFiles: store.record.changeFiles(),
       ...(store.images === null ? {} : { images: store.images.status() })
     },
     memory: memoryStatus(app),

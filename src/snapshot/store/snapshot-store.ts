@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events'
 import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
-import { ImageError, SnapshotError, TooBigError, type MemoryShortfall } from '../../errors.js'
+import { ImageError, SnapshotError } from '../../errors.js'
 import { SnapshotLoader } from '../load/load-snapshot.js'
 import type { LinkRule } from '../load/read-chunks.js'
 import type { MemoryBudget, MemoryGuard } from '../memory-budget.js'
@@ -17,34 +17,9 @@ import { fileDigest } from './chain-on-disk.js'
 import { planReload, type ReloadPlan, type ServedPart } from './plan-reload.js'
 import type { ImageShelf, ImageWanted } from '../images/image-shelf.js'
 import type { StoreLogger } from './store-logger.js'
+import { isMissing, ReloadRecord, type ReloadStatus } from './reload-record.js'
 
-export interface ReloadFailure {
-  at: Date
-  problems: readonly string[]
-}
-
-type RefusalReason = 'invalid' | 'too_big'
-
-interface RefusedFile extends ReloadFailure {
-  file: string
-  reason: RefusalReason
-}
-
-interface TooBigRefusal extends MemoryShortfall {
-  at: Date
-  file: string
-}
-
-const RECENT_FAILURES = 10
-
-interface ReloadStatus {
-  succeeded: number
-  failed: number
-  /** Hollow's "refreshes failed in a row". */
-  failedInARow: number
-  lastFailure: ReloadFailure | null
-  staleSince: Date | null
-}
+export type { ReloadFailure } from './reload-record.js'
 
 /**
  * `superseded`: the file changed while read; not a failure, it is read again. `no image`: a chain of `imageAlone`
@@ -73,11 +48,6 @@ export interface ChainFile {
 interface Served extends ServedPart {
   snapshot: ChainFile
   files: ChainFile[]
-}
-
-interface ChangeFileCounts {
-  applied: number
-  refused: number
 }
 
 /** `serving`: leave a core to requests (ADR 008). `imageAlone`: never a parse. */
@@ -118,24 +88,15 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private readonly settleMs: number
   private readonly firstChain: Chain
   private readonly jobs = new JobQueue()
-  private readonly counters: Omit<ReloadStatus, 'lastFailure'> =
-    { succeeded: 0, failed: 0, failedInARow: 0, staleSince: null }
-
-  /** Sums to `failed`. */
-  private readonly byReason: Record<RefusalReason, number> = { invalid: 0, too_big: 0 }
-  private tooBig: TooBigRefusal | null = null
+  /** Counts, refusals, and the refused file not read again while unchanged. */
+  readonly record: ReloadRecord
   readonly budget: MemoryBudget | null
-  /** Newest first. */
-  private refused: RefusedFile[] = []
-  /** Unchanged, it is not read or reported again. */
-  private refusedAsIs: { file: string, stamp: string, error: SnapshotError, reported: boolean } | null = null
   private readonly readChanges: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
   private readonly publish: ((model: SnapshotModel) => Promise<void>) | null
   /** Kept while versions derived from it are served. */
   private root: SnapshotModel | null = null
   private chain: { snapshot: ChainFile, changes: ChainFile[] } | null = null
   private rootReady: Promise<void> | null = null
-  private readonly changeCounts: ChangeFileCounts = { applied: 0, refused: 0 }
   private changesExpected = false
   /** The next serve reads its snapshot, whatever is served: an image's bytes were found other than the file's. */
   private rereadRoot = false
@@ -145,6 +106,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   constructor (readonly file: string, options: StoreOptions = {}) {
     super()
     this.log = options.log ?? SILENT
+    this.record = new ReloadRecord(this.log)
     const loader = new SnapshotLoader({ log: this.log, memory: options.memory ?? null })
     this.budget = options.memory?.budget ?? null
     this.images = options.load === undefined ? options.images ?? null : null
@@ -203,16 +165,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   }
 
   status (): ReloadStatus {
-    const newest = this.refused[0]
-    return { ...this.counters, lastFailure: newest === undefined ? null : { at: newest.at, problems: newest.problems } }
-  }
-
-  refusals (): Record<RefusalReason, number> {
-    return { ...this.byReason }
-  }
-
-  lastTooBig (): TooBigRefusal | null {
-    return this.tooBig === null ? null : { ...this.tooBig }
+    return this.record.status()
   }
 
   /** What a kept copy is checked against. */
@@ -222,17 +175,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       : { snapshot: { ...this.chain.snapshot }, changes: this.chain.changes.map(file => ({ ...file })) }
   }
 
-  changeFiles (): ChangeFileCounts {
-    return { ...this.changeCounts }
-  }
-
   /** Runs alone, after any other reload; planned then executed (ADR 030). */
   serve (chain: Chain): Promise<ReloadOutcome> {
     return this.jobs.run(async () => await this.runOnce(async started => await this.serveChain(chain, started)))
-  }
-
-  recentFailures (): readonly RefusedFile[] {
-    return this.refused.map(refusal => ({ ...refusal }))
   }
 
   /** Runs until one is not superseded; one asked for during the first load runs after it. */
@@ -304,9 +249,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     { digest, imageAlone }: { digest?: string | undefined, imageAlone?: boolean | undefined } = {}
   ): Promise<{ model: T, stamp: string | null } | { error: unknown } | 'changed'> {
     const before = await fileStamp(file)
-    // A watcher may hear one save twice: the same bytes would be one refusal listed twice.
-    const refused = this.refusedAsIs
-    if (refused !== null && refused.file === file && refused.stamp === before) return { error: refused.error }
+    const refused = this.record.refusedBefore(file, before)
+    if (refused !== null) return { error: refused }
     let read: { model: T, stamp: string | null } | { error: unknown }
     try {
       const options = { serving: this.model !== null, stamp: before, digest, imageAlone }
@@ -320,9 +264,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       read = { error }
     }
     if (before === await fileStamp(file)) {
-      if (before !== null && 'error' in read && isRefusedAsIs(read.error)) {
-        this.refusedAsIs = { file, stamp: before, error: read.error, reported: false }
-      }
+      if ('error' in read) this.record.readFailed(file, before, read.error)
       return read
     }
     this.log.warn({ snapshot: file }, 'snapshot file changed while it was read; loading it again')
@@ -355,7 +297,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       if (read === 'changed') return 'superseded'
       // Not a refusal: the source fetches the snapshot.
       if ('error' in read && chain.imageAlone === true && read.error instanceof ImageError) return 'no image'
-      if ('error' in read) return this.refuse(chain.snapshot, read.error)
+      if ('error' in read) return this.refuse(chain.snapshot, read.error, 'snapshot')
       root = read.model
       snapshot = { file: chain.snapshot, stamp: read.stamp, digest: root.info.version }
       state = root
@@ -382,12 +324,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
         break
       }
       const next = await deriveVersion(state, read.model)
-      this.changeCounts.applied++
+      this.record.applied()
       this.appliedLog(next, file, started)
       files.push({ file, stamp: read.stamp, digest: read.model.digest })
       if (plan.eachServed) {
         this.swap(next, this.root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: [...files] })
-        this.succeeded()
+        this.record.succeeded()
       } else if (state !== root) {
         this.letGo(state)
       }
@@ -397,12 +339,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       // Nothing new: the same state under `chain`'s names (a bad save put back serves again).
       if (plan.from === chain.changes.length) {
         this.chain = { snapshot: snapshot as ChainFile, changes: files }
-        if (outcome === 'loaded' && this.counters.failedInARow > 0) this.succeeded()
+        if (outcome === 'loaded' && this.record.failing) this.record.succeeded()
       }
       return outcome
     }
     this.swap(state, root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: files })
-    if (outcome === 'loaded') this.succeeded()
+    if (outcome === 'loaded') this.record.succeeded()
     this.log.info({
       snapshot: chain.snapshot,
       changes: files.map(file => file.file),
@@ -501,51 +443,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     }
   }
 
-  private succeeded (): void {
-    this.counters.succeeded++
-    this.counters.failedInARow = 0
-    this.counters.staleSince = null
-    // After a success the same bad file is a new failure again.
-    this.refusedAsIs = null
-  }
-
-  private refuse (file: string, error: unknown, what = 'snapshot'): ReloadOutcome {
-    const key = what === 'snapshot' ? 'snapshot' : 'changes'
-    if (isMissing(error)) {
-      // The new file's own event brings the next load.
-      this.log.warn(
-        { [key]: file }, `${what === 'snapshot' ? 'snapshot file' : what} is missing; still serving the last good state`
-      )
-      return 'missing'
-    }
-    const asIs = this.refusedAsIs
-    if (asIs !== null && error === asIs.error) {
-      if (asIs.reported) {
-        this.log.info({ [key]: file }, `${what} unchanged since it was refused`)
-        return 'failed'
-      }
-      asIs.reported = true
-    }
-    // Public via /-/status: an unexpected error's own message stays in the log.
-    const problems = error instanceof SnapshotError
-      ? error.problems
-      : [`unexpected error while loading the ${what} (see the service's log)`]
-    if (what === 'change file') this.changeCounts.refused++
-    const at = new Date()
-    const reason: RefusalReason = error instanceof TooBigError ? 'too_big' : 'invalid'
-    if (error instanceof TooBigError) this.tooBig = { at, file, ...error.shortfall }
-    this.counters.failed++
-    this.counters.failedInARow++
-    this.byReason[reason]++
-    this.refused = [{ at, file, reason, problems }, ...this.refused].slice(0, RECENT_FAILURES)
-    this.counters.staleSince ??= at
-    this.log.error({
-      [key]: file,
-      reason,
-      problems,
-      ...(error instanceof SnapshotError ? {} : { err: error })
-    }, `${what} reload failed; ${this.model === null ? 'no snapshot is served yet' : 'still serving the last good snapshot'}\n${error instanceof Error ? error.message : String(error)}`)
-    return 'failed'
+  private refuse (file: string, error: unknown, what: 'snapshot' | 'change file'): ReloadOutcome {
+    return this.record.refuse(file, error, what, this.model !== null)
   }
 }
 
@@ -560,18 +459,8 @@ async function asServed (read: ChainFile, file: string, links: LinkRule = 'follo
   return same ? { file, stamp, digest: read.digest } : null
 }
 
-/** Not unreadable (mended without a new stamp) nor too big (memory may be freed): the same bytes fail again. */
-function isRefusedAsIs (error: unknown): error is SnapshotError {
-  return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_INVALID'
-}
-
 function noImage (file: string): never {
   throw new ImageError(`${basename(file)} is not here and no image of it reads`)
-}
-
-function isMissing (error: unknown): boolean {
-  return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_UNREADABLE' &&
-    error.problems[0] === 'the file does not exist'
 }
 
 type ChangesRead = { model: ChangeSet, stamp: string | null } | { error: unknown } | 'changed'

@@ -69,7 +69,7 @@ t.test('new change files are applied alone; a shorter chain steps back from the 
   t.equal(await store.serve({ snapshot, changes: [] }), 'loaded')
   await serves([])
   t.equal(loads(), 1, 'the snapshot was loaded once, at start')
-  t.same(store.changeFiles(), { applied: 4, refused: 0 })
+  t.same(store.record.changeFiles(), { applied: 4, refused: 0 })
 })
 
 t.test('another snapshot: loaded, and the chain built on it; a bad change file changes nothing', async t => {
@@ -90,8 +90,8 @@ t.test('another snapshot: loaded, and the chain built on it; a bad change file c
   await writeFile(files.b!, '{"changes": "explore", "version": 1, "id": "b"}\n{"op": "upsert", "language": "en", "pk": 1}\n')
   t.equal(await store.serve({ snapshot: other, changes: [files.a!, files.b!] }), 'failed')
   t.same(pagesOf(store.current()!), before)
-  t.match(store.recentFailures()[0], { file: files.b, problems: ['b.jsonl:2: is_translated: is required'] })
-  t.same(store.changeFiles(), { applied: 3, refused: 1 })
+  t.match(store.record.recentFailures()[0], { file: files.b, problems: ['b.jsonl:2: is_translated: is required'] })
+  t.same(store.record.changeFiles(), { applied: 3, refused: 1 })
 })
 
 t.test('a copy of the served snapshot under another name, while change files are served: served from the root, not loaded', async t => {
@@ -144,7 +144,7 @@ t.test('a bad file among the served ones (one edited into a bad file, or a bad o
   t.equal(await store.serve({ snapshot, changes: [files.a!, bad, files.c!] }), 'failed', 'put before a served one')
   t.equal(store.current()!.info.version, version, 'the served version stays')
   t.same(pagesOf(store.current()!), before, 'and so does every page: c is not taken back')
-  t.match(store.recentFailures()[0], { file: bad, problems: [/b-bad\.jsonl:2:/] })
+  t.match(store.record.recentFailures()[0], { file: bad, problems: [/b-bad\.jsonl:2:/] })
 
   await writeFile(files.a!, '{"changes": "explore", "version": 1, "id": "a"}\n{"op": "delete"}\n')
   t.equal(await store.serve({ snapshot, changes: [files.a!, files.c!] }), 'failed', 'a served one edited into a bad file')
@@ -163,12 +163,12 @@ t.test('a change file that is not a regular file (a named pipe, a link to nothin
   const pipe = join(dir, 'b-pipe.jsonl')
   execFileSync('mkfifo', [pipe])
   t.equal(await store.serve({ snapshot, changes: [files.a!, pipe, files.c!] }), 'failed')
-  t.match(store.recentFailures()[0], { file: pipe, reason: 'invalid', problems: ['a named pipe, not a file'] })
+  t.match(store.record.recentFailures()[0], { file: pipe, reason: 'invalid', problems: ['a named pipe, not a file'] })
   await serves(['a'])
   const dangling = join(dir, 'b-link.jsonl')
   await symlink(join(dir, 'nowhere.jsonl'), dangling)
   t.equal(await store.serve({ snapshot, changes: [files.a!, dangling, files.c!] }), 'failed')
-  t.match(store.recentFailures()[0], { file: dangling, problems: ['a link to a file that does not exist'] })
+  t.match(store.record.recentFailures()[0], { file: dangling, problems: ['a link to a file that does not exist'] })
   await serves(['a'])
   t.equal(await store.serve({ snapshot, changes: [files.a!, files.c!] }), 'loaded', 'gone from the chain: the next file applies')
   await serves(['a', 'c'])
@@ -201,7 +201,7 @@ t.test('a change file may be a link that resolves inside its own directory; a li
   for (const [what, name, target] of cases) {
     await symlink(target, join(dir, name))
     t.equal(await store.serve({ snapshot, changes: [files.a!, join(dir, 'b-inside.jsonl'), join(dir, name)] }), 'failed', what)
-    t.match(store.recentFailures()[0], {
+    t.match(store.record.recentFailures()[0], {
       file: join(dir, name), reason: 'invalid', problems: [/^a symbolic link out of the changes directory: /]
     }, what)
     t.same(store.current()!.info.changes!.map(change => change.id), ['a', 'b'], `${what}: the served state unchanged`)
@@ -214,7 +214,7 @@ t.test('a change file with the id of one applied before it is refused: two state
   const again = join(snapshot, '..', 'c-again.jsonl')
   await writeFile(again, (await readFile(files.c!, 'utf8')).replace('"id":"c"', '"id":"a"'))
   t.equal(await store.serve({ snapshot, changes: [files.a!, again] }), 'failed')
-  t.match(store.recentFailures()[0], { file: again, reason: 'invalid', problems: ['c-again.jsonl:1: id: "a" is already the id of a.jsonl, applied before it: each change file needs one of its own'] })
+  t.match(store.record.recentFailures()[0], { file: again, reason: 'invalid', problems: ['c-again.jsonl:1: id: "a" is already the id of a.jsonl, applied before it: each change file needs one of its own'] })
   await serves(['a'])
 })
 

@@ -26,21 +26,21 @@ t.test('refusals are counted by reason; the last one for memory keeps its number
   ]
   const store = new SnapshotStore(file, { load: async () => (outcomes.shift() as () => SnapshotModel)() })
   await store.start()
-  t.same(store.refusals(), { invalid: 0, too_big: 0 })
-  t.equal(store.lastTooBig(), null)
+  t.same(store.record.refusals(), { invalid: 0, too_big: 0 })
+  t.equal(store.record.lastTooBig(), null)
   t.equal(store.budget, null, 'no budget without a guard')
 
   t.equal(await serveFile(store), 'failed')
   t.equal(await serveFile(store), 'failed')
-  t.same(store.refusals(), { invalid: 1, too_big: 1 })
-  t.same(store.recentFailures().map(refusal => refusal.reason), ['invalid', 'too_big'], 'newest first')
-  t.match(store.lastTooBig(), { file, ...shortfall })
+  t.same(store.record.refusals(), { invalid: 1, too_big: 1 })
+  t.same(store.record.recentFailures().map(refusal => refusal.reason), ['invalid', 'too_big'], 'newest first')
+  t.match(store.record.lastTooBig(), { file, ...shortfall })
   t.equal(store.status().failed, 2, 'both are failed reloads')
   t.equal(store.current()?.info.version, 'first', 'the served model stays')
 
   await writeFile(file, '{ }')
   t.equal(await serveFile(store), 'loaded', 'the file fixed')
-  t.match(store.lastTooBig(), shortfall, 'kept after a success, as the refusals are')
+  t.match(store.record.lastTooBig(), shortfall, 'kept after a success, as the refusals are')
 })
 
 t.test('the store\'s own loader holds every load to its guard, the first one too', async t => {
@@ -70,13 +70,13 @@ t.test('a change file is held to the store\'s budget too: one that would not fit
   rss = 199.9 * MiB
   const chain = { snapshot: file, changes: [join(dir, 'changes', '0001.jsonl')] }
   t.equal(await store.serve(chain), 'failed')
-  t.same(store.refusals(), { invalid: 0, too_big: 1 })
-  t.match(store.recentFailures()[0], { file: join(dir, 'changes', '0001.jsonl'), reason: 'too_big' })
+  t.same(store.record.refusals(), { invalid: 0, too_big: 1 })
+  t.match(store.record.recentFailures()[0], { file: join(dir, 'changes', '0001.jsonl'), reason: 'too_big' })
   t.equal(store.current(), served, 'the served state stays')
-  t.same(store.changeFiles(), { applied: 0, refused: 1 })
+  t.same(store.record.changeFiles(), { applied: 0, refused: 1 })
   rss = 10 * MiB
   t.equal(await store.serve(chain), 'loaded', 'with room again, the same file is applied')
-  t.same(store.changeFiles(), { applied: 1, refused: 1 })
+  t.same(store.record.changeFiles(), { applied: 1, refused: 1 })
 })
 
 t.test('a file refused for its contents and not written since is refused without another read or entry', async t => {
@@ -94,13 +94,13 @@ t.test('a file refused for its contents and not written since is refused without
   t.equal(await store.serve({ snapshot: bad, changes: [] }), 'failed')
   t.equal(await store.serve({ snapshot: bad, changes: [] }), 'failed', 'heard again, unchanged: still refused')
   t.same(read, [file, bad], 'not read again')
-  t.equal(store.recentFailures().length, 1, 'one refusal listed')
+  t.equal(store.record.recentFailures().length, 1, 'one refusal listed')
   t.equal(store.status().failedInARow, 1)
 
   await writeFile(bad, `${text}\n`)
   t.equal(await store.serve({ snapshot: bad, changes: [] }), 'failed')
   t.same(read, [file, bad, bad], 'written again: read again')
-  t.equal(store.recentFailures().length, 2, 'and refused again')
+  t.equal(store.record.recentFailures().length, 2, 'and refused again')
   t.equal(store.status().failedInARow, 2)
 
   // A success between: the same bad file heard again is a new failure, and the status says stale again.
