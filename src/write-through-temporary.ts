@@ -1,6 +1,6 @@
 // Writes through a temporary file renamed once flushed: a reader sees the old file or the new one, never half.
 import { createWriteStream } from 'node:fs'
-import { realpath, rename, rm, stat } from 'node:fs/promises'
+import { readdir, realpath, rename, rm, stat } from 'node:fs/promises'
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
 import { basename, dirname, extname, join, resolve } from 'node:path'
@@ -84,6 +84,14 @@ export async function writeThroughTemporary (
     throw error
   }
   return { path: target, bytes }
+}
+
+/** A stopped process's downloads in `dir`, whose names `pidOf` reads the pid from: a live one's may be under way. */
+export async function sweepDeadDownloads (dir: string, pidOf: (entry: string) => string | undefined): Promise<void> {
+  for (const entry of await readdir(dir)) {
+    const pid = pidOf(entry)
+    if (pid !== undefined && !isAlive(Number(pid))) await rm(join(dir, entry), { force: true })
+  }
 }
 
 /** Its temporary files (named by pid) are then not a crash's leftovers. */

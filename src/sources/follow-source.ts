@@ -1,5 +1,5 @@
 // Follows a remote snapshot; a download replaces the cached copy only once loaded: it is always the last good one.
-import { readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import type { ImageShelf } from '../snapshot/images/image-shelf.js'
@@ -8,7 +8,7 @@ import type { StoreLogger } from '../snapshot/store/store-logger.js'
 import type { ChainSink, ChainSource, SourceStatusJson } from './chain-source.js'
 import { type Fetched, type RemoteSource, type Validators } from './remote-source.js'
 import { closeBody, downloadObject, objectLimit, type DownloadLimit } from './download-object.js'
-import { isAlive, writeThroughTemporary } from '../write-through-temporary.js'
+import { sweepDeadDownloads, writeThroughTemporary } from '../write-through-temporary.js'
 import { SourceError } from '../errors.js'
 import { makeDirectory } from '../make-directory.js'
 import { OWNER_DIRECTORY, tightenOwnFiles } from '../owner-only.js'
@@ -303,11 +303,9 @@ export class SourceFollower implements ChainSource {
   /** A killed process's downloads, each up to SNAPSHOT_MAX_MB. */
   private async sweepDownloads (): Promise<void> {
     const name = basename(this.file, extensionOf(this.source))
-    for (const entry of await readdir(this.options.cacheDir)) {
-      const pid = new RegExp(`^${name}\\.download-(\\d+)\\${extensionOf(this.source)}$`).exec(entry)?.[1]
-      // Another live replica sharing the directory may be downloading into its own.
-      if (pid !== undefined && !isAlive(Number(pid))) await rm(join(this.options.cacheDir, entry), { force: true })
-    }
+    const download = new RegExp(`^${name}\\.download-(\\d+)\\${extensionOf(this.source)}$`)
+    // Another live replica sharing the directory may be downloading into its own.
+    await sweepDeadDownloads(this.options.cacheDir, entry => download.exec(entry)?.[1])
   }
 
   private async readCachedCopy (): Promise<CachedCopy | null> {

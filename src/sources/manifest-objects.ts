@@ -4,7 +4,7 @@ import { readdir, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { SourceError } from '../errors.js'
 import type { StoreLogger } from '../snapshot/store/store-logger.js'
-import { isAlive } from '../write-through-temporary.js'
+import { sweepDeadDownloads } from '../write-through-temporary.js'
 import {
   downloadObject, type DigestKind, type DownloadBudget, type DownloadLimit, type DownloadOptions
 } from './download-object.js'
@@ -105,10 +105,7 @@ export class ManifestObjects {
 
   /** A killed process's downloads, each up to SNAPSHOT_MAX_MB. */
   async sweep (): Promise<void> {
-    for (const entry of await readdir(this.dir)) {
-      const pid = /^\..+\.download-(\d+)$/.exec(entry)?.[1]
-      if (pid !== undefined && !isAlive(Number(pid))) await rm(join(this.dir, entry), { force: true })
-    }
+    await sweepDeadDownloads(this.dir, entry => /^\..+\.download-(\d+)$/.exec(entry)?.[1])
   }
 }
 

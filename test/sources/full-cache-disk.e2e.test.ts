@@ -11,6 +11,7 @@ import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 import { makeItem, tempDir, toJsonLines } from '../helpers.js'
 import { serveDirectory } from './counting-servers.js'
 import { followingApp, publisher, servedVersion, sourceStatus } from './http-publisher.js'
+import type { ManifestFollower } from '../../src/sources/follow-manifest.js'
 
 /** Mounts a 256 KiB tmpfs on `dir`: a disk that fills at once. Needs root (and a kernel that allows it). */
 function mountSmallDisk (dir: string, size = '256k'): boolean {
@@ -56,13 +57,17 @@ t.test('a disk with room for a fleet\'s image but not its snapshot too: the repl
   t.ok(mountSmallDisk(dir, `${Math.ceil((image.bytes + snapshotBytes / 2) / 4096) * 4}k`), 'a disk for the image and half the snapshot')
   t.teardown(() => { spawnSync('umount', ['-l', dir]) })
   const app = await followingApp(t, `${site.origin}/manifest.json`, dir, { stateDir: join(dir, 'state') })
-  await app.snapshotSource!.checkNow()
+  const follower = app.snapshotSource as ManifestFollower
+  await follower.checkNow()
+  // The snapshot's download behind the join, which the full disk ends.
+  await follower.settled()
   t.equal(await servedVersion(app), 1, 'served from the image')
   t.equal((await sourceStatus(app)).lastError, null, 'the manifest is not refused: the image serves')
   t.same(app.snapshotVersions.state().kept, [], 'the version is not kept: its snapshot is not here')
   t.same((await readdir(join(dir, 'state', 'images'))).filter(name => name.endsWith('.image')), [`${image.snapshot}.image`], 'the image kept')
   site.reset()
-  await app.snapshotSource!.checkNow()
+  await follower.checkNow()
+  await follower.settled()
   t.same([...site.bytes.keys()], [], 'not downloaded again and again: the disk is full until another manifest')
   await app.close()
   const restarted = await followingApp(t, `${site.origin}/manifest.json`, dir, { stateDir: join(dir, 'state') })
