@@ -36,6 +36,13 @@ interface CachedManifest extends CachedCopy {
 }
 
 /** A chain served from its snapshot's image before the snapshot downloaded: the snapshot follows (ADR 042). */
+/** A snapshot downloading behind the check that served its image. */
+interface Behind {
+  name: string
+  done: Promise<void>
+  stop: AbortController
+}
+
 interface Pending {
   chain: Chain
   manifest: Manifest
@@ -59,7 +66,9 @@ export class ManifestFollower extends SourceFollower {
   /** An image that did not download or read: the snapshot instead, until another is published. */
   private unreadImage: string | null = null
   /** The pending snapshot's download, beside later checks: one that serves another snapshot stops it. */
-  private fetching: { name: string, done: Promise<void>, stop: AbortController } | null = null
+  private fetching: Behind | null = null
+  /** Every download behind not yet over, stopped ones included: a stop waits for them. */
+  private readonly behind = new Set<Promise<void>>()
   /** The check that keeps a snapshot downloaded behind. */
   private keeping: Promise<void> | null = null
 
@@ -131,7 +140,8 @@ export class ManifestFollower extends SourceFollower {
   /** Resolves once no snapshot downloads behind, and the check that keeps one has run (tests wait for it). */
   async settled (): Promise<void> {
     for (;;) {
-      if (this.fetching !== null) await this.fetching.done
+      const [behind] = this.behind
+      if (behind !== undefined) await behind
       else if (this.keeping !== null) await this.keeping
       else return
     }
@@ -250,8 +260,11 @@ export class ManifestFollower extends SourceFollower {
         if (wanted.imageAlone === true) await this.options.images?.holdAlone(this.pending?.digest ?? null)
         return outcome
       }
-      // Another snapshot served: the one downloading behind is not needed.
-      if (this.fetching !== null && this.fetching.name !== manifest.snapshot) this.fetching.stop.abort()
+      // Another snapshot served: the one downloading behind is not needed, and the new one's may start at once.
+      if (this.fetching !== null && this.fetching.name !== manifest.snapshot) {
+        this.fetching.stop.abort()
+        this.fetching = null
+      }
       if (wanted.imageAlone === true) {
         this.pending = {
           chain: wanted,
@@ -362,28 +375,32 @@ export class ManifestFollower extends SourceFollower {
 
   /**
    * The snapshot of a version served from its image, downloaded behind: a kept version (rollback, pin) needs its
-   * file. Checks go on meanwhile (a change published is served at once); never beside the image's download or
-   * a read, since a check starts it at its end. A failure leaves the image served and is tried again at the next
-   * check (not after a full disk, until another manifest).
+   * file. Checks go on meanwhile: a change published is served at once, another snapshot's image downloaded
+   * and read (which stops this one). A failure leaves the image served and is tried again at the next check (not
+   * after a full disk, until another manifest).
    */
   private fetchSnapshotLater (): void {
     const pending = this.pending
     if (pending === null || this.givenUp === pending.name || this.fetching !== null || this.abort.signal.aborted) return
     const stop = new AbortController()
     const done = this.download(pending, stop.signal).then(downloaded => {
-      this.fetching = null
+      if (this.fetching === behind) this.fetching = null
+      this.behind.delete(done)
+      // A file already here (a pin held it back, or keeping it failed) waits for the next poll's check.
       if (!downloaded || this.abort.signal.aborted) return
       // The check under way ends first: it may have looked before the download ended.
       const keeping = this.checkAgain().finally(() => { if (this.keeping === keeping) this.keeping = null })
       this.keeping = keeping
     })
-    this.fetching = { name: pending.name, done, stop }
+    const behind: Behind = { name: pending.name, done, stop }
+    this.fetching = behind
+    this.behind.add(done)
   }
 
-  /** Never rejects: true once the snapshot is here. */
+  /** Never rejects: true when this call downloaded the snapshot. */
   private async download (pending: Pending, stop: AbortSignal): Promise<boolean> {
     try {
-      if (await this.objects.has(pending.name)) return true
+      if (await this.objects.has(pending.name)) return false
       const signal = AbortSignal.any([this.abort.signal, stop, AbortSignal.timeout(600_000)])
       const update: Update = { signal, budget: pending.budget, objects: [], image: null }
       await this.objects.download(pending.name, update, true, true)
@@ -421,8 +438,17 @@ export class ManifestFollower extends SourceFollower {
       const { manifest } = pending
       await this.keepRecord(manifest)
       const { imageAlone: _alone, ...chain } = pending.chain
+      const pinned = (): boolean => this.sink.pinned()
       if (digest === pending.digest) {
-        await this.serveChain(chain, manifest, null)
+        // A pin set meanwhile (a rollback during the download) is not served over.
+        const outcome = await this.serveChain(chain, manifest, null, pinned)
+        if (outcome !== 'loaded') {
+          this.options.log.warn(
+            { source: this.source.shown, snapshot: pending.name, outcome },
+            'the snapshot is downloaded but its version is not kept now: it is served from its image, and kept at a later check'
+          )
+          return
+        }
         this.options.log.info(
           { source: this.source.shown, snapshot: pending.name },
           'the snapshot served from its image is downloaded: its version is kept'
@@ -435,11 +461,12 @@ export class ManifestFollower extends SourceFollower {
         { source: this.source.shown, snapshot: pending.name, digest, image: pending.digest },
         'the snapshot is not the one the manifest\'s image was made of: it is parsed, and the image removed'
       )
-      const outcome = await this.serveChain({ ...chain, snapshotDigest: digest }, manifest, null)
+      const outcome = await this.serveChain({ ...chain, snapshotDigest: digest }, manifest, null, pinned)
       if (outcome === 'loaded') await this.options.images?.discard(pending.digest)
-      else this.givenUp = pending.name
+      else if (outcome !== 'held') this.givenUp = pending.name
     } catch (error) {
       if (this.abort.signal.aborted) return
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') this.givenUp = pending.name
       this.options.log.warn({
         source: this.source.shown,
         snapshot: pending.name,

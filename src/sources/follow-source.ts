@@ -171,8 +171,9 @@ export class SourceFollower implements ChainSource {
 
   /** Joins a check under way, which may have asked before what prompted the call: else `checkAgain`. */
   async checkNow (): Promise<void> {
-    // Never beside the first load.
+    // Never beside the first load, nor after a stop (one asked for before it).
     await this.starting?.catch(() => {})
+    if (this.stopped) return
     if (this.running !== null) return await this.running
     if (this.timer !== null) clearTimeout(this.timer)
     await this.tick()

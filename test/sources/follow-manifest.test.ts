@@ -452,6 +452,30 @@ t.test('while a joined replica downloads its snapshot, another snapshot publishe
   // Held back by the origin until released: it ends only because it is stopped.
   await settled(app)
   t.same(await cachedObjects(app), ['snap-2.jsonl'], 'the first snapshot never written, the new one kept')
+  const version = (await app.inject('/-/status')).json().snapshot.version as string
+  t.same(app.snapshotVersions.state().kept.map(kept => kept.version), [version], 'the new version kept with its snapshot')
+})
+
+t.test('a rollback while a snapshot downloads behind its image stands: nothing is served over the pin, and the checks stop', async t => {
+  const origin = holding('/snap-2.jsonl')
+  t.teardown(origin.release)
+  const fleetOf = await fleet(t, origin.before)
+  await fleetOf.put('snap-1.jsonl', toJsonLines(versioned(1)))
+  await fleetOf.manifest('snap-1.jsonl')
+  const app = await follower(t, fleetOf.url, await tempDir(t))
+  await app.snapshotSource!.checkNow()
+  await publishWithImage(t, fleetOf, 'snap-2.jsonl', versioned(2))
+  await app.snapshotSource!.checkNow()
+  await origin.requested
+  t.same(await served(app), { count: 22, first: 'v2 item 1' }, 'v2 served from its image')
+  await app.snapshotVersions!.rollback()
+  origin.release()
+  // Looped for ever before: each check that found the file here asked for another.
+  await settled(app)
+  t.same(await served(app), { count: 21, first: 'v1 item 1' }, 'the pin stands')
+  await app.snapshotVersions!.unpin()
+  t.same(await served(app), { count: 22, first: 'v2 item 1' }, 'unpin serves the newest')
+  t.equal(app.snapshotVersions.state().kept.length, 2, 'and keeps it, its snapshot here')
 })
 
 t.test('a replica stopped before its snapshot arrived starts again from the image it kept, and then fetches the snapshot', async t => {
