@@ -1,5 +1,5 @@
 // An editor's chain on disk: a directory's change files in name order, and the digest a load computes.
-import { readdir } from 'node:fs/promises'
+import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setImmediate as turn } from 'node:timers/promises'
 import { FileChunks, type LinkRule } from '../load/read-chunks.js'
@@ -42,5 +42,18 @@ export async function fileDigest (file: string, links: LinkRule = 'follow', back
     return chunks.digest()
   } finally {
     await chunks.close()
+  }
+}
+
+/** Null when it cannot be read. */
+export async function fileStamp (file: string): Promise<string | null> {
+  try {
+    const s = await stat(file, { bigint: true })
+    // A pipe or a device has no versions to tell apart.
+    if (!s.isFile()) return 'not a regular file'
+    // Not the ctime: hard-linking a kept download changes it (ADR 025).
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`
+  } catch {
+    return null
   }
 }

@@ -1,23 +1,19 @@
 // Holds the served model (a snapshot and its change files, ADR 026), swapped in one assignment; reloads never overlap.
 import { EventEmitter } from 'node:events'
-import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
-import { setTimeout as delay } from 'node:timers/promises'
 import { ImageError, SnapshotError } from '../../errors.js'
-import { SnapshotLoader } from '../load/load-snapshot.js'
 import type { LinkRule } from '../load/read-chunks.js'
-import type { MemoryBudget, MemoryGuard } from '../memory-budget.js'
-import { collectSoon } from '../model/item-memory.js'
+import type { MemoryBudget } from '../memory-budget.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
 import type { ChangeSet } from '../changes/change-set.js'
-import { readChangeFile } from '../changes/read-change-file.js'
 import { deriveVersion, prepareForChanges } from '../model/derive-version.js'
 import { JobQueue } from '../job-queue.js'
-import { fileDigest } from './chain-on-disk.js'
+import { fileDigest, fileStamp } from './chain-on-disk.js'
 import { planReload, type ReloadPlan, type ServedPart } from './plan-reload.js'
-import type { ImageShelf, ImageWanted } from '../images/image-shelf.js'
+import type { ImageShelf } from '../images/image-shelf.js'
 import type { StoreLogger } from './store-logger.js'
-import { isMissing, ReloadRecord, type ReloadStatus } from './reload-record.js'
+import { ReloadRecord, type ReloadStatus } from './reload-record.js'
+import { ChainFileReader, type FileRead, type ReaderOptions } from './read-chain-file.js'
 
 export type { ReloadFailure } from './reload-record.js'
 
@@ -50,25 +46,13 @@ interface Served extends ServedPart {
   files: ChainFile[]
 }
 
-/** `serving`: leave a core to requests (ADR 008). `imageAlone`: never a parse. */
-export interface ReadOptions extends ImageWanted {
-  serving: boolean
-  imageAlone?: boolean
-}
-
-export interface StoreOptions {
-  /** For tests; no image is then read or written. */
-  load?: (file: string, options: ReadOptions) => Promise<SnapshotModel>
+/** `load` given (tests): no image is read or written. */
+export interface StoreOptions extends ReaderOptions {
   log?: StoreLogger
-  memory?: MemoryGuard
-  /** A failed load waits this long before checking whether the file was still being written. */
-  settleMs?: number
   /** A pinned version's kept files, or the source's chain; null: `file` alone. */
   first?: Chain | null
-  readChanges?: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
   /** A run resolves once the serving threads serve its last model (ADR 029). */
   publish?: ((model: SnapshotModel) => Promise<void>) | null
-  images?: ImageShelf | null
 }
 
 const SILENT: StoreLogger = { info () {}, warn () {}, error () {} }
@@ -82,16 +66,14 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private model: SnapshotModel | null = null
   /** Holds no model: a promise resolved with one kept it alive for the process's life. */
   private first: Promise<void> | null = null
-  private readonly load: (file: string, options: ReadOptions) => Promise<SnapshotModel>
+  private readonly reader: ChainFileReader
   readonly images: ImageShelf | null
   private readonly log: StoreLogger
-  private readonly settleMs: number
   private readonly firstChain: Chain
   private readonly jobs = new JobQueue()
   /** Counts, refusals, and the refused file not read again while unchanged. */
   readonly record: ReloadRecord
   readonly budget: MemoryBudget | null
-  private readonly readChanges: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
   private readonly publish: ((model: SnapshotModel) => Promise<void>) | null
   /** Kept while versions derived from it are served. */
   private root: SnapshotModel | null = null
@@ -107,17 +89,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     super()
     this.log = options.log ?? SILENT
     this.record = new ReloadRecord(this.log)
-    const loader = new SnapshotLoader({ log: this.log, memory: options.memory ?? null })
+    this.reader = new ChainFileReader(this.record, this.log, options)
     this.budget = options.memory?.budget ?? null
-    this.images = options.load === undefined ? options.images ?? null : null
-    const { images } = this
-    this.load = options.load ?? (async (file, read) => await images?.read(file, read) ??
-      (read.imageAlone === true ? noImage(file) : await loader.load(file, read)))
-    this.settleMs = options.settleMs ?? 0
+    this.images = this.reader.images
     this.firstChain = options.first ?? { snapshot: file, changes: [] }
-    // The same loader, so the memory budget holds for change files too.
-    this.readChanges = options.readChanges ??
-      (async (file, readOptions) => await readChangeFile(file, { ...readOptions, loader, links: 'within-directory' }))
     this.publish = options.publish ?? null
   }
 
@@ -204,9 +179,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   }
 
   /** A chain's snapshot; an image found by the file's stamp alone is confirmed by its bytes later. */
-  private async readRoot (chain: Chain): ReturnType<typeof this.readOnce<SnapshotModel>> {
+  private async readRoot (chain: Chain): Promise<FileRead<SnapshotModel>> {
     const { snapshot, snapshotDigest, imageAlone } = chain
-    const read = await this.readOnce(snapshot, this.load, { digest: snapshotDigest, imageAlone })
+    const serving = this.model !== null
+    const read = await this.reader.snapshot(snapshot, { serving, digest: snapshotDigest, imageAlone })
     if (read !== 'changed' && 'model' in read && snapshotDigest === undefined && read.model.info.fromImage !== undefined) {
       this.confirm(snapshot, read.stamp, read.model.info.version)
     }
@@ -238,38 +214,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     }).catch((error: unknown) => {
       if (!signal.aborted) this.log.warn({ snapshot: file, err: error }, 'the snapshot\'s digest could not be confirmed')
     })
-  }
-
-  /**
-   * 'changed' when written meanwhile: what was read may be a valid beginning (JSON Lines cut at a line end) or a
-   * truncated save.
-   */
-  private async readOnce<T extends SnapshotModel | ChangeSet> (
-    file: string, reader: (file: string, options: ReadOptions) => Promise<T>,
-    { digest, imageAlone }: { digest?: string | undefined, imageAlone?: boolean | undefined } = {}
-  ): Promise<{ model: T, stamp: string | null } | { error: unknown } | 'changed'> {
-    const before = await fileStamp(file)
-    const refused = this.record.refusedBefore(file, before)
-    if (refused !== null) return { error: refused }
-    let read: { model: T, stamp: string | null } | { error: unknown }
-    try {
-      const options = { serving: this.model !== null, stamp: before, digest, imageAlone }
-      read = { model: await reader(file, options), stamp: before }
-    } catch (error) {
-      // Shared memory V8 does not count (ADR 012).
-      collectSoon()
-      // Editors delete before they recreate: nothing to wait for.
-      if (isMissing(error)) return { error }
-      if (this.settleMs > 0) await delay(this.settleMs)
-      read = { error }
-    }
-    if (before === await fileStamp(file)) {
-      if ('error' in read) this.record.readFailed(file, before, read.error)
-      return read
-    }
-    this.log.warn({ snapshot: file }, 'snapshot file changed while it was read; loading it again')
-    if ('model' in read && 'memory' in read.model) this.letGo(read.model)
-    return 'changed'
   }
 
   private async serveChain (chain: Chain, started: number): Promise<ReloadOutcome> {
@@ -310,7 +254,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     let outcome: ReloadOutcome = 'loaded'
     for (let at = plan.from; at < chain.changes.length; at++) {
       const file = chain.changes[at] as string
-      const read = repeatedId(await this.readOnce(file, this.readChanges), state, file)
+      const read = repeatedId(await this.reader.changes(file, this.model !== null), state, file)
       if (read === 'changed') {
         this.letGo(state, root)
         return 'superseded'
@@ -459,11 +403,7 @@ async function asServed (read: ChainFile, file: string, links: LinkRule = 'follo
   return same ? { file, stamp, digest: read.digest } : null
 }
 
-function noImage (file: string): never {
-  throw new ImageError(`${basename(file)} is not here and no image of it reads`)
-}
-
-type ChangesRead = { model: ChangeSet, stamp: string | null } | { error: unknown } | 'changed'
+type ChangesRead = FileRead<ChangeSet>
 
 /** A repeated id is a bad file: it ends the version's name, which pins and rollbacks go by. */
 function repeatedId (read: ChangesRead, state: SnapshotModel, file: string): ChangesRead {
@@ -478,17 +418,4 @@ function repeatedId (read: ChangesRead, state: SnapshotModel, file: string): Cha
 /** A fileStamp's third field. */
 function sizeOf (stamp: string): string | null {
   return stamp.split(':')[2] ?? null
-}
-
-/** Null when it cannot be read. */
-export async function fileStamp (file: string): Promise<string | null> {
-  try {
-    const s = await stat(file, { bigint: true })
-    // A pipe or a device has no versions to tell apart.
-    if (!s.isFile()) return 'not a regular file'
-    // Not the ctime: hard-linking a kept download changes it (ADR 025).
-    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`
-  } catch {
-    return null
-  }
 }

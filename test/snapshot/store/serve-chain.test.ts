@@ -9,7 +9,8 @@ import { applyChangesToSnapshot, type ChangeLine, type SnapshotDocument } from '
 import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.js'
 import { loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
-import { fileStamp, SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
+import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
+import { fileStamp } from '../../../src/snapshot/store/chain-on-disk.js'
 import { makeItem, tempDir, serveFile } from '../../helpers.js'
 
 const doc: SnapshotDocument = { languages: { en: Array.from({ length: 12 }, (_, i) => makeItem(i + 1, `2024-01-0${1 + (i % 4)}`, [i % 3])) } }
