@@ -5,7 +5,7 @@ import { constants, copyFile } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
 
 /** A clone where the file system makes them (one call in the kernel), else the bytes read up to the source's end. */
-export async function copyToEnd (from: string, to: string, mode = 0o666): Promise<void> {
+export async function copyToEnd (from: string, to: string): Promise<void> {
   try {
     await copyFile(from, to, constants.COPYFILE_FICLONE_FORCE)
     return
@@ -14,7 +14,7 @@ export async function copyToEnd (from: string, to: string, mode = 0o666): Promis
   }
   await pipeline(
     createReadStream(from, { highWaterMark: PIECE_BYTES }),
-    createWriteStream(to, { mode, highWaterMark: PIECE_BYTES })
+    createWriteStream(to, { highWaterMark: PIECE_BYTES })
   )
 }
 
