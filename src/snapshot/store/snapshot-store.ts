@@ -6,7 +6,7 @@ import type { LinkRule } from '../load/read-chunks.js'
 import type { MemoryBudget } from '../memory-budget.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
 import type { ChangeSet } from '../changes/change-set.js'
-import { deriveVersion, prepareForChanges } from '../model/derive-version.js'
+import { deriveVersion } from '../model/derive-version.js'
 import { JobQueue } from '../job-queue.js'
 import { fileDigest, fileStamp } from './chain-on-disk.js'
 import { planReload, type ReloadPlan, type ServedPart } from './plan-reload.js'
@@ -14,6 +14,7 @@ import type { ImageShelf } from '../images/image-shelf.js'
 import type { StoreLogger } from './store-logger.js'
 import { ReloadRecord, type ReloadStatus } from './reload-record.js'
 import { ChainFileReader, type FileRead, type ReaderOptions } from './read-chain-file.js'
+import { ServedState, type ChainFile } from './served-state.js'
 
 export type { ReloadFailure } from './reload-record.js'
 
@@ -35,11 +36,7 @@ export interface Chain {
   imageAlone?: boolean
 }
 
-export interface ChainFile {
-  readonly file: string
-  readonly stamp: string | null
-  readonly digest: string
-}
+export type { ChainFile } from './served-state.js'
 
 interface Served extends ServedPart {
   snapshot: ChainFile
@@ -63,11 +60,10 @@ export type ChainServer =
 
 /** `served`: any new state, the first load's included; `reloaded`: every reload after the first load. */
 export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], served: [SnapshotModel] }> {
-  private model: SnapshotModel | null = null
+  private readonly state: ServedState
   /** Holds no model: a promise resolved with one kept it alive for the process's life. */
   private first: Promise<void> | null = null
   private readonly reader: ChainFileReader
-  readonly images: ImageShelf | null
   private readonly log: StoreLogger
   private readonly firstChain: Chain
   private readonly jobs = new JobQueue()
@@ -75,13 +71,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   readonly record: ReloadRecord
   readonly budget: MemoryBudget | null
   private readonly publish: ((model: SnapshotModel) => Promise<void>) | null
-  /** Kept while versions derived from it are served. */
-  private root: SnapshotModel | null = null
-  private chain: { snapshot: ChainFile, changes: ChainFile[] } | null = null
-  private rootReady: Promise<void> | null = null
-  private changesExpected = false
-  /** The next serve reads its snapshot, whatever is served: an image's bytes were found other than the file's. */
-  private rereadRoot = false
   /** Confirmations of images found by a stamp (ADR 042), stopped by `close`. */
   private readonly confirming = new AbortController()
 
@@ -91,26 +80,31 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.record = new ReloadRecord(this.log)
     this.reader = new ChainFileReader(this.record, this.log, options)
     this.budget = options.memory?.budget ?? null
-    this.images = this.reader.images
+    this.state = new ServedState(this.log, this.images)
     this.firstChain = options.first ?? { snapshot: file, changes: [] }
     this.publish = options.publish ?? null
   }
 
+  /** Null when a test gives its own `load`. */
+  get images (): ImageShelf | null {
+    return this.reader.images
+  }
+
   current (): SnapshotModel | null {
-    return this.model
+    return this.state.model
   }
 
   /** Once however often called; rejects on a bad snapshot: a service must not start. */
   async start (): Promise<SnapshotModel> {
     this.first ??= this.loadFirst()
     await this.first
-    return this.model as SnapshotModel
+    return this.state.model as SnapshotModel
   }
 
   private async loadFirst (): Promise<void> {
     const started = Date.now()
     const first = this.firstChain
-    if (first.changesMayCome === true) this.changesExpected = true
+    if (first.changesMayCome === true) this.state.changesMayCome()
     for (;;) {
       const read = await this.readRoot(first)
       if (read === 'changed') continue
@@ -121,13 +115,13 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
         return
       }
       const snapshot = { file: first.snapshot, stamp: read.stamp, digest: read.model.info.version }
-      this.swap(read.model, read.model, { snapshot, changes: [] })
+      this.state.swap(read.model, read.model, { snapshot, changes: [] })
       break
     }
     // The snapshot is served first; a bad change file is then refused, not fatal.
     while (first.changes.length > 0 && await this.serveChain(first, Date.now()) === 'superseded');
     await this.published()
-    const model = this.model as SnapshotModel
+    const model = this.state.model as SnapshotModel
     this.log.info({
       snapshot: this.file, generatedAt: model.info.generatedAt, items: model.itemCounts(), ms: Date.now() - started
     }, 'snapshot loaded')
@@ -136,7 +130,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
 
   /** Only a run's last state (ADR 029). */
   private async published (): Promise<void> {
-    if (this.publish !== null && this.model !== null) await this.publish(this.model)
+    const { model } = this.state
+    if (this.publish !== null && model !== null) await this.publish(model)
   }
 
   status (): ReloadStatus {
@@ -145,9 +140,9 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
 
   /** What a kept copy is checked against. */
   servedFiles (): { snapshot: Readonly<ChainFile>, changes: Array<Readonly<ChainFile>> } | null {
-    return this.chain === null
-      ? null
-      : { snapshot: { ...this.chain.snapshot }, changes: this.chain.changes.map(file => ({ ...file })) }
+    const { chain } = this.state
+    if (chain === null) return null
+    return { snapshot: { ...chain.snapshot }, changes: chain.changes.map(file => ({ ...file })) }
   }
 
   /** Runs alone, after any other reload; planned then executed (ADR 030). */
@@ -161,7 +156,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     for (;;) {
       const outcome = await step(Date.now())
       await this.published()
-      if (outcome === 'loaded') this.emit('served', this.model as SnapshotModel)
+      if (outcome === 'loaded') this.emit('served', this.state.model as SnapshotModel)
       this.emit('reloaded', outcome)
       if (outcome !== 'superseded') return outcome
     }
@@ -181,7 +176,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   /** A chain's snapshot; an image found by the file's stamp alone is confirmed by its bytes later. */
   private async readRoot (chain: Chain): Promise<FileRead<SnapshotModel>> {
     const { snapshot, snapshotDigest, imageAlone } = chain
-    const serving = this.model !== null
+    const serving = this.state.model !== null
     const read = await this.reader.snapshot(snapshot, { serving, digest: snapshotDigest, imageAlone })
     if (read !== 'changed' && 'model' in read && snapshotDigest === undefined && read.model.info.fromImage !== undefined) {
       this.confirm(snapshot, read.stamp, read.model.info.version)
@@ -204,11 +199,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       )
       await this.images?.discard(version)
       const again = await this.jobs.run(async () => {
-        const served = this.chain
+        const served = this.state.chain
         if (signal.aborted || served?.snapshot.file !== file || served.snapshot.digest !== version) return null
-        this.rereadRoot = true
+        this.state.doubtRoot()
         const changes = served.changes.map(change => change.file)
-        return { snapshot: file, changes, changesMayCome: this.changesExpected }
+        return { snapshot: file, changes, changesMayCome: this.state.expectsChanges }
       })
       if (again !== null) await this.serve(again)
     }).catch((error: unknown) => {
@@ -217,12 +212,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   }
 
   private async serveChain (chain: Chain, started: number): Promise<ReloadOutcome> {
-    if (chain.changes.length > 0 || chain.changesMayCome === true) this.changesExpected = true
-    const servedChanges = this.chain?.changes.length ?? null
+    if (chain.changes.length > 0 || chain.changesMayCome === true) this.state.changesMayCome()
+    const servedChanges = this.state.chain?.changes.length ?? null
     // Not compared first: a digest of a whole snapshot the load reads again anyway (unless the source took it).
     const alone = chain.changes.length === 0 && servedChanges === 0 && chain.snapshotDigest === undefined
-    const reread = this.rereadRoot
-    this.rereadRoot = false
+    const reread = this.state.takeDoubt()
     const served = alone || reread ? null : await this.servedPart(chain)
     const plan = planReload(chain.changes.length, servedChanges, served)
     return await this.execute(plan, chain, served, started)
@@ -231,7 +225,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private async execute (
     plan: ReloadPlan, chain: Chain, served: Served | null, started: number
   ): Promise<ReloadOutcome> {
-    let root = this.root
+    const current = this.state
+    let root = current.root
     // Recorded only once served: a failed serve would leave it naming kept files a prune may remove.
     let snapshot = served?.snapshot
     const files: ChainFile[] = plan.eachServed ? [...(served as Served).files] : []
@@ -246,23 +241,21 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       snapshot = { file: chain.snapshot, stamp: read.stamp, digest: root.info.version }
       state = root
     } else {
-      // A root loaded before change files were expected is made ready for them now.
-      if (this.changesExpected && this.rootReady === null) this.setRoot(this.root as SnapshotModel)
-      await this.rootReady
-      state = plan.base === 'served' ? this.model as SnapshotModel : root as SnapshotModel
+      await current.readyRoot()
+      state = plan.base === 'served' ? current.model as SnapshotModel : root as SnapshotModel
     }
     let outcome: ReloadOutcome = 'loaded'
     for (let at = plan.from; at < chain.changes.length; at++) {
       const file = chain.changes[at] as string
-      const read = repeatedId(await this.reader.changes(file, this.model !== null), state, file)
+      const read = repeatedId(await this.reader.changes(file, current.model !== null), state, file)
       if (read === 'changed') {
-        this.letGo(state, root)
+        current.letGo(state, root)
         return 'superseded'
       }
       if ('error' in read) {
         outcome = this.refuse(file, read.error, 'change file')
         if (plan.keepServedIfRefused[at] === true) {
-          this.letGo(state, root)
+          current.letGo(state, root)
           return outcome
         }
         break
@@ -272,22 +265,22 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       this.appliedLog(next, file, started)
       files.push({ file, stamp: read.stamp, digest: read.model.digest })
       if (plan.eachServed) {
-        this.swap(next, this.root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: [...files] })
+        current.swap(next, current.root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: [...files] })
         this.record.succeeded()
       } else if (state !== root) {
-        this.letGo(state)
+        current.letGo(state)
       }
       state = next
     }
     if (plan.eachServed) {
       // Nothing new: the same state under `chain`'s names (a bad save put back serves again).
       if (plan.from === chain.changes.length) {
-        this.chain = { snapshot: snapshot as ChainFile, changes: files }
+        current.rename({ snapshot: snapshot as ChainFile, changes: files })
         if (outcome === 'loaded' && this.record.failing) this.record.succeeded()
       }
       return outcome
     }
-    this.swap(state, root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: files })
+    current.swap(state, root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: files })
     if (outcome === 'loaded') this.record.succeeded()
     this.log.info({
       snapshot: chain.snapshot,
@@ -306,8 +299,8 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
 
   /** Null when its snapshot is not the served one (by the digest its source took, else by stamp, then digest). */
   private async servedPart (chain: Chain): Promise<Served | null> {
-    const served = this.chain
-    if (served === null || this.root === null) return null
+    const served = this.state.chain
+    if (served === null || this.state.root === null) return null
     const { snapshotDigest } = chain
     const known = snapshotDigest !== undefined
     const snapshot = !known
@@ -350,45 +343,11 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
 
   /** What the first change file would wait for, begun now (issue 57: a directory made after the start). */
   expectChanges (): void {
-    if (this.changesExpected) return
-    this.changesExpected = true
-    if (this.root !== null && this.rootReady === null) this.setRoot(this.root)
-  }
-
-  private setRoot (model: SnapshotModel): void {
-    this.root = model
-    this.rootReady = null
-    // Indexes no replica without change files needs.
-    if (!this.changesExpected) return
-    this.rootReady = prepareForChanges(model).catch((error: unknown) =>
-      this.log.error({ err: error }, 'preparing the snapshot for change files failed'))
-  }
-
-  private swap (model: SnapshotModel, root: SnapshotModel, files: { snapshot: ChainFile, changes: ChainFile[] }): void {
-    const old = this.model
-    const oldRoot = this.root
-    this.model = model
-    this.chain = files
-    if (root !== oldRoot) {
-      this.setRoot(root)
-      // So the next start, rollback or pin of it reads instead of parsing.
-      this.images?.write(root, files.snapshot.stamp)
-    }
-    this.letGo(old, oldRoot)
-  }
-
-  /**
-   * The one place a version is let go (ADR 030); its memory goes once no answer sends from it (ADR 011). Twice is
-   * harmless.
-   */
-  private letGo (...models: Array<SnapshotModel | null>): void {
-    for (const model of models) {
-      if (model !== null && model !== this.model && model !== this.root) model.memory.retire()
-    }
+    this.state.expectChanges()
   }
 
   private refuse (file: string, error: unknown, what: 'snapshot' | 'change file'): ReloadOutcome {
-    return this.record.refuse(file, error, what, this.model !== null)
+    return this.record.refuse(file, error, what, this.state.model !== null)
   }
 }
 
