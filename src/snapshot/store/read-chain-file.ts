@@ -7,7 +7,7 @@ import type { ChangeSet } from '../changes/change-set.js'
 import { readChangeFile } from '../changes/read-change-file.js'
 import type { ImageShelf, ImageWanted } from '../images/image-shelf.js'
 import { SnapshotLoader } from '../load/load-snapshot.js'
-import type { MemoryGuard } from '../memory-budget.js'
+import type { MemoryBudget, MemoryGuard } from '../memory-budget.js'
 import { collectSoon } from '../model/item-memory.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
 import { fileStamp } from './chain-on-disk.js'
@@ -35,6 +35,7 @@ export type FileRead<T> = { model: T, stamp: string | null } | { error: unknown 
 export class ChainFileReader {
   /** Null when a test gives its own `load`. */
   readonly images: ImageShelf | null
+  readonly budget: MemoryBudget | null
   private readonly load: (file: string, options: ReadOptions) => Promise<SnapshotModel>
   private readonly readChanges: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
   private readonly settleMs: number
@@ -43,6 +44,7 @@ export class ChainFileReader {
     const loader = new SnapshotLoader({ log, memory: options.memory ?? null })
     const images = options.load === undefined ? options.images ?? null : null
     this.images = images
+    this.budget = options.memory?.budget ?? null
     this.load = options.load ?? (async (file, read) => await images?.read(file, read) ??
       (read.imageAlone === true ? noImage(file) : await loader.load(file, read)))
     // The same loader, so the memory budget holds for change files too.

@@ -1,47 +1,20 @@
 // Holds the served model (a snapshot and its change files, ADR 026), swapped in one assignment; reloads never overlap.
 import { EventEmitter } from 'node:events'
-import { basename } from 'node:path'
-import { ImageError, SnapshotError } from '../../errors.js'
-import type { LinkRule } from '../load/read-chunks.js'
 import type { MemoryBudget } from '../memory-budget.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
-import type { ChangeSet } from '../changes/change-set.js'
-import { deriveVersion } from '../model/derive-version.js'
 import { JobQueue } from '../job-queue.js'
 import { fileDigest, fileStamp } from './chain-on-disk.js'
-import { planReload, type ReloadPlan, type ServedPart } from './plan-reload.js'
 import type { ImageShelf } from '../images/image-shelf.js'
 import type { StoreLogger } from './store-logger.js'
 import { ReloadRecord, type ReloadStatus } from './reload-record.js'
 import { ChainFileReader, type FileRead, type ReaderOptions } from './read-chain-file.js'
 import { ServedState, type ChainFile } from './served-state.js'
+import { ChainExecutor, type Chain, type ReloadOutcome } from './serve-chain.js'
 
 export type { ReloadFailure } from './reload-record.js'
 
-/**
- * `superseded`: the file changed while read; not a failure, it is read again. `no image`: a chain of `imageAlone`
- * whose image did not read (refused, or absent): its source fetches the snapshot (ADR 042).
- */
-export type ReloadOutcome = 'loaded' | 'failed' | 'missing' | 'superseded' | 'no image'
-
-/** A snapshot and its change files in apply order. */
-export interface Chain {
-  snapshot: string
-  changes: readonly string[]
-  /** The root is then made ready for change files (a changes directory, a manifest). */
-  changesMayCome?: boolean
-  /** Known for a kept copy or a download (never a stamp's guess): finds its version image, and the served snapshot. */
-  snapshotDigest?: string
-  /** The snapshot file is not here yet: served from its image (`snapshotDigest`) or not at all (ADR 042). */
-  imageAlone?: boolean
-}
-
+export type { Chain, ReloadOutcome } from './serve-chain.js'
 export type { ChainFile } from './served-state.js'
-
-interface Served extends ServedPart {
-  snapshot: ChainFile
-  files: ChainFile[]
-}
 
 /** `load` given (tests): no image is read or written. */
 export interface StoreOptions extends ReaderOptions {
@@ -61,6 +34,7 @@ export type ChainServer =
 /** `served`: any new state, the first load's included; `reloaded`: every reload after the first load. */
 export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], served: [SnapshotModel] }> {
   private readonly state: ServedState
+  private readonly executor: ChainExecutor
   /** Holds no model: a promise resolved with one kept it alive for the process's life. */
   private first: Promise<void> | null = null
   private readonly reader: ChainFileReader
@@ -69,7 +43,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private readonly jobs = new JobQueue()
   /** Counts, refusals, and the refused file not read again while unchanged. */
   readonly record: ReloadRecord
-  readonly budget: MemoryBudget | null
   private readonly publish: ((model: SnapshotModel) => Promise<void>) | null
   /** Confirmations of images found by a stamp (ADR 042), stopped by `close`. */
   private readonly confirming = new AbortController()
@@ -79,8 +52,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.log = options.log ?? SILENT
     this.record = new ReloadRecord(this.log)
     this.reader = new ChainFileReader(this.record, this.log, options)
-    this.budget = options.memory?.budget ?? null
     this.state = new ServedState(this.log, this.images)
+    const { state, reader, record, log } = this
+    const readRoot = async (chain: Chain): Promise<FileRead<SnapshotModel>> => await this.readRoot(chain)
+    this.executor = new ChainExecutor({ state, reader, record, log, readRoot })
     this.firstChain = options.first ?? { snapshot: file, changes: [] }
     this.publish = options.publish ?? null
   }
@@ -88,6 +63,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   /** Null when a test gives its own `load`. */
   get images (): ImageShelf | null {
     return this.reader.images
+  }
+
+  get budget (): MemoryBudget | null {
+    return this.reader.budget
   }
 
   current (): SnapshotModel | null {
@@ -119,7 +98,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       break
     }
     // The snapshot is served first; a bad change file is then refused, not fatal.
-    while (first.changes.length > 0 && await this.serveChain(first, Date.now()) === 'superseded');
+    while (first.changes.length > 0 && await this.executor.serve(first, Date.now()) === 'superseded');
     await this.published()
     const model = this.state.model as SnapshotModel
     this.log.info({
@@ -147,7 +126,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
 
   /** Runs alone, after any other reload; planned then executed (ADR 030). */
   serve (chain: Chain): Promise<ReloadOutcome> {
-    return this.jobs.run(async () => await this.runOnce(async started => await this.serveChain(chain, started)))
+    return this.jobs.run(async () => await this.runOnce(async started => await this.executor.serve(chain, started)))
   }
 
   /** Runs until one is not superseded; one asked for during the first load runs after it. */
@@ -211,136 +190,6 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     })
   }
 
-  private async serveChain (chain: Chain, started: number): Promise<ReloadOutcome> {
-    if (chain.changes.length > 0 || chain.changesMayCome === true) this.state.changesMayCome()
-    const servedChanges = this.state.chain?.changes.length ?? null
-    // Not compared first: a digest of a whole snapshot the load reads again anyway (unless the source took it).
-    const alone = chain.changes.length === 0 && servedChanges === 0 && chain.snapshotDigest === undefined
-    const reread = this.state.takeDoubt()
-    const served = alone || reread ? null : await this.servedPart(chain)
-    const plan = planReload(chain.changes.length, servedChanges, served)
-    return await this.execute(plan, chain, served, started)
-  }
-
-  private async execute (
-    plan: ReloadPlan, chain: Chain, served: Served | null, started: number
-  ): Promise<ReloadOutcome> {
-    const current = this.state
-    let root = current.root
-    // Recorded only once served: a failed serve would leave it naming kept files a prune may remove.
-    let snapshot = served?.snapshot
-    const files: ChainFile[] = plan.eachServed ? [...(served as Served).files] : []
-    let state: SnapshotModel
-    if (plan.base === 'read') {
-      const read = await this.readRoot(chain)
-      if (read === 'changed') return 'superseded'
-      // Not a refusal: the source fetches the snapshot.
-      if ('error' in read && chain.imageAlone === true && read.error instanceof ImageError) return 'no image'
-      if ('error' in read) return this.refuse(chain.snapshot, read.error, 'snapshot')
-      root = read.model
-      snapshot = { file: chain.snapshot, stamp: read.stamp, digest: root.info.version }
-      state = root
-    } else {
-      await current.readyRoot()
-      state = plan.base === 'served' ? current.model as SnapshotModel : root as SnapshotModel
-    }
-    let outcome: ReloadOutcome = 'loaded'
-    for (let at = plan.from; at < chain.changes.length; at++) {
-      const file = chain.changes[at] as string
-      const read = repeatedId(await this.reader.changes(file, current.model !== null), state, file)
-      if (read === 'changed') {
-        current.letGo(state, root)
-        return 'superseded'
-      }
-      if ('error' in read) {
-        outcome = this.refuse(file, read.error, 'change file')
-        if (plan.keepServedIfRefused[at] === true) {
-          current.letGo(state, root)
-          return outcome
-        }
-        break
-      }
-      const next = await deriveVersion(state, read.model)
-      this.record.applied()
-      this.appliedLog(next, file, started)
-      files.push({ file, stamp: read.stamp, digest: read.model.digest })
-      if (plan.eachServed) {
-        current.swap(next, current.root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: [...files] })
-        this.record.succeeded()
-      } else if (state !== root) {
-        current.letGo(state)
-      }
-      state = next
-    }
-    if (plan.eachServed) {
-      // Nothing new: the same state under `chain`'s names (a bad save put back serves again).
-      if (plan.from === chain.changes.length) {
-        current.rename({ snapshot: snapshot as ChainFile, changes: files })
-        if (outcome === 'loaded' && this.record.failing) this.record.succeeded()
-      }
-      return outcome
-    }
-    current.swap(state, root as SnapshotModel, { snapshot: snapshot as ChainFile, changes: files })
-    if (outcome === 'loaded') this.record.succeeded()
-    this.log.info({
-      snapshot: chain.snapshot,
-      changes: files.map(file => file.file),
-      version: state.info.version,
-      generatedAt: state.info.generatedAt,
-      items: state.itemCounts(),
-      ms: Date.now() - started
-    }, plan.base === 'read'
-      ? 'snapshot reloaded'
-      : files.length === 0
-        ? 'the snapshot served again from the one loaded'
-        : 'change files applied again from the snapshot')
-    return outcome
-  }
-
-  /** Null when its snapshot is not the served one (by the digest its source took, else by stamp, then digest). */
-  private async servedPart (chain: Chain): Promise<Served | null> {
-    const served = this.state.chain
-    if (served === null || this.state.root === null) return null
-    const { snapshotDigest } = chain
-    const known = snapshotDigest !== undefined
-    const snapshot = !known
-      ? await asServed(served.snapshot, chain.snapshot)
-      : snapshotDigest === served.snapshot.digest
-        ? { file: chain.snapshot, stamp: await fileStamp(chain.snapshot), digest: snapshotDigest }
-        : null
-    if (snapshot === null) return null
-    const files: ChainFile[] = []
-    for (let n = 0; n < served.changes.length && n < chain.changes.length; n++) {
-      const same = await asServed(served.changes[n] as ChainFile, chain.changes[n] as string, 'within-directory')
-      if (same === null) break
-      files.push(same)
-    }
-    // After a pin or rollback the served files are kept copies: compared by bytes.
-    const laterApplied: boolean[] = []
-    for (const file of chain.changes.slice(files.length)) {
-      let applied = false
-      for (const read of served.changes) {
-        if (!applied && await asServed(read, file, 'within-directory') !== null) applied = true
-      }
-      laterApplied.push(applied)
-    }
-    const pathApplied = chain.changes.map(file => served.changes.some(read => read.file === file))
-    return { snapshot, files, changes: files.length, laterApplied, pathApplied, known }
-  }
-
-  private appliedLog (model: SnapshotModel, file: string, started: number): void {
-    const applied = model.info.changes?.at(-1)
-    this.log.info({
-      changes: file,
-      version: model.info.version,
-      upserts: applied?.upserts,
-      deletes: applied?.deletes,
-      absentDeletes: applied?.absentDeletes,
-      garbageBytes: model.garbageBytes,
-      ms: Date.now() - started
-    }, 'change file applied')
-  }
-
   /** What the first change file would wait for, begun now (issue 57: a directory made after the start). */
   expectChanges (): void {
     this.state.expectChanges()
@@ -349,32 +198,4 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
   private refuse (file: string, error: unknown, what: 'snapshot' | 'change file'): ReloadOutcome {
     return this.record.refuse(file, error, what, this.state.model !== null)
   }
-}
-
-/** `read` (or a copy with `file`'s stamp) when unchanged or the same bytes, else null. */
-async function asServed (read: ChainFile, file: string, links: LinkRule = 'follow'): Promise<ChainFile | null> {
-  const stamp = await fileStamp(file)
-  if (stamp === null) return null
-  if (file === read.file && stamp === read.stamp) return read
-  // Another size: no digest of a file the load reads whole anyway.
-  if (read.stamp !== null && sizeOf(stamp) !== sizeOf(read.stamp)) return null
-  const same = await fileDigest(file, links).then((digest: string) => digest === read.digest, () => false)
-  return same ? { file, stamp, digest: read.digest } : null
-}
-
-type ChangesRead = FileRead<ChangeSet>
-
-/** A repeated id is a bad file: it ends the version's name, which pins and rollbacks go by. */
-function repeatedId (read: ChangesRead, state: SnapshotModel, file: string): ChangesRead {
-  if (read === 'changed' || 'error' in read) return read
-  const { id } = read.model
-  const before = state.info.changes?.find(change => change.id === id)
-  if (before === undefined) return read
-  const problem = `${basename(file)}:1: id: "${id}" is already the id of ${basename(before.source)}, applied before it`
-  return { error: new SnapshotError('SNAPSHOT_ERR_INVALID', file, [`${problem}: each change file needs one of its own`]) }
-}
-
-/** A fileStamp's third field. */
-function sizeOf (stamp: string): string | null {
-  return stamp.split(':')[2] ?? null
 }
