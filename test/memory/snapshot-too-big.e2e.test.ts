@@ -12,7 +12,7 @@ import { mkdir, readFile, rename, rmdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Status } from '../../src/schemas/operations.js'
 import { hasReusePort } from '../../src/serving/serving-mode.js'
-import { childEnv, EXPLORE, makeItem, smallSnapshot, tempDir, toJsonLines, watchOutput } from '../helpers.js'
+import { childEnv, EXPLORE, makeItem, OUTPUT_WAIT_MS, smallSnapshot, tempDir, toJsonLines, watchOutput } from '../helpers.js'
 
 const SERVER = join(import.meta.dirname, '..', '..', 'dist', 'server.js')
 const MiB = 1024 * 1024
@@ -38,6 +38,15 @@ async function writeBigSnapshot (file: string, bytes: number): Promise<void> {
   }
   out.end()
   await once(out, 'close')
+}
+
+/** `pid`'s RSS once under `bytes`, or after OUTPUT_WAIT_MS: RSS has no event for falling, so it is read again. */
+async function rssBelow (pid: number, bytes: number): Promise<number> {
+  for (const until = Date.now() + OUTPUT_WAIT_MS; ;) {
+    const rss = Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024
+    if (rss < bytes || Date.now() > until) return rss
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
 }
 
 /** A child memory cgroup of this process's own, with `limitBytes`; or why there cannot be one here. */
@@ -226,7 +235,10 @@ t.test('an estimate too low (MEMORY_ESTIMATE_SCALE) lets the load start; the wat
   t.match(status.reloads.recentFailures[0]?.problems, [new RegExp(`^reached the ${BUDGET_MB} MB budget while loading \\([\\d,]+ MB in use; estimated to need ~\\d+ MB at its peak\\): the load was abandoned$`)])
   t.equal(status.snapshot?.items.en, 25, 'the served snapshot is unchanged')
 
-  // What the abandoned load built was let go: the next file loads within the same budget.
+  // What the abandoned load built was let go: once it has left RSS, the next file loads within the same budget.
+  // The service waits 2 s for it; under CI's parallel files it took longer (2 runs on 2026-12-02).
+  const rss = await rssBelow(server.child.pid as number, (BUDGET_MB - 16) * MiB)
+  t.ok(rss < (BUDGET_MB - 16) * MiB, `the abandoned load's memory left RSS (${Math.round(rss / MiB)} MB)`)
   const loaded = server.reloadEnded()
   const next = join(dir, 'next.jsonl.tmp')
   const doc = smallSnapshot()
