@@ -407,12 +407,7 @@ export class ManifestFollower extends SourceFollower {
       return true
     } catch (error) {
       if (this.abort.signal.aborted || stop.aborted) return false
-      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') this.givenUp = pending.name
-      this.options.log.warn({
-        source: this.source.shown,
-        snapshot: pending.name,
-        problem: error instanceof SourceError ? error.message : describeLocalError(error)
-      }, 'the snapshot is not downloaded: its version is served from its image, and not kept (no rollback or pin to it) until it is')
+      this.notKept(pending, error, 'the snapshot is not downloaded: its version is served from its image, and not kept (no rollback or pin to it) until it is')
       return false
     }
   }
@@ -466,13 +461,18 @@ export class ManifestFollower extends SourceFollower {
       else if (outcome !== 'held') this.givenUp = pending.name
     } catch (error) {
       if (this.abort.signal.aborted) return
-      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') this.givenUp = pending.name
-      this.options.log.warn({
-        source: this.source.shown,
-        snapshot: pending.name,
-        problem: error instanceof SourceError ? error.message : describeLocalError(error)
-      }, 'the snapshot is downloaded but its version is not kept: it is served from its image, and tried again at the next check')
+      this.notKept(pending, error, 'the snapshot is downloaded but its version is not kept: it is served from its image, and tried again at the next check')
     }
+  }
+
+  /** Logged, and not tried again after a full disk until another manifest. */
+  private notKept (pending: Pending, error: unknown, message: string): void {
+    if ((error as NodeJS.ErrnoException).code === 'ENOSPC') this.givenUp = pending.name
+    this.options.log.warn({
+      source: this.source.shown,
+      snapshot: pending.name,
+      problem: error instanceof SourceError ? error.message : describeLocalError(error)
+    }, message)
   }
 
   /** What the next start serves first. */
