@@ -118,7 +118,7 @@ const DECLARED = {
   memoryLimitMb: declareOption({
     env: 'MEMORY_LIMIT_MB',
     schema: Type.Union([Type.Integer({ minimum: 64, maximum: 16_777_216 }), Type.Null()]),
-    description: 'The memory budget, in MiB, of the whole process (every thread included): a snapshot or change file whose load would pass it is refused like a bad file (after memory just let go has left, up to 2 s), and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.'
+    description: 'The memory budget, in MiB, of the whole process (every thread included): a snapshot or change file whose load would pass it is refused like a bad file (after memory just let go has left: 2 s, longer while it still falls, 10 s at most), and a load that reaches it is abandoned. Unset: the cgroup\'s limit (v2 memory.max, v1 memory.limit_in_bytes), else the machine\'s memory.'
   }),
   memoryEstimateScale: declareOption({
     env: 'MEMORY_ESTIMATE_SCALE',

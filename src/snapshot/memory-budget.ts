@@ -162,6 +162,9 @@ export function memoryGuard (
 const RELEASE_WAIT_MS = 2000
 /** RSS has no event for falling: read again this often meanwhile. */
 const RELEASE_POLL_MS = 50
+/** While RSS still falls by this much a reading, the wait goes on, up to RELEASE_WAIT_LONGEST × the wait. */
+const STILL_FALLING_BYTES = MiB
+const RELEASE_WAIT_LONGEST = 5
 
 /**
  * A file fits when RSS now, the caches' reserve and its estimated peak are within the budget; its watch stops the load
@@ -189,10 +192,15 @@ export class ProcessMemoryGuard implements MemoryGuard {
     const free = (): number => this.budget.bytes - this.rss() - this.reservedBytes
     let freeBytes = free()
     // Memory let go may still be in RSS (over a 200 MB budget ~0.9 s after an abandoned load): waited for.
+    // Beside other busy processes it took longer: a wait that ended while RSS still fell refused the editor's next
+    // save (CI, 2026-12-02), so the wait lasts as long as RSS keeps falling.
     if (neededBytes > freeBytes && this.going(this.waitMs)) {
-      for (const until = Date.now() + this.waitMs; neededBytes > freeBytes && Date.now() < until;) {
+      const latest = Date.now() + RELEASE_WAIT_LONGEST * this.waitMs
+      for (let until = Date.now() + this.waitMs; neededBytes > freeBytes && Date.now() < until;) {
         await delay(RELEASE_POLL_MS)
+        const before = freeBytes
         freeBytes = free()
+        if (freeBytes - before >= STILL_FALLING_BYTES) until = Math.min(latest, Date.now() + this.waitMs)
       }
     }
     const shortfall = { neededBytes, freeBytes, budgetBytes: this.budget.bytes }
