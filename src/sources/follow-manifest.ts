@@ -157,7 +157,7 @@ export class ManifestFollower extends SourceFollower {
       manifest = parseManifest(text)
     } catch (error) {
       if (!(error instanceof ManifestError)) throw error
-      this.refused = fetched.validators
+      this.refuse('content', fetched.validators)
       throw new SourceError(`the manifest is refused: ${firstProblems(error.problems)}`)
     }
     // A new ETag, the same names: nothing to load.
@@ -176,7 +176,7 @@ export class ManifestFollower extends SourceFollower {
         if (outcome === 'held') return
         if (outcome !== 'loaded') {
           // Objects never change: refused until the manifest does.
-          if (outcome === 'failed') this.refused = fetched.validators
+          this.refuse(outcome, fetched.validators)
           const problems = this.store.status().lastFailure?.problems ?? [outcome]
           throw new SourceError(
             `the manifest's snapshot and changes do not load, still serving the last good state (${firstProblems(problems)})`
@@ -187,7 +187,7 @@ export class ManifestFollower extends SourceFollower {
         throw error
       }
     }
-    this.refused = null
+    this.refused.forget()
     await this.keep(manifest, text, fetched.validators)
     if (this.heldManifest !== null && !sameChain(this.heldManifest, manifest)) this.before = this.heldManifest
     this.heldManifest = manifest

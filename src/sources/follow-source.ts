@@ -3,7 +3,8 @@ import { readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import type { ImageShelf } from '../snapshot/images/image-shelf.js'
-import type { ChainServer } from '../snapshot/store/snapshot-store.js'
+import { RefusalMemory } from '../snapshot/store/refusal-memory.js'
+import type { ChainServer, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
 import type { StoreLogger } from '../snapshot/store/store-logger.js'
 import type { ChainSink, ChainSource, SourceStatusJson } from './chain-source.js'
 import { type Fetched, type RemoteSource, type Validators } from './remote-source.js'
@@ -79,8 +80,8 @@ export class SourceFollower implements ChainSource {
   }
 
   protected readonly state: SourceStatus
-  /** Not downloaded again until it changes. */
-  protected refused: Validators | null = null
+  /** Not downloaded again until it changes (the store's rule: refusal-memory.ts). */
+  protected readonly refused = new RefusalMemory<Validators>('object')
   /** Not noticed again until it changes. */
   protected noticed: Validators | null = null
   private timer: NodeJS.Timeout | null = null
@@ -234,7 +235,7 @@ export class SourceFollower implements ChainSource {
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(600_000)])
     const pinned = this.sink.pinned()
     if (!pinned) this.noticed = null
-    const fetched = await this.source.fetch((pinned ? this.noticed : null) ?? this.refused ?? known, signal)
+    const fetched = await this.source.fetch((pinned ? this.noticed : null) ?? this.refused.latest ?? known, signal)
     if (!fetched.changed) return null
     if (this.sink.holdBack({ object: this.source.shown, etag: fetched.validators.etag })) {
       await closeBody(fetched.body)
@@ -282,12 +283,13 @@ export class SourceFollower implements ChainSource {
       // Kept before the rename (ChainSink.serve).
       const outcome = await this.sink.serve({ snapshot: temporary, changes: [] })
       if (outcome !== 'loaded') {
-        this.refused = fetched.validators
-        const problems = this.store.status().lastFailure?.problems ?? []
-        throw new SourceError(`the new object is not a valid snapshot (${firstProblems(problems)})`)
+        this.refuse(outcome, fetched.validators)
+        const failure = this.store.status().lastFailure
+        const what = outcome === 'failed' && failure?.cause === 'memory' ? 'does not fit in the memory budget' : 'is not a valid snapshot'
+        throw new SourceError(`the new object ${what} (${firstProblems(failure?.problems ?? [])})`)
       }
       await rename(temporary, this.file)
-      this.refused = null
+      this.refused.forget()
       const copy: CachedCopy = { ...fetched.validators, url: this.source.shown, downloadedAt: new Date().toISOString() }
       const meta = JSON.stringify(copy)
       await writeThroughTemporary(this.metaFile, async emit => { await emit(meta) }, { ownerOnly: true })
@@ -299,6 +301,15 @@ export class SourceFollower implements ChainSource {
     } finally {
       await rm(temporary, { force: true })
     }
+  }
+
+  /** What `validators` name was not served: remembered as the store's rule says, for the cause the store gave. */
+  protected refuse (outcome: ReloadOutcome | 'content', validators: Validators): void {
+    const cause = outcome === 'content'
+      ? 'content'
+      : outcome === 'failed' ? this.store.status().lastFailure?.cause ?? 'other' : 'other'
+    const { etag, lastModified } = validators
+    this.refused.remember(etag === null && lastModified === null ? null : `${etag}\n${lastModified}`, cause, validators)
   }
 
   /** A killed process's downloads, each up to SNAPSHOT_MAX_MB. */

@@ -73,6 +73,21 @@ t.test('a bad publish keeps the last good snapshot served and the replica ready;
   t.equal((await sourceStatus(app)).lastError.message.includes('not a valid snapshot'), true, 'the last error stays on record')
 })
 
+t.test('an object over the memory budget is not downloaded again until it changes, as a bad one (ADR 045)', async t => {
+  const site = await publisher(t)
+  // Every estimate a hundredfold: nothing fits 64 MB.
+  const app = await followingApp(t, site.url, await tempDir(t), { memoryLimitMb: 64, memoryEstimateScale: 100 })
+  await app.snapshotSource!.checkNow()
+  t.match((await sourceStatus(app)).lastError, { message: /^the new object does not fit in the memory budget \(.*needs ~[\d,]+ MB at its peak/ })
+  const refused = site.etag()
+  const before = site.seen.length
+  await app.snapshotSource!.checkNow()
+  t.same(site.seen.slice(before), [{ method: 'GET', ifNoneMatch: refused, status: 304 }], 'asked with the refused ETag: a 304, no download')
+  site.publish(versioned(2))
+  await app.snapshotSource!.checkNow()
+  t.same(site.seen.filter(request => request.method === 'GET').at(-1), { method: 'GET', ifNoneMatch: refused, status: 200 }, 'a new publish is downloaded')
+})
+
 t.test('every failure of the source is a clear status entry, and the last good snapshot stays', async t => {
   const site = await publisher(t)
   const app = await followingApp(t, site.url, await tempDir(t), { snapshotMaxMb: 1 })

@@ -1,11 +1,14 @@
 // What the store remembers of its reloads: the counts /-/status and the metrics show, the recent refusals, and the
-// one refused file that is neither read nor reported again while its stamp is unchanged.
+// refused file that is neither read nor reported again while its stamp is unchanged (refusal-memory.ts).
 import { SnapshotError, TooBigError, type MemoryShortfall } from '../../errors.js'
+import { causeOf, RefusalMemory, type RefusalCause } from './refusal-memory.js'
 import type { StoreLogger } from './store-logger.js'
 
 export interface ReloadFailure {
   at: Date
   problems: readonly string[]
+  /** Which the followers' memory of the object refused goes by. */
+  cause: RefusalCause
 }
 
 type RefusalReason = 'invalid' | 'too_big'
@@ -46,14 +49,17 @@ export class ReloadRecord {
   /** Newest first. */
   private refused: RefusedFile[] = []
   /** Unchanged, it is not read or reported again. */
-  private refusedAsIs: { file: string, stamp: string, error: SnapshotError, reported: boolean } | null = null
+  private readonly refusedAsIs = new RefusalMemory<{ error: unknown, reported: boolean }>('file')
   private readonly changeCounts: ChangeFileCounts = { applied: 0, refused: 0 }
 
   constructor (private readonly log: StoreLogger) {}
 
   status (): ReloadStatus {
     const newest = this.refused[0]
-    return { ...this.counters, lastFailure: newest === undefined ? null : { at: newest.at, problems: newest.problems } }
+    return {
+      ...this.counters,
+      lastFailure: newest === undefined ? null : { at: newest.at, problems: newest.problems, cause: newest.cause }
+    }
   }
 
   refusals (): Record<RefusalReason, number> {
@@ -73,14 +79,13 @@ export class ReloadRecord {
   }
 
   /** A watcher may hear one save twice: the same bytes would be one refusal listed twice. */
-  refusedBefore (file: string, stamp: string | null): SnapshotError | null {
-    const refused = this.refusedAsIs
-    return refused !== null && refused.file === file && refused.stamp === stamp ? refused.error : null
+  refusedBefore (file: string, stamp: string | null): unknown {
+    return this.refusedAsIs.recall(fileKey(file, stamp))?.error ?? null
   }
 
   /** A read that failed with the file unchanged meanwhile. */
   readFailed (file: string, stamp: string | null, error: unknown): void {
-    if (stamp !== null && isRefusedAsIs(error)) this.refusedAsIs = { file, stamp, error, reported: false }
+    this.refusedAsIs.remember(fileKey(file, stamp), causeOf(error), { error, reported: false })
   }
 
   applied (): void {
@@ -97,7 +102,7 @@ export class ReloadRecord {
     this.counters.failedInARow = 0
     this.counters.staleSince = null
     // After a success the same bad file is a new failure again.
-    this.refusedAsIs = null
+    this.refusedAsIs.forget()
   }
 
   /** `serving`: a state is served, which the log says stays. */
@@ -110,7 +115,7 @@ export class ReloadRecord {
       )
       return 'missing'
     }
-    const asIs = this.refusedAsIs
+    const asIs = this.refusedAsIs.latest
     if (asIs !== null && error === asIs.error) {
       if (asIs.reported) {
         this.log.info({ [key]: file }, `${what} unchanged since it was refused`)
@@ -129,7 +134,7 @@ export class ReloadRecord {
     this.counters.failed++
     this.counters.failedInARow++
     this.byReason[reason]++
-    this.refused = [{ at, file, reason, problems }, ...this.refused].slice(0, RECENT_FAILURES)
+    this.refused = [{ at, file, reason, problems, cause: causeOf(error) }, ...this.refused].slice(0, RECENT_FAILURES)
     this.counters.staleSince ??= at
     this.log.error({
       [key]: file,
@@ -141,9 +146,8 @@ export class ReloadRecord {
   }
 }
 
-/** Not unreadable (mended without a new stamp) nor too big (memory may be freed): the same bytes fail again. */
-function isRefusedAsIs (error: unknown): error is SnapshotError {
-  return error instanceof SnapshotError && error.code === 'SNAPSHOT_ERR_INVALID'
+function fileKey (file: string, stamp: string | null): string | null {
+  return stamp === null ? null : `${file}\n${stamp}`
 }
 
 export function isMissing (error: unknown): boolean {
