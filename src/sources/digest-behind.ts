@@ -4,6 +4,9 @@ import { Worker } from 'node:worker_threads'
 
 const THREAD = new URL(import.meta.url.endsWith('.ts') ? './digest-thread.ts' : './digest-thread.js', import.meta.url)
 
+/** From this size a digest is taken on a thread of its own; below, starting one costs more. */
+export const DIGEST_BEHIND_FROM_BYTES = 16 * 1024 * 1024
+
 export interface DigestThreadData {
   file: string
   algorithm: 'sha1' | 'sha256'

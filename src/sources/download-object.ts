@@ -7,7 +7,7 @@ import { Transform } from 'node:stream'
 import { SourceError } from '../errors.js'
 import { VERSION_DIGEST } from '../snapshot/load/read-chunks.js'
 import { OWNER_FILE } from '../owner-only.js'
-import { DigestBehind } from './digest-behind.js'
+import { DIGEST_BEHIND_FROM_BYTES, DigestBehind } from './digest-behind.js'
 
 /** The most an object may be, and the rule that says so: `more than ${rule} allows (${detail})`. */
 export interface DownloadLimit {
@@ -45,8 +45,6 @@ export function objectLimit (maxBytes: number): DownloadLimit {
 /** `version`: a snapshot's (base64url, as a load takes it); `sha256`: an image's, as a manifest names it (hex). */
 export type DigestKind = 'version' | 'sha256'
 
-/** From this size a digest is taken on a thread of its own (digest-behind.ts); below, starting one costs more. */
-const DIGEST_BEHIND_FROM_BYTES = 16 * 1024 * 1024
 /** How far ahead of its digest thread the file may be written before it is told. */
 const TELL_EVERY_BYTES = 8 * 1024 * 1024
 

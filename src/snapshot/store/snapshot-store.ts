@@ -165,7 +165,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
 
   /**
    * A stamp says a file is unchanged, not that its bytes are the image's (a file put back with its old time): they
-   * are digested in the background, a piece per turn of the event loop, and read again if other (ADR 042).
+   * are digested in the background (a large file on a low-priority thread), and read again if other (ADR 043).
    */
   private confirm (file: string, stamp: string | null, version: string): void {
     if (stamp === null) return
