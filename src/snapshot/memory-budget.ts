@@ -162,7 +162,7 @@ export function memoryGuard (
 const RELEASE_WAIT_MS = 2000
 /** RSS has no event for falling: read again this often meanwhile. */
 const RELEASE_POLL_MS = 50
-/** While RSS still falls by this much a reading, the wait goes on, up to RELEASE_WAIT_LONGEST × the wait. */
+/** While RSS still falls below its lowest by this much, the wait goes on, up to RELEASE_WAIT_LONGEST × the wait. */
 const STILL_FALLING_BYTES = MiB
 const RELEASE_WAIT_LONGEST = 5
 
@@ -196,11 +196,13 @@ export class ProcessMemoryGuard implements MemoryGuard {
     // save (CI, 2026-12-02), so the wait lasts as long as RSS keeps falling.
     if (neededBytes > freeBytes && this.going(this.waitMs)) {
       const latest = Date.now() + RELEASE_WAIT_LONGEST * this.waitMs
+      // Against the most seen free: RSS that goes up and down with the requests' garbage is not falling.
+      let most = freeBytes
       for (let until = Date.now() + this.waitMs; neededBytes > freeBytes && Date.now() < until;) {
         await delay(RELEASE_POLL_MS)
-        const before = freeBytes
         freeBytes = free()
-        if (freeBytes - before >= STILL_FALLING_BYTES) until = Math.min(latest, Date.now() + this.waitMs)
+        if (freeBytes - most >= STILL_FALLING_BYTES) until = Math.min(latest, Date.now() + this.waitMs)
+        most = Math.max(most, freeBytes)
       }
     }
     const shortfall = { neededBytes, freeBytes, budgetBytes: this.budget.bytes }

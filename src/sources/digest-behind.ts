@@ -1,5 +1,5 @@
-// A large download's digest, taken on a thread of its own behind the bytes written: the thread that answers requests
-// only says how far the file is written (ADR 042).
+// A large file's digest, taken on a thread of its own (a download's behind the bytes written): the thread that
+// answers requests only says how far the file is written (ADR 042).
 import { Worker } from 'node:worker_threads'
 
 const THREAD = new URL(import.meta.url.endsWith('.ts') ? './digest-thread.ts' : './digest-thread.js', import.meta.url)
@@ -9,6 +9,8 @@ export const DIGEST_BEHIND_FROM_BYTES = 16 * 1024 * 1024
 
 export interface DigestThreadData {
   file: string
+  /** A descriptor open on it, read instead of the path. */
+  fd?: number
   algorithm: 'sha1' | 'sha256'
   encoding: 'base64url' | 'hex'
   lowPriority: boolean

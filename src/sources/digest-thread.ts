@@ -1,12 +1,15 @@
 // The thread of digest-behind.ts: reads the file as far as it is written, and digests it.
 import { readlinkSync } from 'node:fs'
 import { createHash } from 'node:crypto'
+import { read } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import type { DigestThreadData, ToDigestThread } from './digest-behind.js'
 
-const { file, algorithm, encoding, lowPriority } = workerData as DigestThreadData
+const { file, fd, algorithm, encoding, lowPriority } = workerData as DigestThreadData
+const readFd = promisify(read)
 const port = parentPort as NonNullable<typeof parentPort>
 const PIECE_BYTES = 8 * 1024 * 1024
 
@@ -40,8 +43,14 @@ async function digest (): Promise<string> {
         await new Promise<void>(resolve => { wake = resolve })
         continue
       }
-      handle ??= await open(file, 'r')
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(PIECE_BYTES, upTo - done), done)
+      const length = Math.min(PIECE_BYTES, upTo - done)
+      // The caller's descriptor, already checked (a regular file, its links), is its own to close.
+      let bytesRead: number
+      if (fd !== undefined) bytesRead = (await readFd(fd, buffer, 0, length, done)).bytesRead
+      else {
+        handle ??= await open(file, 'r')
+        bytesRead = (await handle.read(buffer, 0, length, done)).bytesRead
+      }
       if (bytesRead === 0) throw new Error(`${file} ends at ${done} bytes, before the ${upTo} written`)
       hash.update(buffer.subarray(0, bytesRead))
       done += bytesRead

@@ -304,7 +304,7 @@ export class SourceFollower implements ChainSource {
   }
 
   /** What `validators` name was not served: remembered as the store's rule says, for the cause the store gave. */
-  protected refuse (outcome: ReloadOutcome | 'content', validators: Validators): void {
+  protected refuse (outcome: Exclude<ReloadOutcome, 'loaded'> | 'content', validators: Validators): void {
     const cause = outcome === 'content'
       ? 'content'
       : outcome === 'failed' ? this.store.status().lastFailure?.cause ?? 'other' : 'other'

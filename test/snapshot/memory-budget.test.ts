@@ -178,26 +178,26 @@ t.test('with memory on its way out, RSS is read again until the load fits, or re
   await t.rejects(stuck.admit('next.json', 10 * MiB, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' }, 'refused when RSS never falls')
 })
 
-t.test('while RSS keeps falling the wait goes on past its time, up to five times it; a fall that stops ends it', async t => {
+t.test('while RSS keeps falling the wait goes on past its time, up to five times it; a fall that stops, or a bounce, ends it', async t => {
   const budget = { bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' } as const
-  // 4 MB less a reading: a file estimated at ~40 MB fits after 10 readings, about 0.5 s, where the wait is 0.2 s.
+  const guard = (rss: () => number, waitMs: number): ProcessMemoryGuard => new ProcessMemoryGuard(budget, { rss, going: () => true, waitMs })
+  // 2 MB less a reading: a file estimated at ~40 MB fits after 20 readings (~1 s), where the wait is 0.3 s.
   let readings = 0
-  const slowly = (): number => Math.max(150, 199 - 4 * readings++) * MiB
-  const watch = await new ProcessMemoryGuard(budget, { rss: slowly, going: () => true, waitMs: 200 }).admit('next.json', 11 * MiB, 'json')
-  t.equal(readings, 11, 'admitted at the 11th reading, RSS falling all along')
+  const watch = await guard(() => Math.max(150, 199 - 2 * readings++) * MiB, 300).admit('next.json', 11 * MiB, 'json')
+  t.equal(readings, 21, 'admitted at the 21st reading, RSS falling all along')
   t.doesNotThrow(() => watch.check())
-  // Falling at first, then stuck: refused about one wait after the last fall.
+  // Falling at first, then stuck short of the room: refused a wait after the last fall, not at the longest.
   readings = 0
-  const stopping = (): number => Math.max(180, 199 - 4 * readings++) * MiB
-  const started = Date.now()
-  await t.rejects(new ProcessMemoryGuard(budget, { rss: stopping, going: () => true, waitMs: 300 }).admit('next.json', 11 * MiB, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' })
-  t.ok(Date.now() - started < 5 * 300, `refused after ${Date.now() - started} ms, before the longest wait`)
-  // Falling for ever, never enough: refused at five times the wait.
+  await t.rejects(guard(() => Math.max(190, 199 - 2 * readings++) * MiB, 300).admit('next.json', 11 * MiB, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' })
+  t.ok(readings < 20, `refused at reading ${readings}, about a wait after the last fall, not at the longest (30)`)
+  // Up and down by 2 MB (the requests' garbage): no fall, refused after one wait.
   readings = 0
-  const endless = (): number => (readings++ % 2 === 0 ? 199 : 197) * MiB
-  const begun = Date.now()
-  await t.rejects(new ProcessMemoryGuard(budget, { rss: endless, going: () => true, waitMs: 100 }).admit('next.json', 11 * MiB, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' })
-  t.ok(Date.now() - begun >= 5 * 100 && Date.now() - begun < 5 * 100 + 1000, `refused after ${Date.now() - begun} ms`)
+  await t.rejects(guard(() => (readings++ % 2 === 0 ? 199 : 197) * MiB, 300).admit('next.json', 11 * MiB, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' })
+  t.ok(readings < 20, `refused at reading ${readings}, not at the longest (30)`)
+  // Falling for ever, 1 MB a reading, too slowly to fit within five waits (39 readings): refused at the longest.
+  readings = 0
+  await t.rejects(guard(() => (199 - readings++) * MiB, 100).admit('next.json', 11 * MiB, 'json'), { code: 'SNAPSHOT_ERR_TOO_BIG' })
+  t.ok(readings > 100 / 50 + 2 && readings < 39, `refused at reading ${readings}: waited past one wait, not until it fit`)
 })
 
 t.test('the service\'s guard asks the serving threads too: a version one still holds is memory on its way out', async t => {

@@ -44,6 +44,11 @@ export class FileChunks {
     }
   }
 
+  /** For a digest thread, which reads it and leaves it open. */
+  get fd (): number {
+    return this.handle.fd
+  }
+
   /** 0 at the end of the file. */
   async readInto (buffer: Buffer, at: number, length: number): Promise<number> {
     const { bytesRead } = await this.handle.read(buffer, at, length, null)

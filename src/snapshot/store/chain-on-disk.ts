@@ -34,7 +34,7 @@ export async function changeFilesIn (dir: string): Promise<string[]> {
 export async function fileDigest (file: string, links: LinkRule = 'follow', background?: AbortSignal): Promise<string> {
   const chunks = await FileChunks.open(file, links)
   try {
-    if (chunks.size >= DIGEST_BEHIND_FROM_BYTES) return await digestBehind(file, chunks.size, background)
+    if (chunks.size >= DIGEST_BEHIND_FROM_BYTES) return await digestBehind(file, chunks, background)
     const buffer = Buffer.allocUnsafe(1024 * 1024)
     while (await chunks.readInto(buffer, 0, buffer.length) > 0) background?.throwIfAborted()
     return chunks.digest()
@@ -43,13 +43,16 @@ export async function fileDigest (file: string, links: LinkRule = 'follow', back
   }
 }
 
-async function digestBehind (file: string, size: number, background?: AbortSignal): Promise<string> {
+/** The file `chunks` opened and checked, read by its descriptor: no path is opened again. */
+async function digestBehind (file: string, chunks: FileChunks, background?: AbortSignal): Promise<string> {
   background?.throwIfAborted()
-  const thread = new DigestBehind({ file, algorithm: VERSION_DIGEST, encoding: 'base64url', lowPriority: background !== undefined })
+  const thread = new DigestBehind({
+    file, fd: chunks.fd, algorithm: VERSION_DIGEST, encoding: 'base64url', lowPriority: background !== undefined
+  })
   const stop = (): void => { thread.stop().catch(() => {}) }
   background?.addEventListener('abort', stop, { once: true })
   try {
-    return await thread.end(size)
+    return await thread.end(chunks.size)
   } finally {
     background?.removeEventListener('abort', stop)
   }

@@ -185,8 +185,10 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
         return { snapshot: file, changes, changesMayCome: this.state.expectsChanges }
       })
       if (again !== null) await this.serve(again)
-    }).catch((error: unknown) => {
-      if (!signal.aborted) this.log.warn({ snapshot: file, err: error }, 'the snapshot\'s digest could not be confirmed')
+    }).catch(async (error: unknown) => {
+      // A file written meanwhile is its own reload's.
+      if (signal.aborted || await fileStamp(file) !== stamp) return
+      this.log.warn({ snapshot: file, err: error }, 'the snapshot\'s digest could not be confirmed')
     })
   }
 
