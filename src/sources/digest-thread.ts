@@ -1,7 +1,6 @@
 // The thread of digest-behind.ts: reads the file as far as it is written, and digests it.
-import { readlinkSync } from 'node:fs'
+import { read, readlinkSync } from 'node:fs'
 import { createHash } from 'node:crypto'
-import { read } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import { setPriority } from 'node:os'

@@ -3,7 +3,7 @@ import { readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import type { ImageShelf } from '../snapshot/images/image-shelf.js'
-import { RefusalMemory } from '../snapshot/store/refusal-memory.js'
+import { RefusalMemory, type RefusalCause } from '../snapshot/store/refusal-memory.js'
 import type { ChainServer, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
 import type { StoreLogger } from '../snapshot/store/store-logger.js'
 import type { ChainSink, ChainSource, SourceStatusJson } from './chain-source.js'
@@ -283,10 +283,10 @@ export class SourceFollower implements ChainSource {
       // Kept before the rename (ChainSink.serve).
       const outcome = await this.sink.serve({ snapshot: temporary, changes: [] })
       if (outcome !== 'loaded') {
-        this.refuse(outcome, fetched.validators)
-        const failure = this.store.status().lastFailure
-        const what = outcome === 'failed' && failure?.cause === 'memory' ? 'does not fit in the memory budget' : 'is not a valid snapshot'
-        throw new SourceError(`the new object ${what} (${firstProblems(failure?.problems ?? [])})`)
+        const what = this.refuse(outcome, fetched.validators) === 'memory'
+          ? 'does not fit in the memory budget'
+          : 'is not a valid snapshot'
+        throw new SourceError(`the new object ${what} (${firstProblems(this.store.status().lastFailure?.problems ?? [])})`)
       }
       await rename(temporary, this.file)
       this.refused.forget()
@@ -304,12 +304,13 @@ export class SourceFollower implements ChainSource {
   }
 
   /** What `validators` name was not served: remembered as the store's rule says, for the cause the store gave. */
-  protected refuse (outcome: Exclude<ReloadOutcome, 'loaded'> | 'content', validators: Validators): void {
+  protected refuse (outcome: Exclude<ReloadOutcome, 'loaded'> | 'content', validators: Validators): RefusalCause {
     const cause = outcome === 'content'
       ? 'content'
       : outcome === 'failed' ? this.store.status().lastFailure?.cause ?? 'other' : 'other'
     const { etag, lastModified } = validators
     this.refused.remember(etag === null && lastModified === null ? null : `${etag}\n${lastModified}`, cause, validators)
+    return cause
   }
 
   /** A killed process's downloads, each up to SNAPSHOT_MAX_MB. */
