@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { nginxConfig } from '../bench/nginx-config.js'
 import { childEnv, freePort, tempDir, toJsonLines, versioned, watchOutput } from './helpers.js'
 
-const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
+const SERVER = join(import.meta.dirname, '..', 'dist', 'server.js')
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find(existsSync)
 
 /** A publisher of one snapshot URL, with ETags and 304s. */
@@ -37,7 +37,7 @@ async function publisher (t: Test) {
 
 /** A replica process following `url`; resolves once it listens. */
 async function replica (t: Test, url: string, port: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-url', url, '--snapshot-cache-dir', await tempDir(t),
+  const child = spawn(process.execPath, [SERVER, '--snapshot-url', url, '--snapshot-cache-dir', await tempDir(t),
     '--snapshot-poll-seconds', '3600', '--port', String(port), '--shutdown-grace-ms', '5000'],
   { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
   const { logged } = watchOutput(child)

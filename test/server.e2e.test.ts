@@ -5,7 +5,7 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import { childEnv, smallSnapshot, watchOutput, writeSnapshot } from './helpers.js'
 
-const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
+const SERVER = join(import.meta.dirname, '..', 'dist', 'server.js')
 
 // A test that fails before its SIGTERM leaves its server running, and with it this file until tap's
 // timeout: whatever still runs when the file's tests end is killed.
@@ -15,7 +15,7 @@ t.teardown(() => {
 })
 
 function start (args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, ...args], {
+  const child = spawn(process.execPath, [SERVER, ...args], {
     env: childEnv({ ...env, PORT: '0', LOG_LEVEL: env.LOG_LEVEL ?? 'info' }),
     stdio: ['ignore', 'pipe', 'pipe']
   })

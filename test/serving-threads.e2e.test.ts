@@ -9,8 +9,10 @@ import { join } from 'node:path'
 import { hasReusePort } from '../src/serving/serving-mode.js'
 import { childEnv, eventually, freePort, makeItem, tempDir, versioned, watchOutput, type SnapshotDoc } from './helpers.js'
 
-const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
+const SERVER = join(import.meta.dirname, '..', 'dist', 'server.js')
 const HOOKS = join(import.meta.dirname, 'fixtures', 'serving-test-hooks.ts')
+// The built server loads the TypeScript hooks through the tests' own loader.
+const TYPESCRIPT = join(import.meta.dirname, 'register-typescript.mjs')
 const skip = hasReusePort() ? false : `serving threads need Node 22.12 or later (reusePort); this is Node ${process.versions.node}`
 
 /**
@@ -25,7 +27,7 @@ async function startThreads (
   const file = join(dir, 'snapshot.json')
   if (again === null) await writeFile(file, JSON.stringify(doc))
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', HOOKS, SERVER, '--snapshot-path', file, '--port', String(port), '--workers', '2', '--reload-debounce-ms', '50', ...extra],
+  const child = spawn(process.execPath, ['--import', TYPESCRIPT, '--import', HOOKS, SERVER, '--snapshot-path', file, '--port', String(port), '--workers', '2', '--reload-debounce-ms', '50', ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info', ...env }) })
   const { logged, text } = watchOutput(child)
   const exited = once(child, 'exit').then(([code]) => code as number)
@@ -293,7 +295,7 @@ t.test('a bad first snapshot stops the service with exit 1, as with one thread',
   const dir = await tempDir(t)
   const file = join(dir, 'bad.json')
   await writeFile(file, '{"languages": {"en": [{"pk": 1}]}}')
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-path', file, '--port', String(await freePort()), '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
+  const child = spawn(process.execPath, [SERVER, '--snapshot-path', file, '--port', String(await freePort()), '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
   let stderr = ''
   child.stderr.on('data', chunk => { stderr += chunk })
   const [code] = await once(child, 'exit')
@@ -302,7 +304,7 @@ t.test('a bad first snapshot stops the service with exit 1, as with one thread',
 })
 
 t.test('on a Node without reusePort, WORKERS=2 exits 1 and says which Node it needs', { skip: hasReusePort() && `Node ${process.versions.node} has reusePort` }, async t => {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--port', String(await freePort()), '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
+  const child = spawn(process.execPath, [SERVER, '--port', String(await freePort()), '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
   let stderr = ''
   child.stderr.on('data', chunk => { stderr += chunk })
   const [code] = await once(child, 'exit')

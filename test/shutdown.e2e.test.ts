@@ -8,7 +8,7 @@ import { connect } from 'node:net'
 import { join } from 'node:path'
 import { childEnv, makeItem, watchOutput, writeSnapshot } from './helpers.js'
 
-const SERVER = join(import.meta.dirname, '..', 'src', 'server.ts')
+const SERVER = join(import.meta.dirname, '..', 'dist', 'server.js')
 
 function bigSnapshot () {
   const abstract = 'x'.repeat(1024 * 1024)
@@ -17,7 +17,7 @@ function bigSnapshot () {
 
 async function startServer (t: Test, graceMs: number) {
   const file = await writeSnapshot(t, bigSnapshot())
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--snapshot-path', file, '--port', '0', '--shutdown-grace-ms', String(graceMs), '--watch', 'false'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
+  const child = spawn(process.execPath, [SERVER, '--snapshot-path', file, '--port', '0', '--shutdown-grace-ms', String(graceMs), '--watch', 'false'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
   const { logged, text } = watchOutput(child)
   const exited = once(child, 'exit').then(([code]) => code as number)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
 import { buildTestApp, childEnv } from '../helpers.js'
 
-const ENTRY = join(import.meta.dirname, 'capture-entry.ts')
+const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
 
 /** The app on a snapshot document, listening on 127.0.0.1; its base URL. */
 export async function listeningApp (t: Test, doc: unknown, overrides: Partial<Config> = {}): Promise<{ app: FastifyInstance, url: string }> {
@@ -63,7 +63,7 @@ export interface CaptureRun {
 
 /** Starts the capture command as a child process; `done` resolves when it has exited. */
 export function startCapture (args: string[]): { child: ChildProcess, done: Promise<CaptureRun> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
+  const child = spawn(process.execPath, [MAIN, 'capture', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
   let stdout = ''
   let stderr = ''
   child.stdout!.on('data', chunk => { stdout += chunk })

@@ -13,11 +13,11 @@ import { Rng } from '../../src/generate/random-source.js'
 import type { Snapshot, SnapshotItem } from '../../src/schemas/snapshot.js'
 import { childEnv, makeItem, tempDir, testStateDir, toJsonLines, type SnapshotDoc } from '../helpers.js'
 
-const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')
+const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
 
 function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
   return new Promise(resolve => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: childEnv() }, (error, stdout, stderr) => {
+    execFile(process.execPath, [MAIN, ...args], { env: childEnv() }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
     })
   })

@@ -1,4 +1,4 @@
-// `explore-replica` (src/cli/main.ts) as a process: its subcommands, their help, bad usage, and `serve` as
+// `explore-replica` (src/cli/main.ts, as built: dist/cli/main.js) as a process: its subcommands, their help, bad usage, and `serve` as
 // the default command.
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
@@ -7,11 +7,11 @@ import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { childEnv, smallSnapshot, tempDir, writeSnapshot } from '../helpers.js'
 
-const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')
+const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
 
 function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
   return new Promise(resolve => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: childEnv() }, (error, stdout, stderr) => {
+    execFile(process.execPath, [MAIN, ...args], { env: childEnv() }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
     })
   })
@@ -43,7 +43,7 @@ t.test('--version and -v: the package\'s version, exit 0; the server entry too',
   t.match(version, /^\d+\.\d+\.\d+/)
   for (const flag of ['--version', '-v']) t.same(await run(flag), { code: 0, stdout: `explore-replica ${version}\n`, stderr: '' }, flag)
   const server = await new Promise<{ code: number, stdout: string }>(resolve => {
-    execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', '..', 'src', 'server.ts'), '--version'], { env: childEnv() }, (error, stdout) => {
+    execFile(process.execPath, [join(import.meta.dirname, '..', '..', 'dist', 'server.js'), '--version'], { env: childEnv() }, (error, stdout) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout })
     })
   })
@@ -75,7 +75,7 @@ t.test('generate, then check: the same file, through one command line', async t 
 
 t.test('serve is the default: options alone start the server, which stops on SIGTERM', async t => {
   const file = await writeSnapshot(t, smallSnapshot())
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--snapshot-path', file, '--port', '0', '--log-level', 'info'], {
+  const child = spawn(process.execPath, [MAIN, '--snapshot-path', file, '--port', '0', '--log-level', 'info'], {
     env: childEnv(), stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''
@@ -99,8 +99,7 @@ t.test('a FILE first is served, as --snapshot-path: relative to the working dire
   const dir = await tempDir(t)
   const { writeFile } = await import('node:fs/promises')
   await writeFile(join(dir, 'mine.json'), JSON.stringify(smallSnapshot()))
-  // tsx by its location: from `dir`, the name would not resolve.
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), MAIN, 'mine.json', '--port', '0', '--log-level', 'info'], {
+  const child = spawn(process.execPath, [MAIN, 'mine.json', '--port', '0', '--log-level', 'info'], {
     cwd: dir, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''

@@ -15,12 +15,12 @@ import { VERSION } from '../../src/version.js'
 import { childEnv, freePort, makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
 import { PublishError } from '../../src/errors.js'
 
-const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')
+const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
 const MOTO = process.env.MOTO_SERVER ?? 'moto_server'
 
 function run (args: string[], env: Record<string, string> = {}): Promise<{ code: number, stdout: string, stderr: string }> {
   return new Promise(resolve => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, 'publish', ...args], { env: childEnv(env) }, (error, stdout, stderr) => {
+    execFile(process.execPath, [MAIN, 'publish', ...args], { env: childEnv(env) }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
     })
   })

@@ -9,7 +9,7 @@ import { childEnv, makeItem, smallSnapshot, tempDir, toJsonLines, writeSnapshot 
 
 function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
   return new Promise(resolve => {
-    execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts'), ...args], { env: childEnv() }, (error, stdout, stderr) => {
+    execFile(process.execPath, [join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js'), ...args], { env: childEnv() }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
     })
   })

@@ -8,14 +8,14 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { childEnv, freePort, tempDir, versioned, reloadFile } from '../helpers.js'
 
-const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')
+const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
 const TOKEN = 'a-token-for-the-tests-0123456789'
 
 function run (args: string[], env: Record<string, string> = {}): Promise<{ code: number, stdout: string, stderr: string }> {
   return new Promise(resolve => {
     const base = childEnv(env)
     if (!('OPS_TOKEN' in env)) delete base.OPS_TOKEN
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: base }, (error, stdout, stderr) => {
+    execFile(process.execPath, [MAIN, ...args], { env: base }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
     })
   })

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { childEnv, eventually, tempDir, toJsonLines, versioned, watchOutput } from '../helpers.js'
 import { everything, origin } from './credential-origin.js'
 
-const SERVER = join(import.meta.dirname, '..', '..', 'src', 'server.ts')
+const SERVER = join(import.meta.dirname, '..', '..', 'dist', 'server.js')
 const started = new Set<ChildProcess>()
 t.teardown(() => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
@@ -16,7 +16,7 @@ t.teardown(() => {
 
 /** The real server, as an operator runs it: its whole output (logs, and stderr at startup) kept. */
 function startServer (env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER], { env: childEnv({ PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [SERVER], { env: childEnv({ PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
   started.add(child)
   const output = watchOutput(child)
   const exited = once(child, 'close').then(([code]) => code as number | null)
