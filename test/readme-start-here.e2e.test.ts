@@ -159,12 +159,15 @@ t.test('each "Start here" block works as written in a fresh copy of the checkout
       t.teardown(async () => { for (const server of servers) await stop(server) })
       for (const written of block.lines) {
         const line = withPorts(written, ports)
+        const started = Date.now()
+        // Each line's time in its message: where a slow run spent it.
+        const took = (): string => `${((Date.now() - started) / 1000).toFixed(1)} s`
         if (SERVES.test(line) || BACKGROUND.test(line)) {
           servers.push(await serve(line, clone, ports))
-          t.pass(`serves: ${written.split('\n')[0] as string}`)
+          t.pass(`serves (${took()}): ${written.split('\n')[0] as string}`)
         } else {
           await run(line, clone, ports)
-          t.pass(`exit 0: ${written.split('\n')[0] as string}`)
+          t.pass(`exit 0 (${took()}): ${written.split('\n')[0] as string}`)
         }
       }
     })
