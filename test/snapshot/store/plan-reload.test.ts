@@ -2,7 +2,7 @@
 // the served chain is extended, anything else is built again from the served snapshot; a snapshot alone is read
 // again; a refused change file keeps the served state when serving less would take back what is served.
 import t from 'tap'
-import { planReload, type ServedPart } from '../../../src/snapshot/store/plan-reload.js'
+import { planReload, type ServedPart } from '../../../src/snapshot/store/serve-chain.js'
 
 const part = (changes: number, laterApplied: boolean[] = [], pathApplied: boolean[] = []): ServedPart =>
   ({ changes, laterApplied, pathApplied })

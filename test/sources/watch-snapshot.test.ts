@@ -4,8 +4,8 @@ import t from 'tap'
 import { once } from 'node:events'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { SHORTEST_QUIET_MS, watchSnapshot } from '../../../src/snapshot/store/watch-snapshot.js'
-import { tempDir } from '../../helpers.js'
+import { SHORTEST_QUIET_MS, watchSnapshot } from '../../src/sources/watched-file.js'
+import { tempDir } from '../helpers.js'
 
 t.test('a write within chokidar\'s 50 ms of the one before is read: with RELOAD_DEBOUNCE_MS 0 the quiet time is still 50 ms', async t => {
   const file = join(await tempDir(t), 'snapshot.json')
