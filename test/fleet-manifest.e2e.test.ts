@@ -5,11 +5,10 @@
 // bytes alone; a manifest that lists less steps back with no download; a bad manifest is refused.
 import t, { type Test } from 'tap'
 import { spawn, spawnSync, execFile } from 'node:child_process'
-import { statSync, readdirSync } from 'node:fs'
 import { stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { childEnv, freePort, makeItem, tempDir, toJsonLines, versioned, watchOutput, type SnapshotDoc } from './helpers.js'
+import { builtIsStale, childEnv, freePort, makeItem, tempDir, toJsonLines, versioned, watchOutput, type SnapshotDoc } from './helpers.js'
 import { countingProxy, serveDirectory } from './sources/counting-servers.js'
 import { hasReusePort } from '../src/serving/serving-mode.js'
 
@@ -17,11 +16,6 @@ const ROOT = join(import.meta.dirname, '..')
 const SERVER = join(ROOT, 'dist', 'server.js')
 const CLI = join(ROOT, 'dist', 'cli', 'main.js')
 const MOTO = process.env.MOTO_SERVER ?? 'moto_server'
-
-/** The newest modification time under `dir`, in ms. */
-function newest (dir: string): number {
-  return Math.max(...readdirSync(dir, { withFileTypes: true, recursive: true }).filter(entry => entry.isFile()).map(entry => statSync(join(entry.parentPath, entry.name)).mtimeMs))
-}
 
 /** Runs the built command line; resolves with its exit code and output. */
 function cli (args: string[], env: Record<string, string> = {}): Promise<{ code: number, stdout: string, stderr: string }> {
@@ -79,7 +73,7 @@ async function publisherFiles (t: Test) {
   return { snapshot, change, snapshotBytes: (await stat(snapshot)).size, changeBytes: (await stat(change)).size }
 }
 
-const stale = !statSync(SERVER, { throwIfNoEntry: false }) || newest(join(ROOT, 'src')) > statSync(SERVER).mtimeMs
+const stale = builtIsStale()
 if (stale) {
   t.test('a fleet following a manifest', { skip: 'dist/ is missing or older than src/: run npm run build first' }, () => {})
 } else if (spawnSync(MOTO, ['--help'], { stdio: 'ignore' }).status !== 0) {

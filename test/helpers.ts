@@ -1,6 +1,6 @@
 // Shared test fixtures: items and snapshots built in code, written to real temporary directories, and
 // the app built from the same options the server uses.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -259,7 +259,20 @@ export const EXPLORE = '/en/api/internal/explore/'
  * coverage exclusion pattern, set to match every file, is what keeps the child out of the report.
  */
 export function childEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  builtChecked ??= builtIsStale()
+  if (builtChecked) throw new Error('dist/ is missing or older than src/: run npm run build first (npm run test:e2e does)')
   return { ...process.env, XDG_CACHE_HOME: testCacheHome(), _TAPJS_PROCESSINFO_COV_EXCLUDE_: '/./', ...extra }
+}
+
+let builtChecked: boolean | undefined
+
+/** Whether dist/ is missing or older than a file of src/: a child started from it would test old code. */
+export function builtIsStale (): boolean {
+  const root = join(import.meta.dirname, '..')
+  const built = statSync(join(root, 'dist', 'server.js'), { throwIfNoEntry: false })
+  if (built === undefined) return true
+  const sources = readdirSync(join(root, 'src'), { withFileTypes: true, recursive: true }).filter(entry => entry.isFile())
+  return sources.some(entry => statSync(join(entry.parentPath, entry.name)).mtimeMs > built.mtimeMs)
 }
 
 let cacheHome: string | undefined

@@ -1,5 +1,5 @@
-// How many cases a property or fuzz test tries: its own count times PROPERTY_RUNS (default 1), so that
-// .ci/run can try more than a developer's `npm test` without a file edited.
+// How many cases a property or fuzz test tries: its own count times PROPERTY_RUNS (default 1), so that a run
+// (`PROPERTY_RUNS=10 npx tap …`, or .ci/run with it set) can try more without a file edited.
 const text = process.env.PROPERTY_RUNS ?? '1'
 const factor = Number(text)
 if (!/^[0-9]+(\.[0-9]+)?$/.test(text.trim()) || !(factor > 0)) {

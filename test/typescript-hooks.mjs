@@ -1,23 +1,23 @@
 // The module hooks of register-typescript.mjs: a relative `./x.js` from TypeScript is `./x.ts` where that
 // exists (NodeNext's rule), and a .ts file outside node_modules is transformed, its types stripped, with an
 // inline source map for coverage and stack traces. What tsconfig.json says that matters here is repeated.
-import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+// Synchronous, so that one definition serves both of Node's ways to hook (register-typescript.mjs).
+import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { transformSync } from '@swc/core'
 
-export async function resolve (specifier, context, nextResolve) {
+export function resolve (specifier, context, nextResolve) {
   if (specifier.startsWith('.') && specifier.endsWith('.js') && context.parentURL?.endsWith('.ts')) {
     const url = new URL(`${specifier.slice(0, -3)}.ts`, context.parentURL)
     if (existsSync(url)) return { url: url.href, format: 'module', shortCircuit: true }
   }
-  return await nextResolve(specifier, context)
+  return nextResolve(specifier, context)
 }
 
-export async function load (url, context, nextLoad) {
-  if (!url.startsWith('file:') || !url.endsWith('.ts') || url.includes('/node_modules/')) return await nextLoad(url, context)
+export function load (url, context, nextLoad) {
+  if (!url.startsWith('file:') || !url.endsWith('.ts') || url.includes('/node_modules/')) return nextLoad(url, context)
   const filename = fileURLToPath(url)
-  const { code } = transformSync(await readFile(filename, 'utf8'), {
+  const { code } = transformSync(readFileSync(filename, 'utf8'), {
     filename,
     sourceMaps: 'inline',
     module: { type: 'es6' },
