@@ -9,10 +9,9 @@ import { readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 import type { Journal, JournalEntry } from '../src/schemas/request-journal.js'
-import { childEnv, CHROMIUM, CHROMIUM_ARGS, chromiumSkip, freePort, tempDir, watchOutput } from './helpers.js'
+import { BUILT_SERVER as SERVER, childEnv, CHROMIUM, CHROMIUM_ARGS, chromiumSkip, freePort, tempDir, watchOutput } from './helpers.js'
 
 const ROOT = join(import.meta.dirname, '..')
-const SERVER = join(ROOT, 'dist', 'server.js')
 const skip = chromiumSkip('the demo server guide\'s example')
 
 const started = new Set<ChildProcess>()

@@ -8,13 +8,10 @@ import { spawn, spawnSync, execFile } from 'node:child_process'
 import { stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { builtIsStale, childEnv, freePort, makeItem, tempDir, toJsonLines, versioned, watchOutput, type SnapshotDoc } from './helpers.js'
+import { BUILT_CLI as CLI, BUILT_SERVER as SERVER, builtIsStale, childEnv, freePort, makeItem, type SnapshotDoc, tempDir, toJsonLines, versioned, watchOutput } from './helpers.js'
 import { countingProxy, serveDirectory } from './sources/counting-servers.js'
 import { hasReusePort } from '../src/serving/serving-mode.js'
 
-const ROOT = join(import.meta.dirname, '..')
-const SERVER = join(ROOT, 'dist', 'server.js')
-const CLI = join(ROOT, 'dist', 'cli', 'main.js')
 const MOTO = process.env.MOTO_SERVER ?? 'moto_server'
 
 /** Runs the built command line; resolves with its exit code and output. */

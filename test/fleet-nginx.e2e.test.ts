@@ -12,9 +12,8 @@ import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { nginxConfig } from '../bench/nginx-config.js'
-import { childEnv, freePort, tempDir, toJsonLines, versioned, watchOutput } from './helpers.js'
+import { BUILT_SERVER as SERVER, childEnv, freePort, tempDir, toJsonLines, versioned, watchOutput } from './helpers.js'
 
-const SERVER = join(import.meta.dirname, '..', 'dist', 'server.js')
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find(existsSync)
 
 /** A publisher of one snapshot URL, with ETags and 304s. */

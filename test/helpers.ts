@@ -266,12 +266,16 @@ export function childEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv
 
 let builtChecked: boolean | undefined
 
+const ROOT = join(import.meta.dirname, '..')
+/** The built entries (`npm run build`) the end-to-end tests start: `node dist/server.js`, `node dist/cli/main.js`. */
+export const BUILT_SERVER = join(ROOT, 'dist', 'server.js')
+export const BUILT_CLI = join(ROOT, 'dist', 'cli', 'main.js')
+
 /** Whether dist/ is missing or older than a file of src/: a child started from it would test old code. */
 export function builtIsStale (): boolean {
-  const root = join(import.meta.dirname, '..')
-  const built = statSync(join(root, 'dist', 'server.js'), { throwIfNoEntry: false })
+  const built = statSync(BUILT_SERVER, { throwIfNoEntry: false })
   if (built === undefined) return true
-  const sources = readdirSync(join(root, 'src'), { withFileTypes: true, recursive: true }).filter(entry => entry.isFile())
+  const sources = readdirSync(join(ROOT, 'src'), { withFileTypes: true, recursive: true }).filter(entry => entry.isFile())
   return sources.some(entry => statSync(join(entry.parentPath, entry.name)).mtimeMs > built.mtimeMs)
 }
 

@@ -3,9 +3,7 @@ import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
-import { childEnv, smallSnapshot, watchOutput, writeSnapshot } from './helpers.js'
-
-const SERVER = join(import.meta.dirname, '..', 'dist', 'server.js')
+import { BUILT_SERVER as SERVER, childEnv, smallSnapshot, watchOutput, writeSnapshot } from './helpers.js'
 
 // A test that fails before its SIGTERM leaves its server running, and with it this file until tap's
 // timeout: whatever still runs when the file's tests end is killed.

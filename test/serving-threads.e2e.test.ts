@@ -7,9 +7,8 @@ import { once } from 'node:events'
 import { mkdir, readFile, readdir, readlink, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { hasReusePort } from '../src/serving/serving-mode.js'
-import { childEnv, eventually, freePort, makeItem, tempDir, versioned, watchOutput, type SnapshotDoc } from './helpers.js'
+import { BUILT_SERVER as SERVER, childEnv, eventually, freePort, makeItem, type SnapshotDoc, tempDir, versioned, watchOutput } from './helpers.js'
 
-const SERVER = join(import.meta.dirname, '..', 'dist', 'server.js')
 const HOOKS = join(import.meta.dirname, 'fixtures', 'serving-test-hooks.ts')
 // The built server loads the TypeScript hooks through the tests' own loader.
 const TYPESCRIPT = join(import.meta.dirname, 'register-typescript.mjs')

@@ -5,10 +5,7 @@ import http from 'node:http'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect } from 'node:net'
-import { join } from 'node:path'
-import { childEnv, makeItem, watchOutput, writeSnapshot } from './helpers.js'
-
-const SERVER = join(import.meta.dirname, '..', 'dist', 'server.js')
+import { BUILT_SERVER as SERVER, childEnv, makeItem, watchOutput, writeSnapshot } from './helpers.js'
 
 function bigSnapshot () {
   const abstract = 'x'.repeat(1024 * 1024)

@@ -7,10 +7,9 @@ import { createServer, type Server } from 'node:net'
 import { readdirSync, readFileSync } from 'node:fs'
 import { readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { childEnv, freePort, tempDir } from './helpers.js'
+import { BUILT_SERVER as SERVER, childEnv, freePort, tempDir } from './helpers.js'
 
 const ROOT = join(import.meta.dirname, '..')
-const SERVER = join(ROOT, 'dist', 'server.js')
 const SAMPLE = join(ROOT, 'data', 'snapshot.json')
 
 async function run (

@@ -5,13 +5,10 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
-import { buildTestApp, childEnv } from '../helpers.js'
-
-const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
+import { buildTestApp, BUILT_CLI as MAIN, childEnv } from '../helpers.js'
 
 /** The app on a snapshot document, listening on 127.0.0.1; its base URL. */
 export async function listeningApp (t: Test, doc: unknown, overrides: Partial<Config> = {}): Promise<{ app: FastifyInstance, url: string }> {

@@ -11,9 +11,7 @@ import { loadConfig } from '../../src/config.js'
 import { generateSnapshot } from '../../src/generate/write-snapshot.js'
 import { Rng } from '../../src/generate/random-source.js'
 import type { Snapshot, SnapshotItem } from '../../src/schemas/snapshot.js'
-import { childEnv, makeItem, tempDir, testStateDir, toJsonLines, type SnapshotDoc } from '../helpers.js'
-
-const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
+import { BUILT_CLI as MAIN, childEnv, makeItem, type SnapshotDoc, tempDir, testStateDir, toJsonLines } from '../helpers.js'
 
 function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
   return new Promise(resolve => {

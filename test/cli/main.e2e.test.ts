@@ -5,9 +5,7 @@ import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { childEnv, smallSnapshot, tempDir, writeSnapshot } from '../helpers.js'
-
-const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
+import { BUILT_CLI as MAIN, BUILT_SERVER, childEnv, smallSnapshot, tempDir, writeSnapshot } from '../helpers.js'
 
 function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
   return new Promise(resolve => {
@@ -19,7 +17,7 @@ function run (...args: string[]): Promise<{ code: number, stdout: string, stderr
 
 t.test('the build leaves the command executable: npx runs dist/cli/main.js itself, and tsc writes it 644', async t => {
   // The end-to-end suite builds dist/ before it runs (npm run test:e2e).
-  const bin = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
+  const bin = MAIN
   t.equal((await stat(bin)).mode & 0o111, 0o111, 'executable by all')
   const version = await new Promise<string>((resolve, reject) => {
     execFile(bin, ['--version'], { env: childEnv() }, (error, stdout) => { if (error !== null) reject(error); else resolve(stdout) })
@@ -43,7 +41,7 @@ t.test('--version and -v: the package\'s version, exit 0; the server entry too',
   t.match(version, /^\d+\.\d+\.\d+/)
   for (const flag of ['--version', '-v']) t.same(await run(flag), { code: 0, stdout: `explore-replica ${version}\n`, stderr: '' }, flag)
   const server = await new Promise<{ code: number, stdout: string }>(resolve => {
-    execFile(process.execPath, [join(import.meta.dirname, '..', '..', 'dist', 'server.js'), '--version'], { env: childEnv() }, (error, stdout) => {
+    execFile(process.execPath, [BUILT_SERVER, '--version'], { env: childEnv() }, (error, stdout) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout })
     })
   })

@@ -12,10 +12,9 @@ import { FINGERPRINT, IMAGE_FORMAT } from '../../src/snapshot/images/image-finge
 import { readImageHeader } from '../../src/snapshot/images/version-image.js'
 import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
 import { VERSION } from '../../src/version.js'
-import { childEnv, freePort, makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
+import { BUILT_CLI as MAIN, childEnv, freePort, makeItem, tempDir, toJsonLines, versioned } from '../helpers.js'
 import { PublishError } from '../../src/errors.js'
 
-const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
 const MOTO = process.env.MOTO_SERVER ?? 'moto_server'
 
 function run (args: string[], env: Record<string, string> = {}): Promise<{ code: number, stdout: string, stderr: string }> {

@@ -5,11 +5,11 @@ import { execFile } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
-import { childEnv, makeItem, smallSnapshot, tempDir, toJsonLines, writeSnapshot } from '../helpers.js'
+import { BUILT_CLI, childEnv, makeItem, smallSnapshot, tempDir, toJsonLines, writeSnapshot } from '../helpers.js'
 
 function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
   return new Promise(resolve => {
-    execFile(process.execPath, [join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js'), ...args], { env: childEnv() }, (error, stdout, stderr) => {
+    execFile(process.execPath, [BUILT_CLI, ...args], { env: childEnv() }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
     })
   })

@@ -6,9 +6,8 @@ import { rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { childEnv, freePort, tempDir, versioned, reloadFile } from '../helpers.js'
+import { BUILT_CLI as MAIN, childEnv, freePort, reloadFile, tempDir, versioned } from '../helpers.js'
 
-const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js')
 const TOKEN = 'a-token-for-the-tests-0123456789'
 
 function run (args: string[], env: Record<string, string> = {}): Promise<{ code: number, stdout: string, stderr: string }> {

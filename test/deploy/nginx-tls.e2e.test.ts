@@ -14,11 +14,9 @@ import { connect as tlsConnect } from 'node:tls'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { gunzipSync } from 'node:zlib'
-import { childEnv, eventually, EXPLORE, freePort, smallSnapshot, tempDir, watchOutput, writeSnapshot } from '../helpers.js'
-import { ROOT } from './deploy-rules.js'
+import { BUILT_SERVER as SERVER, childEnv, eventually, EXPLORE, freePort, smallSnapshot, tempDir, watchOutput, writeSnapshot } from '../helpers.js'
 import { mainConfig, NGINX_CONF_TEXT, PUBLIC_HOST, withPlaceholders } from './nginx-placeholders.js'
 
-const SERVER = join(ROOT, 'dist', 'server.js')
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find(existsSync)
 const OPENSSL = ['/usr/bin/openssl', '/bin/openssl'].find(existsSync)
 

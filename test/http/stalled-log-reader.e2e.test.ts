@@ -7,10 +7,9 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import { hasReusePort } from '../../src/serving/serving-mode.js'
-import { childEnv, eventually, freePort, watchOutput } from '../helpers.js'
+import { BUILT_SERVER as SERVER, childEnv, eventually, freePort, watchOutput } from '../helpers.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
-const SERVER = join(ROOT, 'dist', 'server.js')
 // Long: a thread kept alive by a stuck log write is ended only near its end, and the test gives up well before.
 const GRACE_MS = 60_000
 const GIVE_UP_MS = 20_000

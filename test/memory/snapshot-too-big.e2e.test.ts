@@ -12,9 +12,8 @@ import { mkdir, readFile, rename, rmdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Status } from '../../src/schemas/operations.js'
 import { hasReusePort } from '../../src/serving/serving-mode.js'
-import { childEnv, EXPLORE, makeItem, OUTPUT_WAIT_MS, smallSnapshot, tempDir, toJsonLines, watchOutput } from '../helpers.js'
+import { BUILT_SERVER as SERVER, childEnv, EXPLORE, makeItem, OUTPUT_WAIT_MS, smallSnapshot, tempDir, toJsonLines, watchOutput } from '../helpers.js'
 
-const SERVER = join(import.meta.dirname, '..', '..', 'dist', 'server.js')
 const MiB = 1024 * 1024
 /** The budget: the service with a small snapshot holds ~95 MB of it. */
 const BUDGET_MB = 200

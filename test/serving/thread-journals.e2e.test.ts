@@ -5,9 +5,8 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { hasReusePort } from '../../src/serving/serving-mode.js'
 import type { Journal } from '../../src/schemas/request-journal.js'
-import { childEnv, freePort, tempDir, watchOutput } from '../helpers.js'
+import { BUILT_SERVER as SERVER, childEnv, freePort, tempDir, watchOutput } from '../helpers.js'
 
-const SERVER = join(import.meta.dirname, '..', '..', 'dist', 'server.js')
 const skip = hasReusePort() ? false : `serving threads need Node 22.12 or later (reusePort); this is Node ${process.versions.node}`
 const TROUBLE = { CHAOS_SEED: '7', FAIL_RATE: '0.4', CHAOS: 'true' }
 

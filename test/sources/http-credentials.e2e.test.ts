@@ -4,11 +4,9 @@
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { join } from 'node:path'
-import { childEnv, eventually, tempDir, toJsonLines, versioned, watchOutput } from '../helpers.js'
+import { BUILT_SERVER as SERVER, childEnv, eventually, tempDir, toJsonLines, versioned, watchOutput } from '../helpers.js'
 import { everything, origin } from './credential-origin.js'
 
-const SERVER = join(import.meta.dirname, '..', '..', 'dist', 'server.js')
 const started = new Set<ChildProcess>()
 t.teardown(() => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
