@@ -42,14 +42,9 @@ async function digest (): Promise<string> {
         await new Promise<void>(resolve => { wake = resolve })
         continue
       }
-      const length = Math.min(PIECE_BYTES, upTo - done)
-      // The caller's descriptor, already checked (a regular file, its links), is its own to close.
-      let bytesRead: number
-      if (fd !== undefined) bytesRead = (await readFd(fd, buffer, 0, length, done)).bytesRead
-      else {
-        handle ??= await open(file, 'r')
-        bytesRead = (await handle.read(buffer, 0, length, done)).bytesRead
-      }
+      // The caller's descriptor, already checked (a regular file, its links), is its own to close; else ours.
+      const from = fd ?? (handle ??= await open(file, 'r')).fd
+      const { bytesRead } = await readFd(from, buffer, 0, Math.min(PIECE_BYTES, upTo - done), done)
       if (bytesRead === 0) throw new Error(`${file} ends at ${done} bytes, before the ${upTo} written`)
       hash.update(buffer.subarray(0, bytesRead))
       done += bytesRead
