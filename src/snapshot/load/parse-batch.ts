@@ -9,7 +9,7 @@ import { describeLineSyntaxError, findValue, locateSyntaxError, startsWithBom } 
 import { NEWLINE, countCharacters, positionAfter, type TextPosition } from './text-position.js'
 import { escapePointer, jsonPath, preview, schemaProblems } from './validation-report.js'
 import { ItemBytes } from '../model/item-bytes.js'
-import { fillRow } from '../model/version-arrays.js'
+import { fillRow, type ItemPlace } from '../model/version-arrays.js'
 import type { RenderedItems } from '../model/build-model.js'
 import { MAX_VALUE_NESTING } from './stream-document.js'
 
@@ -169,13 +169,26 @@ export class LanguageNumbers {
   }
 }
 
+/** The batch's items as ParsedBatch sends them: each one's row, number, language and companies. */
+class BatchItems implements RenderedItems {
+  readonly rows: number[] = []
+  readonly at: number[] = []
+  readonly language: number[] = []
+  readonly languages = new LanguageNumbers()
+  readonly companyEnd: number[] = []
+  readonly companies: number[] = []
+
+  add (item: SnapshotItem, language: string, at: number, place: ItemPlace): void {
+    fillRow(this.rows, item, place)
+    this.at.push(at)
+    this.language.push(this.languages.of(language))
+    for (const company of item.companies) this.companies.push(company)
+    this.companyEnd.push(this.companies.length)
+  }
+}
+
 class BatchCollector {
-  private readonly rows: number[] = []
-  private readonly at: number[] = []
-  private readonly language: number[] = []
-  private readonly languages = new LanguageNumbers()
-  private readonly companyEnd: number[] = []
-  private readonly companies: number[] = []
+  private readonly items = new BatchItems()
   private readonly problems: BatchProblem[] = []
   header: ParsedBatch['header'] = null
   content = false
@@ -189,11 +202,7 @@ class BatchCollector {
     const deep = tooDeepField(item)
     if (deep !== null) return deep
     const start = this.bytes.write(item)
-    fillRow(this.rows, item, { chunk: 0, start, length: this.bytes.lastLength })
-    this.at.push(at)
-    this.language.push(this.languages.of(language))
-    for (const company of item.companies) this.companies.push(company)
-    this.companyEnd.push(this.companies.length)
+    this.items.add(item, language, at, { chunk: 0, start, length: this.bytes.lastLength })
     return null
   }
 
@@ -214,12 +223,12 @@ class BatchCollector {
     return {
       count,
       bytes: this.bytes.take(),
-      rows: this.rows,
-      at: this.at,
-      language: this.language,
-      languages: this.languages.codes,
-      companyEnd: this.companyEnd,
-      companies: this.companies,
+      rows: this.items.rows,
+      at: this.items.at,
+      language: this.items.language,
+      languages: this.items.languages.codes,
+      companyEnd: this.items.companyEnd,
+      companies: this.items.companies,
       problems: this.problems,
       header: this.header,
       content: this.content,

@@ -70,6 +70,85 @@ function isSpace (c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 }
 
+/** The key or value being followed, whole once it ends: its bytes from earlier chunks, copied. */
+class Capture {
+  private pieces: Buffer[] = []
+  /** Its first byte in the current chunk: 0 when it began in an earlier one. */
+  from = 0
+  start: TextPosition = { line: 1, column: 1 }
+
+  begin (at: number, start: TextPosition): void {
+    this.from = at
+    this.start = start
+  }
+
+  /** The chunk ends inside it. */
+  keep (chunk: Buffer): void {
+    if (this.from < chunk.length) this.pieces.push(Buffer.from(chunk.subarray(this.from)))
+  }
+
+  /** It ends before `end`. */
+  take (chunk: Buffer, end: number): Buffer {
+    const last = chunk.subarray(this.from, end)
+    const bytes = this.pieces.length === 0 ? last : Buffer.concat([...this.pieces, last])
+    this.pieces = []
+    return bytes
+  }
+}
+
+/** Where the document is: its top-level key, or its language and the item's index there; a key or a language met
+ * twice is refused. */
+class DocumentPlace {
+  key = ''
+  language = ''
+  index = 0
+  private readonly keys = new Set<string>()
+  private readonly languages = new Set<string>()
+
+  /** What is wrong with it, or null. */
+  enterKey (key: string): string | null {
+    if (this.keys.has(key)) return `the key ${JSON.stringify(key)} is given twice`
+    this.keys.add(key)
+    this.key = key
+    return null
+  }
+
+  enterLanguage (code: string): string | null {
+    if (this.languages.has(code)) return `the language ${JSON.stringify(code)} is given twice`
+    this.languages.add(code)
+    this.language = code
+    this.index = 0
+    return null
+  }
+}
+
+/** `stringEnd`'s answer when the chunk ends inside the string on a backslash that escapes the next one's first byte. */
+const ENDS_ESCAPING = -2
+
+/** After the string's closing quote, or -1 (or ENDS_ESCAPING) when the chunk ends first; an odd run of `\` escapes
+ * a quote. */
+function stringEnd (chunk: Buffer, start: number): number {
+  let i = start
+  for (;;) {
+    const quote = chunk.indexOf(QUOTE, i)
+    const stop = quote === -1 ? chunk.length : quote
+    let run = 0
+    for (let k = stop - 1; k >= start && chunk[k] === BACKSLASH; k--) run++
+    if (quote === -1) return run % 2 === 1 ? ENDS_ESCAPING : -1
+    if (run % 2 === 0) return quote + 1
+    i = quote + 1
+  }
+}
+
+/** A key's text, or null: not a valid JSON string. */
+function keyText (bytes: Buffer): string | null {
+  try {
+    return JSON.parse(bytes.toString('utf8')) as string
+  } catch {
+    return null
+  }
+}
+
 /** Also refuses a key or language given twice; a captured value is only followed to its end (JSON.parse checks it). */
 export class DocumentStreamer {
   private readonly positions = new PositionCounter()
@@ -79,15 +158,8 @@ export class DocumentStreamer {
   private escaped = false
   private inString = false
   private nesting = 0
-  /** The current key's or value's bytes from earlier chunks, copied. */
-  private pieces: Buffer[] = []
-  private from = 0
-  private start: TextPosition = { line: 1, column: 1 }
-  private topKey = ''
-  private readonly topKeys = new Set<string>()
-  private language = ''
-  private readonly languages = new Set<string>()
-  private index = 0
+  private readonly capture = new Capture()
+  private readonly place = new DocumentPlace()
 
   constructor (private readonly handlers: DocumentHandlers) {}
 
@@ -97,7 +169,7 @@ export class DocumentStreamer {
 
   feed (chunk: Buffer): void {
     this.positions.begin(chunk)
-    this.from = 0
+    this.capture.from = 0
     const n = chunk.length
     let i = 0
     while (i < n) {
@@ -108,7 +180,7 @@ export class DocumentStreamer {
         default: i = this.followString(chunk, i)
       }
     }
-    if (this.mode !== STRUCTURE && this.from < n) this.pieces.push(Buffer.from(chunk.subarray(this.from)))
+    if (this.mode !== STRUCTURE) this.capture.keep(chunk)
     this.positions.end()
   }
 
@@ -150,12 +222,12 @@ export class DocumentStreamer {
           }
           break
         case TOP_COLON:
-          if (c !== COLON) this.fail(`expected ':' after the key ${JSON.stringify(this.topKey)}`, i)
+          if (c !== COLON) this.fail(`expected ':' after the key ${JSON.stringify(this.place.key)}`, i)
           this.state = TOP_VALUE
           break
         case TOP_VALUE:
-          if (this.topKey !== 'languages') {
-            return this.beginValue(chunk, i, TOP_NEXT, `expected a value for the key ${JSON.stringify(this.topKey)}`)
+          if (this.place.key !== 'languages') {
+            return this.beginValue(chunk, i, TOP_NEXT, `expected a value for the key ${JSON.stringify(this.place.key)}`)
           }
           if (c !== OPEN_BRACE) this.fail(NOT_OBJECT_OF_ARRAYS, i)
           this.state = LANGUAGE_FIRST
@@ -179,13 +251,12 @@ export class DocumentStreamer {
           }
           break
         case LANGUAGE_COLON:
-          if (c !== COLON) this.fail(`expected ':' after the language ${JSON.stringify(this.language)}`, i)
+          if (c !== COLON) this.fail(`expected ':' after the language ${JSON.stringify(this.place.language)}`, i)
           this.state = LANGUAGE_VALUE
           break
         case LANGUAGE_VALUE:
           if (c !== OPEN_BRACKET) this.fail(NOT_OBJECT_OF_ARRAYS, i)
           this.state = ITEM_FIRST
-          this.index = 0
           break
         case LANGUAGE_NEXT:
           if (c === COMMA) this.state = LANGUAGE_KEY
@@ -216,8 +287,7 @@ export class DocumentStreamer {
 
   private beginKey (at: number): number {
     this.mode = KEY
-    this.start = this.positions.at(at)
-    this.from = at
+    this.capture.begin(at, this.positions.at(at))
     return at + 1
   }
 
@@ -226,8 +296,7 @@ export class DocumentStreamer {
     const c = chunk[at] as number
     if (STARTS_VALUE[c] === 0) this.fail(missing, at)
     this.state = next
-    this.start = this.positions.at(at)
-    this.from = at
+    this.capture.begin(at, this.positions.at(at))
     if (c === QUOTE) this.mode = STRING
     else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       this.mode = CONTAINER
@@ -237,12 +306,10 @@ export class DocumentStreamer {
   }
 
   private endValue (chunk: Buffer, end: number): void {
-    const last = chunk.subarray(this.from, end)
-    const bytes = this.pieces.length === 0 ? last : Buffer.concat([...this.pieces, last])
-    this.pieces = []
+    const bytes = this.capture.take(chunk, end)
     this.mode = STRUCTURE
-    if (this.state === ITEM_NEXT) this.handlers.item(this.language, this.index++, bytes, this.start)
-    else this.handlers.member(this.topKey, bytes, this.start)
+    if (this.state === ITEM_NEXT) this.handlers.item(this.place.language, this.place.index++, bytes, this.capture.start)
+    else this.handlers.member(this.place.key, bytes, this.capture.start)
   }
 
   /** The hot loop: only brackets and strings matter. */
@@ -303,51 +370,22 @@ export class DocumentStreamer {
     return end
   }
 
-  /** After its quote, or -1; an odd run of `\` escapes a quote. */
+  /** After its quote, or -1: the chunk ends first. */
   private stringEnd (chunk: Buffer, from: number): number {
-    let i = from
-    if (this.escaped) {
-      this.escaped = false
-      i++
-    }
-    const start = i
-    for (;;) {
-      const quote = chunk.indexOf(QUOTE, i)
-      const stop = quote === -1 ? chunk.length : quote
-      let run = 0
-      for (let k = stop - 1; k >= start && chunk[k] === BACKSLASH; k--) run++
-      if (quote === -1) {
-        this.escaped = run % 2 === 1
-        return -1
-      }
-      if (run % 2 === 0) return quote + 1
-      i = quote + 1
-    }
+    const end = stringEnd(chunk, this.escaped ? from + 1 : from)
+    this.escaped = end === ENDS_ESCAPING
+    return end < 0 ? -1 : end
   }
 
   private endKey (chunk: Buffer, end: number): void {
-    const last = chunk.subarray(this.from, end)
-    const bytes = this.pieces.length === 0 ? last : Buffer.concat([...this.pieces, last])
-    this.pieces = []
+    const key = keyText(this.capture.take(chunk, end))
     this.mode = STRUCTURE
-    let key: string
-    try {
-      key = JSON.parse(bytes.toString('utf8')) as string
-    } catch {
-      this.failAtStart('a key that is not a valid JSON string')
-    }
-    if (this.state === TOP_FIRST || this.state === TOP_KEY) {
-      if (this.topKeys.has(key)) this.failAtStart(`the key ${JSON.stringify(key)} is given twice`)
-      this.topKeys.add(key)
-      this.topKey = key
-      this.state = TOP_COLON
-    } else {
-      if (this.languages.has(key)) this.failAtStart(`the language ${JSON.stringify(key)} is given twice`)
-      this.languages.add(key)
-      this.language = key
-      this.state = LANGUAGE_COLON
-      this.handlers.language(key, this.start)
-    }
+    if (key === null) this.failAtStart('a key that is not a valid JSON string')
+    const top = this.state === TOP_FIRST || this.state === TOP_KEY
+    const refused = top ? this.place.enterKey(key) : this.place.enterLanguage(key)
+    if (refused !== null) this.failAtStart(refused)
+    this.state = top ? TOP_COLON : LANGUAGE_COLON
+    if (!top) this.handlers.language(key, this.capture.start)
   }
 
   private fail (reason: string, at: number): never {
@@ -355,6 +393,6 @@ export class DocumentStreamer {
   }
 
   private failAtStart (reason: string): never {
-    throw new NotFollowed(reason, this.start)
+    throw new NotFollowed(reason, this.capture.start)
   }
 }
