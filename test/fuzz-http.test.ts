@@ -99,6 +99,21 @@ const rawHttpRequest: fc.Arbitrary<RawRequest> = fc.record({
   copies: fc.integer({ min: 1, max: 3 })
 })
 
+/** A request for each status the generators reach, some in a few hundred runs only: each run meets them all. */
+const EVERY_STATUS: RawRequest[] = ([
+  ['GET', '/en/api/internal/explore/?limit=1', []],
+  ['GET', '/en/api/internal/explore?limit=1', []],
+  ['GET', '/en/api/internal/explore/?limit=1', [['If-None-Match', '*']]],
+  ['GET', '/en/api/internal/explore/?limit=x', []],
+  ['GET', '/xx/api/internal/explore/', []],
+  ['PUT', '/en/api/internal/explore/', []],
+  ['GET', '/en/api/internal/explore/', [['Accept', 'text/html']]],
+  ['GET', `/en/api/internal/explore/?x=${'y'.repeat(8200)}`, []],
+  ['GET', '/en/api/internal/explore/', [['X-Long', 'v'.repeat(17_000)]]]
+] satisfies Array<[string, string, Array<[string, string]>]>).map(([method, target, headers]) => ({
+  method, target, version: 'HTTP/1.1', headers: [['Host', 'replica.test'], ...headers], body: null, copies: 1
+}))
+
 /** The bytes of one copy: `close` asks for the connection to end after it. */
 function bytesOf (req: RawRequest, close: boolean): Buffer {
   const lines = [`${req.method} ${req.target} ${req.version}`, ...req.headers.map(([name, value]) => `${name}: ${value}`)]
@@ -262,7 +277,8 @@ async function fuzz (t: Test, overrides: Partial<Config>, numRuns: number): Prom
     const after = await stillAnswers(port)
     if (after !== null) throw new Error(`after ${shown(req)}: ${after}`)
   })
-  const details = await fc.check(property, { numRuns })
+  // fast-check counts the examples among the runs.
+  const details = await fc.check(property, { numRuns: numRuns + EVERY_STATUS.length, examples: EVERY_STATUS.map(req => [req]) })
   if (details.failed) {
     const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)
     t.fail(`${error}\n${fc.defaultReportMessage(details) ?? ''}`)
@@ -270,7 +286,7 @@ async function fuzz (t: Test, overrides: Partial<Config>, numRuns: number): Prom
   }
   t.pass(`${details.numRuns} raw exchanges, ${answers} answers: no 5xx, no leak, JSON bodies parse, the server kept answering`)
   t.comment(`statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`)
-  // The generators still reach the fast path's pages, the route's refusals and the parser's.
+  // The fast path's pages, the route's refusals and the parser's, each met (EVERY_STATUS at least).
   for (const status of [200, 301, 304, 400, 404, 405, 406, 414, 431]) t.ok((statuses.get(status) ?? 0) > 0, `some answers were ${status}`)
   t.equal(await stillAnswers(port), null, 'a plain page request is answered at the end')
 }
