@@ -378,8 +378,8 @@ function table<Row> (columns: ReadonlyArray<Column<Row>>, rows: readonly Row[]):
 }
 
 const capital = (name: string): string => `${name.slice(0, 1).toUpperCase()}${name.slice(1)}`
-/** "a then b", "a, b then c". */
-const inTurn = (parts: readonly string[]): string => `${parts.slice(0, -1).join(', ')} then ${parts[parts.length - 1] ?? ''}`
+/** "a and b", "a, b and c". */
+const listed = (parts: readonly string[]): string => `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1] ?? ''}`
 /** A pooled ratio in bold, with the range over the rounds in brackets when there were several. */
 const pooled = (x: number, rounds: readonly number[]): string =>
   `**${ratio(x)}**${rounds.length > 1 ? ` (${ratio(Math.min(...rounds))}–${ratio(Math.max(...rounds))})` : ''}`
@@ -394,7 +394,7 @@ export function markdown (result: BenchResult): string {
   const lines: string[] = []
   const m = result.machine
   const withBaseline = result.baseline !== undefined
-  // The servers under traffic, in the order their rounds run.
+  // The servers under traffic: a round measures each in turn.
   const servers = withBaseline ? ['service', 'baseline', 'ceiling'] : ['service', 'ceiling']
   lines.push(`Run ${result.startedAt} → ${result.finishedAt} · \`${result.command}\``)
   lines.push('')
@@ -403,7 +403,7 @@ export function markdown (result: BenchResult): string {
   if (result.baseline !== undefined) lines.push(describeBuild('Baseline', result.baseline))
   const client = result.client ?? 'autocannon'
   lines.push(`Load: ${client}${client.startsWith('wrk') ? ' (one thread, its own process)' : ' (in the bench\'s process)'}, ${o.connections} connections; per workload a ${o.warmupSeconds} s warm-up of each server, then ${o.rounds} round(s) of ` +
-    `${inTurn(servers.map(name => `${o.durationSeconds} s on the ${name}`))} (never ${withBaseline ? 'two' : 'both'} at once), pooled. ` +
+    `${o.durationSeconds} s on each of the ${listed(servers)}, one at a time, pooled. ` +
     `Service${withBaseline ? ' and baseline' : ''}: \`node ${o.nodeArgs.map(arg => `${arg} `).join('')}dist/server.js --log-level warn --watch false\`${withBaseline || result.service.args.length > 0 ? ' + the flags above' : ''}.`)
   lines.push('')
   lines.push(`### Throughput: the service against ${withBaseline ? 'the baseline and ' : ''}the ceiling`)
