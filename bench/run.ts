@@ -353,7 +353,7 @@ interface UnderLoad { name: string, port: number, pid: number }
 /**
  * Warm-up of each server, then rounds of (service, baseline if any, ceiling) measured one after the other,
  * so slow drift of the machine hits them all alike, each round beginning with the next of them: here the
- * first of a round read ~7% lower (ADR 044). A round disturbed by other processes is run again (up to
+ * first of a round read 7–9% lower (ADR 044). A round disturbed by other processes is run again (up to
  * --attempts). Returns each target's samples, in the order given.
  */
 async function runWorkload (workload: Workload, targets: readonly UnderLoad[], ceiling: Ceiling, options: BenchOptions): Promise<{ samples: Sample[][], pairsRun: number }> {
@@ -489,7 +489,7 @@ async function benchSize (contenders: readonly Contender[], info: SnapshotInfo, 
       ]
       for (const workload of [hot, cold]) {
         log(`${label} ${workload.name}: ${options.warmupSeconds} s warm-up of each server, then ${options.rounds} × ` +
-          `(${targets.map(t => `${options.durationSeconds} s ${t.name}`).join(', ')})`)
+          `(${targets.map(t => `${options.durationSeconds} s ${t.name}`).join(', ')}; the order turned each round)`)
         const { samples, pairsRun } = await runWorkload(workload, targets, ceiling, options)
         for (const s of serving) if (s.child.exitedYet()) throw new Error(`the ${s.contender.name} died under load:\n${s.child.output()}`)
         const served = samples[0] ?? []

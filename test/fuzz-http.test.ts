@@ -104,7 +104,7 @@ const EVERY_STATUS: RawRequest[] = ([
   ['GET', '/en/api/internal/explore/?limit=1', []],
   ['GET', '/en/api/internal/explore?limit=1', []],
   ['GET', '/en/api/internal/explore/?limit=1', [['If-None-Match', '*']]],
-  ['GET', '/en/api/internal/explore/?limit=x', []],
+  ['GET', '/en/api/internal/explore/?companies=x', []],
   ['GET', '/xx/api/internal/explore/', []],
   ['PUT', '/en/api/internal/explore/', []],
   ['GET', '/en/api/internal/explore/', [['Accept', 'text/html']]],

@@ -74,8 +74,12 @@ function isSpace (c: number): boolean {
 class Capture {
   private pieces: Buffer[] = []
   /** Its first byte in the current chunk: 0 when it began in an earlier one. */
-  from = 0
+  private from = 0
   start: TextPosition = { line: 1, column: 1 }
+
+  nextChunk (): void {
+    this.from = 0
+  }
 
   begin (at: number, start: TextPosition): void {
     this.from = at
@@ -169,7 +173,7 @@ export class DocumentStreamer {
 
   feed (chunk: Buffer): void {
     this.positions.begin(chunk)
-    this.capture.from = 0
+    this.capture.nextChunk()
     const n = chunk.length
     let i = 0
     while (i < n) {
