@@ -188,7 +188,9 @@ export async function problemsOf (doc: unknown, name = 'test.json', loader?: Sna
 /** `pool`, used for files of any size (the process's own starts at THREADS_FROM_BYTES): a test's files are small. */
 export function poolForAnySize (pool: ParsePool): ParsePool {
   return Object.assign(Object.create(pool) as ParsePool, {
-    parserFor: async (_bytes: number, serving: boolean, onFallback?: (reason: string) => void) => await pool.parserFor(Infinity, serving, onFallback)
+    parserFor: async (_bytes: number, serving: boolean, onFallback?: (reason: string) => void) => await pool.parserFor(Infinity, serving, onFallback),
+    // The pool's own fields, not copies on this object.
+    close: async () => { await pool.close() }
   })
 }
 

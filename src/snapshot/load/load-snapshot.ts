@@ -1,5 +1,5 @@
 // The one load pipeline (ADR 021): read-chunks → frame-lines|frame-document → parse-pool → merge-batches → build-model
-import { SnapshotError } from '../../errors.js'
+import { SnapshotError, TooBigError } from '../../errors.js'
 import { SnapshotModelBuilder } from '../model/build-model.js'
 import type { SnapshotInfo, SnapshotModel } from '../model/snapshot-model.js'
 import type { LoadWatch, MemoryGuard } from '../memory-budget.js'
@@ -95,6 +95,9 @@ export class SnapshotLoader {
       chunks = null
       return await finish(framing, digest)
     } catch (error) {
+      // At the budget, the idle threads' heaps (~35 MB each, ADR 022) are given back now, not 30 s later: on Node 24
+      // the next load waited that long for RSS to fall. A later large load starts them again.
+      if (error instanceof TooBigError) await pool.close()
       throw classify(error, file)
     } finally {
       await chunks?.close()

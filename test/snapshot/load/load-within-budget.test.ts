@@ -1,6 +1,6 @@
 // The load pipeline with a memory guard: a file that does not fit is refused before anything
 // is read, and a load that reaches the budget is abandoned cleanly: reading stops, the batches in flight on
-// the pool's threads settle before the load rejects, and what it rendered is retired.
+// the pool's threads settle before the load rejects, what it rendered is retired, and the threads go.
 import t from 'tap'
 import { SnapshotLoader } from '../../../src/snapshot/load/load-snapshot.js'
 import { ParsePool, type BatchParser } from '../../../src/snapshot/load/parse-pool.js'
@@ -89,7 +89,9 @@ t.test('a load that reaches the budget is abandoned: no batch left in flight, wh
   t.equal(inFlight, 0, 'every batch in flight settled before the load rejected')
   t.equal(guard.checks, 4, 'reading stopped at the check that reached the budget')
   t.equal(discarded, 1, 'what the load rendered is retired')
+  t.equal(pool.status().threads, 0, 'the threads went at once, their heaps with them')
 
   const model = await new SnapshotLoader({ memory: risingGuard(Infinity), pool: counting, batchBytes: 16 * 1024 }).load(file)
   t.equal(model.itemCounts().en, 3000, 'the pool loads the next file as before')
+  t.equal(pool.status().threads, 2, 'on threads started again, which stay for the next file')
 })
