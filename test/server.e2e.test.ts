@@ -2,6 +2,7 @@
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { BUILT_SERVER as SERVER, childEnv, smallSnapshot, watchOutput, writeSnapshot } from './helpers.js'
 
@@ -31,7 +32,41 @@ function start (args: string[], env: Record<string, string> = {}) {
   listening.catch(() => {})
   /** Resolves when the server has logged a line matching `pattern` after this call. */
   const logged = (pattern: RegExp) => watched.logged(pattern, 1, watched.text().length)
-  return { child, exited, listening, logged, printed: watched.logged, output: watched.text }
+  /**
+   * SIGTERM, then the exit. One not come within STOP_WAIT_MS is killed, and `hung` says what each thread was doing
+   * and what the server logged: a CI run once waited 220 s here for an exit that never came.
+   */
+  const stop = async (): Promise<{ code: number | null, stdout: string, hung: string | null }> => {
+    child.kill('SIGTERM')
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<null>(resolve => { timer = setTimeout(() => resolve(null), STOP_WAIT_MS) })
+    const ended = await Promise.race([exited, late])
+    clearTimeout(timer)
+    if (ended !== null) return { ...ended, hung: null }
+    const hung = `no exit ${STOP_WAIT_MS / 1000} s after SIGTERM; threads: ${await threadStates(child.pid as number)}\n` +
+      watched.text().slice(-4000)
+    child.kill('SIGKILL')
+    return { ...(await exited), hung }
+  }
+  return { child, exited, listening, logged, printed: watched.logged, output: watched.text, stop }
+}
+
+/** Past the 10 s grace period, after which the server exits by itself. */
+const STOP_WAIT_MS = 30_000
+
+/** Each thread's name, state and kernel wait channel (Linux), e.g. `node S ep_poll`. */
+async function threadStates (pid: number): Promise<string> {
+  const task = `/proc/${pid}/task`
+  try {
+    const states = await Promise.all((await readdir(task)).map(async tid => {
+      const stat = await readFile(join(task, tid, 'stat'), 'utf8')
+      const wchan = await readFile(join(task, tid, 'wchan'), 'utf8').catch(() => '?')
+      return `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))} ${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] as string} ${wchan}`
+    }))
+    return states.join('; ')
+  } catch {
+    return 'unknown here'
+  }
 }
 
 t.test('serves the snapshot it is pointed at, and stops cleanly on SIGTERM', async t => {
@@ -41,9 +76,8 @@ t.test('serves the snapshot it is pointed at, and stops cleanly on SIGTERM', asy
   const res = await fetch(`${url}/en/api/internal/explore/?limit=1`)
   t.equal(res.status, 200)
   t.equal(((await res.json()) as { count: number }).count, 25)
-  server.child.kill('SIGTERM')
-  const { code, stdout } = await server.exited
-  t.equal(code, 0)
+  const { code, stdout, hung } = await server.stop()
+  t.equal(code, 0, hung ?? 'exit 0 on SIGTERM')
   t.match(stdout, /"msg":"snapshot loaded"/)
 })
 
@@ -109,8 +143,8 @@ t.test('SIGHUP reloads the snapshot, with the file watch off', async t => {
   await reloaded
   const res = await fetch(`${url}/-/status`)
   t.match(await res.json(), { snapshot: { generatedAt: '2026-12-01T00:00:00Z', items: { en: 0 } }, reloads: { succeeded: 1 } })
-  server.child.kill('SIGTERM')
-  t.equal((await server.exited).code, 0)
+  const stopped = await server.stop()
+  t.equal(stopped.code, 0, stopped.hung ?? 'exit 0 on SIGTERM')
 })
 
 t.test('the start-up log names the console\'s URL: on the operator\'s port when OPS_PORT is set', async t => {
@@ -125,8 +159,8 @@ t.test('the start-up log names the console\'s URL: on the operator\'s port when 
   const health = await fetch(`${consoleLine?.[1] ?? ''}healthz`)
   t.equal(health.status, 200, 'the operator\'s pages answer there')
   t.equal((await fetch(`${api}/-/healthz`)).status, 404, 'and not on the API\'s port')
-  server.child.kill('SIGTERM')
-  t.equal((await server.exited).code, 0)
+  const stopped = await server.stop()
+  t.equal(stopped.code, 0, stopped.hung ?? 'exit 0 on SIGTERM')
 })
 
 t.test('a change file that is a symbolic link out of the changes directory: the log names it and why, and nothing of its target', async t => {
@@ -143,8 +177,8 @@ t.test('a change file that is a symbolic link out of the changes directory: the 
   t.match(server.output(), /"changes":"[^"]*0001\.jsonl".*a symbolic link out of the changes directory: a change file must be a regular file/)
   t.notMatch(server.output(), /leaked/, 'nothing of the target in the log')
   t.match(await (await fetch(`${url}/-/status`)).json(), { snapshot: { items: { en: 25 } }, reloads: { changeFiles: { applied: 0, refused: 1 } } })
-  server.child.kill('SIGTERM')
-  t.equal((await server.exited).code, 0)
+  const stopped = await server.stop()
+  t.equal(stopped.code, 0, stopped.hung ?? 'exit 0 on SIGTERM')
 })
 
 t.test('on an address other than loopback without OPS_PORT: the log says the operator\'s pages are not served, and PORT 404s them', async t => {
@@ -155,8 +189,8 @@ t.test('on an address other than loopback without OPS_PORT: the log says the ope
   t.notMatch(server.output(), /"msg":"console"/, 'no console URL that would not answer')
   t.equal((await fetch(`${api}/-/status`)).status, 404)
   t.equal((await fetch(`${api}/-/readyz`)).status, 200, 'the probes answer')
-  server.child.kill('SIGTERM')
-  t.equal((await server.exited).code, 0)
+  const stopped = await server.stop()
+  t.equal(stopped.code, 0, stopped.hung ?? 'exit 0 on SIGTERM')
 })
 
 t.test('an operator\'s action is logged with the socket\'s address: TRUST_PROXY\'s X-Forwarded-For names no one there', async t => {
@@ -176,6 +210,6 @@ t.test('an operator\'s action is logged with the socket\'s address: TRUST_PROXY\
   t.equal(audit.length, 2, audit.join('\n'))
   for (const line of audit) t.match(line, /"client":"(127\.0\.0\.1|::ffff:127\.0\.0\.1)"/, line)
   t.notMatch(server.output(), /203\.0\.113\.9/)
-  server.child.kill('SIGTERM')
-  t.equal((await server.exited).code, 0)
+  const stopped = await server.stop()
+  t.equal(stopped.code, 0, stopped.hung ?? 'exit 0 on SIGTERM')
 })
