@@ -96,8 +96,9 @@ export class SnapshotLoader {
       return await finish(framing, digest)
     } catch (error) {
       // At the budget, the idle threads' heaps (~35 MB each, ADR 022) are given back now, not 30 s later: on Node 24
-      // the next load waited that long for RSS to fall. A later large load starts them again.
-      if (error instanceof TooBigError) await pool.close()
+      // the next load waited that long for RSS to fall. A later large load starts them again. The refusal is what
+      // is reported, whatever the close does.
+      if (error instanceof TooBigError) await pool.close().catch(() => {})
       throw classify(error, file)
     } finally {
       await chunks?.close()

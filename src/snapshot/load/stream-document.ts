@@ -126,12 +126,12 @@ class DocumentPlace {
   }
 }
 
-/** `stringEnd`'s answer when the chunk ends inside the string on a backslash that escapes the next one's first byte. */
+/** `closingQuote`'s answer when the chunk ends inside the string on a backslash escaping the next one's first byte. */
 const ENDS_ESCAPING = -2
 
 /** After the string's closing quote, or -1 (or ENDS_ESCAPING) when the chunk ends first; an odd run of `\` escapes
  * a quote. */
-function stringEnd (chunk: Buffer, start: number): number {
+function closingQuote (chunk: Buffer, start: number): number {
   let i = start
   for (;;) {
     const quote = chunk.indexOf(QUOTE, i)
@@ -376,7 +376,7 @@ export class DocumentStreamer {
 
   /** After its quote, or -1: the chunk ends first. */
   private stringEnd (chunk: Buffer, from: number): number {
-    const end = stringEnd(chunk, this.escaped ? from + 1 : from)
+    const end = closingQuote(chunk, this.escaped ? from + 1 : from)
     this.escaped = end === ENDS_ESCAPING
     return end < 0 ? -1 : end
   }
