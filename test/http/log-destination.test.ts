@@ -20,6 +20,12 @@ async function stalledPipe (t: Parameters<typeof tempDir>[0]) {
     // A destination closed by the test closed it already (libuv closes what it opened a stream on, but 0 to 2).
     try { closeSync(writer) } catch {}
   })
+  /** One more descriptor on the same pipe: a destination closing its own (fd > 2) closes no other's. */
+  const anotherWriter = (): number => {
+    const fd = openSync(path, constants.O_WRONLY)
+    t.teardown(() => { try { closeSync(fd) } catch {} })
+    return fd
+  }
   const chunk = Buffer.alloc(1 << 16)
   const readAll = (): string => {
     let text = ''
@@ -30,7 +36,7 @@ async function stalledPipe (t: Parameters<typeof tempDir>[0]) {
       text += chunk.toString('utf8', 0, n)
     }
   }
-  return { writer, readAll }
+  return { writer, readAll, anotherWriter }
 }
 
 const turn = async (): Promise<void> => { await new Promise(resolve => setImmediate(resolve)) }
@@ -91,9 +97,11 @@ t.test('closing onto a full pipe: every line kept is counted as dropped, the pie
 })
 
 t.test('two threads\' loggers on one pipe never tear each other\'s lines', async t => {
-  const { writer, readAll } = await stalledPipe(t)
+  const { readAll, anotherWriter } = await stalledPipe(t)
+  // A descriptor each, as the serving threads' stdout is never closed under the other: on one shared fd the first
+  // close closed it, and the second thread's last writes went to whatever file reused its number (a CI run).
   const threads = ['a', 'b'].map(who =>
-    new Worker(new URL('../fixtures/log-writer-thread.ts', import.meta.url), { workerData: { fd: writer, count: 4000, who } }))
+    new Worker(new URL('../fixtures/log-writer-thread.ts', import.meta.url), { workerData: { fd: anotherWriter(), count: 4000, who } }))
   t.teardown(async () => { await Promise.all(threads.map(async thread => await thread.terminate())) })
   // The reader reads while both write: the pipe fills and drains under them.
   let text = ''
