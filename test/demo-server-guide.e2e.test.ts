@@ -9,7 +9,7 @@ import { readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 import type { Journal, JournalEntry } from '../src/schemas/request-journal.js'
-import { BUILT_SERVER as SERVER, childEnv, CHROMIUM, CHROMIUM_ARGS, chromiumSkip, freePort, tempDir, watchOutput } from './helpers.js'
+import { BUILT_SERVER as SERVER, childEnv, CHROMIUM, CHROMIUM_ARGS, chromiumSkip, tempDir, watchOutput } from './helpers.js'
 
 const ROOT = join(import.meta.dirname, '..')
 const skip = chromiumSkip('the demo server guide\'s example')
@@ -21,14 +21,14 @@ t.teardown(() => {
 
 /** `node dist/server.js` on a free port with `env`, once it serves; its API's origin. */
 async function demoServer (t: Test, env: Record<string, string>): Promise<string> {
-  const port = await freePort()
-  const child = spawn(process.execPath, [SERVER, '--port', String(port)], {
+  const child = spawn(process.execPath, [SERVER, '--port', '0'], {
     env: childEnv({ LOG_LEVEL: 'info', STATE_DIR: join(await tempDir(t), 'state'), ...env }), stdio: ['ignore', 'pipe', 'pipe']
   })
   started.add(child)
   t.teardown(() => { child.kill('SIGTERM') })
-  await watchOutput(child).logged(/"msg":"snapshot loaded"/)
-  return `http://127.0.0.1:${port}`
+  const output = watchOutput(child)
+  await output.logged(/"msg":"snapshot loaded"/)
+  return await output.origin()
 }
 
 /** An app on its own origin: one page, whose script is `script` with API as the demo server's origin. */

@@ -25,13 +25,12 @@ function cli (args: string[], env: Record<string, string> = {}): Promise<{ code:
 
 /** A replica process following `url`; resolves once it listens. */
 async function replica (t: Test, url: string, env: Record<string, string> = {}) {
-  const port = await freePort()
   const child = spawn(process.execPath, [SERVER, '--snapshot-url', url, '--snapshot-cache-dir', await tempDir(t),
-    '--snapshot-poll-seconds', '3600', '--port', String(port), '--request-log', 'false'],
+    '--snapshot-poll-seconds', '3600', '--port', '0', '--request-log', 'false'],
   { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info', ...env }) })
-  const { logged, text } = watchOutput(child)
+  const { logged, text, origin } = watchOutput(child)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  await logged(/Server listening at/)
+  const port = Number(new URL(await origin()).port)
   /** The `en` page: its count and the title of pk 1. */
   const served = async () => {
     const res = await fetch(`http://127.0.0.1:${port}/en/api/internal/explore/?limit=100`)

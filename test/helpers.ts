@@ -309,7 +309,14 @@ export interface ChildOutput {
    * missed line fails its test, with what was printed, instead of holding the file until tap's timeout.
    */
   logged: (pattern: RegExp, times?: number, from?: number) => Promise<void>
+  /**
+   * Its API's origin, once it says it listens: a server given port 0 has no port a test must guess. A port a
+   * test picked is free only until someone else picks it too.
+   */
+  origin: () => Promise<string>
 }
+
+const LISTENING_AT = /"msg":"Server listening at (http:\/\/[^,"]+)/
 
 /**
  * Asks `read` again (a turn of the event loop apart) until it gives something other than undefined;
@@ -357,7 +364,11 @@ export function watchOutput (child: ChildProcess): ChildOutput {
     listeners.add(check)
     check()
   })
-  return { text: () => text, logged }
+  const origin = async (): Promise<string> => {
+    await logged(LISTENING_AT)
+    return (LISTENING_AT.exec(text) as RegExpExecArray)[1] as string
+  }
+  return { text: () => text, logged, origin }
 }
 
 /**

@@ -26,8 +26,7 @@ function start (args: string[], env: Record<string, string> = {}) {
   const exited = once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout, stderr }))
   const watched = watchOutput(child)
   /** Resolves with the address once the server logs that it listens and that its snapshot is loaded. */
-  const listening = Promise.all([watched.logged(/"msg":"Server listening at http/), watched.logged(/"msg":"snapshot loaded"/)])
-    .then(() => (/"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)[,"]/.exec(watched.text()) as RegExpExecArray)[1] as string)
+  const listening = Promise.all([watched.origin(), watched.logged(/"msg":"snapshot loaded"/)]).then(([origin]) => origin)
   // Tests of startup failures never wait for `listening`; its rejection is expected there.
   listening.catch(() => {})
   /** Resolves when the server has logged a line matching `pattern` after this call. */

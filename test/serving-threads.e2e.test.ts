@@ -25,15 +25,15 @@ async function startThreads (
   const dir = again === null ? await tempDir(t) : join(again, '..')
   const file = join(dir, 'snapshot.json')
   if (again === null) await writeFile(file, JSON.stringify(doc))
-  const port = await freePort()
-  const child = spawn(process.execPath, ['--import', TYPESCRIPT, '--import', HOOKS, SERVER, '--snapshot-path', file, '--port', String(port), '--workers', '2', '--reload-debounce-ms', '50', ...extra],
+  const child = spawn(process.execPath, ['--import', TYPESCRIPT, '--import', HOOKS, SERVER, '--snapshot-path', file, '--port', '0', '--workers', '2', '--reload-debounce-ms', '50', ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info', ...env }) })
-  const { logged, text } = watchOutput(child)
+  const { logged, text, origin } = watchOutput(child)
   const exited = once(child, 'exit').then(([code]) => code as number)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
   await meanwhile(logged)
   // The last line of the start: the operator's port, when asked for, listens before it.
   await logged(/"msg":"console"/)
+  const port = Number(new URL(await origin()).port)
   return { child, exited, logged, port, file, dir, log: text }
 }
 
@@ -294,7 +294,7 @@ t.test('a bad first snapshot stops the service with exit 1, as with one thread',
   const dir = await tempDir(t)
   const file = join(dir, 'bad.json')
   await writeFile(file, '{"languages": {"en": [{"pk": 1}]}}')
-  const child = spawn(process.execPath, [SERVER, '--snapshot-path', file, '--port', String(await freePort()), '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
+  const child = spawn(process.execPath, [SERVER, '--snapshot-path', file, '--port', '0', '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
   let stderr = ''
   child.stderr.on('data', chunk => { stderr += chunk })
   const [code] = await once(child, 'exit')
@@ -303,7 +303,7 @@ t.test('a bad first snapshot stops the service with exit 1, as with one thread',
 })
 
 t.test('on a Node without reusePort, WORKERS=2 exits 1 and says which Node it needs', { skip: hasReusePort() && `Node ${process.versions.node} has reusePort` }, async t => {
-  const child = spawn(process.execPath, [SERVER, '--port', String(await freePort()), '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
+  const child = spawn(process.execPath, [SERVER, '--port', '0', '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
   let stderr = ''
   child.stderr.on('data', chunk => { stderr += chunk })
   const [code] = await once(child, 'exit')

@@ -15,13 +15,12 @@ function bigSnapshot () {
 async function startServer (t: Test, graceMs: number) {
   const file = await writeSnapshot(t, bigSnapshot())
   const child = spawn(process.execPath, [SERVER, '--snapshot-path', file, '--port', '0', '--shutdown-grace-ms', String(graceMs), '--watch', 'false'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
-  const { logged, text } = watchOutput(child)
+  const { logged, text, origin } = watchOutput(child)
   const exited = once(child, 'exit').then(([code]) => code as number)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  await logged(/Server listening at http:\/\/127\.0\.0\.1:\d+/)
+  const port = Number(new URL(await origin()).port)
   // It listens first and loads the snapshot after.
   await logged(/"msg":"snapshot loaded"/)
-  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(text())?.[1])
   return { child, exited, logged, port, log: text }
 }
 

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:net'
 import { readdirSync, readFileSync } from 'node:fs'
 import { readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { hasReusePort } from '../src/serving/serving-mode.js'
 import { BUILT_SERVER as SERVER, childEnv, freePort, tempDir } from './helpers.js'
 
 const ROOT = join(import.meta.dirname, '..')
@@ -57,10 +58,10 @@ function threadsOf (pid: number): string {
   }
 }
 
-/** A port this test holds, as another process would. */
-async function taken (t: Test): Promise<number> {
+/** A port this test holds, as another process would; `reusePort`: as another replica's serving threads do. */
+async function taken (t: Test, { reusePort = false } = {}): Promise<number> {
   const server: Server = createServer()
-  server.listen(0, '127.0.0.1')
+  server.listen({ port: 0, host: '127.0.0.1', reusePort } as { port: number, host: string })
   await once(server, 'listening')
   t.teardown(() => { server.close() })
   return (server.address() as { port: number }).port
@@ -73,6 +74,16 @@ t.test('PORT in use: one line naming PORT and what to do, exit 1, and no state l
   t.equal(code, 1)
   t.equal(stderr, `cannot start: PORT=${port}: 127.0.0.1:${port} is in use by another process: stop it, or set PORT to a free port (0: any)\n`)
   t.same(await readdir(join(cache, 'explore-replica')), [], 'no state-… directory')
+})
+
+// reusePort lets any socket of this user that sets it join the port: two replicas would split its connections.
+t.test('PORT held by another replica\'s serving threads: the same refusal, not a shared port', {
+  skip: hasReusePort() ? false : `Node ${process.versions.node} has no reusePort, so no serving threads either`
+}, async t => {
+  const port = await taken(t, { reusePort: true })
+  const { code, stderr } = await run(t, { SNAPSHOT_PATH: SAMPLE, PORT: String(port), WORKERS: '2' })
+  t.equal(code, 1)
+  t.equal(stderr, `cannot start: PORT=${port}: 127.0.0.1:${port} is in use by another process: stop it, or set PORT to a free port (0: any)\n`)
 })
 
 t.test('OPS_PORT in use: the same, naming OPS_PORT', async t => {

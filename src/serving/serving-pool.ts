@@ -1,4 +1,6 @@
 // The control thread's serving threads (WORKERS > 1, ADR 029): started, restarted with backoff, drained on close.
+import { once } from 'node:events'
+import { createServer, type AddressInfo } from 'node:net'
 import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
@@ -54,14 +56,13 @@ export class ServingPool {
     this.versions = new VersionPublisher(this.slots, options.log)
   }
 
-  /** One thread at a time, so that with port 0 the others bind the port the first was given. */
+  /** The port claimed, then one thread at a time: the first thread's failure to listen is the start's. */
   async start (): Promise<number> {
-    this.port = this.config.port
+    this.port = await claimPort(this.config.port, this.config.host)
     for (let id = 0; id < this.size; id++) {
       const slot = emptySlot(id, FIRST_BACKOFF_MS)
       this.slots.push(slot)
-      const port = await this.run(slot)
-      this.port = port
+      await this.run(slot)
     }
     return this.port
   }
@@ -200,4 +201,17 @@ export class ServingPool {
       }
     }))
   }
+}
+
+/**
+ * The port bound once without reusePort and let go: taken by anyone, even another replica's threads, it is
+ * EADDRINUSE here, where reusePort alone would have joined them (ADR 029); port 0 becomes the one the threads share.
+ */
+async function claimPort (port: number, host: string): Promise<number> {
+  const probe = createServer()
+  // `once` rejects with the 'error' (EADDRINUSE…) that comes instead.
+  await once(probe.listen(port, host), 'listening')
+  const claimed = (probe.address() as AddressInfo).port
+  await new Promise(resolve => probe.close(resolve))
+  return claimed
 }
