@@ -1,10 +1,14 @@
-// What an image's bytes mean besides its snapshot: the format, a version's arrays and their kinds, the item schemas and
-// the serializer that renders items; one fingerprint of them, computed at module load (ADR 042).
+// What an image's bytes mean besides its snapshot: the format, a version's arrays and their kinds, the item schemas,
+// the serializer that renders items and the builder that orders them; one fingerprint of them, computed at module load
+// (ADR 043).
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { SnapshotItemSchema, type SnapshotItem } from '../../schemas/snapshot.js'
-import { ITEM_SERIALIZER, renderItem } from '../model/item-bytes.js'
-import { PART_KINDS } from '../model/version-arrays.js'
+import { asBuffer, parseBatch } from '../load/parse-batch.js'
+import { SnapshotModelBuilder } from '../model/build-model.js'
+import { ITEM_SERIALIZER, ItemBytes, renderItem } from '../model/item-bytes.js'
+import { PART_KINDS, kindOf, type View } from '../model/version-arrays.js'
+import { partsOf } from '../model/version-parts.js'
 
 /** Another is refused (and the snapshot parsed). 2: `made.fingerprint` decides, not the release. */
 export const IMAGE_FORMAT = 2
@@ -17,6 +21,8 @@ export interface Rendering {
   serializer: { schema: unknown, options: unknown, library: string }
   /** Run on SAMPLES: catches what the declaration does not say (the escapes, the library's own output). */
   render: (item: SnapshotItem) => string
+  /** The arrays a version loaded from `items` is made of: the served order, date keys, company tables. */
+  build: (items: readonly SnapshotItem[]) => unknown
 }
 
 /** Odd values on purpose: a float in an integer field shows the rounding, U+2028 the escapes, nesting opaque fields. */
@@ -59,17 +65,47 @@ const SAMPLES: SnapshotItem[] = [{
   companies: []
 }]
 
+/** For the builder: dates alike and apart, a pk above 2^32, a company of three items, one of none, two languages. */
+const LOADABLE: SnapshotItem = { ...SAMPLES[0] as SnapshotItem, display_image: { url: '/i.png', width: 640, height: 480 } }
+export const LOADED: readonly SnapshotItem[] = [
+  LOADABLE,
+  { ...LOADABLE, pk: 7, companies: [7] },
+  { ...LOADABLE, pk: 8, backdate: '2027-01-31', companies: [3, 70000] },
+  { ...LOADABLE, pk: 9, backdate: '1999-12-01', companies: [] },
+  { ...LOADABLE, pk: 2 ** 40, backdate: '2026-11-20', companies: [3] }
+]
+
 /** A digest of `rendering`: two codes that render alike share it, and an image is read only by code of its own. */
 export function renderingFingerprint (rendering: Rendering): string {
-  const { render, ...declared } = rendering
-  const rendered = SAMPLES.map(item => {
-    try {
-      return render(item)
-    } catch (error) {
-      return `throws ${(error as Error).message}`
-    }
-  })
-  return createHash('sha256').update(JSON.stringify({ ...declared, rendered })).digest('base64url').slice(0, 22)
+  const { render, build, ...declared } = rendering
+  const rendered = SAMPLES.map(item => attempt(() => render(item)))
+  const built = attempt(() => build(LOADED))
+  return createHash('sha256').update(JSON.stringify({ ...declared, rendered, built })).digest('base64url').slice(0, 22)
+}
+
+function attempt<T> (run: () => T): T | string {
+  try {
+    return run()
+  } catch (error) {
+    return `throws ${(error as Error).message}`
+  }
+}
+
+/** As a load makes them: the lines parsed and merged into the builder; each array as its kind and bytes. */
+function builtArrays (items: readonly SnapshotItem[]): unknown {
+  const lines = items.map((item, i) => JSON.stringify({ ...item, language: i % 2 === 0 ? 'en' : 'fr' })).join('\n')
+  const batch = parseBatch({ kind: 'lines', bytes: Buffer.from(lines), first: true }, new ItemBytes(0))
+  if (batch.problems.length > 0) throw new Error(`the samples do not load: ${batch.problems[0]?.text}`)
+  const builder = new SnapshotModelBuilder()
+  const chunk = builder.chunk(asBuffer(batch.bytes))
+  for (let i = 0; i < batch.at.length; i++) {
+    builder.addRendered(batch.languages[batch.language[i] as number] as string, i, batch, i, chunk)
+  }
+  const { listings, chunks } = partsOf(builder.build({ source: '', version: '', generatedAt: null, loadedAt: new Date(0) }))
+  const bytes = (view: View): string =>
+    `${kindOf(view)} ${Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('base64')}`
+  const arrays = (_: string, value: unknown): unknown => ArrayBuffer.isView(value) ? bytes(value as View) : value
+  return { chunks: chunks.map(bytes), listings: JSON.parse(JSON.stringify(listings, arrays)) as unknown }
 }
 
 /** This code's. */
@@ -80,7 +116,8 @@ export function currentRendering (): Rendering {
     parts: PART_KINDS,
     itemSchema: SnapshotItemSchema,
     serializer: { schema: ITEM_SERIALIZER.schema, options: ITEM_SERIALIZER.options, library },
-    render: renderItem
+    render: renderItem,
+    build: builtArrays
   }
 }
 

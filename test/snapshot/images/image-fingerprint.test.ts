@@ -9,7 +9,7 @@ import { ContentItemSchema } from '../../../src/schemas/content-item.js'
 import type { SnapshotItem } from '../../../src/schemas/snapshot.js'
 import { forSerializer } from '../../../src/schemas/serializer-schema.js'
 import {
-  currentRendering, FINGERPRINT, renderingFingerprint, type Rendering
+  currentRendering, FINGERPRINT, LOADED, renderingFingerprint, type Rendering
 } from '../../../src/snapshot/images/image-fingerprint.js'
 import { ImageShelf } from '../../../src/snapshot/images/image-shelf.js'
 import { PART_KINDS } from '../../../src/snapshot/model/version-arrays.js'
@@ -34,10 +34,23 @@ t.test('the fingerprint is the code\'s: the same declaration gives the same, any
     ['the served item\'s schema', { ...current, serializer: { ...current.serializer, schema: forSerializer(Type.Omit(ContentItemSchema, ['series'])) } }],
     ['what the serializer writes (another escape)', { ...current, render: item => current.render(item).replaceAll('é', '\\u00e9') }],
     ['the serializer library', { ...current, serializer: { ...current.serializer, library: '0.0.0' } }],
+    ['what a load builds of the items (a branch that ordered by pk alone)', {
+      ...current, build: items => current.build(items.map(item => ({ ...item, backdate: '2000-01-01' })))
+    }],
     ['a version\'s arrays (a column of another kind)', { ...current, parts: { ...PART_KINDS, columns: { ...PART_KINDS.columns, dateOf: ['f64'] } } }],
     ['the image format', { ...current, format: current.format + 1 }]
   ]
   for (const [what, rendering] of changed) t.not(renderingFingerprint(rendering), FINGERPRINT, what)
+})
+
+t.test('the builder\'s part is a real load of its samples: both languages, every item, in the served order', async t => {
+  const { listings } = currentRendering().build(LOADED) as { listings: Array<{ code: string, size: number, pkOf: string }> }
+  t.same(listings.map(({ code, size }) => [code, size]), [['en', 3], ['fr', 2]])
+  const pks = (column: string) => {
+    const bytes = Buffer.from(column.split(' ')[1] as string, 'base64')
+    return [...new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length / 8)]
+  }
+  t.same(pks((listings[0] as { pkOf: string }).pkOf).slice(0, 3), [8, 2 ** 53 - 1, 2 ** 40], 'newest first, then the larger pk')
 })
 
 t.test('a branch that renders otherwise, its release unchanged, refuses the image the code before it made, and parses', async t => {
