@@ -1,10 +1,10 @@
 // SNAPSHOT_PATH and its changes directory as a source: watched (the snapshot's directory, as a watch on the file
-// goes silent once it is recreated, and the changes one), and served again on a write, SIGHUP and unpin.
+// goes silent once it is recreated, and the changes one), and served again on a write, SIGHUP and unpin. The chain is
+// the snapshot and the directory's change files in name order.
 import { EventEmitter } from 'node:events'
-import { stat } from 'node:fs/promises'
-import { dirname, resolve } from 'node:path'
+import { readdir, stat } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
 import { watch } from 'chokidar'
-import { changeFilesIn, isChangeFileName } from '../snapshot/store/chain-on-disk.js'
 import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
 import type { StoreLogger } from '../snapshot/store/store-logger.js'
 import type { ChainSink, ChainSource } from './chain-source.js'
@@ -189,4 +189,26 @@ export function watchSnapshot (
       await watcher.close()
     }
   })
+}
+
+/** Not hidden: editors' swap and lock files start with a dot. */
+function isChangeFileName (name: string): boolean {
+  return name.endsWith('.jsonl') && !name.startsWith('.')
+}
+
+/** In code unit order (the same on every machine); none when `dir` is missing. */
+async function changeFilesIn (dir: string): Promise<string[]> {
+  let entries
+  try {
+    entries = await readdir(dir, { withFileTypes: true })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' ||
+      (error as NodeJS.ErrnoException).code === 'ENOTDIR') return []
+    throw error
+  }
+  return entries
+    .filter(entry => !entry.isDirectory() && isChangeFileName(entry.name))
+    .map(entry => entry.name)
+    .sort((a, b) => a < b ? -1 : a > b ? 1 : 0)
+    .map(name => join(dir, name))
 }

@@ -10,7 +10,7 @@ import { SnapshotLoader } from '../load/load-snapshot.js'
 import type { MemoryBudget, MemoryGuard } from '../memory-budget.js'
 import { collectSoon } from '../model/item-memory.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
-import { fileStamp } from './chain-on-disk.js'
+import { fileStamp } from './file-identity.js'
 import { isMissing, type ReloadRecord } from './reload-record.js'
 import type { StoreLogger } from './store-logger.js'
 

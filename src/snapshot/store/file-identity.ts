@@ -1,30 +1,7 @@
-// An editor's chain on disk: a directory's change files in name order, and the digest a load computes.
-import { readdir, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+// Whether a file is the one seen before: its stamp (cheap, may say unchanged of other bytes) and its digest.
+import { stat } from 'node:fs/promises'
 import { DIGEST_BEHIND_FROM_BYTES, DigestBehind } from '../../sources/digest-behind.js'
 import { FileChunks, VERSION_DIGEST, type LinkRule } from '../load/read-chunks.js'
-
-/** Not hidden: editors' swap and lock files start with a dot. */
-export function isChangeFileName (name: string): boolean {
-  return name.endsWith('.jsonl') && !name.startsWith('.')
-}
-
-/** In code unit order (the same on every machine); none when `dir` is missing. */
-export async function changeFilesIn (dir: string): Promise<string[]> {
-  let entries
-  try {
-    entries = await readdir(dir, { withFileTypes: true })
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' ||
-      (error as NodeJS.ErrnoException).code === 'ENOTDIR') return []
-    throw error
-  }
-  return entries
-    .filter(entry => !entry.isDirectory() && isChangeFileName(entry.name))
-    .map(entry => entry.name)
-    .sort((a, b) => a < b ? -1 : a > b ? 1 : 0)
-    .map(name => join(dir, name))
-}
 
 /**
  * As a load computes it (a snapshot's version; a change set's digest). A large file's on a thread of its own: hashed
