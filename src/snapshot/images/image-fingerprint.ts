@@ -21,8 +21,8 @@ export interface Rendering {
   serializer: { schema: unknown, options: unknown, library: string }
   /** Run on SAMPLES: catches what the declaration does not say (the escapes, the library's own output). */
   render: (item: SnapshotItem) => string
-  /** The arrays a version loaded from `items` is made of: the served order, date keys, company tables. */
-  build: (items: readonly SnapshotItem[]) => unknown
+  /** The arrays a version loaded from `items` is made of (the served order, date keys, company tables), as JSON. */
+  build: (items: readonly SnapshotItem[]) => string
 }
 
 /** Odd values on purpose: a float in an integer field shows the rounding, U+2028 the escapes, nesting opaque fields. */
@@ -92,7 +92,7 @@ function attempt<T> (run: () => T): T | string {
 }
 
 /** As a load makes them: the lines parsed and merged into the builder; each array as its kind and bytes. */
-function builtArrays (items: readonly SnapshotItem[]): unknown {
+function builtArrays (items: readonly SnapshotItem[]): string {
   const lines = items.map((item, i) => JSON.stringify({ ...item, language: i % 2 === 0 ? 'en' : 'fr' })).join('\n')
   const batch = parseBatch({ kind: 'lines', bytes: Buffer.from(lines), first: true }, new ItemBytes(0))
   if (batch.problems.length > 0) throw new Error(`the samples do not load: ${batch.problems[0]?.text}`)
@@ -105,7 +105,7 @@ function builtArrays (items: readonly SnapshotItem[]): unknown {
   const bytes = (view: View): string =>
     `${kindOf(view)} ${Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('base64')}`
   const arrays = (_: string, value: unknown): unknown => ArrayBuffer.isView(value) ? bytes(value as View) : value
-  return { chunks: chunks.map(bytes), listings: JSON.parse(JSON.stringify(listings, arrays)) as unknown }
+  return JSON.stringify({ chunks: chunks.map(bytes), listings }, arrays)
 }
 
 /** This code's. */
