@@ -316,7 +316,8 @@ export interface ChildOutput {
   origin: () => Promise<string>
 }
 
-const LISTENING_AT = /"msg":"Server listening at (http:\/\/[^,"]+)/
+// Up to the line's next character: a read may end inside the port.
+const LISTENING_AT = /"msg":"Server listening at (http:\/\/[^,"]+)[,"]/
 
 /**
  * Asks `read` again (a turn of the event loop apart) until it gives something other than undefined;

@@ -1,6 +1,6 @@
 // The control thread's serving threads (WORKERS > 1, ADR 029): started, restarted with backoff, drained on close.
 import { once } from 'node:events'
-import { createServer, type AddressInfo } from 'node:net'
+import { createServer, type AddressInfo, type Server } from 'node:net'
 import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
@@ -47,6 +47,8 @@ export interface ServingThreadRow {
 export class ServingPool {
   private readonly slots: Slot[] = []
   private port = 0
+  /** The port, held without reusePort until the first thread is about to bind it. */
+  private claim: Server | null = null
   private closing = false
   private readonly versions: VersionPublisher
   private readonly counts = new ThreadMetrics(this.slots)
@@ -58,7 +60,8 @@ export class ServingPool {
 
   /** The port claimed, then one thread at a time: the first thread's failure to listen is the start's. */
   async start (): Promise<number> {
-    this.port = await claimPort(this.config.port, this.config.host)
+    this.claim = await claimPort(this.config.port, this.config.host)
+    this.port = (this.claim.address() as AddressInfo).port
     for (let id = 0; id < this.size; id++) {
       const slot = emptySlot(id, FIRST_BACKOFF_MS)
       this.slots.push(slot)
@@ -84,8 +87,8 @@ export class ServingPool {
       worker.on('message', (message: ToControl) => {
         switch (message.type) {
           case 'ready':
-            // Closing: it has its `close` already.
-            if (!this.closing) this.versions.follow(slot)
+            // Closing: it has its `close` already. The claim let go only now: a thread's start takes ~0.3 s.
+            if (!this.closing) this.letClaimGo().then(() => { if (!this.closing) this.versions.follow(slot) }, () => {})
             break
           case 'listening':
             slot.listening = true
@@ -186,9 +189,16 @@ export class ServingPool {
     return this.slots.some(slot => slot.lettingGo.length > 0)
   }
 
+  private async letClaimGo (): Promise<void> {
+    const claim = this.claim
+    this.claim = null
+    if (claim !== null) await new Promise(resolve => claim.close(resolve))
+  }
+
   /** Drains every thread; one still running just before the grace period ends is terminated. */
   async close (): Promise<void> {
     this.closing = true
+    await this.letClaimGo()
     const graceMs = Math.max(1000, this.config.shutdownGraceMs - 500)
     await Promise.all(this.slots.map(async slot => {
       const worker = slot.worker
@@ -204,14 +214,13 @@ export class ServingPool {
 }
 
 /**
- * The port bound once without reusePort and let go: taken by anyone, even another replica's threads, it is
- * EADDRINUSE here, where reusePort alone would have joined them (ADR 029); port 0 becomes the one the threads share.
+ * The port bound without reusePort: taken by anyone, even another replica's threads, it is EADDRINUSE here, where
+ * reusePort alone would have joined them (ADR 029); port 0 becomes the one the threads share. A connection that
+ * comes meanwhile is reset, as none would be served yet.
  */
-async function claimPort (port: number, host: string): Promise<number> {
-  const probe = createServer()
+async function claimPort (port: number, host: string): Promise<Server> {
+  const claim = createServer(socket => { socket.destroy() })
   // `once` rejects with the 'error' (EADDRINUSE…) that comes instead.
-  await once(probe.listen(port, host), 'listening')
-  const claimed = (probe.address() as AddressInfo).port
-  await new Promise(resolve => probe.close(resolve))
-  return claimed
+  await once(claim.listen(port, host), 'listening')
+  return claim
 }
