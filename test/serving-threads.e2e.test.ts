@@ -20,7 +20,8 @@ const skip = hasReusePort() ? false : `serving threads need Node 22.12 or later 
  */
 async function startThreads (
   t: Test, doc: SnapshotDoc, extra: string[] = [], env: Record<string, string> = {},
-  meanwhile: (logged: (pattern: RegExp) => Promise<unknown>) => Promise<void> = async () => {}, again: string | null = null
+  meanwhile: (logged: (pattern: RegExp) => Promise<unknown>, pid: number) => Promise<void> = async () => {},
+  again: string | null = null
 ) {
   const dir = again === null ? await tempDir(t) : join(again, '..')
   const file = join(dir, 'snapshot.json')
@@ -30,7 +31,7 @@ async function startThreads (
   const { logged, text, origin } = watchOutput(child)
   const exited = once(child, 'exit').then(([code]) => code as number)
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  await meanwhile(logged)
+  await meanwhile(logged, child.pid as number)
   // The last line of the start: the operator's port, when asked for, listens before it.
   await logged(/"msg":"console"/)
   const port = Number(new URL(await origin()).port)
@@ -191,6 +192,34 @@ t.test('a thread that starts while the first version is published listens only o
   const statuses = []
   for (let i = 0; i < 20; i++) statuses.push((await get(service.port, '/en/api/internal/explore/?limit=1')).status)
   t.same(statuses.filter(status => status !== 200), [], 'every page 200 from the first')
+  service.child.kill('SIGTERM')
+  t.equal(await service.exited, 0)
+})
+
+/** The code a socket that sets reusePort meets binding 127.0.0.1:`port`, as another replica's thread would; null: bound. */
+async function joinError (port: number): Promise<string | null> {
+  const { createServer } = await import('node:net')
+  const server = createServer()
+  try {
+    await once(server.listen({ port, host: '127.0.0.1', reusePort: true } as { port: number }), 'listening')
+    return null
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'error'
+  } finally {
+    server.close()
+  }
+}
+
+t.test('the port is held from before the threads start: another replica\'s threads cannot join it meanwhile', { skip }, async t => {
+  const gate = join(await tempDir(t), 'start')
+  const port = await freePort()
+  const service = await startThreads(t, versioned(1), ['--port', String(port)], { EXPLORE_TEST_START_GATE: gate }, async (_, pid) => {
+    // The claim, seen without binding: a bind of ours could take the port before it.
+    await eventually('the control holding the port', async () => await listeningSockets(port, pid) === 1 ? true : undefined)
+    t.equal(await joinError(port), 'EADDRINUSE', 'while the threads wait to start')
+    await writeFile(gate, '')
+  })
+  t.equal((await get(service.port, '/en/api/internal/explore/?limit=1')).status, 200)
   service.child.kill('SIGTERM')
   t.equal(await service.exited, 0)
 })
