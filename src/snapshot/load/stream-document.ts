@@ -1,6 +1,7 @@
 // Follows a format v1 document as it arrives, handing over each item and member whole (ADRs 007, 021).
 import { PositionCounter, type TextPosition } from './text-position.js'
 import { NotFollowed } from '../../errors.js'
+import { preview } from './validation-report.js'
 
 /** The value itself counting as one. */
 export const MAX_VALUE_NESTING = 64
@@ -111,14 +112,14 @@ class DocumentPlace {
 
   /** What is wrong with it, or null. */
   enterKey (key: string): string | null {
-    if (this.keys.has(key)) return `the key ${JSON.stringify(key)} is given twice`
+    if (this.keys.has(key)) return `the key ${preview(key)} is given twice`
     this.keys.add(key)
     this.key = key
     return null
   }
 
   enterLanguage (code: string): string | null {
-    if (this.languages.has(code)) return `the language ${JSON.stringify(code)} is given twice`
+    if (this.languages.has(code)) return `the language ${preview(code)} is given twice`
     this.languages.add(code)
     this.language = code
     this.index = 0

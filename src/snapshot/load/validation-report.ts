@@ -12,8 +12,9 @@ export function jsonPath (pointer: string): string {
   for (const raw of pointer.split('/').slice(1)) {
     const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
     if (/^(0|[1-9]\d*)$/.test(part)) out += `[${part}]`
-    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += out === '' ? part : `.${part}`
-    else out += `[${JSON.stringify(part)}]`
+    // A key is the file's: one of 300 MB was quoted whole into the status. Cut as values are.
+    else if (part.length <= 60 && /^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += out === '' ? part : `.${part}`
+    else out += `[${preview(part)}]`
   }
   return out === '' ? '(top level)' : out
 }
@@ -124,6 +125,9 @@ export function * schemaProblems (
   }
 }
 
+/** Characters of one problem: a path, a name and a value cut to 60 each fit many times over. */
+const MAX_LINE = 1000
+
 export class ValidationReport {
   readonly problems: string[] = []
   truncated = false
@@ -140,7 +144,8 @@ export class ValidationReport {
       this.truncated = true
       return
     }
-    this.problems.push(line)
+    // Whatever else of a file's bytes reaches a line: the status, the console and the log stay small.
+    this.problems.push(line.length > MAX_LINE ? `${line.slice(0, MAX_LINE - 3)}...` : line)
   }
 
   /** `where`: e.g. `name:line: `. */

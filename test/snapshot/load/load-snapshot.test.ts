@@ -5,6 +5,7 @@ import { chmod, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SnapshotLoader, loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
 import { ParsePool } from '../../../src/snapshot/load/parse-pool.js'
+import { ValidationReport } from '../../../src/snapshot/load/validation-report.js'
 import type { SnapshotItem } from '../../../src/schemas/snapshot.js'
 import { makeItem, modelOf, poolForAnySize, positionOf, problemsOf, smallSnapshot, tempDir, withoutPlace, writeSnapshot } from '../../helpers.js'
 
@@ -44,6 +45,30 @@ t.test('not JSON: every problem says where, as a line and column', async t => {
   t.match(await problemsOf('{"languages": {"en": ['), [/^test\.json:1:\d+: not a snapshot document: /])
   t.match(await problemsOf('{"languages": {}} trailing'), [/^test\.json:1:19: not a snapshot document: /])
   t.match(await problemsOf(Buffer.from([0x7b, 0xff, 0x7d])), [/^test\.json(:1:2)?: .*not valid UTF-8/])
+})
+
+t.test('a key of any length is quoted cut, as a value is: the report stays small whatever the file holds', async t => {
+  const long = 'z'.repeat(1 << 20)
+  const cut = `"${'z'.repeat(56)}...`
+  const documents = [
+    [`{"languages": {"${long}": []}}`, 'a language that is no language code'],
+    [`{"languages": {"en": []}, "${long}": 1, "${long}": 2}`, 'a top-level key given twice'],
+    [`{"languages": {"en": [], "${long}": {}}}`, 'a language whose items are not a list'],
+    [`{"languages": {"en": []}, "${long}": [}`, 'a member that is not JSON']
+  ]
+  for (const [text, what] of documents) {
+    const problems = await problemsOf(text as string)
+    t.ok(problems.length > 0 && problems.every(line => line.length < 400), `${what}: ${problems.join(' | ').slice(0, 300)}`)
+    t.ok(problems.some(line => line.includes(cut)), `${what}: the key quoted cut`)
+  }
+})
+
+t.test('a problem line is at most 1,000 characters, whatever put it there', async t => {
+  const report = new ValidationReport(5)
+  report.add(`x.json:1: ${'y'.repeat(5000)}`)
+  report.add('x.json:2: short')
+  t.same(report.lines().map(line => line.length), [1000, 15])
+  t.match(report.lines()[0], /^x\.json:1: y+\.\.\.$/)
 })
 
 t.test('the shape of the document', async t => {
