@@ -117,6 +117,10 @@ async function listening<T> (variable: string, port: number, host: string, liste
         throw new StartError(`${variable}=${port}: this user may not listen on ${at} (ports below 1024 need privileges): set ${variable} to 1024 or above`)
       case 'EADDRNOTAVAIL':
         throw new StartError(`${variable === 'PORT' ? 'HOST' : 'OPS_HOST'}=${host}: no address of this machine: set it to one of its addresses (0.0.0.0: all)`)
+      // A name that does not resolve (for now, EAI_AGAIN): not the stack trace of a DNS lookup.
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN':
+        throw new StartError(`${variable === 'PORT' ? 'HOST' : 'OPS_HOST'}=${host}: no address this name resolves to: set it to one of this machine's addresses (0.0.0.0: all)`)
       default:
         throw error
     }

@@ -86,6 +86,16 @@ t.test('PORT held by another replica\'s serving threads: the same refusal, not a
   t.equal(stderr, `cannot start: PORT=${port}: 127.0.0.1:${port} is in use by another process: stop it, or set PORT to a free port (0: any)\n`)
 })
 
+// .invalid never resolves (RFC 6761): a lookup's failure, not its stack.
+t.test('HOST or OPS_HOST that resolves to nothing: one line naming it, exit 1', async t => {
+  for (const variable of ['HOST', 'OPS_HOST']) {
+    const env: Record<string, string> = variable === 'HOST' ? { HOST: 'nope.invalid' } : { OPS_HOST: 'nope.invalid', OPS_PORT: '0' }
+    const { code, stderr } = await run(t, { SNAPSHOT_PATH: SAMPLE, PORT: '0', ...env })
+    t.equal(code, 1)
+    t.equal(stderr, `cannot start: ${variable}=nope.invalid: no address this name resolves to: set it to one of this machine's addresses (0.0.0.0: all)\n`)
+  }
+})
+
 t.test('OPS_PORT in use: the same, naming OPS_PORT', async t => {
   const port = await taken(t)
   const { code, stderr } = await run(t, { SNAPSHOT_PATH: SAMPLE, PORT: String(await freePort()), OPS_PORT: String(port) })
