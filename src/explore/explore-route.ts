@@ -98,10 +98,7 @@ export async function exploreRoutes (app: FastifyInstance, { explore }: { explor
     schema: { hide: true }
   }, explore)
 
-  // DRF's 405 (after negotiation); CONNECT never reaches a route in Node.
+  // DRF's 405 (after negotiation); CONNECT never reaches a route in Node. Every method is known (public-app.ts).
   const others = METHODS.filter(m => m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS' && m !== 'CONNECT')
-  for (const method of others) {
-    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
-  }
   app.route({ method: others, url: EXPLORE_ROUTE, schema: { hide: true }, handler: explore })
 }

@@ -1,4 +1,5 @@
 // The public port's Fastify instance, alike for the one process (app.ts) and each serving thread (serving-app.ts).
+import { METHODS } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -95,9 +96,14 @@ export async function publicApp (
   drainOnClose(app.server)
   ignoreExpectations(app.server)
 
-  // No endpoint reads a body: parsing one could only add errors the original never gives.
+  // No endpoint reads a body: parsing one could only add errors the original never gives. Nor is one looked at:
+  // Fastify refused a QUERY without Content-Type (400) and a malformed Content-Type (415) before any route, where
+  // DRF answers the method (405). POST keeps its body for the operator's actions.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null))
+  for (const method of METHODS) {
+    if (method !== 'POST' && method !== 'CONNECT') app.addHttpMethod(method, { hasBody: false, overrideExisting: true })
+  }
 
   // The operator's port is reached by address (probes, Prometheus): not ALLOWED_HOSTS but its own rule
   // (ops-pages-access.ts); and no proxy is in front of it to forward a host.

@@ -188,6 +188,12 @@ t.test('other methods: 405 with Allow, bodies never read', async t => {
     t.equal(res.headers['content-type'], 'application/json')
   }
   t.equal((await app.inject({ method: 'POST', url: '/xx/api/internal/explore/' })).statusCode, 405, 'the method is checked before the language')
+  // Fastify answered these before any route: a QUERY without Content-Type 400, a malformed one 415.
+  for (const [method, headers] of [['QUERY', {}], ['PUT', { 'content-type': ';;;' }], ['OPTIONS', { 'content-type': ';;;' }]] as const) {
+    const res = await app.inject({ method, url: EXPLORE, headers, payload: 'x' })
+    t.equal(res.statusCode, method === 'OPTIONS' ? 200 : 405, `${method} ${JSON.stringify(headers)}`)
+  }
+  t.equal((await app.inject({ method: 'QUERY', url: '/xx' })).statusCode, 404, 'and elsewhere the path\'s answer')
 })
 
 t.test('the path without its trailing slash: 301, query kept', async t => {
