@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import http from 'node:http'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdir, readFile, readdir, readlink, rename, writeFile } from 'node:fs/promises'
+import { mkdir, open, readFile, readdir, readlink, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { hasReusePort } from '../src/serving/serving-mode.js'
 import { BUILT_SERVER as SERVER, childEnv, eventually, freePort, makeItem, type SnapshotDoc, tempDir, versioned, watchOutput } from './helpers.js'
@@ -222,6 +222,27 @@ t.test('the port is held from before the threads start: another replica\'s threa
   t.equal((await get(service.port, '/en/api/internal/explore/?limit=1')).status, 200)
   service.child.kill('SIGTERM')
   t.equal(await service.exited, 0)
+})
+
+t.test('stdout a file: the threads\' close leaves it open, and the process\'s last line is written', { skip }, async t => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.json')
+  await writeFile(file, JSON.stringify(versioned(1)))
+  const log = join(dir, 'out.log')
+  const out = await open(log, 'w')
+  t.teardown(() => out.close())
+  const child = spawn(process.execPath, [SERVER, '--snapshot-path', file, '--port', '0', '--workers', '2'],
+    { stdio: ['ignore', out.fd, 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let stderr = ''
+  child.stderr?.on('data', chunk => { stderr += chunk })
+  const exited = once(child, 'exit')
+  await eventually('the start\'s last line', async () => (await readFile(log, 'utf8')).includes('"msg":"console"') ? true : undefined)
+  child.kill('SIGTERM')
+  t.same(await exited, [0, null])
+  // A serving thread's log stream closed fd 1 for the whole process (Node 24 warned of it on stderr).
+  t.match((await readFile(log, 'utf8')).trimEnd().split('\n').at(-1), /"msg":"closed"/, 'the control\'s last line')
+  t.equal(stderr, '')
 })
 
 t.test('a change file is applied once, on the control thread, and every thread serves its version', { skip }, async t => {

@@ -1,5 +1,5 @@
 // A thread's log lines to stdout through a fixed buffer: a stalled reader costs counted lines, never memory (ADR 032).
-import { createWriteStream, fstatSync, writeSync } from 'node:fs'
+import { createWriteStream, fstatSync, open, write, writeSync, writev } from 'node:fs'
 import { Socket } from 'node:net'
 import type { Writable } from 'node:stream'
 
@@ -139,17 +139,22 @@ export class LogDestination {
 
 /**
  * Pipes and sockets through libuv's non-blocking stream: a thread-pool write to a full pipe kept the process from
- * exiting. libuv never closes fds 0-2, so destroying it leaves stdout open.
+ * exiting. libuv never closes fds 0-2, so destroying it leaves stdout open. A file's stream would close it for every
+ * thread (a destroy closes its fd whatever `autoClose` says): a serving thread's close lost the process's last lines.
  */
 function openSink (fd: number): Writable | null {
   try {
     const stat = fstatSync(fd)
     return stat.isFIFO() || stat.isSocket()
       ? new Socket({ fd, readable: false, writable: true })
-      : createWriteStream('', { fd, autoClose: false })
+      : createWriteStream('', { fd, autoClose: false, fs: { open, write, writev, close: keepOpen } })
   } catch {
     return null
   }
+}
+
+function keepOpen (_fd: number, done: (error: NodeJS.ErrnoException | null) => void): void {
+  done(null)
 }
 
 function countLines (text: string): number {
