@@ -186,6 +186,8 @@ export class ImageShelf {
     if (model.info.changes !== undefined || model.info.fromImage !== undefined) return
     const { version } = model.info
     this.jobs.run(async () => {
+      // Asked for by a reload that ended after the close began: nothing is written after close.
+      this.stopping.signal.throwIfAborted()
       const path = this.pathOf(version)
       // Let go while it waited: its chunks may be gone, and it is no longer wanted.
       try {

@@ -267,3 +267,20 @@ t.test('a damaged image\'s arrays are given back before the parse asks the memor
   t.ok(parse!.arrays - read!.arrays < bytes.length / 4,
     `array memory at the parse's question ${Math.round((parse!.arrays - read!.arrays) / 1e6)} MB above the image's (${Math.round(bytes.length / 1e6)} MB read and refused)`)
 })
+
+t.test('a model served after the close began writes no image: not even its directory is made', async t => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'snapshot.json')
+  await writeFile(file, JSON.stringify(versioned(1)))
+  const model = await new SnapshotStore(file).start()
+  t.teardown(() => model.memory.retire())
+  const imagesDir = join(dir, 'images')
+  const logged: string[] = []
+  const log = { info (_fields: object, message: string) { logged.push(message) }, warn () {}, error () {} }
+  const images = new ImageShelf(imagesDir, log)
+  await images.close()
+  images.write(model, 'a stamp')
+  await images.idle()
+  t.same(await readdir(dir), ['snapshot.json'])
+  t.same(logged, ['the version image is not written: the service stops'])
+})
