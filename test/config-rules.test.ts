@@ -48,6 +48,7 @@ const BAD: Record<string, string> = {
   LOG_PRETTY: 'pretty',
   SHUTDOWN_GRACE_MS: '0',
   REQUEST_TIMEOUT_MS: 'ten',
+  MAX_CONNECTIONS: '0',
   MAX_URL_LENGTH: '10',
   PAGE_CACHE_MB: '65537',
   FAST_PATH: 'fast',

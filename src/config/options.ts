@@ -276,6 +276,12 @@ const DECLARED = {
     default: '10000',
     description: 'Time a client has to send a whole request; a connection silent mid-request or mid-answer closes after 6× this, one idle between requests after 72 s (Fastify\'s keep-alive, above nginx\'s 60 s).'
   }),
+  maxConnections: declareOption({
+    env: 'MAX_CONNECTIONS',
+    schema: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    default: '1000',
+    description: 'Connections each serving thread holds at once (with `WORKERS=1`, the process); more are closed as they come. A connection with over 16 answers it has not read (pipelined requests) is closed too.'
+  }),
   maxUrlLength: declareOption({
     env: 'MAX_URL_LENGTH',
     schema: Type.Integer({ minimum: 64, maximum: 65_536 }),

@@ -1,6 +1,6 @@
 // Page requests answered in the HTTP server's handler before Fastify routes them (FAST_PATH, ADR 002), with the
 // route's reader, page answer and writer; any request not its own goes to Fastify untouched.
-import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { isHttpError, serverError } from '../errors.js'
 import { answerPage, errorAnswer, refusalAnswer, type PageSettings, type ViewAnswer } from '../explore/page-answer.js'
@@ -8,15 +8,6 @@ import { readPageRequest, type PageRequest, type PageRequestSettings } from '../
 import type { SnapshotModel } from '../snapshot/model/snapshot-model.js'
 import type { RequestLine } from './request-log.js'
 import type { AnswerWriter } from './troubled-answer.js'
-
-/** What Fastify hands a server factory: its own options, of which the HTTP server's are used here. */
-interface FactoryOptions {
-  http?: ServerOptions
-  keepAliveTimeout?: number
-  requestTimeout?: number
-  connectionTimeout?: number
-  maxRequestsPerSocket?: number
-}
 
 export class FastPath {
   /** Off until the app is ready, and again from the moment it starts closing. */
@@ -34,23 +25,6 @@ export class FastPath {
   /** Called after every answer the fast path sends (metrics, the request log). */
   onAnswer (observer: (answered: RequestLine) => void): void {
     this.observers.push(observer)
-  }
-
-  /** Fastify's `serverFactory`: the server Fastify would make, with the fast path in its request handler. */
-  readonly serverFactory = (
-    handler: (request: IncomingMessage, response: ServerResponse) => void, options: FactoryOptions
-  ): Server => {
-    const server = createServer(options.http ?? {}, (request, response) => {
-      if (!this.answer(request, response)) handler(request, response)
-    })
-    // What Fastify does to the server it makes itself (lib/server.js, getServerInstance).
-    if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout
-    if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout
-    if (options.connectionTimeout !== undefined) server.setTimeout(options.connectionTimeout)
-    if (options.maxRequestsPerSocket !== undefined && options.maxRequestsPerSocket > 0) {
-      server.maxRequestsPerSocket = options.maxRequestsPerSocket
-    }
-    return server
   }
 
   /** Answers the request and returns true, or returns false having done nothing with it. */

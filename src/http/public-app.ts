@@ -16,6 +16,7 @@ import { drainOnClose } from './drain-on-close.js'
 import { errorHandler } from './error-handler.js'
 import { ignoreExpectations } from './expectations.js'
 import { FastPath } from './fast-path.js'
+import { warnOfCuts, type ConnectionLimits } from './http-server.js'
 import { JournalHooks } from './journal-hooks.js'
 import { LogDestination } from './log-destination.js'
 import { RequestJournal } from './request-journal.js'
@@ -79,7 +80,9 @@ export async function publicApp (
   const write = answerWriter(troubles, journal)
   const fastPath = config.fastPath ? new FastPath(snapshot, settings, write) : undefined
   const logTo = config.logLevel === 'silent' || config.logPretty ? null : new LogDestination()
-  const app = Fastify(serverOptions(config, fastPath, logTo)).withTypeProvider<TypeBoxTypeProvider>()
+  const limits: ConnectionLimits = { maxConnections: config.maxConnections }
+  const app = Fastify(serverOptions(config, fastPath ?? null, logTo, limits)).withTypeProvider<TypeBoxTypeProvider>()
+  limits.onCut = warnOfCuts(app.log)
   app.decorate('fastPath', fastPath ?? null)
   app.decorate('logDestination', logTo)
   if (logTo !== null) {

@@ -9,16 +9,18 @@ import { parseRequestQuery } from '../explore/query-string.js'
 import { forSerializer } from '../schemas/serializer-schema.js'
 import { sendError } from './error-handler.js'
 import type { FastPath } from './fast-path.js'
+import { httpServerFactory, type ConnectionLimits } from './http-server.js'
 import type { LogDestination } from './log-destination.js'
 import { OneLineRequestLog } from './request-log.js'
 import { nextRequestId } from './request-id.js'
 
 /** `logTo` null: pino's own choice (nothing logged, or pino-pretty). */
 export function serverOptions (
-  config: Config, fastPath?: FastPath, logTo: LogDestination | null = null
+  config: Config, fastPath: FastPath | null = null, logTo: LogDestination | null = null,
+  limits: ConnectionLimits = { maxConnections: config.maxConnections }
 ): FastifyHttpOptions<Server> {
   return {
-    ...(fastPath === undefined ? {} : { serverFactory: fastPath.serverFactory }),
+    serverFactory: httpServerFactory(fastPath, limits),
     genReqId: nextRequestId,
     logger: {
       level: config.logLevel,
