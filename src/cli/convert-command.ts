@@ -3,7 +3,7 @@
 import { SnapshotError, ConvertError } from '../errors.js'
 import { checkSnapshotFile, isJsonLinesPath } from '../snapshot/load/load-snapshot.js'
 import { readItems } from '../snapshot/read-items.js'
-import { fileStamp } from '../snapshot/store/file-identity.js'
+import { fileStamp } from '../snapshot/store/serve-chain.js'
 import { writeSnapshotFile } from '../snapshot/write-snapshot-file.js'
 
 export const CONVERT_USAGE = `Usage: explore-replica convert IN OUT   (npm run snapshot:convert -- IN OUT)

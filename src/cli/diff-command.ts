@@ -8,7 +8,7 @@ import { refuseInputAsOut } from './output-not-input.js'
 import { CHANGE_ID_MAX_LENGTH, CHANGE_ID_PATTERN } from '../schemas/change-file.js'
 import { checkSnapshotFile } from '../snapshot/load/load-snapshot.js'
 import { readItems } from '../snapshot/read-items.js'
-import { fileStamp } from '../snapshot/store/file-identity.js'
+import { fileStamp } from '../snapshot/store/serve-chain.js'
 import { writeChangeFile } from '../snapshot/write-change-file.js'
 
 export const DIFF_USAGE = `Usage: explore-replica diff OLD NEW --out CHANGES.jsonl [--id ID]

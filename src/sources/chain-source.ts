@@ -9,8 +9,11 @@ export interface ChainSink {
   pinned: () => boolean
   /** The one pin check; what it holds back is noticed and logged. */
   holdBack: (cause: FollowCause) => boolean
-  /** Resolves once kept: a download may then be renamed. */
-  serve: (chain: Chain) => Promise<ReloadOutcome>
+  /** Resolves once kept: a download may then be renamed. With a cause, the pin is checked first (`holdBack`). */
+  serve: {
+    (chain: Chain): Promise<ReloadOutcome>
+    (chain: Chain, heldBackBy: FollowCause): Promise<ReloadOutcome | 'held'>
+  }
   /** Change files may come: the served snapshot is made ready for them before the first one does. */
   expectChanges: () => void
 }

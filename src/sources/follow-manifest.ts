@@ -15,7 +15,7 @@ import { ManifestError, SourceError } from '../errors.js'
 import { makeDirectory } from '../make-directory.js'
 import { OWNER_DIRECTORY, tightenOwnFiles } from '../owner-only.js'
 import { IMAGE_FORMAT } from '../snapshot/images/image-fingerprint.js'
-import { fileDigest } from '../snapshot/store/file-identity.js'
+import { fileDigest } from '../snapshot/store/serve-chain.js'
 
 /** A manifest names a few thousand objects at most. */
 const MANIFEST_MAX_BYTES = 4 * 1024 * 1024

@@ -70,7 +70,7 @@ export class WatchedFile implements ChainSource {
     if (changesDir !== null && (await changeFilesIn(changesDir)).length > 0) await this.load()
   }
 
-  /** The pin is checked just before each serve, so a pin's own serve, queued after, is never overtaken. */
+  /** The sink checks the pin just before each serve, so a pin's own serve, queued after, is never overtaken. */
   load (): Promise<ReloadOutcome | 'held'> {
     const sink = this.sink
     if (sink === null) throw new Error('the file is not followed yet (start first)')
@@ -82,9 +82,8 @@ export class WatchedFile implements ChainSource {
       let outcome: ReloadOutcome | 'held'
       do {
         this.again = false
-        const chain = await this.chain()
-        if (sink.holdBack({ file: this.shown })) return 'held'
-        outcome = await sink.serve(chain)
+        outcome = await sink.serve(await this.chain(), { file: this.shown })
+        if (outcome === 'held') return outcome
       } while (this.again)
       return outcome
     })()

@@ -15,17 +15,20 @@ function controlledSink () {
   const held: FollowCause[] = []
   let pinned = false
   let started: () => void = () => {}
+  const holdBack = (cause: FollowCause): boolean => {
+    if (pinned) held.push(cause)
+    return pinned
+  }
+  const serve = async (chain: Chain, heldBackBy?: FollowCause): Promise<ReloadOutcome | 'held'> => {
+    if (heldBackBy !== undefined && holdBack(heldBackBy)) return 'held'
+    served.push(chain)
+    started()
+    return await new Promise(resolve => pending.push(resolve))
+  }
   const sink: ChainSink = {
     pinned: () => pinned,
-    holdBack: cause => {
-      if (pinned) held.push(cause)
-      return pinned
-    },
-    serve: async chain => {
-      served.push(chain)
-      started()
-      return await new Promise(resolve => pending.push(resolve))
-    },
+    holdBack,
+    serve: serve as ChainSink['serve'],
     expectChanges: () => {}
   }
   const nextServe = () => new Promise<void>(resolve => { started = resolve })

@@ -1,16 +1,21 @@
-// A chain served: compared with what is served (each file by stamp, else digest), planned before anything is read
-// (`planReload`), then carried out as one loop: the snapshot read or the served root reused, each change file read and
-// applied (ADR 030).
+// A chain served: each file known by its stamp and digest, compared with what is served, planned before anything is
+// read (`planReload`), then carried out as one loop: the snapshot read (its stamp before and after) or the served root
+// reused, each change file read and applied (ADR 030).
+import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import { ImageError, SnapshotError } from '../../errors.js'
+import { DIGEST_BEHIND_FROM_BYTES, DigestBehind } from '../../sources/digest-behind.js'
 import type { ChangeSet } from '../changes/change-set.js'
-import type { LinkRule } from '../load/read-chunks.js'
+import { readChangeFile } from '../changes/read-change-file.js'
+import type { ImageShelf, ImageWanted } from '../images/image-shelf.js'
+import { SnapshotLoader } from '../load/load-snapshot.js'
+import { FileChunks, VERSION_DIGEST, type LinkRule } from '../load/read-chunks.js'
+import type { MemoryBudget, MemoryGuard } from '../memory-budget.js'
 import { deriveVersion } from '../model/derive-version.js'
+import { collectSoon } from '../model/item-memory.js'
 import type { SnapshotModel } from '../model/snapshot-model.js'
-import { fileDigest, fileStamp } from './file-identity.js'
-import type { ChainFileReader, FileRead } from './read-chain-file.js'
-import type { ReloadRecord } from './reload-record.js'
-import type { ChainFile, ServedState } from './served-state.js'
+import { isMissing, type ReloadRecord } from './reload-record.js'
 import type { StoreLogger } from './store-logger.js'
 
 /**
@@ -31,13 +36,37 @@ export interface Chain {
   imageAlone?: boolean
 }
 
+export interface ChainFile {
+  readonly file: string
+  readonly stamp: string | null
+  readonly digest: string
+}
+
+export interface ServedFiles {
+  snapshot: ChainFile
+  changes: ChainFile[]
+}
+
+/** The store's served state (`ServedState` in snapshot-store.ts), as the executor reads and swaps it. */
+export interface ServedChainState {
+  readonly model: SnapshotModel | null
+  readonly root: SnapshotModel | null
+  readonly chain: ServedFiles | null
+  changesMayCome: () => void
+  takeDoubt: () => boolean
+  readyRoot: () => Promise<void>
+  swap: (model: SnapshotModel, root: SnapshotModel, files: ServedFiles) => void
+  rename: (files: ServedFiles) => void
+  letGo: (...models: Array<SnapshotModel | null>) => void
+}
+
 interface Served extends ServedPart {
   snapshot: ChainFile
   files: ChainFile[]
 }
 
 export interface ExecutorParts {
-  state: ServedState
+  state: ServedChainState
   reader: ChainFileReader
   record: ReloadRecord
   log: StoreLogger
@@ -46,7 +75,7 @@ export interface ExecutorParts {
 }
 
 export class ChainExecutor {
-  private readonly state: ServedState
+  private readonly state: ServedChainState
   private readonly reader: ChainFileReader
   private readonly record: ReloadRecord
   private readonly log: StoreLogger
@@ -221,6 +250,139 @@ function repeatedId (read: ChangesRead, state: SnapshotModel, file: string): Cha
 /** A fileStamp's third field. */
 function sizeOf (stamp: string): string | null {
   return stamp.split(':')[2] ?? null
+}
+
+// How each file of a chain is read: the stamp before and after ('changed' when it was written meanwhile), a failed
+// read given time to settle, and a file refused as it is not read again (reload-record.ts).
+
+/** `serving`: leave a core to requests (ADR 008). `imageAlone`: never a parse. */
+export interface ReadOptions extends ImageWanted {
+  serving: boolean
+  imageAlone?: boolean
+}
+
+export interface ReaderOptions {
+  /** For tests; no image is then read. */
+  load?: (file: string, options: ReadOptions) => Promise<SnapshotModel>
+  readChanges?: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
+  memory?: MemoryGuard
+  /** A failed load waits this long before checking whether the file was still being written. */
+  settleMs?: number
+  images?: ImageShelf | null
+}
+
+export type FileRead<T> = { model: T, stamp: string | null } | { error: unknown } | 'changed'
+
+export class ChainFileReader {
+  /** Null when a test gives its own `load`. */
+  readonly images: ImageShelf | null
+  readonly budget: MemoryBudget | null
+  private readonly load: (file: string, options: ReadOptions) => Promise<SnapshotModel>
+  private readonly readChanges: (file: string, options: { serving: boolean }) => Promise<ChangeSet>
+  private readonly settleMs: number
+
+  constructor (private readonly record: ReloadRecord, private readonly log: StoreLogger, options: ReaderOptions) {
+    const loader = new SnapshotLoader({ log, memory: options.memory ?? null })
+    const images = options.load === undefined ? options.images ?? null : null
+    this.images = images
+    this.budget = options.memory?.budget ?? null
+    this.load = options.load ?? (async (file, read) => await images?.read(file, read) ??
+      (read.imageAlone === true ? noImage(file) : await loader.load(file, read)))
+    // The same loader, so the memory budget holds for change files too.
+    this.readChanges = options.readChanges ??
+      (async (file, readOptions) => await readChangeFile(file, { ...readOptions, loader, links: 'within-directory' }))
+    this.settleMs = options.settleMs ?? 0
+  }
+
+  async snapshot (file: string, options: Omit<ReadOptions, 'stamp'>): Promise<FileRead<SnapshotModel>> {
+    return await this.once(file, this.load, options)
+  }
+
+  async changes (file: string, serving: boolean): Promise<FileRead<ChangeSet>> {
+    return await this.once(file, this.readChanges, { serving })
+  }
+
+  /**
+   * 'changed' when written meanwhile: what was read may be a valid beginning (JSON Lines cut at a line end) or a
+   * truncated save.
+   */
+  private async once<T extends SnapshotModel | ChangeSet> (
+    file: string, reader: (file: string, options: ReadOptions) => Promise<T>, options: Omit<ReadOptions, 'stamp'>
+  ): Promise<FileRead<T>> {
+    const before = await fileStamp(file)
+    const refused = this.record.refusedBefore(file, before)
+    if (refused !== null) return { error: refused }
+    let read: { model: T, stamp: string | null } | { error: unknown }
+    try {
+      read = { model: await reader(file, { ...options, stamp: before }), stamp: before }
+    } catch (error) {
+      // Shared memory V8 does not count (ADR 012).
+      collectSoon()
+      // Editors delete before they recreate: nothing to wait for.
+      if (isMissing(error)) return { error }
+      if (this.settleMs > 0) await delay(this.settleMs)
+      read = { error }
+    }
+    if (before === await fileStamp(file)) {
+      if ('error' in read) this.record.readFailed(file, before, read.error)
+      return read
+    }
+    this.log.warn({ snapshot: file }, 'snapshot file changed while it was read; loading it again')
+    // Neither served nor anyone's root yet.
+    if ('model' in read && 'memory' in read.model) read.model.memory.retire()
+    return 'changed'
+  }
+}
+
+function noImage (file: string): never {
+  throw new ImageError(`${basename(file)} is not here and no image of it reads`)
+}
+
+// Whether a file is the one seen before: its stamp (cheap, may say unchanged of other bytes) and its digest.
+
+/**
+ * As a load computes it (a snapshot's version; a change set's digest). A large file's on a thread of its own: hashed
+ * on the event loop, a 1.4 GB snapshot's pieces held the pages back for seconds after a restart from its image.
+ * `background`: that thread below the ones that answer requests, stopped when it is aborted.
+ */
+export async function fileDigest (file: string, links: LinkRule = 'follow', background?: AbortSignal): Promise<string> {
+  const chunks = await FileChunks.open(file, links)
+  try {
+    if (chunks.size >= DIGEST_BEHIND_FROM_BYTES) return await digestBehind(file, chunks, background)
+    const buffer = Buffer.allocUnsafe(1024 * 1024)
+    while (await chunks.readInto(buffer, 0, buffer.length) > 0) background?.throwIfAborted()
+    return chunks.digest()
+  } finally {
+    await chunks.close()
+  }
+}
+
+/** The file `chunks` opened and checked, read by its descriptor: no path is opened again. */
+async function digestBehind (file: string, chunks: FileChunks, background?: AbortSignal): Promise<string> {
+  background?.throwIfAborted()
+  const thread = new DigestBehind({
+    file, fd: chunks.fd, algorithm: VERSION_DIGEST, encoding: 'base64url', lowPriority: background !== undefined
+  })
+  const stop = (): void => { thread.stop().catch(() => {}) }
+  background?.addEventListener('abort', stop, { once: true })
+  try {
+    return await thread.end(chunks.size)
+  } finally {
+    background?.removeEventListener('abort', stop)
+  }
+}
+
+/** Null when it cannot be read. */
+export async function fileStamp (file: string): Promise<string | null> {
+  try {
+    const s = await stat(file, { bigint: true })
+    // A pipe or a device has no versions to tell apart.
+    if (!s.isFile()) return 'not a regular file'
+    // Not the ctime: hard-linking a kept download changes it (ADR 025).
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`
+  } catch {
+    return null
+  }
 }
 
 // What a reload does, decided from what is served and what is wanted.

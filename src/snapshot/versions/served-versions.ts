@@ -128,8 +128,11 @@ export class ServedVersions implements ChainSink {
     return true
   }
 
-  /** Resolves once kept: a download is renamed only after. */
-  async serve (chain: Chain): Promise<ReloadOutcome> {
+  /** Resolves once kept: a download is renamed only after. With a cause, held back while pinned. */
+  async serve (chain: Chain): Promise<ReloadOutcome>
+  async serve (chain: Chain, heldBackBy: FollowCause): Promise<ReloadOutcome | 'held'>
+  async serve (chain: Chain, heldBackBy?: FollowCause): Promise<ReloadOutcome | 'held'> {
+    if (heldBackBy !== undefined && this.holdBack(heldBackBy)) return 'held'
     const outcome = await this.store.serve(chain)
     await this.kept.idle()
     return outcome

@@ -218,7 +218,7 @@ t.test('a large file\'s bytes are confirmed on a thread of their own: other byte
   const now = await status(second)
   t.not(now.snapshot.version, old, 'then the file read again')
   t.equal(now.snapshot.imageMs, null, 'parsed')
-  const { fileDigest } = await import('../../../src/snapshot/store/file-identity.js')
+  const { fileDigest } = await import('../../../src/snapshot/store/serve-chain.js')
   t.equal(await fileDigest(snapshotPath), now.snapshot.version, 'the thread\'s digest is the version a load takes')
   t.equal(await fileDigest(snapshotPath, 'follow', new AbortController().signal), now.snapshot.version, 'in the background too')
   const stopped = new AbortController()

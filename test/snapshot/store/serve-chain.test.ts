@@ -10,7 +10,7 @@ import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.j
 import { loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
-import { fileStamp } from '../../../src/snapshot/store/file-identity.js'
+import { fileStamp } from '../../../src/snapshot/store/serve-chain.js'
 import { makeItem, tempDir, serveFile } from '../../helpers.js'
 
 const doc: SnapshotDocument = { languages: { en: Array.from({ length: 12 }, (_, i) => makeItem(i + 1, `2024-01-0${1 + (i % 4)}`, [i % 3])) } }

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileStamp } from '../../../src/snapshot/store/file-identity.js'
+import { fileStamp } from '../../../src/snapshot/store/serve-chain.js'
 import { KeptVersions, type ServedVersion } from '../../../src/snapshot/versions/kept-versions.js'
 import { tempDir } from '../../helpers.js'
 
