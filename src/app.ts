@@ -4,6 +4,7 @@ import { changesDirOf, type Config } from './config.js'
 import consolePlugin from './console/console-route.js'
 import { servingCachesBytes } from './explore/page-cache.js'
 import { publicApp } from './http/public-app.js'
+import { warnOfCuts } from './http/http-server.js'
 import { journalReserve } from './http/request-journal.js'
 import docsPlugin from './plugins/docs.js'
 import metricsPlugin from './plugins/metrics.js'
@@ -84,7 +85,10 @@ export async function buildApp (
       app.decorate('ops', null)
     } else {
       await app.register(opsListenerPlugin, {
-        port: config.opsPort, host: config.opsHost, requestTimeoutMs: config.requestTimeoutMs
+        port: config.opsPort,
+        host: config.opsHost,
+        requestTimeoutMs: config.requestTimeoutMs,
+        limits: { maxConnections: config.maxConnections, onCut: warnOfCuts(app.log) }
       })
     }
     await app.register(opsPagesAccess, config)

@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { ChildProcess } from 'node:child_process'
+import type { Socket } from 'node:net'
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
@@ -449,4 +450,23 @@ export async function askMany (
     agent.destroy()
   }
   return statuses
+}
+
+/** Reads `count` pipelined HTTP answers with a Content-Length from a socket; their bodies, in order. */
+export async function readAnswers (socket: Socket, count: number): Promise<string[]> {
+  const bodies: string[] = []
+  let buffered = Buffer.alloc(0)
+  for await (const chunk of socket as AsyncIterable<Buffer>) {
+    buffered = Buffer.concat([buffered, chunk])
+    for (;;) {
+      const end = buffered.indexOf('\r\n\r\n')
+      if (end === -1) break
+      const length = Number(/content-length: (\d+)/i.exec(buffered.toString('latin1', 0, end))?.[1])
+      if (buffered.length < end + 4 + length) break
+      bodies.push(buffered.toString('utf8', end + 4, end + 4 + length))
+      buffered = buffered.subarray(end + 4 + length)
+    }
+    if (bodies.length === count) break
+  }
+  return bodies
 }

@@ -1,10 +1,11 @@
 // OPS_PORT: the /-/ pages on a listener of their own, the public port 404s them (the original has none). One Fastify
 // routes both; the operator's port answers the API too, for the console's preview from its own origin.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
 import { drainOnClose } from '../http/drain-on-close.js'
 import { ignoreExpectations } from '../http/expectations.js'
+import { httpServerFactory, type ConnectionLimits } from '../http/http-server.js'
 import { refuseOnSocket } from '../http/server-options.js'
 
 declare module 'fastify' {
@@ -18,6 +19,7 @@ interface OpsListenerOptions {
   port: number
   host: string
   requestTimeoutMs: number
+  limits: ConnectionLimits
 }
 
 class OpsListener {
@@ -28,13 +30,15 @@ class OpsListener {
     private readonly options: OpsListenerOptions,
     route: (request: IncomingMessage, response: ServerResponse) => void
   ) {
-    this.server = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false }, (request, response) => {
+    // The main server's limits and refusals (server-options.ts), so a bad or slow client meets the same ones.
+    this.server = httpServerFactory(null, options.limits)((request, response) => {
       this.requests.add(request)
       route(request, response)
+    }, {
+      http: { maxHeaderSize: 16 * 1024, requireHostHeader: false },
+      requestTimeout: options.requestTimeoutMs,
+      connectionTimeout: options.requestTimeoutMs * 6
     })
-    // The main server's limits and refusals (server-options.ts), so a bad or slow client meets the same ones.
-    this.server.requestTimeout = options.requestTimeoutMs
-    this.server.timeout = options.requestTimeoutMs * 6
     this.server.on('clientError', refuseOnSocket)
     ignoreExpectations(this.server)
     drainOnClose(this.server)

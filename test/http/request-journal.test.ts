@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
 import type { Journal, JournalEntry } from '../../src/schemas/request-journal.js'
 import { buildTestApp, EXPLORE, rawRequest, smallSnapshot } from '../helpers.js'
-import { MOST_PENDING_ANSWERS } from '../../src/http/http-server.js'
+import { MOST_WAITING_REQUESTS } from '../../src/http/http-server.js'
 
 const PATHS: Array<[string, Partial<Config>]> = [['the fast path', { fastPath: true }], ['the Fastify route', { fastPath: false }]]
 
@@ -182,7 +182,7 @@ async function pipelined (app: FastifyInstance, count: number, requestOf: (i: nu
   const { connect } = await import('node:net')
   const socket = connect(port, '127.0.0.1')
   await new Promise(resolve => socket.once('connect', resolve))
-  const BATCH = MOST_PENDING_ANSWERS
+  const BATCH = MOST_WAITING_REQUESTS
   let tail = ''
   let answered = 0
   let waiting: { until: number, resolve: () => void, reject: (error: Error) => void } | null = null

@@ -176,3 +176,24 @@ t.test('TRUST_PROXY does not reach the operator\'s port: its links and Host chec
   const page = await fetch(`${ops}${EXPLORE}?limit=1`, { headers: forwarded })
   t.match((await page.json() as { next: string }).next, `${ops}${EXPLORE}?limit=1&offset=1`)
 })
+
+t.test('the operator\'s port holds MAX_CONNECTIONS and the pipelining bound too', async t => {
+  const app = await buildTestApp(t, undefined, { opsPort: 0, opsHost: '127.0.0.1', maxConnections: 1 })
+  const { ops } = await listening(app)
+  const { connect } = await import('node:net')
+  const { port } = new URL(ops as string)
+  const opened = async (): Promise<import('node:net').Socket> => {
+    const socket = connect(Number(port), '127.0.0.1')
+    await new Promise(resolve => socket.once('connect', resolve))
+    socket.on('error', () => {})
+    return socket
+  }
+  const first = await opened()
+  const closedAtOnce = await opened()
+  await new Promise(resolve => closedAtOnce.once('close', resolve))
+  t.pass('a second connection is closed as it comes')
+  // The first, past 16 requests waiting: cut.
+  first.write('GET /-/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(100))
+  await new Promise(resolve => first.once('close', resolve))
+  t.pass('a client with 100 requests ahead of their answers is cut off')
+})

@@ -196,6 +196,7 @@ export class ImageShelf {
         return
       }
       if (await this.madeFrom(path) === stamp) return
+      this.stopping.signal.throwIfAborted()
       await makeDirectory(this.dir, OWNER_DIRECTORY)
       const temporary = join(this.dir, `.${version}.${process.pid}.tmp`)
       const started = Date.now()
@@ -253,6 +254,8 @@ export class ImageShelf {
    */
   async holdAlone (digest: string | null): Promise<void> {
     // Not a job: it would wait behind an image being written. A prune meanwhile spares it as received (`keepOnly`).
+    // Nothing is written after close.
+    if (this.stopping.signal.aborted) return
     if (digest === null) {
       await rm(join(this.dir, ALONE), { force: true })
       return
