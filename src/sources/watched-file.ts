@@ -1,10 +1,10 @@
 // SNAPSHOT_PATH and its changes directory as a source: watched (the snapshot's directory, as a watch on the file
 // goes silent once it is recreated, and the changes one), and served again on a write, SIGHUP and unpin. The chain is
 // the snapshot and the directory's change files in name order.
-import { EventEmitter } from 'node:events'
-import { readdir, stat } from 'node:fs/promises'
+import { EventEmitter, once } from 'node:events'
+import { readdir, readlink, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
-import { watch } from 'chokidar'
+import { watch, type FSWatcher } from 'chokidar'
 import type { Chain, ReloadOutcome } from '../snapshot/store/snapshot-store.js'
 import type { StoreLogger } from '../snapshot/store/store-logger.js'
 import type { ChainSink, ChainSource } from './chain-source.js'
@@ -47,6 +47,11 @@ export class WatchedFile implements ChainSource {
       onError: error => log.error({ err: error }, 'snapshot watcher error')
     })
     this.watcher.on('changesDir', () => { sink.expectChanges() })
+    this.watcher.on('danglingLink', (target, watching) => {
+      log.warn({ snapshot: this.shown, target }, watching
+        ? 'the snapshot is a link to a file that does not exist: the last good one stays served, and the file is loaded once it is there'
+        : 'the snapshot is a link into a directory that does not exist: the last good one stays served until the link changes or SIGHUP')
+    })
     await this.watcher.ready
   }
 
@@ -105,6 +110,8 @@ interface WatchEvents {
   file: ['add' | 'change' | 'unlink']
   /** The changes directory appeared: its files come as their own events. */
   changesDir: []
+  /** The snapshot is a link to a file that does not exist: watched for (`watching`) if its directory exists. */
+  danglingLink: [target: string, watching: boolean]
 }
 
 export interface SnapshotWatcher extends EventEmitter<WatchEvents> {
@@ -134,6 +141,10 @@ export function watchSnapshot (
   const roots = changes === null ? [dir] : [...new Set([dir, dirname(changes)])]
   const isChangeFile = (path: string): boolean =>
     changes !== null && dirname(path) === changes && isChangeFileName(path.slice(changes.length + 1))
+  // Where the snapshot links to, while that file does not exist: its appearing is a change of the snapshot.
+  let linked: string | null = null
+  let linkWatch: FSWatcher | null = null
+  let closed = false
   const watcher = watch(roots, {
     // One level down: a watch on a directory that does not exist yet sees nothing (chokidar 5).
     depth: changes === null ? 0 : 1,
@@ -174,8 +185,28 @@ export function watchSnapshot (
     if (isSnapshot(path)) events.emit('file', 'add')
   })
   watcher.on('unlink', path => {
-    if (isSnapshot(path)) events.emit('file', 'unlink')
-    else schedule()
+    if (isSnapshot(path)) {
+      events.emit('file', 'unlink')
+      // A link made to a file not there yet (chokidar follows links, and tells a dangling one as gone).
+      danglingTarget(target).then(async to => {
+        if (to === null || to === linked) return
+        linked = to
+        await linkWatch?.close()
+        linkWatch = null
+        const watching = await stat(dirname(to)).then(found => found.isDirectory(), () => false)
+        if (watching && !closed) {
+          const at = dirname(to)
+          linkWatch = watch(at, { depth: 0, ignoreInitial: true, ignored: path => ![to, at].includes(resolve(path)) })
+          linkWatch.on('add', () => { schedule() }).on('change', () => { schedule() })
+          await once(linkWatch, 'ready')
+          // Made while the watch began.
+          if (await stat(to).then(() => true, () => false)) schedule()
+        }
+        events.emit('danglingLink', to, watching)
+      }).catch((error: unknown) => onError?.(error as Error))
+    } else {
+      schedule()
+    }
   })
   watcher.on('unlinkDir', path => { if (resolve(path) === changes) schedule() })
   watcher.on('error', error => onError?.(error as Error))
@@ -183,11 +214,21 @@ export function watchSnapshot (
   return Object.assign(events, {
     ready,
     async close () {
+      closed = true
       if (timer !== null) clearTimeout(timer)
       timer = null
+      await linkWatch?.close()
       await watcher.close()
     }
   })
+}
+
+/** Where `file` links to when it is a link to nothing, else null. */
+async function danglingTarget (file: string): Promise<string | null> {
+  const to = await readlink(file).catch(() => null)
+  if (to === null) return null
+  const resolved = resolve(dirname(file), to)
+  return await stat(resolved).then(() => null, () => resolved)
 }
 
 /** Not hidden: editors' swap and lock files start with a dot. */

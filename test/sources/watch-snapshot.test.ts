@@ -25,3 +25,25 @@ t.test('a write within chokidar\'s 50 ms of the one before is read: with RELOAD_
   t.equal(await firstRead, 'third', 'the load after the burst reads its last write')
   t.equal(SHORTEST_QUIET_MS, 50)
 })
+
+t.test('a link re-pointed to a file not there yet: told, and the file\'s appearing is a change', async t => {
+  const dir = await tempDir(t)
+  const { mkdirSync, renameSync, symlinkSync } = await import('node:fs')
+  mkdirSync(join(dir, 'releases'))
+  writeFileSync(join(dir, 'releases', 'v1.json'), 'first')
+  const file = join(dir, 'snapshot.json')
+  symlinkSync(join('releases', 'v1.json'), file)
+  let changed: () => void = () => {}
+  const watcher = watchSnapshot(file, () => { changed() }, { debounceMs: 0 })
+  t.teardown(() => watcher.close())
+  await watcher.ready
+  const told = once(watcher, 'danglingLink')
+  // As `ln -sfn` does it: a new link renamed over the old.
+  symlinkSync(join('releases', 'v2.json'), join(dir, 'next'))
+  renameSync(join(dir, 'next'), file)
+  t.same(await told, [join(dir, 'releases', 'v2.json'), true], 'the target named, and watched for')
+  const appeared = new Promise<void>(resolve => { changed = resolve })
+  writeFileSync(join(dir, 'releases', 'v2.json'), 'second')
+  await appeared
+  t.equal(readFileSync(file, 'utf8'), 'second', 'the change is called back once the file is there')
+})
