@@ -19,7 +19,7 @@ export async function readChangeFile (
 ): Promise<ChangeSet> {
   const target = new ChangeSetBuilder()
   try {
-    return await loader.read(file, target, parts => new ChangeFraming(parts, loader.maxLineBytes), serving,
+    return await loader.read(file, target, parts => new ChangeFraming(parts, loader.maxItemBytes), serving,
       async (framing, digest) => {
         // A file with content always has its header judged: a valid file has an id.
         if (framing.id === null) throw new SnapshotError('SNAPSHOT_ERR_INVALID', file, ['the header is missing'])

@@ -29,14 +29,14 @@ export class DocumentFraming implements Framing {
   private stopped = false
   generatedAt: string | null = null
 
-  constructor (private readonly parts: FramingParts) {
+  constructor (private readonly parts: FramingParts, maxItemBytes: number) {
     this.name = basename(parts.file)
     this.batcher = new ItemBatcher(parts.batchBytes, parts.memory)
     this.follower = new DocumentFollower({
       member: (key, value, position) => { this.member(key, value, position) },
       language: (code, position) => { this.language(code, position) },
       item: (language, index, bytes, position) => { this.item(language, index, bytes, position) }
-    })
+    }, maxItemBytes)
   }
 
   async read (): Promise<boolean> {

@@ -8,6 +8,7 @@ import { lineCheck, type ParsedBatch } from './parse-batch.js'
 import { preview } from './validation-report.js'
 import type { Framing, FramingParts } from './framing.js'
 import { NEWLINE } from './text-position.js'
+import { bytesText } from './read-chunks.js'
 
 const headerCheck = TypeCompiler.Compile(JsonLinesHeaderSchema)
 
@@ -15,9 +16,6 @@ const OTHER_KIND = {
   changes: 'this is a change file (its header says "changes"), not a snapshot: give it as a change file, after the snapshot it changes',
   snapshot: 'this is a snapshot (its header says "snapshot"), not a change file: give it as the snapshot, before its change files'
 }
-
-/** An item is a few KB; a longer line is a JSON document named as JSON Lines, or worse. */
-export const MAX_LINE_BYTES = 64 * 1024 * 1024
 
 export class LineFraming implements Framing, FormatRules {
   protected readonly name: string
@@ -77,9 +75,7 @@ export class LineFraming implements Framing, FormatRules {
   private tooLong (): false {
     // Nothing may send it after the stop.
     this.carry = null
-    const limit = this.maxLineBytes >= 1024 * 1024
-      ? `${this.maxLineBytes / 1024 / 1024} MiB`
-      : `${this.maxLineBytes} bytes`
+    const limit = bytesText(this.maxLineBytes)
     const { queue, merge } = this.parts
     queue.step(() => merge.problem(
       `${this.name}:${this.lines + 1}: line ${this.lines + 1} is longer than ${limit}: is it one JSON document named .jsonl?`

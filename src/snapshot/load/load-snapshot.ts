@@ -6,10 +6,10 @@ import type { LoadWatch, MemoryGuard } from '../memory-budget.js'
 import { BatchMemory } from './batch-memory.js'
 import type { Framing, FramingParts } from './framing.js'
 import { DocumentFraming } from './frame-document.js'
-import { LineFraming, MAX_LINE_BYTES } from './frame-lines.js'
+import { LineFraming } from './frame-lines.js'
 import { BatchMerge, MergeQueue, type MergeTarget } from './merge-batches.js'
 import { INLINE_BATCH_BYTES, THREAD_BATCH_BYTES, parsePool, type BatchParser, type ParsePool } from './parse-pool.js'
-import { FileChunks, type LinkRule } from './read-chunks.js'
+import { FileChunks, MAX_ITEM_BYTES, type LinkRule } from './read-chunks.js'
 import { DEFAULT_PROBLEM_CAP, ValidationReport } from './validation-report.js'
 
 interface LoadOptions {
@@ -25,7 +25,8 @@ interface LoadLog {
 interface LoaderParts {
   pool: ParsePool
   batchBytes?: number
-  maxLineBytes: number
+  /** A JSON Lines line, or a v1 item, held whole. */
+  maxItemBytes: number
   problemCap: number
   clock: () => Date
   log: LoadLog | null
@@ -39,7 +40,7 @@ export class SnapshotLoader {
   constructor (parts: Partial<LoaderParts> = {}) {
     this.parts = {
       pool: parsePool,
-      maxLineBytes: MAX_LINE_BYTES,
+      maxItemBytes: MAX_ITEM_BYTES,
       problemCap: DEFAULT_PROBLEM_CAP,
       clock: () => new Date(),
       log: null,
@@ -48,16 +49,16 @@ export class SnapshotLoader {
     }
   }
 
-  get maxLineBytes (): number {
-    return this.parts.maxLineBytes
+  get maxItemBytes (): number {
+    return this.parts.maxItemBytes
   }
 
   /** Throws SnapshotError, never anything else, for a bad file. */
   async load (file: string, { serving = false }: LoadOptions = {}): Promise<SnapshotModel> {
     const builder = new SnapshotModelBuilder()
     const frame = (parts: FramingParts): Framing => isJsonLinesPath(file)
-      ? new LineFraming(parts, this.parts.maxLineBytes)
-      : new DocumentFraming(parts)
+      ? new LineFraming(parts, this.parts.maxItemBytes)
+      : new DocumentFraming(parts, this.parts.maxItemBytes)
     try {
       return await this.read(file, builder, frame, serving, async (framing, version) => {
         const info: SnapshotInfo = {

@@ -6,6 +6,14 @@ import { dirname, isAbsolute, relative, sep } from 'node:path'
 
 /** A few thousand items. */
 export const READ_CHUNK = 1024 * 1024
+/** The longest line (JSON Lines) or item (v1) a load holds whole: an item is a few KB; longer is a JSON document
+ * named as JSON Lines, or worse. */
+export const MAX_ITEM_BYTES = 64 * 1024 * 1024
+
+/** A limit as a person reads it: `64 MiB`, or `100 bytes` under a MiB (tests). */
+export function bytesText (bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes} bytes`
+}
 
 /** Also where a download digests them. */
 export const VERSION_DIGEST = 'sha1'

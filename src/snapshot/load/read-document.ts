@@ -4,7 +4,7 @@ import { DocumentStreamer, type DocumentHandlers } from './stream-document.js'
 import { positionAfter } from './text-position.js'
 import { startsWithBom } from './json-text.js'
 import { Pacer } from '../slices.js'
-import { READ_CHUNK, chunksOf } from './read-chunks.js'
+import { MAX_ITEM_BYTES, READ_CHUNK, chunksOf } from './read-chunks.js'
 import { describePosition, NotText } from '../../errors.js'
 
 /** `drain`: a writer's backpressure, asked after each chunk's items. */
@@ -29,8 +29,8 @@ export class DocumentFollower {
   private first = true
   private bytes = 0
 
-  constructor (handlers: DocumentHandlers) {
-    this.streamer = new DocumentStreamer(handlers)
+  constructor (handlers: DocumentHandlers, maxItemBytes = MAX_ITEM_BYTES) {
+    this.streamer = new DocumentStreamer(handlers, maxItemBytes)
   }
 
   feed (chunk: Buffer): void {

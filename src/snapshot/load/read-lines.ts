@@ -1,14 +1,13 @@
 // A file's lines one at a time, for the converter (the loader batches them: frame-lines.ts).
 import { Pacer } from '../slices.js'
-import { READ_CHUNK, chunksOf } from './read-chunks.js'
-import { MAX_LINE_BYTES } from './frame-lines.js'
+import { MAX_ITEM_BYTES, READ_CHUNK, chunksOf } from './read-chunks.js'
 import { LineTooLong } from '../../errors.js'
 import { NEWLINE } from './text-position.js'
 
 /** `line`'s bytes are valid until it returns; false stops. */
 export async function readLines (
   file: string, handlers: { line: (bytes: Buffer, number: number) => boolean | Promise<boolean> },
-  chunkBytes = READ_CHUNK, maxLineBytes = MAX_LINE_BYTES
+  chunkBytes = READ_CHUNK, maxLineBytes = MAX_ITEM_BYTES
 ): Promise<void> {
   let number = 0
   const pacer = new Pacer()

@@ -2,6 +2,7 @@
 import { PositionCounter, type TextPosition } from './text-position.js'
 import { NotFollowed } from '../../errors.js'
 import { preview } from './validation-report.js'
+import { bytesText, MAX_ITEM_BYTES } from './read-chunks.js'
 
 /** The value itself counting as one. */
 export const MAX_VALUE_NESTING = 64
@@ -74,6 +75,7 @@ function isSpace (c: number): boolean {
 /** The key or value being followed, whole once it ends: its bytes from earlier chunks, copied. */
 class Capture {
   private pieces: Buffer[] = []
+  private kept = 0
   /** Its first byte in the current chunk: 0 when it began in an earlier one. */
   private from = 0
   start: TextPosition = { line: 1, column: 1 }
@@ -87,9 +89,13 @@ class Capture {
     this.start = start
   }
 
-  /** The chunk ends inside it. */
-  keep (chunk: Buffer): void {
-    if (this.from < chunk.length) this.pieces.push(Buffer.from(chunk.subarray(this.from)))
+  /** The chunk ends inside it; its bytes so far. */
+  keep (chunk: Buffer): number {
+    if (this.from < chunk.length) {
+      this.pieces.push(Buffer.from(chunk.subarray(this.from)))
+      this.kept += chunk.length - this.from
+    }
+    return this.kept
   }
 
   /** It ends before `end`. */
@@ -97,6 +103,7 @@ class Capture {
     const last = chunk.subarray(this.from, end)
     const bytes = this.pieces.length === 0 ? last : Buffer.concat([...this.pieces, last])
     this.pieces = []
+    this.kept = 0
     return bytes
   }
 }
@@ -166,7 +173,7 @@ export class DocumentStreamer {
   private readonly capture = new Capture()
   private readonly place = new DocumentPlace()
 
-  constructor (private readonly handlers: DocumentHandlers) {}
+  constructor (private readonly handlers: DocumentHandlers, private readonly maxItemBytes = MAX_ITEM_BYTES) {}
 
   get position (): TextPosition {
     return this.positions.current
@@ -185,7 +192,10 @@ export class DocumentStreamer {
         default: i = this.followString(chunk, i)
       }
     }
-    if (this.mode !== STRUCTURE) this.capture.keep(chunk)
+    // As a JSON Lines line: an item is a few KB, and a value held whole costs its bytes several times over.
+    if (this.mode !== STRUCTURE && this.capture.keep(chunk) > this.maxItemBytes) {
+      this.failAtStart(`the ${this.state === ITEM_NEXT ? 'item' : 'value'} that starts here is longer than ${bytesText(this.maxItemBytes)}`)
+    }
     this.positions.end()
   }
 

@@ -18,7 +18,7 @@ interface LoadWith {
   batchBytes?: number
   threads?: number
   problemCap?: number
-  maxLineBytes?: number
+  maxItemBytes?: number
 }
 
 const pools = new Map<number, ParsePool>()
@@ -214,7 +214,7 @@ t.test('what a joined, mislabelled or odd file gets told', async t => {
   const model = await loadJsonLinesFile(await writeLines(t, `${JSON.stringify({ snapshot: 'a field of the item', language: 'en', ...makeItem(1, '2024-01-01', []) })}\n`))
   t.same(model.itemCounts(), { en: 1 }, 'a first line with a pk is an item, whatever extra fields it has')
   const document = JSON.stringify({ languages: { en: [makeItem(1, '2024-01-01', []), makeItem(2, '2024-01-01', [])] } })
-  t.same(await problemsOf(t, document, { maxLineBytes: 100, batchBytes: 16 }), ['snapshot.jsonl:1: line 1 is longer than 100 bytes: is it one JSON document named .jsonl?'])
+  t.same(await problemsOf(t, document, { maxItemBytes: 100, batchBytes: 16 }), ['snapshot.jsonl:1: line 1 is longer than 100 bytes: is it one JSON document named .jsonl?'])
 })
 
 t.test('a change file given as a snapshot is told so in one problem, not each line\'s missing fields', async t => {
@@ -361,13 +361,13 @@ t.test('a load\'s next batch waits on its lane\'s thread, which goes on to it wh
 
 t.test('a line too long is named by its number, and caught within a batch of its limit', async t => {
   const message = (line: number) => `snapshot.jsonl:${line}: line ${line} is longer than 100 bytes: is it one JSON document named .jsonl?`
-  t.same(await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, batchBytes: 16 }), [message(2)], 'the lines before it are counted first')
-  t.same(await problemsOf(t, `${'a'.repeat(120)}\n`, { maxLineBytes: 100, batchBytes: 16 }), [message(1)], '20 bytes over, in reads that grow')
-  t.same(await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(200)}\n`, { maxLineBytes: 100, batchBytes: 16, threads: 2 }), [message(2)], 'from parse threads too')
+  t.same(await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(200)}\n`, { maxItemBytes: 100, batchBytes: 16 }), [message(2)], 'the lines before it are counted first')
+  t.same(await problemsOf(t, `${'a'.repeat(120)}\n`, { maxItemBytes: 100, batchBytes: 16 }), [message(1)], '20 bytes over, in reads that grow')
+  t.same(await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(200)}\n`, { maxItemBytes: 100, batchBytes: 16, threads: 2 }), [message(2)], 'from parse threads too')
   // Carried to 96 bytes, the next read is a whole batch (64): a line that ends within it, past the limit, was
   // sent to the parser as it was.
-  t.same(await problemsOf(t, `${'a'.repeat(110)}\n{"x": 1}\n`, { maxLineBytes: 100, batchBytes: 64 }), [message(1)], 'over the limit by less than a batch, ended in the read past it')
-  const longer = async (bytes: number) => (await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(bytes)}\n`, { maxLineBytes: 100, batchBytes: 64 })).filter(problem => problem.includes('longer'))
+  t.same(await problemsOf(t, `${'a'.repeat(110)}\n{"x": 1}\n`, { maxItemBytes: 100, batchBytes: 64 }), [message(1)], 'over the limit by less than a batch, ended in the read past it')
+  const longer = async (bytes: number) => (await problemsOf(t, `{"snapshot":"explore","version":1}\n${'a'.repeat(bytes)}\n`, { maxItemBytes: 100, batchBytes: 64 })).filter(problem => problem.includes('longer'))
   t.same(await longer(100), [], 'a line of the limit is not too long')
   t.same(await longer(101), [message(2)], 'a byte more is')
 })

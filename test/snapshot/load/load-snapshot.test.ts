@@ -250,3 +250,15 @@ t.test('a full report is the report, whatever stops the read after it', async t 
   // A bad language code after a repeated pk: the repeat is found, as the items before the code were taken.
   t.same(await problems(`{"languages":{"en":[${item(1)},${item(1)}],"x y":[]}}`), ['languages.en[1].pk: 1 repeats languages.en[0]', `languages["x y"]: ${(await import('../../../src/snapshot/load/validation-report.js')).NOT_A_LANGUAGE}`])
 })
+
+t.test('an item longer than the loader holds whole is refused where it starts, as a JSON Lines line is', async t => {
+  // Counted as it is carried from one 1 MiB read to the next: 3 MiB against 1 MiB.
+  const doc = { languages: { en: [makeItem(1, '2024-01-01', [1]), makeItem(2, '2024-01-01', [1], { translated_abstract: 'x'.repeat(3 * 1024 * 1024) })] } }
+  const loader = new SnapshotLoader({ maxItemBytes: 1024 * 1024 })
+  const problems = await problemsOf(JSON.stringify(doc), 'test.json', loader)
+  t.match(problems, [/^test\.json:1:\d+: not a snapshot document: the item that starts here is longer than 1 MiB$/])
+  const shorter = await writeSnapshot(t, { languages: { en: [makeItem(1, '2024-01-01', [1], { translated_abstract: 'x'.repeat(900 * 1024) })] } })
+  const model = await loader.load(shorter)
+  t.teardown(() => model.memory.retire())
+  t.equal(model.itemCounts().en, 1, 'a shorter one is read')
+})
