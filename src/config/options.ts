@@ -280,7 +280,7 @@ const DECLARED = {
     env: 'MAX_CONNECTIONS',
     schema: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
     default: '1000',
-    description: 'Connections each serving thread holds at once (with `WORKERS=1`, the process); more are closed as they come. Pipelined requests are answered one at a time; a connection with over 16 waiting is closed.'
+    description: 'Connections each serving thread holds at once (with `WORKERS=1`, the process); more are closed as they come. Pipelined requests are answered one at a time; a connection with over 16 unanswered is closed. The operator\'s port holds as many again.'
   }),
   maxUrlLength: declareOption({
     env: 'MAX_URL_LENGTH',

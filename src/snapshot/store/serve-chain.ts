@@ -70,8 +70,6 @@ export interface ExecutorParts {
   reader: ChainFileReader
   record: ReloadRecord
   log: StoreLogger
-  /** The store's: an image found by stamp is confirmed after. */
-  readRoot: (chain: Chain) => Promise<FileRead<SnapshotModel>>
 }
 
 export class ChainExecutor {
@@ -79,14 +77,12 @@ export class ChainExecutor {
   private readonly reader: ChainFileReader
   private readonly record: ReloadRecord
   private readonly log: StoreLogger
-  private readonly readRoot: (chain: Chain) => Promise<FileRead<SnapshotModel>>
 
-  constructor ({ state, reader, record, log, readRoot }: ExecutorParts) {
+  constructor ({ state, reader, record, log }: ExecutorParts) {
     this.state = state
     this.reader = reader
     this.record = record
     this.log = log
-    this.readRoot = readRoot
   }
 
   async serve (chain: Chain, started: number): Promise<ReloadOutcome> {
@@ -110,7 +106,7 @@ export class ChainExecutor {
     const files: ChainFile[] = plan.eachServed ? [...(served as Served).files] : []
     let state: SnapshotModel
     if (plan.base === 'read') {
-      const read = await this.readRoot(chain)
+      const read = await this.reader.root(chain, current.model !== null)
       if (read === 'changed') return 'superseded'
       // Not a refusal: the source fetches the snapshot.
       if ('error' in read && chain.imageAlone === true && read.error instanceof ImageError) return 'no image'
@@ -294,8 +290,9 @@ export class ChainFileReader {
     this.settleMs = options.settleMs ?? 0
   }
 
-  async snapshot (file: string, options: Omit<ReadOptions, 'stamp'>): Promise<FileRead<SnapshotModel>> {
-    return await this.once(file, this.load, options)
+  /** A chain's snapshot, by its image where there is one (found by `snapshotDigest`, else by the file's stamp). */
+  async root ({ snapshot, snapshotDigest, imageAlone }: Chain, serving: boolean): Promise<FileRead<SnapshotModel>> {
+    return await this.once(snapshot, this.load, { serving, digest: snapshotDigest, imageAlone })
   }
 
   async changes (file: string, serving: boolean): Promise<FileRead<ChangeSet>> {

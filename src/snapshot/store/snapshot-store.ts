@@ -8,7 +8,7 @@ import type { StoreLogger } from './store-logger.js'
 import { ReloadRecord, type ReloadStatus } from './reload-record.js'
 import { prepareForChanges } from '../model/derive-version.js'
 import {
-  ChainExecutor, ChainFileReader, fileDigest, fileStamp, type Chain, type ChainFile, type FileRead, type ReaderOptions,
+  ChainExecutor, ChainFileReader, fileDigest, fileStamp, type Chain, type ChainFile, type ReaderOptions,
   type ReloadOutcome, type ServedChainState, type ServedFiles
 } from './serve-chain.js'
 
@@ -54,8 +54,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     this.reader = new ChainFileReader(this.record, this.log, options)
     this.state = new ServedState(this.log, this.images)
     const { state, reader, record, log } = this
-    const readRoot = async (chain: Chain): Promise<FileRead<SnapshotModel>> => await this.readRoot(chain)
-    this.executor = new ChainExecutor({ state, reader, record, log, readRoot })
+    this.executor = new ChainExecutor({ state, reader, record, log })
     this.firstChain = options.first ?? { snapshot: file, changes: [] }
     this.publish = options.publish ?? null
   }
@@ -85,7 +84,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     const first = this.firstChain
     if (first.changesMayCome === true) this.state.changesMayCome()
     for (;;) {
-      const read = await this.readRoot(first)
+      const read = await this.reader.root(first, false)
       if (read === 'changed') continue
       if ('error' in read) throw read.error
       // Closed while it loaded (only close aborts confirmations): nothing is served or kept after a shutdown.
@@ -95,6 +94,7 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
       }
       const snapshot = { file: first.snapshot, stamp: read.stamp, digest: read.model.info.version }
       this.state.swap(read.model, read.model, { snapshot, changes: [] })
+      this.confirmRoot(first)
       break
     }
     // The snapshot is served first; a bad change file is then refused, not fatal.
@@ -126,14 +126,16 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
 
   /** Runs alone, after any other reload; planned then executed (ADR 030). */
   serve (chain: Chain): Promise<ReloadOutcome> {
-    return this.jobs.run(async () => await this.runOnce(async started => await this.executor.serve(chain, started)))
+    return this.jobs.run(async () => await this.runOnce(chain))
   }
 
   /** Runs until one is not superseded; one asked for during the first load runs after it. */
-  private async runOnce (step: (started: number) => Promise<ReloadOutcome>): Promise<ReloadOutcome> {
+  private async runOnce (chain: Chain): Promise<ReloadOutcome> {
     await this.first?.catch(() => {})
     for (;;) {
-      const outcome = await step(Date.now())
+      const root = this.state.root
+      const outcome = await this.executor.serve(chain, Date.now())
+      if (this.state.root !== root) this.confirmRoot(chain)
       await this.published()
       if (outcome === 'loaded') this.emit('served', this.state.model as SnapshotModel)
       this.emit('reloaded', outcome)
@@ -152,15 +154,12 @@ export class SnapshotStore extends EventEmitter<{ reloaded: [ReloadOutcome], ser
     await this.idle()
   }
 
-  /** A chain's snapshot; an image found by the file's stamp alone is confirmed by its bytes later. */
-  private async readRoot (chain: Chain): Promise<FileRead<SnapshotModel>> {
-    const { snapshot, snapshotDigest, imageAlone } = chain
-    const serving = this.state.model !== null
-    const read = await this.reader.snapshot(snapshot, { serving, digest: snapshotDigest, imageAlone })
-    if (read !== 'changed' && 'model' in read && snapshotDigest === undefined && read.model.info.fromImage !== undefined) {
-      this.confirm(snapshot, read.stamp, read.model.info.version)
-    }
-    return read
+  /** A root served from an image found by the file's stamp alone is confirmed by the file's bytes later. */
+  private confirmRoot (chain: Chain): void {
+    const { root } = this.state
+    const served = this.state.chain?.snapshot
+    if (root === null || served === undefined || chain.snapshotDigest !== undefined) return
+    if (root.info.fromImage !== undefined) this.confirm(served.file, served.stamp, root.info.version)
   }
 
   /**
