@@ -53,6 +53,26 @@ export function startChild (name: string, args: string[], options: SpawnOptions 
   return handle
 }
 
+/** The built service for an experiment: one thread, the file not watched, a state of its own, its log on stderr only. */
+export function startService (
+  entry: string, { snapshot, port, stateDir, env = {} }: { snapshot: string, port: number, stateDir: string, env?: NodeJS.ProcessEnv }
+): Child {
+  return startChild('service', [entry], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      SNAPSHOT_PATH: snapshot,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      WORKERS: '1',
+      WATCH: 'false',
+      STATE_DIR: stateDir,
+      ...env
+    }
+  })
+}
+
 /** SIGTERM, then SIGKILL if it is still there after `graceMs`. */
 export async function stopChild (child: Child, graceMs = 5000): Promise<void> {
   if (child.exitedYet()) return

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import fc from 'fast-check'
-import { freePort, memoryOf, startChild, stopAll, waitUntilAnswering } from '../processes.js'
+import { freePort, memoryOf, startService, stopAll, waitUntilAnswering } from '../processes.js'
 import { ensureSnapshot } from '../snapshots.js'
 
 const root = resolve(import.meta.dirname, '../..')
@@ -34,20 +34,7 @@ const companies = info.companies.filter(c => (c.items.en ?? 0) > 0).sort((a, b) 
 const enItems = info.items.en ?? 0
 const stateDir = await mkdtemp(join(tmpdir(), 'request-costs-'))
 const port = await freePort()
-const server = startChild('service', [entry], {
-  stdio: ['ignore', 'ignore', 'pipe'],
-  env: {
-    ...process.env,
-    NODE_OPTIONS: '',
-    SNAPSHOT_PATH: info.file,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    WORKERS: '1',
-    WATCH: 'false',
-    STATE_DIR: stateDir,
-    ...(options.chaos ? { CHAOS: 'true' } : {})
-  }
-})
+const server = startService(entry, { snapshot: info.file, port, stateDir, env: options.chaos ? { CHAOS: 'true' } : {} })
 
 /** Nanoseconds each thread of the server has run (schedstat: no clock-tick rounding), by thread id. */
 async function serverCpuNs (): Promise<Map<string, number>> {
