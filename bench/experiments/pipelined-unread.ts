@@ -58,6 +58,7 @@ async function attacked (entry: string): Promise<number> {
   }
 }
 
+const mb = (bytes: number): string => `${bytes >= 0 ? '+' : ''}${Math.round(bytes / MB)} MB`
 const rises = new Map<string, number[]>(entries.map(entry => [entry, []]))
 for (let round = 0; round < Number(options.rounds); round++) {
   for (const entry of round % 2 === 0 ? entries : [...entries].reverse()) rises.get(entry)?.push(await attacked(entry))
@@ -67,5 +68,5 @@ console.log('| Server | RSS rise, each round | median |\n|---|--:|--:|')
 for (const [entry, each] of rises) {
   const sorted = [...each].sort((a, b) => a - b)
   const median = sorted[Math.floor(sorted.length / 2)] as number
-  console.log(`| ${entry} | ${each.map(bytes => `+${Math.round(bytes / MB)} MB`).join(', ')} | +${Math.round(median / MB)} MB |`)
+  console.log(`| ${entry} | ${each.map(mb).join(', ')} | ${mb(median)} |`)
 }
