@@ -89,19 +89,22 @@ export function versioned (version: number, { count = 20 + version, abstract = '
 }
 
 /**
- * A retired model's memory freed within a few full collections, or the test fails with what leaked. Shared
+ * A retired model's memory (or every one of several) freed within a few full collections, or the test fails with what leaked. Shared
  * chunks go only when the collector takes their last view; a view still held (an answer's, a cache's) is a
  * leak no collection mends, and waiting for it would end only at tap's timeout, saying nothing.
  */
-export async function memoryFreed (memory: ItemMemory, what = 'the retired model\'s memory', collections = 20): Promise<void> {
-  const state = { freed: false }
-  const settled = memory.freed.then(() => { state.freed = true })
-  for (let i = 0; i < collections && !state.freed; i++) {
+export async function memoryFreed (memory: ItemMemory | ItemMemory[], what = 'the retired model\'s memory', collections = 20): Promise<void> {
+  const memories = [memory].flat()
+  // Counted down as each is freed, between the collections below.
+  const state = { left: memories.length }
+  const settled = Promise.all(memories.map(async each => { await each.freed; state.left-- }))
+  for (let i = 0; i < collections && state.left > 0; i++) {
     await collectAndFinalize()
     await Promise.race([settled, new Promise(resolve => setTimeout(resolve, 50))])
   }
-  if (!state.freed) {
-    throw new Error(`${what} was not freed after ${collections} full collections (${memory.status}): something still holds a view of its chunks`)
+  if (state.left > 0) {
+    const status = memories.length === 1 ? memories[0]?.status : `${state.left} of ${memories.length} not freed`
+    throw new Error(`${what} was not freed after ${collections} full collections (${status}): something still holds a view of its chunks`)
   }
 }
 
