@@ -19,6 +19,12 @@ import { WatchedFile } from '../src/sources/watched-file.js'
 import type { ReloadOutcome, SnapshotStore } from '../src/snapshot/store/snapshot-store.js'
 import type { ParsePool } from '../src/snapshot/load/parse-pool.js'
 import processOnSpawn from 'process-on-spawn'
+import { setMemoryPolicy } from '../src/snapshot/memory-policy.js'
+
+// The tests retire hundreds of tiny models: each one's 128 MiB collection hint and the major collection it starts
+// were a quarter of the reload tests' CPU (ADR 044). Where a test waits for memory freed, it collects itself
+// (memoryFreed); retired-model.test.ts turns the hint back on, and the end-to-end tests run it as shipped.
+setMemoryPolicy({ collectionHint: false })
 
 export function makeItem (pk: number, backdate: string, companies: number[], extra: Partial<SnapshotItem> & Record<string, unknown> = {}): SnapshotItem {
   return {

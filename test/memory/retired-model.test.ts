@@ -6,6 +6,10 @@ import { SnapshotStore } from '../../src/snapshot/store/snapshot-store.js'
 import { SnapshotModelBuilder } from '../../src/snapshot/model/build-model.js'
 import type { SnapshotModel } from '../../src/snapshot/model/snapshot-model.js'
 import { collectAndFinalize, collectGarbage, memoryFreed, modelOf, smallSnapshot, serveFile } from '../helpers.js'
+import { setMemoryPolicy } from '../../src/snapshot/memory-policy.js'
+
+// The collector as shipped, its hint on: the other tests turn it off (helpers.ts).
+setMemoryPolicy({ collectionHint: true })
 
 const turn = async () => await new Promise(resolve => setImmediate(resolve))
 

@@ -12,7 +12,6 @@ import { readChangeFile } from '../../../src/snapshot/changes/read-change-file.j
 import { deriveVersion } from '../../../src/snapshot/model/derive-version.js'
 import { Overlay } from '../../../src/snapshot/model/overlay.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
-import { memoryPolicy, setMemoryPolicy } from '../../../src/snapshot/memory-policy.js'
 import { makeItem, modelOf } from '../../helpers.js'
 import { runs } from '../../property-runs.js'
 
@@ -61,11 +60,6 @@ function absentDeletes (doc: SnapshotDocument, lines: readonly ChangeLine[]): nu
 }
 
 t.test('two chains from one root, their files taken in turn, each serve what a full load of theirs serves', async t => {
-  // Each of its hundreds of tiny versions retired made a 128 MiB GC hint and the major collection it starts
-  // (ADR 012): 11 of its 14 s of CPU (ADR 044). Its subject is pages; the hint has tests of its own.
-  const { collectionHint } = memoryPolicy()
-  setMemoryPolicy({ collectionHint: false })
-  t.teardown(() => { setMemoryPolicy({ collectionHint }) })
   await fc.assert(fc.asyncProperty(fc.uniqueArray(item, { selector: each => each.pk, maxLength: 10 }), chain, chain, async (items, a, b) => {
     const doc: SnapshotDocument = { languages: { en: items } }
     const root = await load(doc)

@@ -14,7 +14,6 @@ import { loadSnapshotFile } from '../../../src/snapshot/load/load-snapshot.js'
 import { deriveVersion } from '../../../src/snapshot/model/derive-version.js'
 import type { ItemMemory } from '../../../src/snapshot/model/item-memory.js'
 import { Overlay } from '../../../src/snapshot/model/overlay.js'
-import { memoryPolicy, setMemoryPolicy } from '../../../src/snapshot/memory-policy.js'
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { makeItem, memoryFreed } from '../../helpers.js'
 import { runs } from '../../property-runs.js'
@@ -68,11 +67,8 @@ async function changeFile (lines: readonly ChangeLine[], id: string): Promise<st
 }
 
 t.test('after each change file of a chain, every page equals a full load of the merged snapshot', async t => {
-  // Without the collection hint of each tiny version retired, as in change-index.test.ts (ADR 044); the
-  // hundreds of versions this leaves are collected before the next test waits on a finalizer of its own.
-  const { collectionHint } = memoryPolicy()
-  setMemoryPolicy({ collectionHint: false })
-  t.teardown(() => { setMemoryPolicy({ collectionHint }) })
+  // Without the collection hint (helpers.ts), the hundreds of versions this retires are collected here, before
+  // the next test waits on a finalizer of its own.
   const retired: ItemMemory[] = []
   await fc.assert(fc.asyncProperty(snapshot, changeFiles, async (doc, chain) => {
     let served = await load(doc)
