@@ -43,11 +43,6 @@ interface NumberedResponse extends ServerResponse {
   [number]?: number
 }
 
-/** Whether a connection of this factory's servers has carried a request (drain-on-close.ts). */
-export function carriedARequest (socket: Socket): boolean {
-  return (socket as CountedSocket)[received] !== undefined
-}
-
 export function httpServerFactory (fastPath: FastPath | null, limits: ConnectionLimits): ServerFactory {
   const cut = (why: Cut): void => { limits.onCut?.(why) }
   return (handler, options) => {
