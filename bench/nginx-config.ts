@@ -1,7 +1,7 @@
 // nginx in front of replicas on loopback ports, in the foreground and with every file in one directory: what
 // the fleet's benchmark (fleet-change.ts) and its end-to-end test (test/fleet-nginx.e2e.test.ts) both run.
 // The bench's own plain-HTTP proxy, not deploy/nginx/explore-replica.conf: the same upstream and proxy_*
-// directives (test/deploy/nginx-conf.test.ts checks they agree) without TLS or gzip, whose cost is nginx's, not
+// directives (test/deploy/deploy-kit.test.ts checks they agree) without TLS or gzip, whose cost is nginx's, not
 // the replicas'. The shipped file itself runs in test/deploy/nginx-tls.e2e.test.ts.
 import { join } from 'node:path'
 

@@ -1,7 +1,7 @@
 // The rules every file in deploy/ is held to, whatever runs it (the image, the Kubernetes manifests, the
 // systemd unit): one image name and tag, settings the service knows, the defaults a client sees kept unless a
 // comment says why, the operator's endpoints off the public address, the same two ports everywhere.
-// dockerfile.test.ts, kubernetes.test.ts and systemd-unit.test.ts call these on what each file sets.
+// deploy-kit.test.ts calls these on what the Dockerfile, the Kubernetes manifests and the systemd unit each set.
 import type { Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { isDeepStrictEqual } from 'node:util'

@@ -1,5 +1,5 @@
 // deploy/Dockerfile's HEALTHCHECK command run here, as the image runs it, against real servers (processes
-// started, hence the end-to-end suite); dockerfile.test.ts checks the rest of the file in the default suite.
+// started, hence the end-to-end suite); deploy-kit.test.ts checks the rest of the file in the default suite.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'

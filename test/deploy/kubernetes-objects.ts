@@ -1,4 +1,4 @@
-// deploy/kubernetes/ read as Kubernetes objects, for kubernetes.test.ts and kubernetes.e2e.test.ts: the
+// deploy/kubernetes/ read as Kubernetes objects, for deploy-kit.test.ts and kubernetes.e2e.test.ts: the
 // manifests parsed, and a kustomization rendered as kustomize does for these overlays (resources, then
 // strategic merge patches), so that the default suite checks the objects as applied without kubectl.
 import { existsSync, readFileSync } from 'node:fs'

@@ -1,5 +1,5 @@
 // deploy/kubernetes/ rendered by kubectl kustomize (an outside tool, hence the end-to-end suite): the same
-// objects as the strategic merge of kubernetes-objects.ts, which kubernetes.test.ts checks in the default suite.
+// objects as the strategic merge of kubernetes-objects.ts, which deploy-kit.test.ts checks in the default suite.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'

@@ -1,7 +1,7 @@
 // deploy/nginx/explore-replica.conf made runnable by a test: the lines it marks "# placeholder" replaced (its
 // listen ports moved to loopback, a test certificate, the replicas the test started), every other line run as
 // shipped, included by a main configuration that keeps nginx in the foreground with its files in one directory.
-// nginx-tls.e2e.test.ts runs it; nginx-conf.test.ts checks the substitution covers every placeholder.
+// nginx-tls.e2e.test.ts runs it; deploy-kit.test.ts checks the substitution covers every placeholder.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT } from './deploy-rules.js'

@@ -1,5 +1,5 @@
 // deploy/explore-replica.service checked by systemd itself (systemd-analyze, an outside tool, hence the
-// end-to-end suite); systemd-unit.test.ts checks its keys in the default suite.
+// end-to-end suite); deploy-kit.test.ts checks its keys in the default suite.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -22,7 +22,7 @@ async function verify (unit: string, dir: string): Promise<{ code: number, outpu
   })
 }
 
-t.test('systemd-analyze verify: no error, no warning', { skip: ANALYZE === undefined ? 'systemd-analyze is not installed (Debian: apt-get install systemd); systemd-unit.test.ts checks the unit\'s keys' : false }, async t => {
+t.test('systemd-analyze verify: no error, no warning', { skip: ANALYZE === undefined ? 'systemd-analyze is not installed (Debian: apt-get install systemd); deploy-kit.test.ts checks the unit\'s keys' : false }, async t => {
   const dir = await tempDir(t)
   // verify checks that ExecStart's program exists: where Node is not /usr/bin/node, this machine's.
   const unit = existsSync('/usr/bin/node') ? text : text.replace(/^ExecStart=\/usr\/bin\/node /m, `ExecStart=${process.execPath} `)

@@ -1,5 +1,4 @@
-// The server's bounds on connections (http-server.ts): pipelined requests are answered one at a time, a client with
-// more than MOST_WAITING_REQUESTS waiting is cut off; past MAX_CONNECTIONS a connection is closed as it comes.
+// The HTTP server's bounds: on connections, on the requests one may have waiting, and on a request's time.
 import { once } from 'node:events'
 import type { ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
@@ -9,6 +8,7 @@ import { MOST_WAITING_REQUESTS, warnOfCuts } from '../../src/http/http-server.js
 import type { Config } from '../../src/config.js'
 import { buildTestApp, EXPLORE, makeItem, readAnswers } from '../helpers.js'
 
+// src/http/http-server.ts: pipelined requests answered one at a time; a client too far ahead, or past MAX_CONNECTIONS, cut off.
 const PATHS: Array<[string, Partial<Config>]> = [['the fast path', { fastPath: true }], ['the Fastify route', { fastPath: false }]]
 
 async function listening (t: Parameters<typeof buildTestApp>[0], overrides: Partial<Config>): Promise<{ app: FastifyInstance, warnings: object[] }> {
@@ -142,4 +142,26 @@ t.test('cuts are warned of once a minute at most; those after a warning are coun
   await next
   clearInterval(open)
   t.same(warnings[1], { closed: { maxConnections: 2, waitingRequests: 1 } }, 'the minute\'s cuts, told at its end')
+})
+
+// REQUEST_TIMEOUT_MS (server-options.ts): a request not whole within it is answered 408, near that time, not at Node's 30 s check.
+t.test('a request still coming after REQUEST_TIMEOUT_MS is answered 408, near that time, and closed', async t => {
+  const app = await buildTestApp(t, undefined, { requestTimeoutMs: 300 })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const socket = connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  const started = Date.now()
+  // A header every 100 ms, as a slow client sends them: never the blank line that ends the request.
+  socket.write('GET /en/api/internal/explore/ HTTP/1.1\r\nHost: localhost\r\n')
+  const dribble = setInterval(() => { socket.write('X-a: b\r\n') }, 100)
+  t.teardown(() => { clearInterval(dribble); socket.destroy() })
+  let answer = ''
+  socket.on('data', chunk => { answer += String(chunk) })
+  socket.on('error', () => {})
+  await once(socket, 'close')
+  const took = Date.now() - started
+  t.match(answer, /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*Connection: close\r\n\r\n\{"detail":/)
+  // Node's own check, every 30 s, answered a 2 s timeout at 30 s; a 300 ms one is checked every 75 ms.
+  t.ok(took < 10_000, `answered after ${took} ms, not at Node's 30 s check`)
 })

@@ -1,8 +1,12 @@
+// GET /-/metrics (src/plugins/metrics.ts) and the tally its request metrics are counted in.
 import t from 'tap'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { Histogram, Registry, type Metric } from 'prom-client'
+import { RequestTally } from '../../src/plugins/request-tally.js'
 import { buildTestApp, EXPLORE, smallSnapshot, reloadFile } from '../helpers.js'
 
+// src/plugins/metrics.ts: requests by route template, the build, the snapshot and its reloads; none with METRICS=false.
 const metric = (body: string, name: string): string[] => body.split('\n').filter(line => line.startsWith(name))
 
 t.test('Prometheus metrics: requests and latency by route template and status', async t => {
@@ -51,4 +55,39 @@ t.test('snapshot metrics: items, age, reloads', async t => {
 t.test('METRICS=false: no endpoint', async t => {
   const app = await buildTestApp(t, smallSnapshot(), { metrics: false })
   t.equal((await app.inject('/-/metrics')).statusCode, 404)
+})
+
+// src/plugins/request-tally.ts: requests in plain numbers, written as prom-client's counter and histogram would write them.
+const bounds = [0.001, 0.01, 0.1]
+
+t.test('the tally writes what prom-client\'s own counter and histogram write for the same requests', async t => {
+  const tally = new RequestTally(bounds)
+  const ours = new Registry()
+  ours.registerMetric(tally.counter('x_requests_total', 'Requests.') as unknown as Metric)
+  ours.registerMetric(tally.histogram('x_duration_seconds', 'Time.') as unknown as Metric)
+  const theirs = new Registry()
+  const histogram = new Histogram({ name: 'x_duration_seconds', help: 'Time.', labelNames: ['route', 'method', 'status'], buckets: bounds, registers: [theirs] })
+
+  const requests: Array<[string, string, number, number]> = [
+    ['/a', 'GET', 200, 0.001], // on a bound: counted in that bucket, as prom-client does
+    ['/a', 'GET', 200, 0.0005],
+    ['/a', 'GET', 200, 2], // past every bound: +Inf only
+    ['/a', 'HEAD', 200, 0.05],
+    ['unmatched', 'GET', 404, 0.01]
+  ]
+  for (const [route, method, status, seconds] of requests) {
+    tally.record(tally.series(route, method, status), seconds)
+    histogram.observe({ route, method, status: String(status) }, seconds)
+  }
+  tally.series('/never', 'GET', 200) // made ahead, never used: not shown
+  const text = await ours.metrics()
+  const histogramText = text.slice(text.indexOf('# HELP x_duration_seconds'))
+  t.equal(histogramText, await theirs.metrics())
+  t.equal(text.slice(0, text.indexOf('\n\n')), [
+    '# HELP x_requests_total Requests.',
+    '# TYPE x_requests_total counter',
+    'x_requests_total{route="/a",method="GET",status="200"} 3',
+    'x_requests_total{route="/a",method="HEAD",status="200"} 1',
+    'x_requests_total{route="unmatched",method="GET",status="404"} 1'
+  ].join('\n'))
 })

@@ -1,7 +1,4 @@
-// SNAPSHOT_URL naming a fleet's manifest over HTTP (src/sources/follow-manifest.ts): the snapshot, then each
-// change downloaded alone, a step back with no download, bad manifests refused with the last good state
-// served, and a restart during an outage served from the cache. The publisher's folder is served by a
-// small HTTP server that counts the bytes it sends.
+// A fleet's manifest: its text read (src/sources/read-manifest.ts), and SNAPSHOT_URL naming one followed over HTTP.
 import t, { type Test } from 'tap'
 import { copyFile, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
@@ -9,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { writeImageFile } from '../../src/cli/publish-command.js'
 import { loadConfig, type Config } from '../../src/config.js'
+import { ManifestError } from '../../src/errors.js'
 import { IMAGE_FORMAT } from '../../src/snapshot/images/image-fingerprint.js'
 import type { ManifestImage } from '../../src/schemas/manifest.js'
 import { loadSnapshotFile } from '../../src/snapshot/load/load-snapshot.js'
@@ -16,7 +14,74 @@ import { makeItem, tempDir, toJsonLines, versioned, type SnapshotDoc } from '../
 import { serveDirectory } from './counting-servers.js'
 import { SecretUrl } from '../../src/secret-url.js'
 import type { ManifestFollower } from '../../src/sources/follow-manifest.js'
+import { manifestText, parseManifest } from '../../src/sources/read-manifest.js'
 
+// src/sources/read-manifest.ts: a manifest's text read, refused with every reason, and written back.
+const problemsOf = (text: string): readonly string[] => {
+  try {
+    parseManifest(text)
+  } catch (error) {
+    if (error instanceof ManifestError) return error.problems
+    throw error
+  }
+  throw new Error('the manifest was accepted')
+}
+
+t.test('a manifest names a snapshot and its changes beside it; extra fields are kept', async t => {
+  const text = '{"manifest": "explore", "version": 1, "snapshot": "snap-2026-11-24.jsonl", "changes": ["chg-0001.jsonl", "chg-0002.jsonl"], "note": "x"}'
+  t.same(parseManifest(text), { manifest: 'explore', version: 1, snapshot: 'snap-2026-11-24.jsonl', changes: ['chg-0001.jsonl', 'chg-0002.jsonl'], note: 'x' })
+  t.same(parseManifest(manifestText(parseManifest(text))), parseManifest(text), 'what the publisher writes reads back the same')
+  t.match(manifestText({ manifest: 'explore', version: 1, snapshot: 's.json', changes: [] }), /^\{\n {2}"manifest": "explore",\n/)
+})
+
+t.test('an image described otherwise (an older publisher\'s, one missing what a replica trusts it by) is left out, never a refusal of the manifest', async t => {
+  const base = { manifest: 'explore', version: 1, snapshot: 's.jsonl', changes: [] }
+  const image = { name: 'a1b2.image', format: 2, by: '0.1.0', fingerprint: 'Ab_1-', snapshot: 'nzJERCv3ouXPuS5koBP-MahCJWI', digest: 'a'.repeat(64), bytes: 1024, later: 'kept' }
+  t.same(parseManifest(JSON.stringify({ ...base, image })), { ...base, image }, 'one a replica may read is kept, with fields it does not know')
+  const { fingerprint: _f, snapshot: _s, digest: _d, bytes: _b, ...older } = image
+  for (const other of [older, { ...image, fingerprint: 'a b' }, { ...image, digest: 'A'.repeat(64) }, { ...image, bytes: -1 }, { ...image, snapshot: '../x' },
+    { url: 'https://x.example/a.image', format: 1, by: '0.1.0' }, { ...image, by: 'x'.repeat(101) }, { ...image, name: 'a1b2.bin' }, 'a1b2.image']) {
+    t.same(parseManifest(JSON.stringify({ ...base, image: other })), base, JSON.stringify(other).slice(0, 60))
+  }
+})
+
+t.test('a bad manifest is refused with every reason', async t => {
+  t.match(problemsOf('{"manifest": "explore", '), [/^not JSON/])
+  t.same(problemsOf('["snap.jsonl"]'), ['not a manifest: expected a JSON object'])
+  t.same(problemsOf('{"snapshot": "snap.jsonl"}'), ['manifest: is required', 'version: is required', 'changes: is required'])
+  t.same(problemsOf('{"manifest": "explore", "version": 2, "snapshot": "snap.jsonl", "changes": "chg-0001.jsonl"}'), [
+    'version: 2 is not 1',
+    'changes: expected an array, got "chg-0001.jsonl"'
+  ])
+})
+
+t.test('a name that leaves the manifest\'s folder is refused: no "..", no folders, no absolute path or URL', async t => {
+  const manifest = (snapshot: string, changes: string[] = []) => JSON.stringify({ manifest: 'explore', version: 1, snapshot, changes })
+  for (const name of ['../snap.jsonl', '/etc/snap.jsonl', 'https://elsewhere.example/snap.jsonl', 'sub/snap.jsonl', '..\\snap.jsonl', '.hidden.jsonl']) {
+    t.same(problemsOf(manifest(name)), [`snapshot: ${JSON.stringify(name)} is not a name beside the manifest (no folders, no "..", no URLs)`], name)
+  }
+  t.same(problemsOf(manifest('snap.jsonl', ['chg-0001.jsonl', '../../chg-0002.jsonl', 's3://other/chg.jsonl'])), [
+    'changes[1]: "../../chg-0002.jsonl" is not a name beside the manifest (no folders, no "..", no URLs)',
+    'changes[2]: "s3://other/chg.jsonl" is not a name beside the manifest (no folders, no "..", no URLs)'
+  ])
+  t.same(problemsOf(manifest('snap.txt', ['chg-0001.json'])), [
+    'snapshot: "snap.txt" is not a snapshot\'s name (letters, digits, ., _, -, ending in .json, .jsonl or .ndjson)',
+    'changes[0]: "chg-0001.json" is not a change file\'s name (letters, digits, ., _, -, ending in .jsonl)'
+  ])
+  t.same(problemsOf(manifest('snap.jsonl', ['chg-0001.jsonl', 'chg-0001.jsonl'])), ['changes: a change file is listed twice'])
+})
+
+t.test('a name longer than 200 characters is refused: a replica keeps each object as a file, under a longer temporary name first', async t => {
+  const manifest = (snapshot: string, changes: string[] = []) => JSON.stringify({ manifest: 'explore', version: 1, snapshot, changes })
+  const long = (length: number, extension: string) => `${'a'.repeat(length - extension.length)}${extension}`
+  t.same(problemsOf(manifest(long(201, '.jsonl'), ['chg-0001.jsonl', long(300, '.jsonl')])), [
+    `snapshot: "${'a'.repeat(56)}... is 201 characters long; at most 200`,
+    `changes[1]: "${'a'.repeat(56)}... is 300 characters long; at most 200`
+  ])
+  t.same(parseManifest(manifest(long(200, '.json'), [long(200, '.jsonl')])).snapshot.length, 200, '200 is still a name')
+})
+
+// src/sources/follow-manifest.ts: each object downloaded once, a step back with none, the last good state through bad manifests and outages.
 /** A publisher's folder, served over HTTP: objects and the manifest written as `publish` writes them. */
 async function fleet (t: Test, before?: (path: string) => Promise<void>) {
   const dir = await tempDir(t)

@@ -1,11 +1,15 @@
+// src/sources/watched-file.ts: SNAPSHOT_PATH as a source, served again when asked, signalled or unpinned, and its watcher.
 import t, { type Test } from 'tap'
+import { once } from 'node:events'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ChainSink, FollowCause } from '../../src/sources/chain-source.js'
 import type { Chain, ReloadOutcome } from '../../src/snapshot/store/snapshot-store.js'
-import { WatchedFile } from '../../src/sources/watched-file.js'
+import { SHORTEST_QUIET_MS, WatchedFile, watchSnapshot } from '../../src/sources/watched-file.js'
 import { tempDir } from '../helpers.js'
 
+// WatchedFile, on a sink the test controls: loads asked during a serve, SIGHUP and pins.
 const SILENT = { info () {}, warn () {}, error () {} }
 
 /** A sink whose serves end when the test says so, and a pin the test sets. */
@@ -99,4 +103,46 @@ t.test('a pin set while a serve runs holds back the one more asked for meanwhile
   t.equal(await first, 'held')
   t.equal(control.served.length, 1, 'nothing served after the pin')
   t.same(control.held, [{ file: join(dir, 'snapshot.json') }], 'the newer file noticed')
+})
+
+// watchSnapshot on a real directory (chokidar): a burst calls back once quiet, never sooner than chokidar's own throttle.
+t.test('a write within chokidar\'s 50 ms of the one before is read: with RELOAD_DEBOUNCE_MS 0 the quiet time is still 50 ms', async t => {
+  const file = join(await tempDir(t), 'snapshot.json')
+  writeFileSync(file, 'first')
+  let read: (text: string) => void = () => {}
+  const firstRead = new Promise<string>(resolve => { read = resolve })
+  const watcher = watchSnapshot(file, () => { read(readFileSync(file, 'utf8')) }, { debounceMs: 0 })
+  t.teardown(() => watcher.close())
+  await watcher.ready
+  const heard = once(watcher, 'file')
+  writeFileSync(file, 'second')
+  await heard
+  // A millisecond after the event chokidar passed on: a quiet time of 0 would have run first (timers of one
+  // duration run in the order set), and this write's own event is dropped (one per 50 ms).
+  await new Promise(resolve => setTimeout(resolve, 1))
+  writeFileSync(file, 'third')
+  t.equal(await firstRead, 'third', 'the load after the burst reads its last write')
+  t.equal(SHORTEST_QUIET_MS, 50)
+})
+
+t.test('a link re-pointed to a file not there yet: told, and the file\'s appearing is a change', async t => {
+  const dir = await tempDir(t)
+  const { mkdirSync, renameSync, symlinkSync } = await import('node:fs')
+  mkdirSync(join(dir, 'releases'))
+  writeFileSync(join(dir, 'releases', 'v1.json'), 'first')
+  const file = join(dir, 'snapshot.json')
+  symlinkSync(join('releases', 'v1.json'), file)
+  let changed: () => void = () => {}
+  const watcher = watchSnapshot(file, () => { changed() }, { debounceMs: 0 })
+  t.teardown(() => watcher.close())
+  await watcher.ready
+  const told = once(watcher, 'danglingLink')
+  // As `ln -sfn` does it: a new link renamed over the old.
+  symlinkSync(join('releases', 'v2.json'), join(dir, 'next'))
+  renameSync(join(dir, 'next'), file)
+  t.same(await told, [join(dir, 'releases', 'v2.json'), true], 'the target named, and watched for')
+  const appeared = new Promise<void>(resolve => { changed = resolve })
+  writeFileSync(join(dir, 'releases', 'v2.json'), 'second')
+  await appeared
+  t.equal(readFileSync(file, 'utf8'), 'second', 'the change is called back once the file is there')
 })

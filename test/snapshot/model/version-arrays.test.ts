@@ -1,5 +1,6 @@
-// A listing's columns are declared once (src/snapshot/model/version-arrays.ts): each holds, at every slot, what its
-// fill gives the item there, however the item came (a builder, a parse thread, a change file); none lacks its fill.
+// A version's arrays: a listing's columns are declared once (src/snapshot/model/version-arrays.ts): each holds, at every
+// slot, what its fill gives the item there, however the item came (a builder, a parse thread, a change file); none
+// lacks its fill. A version's parts (version-parts.ts) make the model they were taken from again.
 import t, { type Test } from 'tap'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -15,8 +16,10 @@ import { currentRendering, FINGERPRINT, renderingFingerprint } from '../../../sr
 import {
   COLUMN_NAMES, COLUMNS, PART_KINDS, columnNames, kindOf, type ColumnDeclaration
 } from '../../../src/snapshot/model/version-arrays.js'
-import { makeItem, modelOf, poolForAnySize, tempDir } from '../../helpers.js'
+import { modelOf, partsOf, swapArrays } from '../../../src/snapshot/model/version-parts.js'
+import { makeItem, modelOf as load, poolForAnySize, tempDir } from '../../helpers.js'
 
+// src/snapshot/model/version-arrays.ts: the declared columns, each holding its fill however the version was made.
 t.test('a column declared without its fill is refused, so no version loads with a column of zeros', async t => {
   t.same(columnNames(COLUMNS), Object.keys(COLUMNS), 'the declared columns, in order')
   const translatedOf = { kinds: ['u8'] } as Partial<ColumnDeclaration>
@@ -108,7 +111,7 @@ t.test('a listing written flat again by a change file keeps each column as narro
     return [`chunkOf ${kindOf(chunkOf)}`, `lengthOf ${kindOf(lengthOf)}`]
   }
   const narrow = ['chunkOf u16', 'lengthOf u16']
-  const loaded = await modelOf({ languages: { en: items } })
+  const loaded = await load({ languages: { en: items } })
   t.same(kinds(loaded), narrow, 'loaded')
   const more = Array.from({ length: 20 }, (_, i) => makeItem(1000 + i, '2025-01-01', [1]))
   const flat = await change(loaded, more)
@@ -122,4 +125,37 @@ t.test('a listing written flat again by a change file keeps each column as narro
     ...more.map(item => [item.pk + 100, { ...item, pk: item.pk + 100 }] as const),
     ...more.map(item => [item.pk + 200, { ...item, pk: item.pk + 200 }] as const)])
   checkColumns(t, again, all)
+})
+
+// src/snapshot/model/version-parts.ts: a version as plain parts, the one description a serving thread is handed.
+function pagesOf (model: SnapshotModel): string[] {
+  return model.languages.flatMap(code => [null, [1], [2], [1, 2], [3]].flatMap(companies => [[0, 100], [1, 2]].map(([offset, limit]) => {
+    const page = model.language(code)!.page(companies, offset!, limit!)
+    return `${code} ${String(companies)} ${offset}+${limit}: ${page.count} [${page.items.toString()}]`
+  })))
+}
+
+t.test('parts of a loaded and of a derived version make the same version again', async t => {
+  const loaded = await load({ languages: { en: Array.from({ length: 40 }, (_, i) => makeItem(i + 1, `2024-01-${String(1 + (i % 28)).padStart(2, '0')}`, [1 + (i % 3)])), es: [] } })
+  const file = join(await tempDir(t), 'changes.jsonl')
+  const lines = [{ changes: 'explore', version: 1, id: 'c1' }, { op: 'delete', language: 'en', pk: 3 }, { op: 'upsert', language: 'en', ...makeItem(99, '2024-02-01', [1, 2]) }]
+  await writeFile(file, lines.map(line => `${JSON.stringify(line)}\n`).join(''))
+  const derived = await deriveVersion(loaded, await readChangeFile(file))
+  for (const model of [loaded, derived]) {
+    const again = modelOf(partsOf(model))
+    t.same(pagesOf(again), pagesOf(model), model.info.version)
+    t.same(again.info.contentVersion, model.info.contentVersion)
+    t.equal(again.garbageBytes, model.garbageBytes)
+  }
+})
+
+t.test('swapArrays reaches every array of the parts, and nothing else', async t => {
+  const model = await load({ languages: { en: [makeItem(1, '2024-01-01', [1])] } })
+  const parts = partsOf(model)
+  let arrays = 0
+  const swapped = swapArrays(parts, ArrayBuffer.isView as (value: unknown) => value is Uint8Array, () => ++arrays)
+  // 1 chunk, and per listing: 5 columns and 4 arrays of company lists.
+  t.equal(arrays, 1 + 9)
+  t.same(swapped.listings[0]?.companies, { keys: 7, slots: 8, starts: 9, ranks: 10 })
+  t.equal(swapped.info.loadedAt, parts.info.loadedAt, 'the info as it is')
 })

@@ -1,15 +1,17 @@
-// Kept versions on a real disk: hard links for downloads, checked copies for an editor's file, a copy where
-// a link cannot cross devices, pruning beyond KEEP_VERSIONS that never takes the served one, and what a
-// restart finds.
+// STATE_DIR on a real disk: kept versions as hard links for downloads, checked copies for an editor's file, a copy
+// where a link cannot cross devices, pruning beyond KEEP_VERSIONS that never takes the served one, and what a restart
+// finds; and the default layout's states, the replica's own marked used, others unused for the days given removed.
 import t, { type Test } from 'tap'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileStamp } from '../../../src/snapshot/store/serve-chain.js'
 import { KeptVersions, type ServedVersion } from '../../../src/snapshot/versions/kept-versions.js'
+import { claimState, pruneStates } from '../../../src/snapshot/versions/prune-states.js'
 import { tempDir } from '../../helpers.js'
 
+// src/snapshot/versions/kept-versions.ts: a state's versions, kept, pruned and read back at a start.
 const SILENT = { info () {}, warn () {}, error () {} }
 
 /** A file whose name says its format, and what a load would say of it. */
@@ -216,4 +218,60 @@ t.test('an older build\'s record naming a signed URL is read back with its query
   const again = new KeptVersions({ dir: versionsDir, keep: 2, log: SILENT })
   await again.open({ sweep: true })
   t.same(again.list().map(r => r.source), ['https://example.test/a.json?…'])
+})
+
+// src/snapshot/versions/prune-states.ts: the default layout's states, the replica's own marked used, others unused removed.
+const DAY = 24 * 60 * 60 * 1000
+
+async function state (dir: string, name: string, daysAgo: number): Promise<string> {
+  const path = join(dir, name)
+  await mkdir(join(path, 'v1'), { recursive: true })
+  await writeFile(join(path, 'v1', 'snapshot.json'), 'x'.repeat(1000))
+  const then = new Date(Date.now() - daysAgo * DAY)
+  await utimes(path, then, then)
+  return path
+}
+
+t.test('states of the default layout unused for the days given are removed, each said; the rest stay', async t => {
+  const dir = await tempDir(t)
+  const own = await state(dir, 'state-aaaaaaaaaaaa', 90)
+  await state(dir, 'state-bbbbbbbbbbbb', 31)
+  await state(dir, 'state-cccccccccccc', 29)
+  // In use by a live process (this one) for longer than that: never removed.
+  const running = await state(dir, 'state-eeeeeeeeeeee', 0)
+  await writeFile(join(running, `.in-use-${process.pid}`), '')
+  const then = new Date(Date.now() - 90 * DAY)
+  await utimes(running, then, then)
+  await state(dir, 'state', 90) // a STATE_DIR of its own: not the default layout's
+  await writeFile(join(dir, 'snapshot-dddddddddddd.json'), '{}')
+  const said: Array<[object, string]> = []
+  const log = { info: (fields: object, message: string) => { said.push([fields, message]) }, warn () {}, error () {} }
+  const letGo = await claimState(own, false, () => true)
+  await pruneStates(own, 30, log)
+  t.same((await readdir(dir)).sort(), ['snapshot-dddddddddddd.json', 'state', 'state-aaaaaaaaaaaa', 'state-cccccccccccc', 'state-eeeeeeeeeeee'])
+  t.same(said, [[{ state: join(dir, 'state-bbbbbbbbbbbb'), unusedDays: 31, bytes: 1000 }, 'removed a state not used for STATE_PRUNE_DAYS']])
+  t.ok(Date.now() - (await stat(own)).mtimeMs < DAY, 'its own state marked used now')
+  t.ok((await readdir(own)).includes(`.in-use-${process.pid}`), 'and in use by this process')
+  letGo()
+  t.same(await readdir(own), ['v1'], 'let go: the mark goes, the state stays')
+})
+
+t.test('a state a start made goes whole when nothing was ever served', async t => {
+  const dir = await tempDir(t)
+  const made = join(dir, 'state-ffffffffffff')
+  await mkdir(made)
+  const letGo = await claimState(made, true, () => false)
+  letGo()
+  t.same(await readdir(dir), [])
+})
+
+t.test('0 days removes nothing; a STATE_DIR outside the default layout prunes nothing', async t => {
+  const dir = await tempDir(t)
+  const own = await state(dir, 'state-aaaaaaaaaaaa', 0)
+  await state(dir, 'state-bbbbbbbbbbbb', 400)
+  const log = { info () { t.fail('nothing is said') }, warn () {}, error () {} }
+  await claimState(own, false, () => true)
+  await pruneStates(own, 0, log)
+  await pruneStates(join(dir, 'state'), 30, log)
+  t.same((await readdir(dir)).sort(), ['state-aaaaaaaaaaaa', 'state-bbbbbbbbbbbb'])
 })

@@ -1,13 +1,55 @@
+// src/schemas: the formats the schemas check, the JSON Schema files written from them, and the form the serializer compiles.
 import t from 'tap'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import fastJson from 'fast-json-stringify'
-import { ContentItemSchema } from '../../src/schemas/content-item.js'
-import { ExplorePageSchema } from '../../src/schemas/explore-response.js'
-import { HealthSchema, ReadinessSchema, StatusSchema } from '../../src/schemas/operations.js'
-import { forSerializer } from '../../src/schemas/serializer-schema.js'
 import { loadConfig } from '../../src/config.js'
 import { serializerFactory, serverOptions } from '../../src/http/server-options.js'
+import { ContentItemSchema } from '../../src/schemas/content-item.js'
+import { ExplorePageSchema } from '../../src/schemas/explore-response.js'
+import { isCalendarDate, isDateTime } from '../../src/schemas/formats.js'
+import { jsonSchemaFiles } from '../../src/schemas/json-schema-files.js'
+import { HealthSchema, ReadinessSchema, StatusSchema } from '../../src/schemas/operations.js'
+import { forSerializer } from '../../src/schemas/serializer-schema.js'
 import { buildTestApp, makeItem } from '../helpers.js'
 
+// src/schemas/formats.ts: a date or a timestamp names a day and a time that exist.
+t.test('a calendar date must name a day that exists', async t => {
+  for (const good of ['2024-02-29', '2000-02-29', '2023-12-31', '0001-01-01', '9999-12-31', '2024-04-30']) {
+    t.ok(isCalendarDate(good), good)
+  }
+  for (const bad of ['2023-02-29', '1900-02-29', '2024-02-30', '2024-04-31', '2024-13-01', '2024-00-10',
+    '2024-01-00', '0000-01-01', '2024-1-01', '24-01-01', '2024-01-01T00:00:00Z', ' 2024-01-01', '']) {
+    t.notOk(isCalendarDate(bad), bad)
+  }
+})
+
+t.test('a timestamp is ISO-8601 with a real date and time', async t => {
+  for (const good of ['2026-11-20T09:30:00Z', '2026-11-20T09:30:00.123+01:00', '2026-11-20 09:30', '2026-11-20T23:59:60Z', '2026-11-20T09:30:00-0530']) {
+    t.ok(isDateTime(good), good)
+  }
+  for (const bad of ['2026-11-20', '2026-02-30T09:30:00Z', '2026-11-20T24:00:00Z', '2026-11-20T09:61:00Z', 'yesterday', '2026-11-20T09:30:00+25:00']) {
+    t.notOk(isDateTime(bad), bad)
+  }
+})
+
+// src/schemas/json-schema-files.ts: schemas/*.json, committed, are what TypeBox's schemas generate, as plain JSON Schema.
+t.test('the committed JSON Schema files are the ones generated from TypeBox', async t => {
+  for (const [name, contents] of Object.entries(jsonSchemaFiles())) {
+    const committed = await readFile(join(import.meta.dirname, '..', '..', 'schemas', name), 'utf8')
+    t.equal(committed, contents, `schemas/${name} is up to date (npm run schemas regenerates it)`)
+  }
+})
+
+t.test('the generated files are plain JSON Schema: no TypeBox internals', async t => {
+  for (const contents of Object.values(jsonSchemaFiles())) {
+    const schema = JSON.parse(contents)
+    t.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema')
+    t.notMatch(contents, /TypeBox|Symbol/)
+  }
+})
+
+// src/schemas/serializer-schema.ts: the schemas in a form fast-json-stringify serializes without a validator, byte for byte the same.
 // What fast-json-stringify answers with a validator (ajv) that it compiles on first use.
 const COMBINATORS = ['anyOf', 'oneOf', 'allOf', 'not', 'if']
 
