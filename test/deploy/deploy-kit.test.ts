@@ -75,6 +75,7 @@ t.test('no file in deploy/, docs/ or the README speaks of compose or depends_on:
 
 // deploy/Dockerfile and .dockerignore: linted, and held to the image's rules and every deploy file's (deploy-rules.ts).
 const dockerfile = await readFile(join(ROOT, 'deploy', 'Dockerfile'), 'utf8')
+const DOCKERFILE: SourceFile = { where: 'deploy/Dockerfile', text: dockerfile }
 const stages = readStages(dockerfile)
 const runtime = stages.at(-1) as Stage
 
@@ -150,7 +151,7 @@ t.test('settings: every interface, /data for snapshots with the sample there unt
   const config = checkSettings(t, {
     where: 'deploy/Dockerfile ENV',
     settings: Object.fromEntries([...env].map(([name, value]) => [name, value ?? ''])),
-    sources: [{ where: 'deploy/Dockerfile', text: dockerfile }],
+    sources: [DOCKERFILE],
     proxyInFront: false,
     podNetwork: false
   })
@@ -240,9 +241,7 @@ t.test('HEALTHCHECK: its timing given, node (the image has no curl) asking /-/re
 const MiB = 2 ** 20
 
 // The image's own settings (deploy/Dockerfile's ENV): what a pod starts with before its ConfigMap.
-const DOCKERFILE: SourceFile = { where: 'deploy/Dockerfile', text: dockerfile }
-const IMAGE_ENV = new Map(readStages(DOCKERFILE.text).at(-1)!.instructions
-  .filter(instruction => instruction.keyword === 'ENV').flatMap(env => [...assignments(env.args)]))
+const IMAGE_ENV = environment(runtime)
 
 /** Bytes in a Kubernetes quantity (`160Mi`, `1.5Gi`, `512M`). */
 function bytes (quantity: string): number {
