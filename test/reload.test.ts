@@ -12,6 +12,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ReloadOutcome } from '../src/snapshot/store/snapshot-store.js'
 import { MOST_WAITING_REQUESTS } from '../src/http/http-server.js'
+import { SHORTEST_QUIET_MS } from '../src/sources/watched-file.js'
 import { collectAndFinalize, makeItem, memoryFreed, OUTPUT_WAIT_MS, tempDir, testStateDir, toJsonLines, versioned, type SnapshotDoc, reloadFile, readAnswers } from './helpers.js'
 
 /** A snapshot format: its file name and how a document is written in it. */
@@ -151,13 +152,18 @@ for (const format of FORMATS) {
 
   t.test(`${format.name}: a burst of ten saves: the last wins, in one or two loads`, async t => {
     const { app, file } = await watchedApp(t, format)
+    const began = performance.now()
     for (let version = 11; version <= 20; version++) await writeFile(file, format.text(versioned(version)))
+    const burstMs = performance.now() - began
     await untilServed(app, 20)
     await app.snapshots.idle()
     t.equal(await servedVersion(app), 20)
     const { snapshot, reloads } = await status(app)
     t.equal(snapshot.generatedAt, '2026-01-01T00:00:20Z')
-    t.ok(reloads.succeeded + reloads.failed <= 3, `${reloads.succeeded + reloads.failed} loads for ten saves`)
+    // chokidar passes on a change per 50 ms at most: a burst a loaded machine stretches may end a quiet time more often.
+    const most = Math.max(3, 2 + Math.floor(burstMs / SHORTEST_QUIET_MS))
+    const loads = reloads.succeeded + reloads.failed
+    t.ok(loads <= most, `${loads} loads for ten saves in ${Math.round(burstMs)} ms`)
   })
 }
 

@@ -181,9 +181,10 @@ t.test('with memory on its way out, RSS is read again until the load fits, or re
 t.test('while RSS keeps falling the wait goes on past its time, up to five times it; a fall that stops, or a bounce, ends it', async t => {
   const budget = { bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' } as const
   const guard = (rss: () => number, waitMs: number): ProcessMemoryGuard => new ProcessMemoryGuard(budget, { rss, going: () => true, waitMs })
-  // 2 MB less a reading: a file estimated at ~40 MB fits after 20 readings (~1 s), where the wait is 0.3 s.
+  // 2 MB less a reading: a file estimated at ~40 MB fits after 20 readings (~1 s), where the wait is 0.6 s (five times
+  // it, 3 s, leaves room for a loaded machine's late timers).
   let readings = 0
-  const watch = await guard(() => Math.max(150, 199 - 2 * readings++) * MiB, 300).admit('next.json', 11 * MiB, 'json')
+  const watch = await guard(() => Math.max(150, 199 - 2 * readings++) * MiB, 600).admit('next.json', 11 * MiB, 'json')
   t.equal(readings, 21, 'admitted at the 21st reading, RSS falling all along')
   t.doesNotThrow(() => watch.check())
   // Falling at first, then stuck short of the room: refused a wait after the last fall, not at the longest.

@@ -348,7 +348,7 @@ t.test('a load\'s next batch waits on its lane\'s thread, which goes on to it wh
   const reload = await pool.parserFor(Infinity, true)
   const both = [reload.parse(batch()), reload.parse(batch())]
   // The loading thread busy, as with requests during a reload, for longer than the two batches take.
-  const busyUntil = Date.now() + 500
+  const busyUntil = Date.now() + 1000
   while (Date.now() < busyUntil);
   const [first, second] = await Promise.all(both) as unknown as TimedBatch[]
   t.equal(first?.threadId, second?.threadId, 'a reload keeps to its one lane: both on one thread')
