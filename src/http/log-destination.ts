@@ -6,8 +6,10 @@ import type { Writable } from 'node:stream'
 /** Per thread, in characters (JSON lines are mostly ASCII). */
 const LOG_BUFFER_BYTES = 1024 * 1024
 
-/** PIPE_BUF on Linux: a write this size is atomic, so threads never tear a line. */
-const PIECE = 4096
+/** PIPE_BUF on Linux: a write to a pipe this size is atomic, so threads never tear a line. */
+const PIPE_PIECE = 4096
+/** A file takes its offset atomically whatever the size; each write is a thread-pool round trip (ADR 032). */
+const FILE_PIECE = 64 * 1024
 const STDOUT = 1
 
 export class LogDestination {
@@ -17,6 +19,7 @@ export class LogDestination {
   readonly #fd: number
   readonly #sink: Writable | null
   readonly #limit: number
+  readonly #piece: number
   /** From `#head` on; a list, as slicing one long string flattens it on every piece (ADR 032). */
   #lines: string[] = []
   #head = 0
@@ -32,7 +35,9 @@ export class LogDestination {
   constructor (fd = STDOUT, limit = LOG_BUFFER_BYTES) {
     this.#fd = fd
     this.#limit = limit
-    this.#sink = openSink(fd)
+    const { sink, piece } = openSink(fd)
+    this.#sink = sink
+    this.#piece = piece
     if (this.#sink === null) {
       // A closed descriptor: every line is dropped.
       this.#broken = true
@@ -119,7 +124,7 @@ export class LogDestination {
     const lines = this.#lines
     let end = this.#head + 1
     let chars = (lines[this.#head] as string).length
-    for (let next = lines[end]; next !== undefined && chars + next.length <= PIECE; next = lines[++end]) {
+    for (let next = lines[end]; next !== undefined && chars + next.length <= this.#piece; next = lines[++end]) {
       chars += next.length
     }
     const piece = end === this.#head + 1 ? lines[this.#head] as string : lines.slice(this.#head, end).join('')
@@ -142,14 +147,14 @@ export class LogDestination {
  * exiting. libuv never closes fds 0-2, so destroying it leaves stdout open. A file's stream would close it for every
  * thread (a destroy closes its fd whatever `autoClose` says): a serving thread's close lost the process's last lines.
  */
-function openSink (fd: number): Writable | null {
+function openSink (fd: number): { sink: Writable | null, piece: number } {
   try {
     const stat = fstatSync(fd)
     return stat.isFIFO() || stat.isSocket()
-      ? new Socket({ fd, readable: false, writable: true })
-      : createWriteStream('', { fd, autoClose: false, fs: { open, write, writev, close: keepOpen } })
+      ? { sink: new Socket({ fd, readable: false, writable: true }), piece: PIPE_PIECE }
+      : { sink: createWriteStream('', { fd, autoClose: false, fs: { open, write, writev, close: keepOpen } }), piece: FILE_PIECE }
   } catch {
-    return null
+    return { sink: null, piece: PIPE_PIECE }
   }
 }
 

@@ -4,7 +4,7 @@ import t from 'tap'
 import { once } from 'node:events'
 import { Worker } from 'node:worker_threads'
 import { execFileSync } from 'node:child_process'
-import { closeSync, constants, openSync, readSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { LogDestination } from '../../src/http/log-destination.js'
 import { tempDir } from '../helpers.js'
@@ -78,6 +78,26 @@ t.test('writes from one turn leave as one write, and a healthy reader loses noth
   t.equal(readAll(), '', 'nothing written before the turn ends')
   await turn()
   t.equal(readAll(), Array.from({ length: 100 }, (_, i) => `line ${i}\n`).join(''))
+  t.equal(logs.dropped, 0)
+  logs.close()
+})
+
+t.test('a file takes a turn\'s lines in writes of up to 64 KiB, not a pipe\'s 4 KiB: a busy service\'s lines all reach it', async t => {
+  const path = join(await tempDir(t), 'log')
+  const fd = openSync(path, 'w')
+  t.teardown(() => { closeSync(fd) })
+  const logs = new LogDestination(fd)
+  const line = (i: number): string => `${JSON.stringify({ msg: 'request', i, url: '/en/api/internal/explore/?companies=1' })}\n`
+  const all = Array.from({ length: 2000 }, (_, i) => line(i)).join('')
+  for (let i = 0; i < 2000; i++) logs.write(line(i))
+  // Each write is a round trip to the thread pool: the file's first growth is the first write, seen within a turn.
+  let first = 0
+  for (let size = 0; size < all.length; size = fstatSync(fd).size) {
+    if (first === 0) first = size
+    await turn()
+  }
+  t.ok(first > 32 * 1024 && first <= 64 * 1024, `the first write ${first} bytes`)
+  t.equal(readFileSync(path, 'utf8'), all, 'every line, whole and in order')
   t.equal(logs.dropped, 0)
   logs.close()
 })
