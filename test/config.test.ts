@@ -490,7 +490,7 @@ t.test('a placeholder OPS_TOKEN is refused, naming the variable and how to make 
     t.notOk(error.message.includes(token), `${token}: not repeated`)
   }
   // Generated tokens from a fixed stream, not a random one: a base64 token holds a placeholder's word by a chance of
-  // about 1 in 10 million (special-values.ts), so 4,000 random ones failed about one run in 2,000.
+  // about 1 in 7 million (special-values.ts), so 4,000 random ones failed about one run in 2,000.
   const bytes = (i: number, kind: string) => createHash('sha256').update(`${kind} ${i}`).digest()
   const uuid = (i: number) => bytes(i, 'uuid').toString('hex').slice(0, 32).replace(/^(.{8})(.{4}).(.{3}).(.{3})(.{12})$/, '$1-$2-4$3-a$4-$5')
   for (let i = 0; i < 2000; i++) {

@@ -231,14 +231,14 @@ t.test('stdout a file: both threads\' lines whole, the threads\' close leaves it
   const log = join(dir, 'out.log')
   const out = await open(log, 'w')
   t.teardown(() => out.close())
-  const port = await freePort()
-  const child = spawn(process.execPath, [SERVER, '--snapshot-path', file, '--port', String(port), '--workers', '2'],
+  const child = spawn(process.execPath, [SERVER, '--snapshot-path', file, '--port', '0', '--workers', '2'],
     { stdio: ['ignore', out.fd, 'pipe'], env: childEnv({ LOG_LEVEL: 'info' }) })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
   let stderr = ''
   child.stderr?.on('data', chunk => { stderr += chunk })
   const exited = once(child, 'exit')
   await eventually('the start\'s last line', async () => (await readFile(log, 'utf8')).includes('"msg":"console"') ? true : undefined)
+  const port = Number(/"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)[,"]/.exec(await readFile(log, 'utf8'))?.[1])
   // Both threads log at once into one file in writes of up to 64 KiB (ADR 032): 2,000 request lines, none torn.
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
   t.teardown(() => { agent.destroy() })
@@ -253,10 +253,13 @@ t.test('stdout a file: both threads\' lines whole, the threads\' close leaves it
   child.kill('SIGTERM')
   t.same(await exited, [0, null])
   const lines = (await readFile(log, 'utf8')).trimEnd().split('\n').map(line => {
-    try { return JSON.parse(line) as { msg?: string, threadId?: number } } catch { return { msg: `torn: ${line.slice(0, 80)}` } }
+    try { return JSON.parse(line) as { msg?: string, reqId?: string } } catch { return { msg: `torn: ${line.slice(0, 80)}` } }
   })
   t.same(lines.filter(line => line.msg?.startsWith('torn') === true), [], 'every line whole')
-  t.equal(lines.filter(line => line.msg === 'request').length, 2000, 'every request logged')
+  const requests = lines.filter(line => line.msg === 'request')
+  t.equal(requests.length, 2000, 'every request logged')
+  // A request's id starts with its thread's (request-id.ts).
+  t.equal(new Set(requests.map(line => /^req-\w+-/.exec(line.reqId ?? '')?.[0])).size, 2, 'by both threads')
   // A serving thread's log stream closed fd 1 for the whole process (Node 24 warned of it on stderr).
   t.match((await readFile(log, 'utf8')).trimEnd().split('\n').at(-1), /"msg":"closed"/, 'the control\'s last line')
   t.equal(stderr, '')

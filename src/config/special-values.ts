@@ -90,7 +90,7 @@ export function httpHeaders (text: string): Record<string, string> | null {
 /** OPS_TOKEN's shortest. */
 export const OPS_TOKEN_LENGTH = 16
 
-/** A placeholder's words and marks: no hex token holds one, a base64 one by a chance of about 1 in 10 million. */
+/** A placeholder's words and marks: no hex token holds one, a base64 one by a chance of about 1 in 7 million. */
 const PLACEHOLDER = /replace|change|example|placeholder|secret|insert|your.?token|xxxxxx|[<>…`]|\$[({]/i
 
 /** Copied from a guide, a token would be known to anyone who read it. */

@@ -8,7 +8,7 @@ const LOG_BUFFER_BYTES = 1024 * 1024
 
 /** PIPE_BUF on Linux: a write to a pipe this size is atomic, so threads never tear a line. */
 const PIPE_PIECE = 4096
-/** A file takes its offset atomically whatever the size; each write is a thread-pool round trip (ADR 032). */
+/** A regular file takes its offset atomically whatever the size; each write is a thread-pool round trip (ADR 032). */
 const FILE_PIECE = 64 * 1024
 const STDOUT = 1
 
@@ -24,7 +24,7 @@ export class LogDestination {
   #lines: string[] = []
   #head = 0
   #pendingChars = 0
-  /** A pipe takes a piece whole or not at all: counted as lost whole. */
+  /** A piece whose write fails is counted as lost whole (a pipe takes it whole or not at all). */
   #inFlight = ''
   #scheduled = false
   #droppedUnsaid = 0
@@ -150,9 +150,11 @@ export class LogDestination {
 function openSink (fd: number): { sink: Writable | null, piece: number } {
   try {
     const stat = fstatSync(fd)
-    return stat.isFIFO() || stat.isSocket()
-      ? { sink: new Socket({ fd, readable: false, writable: true }), piece: PIPE_PIECE }
-      : { sink: createWriteStream('', { fd, autoClose: false, fs: { open, write, writev, close: keepOpen } }), piece: FILE_PIECE }
+    if (stat.isFIFO() || stat.isSocket()) {
+      return { sink: new Socket({ fd, readable: false, writable: true }), piece: PIPE_PIECE }
+    }
+    const sink = createWriteStream('', { fd, autoClose: false, fs: { open, write, writev, close: keepOpen } })
+    return { sink, piece: stat.isFile() ? FILE_PIECE : PIPE_PIECE }
   } catch {
     return { sink: null, piece: PIPE_PIECE }
   }
