@@ -107,7 +107,7 @@ async function someReady (ports: number[]): Promise<boolean> {
 /** Starts a serving line in its own process group; resolves once the API's or the operator's port is ready. */
 async function serve (line: string, cwd: string, ports: Ports): Promise<ChildProcess> {
   const waiting: number[] = []
-  for (const port of [ports.api, ports.ops]) if (!await ready(port)) waiting.push(port)
+  for (const port of [ports.api, ports.ops]) if (port !== 0 && !await ready(port)) waiting.push(port)
   // In the foreground of a shell of its own group: the group is what stop() ends.
   const child = spawn('bash', ['-c', line.replace(BACKGROUND, '')], { cwd, env: environment(ports), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
@@ -154,10 +154,13 @@ t.test('each "Start here" block works as written in a fresh copy of the checkout
   await cp(ROOT, clone, { recursive: true, filter: copied })
   for (const block of blocks) {
     await t.test(block.title, async t => {
-      const ports = { api: await freePort(), ops: await freePort() }
+      // Each port found free just before its first use, not before npm ci: another file's server may take it meanwhile.
+      const ports = { api: 0, ops: 0 }
       const servers: ChildProcess[] = []
       t.teardown(async () => { for (const server of servers) await stop(server) })
       for (const written of block.lines) {
+        if (ports.api === 0 && (SERVES.test(written) || BACKGROUND.test(written) || /\b3000\b/.test(written))) ports.api = await freePort()
+        if (ports.ops === 0 && /\b9100\b/.test(written)) ports.ops = await freePort()
         const line = withPorts(written, ports)
         const started = Date.now()
         // Each line's time in its message: where a slow run spent it.

@@ -124,8 +124,11 @@ t.test('reloads under load: every version a serving thread let go leaves its mem
   for (let version = 2; version <= 5; version++) {
     await writeFile(`${service.file}.tmp`, JSON.stringify(versioned(version)))
     await rename(`${service.file}.tmp`, service.file)
-    const status = await statusWhen(service.port, s => s.reloads.succeeded === version - 1 && allServe()(s))
-    for (const thread of status.servingThreads) for (const held of thread.lettingGo) letGo.add(held)
+    // Every poll's letting-go noted, not only the last: a thread may let a version go between two.
+    await statusWhen(service.port, s => {
+      for (const thread of s.servingThreads) for (const held of thread.lettingGo) letGo.add(held)
+      return s.reloads.succeeded === version - 1 && allServe()(s)
+    })
   }
   load.on = false
   await Promise.all(clients)
@@ -165,7 +168,7 @@ t.test('a restart reads the version image the first start wrote, and every threa
 t.test('ready only once every serving thread serves the first version', { skip }, async t => {
   // Threads slow to take a version: ready as soon as the control thread had loaded would send pages to
   // threads that have none yet (their 503).
-  const service = await startThreads(t, versioned(1), [], { EXPLORE_TEST_SLOW_SWAP_MS: '500', EXPLORE_TEST_LISTEN_BARE: '1' })
+  const service = await startThreads(t, versioned(1), [], { EXPLORE_TEST_SLOW_SWAP_MS: '3000', EXPLORE_TEST_LISTEN_BARE: '1' })
   const seen: number[] = []
   await eventually('/-/readyz 200', async () => {
     const { status } = await get(service.port, '/-/readyz')
