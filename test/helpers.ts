@@ -440,16 +440,17 @@ export function positionOf (raw: Buffer, offset: number): { line: number, column
 }
 
 /**
- * `count` requests over real HTTP to the app (listening from the first call), four connections kept alive; `make`
- * gives the n-th one's path and headers (Host: replica.test unless given). Resolves with the statuses, in order.
+ * `count` requests over real HTTP to the app (listening from the first call) or a port, `connections` kept alive;
+ * `make` gives the n-th one's path and headers (Host: replica.test unless given). Resolves with the statuses, in order.
  */
 export async function askMany (
-  app: FastifyInstance, count: number, make: (n: number) => { path: string, headers?: Record<string, string>, method?: string }
+  to: FastifyInstance | number, count: number, make: (n: number) => { path: string, headers?: Record<string, string>, method?: string },
+  connections = 4
 ): Promise<number[]> {
-  if (app.server.address() === null) await app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = app.server.address() as { port: number }
+  if (typeof to !== 'number' && to.server.address() === null) await to.listen({ port: 0, host: '127.0.0.1' })
+  const port = typeof to === 'number' ? to : (to.server.address() as { port: number }).port
   const { Agent, request } = await import('node:http')
-  const agent = new Agent({ keepAlive: true, maxSockets: 4 })
+  const agent = new Agent({ keepAlive: true, maxSockets: connections })
   const statuses: number[] = []
   let next = 0
   const one = async (): Promise<void> => {
@@ -467,7 +468,7 @@ export async function askMany (
     }
   }
   try {
-    await Promise.all([one(), one(), one(), one()])
+    await Promise.all(Array.from({ length: connections }, one))
   } finally {
     agent.destroy()
   }

@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { mkdir, open, readFile, readdir, readlink, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { hasReusePort } from '../src/serving/serving-mode.js'
-import { BUILT_SERVER as SERVER, childEnv, eventually, freePort, makeItem, type SnapshotDoc, tempDir, versioned, watchOutput } from './helpers.js'
+import { askMany, BUILT_SERVER as SERVER, childEnv, eventually, freePort, makeItem, type SnapshotDoc, tempDir, versioned, watchOutput } from './helpers.js'
 
 const HOOKS = join(import.meta.dirname, 'fixtures', 'serving-test-hooks.ts')
 // The built server loads the TypeScript hooks through the tests' own loader.
@@ -243,16 +243,8 @@ t.test('stdout a file: both threads\' lines whole, the threads\' close leaves it
   await eventually('the start\'s last line', async () => (await readFile(log, 'utf8')).includes('"msg":"console"') ? true : undefined)
   const port = Number(/"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)[,"]/.exec(await readFile(log, 'utf8'))?.[1])
   // Both threads log at once into one file in writes of up to 64 KiB (ADR 032): 2,000 request lines, none torn.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
-  t.teardown(() => { agent.destroy() })
-  const one = async (): Promise<void> => {
-    const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      http.get({ port, host: '127.0.0.1', path: '/en/api/internal/explore/?limit=5', agent }, resolve).on('error', reject)
-    })
-    response.resume()
-    await once(response, 'end')
-  }
-  await Promise.all(Array.from({ length: 2000 }, one))
+  // 16 connections: the kernel spreads connections, not requests, between the threads.
+  await askMany(port, 2000, () => ({ path: '/en/api/internal/explore/?limit=5' }), 16)
   child.kill('SIGTERM')
   t.same(await exited, [0, null])
   const lines = (await readFile(log, 'utf8')).trimEnd().split('\n').map(line => {

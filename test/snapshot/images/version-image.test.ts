@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import { open, readdir, readFile, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import fastJson from 'fast-json-stringify'
 import { Type } from '@sinclair/typebox'
@@ -22,7 +22,7 @@ import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.j
 import { PART_KINDS } from '../../../src/snapshot/model/version-arrays.js'
 import { partsOf } from '../../../src/snapshot/model/version-parts.js'
 import { SnapshotStore } from '../../../src/snapshot/store/snapshot-store.js'
-import { makeItem, modelOf, smallSnapshot, tempDir } from '../../helpers.js'
+import { makeItem, modelOf, smallSnapshot, tempDir, writeSnapshot } from '../../helpers.js'
 import { runs } from '../../property-runs.js'
 
 // src/snapshot/images/version-image.ts: an image written and read back, and every way its bytes can be wrong.
@@ -293,9 +293,8 @@ t.test('the builder\'s part is a real load of its samples: both languages, every
 })
 
 t.test('a branch that renders otherwise, its release unchanged, refuses the image the code before it made, and parses', async t => {
-  const dir = await tempDir(t)
-  const file = join(dir, 'snapshot.json')
-  await writeFile(file, JSON.stringify(smallSnapshot()))
+  const file = await writeSnapshot(t, smallSnapshot())
+  const dir = dirname(file)
   const imagesDir = join(dir, 'images')
   const logged: string[] = []
   const log = { info () {}, error () {}, warn (fields: object, message: string) { logged.push(`${message}: ${(fields as { problem?: string }).problem ?? ''}`) } }

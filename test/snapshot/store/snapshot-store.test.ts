@@ -3,7 +3,7 @@
 import t from 'tap'
 import { EventEmitter, once } from 'node:events'
 import { mkdir, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { ManifestError, SnapshotError, TooBigError } from '../../../src/errors.js'
 import { SnapshotLoader } from '../../../src/snapshot/load/load-snapshot.js'
 import { ProcessMemoryGuard } from '../../../src/snapshot/memory-budget.js'
@@ -11,7 +11,7 @@ import { SnapshotModelBuilder } from '../../../src/snapshot/model/build-model.js
 import type { SnapshotModel } from '../../../src/snapshot/model/snapshot-model.js'
 import { causeOf, RefusalMemory, remembered } from '../../../src/snapshot/store/refusal-memory.js'
 import { SnapshotStore, type StoreOptions } from '../../../src/snapshot/store/snapshot-store.js'
-import { makeItem, memoryFreed, serveFile, smallSnapshot, tempDir } from '../../helpers.js'
+import { makeItem, memoryFreed, serveFile, smallSnapshot, tempDir, writeSnapshot } from '../../helpers.js'
 
 /** A model with nothing in it but its label: what the store swaps, not what it serves. */
 const model = (label: string): SnapshotModel => new SnapshotModelBuilder().build({ source: 'x.json', version: label, generatedAt: label, loadedAt: new Date() })
@@ -236,8 +236,7 @@ t.test('refusals are counted by reason; the last one for memory keeps its number
 })
 
 t.test('the store\'s own loader holds every load to its guard, the first one too', async t => {
-  const file = join(await tempDir(t), 'snapshot.json')
-  await writeFile(file, JSON.stringify(smallSnapshot()))
+  const file = await writeSnapshot(t, smallSnapshot())
   const budget = { bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' as const }
   const store = new SnapshotStore(file, { memory: new ProcessMemoryGuard(budget, { rss: () => 199 * MiB }) })
   t.equal(store.budget, budget)
@@ -247,9 +246,8 @@ t.test('the store\'s own loader holds every load to its guard, the first one too
 })
 
 t.test('a change file is held to the store\'s budget too: one that would not fit is refused, the state stays', async t => {
-  const dir = await tempDir(t)
-  const file = join(dir, 'snapshot.json')
-  await writeFile(file, JSON.stringify(smallSnapshot()))
+  const file = await writeSnapshot(t, smallSnapshot())
+  const dir = dirname(file)
   let rss = 10 * MiB
   const budget = { bytes: 200 * MiB, source: 'MEMORY_LIMIT_MB' as const }
   const store = new SnapshotStore(file, { memory: new ProcessMemoryGuard(budget, { rss: () => rss }) })
@@ -272,9 +270,8 @@ t.test('a change file is held to the store\'s budget too: one that would not fit
 })
 
 t.test('a file refused for its contents and not written since is refused without another read or entry', async t => {
-  const dir = await tempDir(t)
-  const file = join(dir, 'snapshot.json')
-  await writeFile(file, JSON.stringify(smallSnapshot()))
+  const file = await writeSnapshot(t, smallSnapshot())
+  const dir = dirname(file)
   const loader = new SnapshotLoader({ log: { warn () {} }, memory: null })
   const read: string[] = []
   const store = new SnapshotStore(file, { load: async (path, options) => { read.push(path); return await loader.load(path, options) } })
@@ -304,8 +301,7 @@ t.test('a file refused for its contents and not written since is refused without
 })
 
 t.test('a file that could not be read is read again when heard of again, unchanged (a permission mended)', async t => {
-  const file = join(await tempDir(t), 'snapshot.json')
-  await writeFile(file, JSON.stringify(smallSnapshot()))
+  const file = await writeSnapshot(t, smallSnapshot())
   let reads = 0
   const store = new SnapshotStore(file, {
     load: async () => {
