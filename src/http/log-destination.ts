@@ -2,13 +2,14 @@
 import { createWriteStream, fstatSync, open, write, writeSync, writev } from 'node:fs'
 import { Socket } from 'node:net'
 import type { Writable } from 'node:stream'
+import { isatty } from 'node:tty'
 
 /** Per thread, in characters (JSON lines are mostly ASCII). */
 const LOG_BUFFER_BYTES = 1024 * 1024
 
 /** PIPE_BUF on Linux: a write to a pipe this size is atomic, so threads never tear a line. */
 const PIPE_PIECE = 4096
-/** A regular file takes its offset atomically whatever the size; each write is a thread-pool round trip (ADR 032). */
+/** A file (or /dev/null) takes a write whole whatever its size; each is a thread-pool round trip (ADR 032). */
 const FILE_PIECE = 64 * 1024
 const STDOUT = 1
 
@@ -154,7 +155,8 @@ function openSink (fd: number): { sink: Writable | null, piece: number } {
       return { sink: new Socket({ fd, readable: false, writable: true }), piece: PIPE_PIECE }
     }
     const sink = createWriteStream('', { fd, autoClose: false, fs: { open, write, writev, close: keepOpen } })
-    return { sink, piece: stat.isFile() ? FILE_PIECE : PIPE_PIECE }
+    // A terminal made non-blocking may take part of a write, and another thread's could follow it.
+    return { sink, piece: isatty(fd) ? PIPE_PIECE : FILE_PIECE }
   } catch {
     return { sink: null, piece: PIPE_PIECE }
   }
